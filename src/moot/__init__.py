@@ -1,0 +1,49 @@
+"""moot: several LLMs deliberate until they reach a consensus worth trusting, or show exactly
+where they disagree.
+
+    import moot
+    result = moot.start("Is SHA-1 still safe for git object ids?")
+    print(result.result.final_answer)
+
+Names are imported on first use so that `moot --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Outcome",
+    "RunConfig",
+    "Session",
+    "__version__",
+    "replay",
+    "resume",
+    "start",
+]
+
+_LAZY = {
+    "start": "moot.runner",
+    "resume": "moot.runner",
+    "replay": "moot.runner",
+    "RunConfig": "moot.config",
+    "Session": "moot.engine.session",
+    "Outcome": "moot.types",
+}
+
+if TYPE_CHECKING:
+    from moot.config import RunConfig
+    from moot.engine.session import Session
+    from moot.runner import replay, resume, start
+    from moot.types import Outcome
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'moot' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

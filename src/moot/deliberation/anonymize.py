@@ -1,0 +1,38 @@
+"""Anonymity between agents: aliases, and quoting that other agents' text cannot escape."""
+
+from __future__ import annotations
+
+import re
+import string
+
+__all__ = ["RESERVED_TAGS", "alias_for", "neutralize", "quote"]
+
+# Tags the protocols parse or use as delimiters; agent text must not be able to open or close them.
+RESERVED_TAGS = ("solution", "analysis", "verdict", "critique", "quoted", "evidence")
+_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(RESERVED_TAGS) + r")\b)", re.IGNORECASE)
+
+
+def alias_for(index: int) -> str:
+    """agent_a, agent_b, ... agent_z, agent_aa, ..."""
+    letters = string.ascii_lowercase
+    name = ""
+    index += 1
+    while index:
+        index, rem = divmod(index - 1, 26)
+        name = letters[rem] + name
+    return f"agent_{name}"
+
+
+def neutralize(text: str) -> str:
+    """Defuse every reserved tag in `text` by turning its `<` into a look-alike `‹`."""
+    return _TAG.sub(r"‹\1", text)
+
+
+def quote(label: str, text: str, *, nonce: str, limit: int) -> str:
+    """`text` by `label`, fenced by a nonce the author never saw, reserved tags defused and
+    cut to `limit` characters (head and tail kept)."""
+    body = neutralize(text.strip())
+    if len(body) > limit:
+        half = limit // 2
+        body = body[:half] + "\n[... cut for length ...]\n" + body[-half:]
+    return f'<quoted from="{label}" id="{nonce}">\n{body or "(empty)"}\n</quoted id="{nonce}">'

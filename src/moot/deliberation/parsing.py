@@ -1,0 +1,149 @@
+"""Pulling structure out of model text: XML-like sections, JSON, the judge's verdict.
+
+Model text is untrusted: it may be empty, huge, malformed, or try to forge our tags. Parsers
+raise `FormatError` with a message that can be quoted back to the model in a re-ask.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from moot.errors import FormatError
+
+__all__ = ["Verdict", "extract_json", "extract_section", "parse_solution", "parse_verdict"]
+
+
+def extract_section(text: str, tag: str) -> str | None:
+    """Text between the first `<tag>` and the last `</tag>`; None if either is missing.
+
+    Taking the last closing tag means a stray `</tag>` inside the section cannot cut it short."""
+    opening = re.search(rf"<{tag}\s*>", text, re.IGNORECASE)
+    if opening is None:
+        return None
+    closings = list(re.finditer(rf"</{tag}\s*>", text[opening.end() :], re.IGNORECASE))
+    if not closings:
+        return None
+    return text[opening.end() : opening.end() + closings[-1].start()].strip()
+
+
+def parse_solution(text: str) -> tuple[str, str]:
+    """(solution, analysis) of an answer written in the arena's format."""
+    solution = extract_section(text, "solution")
+    if solution is None:
+        raise FormatError("it has no <solution>...</solution> section")
+    if not solution:
+        raise FormatError("its <solution> section is empty")
+    return solution, extract_section(text, "analysis") or ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Literal["CONSENSUS", "CONTINUE"]
+    score: int
+    remaining_disagreements: int | None
+    base_solution: str | None
+    modifications: str
+    raw: str
+
+
+_FIELD = re.compile(r"^\s*[-*]?\s*([a-z_ ]+?)\s*:\s*(.*)$", re.IGNORECASE)
+
+
+def parse_verdict(text: str) -> Verdict:
+    """The judge's `<verdict>` block. The last block counts: a judge quoting an earlier one
+    still has the final word. No block, or no decision and score, is a format error."""
+    blocks = re.findall(r"<verdict\s*>(.*?)</verdict\s*>", text, re.IGNORECASE | re.DOTALL)
+    if not blocks:
+        raise FormatError("it has no <verdict>...</verdict> block")
+    fields: dict[str, str] = {}
+    current: str | None = None
+    for line in blocks[-1].strip().splitlines():
+        match = _FIELD.match(line)
+        key = match.group(1).strip().lower().replace(" ", "_") if match else None
+        if match and key in _KEYS:
+            current = key
+            fields[current] = match.group(2).strip()
+        elif current is not None and line.strip():
+            fields[current] = (fields[current] + "\n" + line.strip()).strip()
+    decision_text = fields.get("decision", "").upper()
+    if "CONSENSUS" in decision_text and "CONTINUE" not in decision_text:
+        decision: Literal["CONSENSUS", "CONTINUE"] = "CONSENSUS"
+    elif "CONTINUE" in decision_text:
+        decision = "CONTINUE"
+    else:
+        raise FormatError("its verdict has no 'decision: CONSENSUS' or 'decision: CONTINUE' line")
+    score_match = re.search(r"\d+", fields.get("convergence_score", ""))
+    if score_match is None:
+        raise FormatError("its verdict has no 'convergence_score: N' line with N from 1 to 10")
+    score = int(score_match.group())
+    if not 1 <= score <= 10:
+        raise FormatError(f"its convergence_score {score} is not between 1 and 10")
+    remaining = re.search(r"\d+", fields.get("remaining_disagreements", ""))
+    base = fields.get("base_solution", "").strip().strip('"').strip() or None
+    return Verdict(
+        decision=decision,
+        score=score,
+        remaining_disagreements=int(remaining.group()) if remaining else None,
+        base_solution=base,
+        modifications=fields.get("modifications", ""),
+        raw=text,
+    )
+
+
+_KEYS = {
+    "decision",
+    "convergence_score",
+    "remaining_disagreements",
+    "base_solution",
+    "modifications",
+}
+
+
+def _balanced_object(text: str) -> str | None:
+    start = text.find("{")
+    while start != -1:
+        depth = 0
+        in_string = False
+        escaped = False
+        for index in range(start, len(text)):
+            char = text[index]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif char == "\\":
+                    escaped = True
+                elif char == '"':
+                    in_string = False
+            elif char == '"':
+                in_string = True
+            elif char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[start : index + 1]
+        start = text.find("{", start + 1)
+    return None
+
+
+def extract_json(text: str, *, repair: bool = True) -> dict[str, Any]:
+    """The first JSON object in `text` (fenced or not); optionally repaired when malformed."""
+    candidate = _balanced_object(text)
+    if candidate is not None:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            pass
+        else:
+            if isinstance(value, dict):
+                return value
+    if repair and "{" in text:
+        from json_repair import repair_json
+
+        repaired = repair_json(text[text.find("{") :], return_objects=True)
+        if isinstance(repaired, dict) and repaired:
+            return repaired
+    raise FormatError("it holds no JSON object")

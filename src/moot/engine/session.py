@@ -1,0 +1,363 @@
+"""The Session: the only way protocol code touches the world.
+
+A protocol asks models, draws randomness and runs shell commands through a Session, naming each
+effect with a stable step id. A finished effect is journaled (fsync'd) before its result is
+returned. On resume the protocol runs again from the top and every journaled step returns its
+recorded result without calling anything, so the run reaches the point where it stopped and goes
+on; in replay mode a missing step is an error instead of a call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from moot.config import AgentConfig, EngineConfig, Limits
+from moot.engine.journal import Journal, canonical_json
+from moot.engine.limits import Budget
+from moot.engine.shell import ShellResult, run_shell
+from moot.engine.store import SessionFolder, atomic_write
+from moot.errors import LimitReached, ReplayIncomplete
+from moot.models.base import Model
+from moot.types import Completion, Event, FailureKind, Message, Request, Usage, estimate_tokens
+
+__all__ = ["Agent", "Mode", "Session", "Subscriber"]
+
+T = TypeVar("T")
+Mode = Literal["live", "replay"]
+Subscriber = Callable[[Event], None]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass
+class Agent:
+    """A participant, known to prompts only by its alias."""
+
+    alias: str  # agent_a
+    spec: str  # the model spec, never shown to other agents
+    config: AgentConfig
+    model: Model | None = None  # None in replay mode
+
+    @property
+    def label(self) -> str:
+        return "Agent " + self.alias.rsplit("_", 1)[-1].upper()
+
+    @property
+    def letter(self) -> str:
+        return self.alias.rsplit("_", 1)[-1]
+
+
+@dataclass
+class AgentTotals:
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    cost_known: bool = True
+    calls: int = 0
+    failures: int = 0
+
+    def add(self, completion: Completion) -> None:
+        self.usage = self.usage + completion.usage
+        self.calls += 1
+        if not completion.ok:
+            self.failures += 1
+        if completion.cost is None:
+            self.cost_known = False
+        else:
+            self.cost += completion.cost
+
+
+class _Transient(Exception):
+    def __init__(self, completion: Completion) -> None:
+        super().__init__(completion.failure.message if completion.failure else "transient")
+        self.completion = completion
+
+
+def request_hash(request: Request) -> str:
+    body = request.model_dump(exclude={"timeout", "meta"})
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def _clean(text: str) -> str:
+    # Lone surrogates from a provider would make the journal line unencodable.
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        folder: SessionFolder,
+        journal: Journal,
+        task: str,
+        seed: int,
+        agents: Sequence[Agent],
+        engine: EngineConfig,
+        limits: Limits,
+        mode: Mode = "live",
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.folder = folder
+        self.journal = journal
+        self.task = task
+        self.seed = seed
+        self.agents = list(agents)
+        self.mode = mode
+        self.engine = engine
+        self.limits = limits
+        self._sleep = sleep
+        self._clock = clock
+        self._subscribers: list[Subscriber] = []
+        self._recorded: dict[str, Event] = {}
+        self._warned: set[str] = {
+            e.step for e in journal.events if e.kind == "warning" and e.step is not None
+        }
+        self._used: set[str] = set()
+        self.totals: dict[str, AgentTotals] = {a.alias: AgentTotals() for a in self.agents}
+        for event in journal.events:
+            if event.kind in ("ask", "shell") and event.step:
+                self._recorded[event.step] = event
+            if event.kind == "ask":
+                alias = event.data.get("agent", "")
+                if alias in self.totals:
+                    self.totals[alias].add(Completion.model_validate(event.data["completion"]))
+        self.budget = Budget(limits, journal.events, clock)
+        self._global = asyncio.Semaphore(engine.concurrency)
+        self._pools: dict[str, asyncio.Semaphore] = {}
+        self.calls_made = 0  # model calls this process made (not replayed)
+
+    # -- faces ------------------------------------------------------------------------------
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.append(subscriber)
+
+    def signal(self, kind: str, step: str | None = None, **data: Any) -> None:
+        """Tell the faces something without journaling it."""
+        self._notify(Event(kind=kind, step=step, data=data, ts=self._clock()))
+
+    def record(self, kind: str, step: str | None = None, **data: Any) -> Event:
+        """Journal a durable event (fsync'd) and tell the faces."""
+        event = self.journal.append(Event(kind=kind, step=step, data=data, ts=self._clock()))
+        self._notify(event)
+        return event
+
+    def _notify(self, event: Event) -> None:
+        for subscriber in self._subscribers:
+            subscriber(event)
+
+    # -- agents -----------------------------------------------------------------------------
+    def agent(self, alias: str) -> Agent:
+        for agent in self.agents:
+            if agent.alias == alias:
+                return agent
+        raise KeyError(alias)
+
+    @property
+    def aliases(self) -> list[str]:
+        return [a.alias for a in self.agents]
+
+    def context_window(self, alias: str) -> int:
+        model = self.agent(alias).model
+        if model is not None:
+            return model.capabilities.context_window
+        recorded = (
+            self.journal.events[0].data.get("context_windows", {}) if self.journal.events else {}
+        )
+        return int(recorded.get(alias, 128_000))
+
+    # -- randomness -------------------------------------------------------------------------
+    def rng(self, step: str) -> random.Random:
+        """A generator derived from the session seed and the step: the same on every resume."""
+        digest = hashlib.sha256(f"{self.seed}/{step}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
+    def shuffle(self, items: Iterable[T], *, step: str) -> list[T]:
+        result = list(items)
+        self.rng(step).shuffle(result)
+        return result
+
+    def choice(self, items: Sequence[T], *, step: str) -> T:
+        return self.rng(step).choice(list(items))
+
+    # -- effects ----------------------------------------------------------------------------
+    def _claim(self, step: str) -> None:
+        if step in self._used:
+            raise RuntimeError(f"step id {step!r} used twice in one run: step ids must be unique")
+        self._used.add(step)
+
+    async def gather(self, *awaitables: Awaitable[T]) -> list[T]:
+        """Run effects concurrently. Every one finishes (and is journaled) before a stop
+        (a limit reached by any of them) is raised, so no paid answer is thrown away."""
+        results = await asyncio.gather(*awaitables, return_exceptions=True)
+        stop = next((r for r in results if isinstance(r, LimitReached)), None)
+        failure = next((r for r in results if isinstance(r, BaseException)), None)
+        if stop is not None:
+            raise stop
+        if failure is not None:
+            raise failure
+        return [r for r in results if not isinstance(r, BaseException)]
+
+    async def ask(
+        self,
+        alias: str,
+        messages: Sequence[Message],
+        *,
+        step: str,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """One model call, or its recorded result."""
+        self._claim(step)
+        agent = self.agent(alias)
+        config = agent.config
+        request = Request(
+            messages=tuple(messages),
+            temperature=config.temperature,
+            max_tokens=max_tokens or config.max_tokens,
+            seed=self.rng(step).randrange(2**31),
+            json_schema=json_schema,
+            timeout=config.timeout or self.limits.call_timeout,
+            meta={"step": step, "agent": alias},
+        )
+        digest = request_hash(request)
+        recorded = self._recorded.get(step)
+        if recorded is not None:
+            if recorded.data.get("request_hash") != digest and step not in self._warned:
+                self._warned.add(step)
+                self.record(
+                    "warning",
+                    step,
+                    message="the prompt differs from the recorded one (code changed since it "
+                    "was asked); the recorded answer is kept",
+                )
+            return Completion.model_validate(recorded.data["completion"])
+        if self.mode == "replay":
+            raise ReplayIncomplete(f"step {step} is not in the journal")
+        self.budget.check(self.totals.values())
+        estimate = sum(estimate_tokens(m.content) for m in messages)
+        self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
+        completion = await self._call(agent, request, step)
+        completion = completion.model_copy(update={"text": _clean(completion.text)})
+        self.calls_made += 1
+        self.totals[alias].add(completion)
+        self.record(
+            "ask",
+            step,
+            agent=alias,
+            prompt=_clean(request.prompt),
+            request_hash=digest,
+            est_prompt_tokens=estimate,
+            completion=completion.model_dump(mode="json"),
+        )
+        return completion
+
+    def _pool(self, agent: Agent) -> asyncio.Semaphore:
+        assert agent.model is not None
+        key = agent.model.connection_key()
+        if key not in self._pools:
+            self._pools[key] = asyncio.Semaphore(agent.config.concurrency or 1_000)
+        return self._pools[key]
+
+    async def _call(self, agent: Agent, request: Request, step: str) -> Completion:
+        model = agent.model
+        assert model is not None, "live mode needs models"
+        attempts = 0
+
+        async def once() -> Completion:
+            nonlocal attempts
+            attempts += 1
+            async with self._global, self._pool(agent):
+                started = time.perf_counter()
+                guard = (request.timeout or self.limits.call_timeout) + 30
+                try:
+                    completion = await asyncio.wait_for(model.complete(request), guard)
+                except TimeoutError:
+                    completion = Completion.error(
+                        FailureKind.TIMEOUT, f"no answer within {guard:g}s", model=agent.spec
+                    )
+                except Exception as exc:  # a provider bug is a failed call, not a crash
+                    completion = Completion.error(
+                        FailureKind.UNKNOWN, f"{type(exc).__name__}: {exc}", model=agent.spec
+                    )
+                if not completion.latency:
+                    completion = completion.model_copy(
+                        update={"latency": time.perf_counter() - started}
+                    )
+            if not completion.ok and completion.failure and completion.failure.transient:
+                raise _Transient(completion)
+            return completion
+
+        def wait(state: RetryCallState) -> float:
+            base = wait_exponential_jitter(
+                initial=self.engine.backoff_initial, max=self.engine.backoff_max
+            )(state)
+            outcome = state.outcome
+            error = outcome.exception() if outcome is not None else None
+            if isinstance(error, _Transient) and error.completion.failure:
+                return max(base, error.completion.failure.retry_after or 0.0)
+            return base
+
+        def before_sleep(state: RetryCallState) -> None:
+            outcome = state.outcome
+            error = outcome.exception() if outcome is not None else None
+            failure = error.completion.failure if isinstance(error, _Transient) else None
+            self.record(
+                "attempt",
+                step,
+                agent=agent.alias,
+                attempt=state.attempt_number,
+                failure=failure.model_dump(mode="json") if failure else None,
+                retry_in=round(state.upcoming_sleep, 3),
+            )
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.engine.attempts),
+            wait=wait,
+            retry=retry_if_exception_type(_Transient),
+            before_sleep=before_sleep,
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            completion: Completion = await retrying(once)
+        except _Transient as final:
+            completion = final.completion
+        return completion.model_copy(update={"attempts": attempts})
+
+    async def shell(
+        self, command: str, *, step: str, cwd: str | None = None, timeout: float | None = None
+    ) -> ShellResult:
+        """Run a shell command once; its exit code and output are journaled."""
+        self._claim(step)
+        recorded = self._recorded.get(step)
+        if recorded is not None:
+            return ShellResult.model_validate(recorded.data["result"])
+        if self.mode == "replay":
+            raise ReplayIncomplete(f"step {step} is not in the journal")
+        self.signal("shell_started", step, command=command)
+        result = await run_shell(command, cwd=cwd, timeout=timeout or self.engine.shell_timeout)
+        self.record("shell", step, command=command, result=result.model_dump(mode="json"))
+        return result
+
+    def archive(self, name: str, text: str) -> str:
+        """Write a human-readable copy under `rounds/` (seed 000 naming); returns its path.
+
+        The 8-hex suffix comes from the session id and the name, so a resumed run rewrites the
+        same file rather than adding a stale twin."""
+        suffix = hashlib.sha256(f"{self.folder.id}/{name}".encode()).hexdigest()[:8]
+        path = self.folder.rounds / f"{name}_{suffix}.md"
+        if self.mode == "live" and not path.exists():
+            atomic_write(path, text, durable=False)
+        return str(path.relative_to(self.folder.path))

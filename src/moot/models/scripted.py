@@ -1,0 +1,144 @@
+"""`scripted`: a model whose replies a Python function computes or a file lists.
+
+It scripts agents for tests and demos (agent B always disagrees, the judge says CONTINUE twice).
+Spec forms:
+    scripted:replies.json          a JSON list of replies, given in order
+    scripted:replies.json#judge    the list under key "judge" of a JSON object
+    scripted:agents.py             the function `reply(request)` of that file
+    scripted:agents.py#stubborn    the function `stubborn(request)` of that file
+A function returns the reply text or a `Completion`; raising `ScriptedFailure` (or any
+exception) yields an error completion, as a failing provider would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import inspect
+import itertools
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from moot.errors import ConfigError
+from moot.models.base import Capabilities, ModelSettings, Spec
+from moot.types import Completion, FailureKind, Request, Usage, estimate_tokens
+
+__all__ = ["ReplyFn", "ScriptedFailure", "ScriptedModel"]
+
+Reply = str | Completion
+ReplyFn = Callable[[Request], Reply | Awaitable[Reply]]
+
+
+class ScriptedFailure(Exception):
+    """Raise from a reply function to make the call fail with a given kind."""
+
+    def __init__(self, kind: FailureKind | str = FailureKind.SERVER, message: str = "") -> None:
+        self.kind = FailureKind(kind)
+        super().__init__(message or f"scripted {self.kind.value} failure")
+
+
+class ScriptedModel:
+    def __init__(
+        self,
+        reply: ReplyFn | Sequence[str],
+        *,
+        name: str = "scripted",
+        latency: float = 0.0,
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        if callable(reply):
+            self._fn: ReplyFn = reply
+        else:
+            replies = list(reply)
+            counter = itertools.count()
+
+            def from_list(request: Request) -> Reply:
+                index = next(counter)
+                if index >= len(replies):
+                    raise ScriptedFailure(
+                        FailureKind.BAD_RESPONSE, "the script has no more replies"
+                    )
+                return replies[index]
+
+            self._fn = from_list
+        self.spec = f"scripted:{name}"
+        self.latency = latency
+        self.capabilities = capabilities or Capabilities(json_schema=False, seed=True)
+        self.calls: list[Request] = []
+
+    @classmethod
+    def from_spec(cls, spec: Spec, settings: ModelSettings) -> ScriptedModel:
+        path_text, _, fragment = spec.name.partition("#")
+        path = Path(path_text).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"scripted model file {str(path)!r} does not exist (spec {spec})")
+        latency = float(settings.options.get("latency", 0.0))
+        model: ScriptedModel
+        if path.suffix == ".py":
+            model = cls(_load_function(path, fragment or "reply"), name=spec.name, latency=latency)
+        else:
+            model = cls(_load_replies(path, fragment), name=spec.name, latency=latency)
+        model.spec = str(spec)
+        return model
+
+    def connection_key(self) -> str:
+        return "scripted"
+
+    async def complete(self, request: Request) -> Completion:
+        self.calls.append(request)
+        started = time.perf_counter()
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        try:
+            result = self._fn(request)
+            if inspect.isawaitable(result):
+                result = await result
+        except ScriptedFailure as failure:
+            return Completion.error(failure.kind, str(failure), model=self.spec)
+        except Exception as exc:  # a broken script is a failing model, not a crash
+            return Completion.error(
+                FailureKind.BAD_RESPONSE, f"{type(exc).__name__}: {exc}", model=self.spec
+            )
+        if isinstance(result, Completion):
+            return result
+        text = str(result)
+        usage = Usage(
+            prompt_tokens=sum(estimate_tokens(m.content) for m in request.messages),
+            completion_tokens=estimate_tokens(text),
+            estimated=True,
+        )
+        latency = time.perf_counter() - started
+        return Completion(text=text, usage=usage, cost=0.0, latency=latency, model=self.spec)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _load_function(path: Path, name: str) -> ReplyFn:
+    module_spec = importlib.util.spec_from_file_location(f"moot_script_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        raise ConfigError(f"cannot load scripted model file {str(path)!r}")
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise ConfigError(f"scripted model file {str(path)!r} defines no function {name!r}")
+    result: ReplyFn = fn
+    return result
+
+
+def _load_replies(path: Path, key: str) -> list[str]:
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"scripted model file {str(path)!r} is not valid JSON: {exc}") from exc
+    if key:
+        if not isinstance(data, dict) or key not in data:
+            raise ConfigError(f"scripted model file {str(path)!r} has no key {key!r}")
+        data = data[key]
+    if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+        raise ConfigError(f"scripted model file {str(path)!r} must hold a list of strings")
+    return list(data)

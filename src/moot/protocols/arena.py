@@ -1,0 +1,341 @@
+"""The arena (seed 000): solve, then rounds of evaluate, revise and verify until a judge finds
+consensus (score >= 8) or the rounds run out.
+
+Round 0 is the solve; round N is the Nth evaluate -> revise -> verify cycle. Agents keep their
+own conversation across phases; once a prompt's estimated size passes the context budget, the
+remaining asks start fresh conversations that carry the task and the agent's current solution.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from moot.config import ArenaOptions
+from moot.deliberation.anonymize import quote
+from moot.deliberation.parsing import Verdict, parse_solution, parse_verdict
+from moot.engine.session import Session
+from moot.engine.structured import Parsed, ask_parsed
+from moot.errors import ProtocolAborted
+from moot.protocols.prompts import arena as prompts
+from moot.types import Message, Outcome, estimate_tokens
+
+__all__ = ["run"]
+
+
+@dataclass
+class _State:
+    """What the protocol knows between phases; rebuilt identically on every resume."""
+
+    task: str
+    opts: ArenaOptions
+    budget: int
+    quote_limit: int
+    system: Message
+    conversations: dict[str, list[Message]] = field(default_factory=dict)
+    solutions: dict[str, str] = field(default_factory=dict)
+    analyses: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # alias -> why it left
+    fresh_from: str | None = None
+    judges: list[str] = field(default_factory=list)
+    rounds: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def active(self) -> list[str]:
+        return [a for a in self.conversations if a in self.solutions and a not in self.failed]
+
+
+def _user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def _label(alias: str) -> str:
+    return "Agent " + alias.rsplit("_", 1)[-1].upper()
+
+
+def _messages(s: Session, st: _State, alias: str, prompt: str, step: str) -> list[Message]:
+    """Follow-up in the agent's conversation, or a fresh one once the budget is passed."""
+    follow_up = [*st.conversations[alias], _user(prompt)]
+    if st.fresh_from is None:
+        size = sum(estimate_tokens(m.content) for m in follow_up)
+        if size <= st.budget:
+            return follow_up
+        st.fresh_from = step
+        s.signal("context_fresh", step, estimated_tokens=size, budget=st.budget)
+    own = st.solutions.get(alias)
+    context = prompts.FRESH_CONTEXT.format(
+        task=st.task,
+        own=quote(_label(alias), own, nonce=_nonce(s, step + "/own"), limit=st.quote_limit)
+        if own
+        else "(none yet)",
+    )
+    return [st.system, _user(context + prompt)]
+
+
+def _nonce(s: Session, step: str) -> str:
+    return f"{s.rng(step).getrandbits(48):012x}"
+
+
+def _quoted(s: Session, st: _State, texts: dict[str, str], order: list[str], step: str) -> str:
+    return "\n\n".join(
+        quote(_label(a), texts[a], nonce=_nonce(s, f"{step}/{a}"), limit=st.quote_limit)
+        for a in order
+        if a in texts
+    )
+
+
+def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
+    """Take a solve/revise answer into the state; an unstructured answer is used whole."""
+    if not parsed.completion.ok:
+        if alias not in st.solutions:
+            st.failed[alias] = parsed.problem or "failed"
+        return
+    st.conversations[alias] = list(parsed.messages)
+    if parsed.value is not None:
+        solution, analysis = parsed.value
+    else:
+        solution, analysis = parsed.completion.text.strip(), ""
+    if not solution:
+        if alias not in st.solutions:
+            st.failed[alias] = "gave an empty answer"
+        return
+    st.solutions[alias] = solution
+    st.analyses[alias] = analysis
+    letter = alias.rsplit("_", 1)[-1]
+    s.archive(f"{name}/{letter}_solution", solution)
+    s.archive(f"{name}/{letter}_analysis", analysis)
+
+
+async def _solve(s: Session, st: _State) -> None:
+    prompt = prompts.SOLVE.format(task=st.task, format=prompts.FORMAT)
+    aliases = list(st.conversations)
+    answers = await s.gather(
+        *(
+            ask_parsed(
+                s,
+                a,
+                _messages(s, st, a, prompt, f"r0/solve/{a}"),
+                parse_solution,
+                step=f"r0/solve/{a}",
+                reminder=prompts.FORMAT,
+                reask=st.opts.reask_on_bad_format,
+            )
+            for a in aliases
+        )
+    )
+    for alias, parsed in zip(aliases, answers, strict=True):
+        _keep(st, alias, parsed, "round0", s)
+
+
+async def _evaluate(s: Session, st: _State, r: int) -> dict[str, str]:
+    active = st.active
+    asks = []
+    for a in active:
+        step = f"r{r}/evaluate/{a}"
+        order = s.shuffle([b for b in active if b != a], step=step + "/order")
+        prompt = prompts.EVALUATE.format(solutions=_quoted(s, st, st.solutions, order, step))
+        asks.append((a, _messages(s, st, a, prompt, step), step))
+    replies = await s.gather(*(s.ask(a, msgs, step=step) for a, msgs, step in asks))
+    critiques: dict[str, str] = {}
+    for (alias, msgs, _), reply in zip(asks, replies, strict=True):
+        if reply.ok and reply.text.strip():
+            critiques[alias] = reply.text.strip()
+            st.conversations[alias] = [*msgs, Message(role="assistant", content=reply.text)]
+            s.archive(f"round{r}/{alias.rsplit('_', 1)[-1]}_critique", critiques[alias])
+    return critiques
+
+
+async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> None:
+    active = st.active
+    asks = []
+    for a in active:
+        step = f"r{r}/revise/{a}"
+        order = s.shuffle(sorted(critiques), step=step + "/order")
+        prompt = prompts.REVISE.format(
+            critiques=_quoted(s, st, critiques, order, step) or "(no critiques were written)",
+            format=prompts.REVISED_FORMAT,
+        )
+        asks.append((a, _messages(s, st, a, prompt, step), step))
+    answers = await s.gather(
+        *(
+            ask_parsed(
+                s,
+                a,
+                msgs,
+                parse_solution,
+                step=step,
+                reminder=prompts.REVISED_FORMAT,
+                reask=st.opts.reask_on_bad_format,
+            )
+            for a, msgs, step in asks
+        )
+    )
+    for (alias, _, _), parsed in zip(asks, answers, strict=True):
+        _keep(st, alias, parsed, f"round{r}", s)
+
+
+async def _evidence(s: Session, st: _State, r: int) -> str:
+    if not st.opts.verify_commands:
+        return ""
+    lines = []
+    for index, command in enumerate(st.opts.verify_commands):
+        result = await s.shell(command, step=f"r{r}/check/{index}")
+        status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        output = (result.stdout + ("\n" + result.stderr if result.stderr else "")).strip()
+        lines.append(
+            quote(
+                f"command: {command} ({status})",
+                output or "(no output)",
+                nonce=_nonce(s, f"r{r}/check/{index}"),
+                limit=st.quote_limit,
+            )
+        )
+    return prompts.EVIDENCE.format(results="\n\n".join(lines))
+
+
+async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]:
+    active = st.active
+    available = [a for a in active if a not in st.judges] or active
+    judge = s.choice(sorted(available), step=f"r{r}/judge")
+    st.judges.append(judge)
+    step = f"r{r}/verify/{judge}"
+    order = s.shuffle(active, step=step + "/order")
+    prompt = prompts.VERIFY.format(
+        task=st.task,
+        solutions=_quoted(s, st, st.solutions, order, step + "/solutions"),
+        analyses=_quoted(s, st, st.analyses, order, step + "/analyses"),
+        evidence=await _evidence(s, st, r),
+        example=_label(order[0]),
+    )
+    parsed = await ask_parsed(
+        s,
+        judge,
+        _messages(s, st, judge, prompt, step),
+        parse_verdict,
+        step=step,
+        reminder=prompts.VERDICT_REMINDER,
+        reask=st.opts.reask_on_bad_format,
+    )
+    if parsed.completion.ok:
+        st.conversations[judge] = list(parsed.messages)
+    s.archive(f"round{r}/verify_{judge.rsplit('_', 1)[-1]}", parsed.completion.text)
+    return judge, parsed
+
+
+def _resolve_alias(name: str | None, active: list[str]) -> str | None:
+    """'Agent B', 'agent_b', 'B' or 'Agent B's solution' -> agent_b, if that agent is active."""
+    if not name:
+        return None
+    match = re.fullmatch(r"\W*(?:agent[\s_-]*)?([a-z]{1,2})\W*", name, re.IGNORECASE) or re.search(
+        r"agent[\s_-]*([a-z]{1,2})\b", name, re.IGNORECASE
+    )
+    if match is None:
+        return None
+    alias = f"agent_{match.group(1).lower()}"
+    return alias if alias in active else None
+
+
+def _disagreements(st: _State) -> tuple[str, ...]:
+    found = []
+    for alias in st.active:
+        section = re.search(
+            r"##\s*DISAGREEMENTS?[^\n]*\n(.*?)(?=\n##\s|\Z)",
+            st.analyses.get(alias, ""),
+            re.IGNORECASE | re.DOTALL,
+        )
+        text = section.group(1).strip() if section else ""
+        if text and not re.fullmatch(r"[\s\"'*_-]*none\.?[\s\"'*_-]*", text, re.IGNORECASE):
+            found.append(f"{_label(alias)}: {text}")
+    return tuple(found)
+
+
+def _outcome(
+    st: _State, consensus: bool, how: str, verdict: Verdict | None, judge: str | None, rounds: int
+) -> Outcome:
+    active = st.active
+    base = _resolve_alias(verdict.base_solution if verdict else None, active)
+    final = st.solutions[base] if base else (st.solutions[active[0]] if active else "")
+    details: dict[str, object] = {
+        "rounds": st.rounds,
+        "judges": st.judges,
+        "failed_agents": st.failed,
+        "fresh_conversations_from": st.fresh_from,
+        "verdict": None
+        if verdict is None
+        else {
+            "judge": judge,
+            "decision": verdict.decision,
+            "convergence_score": verdict.score,
+            "remaining_disagreements": verdict.remaining_disagreements,
+            "base_solution": base or verdict.base_solution,
+            "modifications": verdict.modifications,
+            "text": verdict.raw,
+        },
+    }
+    return Outcome(
+        protocol="arena",
+        status="consensus" if consensus else "no_consensus",
+        consensus=consensus,
+        how=how,
+        final_answer=final,
+        rounds=rounds,
+        disagreements=() if consensus else _disagreements(st),
+        positions={a: st.solutions[a] for a in active},
+        details=details,
+    )
+
+
+async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
+    aliases = s.aliases
+    smallest_window = min(s.context_window(a) for a in aliases)
+    st = _State(
+        task=task,
+        opts=opts,
+        budget=min(opts.context_budget_tokens, smallest_window * 3 // 4),
+        # about a third of the smallest window, in characters, shared by up to 3 quotes a prompt
+        quote_limit=max(200, min(opts.max_quote_chars, smallest_window * 4 // (3 * len(aliases)))),
+        system=Message(role="system", content=prompts.SYSTEM.format(n=len(aliases))),
+    )
+    st.conversations = {a: [st.system] for a in aliases}
+
+    await _solve(s, st)
+    active = st.active
+    if not active:
+        reasons = "; ".join(f"{_label(a)}: {why}" for a, why in st.failed.items())
+        raise ProtocolAborted(f"every agent failed to answer the task ({reasons})")
+    if len(active) == 1:
+        return _outcome(
+            st,
+            False,
+            f"only {_label(active[0])} answered; nobody to deliberate with",
+            None,
+            None,
+            0,
+        )
+
+    verdict: Verdict | None = None
+    judge: str | None = None
+    for r in range(1, opts.max_rounds + 1):
+        critiques = await _evaluate(s, st, r)
+        await _revise(s, st, r, critiques)
+        judge, parsed = await _verify(s, st, r)
+        verdict = parsed.value
+        st.rounds.append(
+            {
+                "round": r,
+                "judge": judge,
+                "decision": verdict.decision if verdict else None,
+                "convergence_score": verdict.score if verdict else None,
+                "problem": parsed.problem,
+            }
+        )
+        if verdict and verdict.decision == "CONSENSUS" and verdict.score >= opts.consensus_score:
+            how = f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10)"
+            return _outcome(st, True, how, verdict, judge, r)
+    last = st.rounds[-1]
+    score = last["convergence_score"]
+    how = (
+        f"no consensus after {opts.max_rounds} round(s); last score "
+        f"{score if score is not None else 'none (no valid verdict)'}"
+    )
+    return _outcome(st, False, how, verdict, judge, opts.max_rounds)
