@@ -55,7 +55,7 @@ def _finish(run: RunResult, quiet: bool) -> NoReturn:
         click.echo(f"  disagreement: {item}")
     cost = "unknown" if result.cost is None else f"${result.cost:.4f}"
     click.echo(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
-    if run.message and result.status in ("paused", "interrupted"):
+    if run.message and run.message != result.how:
         click.echo(run.message)
     sys.exit(run.exit_code)
 
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     from moot.errors import MootError
 
     try:
-        cli.main(args=argv, prog_name="moot", standalone_mode=False)
+        returned = cli.main(args=argv, prog_name="moot", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
@@ -282,3 +282,4 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
+    sys.exit(returned if isinstance(returned, int) else 0)

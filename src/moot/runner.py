@@ -141,12 +141,6 @@ def resume(
     try:
         journal, repair = Journal.open(folder.events, key_from_env())
         meta = _begin(journal, folder)
-        config = RunConfig.model_validate(meta["config"])
-        if limits:
-            config.limits = config.limits.model_copy(update=limits)
-        agents = _agents(meta, config)
-        for agent in agents:
-            agent.model = create_model(agent.spec, agent.config.settings())
         if repair is not None:
             journal.append(
                 Event(
@@ -158,6 +152,14 @@ def resume(
                     },
                 )
             )
+        if any(e.kind in ("finished", "failed") for e in journal.events):
+            return _already_finished(folder, journal, meta)
+        config = RunConfig.model_validate(meta["config"])
+        if limits:
+            config.limits = config.limits.model_copy(update=limits)
+        agents = _agents(meta, config)
+        for agent in agents:
+            agent.model = create_model(agent.spec, agent.config.settings())
         if limits:
             journal.append(Event(kind="limits_changed", ts=time.time(), data={"limits": limits}))
         return _run_sync(lambda: _drive(folder, journal, config, agents, subscribers, sleep))
@@ -205,6 +207,22 @@ def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
 
 
 # -- internals --------------------------------------------------------------------------------
+def _already_finished(folder: SessionFolder, journal: Journal, meta: dict[str, Any]) -> RunResult:
+    """Nothing to run: rebuild the outputs from the journal (they may have been lost)."""
+    journal.close()
+    report = replay(folder.id, root=folder.path.parent)
+    if report.identical is not True:
+        atomic_write(folder.result_json, report.result.to_json())
+        atomic_write(folder.report_md, render_report(report.result, journal.events))
+    return RunResult(
+        folder.id,
+        folder.path,
+        report.result,
+        exit_code_for(report.result.status),
+        f"session {folder.id} had already finished; nothing was asked",
+    )
+
+
 def _begin(journal: Journal, folder: SessionFolder) -> dict[str, Any]:
     if not journal.events or journal.events[0].kind != "begin":
         raise JournalError(f"{folder.events} does not start with a begin event; not a moot session")

@@ -39,6 +39,13 @@ def _sign(key: bytes, digest: str) -> str:
     return hmac.new(key, digest.encode("ascii"), hashlib.sha256).hexdigest()
 
 
+def _is_json_object(raw: bytes) -> bool:
+    try:
+        return isinstance(json.loads(raw), dict)
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True)
 class JournalRepair:
     """What load cut from a torn tail."""
@@ -85,6 +92,8 @@ class Journal:
             try:
                 event, new_prev = cls._verify(path, number, trailing, prev, key)
             except JournalError:
+                if _is_json_object(trailing):
+                    raise  # a complete line that fails to verify was edited, not torn
                 cut = JournalRepair(line=number, dropped_bytes=len(trailing))
                 if not repair:
                     return cls(path, events, prev, key), cut

@@ -10,6 +10,7 @@ on; in replay mode a missing step is an error instead of a call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import random
 import time
@@ -85,9 +86,23 @@ class _Transient(Exception):
         self.completion = completion
 
 
+@functools.lru_cache(maxsize=4096)
+def _message_json(message: Message) -> bytes:
+    return canonical_json(message.model_dump()).encode("utf-8")
+
+
 def request_hash(request: Request) -> str:
-    body = request.model_dump(exclude={"timeout", "meta"})
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    """SHA-256 over the request's parameters and messages (timeout and meta left out): the
+    canonical JSON of the parameters, then one canonical JSON line per message.
+
+    Conversations grow every round and resume hashes every recorded request, so messages are
+    encoded once each (cached: they are frozen and shared between asks), not once per request."""
+    params = request.model_dump(exclude={"timeout", "meta", "messages"})
+    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
+    for message in request.messages:
+        digest.update(b"\n")
+        digest.update(_message_json(message))
+    return digest.hexdigest()
 
 
 def _clean(text: str) -> str:
@@ -127,13 +142,16 @@ class Session:
         }
         self._used: set[str] = set()
         self.totals: dict[str, AgentTotals] = {a.alias: AgentTotals() for a in self.agents}
+        self._completions: dict[str, Completion] = {}  # validated once, reused by ask
         for event in journal.events:
             if event.kind in ("ask", "shell") and event.step:
                 self._recorded[event.step] = event
-            if event.kind == "ask":
+            if event.kind == "ask" and event.step:
+                completion = Completion.model_validate(event.data["completion"])
+                self._completions[event.step] = completion
                 alias = event.data.get("agent", "")
                 if alias in self.totals:
-                    self.totals[alias].add(Completion.model_validate(event.data["completion"]))
+                    self.totals[alias].add(completion)
         self.budget = Budget(limits, journal.events, clock)
         self._global = asyncio.Semaphore(engine.concurrency)
         self._pools: dict[str, asyncio.Semaphore] = {}
@@ -242,7 +260,7 @@ class Session:
                     message="the prompt differs from the recorded one (code changed since it "
                     "was asked); the recorded answer is kept",
                 )
-            return Completion.model_validate(recorded.data["completion"])
+            return self._completions[step]
         if self.mode == "replay":
             raise ReplayIncomplete(f"step {step} is not in the journal")
         self.budget.check(self.totals.values())
@@ -267,7 +285,8 @@ class Session:
         assert agent.model is not None
         key = agent.model.connection_key()
         if key not in self._pools:
-            self._pools[key] = asyncio.Semaphore(agent.config.concurrency or 1_000)
+            limit = agent.config.concurrency or agent.model.capabilities.max_concurrency
+            self._pools[key] = asyncio.Semaphore(limit or 1_000)
         return self._pools[key]
 
     async def _call(self, agent: Agent, request: Request, step: str) -> Completion:

@@ -13,7 +13,9 @@ from typing import Any
 from moot.engine.store import SessionFolder, atomic_write
 from moot.types import Event
 
-__all__ = ["StateWriter", "parse_step", "pid_alive"]
+__all__ = ["WRITE_INTERVAL", "StateWriter", "parse_step", "pid_alive"]
+
+WRITE_INTERVAL = 0.25  # seconds between snapshot writes while a run is busy
 
 
 def parse_step(step: str | None) -> tuple[int | None, str | None]:
@@ -39,6 +41,7 @@ def pid_alive(pid: int) -> bool:
 class StateWriter:
     def __init__(self, folder: SessionFolder, meta: dict[str, Any]) -> None:
         self.folder = folder
+        self._written = 0.0
         aliases: dict[str, str] = meta["aliases"]
         self.state: dict[str, Any] = {
             "session_id": folder.id,
@@ -75,8 +78,11 @@ class StateWriter:
         self.write()
 
     def __call__(self, event: Event) -> None:
+        # Writing costs about half a millisecond; at most a few writes a second are plenty for
+        # a snapshot, and the journal (not this file) is what must be current.
         self._apply(event)
-        self.write()
+        if event.kind != "ask_started" and time.monotonic() - self._written >= WRITE_INTERVAL:
+            self.write()
 
     def _apply(self, event: Event) -> None:
         state = self.state
@@ -109,5 +115,6 @@ class StateWriter:
         self.write()
 
     def write(self) -> None:
+        self._written = time.monotonic()
         self.state["updated"] = time.time()
         atomic_write(self.folder.state_json, json.dumps(self.state, indent=2), durable=False)

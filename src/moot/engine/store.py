@@ -122,12 +122,20 @@ class SessionFolder:
         return read_json(self.session_json)
 
 
+def _has_events(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 def list_sessions(root: Path | None = None) -> list[SessionFolder]:
     root = root or sessions_root()
     if not root.is_dir():
         return []
     return sorted(
-        (SessionFolder(p) for p in root.iterdir() if (p / "events.jsonl").exists()),
+        # A folder whose journal is still empty died before its first event: not a session.
+        (SessionFolder(p) for p in root.iterdir() if _has_events(p / "events.jsonl")),
         key=lambda f: f.id,
     )
 

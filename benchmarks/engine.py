@@ -1,0 +1,271 @@
+"""Engine benchmarks: what the orchestration itself costs, measured with scripted models.
+
+Run from the repository root:  python benchmarks/engine.py
+No network, no model weights; everything is written under a temporary MOOT_HOME that is removed
+at the end. Each figure is measured within this one run and printed as `name: value (target ...)`;
+a missed target is printed, never raised. moot (runner and the arena protocol) is imported before
+any timing, so one-time import costs are left out. Timings on a shared machine are noisy: the
+figures below that repeat a run report the median.
+
+overhead_per_call_p50_ms / overhead_per_call_p90_ms
+    Milliseconds one `Session.ask` costs beyond the model's own time, for a scripted model that
+    answers at once. A Session is built the way `runner` builds one (a real `Journal` in a
+    temporary session folder, so every ask is written and fsync'd, and the `state.json` writer
+    subscribed), then `ask` is awaited in a loop over fresh step ids with an arena-sized prompt
+    (a system message and a ~4 KB user message). Per call: wall time of `ask` minus the
+    completion's own `latency` (the time spent inside the model, about 0). The first 30 calls
+    are a warm-up; p50 and p90 are over the next 400.
+
+parallel_efficiency
+    A 3-agent, 3-round arena run through `runner.start` (24 calls: 3 solve, then per round 3
+    evaluate, 3 revise, 1 verify; the judge says CONTINUE every round). Every call sleeps a
+    pseudo-random 100-300 ms drawn from its step id (asyncio.sleep, so calls overlap), and the
+    sleep it actually took is recorded by step id. The figure is the wall-clock of the whole
+    `start()` call divided by the critical path: the sum, over the 10 phases (r0/solve, then
+    per round evaluate, revise, verify), of the longest sleep in that phase. 1.00 means the
+    engine adds nothing to what the models take. Median of 3 runs.
+
+resume_1000_events_s
+    Seconds for `runner.resume` to bring a session with >= 1,000 journaled events back to where
+    it stopped. The session is an arena of 45 complete rounds, paused by a token limit at the
+    first call of round 46: every call fails once with a transient error (an `attempt` event,
+    then a retry) and every solve, revise and verify answer is malformed once and re-asked, so
+    the journal holds 501 asks and 1,005 events (each call counts 1 token, so the limit pauses
+    at an exact step). `resume` is then called with that limit still reached: it loads and
+    verifies the journal, re-runs the protocol over every journaled step (no model is called)
+    and pauses again at the first not-yet-journaled step. The figure is the time from calling
+    `resume` to that moment (when it journals `stopped`), without the report writing after it.
+    Median of 5 resumes of the same session (each adds 2 events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HOME = Path(tempfile.mkdtemp(prefix="moot-bench-"))
+os.environ["MOOT_HOME"] = str(HOME)
+os.environ.pop("MOOT_JOURNAL_KEY", None)
+
+from moot import runner  # noqa: E402
+from moot.config import AgentConfig, EngineConfig, Limits, RunConfig  # noqa: E402
+from moot.engine.journal import Journal  # noqa: E402
+from moot.engine.session import Agent, Session  # noqa: E402
+from moot.engine.state import StateWriter  # noqa: E402
+from moot.engine.store import SessionFolder  # noqa: E402
+from moot.models.scripted import ScriptedFailure, ScriptedModel, register_script  # noqa: E402
+from moot.protocols import arena  # noqa: E402, F401  (imported before any timing, like runner)
+from moot.types import Completion, Event, FailureKind, Message, Request, Usage  # noqa: E402
+
+OVERHEAD_WARMUP = 30
+OVERHEAD_CALLS = 400
+PARALLEL_RUNS = 3  # the median is reported
+RESUME_ROUNDS = 45  # complete rounds before the pause; 2 + 12 + 22 * 45 = 1004 events
+RESUME_RUNS = 5  # the median is reported
+
+
+async def no_sleep(_: float) -> None:
+    await asyncio.sleep(0)
+
+
+def solution(text: str) -> str:
+    body = (text + " ") * 40
+    return (
+        f"<solution>\n## PLAN\n1. {text}\n## CHANGES\n{body.strip()}\n</solution>\n"
+        "<analysis>\n## RISKS\nnone\n## DISAGREEMENTS\nNone.\n</analysis>"
+    )
+
+
+def verdict(decision: str, score: int) -> str:
+    return (
+        "AGREEMENT POINTS: most.\n<verdict>\n"
+        f"decision: {decision}\nconvergence_score: {score}\nremaining_disagreements: 2\n"
+        "base_solution: Agent A\nmodifications: none\n</verdict>"
+    )
+
+
+CRITIQUE = "Strengths: clear. Weaknesses: the edge cases are not covered. Errors: none."
+
+
+def arena_reply(request: Request) -> str:
+    """A well-formed answer for the step this request is for; the judge always says CONTINUE."""
+    step = request.meta["step"]
+    if "/verify/" in step:
+        return verdict("CONTINUE", 5)
+    if "/evaluate/" in step:
+        return CRITIQUE
+    return solution(f"the answer is 42, says {request.meta['agent']} at {step}")
+
+
+def arena_config(names: list[str], **extra: object) -> RunConfig:
+    data: dict[str, object] = {"agents": [{"model": f"scripted:@{n}"} for n in names], "seed": 7}
+    data.update(extra)
+    return RunConfig.model_validate(data)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+# -- 1. overhead per call ---------------------------------------------------------------------
+async def _overhead_calls() -> list[float]:
+    folder = SessionFolder(HOME / "sessions" / "overhead")
+    folder.path.mkdir(parents=True)
+    journal, _ = Journal.open(folder.events)
+    meta: dict[str, Any] = {
+        "protocol": "arena",
+        "task": "benchmark",
+        "aliases": {"agent_a": "scripted:bench"},
+    }
+    journal.append(Event(kind="begin", data=meta, ts=time.time()))
+    model = ScriptedModel(lambda request: solution("the answer is 42"), name="bench")
+    config = AgentConfig(model=model.spec)
+    agent = Agent(alias="agent_a", spec=model.spec, config=config, model=model)
+    session = Session(
+        folder=folder,
+        journal=journal,
+        task=meta["task"],
+        seed=7,
+        agents=[agent],
+        engine=EngineConfig(),
+        limits=Limits(),
+        sleep=no_sleep,
+    )
+    state = StateWriter(folder, meta)
+    state.absorb(journal.events)
+    session.subscribe(state)
+    messages = [
+        Message(role="system", content="You are one of three experts. " * 20),
+        Message(role="user", content="Solve the task and explain the plan. " * 110),
+    ]
+    overheads: list[float] = []
+    try:
+        for i in range(OVERHEAD_WARMUP + OVERHEAD_CALLS):
+            started = time.perf_counter()
+            completion = await session.ask("agent_a", messages, step=f"bench/{i}")
+            elapsed = time.perf_counter() - started
+            if not completion.ok:
+                raise RuntimeError(f"the scripted call failed: {completion.failure}")
+            if i >= OVERHEAD_WARMUP:
+                overheads.append(elapsed - completion.latency)
+    finally:
+        journal.close()
+    return overheads
+
+
+def bench_overhead() -> tuple[float, float]:
+    overheads = asyncio.run(_overhead_calls())
+    return statistics.median(overheads) * 1000, percentile(overheads, 0.9) * 1000
+
+
+# -- 2. parallel efficiency -------------------------------------------------------------------
+def _parallel_run(index: int) -> float:
+    slept: dict[str, float] = {}
+
+    async def reply(request: Request) -> str:
+        step = request.meta["step"]
+        digest = hashlib.sha256(step.encode()).digest()
+        delay = 0.1 + 0.2 * int.from_bytes(digest[:8], "big") / 2**64
+        started = time.perf_counter()
+        await asyncio.sleep(delay)
+        slept[step] = time.perf_counter() - started
+        return arena_reply(request)
+
+    names = [f"parallel_{index}_{i}" for i in range(3)]
+    for name in names:
+        register_script(name, reply)
+    config = arena_config(names, arena={"max_rounds": 3})
+    started = time.perf_counter()
+    run = runner.start("Plan the migration of a service.", config, sleep=no_sleep)
+    wall = time.perf_counter() - started
+    if run.result.status != "no_consensus" or len(slept) != 24:
+        raise RuntimeError(f"expected 24 calls in 3 rounds, got {len(slept)} ({run.result.status})")
+    phases: dict[str, float] = {}
+    for step, seconds in slept.items():
+        phase = step.rsplit("/", 1)[0]  # r1/evaluate/agent_a -> r1/evaluate
+        phases[phase] = max(phases.get(phase, 0.0), seconds)
+    if len(phases) != 10:
+        raise RuntimeError(f"expected 10 phases, got {sorted(phases)}")
+    return wall / sum(phases.values())
+
+
+def bench_parallel() -> float:
+    return statistics.median(_parallel_run(i) for i in range(PARALLEL_RUNS))
+
+
+# -- 3. resume --------------------------------------------------------------------------------
+def bench_resume() -> tuple[float, int]:
+    failed_once: set[str] = set()
+
+    def reply(request: Request) -> Completion:
+        step = request.meta["step"]
+        if step not in failed_once:  # a transient failure: an `attempt` event, then a retry
+            failed_once.add(step)
+            raise ScriptedFailure(FailureKind.SERVER, "overloaded, try again")
+        structured = any(f"/{phase}/" in step for phase in ("solve", "revise", "verify"))
+        if structured and not step.endswith("/reask"):
+            text = "I think the answer is 42, but I forgot the required format."
+        else:
+            text = arena_reply(request)
+        # One token a call, so a token limit pauses after an exact number of asks.
+        return Completion(text=text, usage=Usage(completion_tokens=1), cost=0.0, model="bench")
+
+    names = [f"resume_{i}" for i in range(3)]
+    for name in names:
+        register_script(name, reply)
+    asks = 6 + 11 * RESUME_ROUNDS  # solve 3 + 3 re-asks; per round 3 + (3 + 3) + (1 + 1)
+    config = arena_config(
+        names,
+        arena={"max_rounds": 50},
+        limits={"max_tokens": asks},
+        engine={"backoff_initial": 0, "backoff_max": 0},
+    )
+    paused = runner.start("Plan the migration of a service.", config, sleep=no_sleep)
+    events = (paused.folder / "events.jsonl").read_text().count("\n")
+    if paused.result.status != "paused" or paused.model_calls != asks or events < 1000:
+        raise RuntimeError(
+            f"the session to resume is wrong: {paused.result.status}, "
+            f"{paused.model_calls} calls, {events} events"
+        )
+    reached: list[float] = []
+
+    def on_event(event: Event) -> None:
+        if event.kind == "stopped":
+            reached.append(time.perf_counter())
+
+    timings: list[float] = []
+    for _ in range(RESUME_RUNS):  # each resume pauses at the same step, adding 2 events
+        reached.clear()
+        started = time.perf_counter()
+        resumed = runner.resume(paused.session_id, subscribers=[on_event], sleep=no_sleep)
+        if resumed.model_calls != 0 or resumed.result.status != "paused" or len(reached) != 1:
+            raise RuntimeError("the resumed run did not stop at the first new step")
+        timings.append(reached[0] - started)
+    return statistics.median(timings), events
+
+
+def main() -> int:
+    try:
+        p50, p90 = bench_overhead()
+        print(f"overhead_per_call_p50_ms: {p50:.2f} (target <= 2 ms)", flush=True)
+        print(f"overhead_per_call_p90_ms: {p90:.2f} (target none, informational)", flush=True)
+        efficiency = bench_parallel()
+        print(f"parallel_efficiency: {efficiency:.2f} (target <= 1.05)", flush=True)
+        seconds, _ = bench_resume()
+        print(f"resume_1000_events_s: {seconds:.2f} (target <= 0.3 s)", flush=True)
+    finally:
+        shutil.rmtree(HOME, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

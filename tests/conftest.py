@@ -1,0 +1,36 @@
+"""Shared fixtures: every test gets its own MOOT_HOME and working directory, and no test may
+open a network connection beyond loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        host = address[0]
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            raise RuntimeError(f"tests may not reach the network: connect to {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "moot-home"
+    monkeypatch.setenv("MOOT_HOME", str(home))
+    monkeypatch.delenv("MOOT_JOURNAL_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    yield home

@@ -1,0 +1,163 @@
+"""The command line: arguments, exit codes, and the commands around a session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.cli import main
+from tests.scripts import Debate, verdict
+
+
+def moot(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def scripted_run(
+    capsys: pytest.CaptureFixture[str], debate: Debate, *extra: str
+) -> tuple[int, str, str]:
+    args = ["run", "What is 6 times 7?", "--seed", "3"]
+    for spec in debate.specs():
+        args += ["--models", spec]
+    return moot(capsys, *args, *extra)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run"],  # missing TASK
+        ["run", "x", "--bogus"],
+        ["run", "x", "--rounds", "zero"],
+        ["run", "x", "--rounds", "0"],
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_one_not_two(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    code, _, err = moot(capsys, *args)
+    assert code == 1
+    assert "Error" in err or "error" in err
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = moot(capsys, "--help")
+    assert code == 0 and "run" in out and "replay" in out
+
+
+def test_bad_model_spec_is_named_with_the_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = moot(capsys, "run", "x", "--models", "nonsense")
+    assert code == 1
+    assert "PROVIDER:MODEL" in err and "local:smollm2" in err
+
+
+def test_unknown_provider_lists_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = moot(capsys, "run", "x", "--models", "warp:drive")
+    assert code == 1 and "unknown model provider 'warp'" in err and "scripted" in err
+
+
+def test_config_file_problems_are_all_listed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "moot.toml"
+    config.write_text(
+        "colour = 'blue'\n[arena]\nmax_rounds = 0\n[limits]\nmax_cost = -1\n"
+        "[[agents]]\nmodel = 'local:smollm2'\ntemperature = 9\n"
+    )
+    code, _, err = moot(capsys, "run", "x", "--config", str(config))
+    assert code == 1
+    for path in ("colour", "arena.max_rounds", "limits.max_cost", "agents.0.temperature"):
+        assert path in err
+    assert "4 problem(s)" in err
+
+
+def test_unreadable_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = moot(capsys, "run", "x", "--config", str(tmp_path / "missing.toml"))
+    assert code == 1 and "cannot read config file" in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agents: [unclosed\n")
+    code, _, err = moot(capsys, "run", "x", "--config", str(bad))
+    assert code == 1 and "cannot be parsed" in err
+
+
+def test_yaml_and_json_configs_work(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    debate = Debate()
+    specs = debate.specs()
+    (tmp_path / "c.json").write_text(json.dumps({"agents": [{"model": s} for s in specs]}))
+    (tmp_path / "c.yaml").write_text("agents:\n" + "".join(f"  - model: '{s}'\n" for s in specs))
+    for name in ("c.json", "c.yaml"):
+        code, out, _ = moot(capsys, "run", "task", "--config", str(tmp_path / name))
+        assert code == 0, out
+
+
+def test_run_then_list_status_show_replay(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = scripted_run(
+        capsys, Debate(verdicts=[verdict("CONSENSUS", 9, base="Agent C")])
+    )
+    assert code == 0
+    assert "consensus" in out and "the answer is 42 (agent_c)" in out
+    assert "r0/solve/agent_a" in err  # one plain line per event on a non-terminal
+    session_id = out.split("Session ", 1)[1].split(":", 1)[0]
+
+    code, out, _ = moot(capsys, "list")
+    assert code == 0 and session_id in out and "consensus" in out
+
+    code, out, _ = moot(capsys, "status", session_id[-6:])
+    assert code == 0 and "consensus" in out and "Agent A" in out
+
+    code, out, _ = moot(capsys, "show", session_id)
+    assert code == 0 and out.startswith("# Arena Report")
+
+    code, out, _ = moot(capsys, "replay", session_id)
+    assert code == 0 and "0 model calls" in out and "byte for byte" in out
+
+
+def test_replay_detects_an_edited_result(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    scripted_run(capsys, Debate())
+    result = next(isolated.glob("sessions/*/result.json"))
+    result.write_text(result.read_text().replace("the answer is 42", "the answer is 41"))
+    code, out, _ = moot(capsys, "replay")
+    assert code == 1 and "DIFFERENT" in out
+
+
+def test_no_consensus_exits_two(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = scripted_run(capsys, Debate(verdicts=[verdict("CONTINUE", 3)]), "--rounds", "1")
+    assert code == 2 and "no consensus" in out
+
+
+def test_limit_pause_exits_three_and_resume_with_raised_limit_finishes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = scripted_run(capsys, Debate(), "--max-tokens", "1500")
+    assert code == 3
+    assert "token limit reached" in out and "--max-tokens" in out
+    code, out, _ = moot(capsys, "status")
+    assert code == 0 and "paused" in out
+    code, out, _ = moot(capsys, "resume")
+    assert code == 3  # the old limit still holds
+    code, out, _ = moot(capsys, "resume", "--max-tokens", "100000")
+    assert code == 0 and "consensus" in out
+    code, out, _ = moot(capsys, "resume")
+    assert code == 0 and "already finished" in out
+
+
+def test_quiet_prints_only_the_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = scripted_run(
+        capsys, Debate(verdicts=[verdict("CONSENSUS", 10, base="B")]), "-q"
+    )
+    assert code == 0
+    assert out.strip().startswith("## PLAN") and "Session" not in out and err == ""
+
+
+def test_missing_session_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = moot(capsys, "status")
+    assert code == 1 and "no sessions under" in err
+    scripted_run(capsys, Debate())
+    code, _, err = moot(capsys, "show", "nope")
+    assert code == 1 and "no session 'nope'" in err

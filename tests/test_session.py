@@ -1,0 +1,103 @@
+"""Session rules: recorded steps are free, a changed prompt keeps its answer with a warning,
+step ids are unique, and replay never calls a model."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from moot import runner
+from moot.protocols.prompts import arena as prompts
+from tests.scripts import Debate, events, no_sleep, start
+
+
+def test_changed_prompt_on_resume_keeps_the_answer_and_journals_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    debate = Debate()
+    paused = start("task", debate.config(limits={"max_tokens": 900}))
+    assert paused.exit_code == 3
+    solved = {s for s in debate.steps if s.startswith("r0/solve/")}
+    assert solved, "the limit should fall after the solve phase started"
+
+    recorded = {e["step"] for e in events(paused.folder) if e["kind"] == "ask"}
+    monkeypatch.setattr(prompts, "SOLVE", "Changed wording.\n" + prompts.SOLVE)
+    resumed = runner.resume(paused.session_id, limits={"max_tokens": 10**6}, sleep=no_sleep)
+    assert resumed.exit_code == 0
+    assert all(debate.steps[s] == 1 for s in solved), "a recorded step was asked again"
+    warnings = [e for e in events(paused.folder) if e["kind"] == "warning"]
+    # The solve prompts changed, and so did every recorded follow-up that carries them.
+    assert solved <= {w["step"] for w in warnings} <= recorded
+    assert len(warnings) == len({w["step"] for w in warnings})  # one warning per step
+    assert "recorded answer is kept" in warnings[0]["data"]["message"]
+
+
+def test_replay_makes_no_model_call_and_matches(monkeypatch: pytest.MonkeyPatch) -> None:
+    debate = Debate()
+    run = start("task", debate.config())
+    asked = sum(debate.steps.values())
+    report = runner.replay(run.session_id)
+    assert report.identical is True
+    assert sum(debate.steps.values()) == asked
+    assert report.steps == asked
+
+
+def test_replay_of_a_paused_session_rebuilds_the_partial_result() -> None:
+    paused = start("task", Debate().config(limits={"max_tokens": 1500}))
+    report = runner.replay(paused.session_id)
+    assert report.result.status == "paused"
+    assert report.identical is True
+
+
+def test_step_ids_must_be_unique_within_a_run() -> None:
+    from moot.engine.session import Session
+
+    session = Session.__new__(Session)
+    session._used = set()
+    session._claim("r0/solve/agent_a")
+    with pytest.raises(RuntimeError, match="used twice"):
+        session._claim("r0/solve/agent_a")
+
+
+def test_randomness_is_derived_from_seed_and_step() -> None:
+    from moot.engine.session import Session
+
+    a = Session.__new__(Session)
+    a.seed = 11
+    b = Session.__new__(Session)
+    b.seed = 11
+    assert a.shuffle(range(10), step="x") == b.shuffle(range(10), step="x")
+    assert a.shuffle(range(10), step="x") != a.shuffle(range(10), step="y")
+
+
+def test_gather_finishes_every_call_before_a_limit_stops_the_run() -> None:
+    """A limit raised by one ask must not throw away answers already being paid for."""
+    debate = Debate()
+    # 3 solve calls start under the limit (checked before each call); all three must be journaled.
+    paused = start("task", debate.config(limits={"max_tokens": 100}))
+    assert paused.exit_code == 3
+    asks = [e for e in events(paused.folder) if e["kind"] == "ask"]
+    assert len(asks) == 3 and sum(debate.steps.values()) == 3
+
+
+def test_interrupt_is_recorded_and_resumable() -> None:
+    debate = Debate()
+    gate: dict[str, asyncio.Event] = {}
+
+    async def slow(request):  # type: ignore[no-untyped-def]
+        if request.meta["step"] == "r1/evaluate/agent_b":
+            raise asyncio.CancelledError  # what Ctrl-C does to a call in flight
+        return debate.script("one")(request)
+
+    from moot.models.scripted import register_script
+
+    register_script("slow", slow)
+    config = debate.config()
+    for agent in config.agents:
+        agent.model = "scripted:@slow"
+    run = start("task", config)
+    assert run.exit_code == 130 and run.result.status == "interrupted"
+    assert "moot resume" in (run.message or "")
+    assert events(run.folder)[-1]["data"]["reason"] == "interrupted"
+    del gate
