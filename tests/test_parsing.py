@@ -94,3 +94,20 @@ def test_quote_fences_with_nonce_and_cuts_huge_text() -> None:
 
 def test_aliases() -> None:
     assert [alias_for(i) for i in (0, 1, 25, 26)] == ["agent_a", "agent_b", "agent_z", "agent_aa"]
+
+
+def test_json_parser_validates_strictly_and_names_the_problem() -> None:
+    from pydantic import BaseModel
+
+    from moot.deliberation.parsing import json_parser
+
+    class Vote(BaseModel):
+        vote: str
+        confidence: float
+
+    parse = json_parser(Vote)
+    assert parse('Here: {"vote": "yes", "confidence": 0.9}') == Vote(vote="yes", confidence=0.9)
+    with pytest.raises(FormatError, match="confidence"):
+        parse('{"vote": "yes", "confidence": "very"}')
+    with pytest.raises(FormatError, match="vote"):
+        parse('{"confidence": 1.0}')

@@ -8,12 +8,24 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from moot.errors import FormatError
 
-__all__ = ["Verdict", "extract_json", "extract_section", "parse_solution", "parse_verdict"]
+M = TypeVar("M", bound=BaseModel)
+
+__all__ = [
+    "Verdict",
+    "extract_json",
+    "extract_section",
+    "json_parser",
+    "parse_solution",
+    "parse_verdict",
+]
 
 
 def extract_section(text: str, tag: str) -> str | None:
@@ -147,3 +159,22 @@ def extract_json(text: str, *, repair: bool = True) -> dict[str, Any]:
         if isinstance(repaired, dict) and repaired:
             return repaired
     raise FormatError("it holds no JSON object")
+
+
+def json_parser(schema: type[M], *, repair: bool = True) -> Callable[[str], M]:
+    """A parser for the structured-output ladder: extract the first JSON object (repairing it
+    if allowed), then validate it strictly against `schema`. Problems become `FormatError`s
+    whose text can be quoted back to the model."""
+
+    def parse(text: str) -> M:
+        data = extract_json(text, repair=repair)
+        try:
+            return schema.model_validate(data, strict=True)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in item['loc']) or 'the object'}: {item['msg']}"
+                for item in exc.errors()
+            )
+            raise FormatError(f"its JSON does not fit the schema ({problems})") from None
+
+    return parse

@@ -299,7 +299,10 @@ class Session:
             attempts += 1
             async with self._global, self._pool(agent):
                 started = time.perf_counter()
-                guard = (request.timeout or self.limits.call_timeout) + 30
+                # Providers enforce the call timeout themselves; this guard catches one that
+                # does not (a hung SDK, a script), a little later.
+                timeout = request.timeout or self.limits.call_timeout
+                guard = timeout + max(1.0, min(30.0, timeout / 10))
                 try:
                     completion = await asyncio.wait_for(model.complete(request), guard)
                 except TimeoutError:

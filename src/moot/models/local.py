@@ -26,7 +26,7 @@ from moot.types import Completion, FailureKind, Request, Usage
 
 __all__ = ["DEFAULT_MAX_TOKENS", "LocalModel", "find_smollm2"]
 
-DEFAULT_MAX_TOKENS = 512
+DEFAULT_MAX_TOKENS = 320  # the 135M default rambles; longer answers only cost time
 DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
 _BUILTIN_NAMES = {"smollm2", "smollm2-135m", "smollm2-135m-instruct", "default"}
 

@@ -320,6 +320,14 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         await _revise(s, st, r, critiques)
         judge, parsed = await _verify(s, st, r)
         verdict = parsed.value
+        s.signal(
+            "round_result",
+            f"r{r}/verify/{judge}",
+            round=r,
+            judge=judge,
+            decision=verdict.decision if verdict else None,
+            convergence_score=verdict.score if verdict else None,
+        )
         st.rounds.append(
             {
                 "round": r,

@@ -1,0 +1,134 @@
+"""Limits on cost, running time and single calls; a real Ctrl-C on a real process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from moot import runner
+from moot.models.scripted import register_script
+from moot.types import Completion, Request, Usage
+from tests.scripts import Debate, events, no_sleep, start, verdict
+
+
+def test_cost_limit_pauses_and_a_raised_limit_finishes() -> None:
+    debate = Debate()
+    inner = debate.script("priced")
+
+    def priced(request: Request) -> Completion:
+        return Completion(text=inner(request), usage=Usage(prompt_tokens=10), cost=0.01)
+
+    register_script("priced", priced)
+    config = debate.config()
+    for agent in config.agents:
+        agent.model = "scripted:@priced"
+    config.limits.max_cost = 0.045
+    paused = start("task", config)
+    assert paused.exit_code == 3 and "cost limit reached" in (paused.message or "")
+    assert paused.result.cost is not None and paused.result.cost >= 0.045
+    resumed = runner.resume(paused.session_id, limits={"max_cost": 1.0}, sleep=no_sleep)
+    assert resumed.exit_code == 0
+    assert resumed.result.cost == 0.1  # 10 calls at 1 cent
+
+
+def test_session_time_limit_pauses() -> None:
+    debate = Debate()
+    inner = debate.script("slow")
+
+    async def slow(request: Request) -> str:
+        await asyncio.sleep(0.05)
+        return inner(request)
+
+    register_script("slow", slow)
+    config = debate.config()
+    for agent in config.agents:
+        agent.model = "scripted:@slow"
+    config.limits.timeout = 0.12
+    paused = start("task", config)
+    assert paused.exit_code == 3 and "time limit reached" in (paused.message or "")
+    assert 3 <= sum(debate.steps.values()) < 10
+
+
+def test_a_call_past_its_timeout_fails_as_a_timeout_and_the_debate_goes_on() -> None:
+    debate = Debate(verdicts=[verdict("CONSENSUS", 9)])
+    inner = debate.script("hang")
+
+    async def hang(request: Request) -> str:
+        if request.meta["step"] == "r0/solve/agent_a":
+            await asyncio.sleep(30)
+        return inner(request)
+
+    register_script("hang", hang)
+    config = debate.config(limits={"call_timeout": 0.2}, engine={"attempts": 1})
+    for agent in config.agents:
+        agent.model = "scripted:@hang"
+    began = time.monotonic()
+    run = start("task", config)
+    assert time.monotonic() - began < 10
+    assert run.exit_code == 0
+    failed = [e for e in events(run.folder) if e["step"] == "r0/solve/agent_a"]
+    assert failed[0]["data"]["completion"]["failure"]["kind"] == "timeout"
+    assert "agent_a" in run.result.details["failed_agents"]
+
+
+AGENTS = """
+import time
+def reply(request):
+    step = request.meta["step"]
+    if step.startswith("r1/"):
+        time.sleep(0.5)
+    if "/verify/" in step:
+        return ("<verdict>\\ndecision: CONSENSUS\\nconvergence_score: 9\\n"
+                "base_solution: Agent A\\n</verdict>")
+    if "/evaluate/" in step:
+        return "fine"
+    return "<solution>42</solution><analysis>none</analysis>"
+"""
+
+
+def test_ctrl_c_on_a_real_process_exits_130_and_resume_finishes(tmp_path: Path) -> None:
+    agents = tmp_path / "agents.py"
+    agents.write_text(AGENTS)
+    spec = f"scripted:{agents}"
+    home = tmp_path / "home"
+    env = {**os.environ, "MOOT_HOME": str(home)}
+    moot = str(Path(sys.executable).parent / "moot")
+    child = subprocess.Popen(
+        [moot, "run", "task", "--models", spec, "--models", spec, "--models", spec],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        journal = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            found = list(home.glob("sessions/*/events.jsonl"))
+            if found and "r0/solve/agent_c" in found[0].read_text():
+                journal = found[0]
+                break
+            time.sleep(0.05)
+        assert journal is not None, "the run never finished its solve phase"
+        time.sleep(0.2)  # inside round 1, where every call takes half a second
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, err
+    assert "moot resume" in out
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert lines[-1]["kind"] == "stopped" and lines[-1]["data"]["reason"] == "interrupted"
+    state = json.loads((journal.parent / "state.json").read_text())
+    assert state["status"] == "interrupted"
+    done = subprocess.run([moot, "resume"], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((journal.parent / "result.json").read_text())["status"] == "consensus"
