@@ -30,6 +30,7 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "moot-home"
     monkeypatch.setenv("MOOT_HOME", str(home))
+    monkeypatch.setenv("MOOT_TESTING", "1")  # network providers refuse remote hosts
     monkeypatch.delenv("MOOT_JOURNAL_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from moot import __version__
-from moot.config import RunConfig
+from moot.config import RunConfig, path_problems
 from moot.deliberation.anonymize import alias_for
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.session import Agent, Session, Sleep, Subscriber
@@ -45,8 +45,9 @@ from moot.errors import (
 )
 from moot.models.base import create_model
 from moot.protocols import PROTOCOLS, load_protocol
+from moot.report.html import render_html
 from moot.report.markdown import render_report
-from moot.result import AgentUsage, Result, Status, build_result, exit_code_for
+from moot.result import FORMAT_VERSION, AgentUsage, Result, Status, build_result, exit_code_for
 from moot.types import Event, Outcome
 
 __all__ = ["ReplayReport", "RunResult", "replay", "resume", "start"]
@@ -80,19 +81,22 @@ def start(
     sleep: Sleep = asyncio.sleep,
 ) -> RunResult:
     """Create a session for `task` and run it to its end, a limit, or an interruption."""
+    config = config or RunConfig()
+    court = config.court if config.protocol == "court" else None
+    if not task.strip() and court is not None and court.topic:
+        task = court.topic
     if not task.strip():
         raise ConfigError(
             'the task is empty: give the question to deliberate, as in moot run "..."'
         )
-    config = config or RunConfig()
+    problems = path_problems(config.model_dump(mode="json"), Path.cwd())
+    if problems:
+        listed = "\n  ".join(problems)
+        raise ConfigError(f"the config names files outside the working folder:\n  {listed}")
+    if root is None and court is not None and court.checkpoint_dir:
+        root = Path(court.checkpoint_dir).expanduser() / "sessions"  # plays MOOT_HOME
     seed = config.seed if config.seed is not None else secrets.randbits(31)
-    # Aliases are random per session but derived from the seed, so replay finds the same ones.
-    order = list(range(len(config.agents)))
-    random.Random(f"{seed}/aliases").shuffle(order)
-    agents = [
-        Agent(alias=alias_for(i), spec=config.agents[k].model, config=config.agents[k])
-        for i, k in enumerate(order)
-    ]
+    agents = _participants(config, seed)
     for agent in agents:  # fail on a bad spec before anything is written
         agent.model = create_model(agent.spec, agent.config.settings())
     session_id = new_session_id()
@@ -136,7 +140,7 @@ def resume(
     sleep: Sleep = asyncio.sleep,
 ) -> RunResult:
     """Continue a session; `limits` (for example {"max_cost": 5}) raises its budgets."""
-    folder = find_session(ref, root)
+    folder = _current_format(find_session(ref, root))
     lock = folder.acquire()
     try:
         journal, repair = Journal.open(folder.events, key_from_env())
@@ -169,7 +173,7 @@ def resume(
 
 def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
     """Recompute the outcome from the journal alone and compare it with `result.json`."""
-    folder = find_session(ref, root)
+    folder = _current_format(find_session(ref, root))
     journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
     meta = _begin(journal, folder)
     config = RunConfig.model_validate(meta["config"])
@@ -214,6 +218,7 @@ def _already_finished(folder: SessionFolder, journal: Journal, meta: dict[str, A
     if report.identical is not True:
         atomic_write(folder.result_json, report.result.to_json())
         atomic_write(folder.report_md, render_report(report.result, journal.events))
+        atomic_write(folder.path / "report.html", render_html(report.result, journal.events))
     return RunResult(
         folder.id,
         folder.path,
@@ -223,26 +228,53 @@ def _already_finished(folder: SessionFolder, journal: Journal, meta: dict[str, A
     )
 
 
+def _current_format(folder: SessionFolder) -> SessionFolder:
+    """Older session folders are read-only until `moot migrate` upgrades them."""
+    from moot.migrate import folder_version
+
+    version = folder_version(folder)
+    if version < FORMAT_VERSION:
+        raise JournalError(
+            f"session {folder.id} was written in format version {version} by an older moot; "
+            f"upgrade it first with: moot migrate {folder.id}"
+        )
+    return folder
+
+
 def _begin(journal: Journal, folder: SessionFolder) -> dict[str, Any]:
     if not journal.events or journal.events[0].kind != "begin":
         raise JournalError(f"{folder.events} does not start with a begin event; not a moot session")
     return journal.events[0].data
 
 
-def _agents(meta: dict[str, Any], config: RunConfig) -> list[Agent]:
-    """Rebuild the agents in alias order from the recorded alias map."""
-    aliases: dict[str, str] = meta["aliases"]
-    order = list(range(len(config.agents)))
-    random.Random(f"{meta['seed']}/aliases").shuffle(order)
-    agents = []
-    for i, k in enumerate(order):
-        alias = alias_for(i)
-        if aliases.get(alias) != config.agents[k].model:
-            raise JournalError(
-                f"the alias map of session {meta['session_id']} does not match "
-                "its config; the session folder was edited"
+def _participants(config: RunConfig, seed: int) -> list[Agent]:
+    """The agents (agent_a, ...) then, in a court, the judges (judge_a, ...). Aliases are
+    random per session but derived from the seed, so resume and replay find the same ones."""
+    groups = [("agent", "aliases", config.agents)]
+    if config.protocol == "court":
+        groups.append(("judge", "judges", config.court.judge_configs(config.agents)))
+    participants = []
+    for role, salt, configs in groups:
+        order = list(range(len(configs)))
+        random.Random(f"{seed}/{salt}").shuffle(order)
+        for i, k in enumerate(order):
+            settings = configs[k]
+            if config.protocol == "court":
+                settings = config.court.participant(settings, judge=role == "judge")
+            participants.append(
+                Agent(alias=alias_for(i, role), spec=settings.model, config=settings)
             )
-        agents.append(Agent(alias=alias, spec=config.agents[k].model, config=config.agents[k]))
+    return participants
+
+
+def _agents(meta: dict[str, Any], config: RunConfig) -> list[Agent]:
+    """Rebuild the participants in alias order and check them against the recorded map."""
+    agents = _participants(config, meta["seed"])
+    if {a.alias: a.spec for a in agents} != meta["aliases"]:
+        raise JournalError(
+            f"the alias map of session {meta['session_id']} does not match "
+            "its config; the session folder was edited"
+        )
     return agents
 
 
@@ -316,6 +348,8 @@ async def _drive(
     session.subscribe(state)
     for subscriber in subscribers:
         session.subscribe(subscriber)
+    # Faces start from the session's meta and what earlier runs journaled (on resume).
+    session.signal("opened", session_id=folder.id, meta=meta, past=list(journal.events))
     protocol = load_protocol(config.protocol)
     options = getattr(config, PROTOCOLS[config.protocol][1])
     session.record("run_started", pid=os.getpid(), limits=config.limits.model_dump(mode="json"))
@@ -345,6 +379,7 @@ async def _drive(
     result = _result(folder, meta, session, outcome, status, message)
     atomic_write(folder.result_json, result.to_json())
     atomic_write(folder.report_md, render_report(result, journal.events))
+    atomic_write(folder.path / "report.html", render_html(result, journal.events))
     state.set_status(status, message)
     return RunResult(
         folder.id, folder.path, result, exit_code_for(status), message, session.calls_made

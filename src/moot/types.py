@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from moot.errors import ConfigError
 
 __all__ = [
     "Completion",
@@ -13,10 +16,13 @@ __all__ = [
     "FailureKind",
     "Message",
     "ModelFailure",
+    "ModelSettings",
     "Outcome",
     "Request",
+    "Spec",
     "Usage",
     "estimate_tokens",
+    "parse_spec",
 ]
 
 
@@ -151,6 +157,41 @@ class Outcome(_Frozen):
     disagreements: tuple[str, ...] = ()
     positions: dict[str, str] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Per-agent options from the config that a provider may use."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    concurrency: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)  # the run config's [prices]
+
+
+@dataclass(frozen=True)
+class Spec:
+    provider: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.name}"
+
+
+def parse_spec(text: str) -> Spec:
+    """`provider:name`, where name may itself hold colons (`openai-compat:http://h/v1#m`)."""
+    provider, sep, name = text.strip().partition(":")
+    if not sep or not provider or not name:
+        raise ConfigError(
+            f"model spec {text!r} is not of the form PROVIDER:MODEL (for example local:smollm2); "
+            "`moot models` lists the providers"
+        )
+    return Spec(provider=provider.lower(), name=name)
 
 
 def estimate_tokens(text: str) -> int:

@@ -12,15 +12,15 @@ RESERVED_TAGS = ("solution", "analysis", "verdict", "critique", "quoted", "evide
 _TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(RESERVED_TAGS) + r")\b)", re.IGNORECASE)
 
 
-def alias_for(index: int) -> str:
-    """agent_a, agent_b, ... agent_z, agent_aa, ..."""
+def alias_for(index: int, role: str = "agent") -> str:
+    """agent_a, agent_b, ... agent_z, agent_aa, ... (judge_a, ... with role "judge")"""
     letters = string.ascii_lowercase
     name = ""
     index += 1
     while index:
         index, rem = divmod(index - 1, 26)
         name = letters[rem] + name
-    return f"agent_{name}"
+    return f"{role}_{name}"
 
 
 def neutralize(text: str) -> str:

@@ -1,62 +1,104 @@
-"""One plain line per event, for logs and terminals alike (the live view builds on the same
-events)."""
+"""One plain line per event, for logs and non-terminals (the live view prints the same lines
+above its table for the events worth keeping in the scrollback)."""
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
+from moot.display.face import Face
+from moot.report.view import RoundResult, clean_text, label
 from moot.types import Event
 
-__all__ = ["PlainLog"]
+__all__ = ["PlainLog", "format_event"]
 
 
-def _label(alias: str) -> str:
-    return "Agent " + alias.rsplit("_", 1)[-1].upper() if alias else "-"
+def _who(data: dict[str, Any]) -> str:
+    return label(str(data.get("agent") or "")) if data.get("agent") else "-"
 
 
-class PlainLog:
-    def __init__(self, stream: TextIO | None = None) -> None:
+def _tokens(completion: dict[str, Any]) -> int:
+    usage = completion.get("usage") or {}
+    return int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
+
+
+def format_event(event: Event, *, reveal: bool = False) -> str | None:
+    """The line for an event, or None for events not worth a line. Model names appear only
+    with `reveal`."""
+    line = _format(event, reveal)
+    return None if line is None else clean_text(line)
+
+
+def _format(event: Event, reveal: bool) -> str | None:
+    data = event.data
+    who = _who(data)
+    step = event.step or ""
+    kind = event.kind
+    if kind == "opened":
+        meta = data.get("meta") or {}
+        aliases: dict[str, str] = meta.get("aliases") or {}
+        agents = ", ".join(
+            f"{label(a)} = {spec}" if reveal else label(a) for a, spec in aliases.items()
+        )
+        past = sum(1 for e in data.get("past") or () if e.kind in ("ask", "shell"))
+        resumed = f"; resuming after {past} journaled step(s)" if past else ""
+        return (
+            f"session {data.get('session_id')} ({meta.get('protocol')}): "
+            f"{len(aliases)} agents ({agents}){resumed}"
+        )
+    if kind == "ask_started":
+        return f"{step}  {who} thinking (~{data.get('est_prompt_tokens', 0)} tokens in)"
+    if kind == "ask":
+        completion = data.get("completion") or {}
+        if completion.get("status") != "ok":
+            failure = completion.get("failure") or {}
+            return f"{step}  {who} failed: {failure.get('kind')}: {failure.get('message')}"
+        return (
+            f"{step}  {who} done in {float(completion.get('latency') or 0):.1f}s "
+            f"({_tokens(completion)} tokens)"
+        )
+    if kind == "attempt":
+        failure = data.get("failure") or {}
+        return (
+            f"{step}  {who} attempt {data.get('attempt')} failed "
+            f"({failure.get('kind')}); retrying in {float(data.get('retry_in') or 0):.1f}s"
+        )
+    if kind == "shell_started":
+        return f"{step}  running `{data.get('command')}`"
+    if kind == "shell":
+        result = data.get("result") or {}
+        status = "timed out" if result.get("timed_out") else f"exit code {result.get('exit_code')}"
+        return f"{step}  `{data.get('command')}` {status}"
+    if kind == "round_result":
+        result = RoundResult.from_record(data)
+        return f"{result.title.lower()}: {result.describe()}" if result else None
+    if kind == "context_fresh":
+        return (
+            f"{step}  context estimate {data.get('estimated_tokens')} tokens passed "
+            f"the budget of {data.get('budget')}: fresh conversations from here"
+        )
+    if kind == "warning":
+        return f"warning: {step + ' ' if step else ''}{data.get('message', '')}"
+    if kind == "limits_changed":
+        limits = ", ".join(f"{k} {v}" for k, v in (data.get("limits") or {}).items())
+        return f"limits changed: {limits}"
+    if kind in ("stopped", "failed"):
+        return str(data.get("message", kind))
+    if kind == "finished":
+        return f"finished: {str(data.get('status', '')).replace('_', ' ')}"
+    return None
+
+
+class PlainLog(Face):
+    def __init__(self, stream: TextIO | None = None, *, reveal: bool = False) -> None:
         self.stream = stream or sys.stderr
+        self.reveal = reveal
 
-    def __call__(self, event: Event) -> None:
-        line = self.format(event)
+    def handle(self, event: Event) -> None:
+        line = format_event(event, reveal=self.reveal)
         if line:
             print(line, file=self.stream, flush=True)
 
     @staticmethod
     def format(event: Event) -> str | None:
-        data = event.data
-        who = _label(str(data.get("agent", "")))
-        if event.kind == "ask_started":
-            return f"{event.step}  {who} thinking (~{data.get('est_prompt_tokens', 0)} tokens in)"
-        if event.kind == "ask":
-            completion = data["completion"]
-            if completion.get("status") != "ok":
-                failure = completion.get("failure") or {}
-                return (
-                    f"{event.step}  {who} failed: {failure.get('kind')}: {failure.get('message')}"
-                )
-            usage = completion.get("usage", {})
-            tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-            return (
-                f"{event.step}  {who} done in {completion.get('latency', 0):.1f}s ({tokens} tokens)"
-            )
-        if event.kind == "attempt":
-            failure = data.get("failure") or {}
-            return (
-                f"{event.step}  {who} attempt {data.get('attempt')} failed "
-                f"({failure.get('kind')}); retrying in {data.get('retry_in', 0):.1f}s"
-            )
-        if event.kind == "shell":
-            return f"{event.step}  `{data['command']}` exit code {data['result']['exit_code']}"
-        if event.kind == "warning":
-            return f"warning: {event.step or ''} {data.get('message', '')}".replace("  ", " ")
-        if event.kind == "context_fresh":
-            return (
-                f"{event.step}  context estimate {data.get('estimated_tokens')} tokens passed "
-                f"the budget of {data.get('budget')}: fresh conversations from here"
-            )
-        if event.kind in ("stopped", "failed"):
-            return str(data.get("message", event.kind))
-        return None
+        return format_event(event)

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from moot.config import Limits
 from moot.errors import LimitReached
+from moot.models.pricing import UNPRICED_USD_PER_TOKEN
 from moot.types import Event, Usage
 
 __all__ = ["Budget", "active_seconds"]
@@ -15,6 +16,7 @@ __all__ = ["Budget", "active_seconds"]
 class _Totals(Protocol):
     usage: Usage
     cost: float
+    unpriced_tokens: int  # tokens of calls whose cost is unknown
 
 
 def active_seconds(events: Iterable[Event]) -> float:
@@ -56,7 +58,7 @@ class Budget:
                     f"token limit reached: {used:,} of {limits.max_tokens:,} tokens used",
                 )
         if limits.max_cost is not None:
-            cost = sum(t.cost for t in items)
+            cost = sum(t.cost + t.unpriced_tokens * UNPRICED_USD_PER_TOKEN for t in items)
             if cost >= limits.max_cost:
                 raise LimitReached(f"cost limit reached: ${cost:.4f} of ${limits.max_cost:.4f}")
         if limits.timeout is not None:

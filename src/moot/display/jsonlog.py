@@ -1,0 +1,166 @@
+"""`--json-logs`: one JSON object per event, with the fields of seed 002 section 11.1.
+
+    {"ts": ISO-8601, "level": "info|warn|error", "sessionId", "round", "agentId", "event",
+     "latencyMs", "tokenUsage", "retryCount", "error"}
+
+Every object carries every one of those keys (null where it does not apply), plus `step` and
+`phase`, and event-specific extras in camelCase. A new round is announced by a `round_start`
+object derived from the step ids."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from moot.display.face import Face
+from moot.engine.state import parse_step
+from moot.types import Event
+
+__all__ = ["JsonLog", "json_records"]
+
+_NAMES = {
+    "opened": "session_open",
+    "run_started": "run_start",
+    "ask_started": "model_call",
+    "ask": "model_response",
+    "attempt": "model_retry",
+    "shell_started": "command_start",
+    "shell": "command_result",
+    "stopped": "session_stopped",
+    "failed": "session_failed",
+    "finished": "session_end",
+}
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class JsonLog(Face):
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.session_id: str | None = None
+        self.round: int | None = None
+
+    def handle(self, event: Event) -> None:
+        for record in self.records(event):
+            print(json.dumps(record, ensure_ascii=False), file=self.stream, flush=True)
+
+    def records(self, event: Event) -> list[dict[str, Any]]:
+        if event.kind == "opened":
+            self.session_id = str(event.data.get("session_id"))
+        round_no, phase = parse_step(event.step)
+        out = []
+        if round_no is not None and (self.round is None or round_no > self.round):
+            self.round = round_no
+            out.append(self._base(event, "round_start", "info", round_no, None, None))
+        out.append(self._record(event, round_no, phase))
+        return out
+
+    def _base(
+        self,
+        event: Event,
+        name: str,
+        level: str,
+        round_no: int | None,
+        phase: str | None,
+        agent: str | None,
+    ) -> dict[str, Any]:
+        return {
+            "ts": _iso(event.ts),
+            "level": level,
+            "sessionId": self.session_id,
+            "round": round_no,
+            "agentId": agent,
+            "event": name,
+            "latencyMs": None,
+            "tokenUsage": None,
+            "retryCount": None,
+            "error": None,
+            "step": event.step,
+            "phase": phase,
+        }
+
+    def _record(self, event: Event, round_no: int | None, phase: str | None) -> dict[str, Any]:
+        data = event.data
+        agent = data.get("agent")
+        kind = event.kind
+        record = self._base(
+            event, _NAMES.get(kind, kind), "info", round_no, phase, str(agent) if agent else None
+        )
+        if kind == "opened":
+            meta = data.get("meta") or {}
+            record["protocol"] = meta.get("protocol")
+            record["agents"] = sorted(meta.get("aliases") or {})
+            record["resumedSteps"] = sum(
+                1 for e in data.get("past") or () if e.kind in ("ask", "shell")
+            )
+        elif kind == "ask_started":
+            record["retryCount"] = 0
+            record["estimatedPromptTokens"] = data.get("est_prompt_tokens")
+        elif kind == "ask":
+            completion = data.get("completion") or {}
+            usage = completion.get("usage") or {}
+            prompt = int(usage.get("prompt_tokens", 0))
+            produced = int(usage.get("completion_tokens", 0))
+            record["latencyMs"] = round(float(completion.get("latency") or 0.0) * 1000)
+            record["tokenUsage"] = {
+                "prompt": prompt,
+                "completion": produced,
+                "total": prompt + produced,
+                "estimated": bool(usage.get("estimated")),
+            }
+            record["retryCount"] = max(0, int(completion.get("attempts") or 1) - 1)
+            record["costUsd"] = completion.get("cost")
+            if completion.get("status") != "ok":
+                failure = completion.get("failure") or {}
+                record["level"] = "error"
+                record["error"] = f"{failure.get('kind')}: {failure.get('message')}"
+        elif kind == "attempt":
+            failure = data.get("failure") or {}
+            record["level"] = "warn"
+            record["retryCount"] = int(data.get("attempt") or 1)
+            record["error"] = f"{failure.get('kind')}: {failure.get('message')}"
+            record["retryInMs"] = round(float(data.get("retry_in") or 0.0) * 1000)
+        elif kind in ("shell_started", "shell"):
+            record["command"] = data.get("command")
+            result = data.get("result")
+            if isinstance(result, dict):
+                record["exitCode"] = result.get("exit_code")
+                if result.get("exit_code") != 0 or result.get("timed_out"):
+                    record["level"] = "warn"
+        elif kind == "round_result":
+            record["round"] = data.get("round", round_no)
+            for key, value in data.items():
+                if key != "round":
+                    record[_camel(key)] = value
+        elif kind == "warning":
+            record["level"] = "warn"
+            record["error"] = data.get("message")
+        elif kind == "limits_changed":
+            record["limits"] = data.get("limits")
+        elif kind in ("stopped", "failed"):
+            record["level"] = "warn" if kind == "stopped" else "error"
+            record["error"] = data.get("message")
+            record["reason"] = data.get("reason")
+        elif kind == "finished":
+            record["status"] = data.get("status")
+        elif kind == "context_fresh":
+            record["estimatedTokens"] = data.get("estimated_tokens")
+            record["budget"] = data.get("budget")
+        return record
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def json_records(events: list[Event]) -> list[dict[str, Any]]:
+    """The objects `--json-logs` prints for these events (tests and tools)."""
+    log = JsonLog()
+    return [record for event in events for record in log.records(event)]

@@ -1,0 +1,213 @@
+"""The live terminal view (rich Live on stderr): one row per agent with its round, phase,
+status, elapsed time, tokens and cost; session totals; the latest score or vote tally; and
+progress through the rounds. Driven by the session's events, never by reading files.
+
+Elapsed is an agent's time in model calls (ticking while one is in flight); the total row
+shows the time since this run started. Model names stay hidden while the session runs unless
+`reveal` is set: the person watching judges the arguments, not the brands. They appear once the
+session ends."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from moot.display.board import Board
+from moot.display.face import Face
+from moot.display.plain import format_event
+from moot.report.view import label
+from moot.types import Event
+
+__all__ = ["LiveView", "render_board"]
+
+_STATUS_STYLES = {
+    "waiting": "dim",
+    "thinking": "bold yellow",
+    "retrying": "bold magenta",
+    "done": "green",
+    "failed": "bold red",
+    "stopped": "red",
+}
+_ENDED_STYLES = {"consensus": "bold green", "no_consensus": "bold yellow", "failed": "bold red"}
+# Events whose line stays in the scrollback above the table.
+_ABOVE = {
+    "opened",
+    "attempt",
+    "shell",
+    "warning",
+    "round_result",
+    "context_fresh",
+    "limits_changed",
+    "stopped",
+    "failed",
+}
+
+
+def duration(seconds: float) -> str:
+    """'4.2s', '42s', '3m 05s', '1h 02m'."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m {whole % 60:02d}s"
+    return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
+
+
+def _cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
+def _header(board: Board, now: float) -> RenderableType:
+    line = Text()
+    line.append("moot ", style="bold")
+    line.append(board.protocol or "session", style="bold cyan")
+    if board.session_id:
+        line.append(f"  {board.session_id}", style="dim")
+    if board.round is not None:
+        line.append("  judge round " if board.stage == "judges" else "  round ")
+        line.append(str(board.round), style="bold")
+        if board.max_rounds and board.stage == "round":
+            line.append(f" of {board.max_rounds}")
+        if board.phase:
+            line.append(f", {board.phase}")
+    if not board.max_rounds:
+        return line
+    progress = Table.grid(padding=(0, 1))
+    progress.add_column()
+    progress.add_column(width=24)
+    progress.add_column()
+    bar = ProgressBar(
+        total=board.max_rounds, completed=min(board.rounds_done, board.max_rounds), width=24
+    )
+    progress.add_row(line, bar, Text(f"{board.rounds_done}/{board.max_rounds} rounds done"))
+    return progress
+
+
+def _latest(board: Board) -> Text | None:
+    if board.latest is None:
+        return None
+    scale = 10
+    text = Text("Latest: ", style="bold")
+    text.append(f"{board.latest.title.lower()}: {board.latest.describe(scale)}")
+    if board.consensus_score and board.latest.score is not None:
+        text.append(f" (consensus at {board.consensus_score})", style="dim")
+    return text
+
+
+def render_board(board: Board, now: float, *, reveal: bool = False) -> RenderableType:
+    """The view for one moment. Models are shown with `reveal` or once the session ended."""
+    if not board.agents:
+        return Text("moot: starting…", style="dim")
+    show_models = reveal or board.ended is not None
+    table = Table(expand=False, show_footer=True, header_style="bold", footer_style="bold")
+    table.add_column("Agent", footer="Total", no_wrap=True)
+    if show_models:
+        table.add_column("Model", overflow="fold", max_width=32)
+    table.add_column("Round", justify="right")
+    table.add_column("Phase", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
+    table.add_column("Elapsed", justify="right", footer=duration(board.elapsed(now)))
+    table.add_column("Calls", justify="right", footer=str(board.calls))
+    table.add_column("Tokens", justify="right", footer=f"{board.tokens:,}")
+    table.add_column("Cost", justify="right", footer=_cost(board.cost))
+    for row in board.agents.values():
+        cells: list[RenderableType] = [label(row.alias)]
+        if show_models:
+            cells.append(row.model)
+        cells += [
+            "-" if row.round is None else f"{'J' if row.stage == 'judges' else ''}{row.round}",
+            row.phase or "-",
+            Text(row.status, style=_STATUS_STYLES.get(row.status, "")),
+            duration(row.elapsed(now)),
+            str(row.calls),
+            f"{row.tokens:,}",
+            _cost(row.cost if row.cost_known else None),
+        ]
+        table.add_row(*cells)
+    parts: list[RenderableType] = [_header(board, now)]
+    if board.task:
+        task = " ".join(board.task.split())
+        parts.append(Text(f"Task: {task[:200]}", overflow="ellipsis", no_wrap=True, style="dim"))
+    parts.append(table)
+    latest = _latest(board)
+    if latest is not None:
+        parts.append(latest)
+    if board.ended is not None:
+        ended = Text("Ended: ", style="bold")
+        ended.append(board.ended.replace("_", " "), style=_ENDED_STYLES.get(board.ended, "bold"))
+        if board.message:
+            ended.append(f"  {board.message}", style="dim")
+        parts.append(ended)
+    return Group(*parts)
+
+
+class LiveView(Face):
+    """A session subscriber that draws the board on a terminal; use it as a context manager
+    around the run so that the display is torn down whatever happens."""
+
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        reveal: bool = False,
+        clock: Callable[[], float] = time.time,
+        refresh_per_second: float = 4,
+        auto_refresh: bool = True,
+    ) -> None:
+        self.console = console or Console(stderr=True)
+        self.reveal = reveal
+        self.clock = clock
+        self.board = Board()
+        self._open = False  # inside the caller's `with`: the only time the display may draw
+        self._lock = threading.Lock()  # events arrive on the loop; refreshes on rich's thread
+        self._live = Live(
+            console=self.console,
+            get_renderable=self.renderable,
+            refresh_per_second=refresh_per_second,
+            auto_refresh=auto_refresh,
+            transient=False,
+        )
+
+    def renderable(self) -> RenderableType:
+        with self._lock:
+            return render_board(self.board, self.clock(), reveal=self.reveal)
+
+    def handle(self, event: Event) -> None:
+        with self._lock:
+            self.board.apply(event)
+        if not self._live.is_started and self._open:
+            self._live.start()  # on the first event: a run that never starts draws nothing
+        line = None
+        if event.kind in _ABOVE or (
+            event.kind == "ask" and (event.data.get("completion") or {}).get("status") != "ok"
+        ):
+            line = format_event(event, reveal=self.reveal)
+        if line:
+            self.console.print(Text(line), soft_wrap=True, highlight=False)
+        if self._live.is_started:
+            self._live.refresh()
+
+    def __enter__(self) -> LiveView:
+        self._open = True
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._open = False
+        if self._live.is_started:
+            self._live.refresh()
+            self._live.stop()

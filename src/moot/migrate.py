@@ -1,0 +1,180 @@
+"""Upgrade a session folder written by an older moot to the current format.
+
+Format versions:
+  0  before the hash chain: `events.jsonl` holds one plain JSON event a line (`seq`, `ts`,
+     `kind`, `step`, `data`) with no `prev`, `hash` or `hmac`; the begin event and
+     `session.json` carry no `format_version` and no `context_windows`; `result.json` has no
+     `format_version`.
+  1  now: a hash-chained journal (with an HMAC when MOOT_JOURNAL_KEY is set) and
+     `format_version` in `session.json`, the begin event and `result.json`.
+
+Older folders are read-only: resume and replay refuse them and name `moot migrate`. Migrating
+copies the old files into `format-v<N>-backup/` inside the session folder first, rewrites the
+journal event by event (same kinds, steps, data and timestamps, newly chained), then checks that
+replaying the new journal gives the stored result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from moot.config import format_validation_error
+from moot.engine.journal import Journal, key_from_env
+from moot.engine.state import StateWriter
+from moot.engine.store import SessionFolder, atomic_write, find_session, read_json
+from moot.errors import JournalError
+from moot.result import FORMAT_VERSION, Result
+from moot.types import Event
+
+__all__ = ["Migration", "folder_version", "migrate"]
+
+DEFAULT_CONTEXT_WINDOW = 128_000  # what the engine assumes for an alias with no recorded window
+_NOT_BACKED_UP = ("lock", "lock.owner")
+
+
+@dataclass(frozen=True)
+class Migration:
+    session_id: str
+    from_version: int
+    to_version: int
+    backup: Path | None  # None: nothing to do
+    events: int
+    replay_identical: bool | None
+
+
+def folder_version(folder: SessionFolder) -> int:
+    """The format version a session folder was written in."""
+    meta = folder.meta()
+    if meta is not None and "format_version" in meta:
+        return int(meta["format_version"])
+    with folder.events.open("rb") as handle:
+        first = handle.readline()
+    try:
+        record = json.loads(first) if first.strip() else {}
+    except ValueError:
+        return FORMAT_VERSION  # let the journal's own checks report the damage
+    return FORMAT_VERSION if "hash" in record else 0
+
+
+def _read_unchained(path: Path) -> list[Event]:
+    events: list[Event] = []
+    for number, line in enumerate(path.read_bytes().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            event = Event(
+                kind=record["kind"],
+                step=record.get("step"),
+                data=record.get("data") or {},
+                seq=record.get("seq"),
+                ts=record.get("ts"),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise JournalError(f"{path}, line {number} is not a version 0 event ({exc})") from None
+        if event.seq != len(events):
+            raise JournalError(f"{path}, line {number} has seq {event.seq}, not {len(events)}")
+        events.append(event)
+    if not events or events[0].kind != "begin":
+        raise JournalError(f"{path} does not start with a begin event; not a moot session")
+    return events
+
+
+def _upgrade_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    windows = meta.get("context_windows") or {
+        alias: DEFAULT_CONTEXT_WINDOW for alias in meta.get("aliases", {})
+    }
+    return {**meta, "format_version": FORMAT_VERSION, "context_windows": windows}
+
+
+def _backup(folder: SessionFolder, version: int) -> Path:
+    backup = folder.path / f"format-v{version}-backup"
+    if backup.exists():
+        raise JournalError(
+            f"{backup} already exists: an earlier migration stopped half way. Move the files "
+            "in it back into the session folder, delete it, and migrate again"
+        )
+    staging = folder.path / f".format-v{version}-backup.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for path in folder.path.iterdir():
+        if path.is_file() and path.name not in _NOT_BACKED_UP and not path.name.startswith("."):
+            shutil.copy2(path, staging / path.name)
+    os.replace(staging, backup)  # the backup appears whole or not at all
+    return backup
+
+
+def migrate(ref: str | None, *, root: Path | None = None) -> Migration:
+    """Upgrade session `ref` to the current format; the old files stay in a backup folder."""
+    folder = find_session(ref, root)
+    lock = folder.acquire()
+    try:
+        version = folder_version(folder)
+        if version == FORMAT_VERSION:
+            return Migration(folder.id, version, version, None, 0, None)
+        if version > FORMAT_VERSION:
+            raise JournalError(
+                f"session {folder.id} has format version {version}, newer than this moot "
+                f"({FORMAT_VERSION}): upgrade moot instead"
+            )
+        events = _read_unchained(folder.events)
+        backup = _backup(folder, version)
+        try:
+            return _upgrade(folder, version, events, backup)
+        except BaseException:
+            _restore(folder, backup)
+            raise
+    finally:
+        lock.release()
+
+
+def _restore(folder: SessionFolder, backup: Path) -> None:
+    """Put the old files back after a failed migration."""
+    for path in backup.iterdir():
+        shutil.copy2(path, folder.path / path.name)
+    shutil.rmtree(backup)
+
+
+def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: Path) -> Migration:
+    from moot.report.markdown import render_report
+    from moot.runner import replay
+
+    meta = _upgrade_meta(events[0].data)
+    events[0] = events[0].model_copy(update={"data": meta})
+
+    fresh = folder.path / ".events.jsonl.migrating"
+    fresh.unlink(missing_ok=True)
+    journal, _ = Journal.open(fresh, key_from_env())
+    for event in events:
+        journal.append(Event(kind=event.kind, step=event.step, data=event.data, ts=event.ts))
+    journal.close()
+    os.replace(fresh, folder.events)
+
+    session = read_json(folder.session_json) or {}
+    atomic_write(folder.session_json, json.dumps(_upgrade_meta({**meta, **session}), indent=2))
+    stored = read_json(folder.result_json)
+    if stored is not None:
+        try:
+            upgraded = Result.model_validate({**stored, "format_version": FORMAT_VERSION})
+        except ValidationError as exc:
+            raise JournalError(
+                f"{folder.result_json} does not fit the current result format, so it was left "
+                f"as it was: {format_validation_error(exc, 'result.json')}"
+            ) from None
+        atomic_write(folder.result_json, upgraded.to_json())
+
+    report = replay(folder.id, root=folder.path.parent)
+    if stored is None:
+        atomic_write(folder.result_json, report.result.to_json())
+    atomic_write(folder.report_md, render_report(report.result, journal.events))
+    state = StateWriter(folder, meta)
+    state.absorb(journal.events)
+    state.set_status(report.result.status, report.result.stop_message)
+    return Migration(folder.id, version, FORMAT_VERSION, backup, len(events), report.identical)

@@ -1,0 +1,368 @@
+"""`cli:TOOL`: coding agents' command-line tools in print mode, and any command.
+
+    cli:claude[#MODEL]        claude -p --output-format json            prompt on stdin
+    cli:codex[#MODEL]         codex exec --json ... -                   prompt on stdin
+    cli:gemini[#MODEL]        gemini --output-format json               prompt on stdin
+    cli:cursor-agent[#MODEL]  cursor-agent -p --output-format json PROMPT
+    cli:qwen[#MODEL]          qwen --output-format json                 prompt on stdin
+    cli:NAME  with options.command = "/abs/path" and options.args = [...]   any command
+    cli:/abs/path/to/tool     the same, the path in the spec
+
+A custom command's args may hold {{PROMPT}}, {{MAX_TOKENS}}, {{TEMPERATURE}} and {{MODEL}};
+without {{PROMPT}} the prompt goes to stdin. Its output may be any of the tools' JSON shapes or
+plain text (`options.output = "text"` forces text). `options.chat_template` (plain, chatml,
+llama3, gemma) shapes the conversation into one prompt. Each tool's `--version` is journaled
+once per session as a checkpoint, so a report can say which build answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.errors import ConfigError
+from moot.models.base import Capabilities, ModelSettings, Spec, call_context
+from moot.models.cli_process import MAX_STDIN, run_process, tool_version
+from moot.models.failures import classify_message, failure
+from moot.models.pricing import Pricer
+from moot.models.transcript import render_transcript
+from moot.types import Completion, FailureKind, Request, Usage, estimate_tokens
+
+__all__ = ["TOOLS", "CliModel", "CliReply", "Tool", "parse_output"]
+
+MAX_ARG_PROMPT = 100_000  # bytes; Linux refuses a single argument over 128 KiB
+DEFAULT_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class Tool:
+    command: str
+    args: tuple[str, ...]
+    subcommand: tuple[str, ...] = ()
+    vendor: str = ""  # whose price table prices a named model
+    install: str = ""
+
+
+TOOLS: dict[str, Tool] = {
+    "claude": Tool(
+        "claude", ("-p", "--output-format", "json"), vendor="anthropic", install="Claude Code"
+    ),
+    "codex": Tool(
+        "codex",
+        ("--json", "--skip-git-repo-check", "--sandbox", "read-only", "-"),
+        subcommand=("exec",),
+        vendor="openai",
+        install="the Codex CLI",
+    ),
+    "gemini": Tool("gemini", ("--output-format", "json"), vendor="google", install="Gemini CLI"),
+    "cursor-agent": Tool(
+        "cursor-agent", ("-p", "--output-format", "json", "{{PROMPT}}"), install="the Cursor CLI"
+    ),
+    "qwen": Tool("qwen", ("--output-format", "json"), install="Qwen Code"),
+}
+
+
+@dataclass
+class CliReply:
+    """What a tool's output says: the answer, usage and cost when given, or its error."""
+
+    text: str = ""
+    error: str | None = None
+    usage: Usage | None = None
+    cost: float | None = None
+    found: bool = False  # a known JSON shape was recognised
+    notes: list[str] = field(default_factory=list)
+
+
+class CliModel:
+    def __init__(self, spec: Spec, settings: ModelSettings) -> None:
+        options = settings.options
+        name, _, model = spec.name.partition("#")
+        tool = TOOLS.get(name)
+        if tool is not None and "command" not in options:
+            executable = shutil.which(tool.command)
+            if executable is None:
+                raise ConfigError(
+                    f"{spec} needs the `{tool.command}` command on PATH: install {tool.install}"
+                )
+            args = [*tool.subcommand, *(["--model", model] if model else []), *tool.args]
+        else:
+            command = str(options.get("command") or name)
+            if not os.path.isabs(command):
+                raise ConfigError(
+                    f"{spec}: a custom CLI model needs an absolute path, as cli:/path/to/tool or "
+                    f"options.command; built-in tools are {', '.join(TOOLS)}"
+                )
+            if not (os.path.isfile(command) and os.access(command, os.X_OK)):
+                raise ConfigError(f"{spec}: {command} is not an executable file")
+            executable, raw = command, options.get("args", [])
+            if not isinstance(raw, list) or not all(isinstance(a, str) for a in raw):
+                raise ConfigError(f"{spec}: options.args must be a list of strings")
+            args = list(raw)
+        extra = options.get("extra_args", [])
+        if not isinstance(extra, list):
+            raise ConfigError(f"{spec}: options.extra_args must be a list of strings")
+        self.spec = str(spec)
+        self.tool = name
+        self.model = model
+        self.executable = executable
+        self.args = [*args, *map(str, extra)]
+        self.settings = settings
+        self.template = str(options.get("chat_template", "plain"))
+        self.output = str(options.get("output", "auto"))
+        self.cwd = options.get("cwd")
+        self.capabilities = Capabilities(
+            json_schema=False,
+            seed=False,
+            temperature=any("{{TEMPERATURE}}" in a for a in self.args),
+            context_window=int(options.get("context_window", 128_000)),
+            max_concurrency=settings.concurrency,
+        )
+        vendor = tool.vendor if tool else ""
+        keys = [f"cli:{name}"] + ([f"{vendor}:{model}"] if vendor and model else [])
+        self.pricer = Pricer(self.spec, keys, settings)
+
+    def connection_key(self) -> str:
+        return f"cli:{self.executable}"
+
+    async def complete(self, request: Request) -> Completion:
+        started = time.perf_counter()
+        await self._record_version()
+        prompt = render_transcript(request.messages, self.template)
+        argv, stdin = self._argv(request, prompt)
+        if isinstance(argv, Completion):
+            return argv
+        timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
+        try:
+            result = await run_process(argv, stdin=stdin, timeout=timeout, cwd=self.cwd)
+        except OSError as exc:
+            return failure(
+                FailureKind.CONNECTION, f"cannot run {self.executable}: {exc}", model=self.spec
+            )
+        latency = time.perf_counter() - started
+        if result.timed_out:
+            return failure(
+                FailureKind.TIMEOUT,
+                f"{self.tool}: no answer within {timeout:g}s; its process tree was killed",
+                model=self.spec,
+                latency=latency,
+            )
+        if result.overflow:
+            return failure(
+                FailureKind.BAD_RESPONSE,
+                f"{self.tool}: printed more than {len(result.stdout):,} bytes; stopped",
+                model=self.spec,
+                latency=latency,
+            )
+        stdout = result.stdout.decode("utf-8", "replace")
+        reply = CliReply(text=stdout.strip()) if self.output == "text" else parse_output(stdout)
+        if result.exit_code != 0 or reply.error is not None:
+            return self._failed(reply, result.exit_code, result.stderr, latency)
+        if not reply.text.strip():
+            return failure(
+                FailureKind.BAD_RESPONSE,
+                f"{self.tool}: printed no answer" + _tail(result.stderr),
+                model=self.spec,
+                latency=latency,
+            )
+        usage = reply.usage or Usage(
+            prompt_tokens=estimate_tokens(prompt),
+            completion_tokens=estimate_tokens(reply.text),
+            estimated=True,
+        )
+        cost = reply.cost if reply.cost is not None else self.pricer.cost(usage)
+        return Completion(text=reply.text, usage=usage, cost=cost, latency=latency, model=self.spec)
+
+    def _argv(self, request: Request, prompt: str) -> tuple[list[str] | Completion, bytes | None]:
+        encoded = prompt.encode("utf-8")
+        temperature = request.temperature
+        if temperature is None:
+            temperature = self.settings.temperature
+        values = {
+            "{{PROMPT}}": prompt,
+            "{{MAX_TOKENS}}": str(request.max_tokens or self.settings.max_tokens or 2048),
+            "{{TEMPERATURE}}": f"{0.7 if temperature is None else temperature:g}",
+            "{{MODEL}}": self.model,
+        }
+        in_args = any("{{PROMPT}}" in a for a in self.args)
+        limit, where = (
+            (MAX_ARG_PROMPT, "a command-line argument") if in_args else (MAX_STDIN, "stdin")
+        )
+        if len(encoded) > limit:
+            return failure(
+                FailureKind.CONTEXT_LENGTH,
+                f"{self.tool}: the prompt ({len(encoded):,} bytes) is over the "
+                f"{limit:,}-byte limit for {where}",
+                model=self.spec,
+            ), None
+        argv = [self.executable]
+        for arg in self.args:
+            for token, value in values.items():
+                arg = arg.replace(token, value)
+            argv.append(arg)
+        return argv, None if in_args else encoded
+
+    def _failed(
+        self, reply: CliReply, exit_code: int | None, stderr: str, latency: float
+    ) -> Completion:
+        message = reply.error or reply.text or stderr.strip() or "no output"
+        kind = classify_message(f"{message}\n{stderr}")
+        if kind is None:
+            # gemini and qwen: 42 is an input error, 53 a turn limit
+            kind = {42: FailureKind.BAD_REQUEST, 53: FailureKind.BAD_RESPONSE}.get(
+                exit_code or 0, FailureKind.UNKNOWN
+            )
+        code = f"exit code {exit_code}" if exit_code else "an error"
+        return failure(
+            kind,
+            f"{self.tool} ended with {code}: {message[-1500:]}",
+            model=self.spec,
+            latency=latency,
+        )
+
+    async def _record_version(self) -> None:
+        context = call_context()
+        if context is None:
+            return
+        version = await tool_version(self.executable)
+        if not any(
+            item.get("cli_version") == version and item.get("executable") == self.executable
+            for item in context.recorded
+        ):
+            context.checkpoint(
+                {"cli": self.tool, "executable": self.executable, "cli_version": version}
+            )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _tail(stderr: str) -> str:
+    text = stderr.strip()
+    return f" (stderr: {text[-500:]})" if text else ""
+
+
+# -- output shapes -----------------------------------------------------------------------------
+def parse_output(stdout: str) -> CliReply:
+    """Read any of the tools' JSON shapes (one object, an array of messages, JSON lines);
+    anything else is the answer as plain text."""
+    text = stdout.strip()
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        events = [_json_line(line) for line in text.splitlines()]
+        objects = [e for e in events if isinstance(e, dict)]
+        if objects and len(objects) * 2 >= len([line for line in text.splitlines() if line]):
+            return _from_events(objects)
+        return CliReply(text=text)
+    if isinstance(data, list):
+        return _from_events([item for item in data if isinstance(item, dict)])
+    if isinstance(data, dict):
+        return _from_object(data)
+    return CliReply(text=text)
+
+
+def _json_line(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _from_object(data: dict[str, Any]) -> CliReply:
+    if data.get("type") == "result" or "result" in data:  # claude, cursor-agent, qwen
+        reply = CliReply(text=str(data.get("result") or ""), found=True)
+        if data.get("is_error") or str(data.get("subtype", "success")).startswith("error"):
+            reply.error = reply.text or str(data.get("subtype"))
+        reply.usage = _usage(data.get("usage"))
+        cost = data.get("total_cost_usd", data.get("cost_usd"))
+        reply.cost = float(cost) if isinstance(cost, int | float) else None
+        return reply
+    if "response" in data or "stats" in data:  # gemini
+        reply = CliReply(text=str(data.get("response") or ""), found=True)
+        reply.usage = _gemini_usage(data.get("stats"))
+    else:
+        field_ = next((k for k in ("text", "content", "output", "answer") if k in data), None)
+        reply = CliReply(text=str(data[field_]) if field_ else json.dumps(data), found=bool(field_))
+    error = data.get("error")
+    if error:
+        reply.error = str(error.get("message", error) if isinstance(error, dict) else error)
+    return reply
+
+
+def _from_events(events: list[dict[str, Any]]) -> CliReply:
+    results = [e for e in events if e.get("type") == "result"]
+    if results:  # claude/qwen stream shapes end with a result like the single-object form
+        return _from_object(results[-1])
+    reply = CliReply(found=True)
+    for event in events:  # codex exec --json
+        kind = event.get("type")
+        raw_item = event.get("item")
+        item: dict[str, Any] = raw_item if isinstance(raw_item, dict) else {}
+        if kind == "item.completed" and item.get("type") in ("agent_message", "assistant_message"):
+            reply.text = str(item.get("text", ""))
+        elif kind == "turn.completed":
+            reply.usage = _usage(event.get("usage"), openai_style=True)
+        elif kind in ("turn.failed", "error"):
+            error = event.get("error", event)
+            reply.error = str(error.get("message", error) if isinstance(error, dict) else error)
+        elif kind == "assistant" and isinstance(event.get("message"), dict):
+            reply.text = "".join(_texts(event["message"].get("content")))
+    return reply
+
+
+def _texts(content: Any) -> Iterable[str]:
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                yield str(part.get("text", ""))
+
+
+def _int(data: dict[str, Any], *names: str) -> int:
+    for name in names:
+        value = data.get(name)
+        if isinstance(value, int | float):
+            return int(value)
+    return 0
+
+
+def _usage(raw: Any, *, openai_style: bool = False) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    prompt = _int(raw, "input_tokens", "prompt_tokens")
+    output = _int(raw, "output_tokens", "completion_tokens")
+    read = _int(raw, "cache_read_input_tokens", "cached_input_tokens", "cached_tokens")
+    write = _int(raw, "cache_creation_input_tokens")
+    if not (prompt or output):
+        return None
+    if not openai_style:  # Anthropic-style counts leave cache reads and writes out of input
+        prompt += read + write
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def _gemini_usage(stats: Any) -> Usage | None:
+    if not isinstance(stats, dict):
+        return None
+    models = stats.get("models")
+    if isinstance(models, dict) and models:
+        prompt = output = cached = 0
+        for entry in models.values():
+            tokens = entry.get("tokens", {}) if isinstance(entry, dict) else {}
+            prompt += _int(tokens, "prompt", "input")
+            output += _int(tokens, "candidates", "output") + _int(tokens, "thoughts")
+            cached += _int(tokens, "cached")
+        return Usage(prompt_tokens=prompt, completion_tokens=output, cache_read_tokens=cached)
+    prompt, output = _int(stats, "inputTokens"), _int(stats, "outputTokens")
+    return Usage(prompt_tokens=prompt, completion_tokens=output) if prompt or output else None

@@ -1,0 +1,176 @@
+"""What a call cost: a bundled price table that users can override, and the unknown case.
+
+Prices are USD per million tokens, looked up by "provider:model". Later sources win:
+the bundled `prices.toml`, then `$MOOT_HOME/prices.toml` (or `./.moot/prices.toml`), then the
+run config's `[prices]` table, then an agent's `options.price`. A model with no price reports
+`cost = None` ("unknown"), and the session says so once; cost limits then count that model's
+tokens at `UNPRICED_USD_PER_MTOK` (see engine/limits.py), so a cost limit still bounds the run.
+
+Usage convention: `prompt_tokens` counts every input token, cache hits and cache writes
+included; `cache_read_tokens` and `cache_write_tokens` say how many of them were which.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from moot.errors import ConfigError
+from moot.models.base import ModelSettings, call_context
+from moot.types import Usage
+
+__all__ = [
+    "UNPRICED_USD_PER_MTOK",
+    "UNPRICED_USD_PER_TOKEN",
+    "Price",
+    "Pricer",
+    "find_price",
+    "price_table",
+    "user_prices_path",
+]
+
+# What cost limits charge for a token whose price is unknown: a middling 2026 list price
+# (input and output of mid-size models sit between $1 and $30 per million tokens).
+UNPRICED_USD_PER_MTOK = 10.0
+UNPRICED_USD_PER_TOKEN = UNPRICED_USD_PER_MTOK / 1_000_000
+
+_log = logging.getLogger("moot")
+_DATE_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    output: float
+    cache_read: float | None = None  # None: billed as input
+    cache_write: float | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], where: str) -> Price:
+        try:
+            values = {k: float(v) for k, v in data.items()}
+            unknown = set(values) - {"input", "output", "cache_read", "cache_write"}
+            if unknown or "input" not in values or "output" not in values:
+                raise ValueError(
+                    f"needs input and output, allows cache_read and cache_write; got {sorted(data)}"
+                )
+            if any(v < 0 for v in values.values()):
+                raise ValueError("prices cannot be negative")
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"bad price for {where}: {exc}") from None
+
+    def cost(self, usage: Usage) -> float:
+        cached = usage.cache_read_tokens + usage.cache_write_tokens
+        fresh = max(0, usage.prompt_tokens - cached)
+        total = (
+            fresh * self.input
+            + usage.cache_read_tokens * (self.input if self.cache_read is None else self.cache_read)
+            + usage.cache_write_tokens
+            * (self.input if self.cache_write is None else self.cache_write)
+            + usage.completion_tokens * self.output
+        )
+        return round(total / 1_000_000, 9)
+
+
+def user_prices_path() -> Path:
+    home = os.environ.get("MOOT_HOME")
+    return (Path(home).expanduser() if home else Path.cwd() / ".moot") / "prices.toml"
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled() -> dict[str, Price]:
+    text = resources.files("moot.models").joinpath("prices.toml").read_text(encoding="utf-8")
+    return _parse(tomllib.loads(text), "the bundled price table")
+
+
+@functools.lru_cache(maxsize=8)
+def _user_file(path: str, mtime: float) -> dict[str, Price]:
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read the price file {path}: {exc}") from None
+    return _parse(data, path)
+
+
+def _parse(data: Mapping[str, Any], source: str) -> dict[str, Price]:
+    table: dict[str, Price] = {}
+    for key, value in data.items():
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{source}: [{key!r}] must be a table of prices")
+        table[key.lower()] = Price.parse(value, f"{key!r} in {source}")
+    return table
+
+
+def price_table(extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Price]:
+    """Bundled prices, overridden by the user's file, overridden by `extra`."""
+    table = dict(_bundled())
+    path = user_prices_path()
+    if path.is_file():
+        table.update(_user_file(str(path), path.stat().st_mtime))
+    if extra:
+        table.update(_parse(extra, "the config's [prices]"))
+    return table
+
+
+def _variants(key: str) -> Iterable[str]:
+    key = key.lower()
+    yield key
+    stripped = _DATE_SUFFIX.sub("", key)
+    if stripped != key:
+        yield stripped
+
+
+def find_price(keys: Iterable[str], table: Mapping[str, Price]) -> Price | None:
+    for key in keys:
+        for variant in _variants(key):
+            if variant in table:
+                return table[variant]
+    return None
+
+
+class Pricer:
+    """Prices one model's calls; says once per session when it cannot."""
+
+    def __init__(
+        self, spec: str, keys: Iterable[str], settings: ModelSettings, *, free: bool = False
+    ) -> None:
+        self.spec = spec
+        self.free = free
+        own = settings.options.get("price")
+        if isinstance(own, Mapping):
+            self.price: Price | None = Price.parse(own, f"options.price of {spec}")
+        elif free:
+            self.price = None
+        else:
+            self.price = find_price(keys, price_table(settings.prices))
+
+    def cost(self, usage: Usage) -> float | None:
+        if self.price is not None:
+            return self.price.cost(usage)
+        if self.free:
+            return 0.0
+        message = (
+            f"no price is known for {self.spec}: its cost is reported as unknown and cost limits "
+            f"count its tokens at ${UNPRICED_USD_PER_MTOK:g} per million; add its price to "
+            f"{user_prices_path()} or the config's [prices] table"
+        )
+        context = call_context()
+        if context is not None:
+            context.warn(message)
+        else:
+            _warn_once(message)
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def _warn_once(message: str) -> None:
+    _log.warning(message)

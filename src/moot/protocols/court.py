@@ -1,0 +1,275 @@
+"""The court (seed 002): agents vote on position ids until a supermajority agrees; if they do
+not, a judge panel scores the positions and selects one; else the court is deadlocked.
+
+Round 1 proposes: every agent abstains and states a position. Each later round votes on the
+candidate, the position with the broadest support in the round before: yes (naming its id), no
+(with an alternative) or abstain. Each prompt carries the earlier rounds its context topology
+allows, cut to fit (`court_context`); the panel is in `court_panel`; what is kept of each round
+and the output document are in `court_record`. Phases follow the seed's state machine (2.1).
+"""
+
+from __future__ import annotations
+
+from moot.config import CourtOptions
+from moot.deliberation.anonymize import quote
+from moot.deliberation.consensus import (
+    Response,
+    detect_agent_consensus,
+    position_id,
+    rank_positions,
+    select_candidate,
+)
+from moot.engine.session import Session
+from moot.engine.structured import Parsed, ask_parsed
+from moot.errors import ProtocolAborted
+from moot.protocols.court_context import history
+from moot.protocols.court_panel import judge_positions, judge_round, record_judges
+from moot.protocols.court_record import (
+    AgentRound,
+    Court,
+    Verdict,
+    build_output,
+    label,
+    nonce,
+    user,
+)
+from moot.protocols.court_replies import AgentReply, agent_parser, agent_schema
+from moot.protocols.prompts import court as prompts
+from moot.types import Message, Outcome, estimate_tokens
+
+__all__ = ["run"]
+
+
+def _system(s: Session, c: Court, alias: str, *, judge: bool) -> Message:
+    question = f"\nQuestion: {c.opts.initial_query}" if c.opts.initial_query else ""
+    role = s.agent(alias).config.system_prompt
+    template = prompts.JUDGE_SYSTEM if judge else prompts.AGENT_SYSTEM
+    text = template.format(
+        label=label(alias),
+        n=len(c.judges if judge else c.agents),
+        topic=c.task,
+        question=question,
+        role=f"\nYour role: {role}" if role else "",
+        format=prompts.JUDGE_FORMAT if judge else prompts.AGENT_FORMAT,
+    )
+    return Message(role="system", content=text)
+
+
+# -- the agents' debate ---------------------------------------------------------------------
+def _agent_prompt(s: Session, c: Court, me: str, r: int, step: str) -> tuple[str, list[int]]:
+    def render(past: str) -> str:
+        if c.candidate is None:
+            return prompts.PROPOSE.format(round=r, rounds=c.opts.max_agent_rounds, history=past)
+        return prompts.VOTE.format(
+            round=r,
+            rounds=c.opts.max_agent_rounds,
+            candidate=c.candidate,
+            candidate_text=quote(
+                f"candidate position {c.candidate}",
+                c.texts[c.candidate],
+                nonce=nonce(s, f"{step}/candidate"),
+                limit=4200,
+            ),
+            history=past,
+        )
+
+    # ModelContextLimit - SystemPrompt - ResponseReservation, within maxContextTokens (3.4)
+    reserve = s.agent(me).config.max_tokens or c.opts.max_tokens_per_response
+    window = min(c.opts.max_context_tokens, s.context_window(me) - reserve)
+    fixed = estimate_tokens(c.systems[me].content) + estimate_tokens(render(""))
+    past, dropped = history(s, c, me, step, window - fixed)
+    return render(past), dropped
+
+
+def _response(c: Court, alias: str, rnd: int, answer: Parsed[AgentReply]) -> Response:
+    reply, candidate = answer.value, c.candidate
+    if reply is None:  # seed 8.2: an error response abstains and holds no position
+        problem = answer.problem or "no valid answer"
+        return Response(alias, rnd, "abstain", None, "", 0.0, ok=False, error=problem)
+    if candidate is None:  # a proposal: abstain by rule, the position is the proposal
+        text = reply.new_position_text or ""
+        return Response(
+            alias, rnd, "abstain", position_id(text), text, reply.confidence, reply.reasoning
+        )
+    if reply.vote == "yes":
+        text = c.texts[candidate]
+        return Response(alias, rnd, "yes", candidate, text, reply.confidence, reply.reasoning)
+    text = reply.new_position_text or ""
+    pid = position_id(text) if text else None
+    return Response(alias, rnd, reply.vote, pid, text, reply.confidence, reply.reasoning)
+
+
+async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
+    candidate = c.candidate
+    kind = "propose" if candidate is None else "vote"
+    steps = [f"r{r}/{kind}/{a}" for a in c.agents]
+    asks = []
+    truncated: dict[str, list[int]] = {}
+    for alias, step in zip(c.agents, steps, strict=True):
+        prompt, dropped = _agent_prompt(s, c, alias, r, step)
+        if dropped:
+            truncated[alias] = dropped
+        asks.append(
+            ask_parsed(
+                s,
+                alias,
+                [c.systems[alias], user(prompt)],
+                agent_parser(candidate, repair=not c.strict),
+                step=step,
+                reminder=prompts.AGENT_FORMAT,
+                reask=not c.strict,
+                json_schema=agent_schema(candidate),
+            )
+        )
+    with s.deadline(c.opts.round_timeout):
+        answers = await s.gather(*asks)
+    responses = [_response(c, a, r, answer) for a, answer in zip(c.agents, answers, strict=True)]
+    for resp in responses:
+        if resp.position_id is not None and resp.vote != "yes":
+            c.texts.setdefault(resp.position_id, resp.position_text)
+    return AgentRound(r, candidate, responses, list(answers), steps, truncated=truncated)
+
+
+def _record_agents(s: Session, c: Court, rnd: AgentRound) -> None:
+    """Keep the round in the outcome's details and tell the faces its tally."""
+    counts = {"yes": 0, "no": 0, "abstain": 0, "failed": 0}
+    for resp in rnd.responses:
+        counts["failed" if not resp.ok else resp.vote] += 1
+    entry: dict[str, object] = {
+        "phase": "agents",
+        "round": rnd.number,
+        "candidate": rnd.candidate,
+        # the seed's VoteTally once there is a candidate (failed = total - eligible)
+        "tally": rnd.consensus.tally.as_dict() if rnd.consensus else counts,
+        "method": rnd.consensus.method if rnd.consensus else None,
+        "next_candidate": c.candidate,
+        "failed": [r.agent for r in rnd.responses if not r.ok],
+    }
+    if rnd.candidate is None:
+        entry["proposals"] = {pid: n for pid, _, n in rank_positions(rnd.responses, proposals=True)}
+    if rnd.truncated:
+        entry["context_truncated"] = rnd.truncated
+    c.details.append(entry)
+    s.signal(
+        "round_result",
+        f"r{rnd.number}/{'propose' if rnd.candidate is None else 'vote'}",
+        round=rnd.number,
+        phase="agents",
+        tally=counts,
+        candidate=rnd.candidate,
+        next_candidate=c.candidate,
+    )
+
+
+# -- the verdict ------------------------------------------------------------------------------
+def _outcome(s: Session, c: Court, verdict: Verdict, how: str) -> Outcome:
+    consensus = verdict.source != "deadlock"
+    last: dict[str, str] = {}  # each agent's latest position
+    for rnd in c.rounds:
+        for r in rnd.responses:
+            if r.ok and r.position_id:
+                last[r.agent] = c.texts.get(r.position_id, r.position_text)
+    disagreements: tuple[str, ...] = ()
+    if not consensus:
+        holders: dict[str, list[str]] = {}
+        for alias, text in last.items():
+            holders.setdefault(position_id(text), []).append(label(alias))
+        disagreements = tuple(
+            f"position {pid} ({', '.join(who)}): {c.texts.get(pid, '')[:300]}"
+            for pid, who in sorted(holders.items())
+        )
+    return Outcome(
+        protocol="court",
+        status="consensus" if consensus else "no_consensus",
+        consensus=consensus,
+        how=how,
+        final_answer=verdict.position_text if consensus else "",
+        rounds=len(c.rounds) + len(c.judge_rounds),
+        disagreements=disagreements,
+        positions=last,
+        details={
+            "rounds": c.details,
+            "phase": c.phases.current,
+            "court": build_output(s, c, verdict),
+        },
+    )
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 6) if values else 0.0
+
+
+def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcome:
+    c.phases.go("deadlock")
+    # for the record, the leading position: the judges' last leader, else the candidate
+    leader = c.judge_rounds[-1].result.position_id if c.judge_rounds else None
+    pid = leader or c.candidate or ""
+    how = f"deadlock: no consensus after {len(c.rounds)} agent round(s)"
+    if c.judge_rounds:
+        how += f" and {len(c.judge_rounds)} judge round(s)"
+    elif not panel:
+        how += "; the judge panel is disabled"
+    else:
+        how += f"; only {len(positions)} position(s) for the judges"
+    return _outcome(s, c, Verdict(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how)
+
+
+async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
+    agents = [a for a in s.aliases if a.startswith("agent_")]
+    judges = [a for a in s.aliases if a.startswith("judge_")]
+    c = Court(task=task, opts=opts, agents=agents, judges=judges)
+    c.systems = {a: _system(s, c, a, judge=a in judges) for a in agents + judges}
+    panel = opts.judge_panel_enabled and len(judges) >= 3
+    c.phases.go("agent_debate")
+
+    for r in range(1, opts.max_agent_rounds + 1):
+        rnd = await _agent_round(s, c, r)
+        c.rounds.append(rnd)
+        if rnd.candidate is not None:
+            rnd.consensus = detect_agent_consensus(
+                rnd.responses, rnd.candidate, opts.consensus_threshold
+            )
+        proposals = rnd.candidate is None
+        c.candidate = select_candidate(rnd.responses, proposals=proposals) or c.candidate
+        _record_agents(s, c, rnd)
+        failed = [resp for resp in rnd.responses if not resp.ok]
+        if len(failed) * 2 > len(rnd.responses):  # seed 8.1
+            if panel and len(judge_positions(c)) >= 2:
+                break  # the panel takes over
+            why = "; ".join(f"{label(f.agent)}: {f.error}" for f in failed)
+            raise ProtocolAborted(
+                f"{len(failed)} of {len(rnd.responses)} agents failed in round {r} and no "
+                f"judge panel can take over ({why})"
+            )
+        agreed = rnd.consensus
+        if agreed is not None and agreed.reached and rnd.candidate is not None:
+            c.phases.go("consensus_reached")
+            yes = [x.confidence for x in rnd.responses if x.ok and x.vote == "yes"]
+            how = (
+                f"the agents reached {agreed.method} consensus in round {r}: "
+                f"{agreed.tally.yes} of {agreed.tally.voting_total} yes on position "
+                f"{rnd.candidate}"
+            )
+            verdict = Verdict(rnd.candidate, c.texts[rnd.candidate], _mean(yes), "agent_consensus")
+            return _outcome(s, c, verdict, how)
+
+    positions = judge_positions(c)
+    if not panel or len(positions) < 2:
+        return _deadlock(s, c, panel, positions)
+    c.phases.go("judge_evaluation")
+    for j in range(1, opts.max_judge_rounds + 1):
+        judged = await judge_round(s, c, j, positions)
+        c.judge_rounds.append(judged)
+        record_judges(s, c, judged)
+        result = judged.result
+        if result.reached and result.position_id is not None:
+            c.phases.go("consensus_reached")
+            pid = result.position_id
+            how = (
+                f"the judge panel selected position {pid} in judge round {j} "
+                f"({result.votes[pid]} of {len(c.judges)} judges, average confidence "
+                f"{result.confidence:.2f})"
+            )
+            verdict = Verdict(pid, c.texts[pid], round(result.confidence, 6), "judge_consensus")
+            return _outcome(s, c, verdict, how)
+    return _deadlock(s, c, panel, positions)

@@ -1,0 +1,118 @@
+"""The judge panel (seed 6.2): each judge scores every position from 0 to 100 and selects one;
+a majority with enough confidence settles the court. From the second judge round on, judges
+see what the panel said before."""
+
+from __future__ import annotations
+
+from moot.deliberation.anonymize import quote
+from moot.deliberation.consensus import Evaluation, detect_judge_consensus, rank_positions
+from moot.engine.session import Session
+from moot.engine.structured import Parsed, ask_parsed
+from moot.protocols.court_record import Court, JudgeRound, label, nonce, user
+from moot.protocols.court_replies import JudgeReply, judge_parser, judge_schema
+from moot.protocols.prompts import court as prompts
+
+__all__ = ["judge_positions", "judge_round", "record_judges"]
+
+
+def judge_positions(c: Court) -> list[str]:
+    """The positions the panel weighs (judgePositionsScope): every position that had support
+    in the rounds in scope, by id."""
+    scope = c.rounds if c.opts.judge_positions_scope == "all_rounds" else c.rounds[-1:]
+    found = {
+        pid
+        for rnd in scope
+        for pid, _, _ in rank_positions(rnd.responses, proposals=rnd.candidate is None)
+    }
+    return sorted(found)
+
+
+def _prompt(s: Session, c: Court, j: int, positions: list[str], step: str) -> str:
+    order = s.shuffle(positions, step=f"{step}/order")
+    limit = max(200, min(4200, c.opts.max_context_tokens * 4 // (len(positions) + 2)))
+    shown = "\n\n".join(
+        quote(f"position {pid}", c.texts[pid], nonce=nonce(s, f"{step}/{pid}"), limit=limit)
+        for pid in order
+    )
+    previous = ""
+    if c.judge_rounds:
+        quotes = [
+            quote(
+                label(e.judge),
+                f"selected {e.selected}, confidence {e.confidence:.2f}\n{e.reasoning}",
+                nonce=nonce(s, f"{step}/previous/{e.judge}"),
+                limit=limit,
+            )
+            for e in c.judge_rounds[-1].evaluations
+            if e.ok
+        ]
+        if quotes:
+            previous = prompts.JUDGE_PREVIOUS.format(evaluations="\n\n".join(quotes))
+    return prompts.JUDGE.format(
+        round=j,
+        rounds=c.opts.max_judge_rounds,
+        count=len(positions),
+        positions=shown,
+        previous=previous,
+    )
+
+
+def _evaluation(judge: str, j: int, answer: Parsed[JudgeReply]) -> Evaluation:
+    reply = answer.value
+    if reply is None:
+        return Evaluation(judge, j, None, 0.0, ok=False, error=answer.problem or "no valid answer")
+    scores = {k.strip().lower(): v for k, v in reply.scores_by_position_id.items()}
+    return Evaluation(
+        judge, j, reply.selected_position_id, reply.confidence, scores, reply.reasoning
+    )
+
+
+async def judge_round(s: Session, c: Court, j: int, positions: list[str]) -> JudgeRound:
+    """Every judge evaluates `positions` at once, within the round's time limit."""
+    steps = [f"j{j}/score/{judge}" for judge in c.judges]
+    asks = [
+        ask_parsed(
+            s,
+            judge,
+            [c.systems[judge], user(_prompt(s, c, j, positions, step))],
+            judge_parser(positions, repair=not c.strict),
+            step=step,
+            reminder=prompts.JUDGE_FORMAT,
+            reask=not c.strict,
+            json_schema=judge_schema(positions),
+        )
+        for judge, step in zip(c.judges, steps, strict=True)
+    ]
+    with s.deadline(c.opts.round_timeout):
+        answers = await s.gather(*asks)
+    evaluations = [_evaluation(judge, j, a) for judge, a in zip(c.judges, answers, strict=True)]
+    result = detect_judge_consensus(
+        evaluations, c.opts.judge_consensus_threshold, c.opts.judge_min_confidence
+    )
+    return JudgeRound(j, positions, evaluations, list(answers), steps, result)
+
+
+def record_judges(s: Session, c: Court, rnd: JudgeRound) -> None:
+    """Keep the round in the outcome's details and tell the faces its tally."""
+    result = rnd.result
+    failed = [e.judge for e in rnd.evaluations if not e.ok]
+    c.details.append(
+        {
+            "phase": "judges",
+            "round": rnd.number,
+            "tally": result.votes,
+            "required": result.required,
+            "leader": result.position_id,
+            "confidence": round(result.confidence, 6),
+            "reached": result.reached,
+            "failed": failed,
+        }
+    )
+    s.signal(
+        "round_result",
+        f"j{rnd.number}/score",
+        round=rnd.number,
+        phase="judges",
+        tally={**result.votes, "failed": len(failed)},
+        candidate=result.position_id,
+    )

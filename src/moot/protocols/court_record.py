@@ -1,0 +1,278 @@
+"""What the court keeps of each round, its phases (seed 2.1), and the output document in the
+shape of the seed's `DebateOutputSchema` (section 5), which goes under `result.details["court"]`.
+
+Everything here comes from journaled data: answers, their usage and latency, and the journal's
+own timestamps (`Session.recorded_at`), so a replay rebuilds the document byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from moot.config import CourtOptions
+from moot.deliberation.consensus import AgentConsensus, Evaluation, JudgeConsensus, Response
+from moot.engine.session import Session
+from moot.engine.structured import Parsed
+from moot.errors import ProtocolAborted
+from moot.types import Completion, Message
+
+__all__ = [
+    "OUTPUT_VERSION",
+    "TRANSITIONS",
+    "AgentRound",
+    "Court",
+    "JudgeRound",
+    "Phases",
+    "Verdict",
+    "build_output",
+    "label",
+    "nonce",
+    "user",
+]
+
+OUTPUT_VERSION = "2.3.0"  # the seed's DebateOutputSchema version this document follows
+
+# The only phase changes the seed allows (2.1); anything else is a bug and aborts the run.
+TRANSITIONS = frozenset(
+    {
+        ("init", "agent_debate"),
+        ("agent_debate", "consensus_reached"),
+        ("agent_debate", "judge_evaluation"),
+        ("agent_debate", "deadlock"),
+        ("judge_evaluation", "consensus_reached"),
+        ("judge_evaluation", "deadlock"),
+    }
+)
+
+
+@dataclass
+class Phases:
+    path: list[str] = field(default_factory=lambda: ["init"])
+
+    @property
+    def current(self) -> str:
+        return self.path[-1]
+
+    def go(self, target: str) -> None:
+        if (self.current, target) not in TRANSITIONS:
+            raise ProtocolAborted(
+                f"invalid court state transition {self.current} -> {target}: a bug in the "
+                "court protocol; the session stops here"
+            )
+        self.path.append(target)
+
+
+@dataclass
+class AgentRound:
+    number: int
+    candidate: str | None  # the position voted on; None in a proposal round
+    responses: list[Response]
+    answers: list[Parsed[Any]]
+    steps: list[str]
+    consensus: AgentConsensus | None = None
+    truncated: dict[str, list[int]] = field(default_factory=dict)  # alias -> rounds left out
+
+
+@dataclass
+class JudgeRound:
+    number: int
+    positions: list[str]
+    evaluations: list[Evaluation]
+    answers: list[Parsed[Any]]
+    steps: list[str]
+    result: JudgeConsensus
+
+
+@dataclass
+class Court:
+    """What the court knows between rounds; rebuilt identically on every resume."""
+
+    task: str
+    opts: CourtOptions
+    agents: list[str]
+    judges: list[str]
+    systems: dict[str, Message] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)  # position id -> its first text
+    rounds: list[AgentRound] = field(default_factory=list)
+    judge_rounds: list[JudgeRound] = field(default_factory=list)
+    phases: Phases = field(default_factory=Phases)
+    candidate: str | None = None  # the position the next round votes on
+    details: list[dict[str, object]] = field(default_factory=list)  # Outcome.details["rounds"]
+
+    @property
+    def strict(self) -> bool:
+        """Deterministic mode: no JSON repair and no re-ask."""
+        return self.opts.deterministic_mode
+
+
+def label(alias: str) -> str:
+    """'agent_b' -> 'Agent B', 'judge_a' -> 'Judge A'."""
+    role, _, letter = alias.rpartition("_")
+    return f"{role.capitalize()} {letter.upper()}"
+
+
+def nonce(s: Session, step: str) -> str:
+    return f"{s.rng(step).getrandbits(48):012x}"
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    position_id: str
+    position_text: str
+    confidence: float
+    source: str  # agent_consensus | judge_consensus | deadlock
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _when(s: Session, answers: list[Parsed[Any]], steps: list[str]) -> str | None:
+    """When the last answer of a round was journaled (a re-ask's, if there was one)."""
+    times = [
+        s.recorded_at(f"{step}/reask" if answer.reasked else step)
+        for answer, step in zip(answers, steps, strict=True)
+    ]
+    known = [t for t in times if t is not None]
+    return _iso(max(known)) if known else None
+
+
+def _usage(completion: Completion) -> dict[str, Any]:
+    usage = completion.usage
+    return {
+        "prompt": usage.prompt_tokens,
+        "completion": usage.completion_tokens,
+        "total": usage.total,
+        "estimated": usage.estimated,
+    }
+
+
+def _agent_response(r: Response, answer: Parsed[Any]) -> dict[str, Any]:
+    return {
+        "agentId": r.agent,
+        "round": r.round,
+        "positionId": r.position_id,
+        "positionText": r.position_text,
+        "reasoning": r.reasoning,
+        "vote": r.vote,
+        "confidence": r.confidence,
+        "tokenUsage": _usage(answer.completion),
+        "latencyMs": round(answer.completion.latency * 1000),
+        "status": "ok" if r.ok else "error",
+        "error": r.error,
+    }
+
+
+def round_result(s: Session, rnd: AgentRound, texts: dict[str, str]) -> dict[str, Any]:
+    """The seed's RoundResult."""
+    consensus = rnd.consensus
+    reached = consensus is not None and consensus.reached
+    chosen = consensus.position_id if consensus is not None and reached else None
+    return {
+        "roundNumber": rnd.number,
+        "candidatePositionId": rnd.candidate,
+        "candidatePositionText": texts.get(rnd.candidate) if rnd.candidate else None,
+        "responses": [
+            _agent_response(r, a) for r, a in zip(rnd.responses, rnd.answers, strict=True)
+        ],
+        "consensusReached": reached,
+        "consensusPositionId": chosen,
+        "consensusPositionText": texts.get(chosen) if chosen else None,
+        "consensusMethod": consensus.method if consensus is not None else "none",
+        "voteTally": consensus.tally.as_dict() if consensus is not None else None,
+        "contextTruncated": rnd.truncated,
+        "timestamp": _when(s, rnd.answers, rnd.steps),
+    }
+
+
+def judge_round_result(s: Session, rnd: JudgeRound) -> dict[str, Any]:
+    """The seed's JudgeRoundResult."""
+    evaluations = [
+        {
+            "judgeId": e.judge,
+            "round": e.round,
+            "selectedPositionId": e.selected,
+            "scoresByPositionId": dict(sorted(e.scores.items())),
+            "reasoning": e.reasoning,
+            "confidence": e.confidence,
+            "tokenUsage": _usage(a.completion),
+            "latencyMs": round(a.completion.latency * 1000),
+            "status": "ok" if e.ok else "error",
+            "error": e.error,
+        }
+        for e, a in zip(rnd.evaluations, rnd.answers, strict=True)
+    ]
+    return {
+        "roundNumber": rnd.number,
+        "positionIds": rnd.positions,
+        "evaluations": evaluations,
+        "consensusReached": rnd.result.reached,
+        "consensusPositionId": rnd.result.position_id if rnd.result.reached else None,
+        "leadingPositionId": rnd.result.position_id,
+        "votes": rnd.result.votes,
+        "requiredVotes": rnd.result.required,
+        "avgConfidence": rnd.result.confidence,
+        "timestamp": _when(s, rnd.answers, rnd.steps),
+    }
+
+
+def build_output(s: Session, c: Court, verdict: Verdict) -> dict[str, Any]:
+    """The seed's DebateOutputSchema document."""
+    rounds, judge_rounds, texts, phases = c.rounds, c.judge_rounds, c.texts, c.phases
+    begin = s.journal.events[0] if s.journal.events else None
+    totals = list(s.totals.values())
+    agent_rounds = [round_result(s, r, texts) for r in rounds]
+    judged = [judge_round_result(s, r) for r in judge_rounds]
+    stamps = [r["timestamp"] for r in agent_rounds + judged if r["timestamp"]]
+    agreed = rounds[-1].consensus if rounds else None
+    final_id = agreed.position_id if agreed is not None and agreed.reached else None
+    panel = judge_rounds[-1].result if judge_rounds else None
+    return {
+        "version": OUTPUT_VERSION,
+        "session": {
+            "id": s.folder.id,
+            "topic": c.task,
+            "initialQuery": c.opts.initial_query,
+            "phase": phases.current,
+            "phases": list(phases.path),
+            "startedAt": _iso(begin.ts if begin else None),
+            "completedAt": max(stamps) if stamps else None,
+            "totalTokens": sum(t.usage.total for t in totals),
+            "totalCostUsd": round(sum(t.cost for t in totals), 6),
+            "pricingKnown": all(t.cost_known for t in totals),
+            "engineVersion": str(begin.data.get("moot_version", "")) if begin else "",
+            "totalRetries": sum(t.retries for t in totals),
+            "totalErrors": sum(t.failures for t in totals),
+        },
+        "agentDebate": {
+            "rounds": agent_rounds,
+            "finalPositionId": final_id,
+            "finalPositionText": texts.get(final_id) if final_id else None,
+        },
+        "judgePanel": {
+            "enabled": c.opts.judge_panel_enabled,
+            "rounds": judged,
+            "final": None
+            if panel is None or not panel.reached or panel.position_id is None
+            else {
+                "consensusPositionId": panel.position_id,
+                "consensusPositionText": texts.get(panel.position_id, ""),
+                "consensusConfidence": panel.confidence,
+                "dissents": list(panel.dissents),
+            },
+        },
+        "finalVerdict": {
+            "positionId": verdict.position_id,
+            "positionText": verdict.position_text,
+            "confidence": verdict.confidence,
+            "source": verdict.source,
+        },
+    }

@@ -1,0 +1,296 @@
+"""`report.html`: one self-contained page (no script, no network) with the task, the verdict, a
+chart of scores or votes per round, every round as a timeline, and the alias-to-model table.
+
+Model text is untrusted. It is rendered from Markdown with raw HTML turned off (so `<script>`
+shows as text), then sanitized against an allow-list of tags and attributes (nh3), and the page
+carries a Content-Security-Policy that forbids scripts and every external load, in case either
+layer ever lets something through."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from html import escape
+
+import nh3
+from markdown_it import MarkdownIt
+
+from moot import __version__
+from moot.report.chart import score_chart, tally_chart
+from moot.report.markdown import verdict_facts
+from moot.report.view import Round, SessionView, Turn, build_view, label
+from moot.result import Result
+from moot.types import Event
+
+__all__ = ["CSP", "html_for", "markdown_html", "render_html"]
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+_TAGS = {
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code",
+    "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td",
+}  # fmt: skip
+_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+_SECTIONS = {"solution", "analysis", "verdict", "critique", "evidence", "reasoning", "position"}
+_SECTION_LINE = re.compile(r"^[ \t]*<(/?)([A-Za-z][\w-]*)[ \t]*>[ \t]*$", re.MULTILINE)
+_PHASE_TITLES = {
+    "solve": "Solutions",
+    "evaluate": "Critiques",
+    "revise": "Revisions",
+    "verify": "Verdict",
+    "check": "Verify commands",
+    "propose": "Proposals",
+    "vote": "Votes",
+    "score": "Judges' scores",
+}
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False})
+    # Images would be loads from wherever the model pointed; they render as their link.
+    return md.enable(["table", "strikethrough"]).disable("image")
+
+
+def _section_label(match: re.Match[str]) -> str:
+    closing, name = match.group(1), match.group(2)
+    if name.lower() not in _SECTIONS:
+        return match.group(0)
+    return "" if closing else f"\n**{name.capitalize()}**\n"
+
+
+def markdown_html(text: str) -> str:
+    """Untrusted Markdown to safe HTML: raw HTML shown as text, then an allow-list."""
+    rendered = _markdown().render(_SECTION_LINE.sub(_section_label, text))
+    return nh3.clean(
+        rendered,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )
+
+
+def _cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
+def _pill(status: str, text: str) -> str:
+    return f'<span class="pill {escape(status.lower())}">{escape(text)}</span>'
+
+
+def _verdict(view: SessionView) -> str:
+    parts = [
+        '<section class="card verdict"><h2>Verdict</h2>',
+        f'<p class="status">{_pill(view.status, view.status_text)} {escape(view.how)}</p>',
+    ]
+    if view.final_answer:
+        parts.append(
+            f'<h3>Final answer</h3><div class="md answer">{markdown_html(view.final_answer)}</div>'
+        )
+    facts = verdict_facts(view)
+    if facts:
+        parts.append('<dl class="facts">')
+        parts += [f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts]
+        parts.append("</dl>")
+    text = (view.verdict or {}).get("text")
+    if text:
+        parts.append(
+            '<details class="turn"><summary>Full verdict</summary>'
+            f'<div class="md">{markdown_html(str(text))}</div></details>'
+        )
+    if view.disagreements:
+        parts.append("<h3>Remaining disagreements</h3><ul>")
+        parts += [f'<li class="md">{markdown_html(d)}</li>' for d in view.disagreements]
+        parts.append("</ul>")
+    if view.failed_agents:
+        parts.append("<h3>Agents that left</h3><ul>")
+        parts += [
+            f"<li>{escape(label(a))}: {escape(str(why))}</li>"
+            for a, why in view.failed_agents.items()
+        ]
+        parts.append("</ul>")
+    if view.stop_message:
+        parts.append(f'<p class="note">{escape(view.stop_message)}</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _chart(view: SessionView) -> str:
+    results = view.chart_results
+    if view.chart_kind == "score":
+        svg, title = score_chart(results, view.consensus_score), "Convergence score per round"
+    elif view.chart_kind == "tally":
+        svg, title = tally_chart(results), "Votes per round"
+    else:
+        return ""
+    return f'<section class="card"><h2>{title}</h2><div class="chart-box">{svg}</div></section>'
+
+
+def _turn(turn: Turn) -> str:
+    meta = []
+    if turn.kind == "answer" and turn.ok:
+        meta.append(f"{turn.tokens:,} tokens")
+    if turn.latency >= 0.05:
+        meta.append(f"{turn.latency:.1f}s")
+    if turn.attempts > 1:
+        meta.append(f"{turn.attempts} attempts")
+    state = "ok" if turn.ok else "failed"
+    if turn.kind == "command":
+        body = f"<pre><code>{escape(turn.text)}</code></pre>"
+    elif not turn.ok:
+        body = f'<p class="note">{escape(turn.failure or "failed")}</p>'
+    else:
+        body = f'<div class="md">{markdown_html(turn.text or "(empty)")}</div>'
+    return (
+        f'<details class="turn {state}"><summary><span class="who">{escape(turn.who)}</span>'
+        f'<span class="meta">{escape(" · ".join(meta))}</span>'
+        f'<span class="gist">{escape(turn.summary)}</span></summary>{body}</details>'
+    )
+
+
+def _round(round_: Round) -> str:
+    head = f"<h3>{escape(round_.title)}</h3>"
+    if round_.result is not None:
+        decision = round_.result.decision or ("tally" if round_.result.tally else "none")
+        head += _pill(decision, round_.result.describe())
+    parts = [f'<li class="round"><div class="round-head">{head}</div>']
+    for phase in round_.phases:
+        title = _PHASE_TITLES.get(phase.name, phase.name.replace("_", " ").capitalize())
+        parts.append(f'<div class="phase"><h4>{escape(title)}</h4>')
+        parts += [_turn(t) for t in phase.turns]
+        parts.append("</div>")
+    parts.append("</li>")
+    return "".join(parts)
+
+
+def _positions(view: SessionView) -> str:
+    if not view.positions:
+        return ""
+    parts = ['<section class="card"><h2>Final solutions</h2>']
+    for alias, text in view.positions.items():
+        parts.append(
+            f'<details class="turn position" open><summary><span class="who">'
+            f"{escape(label(alias))}</span></summary>"
+            f'<div class="md">{markdown_html(text)}</div></details>'
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _agents(view: SessionView) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(a.label)}</td><td><code>{escape(a.model)}</code></td>"
+        f'<td class="num">{a.calls}</td><td class="num">{a.failures}</td>'
+        f'<td class="num">{"~" if a.tokens_estimated else ""}{a.tokens:,}</td>'
+        f'<td class="num">{_cost(a.cost)}</td></tr>'
+        for a in view.agents
+    )
+    return (
+        '<section class="card"><h2>Agents</h2><table class="agents"><thead><tr><th>Alias</th>'
+        "<th>Model</th><th>Calls</th><th>Failures</th><th>Tokens</th><th>Cost</th></tr></thead>"
+        f"<tbody>{rows}</tbody><tfoot><tr><td>Total</td><td></td><td></td><td></td>"
+        f'<td class="num">{view.tokens:,}</td><td class="num">{_cost(view.cost)}</td></tr>'
+        "</tfoot></table></section>"
+    )
+
+
+_STYLE = """
+:root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #f6f8fa; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif; }
+main { max-width: 980px; margin: 0 auto; padding: 24px 16px 48px; }
+header h1 { margin: 0 0 4px; font-size: 26px; }
+header .sub { color: var(--muted); font-size: 13px; }
+.card { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 16px 20px;
+  margin: 16px 0; }
+.card h2 { margin: 0 0 12px; font-size: 18px; }
+h3 { font-size: 16px; margin: 16px 0 8px; }
+h4 { font-size: 13px; margin: 12px 0 6px; color: var(--muted); text-transform: uppercase;
+  letter-spacing: .04em; }
+.pill { display: inline-block; padding: 2px 10px; border-radius: 999px; font-size: 12px;
+  font-weight: 600; background: #eaeef2; color: #424a53; margin-right: 6px; }
+.pill.consensus { background: #dafbe1; color: #116329; }
+.pill.continue, .pill.no_consensus { background: #fff1c2; color: #7d4e00; }
+.pill.failed { background: #ffebe9; color: #a40e26; }
+.pill.paused, .pill.interrupted, .pill.incomplete { background: #ddf4ff; color: #0550ae; }
+.status { font-size: 15px; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 12px 0; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; white-space: pre-wrap; }
+.note { color: var(--muted); font-style: italic; }
+.chart-box { overflow-x: auto; }
+svg.chart { width: 100%; max-width: 760px; height: auto; display: block; }
+ol.timeline { list-style: none; margin: 0; padding: 0 0 0 22px;
+  border-left: 3px solid var(--line); }
+ol.timeline > li.round { position: relative; margin: 0 0 20px; }
+ol.timeline > li.round::before { content: ""; position: absolute; left: -31px; top: 4px;
+  width: 15px; height: 15px; border-radius: 50%; background: #fff; border: 3px solid #0969da; }
+.round-head { display: flex; align-items: center; gap: 10px; flex-wrap: wrap; }
+.round-head h3 { margin: 0; }
+details.turn { border: 1px solid var(--line); border-radius: 8px; margin: 6px 0; background: #fff; }
+details.turn > summary { cursor: pointer; padding: 8px 12px; display: grid;
+  grid-template-columns: 120px 150px 1fr; gap: 8px; align-items: baseline; }
+details.turn.position > summary, .verdict details.turn > summary { display: block; }
+details.turn[open] > summary { border-bottom: 1px solid var(--line); }
+details.turn.failed { border-color: #ff8182; }
+.who { font-weight: 600; } .meta { color: var(--muted); font-size: 12px; }
+.gist { color: #424a53; font-size: 13px; overflow: hidden; text-overflow: ellipsis;
+  white-space: nowrap; }
+details.turn > .md, details.turn > pre, details.turn > p { padding: 4px 14px 10px; margin: 0; }
+.md pre, pre { background: #f6f8fa; padding: 10px; border-radius: 6px; overflow-x: auto; }
+.md code, code { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.md h1, .md h2, .md h3 { font-size: 15px; margin: 12px 0 4px; }
+.md blockquote { margin: 0; padding-left: 12px; border-left: 3px solid var(--line);
+  color: var(--muted); }
+.md table, table.agents { border-collapse: collapse; }
+.md th, .md td, table.agents th, table.agents td { border: 1px solid var(--line);
+  padding: 4px 10px; text-align: left; }
+table.agents { width: 100%; } table.agents thead { background: #f6f8fa; }
+table.agents td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.agents tfoot td { font-weight: 600; }
+.task { white-space: normal; }
+footer { color: var(--muted); font-size: 12px; text-align: center; margin-top: 24px; }
+"""
+
+
+def html_for(view: SessionView) -> str:
+    title = f"{view.protocol.capitalize()} report: {view.task[:80]}"
+    rounds = "".join(_round(r) for r in view.rounds)
+    timeline = (
+        f'<section class="card"><h2>Rounds</h2><ol class="timeline">{rounds}</ol></section>'
+        if rounds
+        else ""
+    )
+    warnings = ""
+    if view.warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in view.warnings)
+        warnings = f'<section class="card"><h2>Warnings</h2><ul>{items}</ul></section>'
+    rounds_text = f"{view.rounds_done} round(s)"
+    if view.max_rounds and view.rounds_done <= view.max_rounds:
+        rounds_text += f" of {view.max_rounds}"
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="referrer" content="no-referrer">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body><main>"
+        f"<header><h1>{escape(view.protocol.capitalize())} report</h1>"
+        f'<div class="sub">Session {escape(view.session_id)} · {escape(rounds_text)} · '
+        f"{view.tokens:,} tokens · cost {_cost(view.cost)}</div></header>"
+        f'<section class="card"><h2>Task</h2><div class="md task">{markdown_html(view.task)}'
+        "</div></section>"
+        f"{_verdict(view)}{_chart(view)}{timeline}{_positions(view)}{_agents(view)}{warnings}"
+        f"<footer>Written by moot {escape(__version__)}. Model text is shown as untrusted "
+        "content: sanitized, with no script and no external load.</footer>"
+        "</main></body></html>\n"
+    )
+
+
+def render_html(result: Result, events: list[Event]) -> str:
+    """report.html: the whole session as one self-contained page."""
+    return html_for(build_view(result, events))
