@@ -43,6 +43,29 @@ def _face(quiet: bool, json_logs: bool, reveal: bool) -> Face:
     return face_for(quiet=quiet, json_logs=json_logs, reveal=reveal)
 
 
+def _limit_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--max-cost, --max-tokens, --timeout: a run's budgets, or new ones on resume."""
+    positive = click.FloatRange(min=0, min_open=True)
+    command = click.option(
+        "--timeout",
+        type=positive,
+        default=None,
+        help="Pause after this many seconds of running time (on resume: a new limit).",
+    )(command)
+    command = click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Pause when the session has used this many tokens (on resume: a new limit).",
+    )(command)
+    return click.option(
+        "--max-cost",
+        type=positive,
+        default=None,
+        help="Pause when the session has cost this many USD (on resume: a new limit).",
+    )(command)
+
+
 def _display_options(command: Callable[..., None]) -> Callable[..., None]:
     command = click.option(
         "--json-logs", is_flag=True, help="One JSON object per event on stderr (for machines)."
@@ -114,24 +137,7 @@ def cli() -> None:
     default=None,
     help="TOML, JSON or YAML config file.",
 )
-@click.option(
-    "--max-cost",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Pause when the session has cost this many USD.",
-)
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Pause when the session has used this many tokens.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Pause after this many seconds of running time.",
-)
+@_limit_options
 @click.option("--seed", type=int, default=None, help="Seed for aliases, order and sampling.")
 @click.option(
     "--verify",
@@ -181,19 +187,7 @@ def run(
 
 @cli.command()
 @click.argument("session_id", required=False)
-@click.option(
-    "--max-cost",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="New cost limit in USD.",
-)
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="New token limit.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="New limit on running time in seconds.",
-)
+@_limit_options
 @_display_options
 def resume(
     session_id: str | None,

@@ -9,7 +9,6 @@ cache reads and writes, which Anthropic reports apart from `input_tokens`.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from typing import Any
@@ -18,7 +17,7 @@ import anthropic
 import httpx2
 
 from moot.models.base import Capabilities, ModelSettings, Spec
-from moot.models.failures import failure, guard_network, read_key, sdk_failure
+from moot.models.failures import failure, guard_network, guarded_call, read_key
 from moot.models.pricing import Pricer
 from moot.models.schema import schema_problem
 from moot.types import Completion, FailureKind, Message, Request, Usage
@@ -68,27 +67,17 @@ class AnthropicModel:
     async def complete(self, request: Request) -> Completion:
         started = time.perf_counter()
         timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
-        try:
-            response = await asyncio.wait_for(
-                self._client.messages.create(**self._params(request), timeout=timeout), timeout
-            )
-            return self._completion(response, request, started)
-        except TimeoutError:
-            return failure(
-                FailureKind.TIMEOUT,
-                f"no answer within {timeout:g}s",
-                model=self.spec,
-                latency=time.perf_counter() - started,
-            )
-        except Exception as exc:
-            kind, message, wait = sdk_failure(exc)
-            return failure(
-                kind,
-                f"anthropic: {message}",
-                model=self.spec,
-                retry_after=wait,
-                latency=time.perf_counter() - started,
-            )
+        return await guarded_call(
+            self._create(request, timeout, started),
+            label="anthropic",
+            model=self.spec,
+            timeout=timeout,
+            started=started,
+        )
+
+    async def _create(self, request: Request, timeout: float, started: float) -> Completion:
+        response = await self._client.messages.create(**self._params(request), timeout=timeout)
+        return self._completion(response, request, started)
 
     def _params(self, request: Request) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")

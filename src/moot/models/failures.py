@@ -20,12 +20,13 @@ provider returns: `redact` is the one helper for that, and providers call it on 
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import ipaddress
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from urllib.parse import urlparse
 
 from moot.errors import ConfigError
@@ -37,6 +38,7 @@ __all__ = [
     "classify_status",
     "failure",
     "guard_network",
+    "guarded_call",
     "is_loopback_url",
     "read_key",
     "redact",
@@ -234,3 +236,28 @@ def failure(
     if len(text) > 2000:
         text = text[:2000] + " [...]"
     return Completion.error(kind, text, model=model, retry_after=retry_after, latency=latency)
+
+
+async def guarded_call(
+    work: Awaitable[Completion], *, label: str, model: str, timeout: float, started: float
+) -> Completion:
+    """Await a provider's call within `timeout`; a timeout or an SDK exception becomes a
+    classified, redacted error completion (`label` names the provider in the message)."""
+    try:
+        return await asyncio.wait_for(work, timeout)
+    except TimeoutError:
+        return failure(
+            FailureKind.TIMEOUT,
+            f"no answer within {timeout:g}s",
+            model=model,
+            latency=time.perf_counter() - started,
+        )
+    except Exception as exc:
+        kind, message, wait = sdk_failure(exc)
+        return failure(
+            kind,
+            f"{label}: {message}",
+            model=model,
+            retry_after=wait,
+            latency=time.perf_counter() - started,
+        )

@@ -7,7 +7,6 @@ The key comes from GEMINI_API_KEY or GOOGLE_API_KEY. The SDK's own retries are s
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from typing import Any
@@ -17,7 +16,7 @@ from google import genai
 from google.genai import types as gtypes
 
 from moot.models.base import Capabilities, ModelSettings, Spec
-from moot.models.failures import failure, guard_network, read_key, sdk_failure
+from moot.models.failures import failure, guard_network, guarded_call, read_key
 from moot.models.pricing import Pricer
 from moot.models.schema import schema_problem
 from moot.types import Completion, FailureKind, Request, Usage
@@ -66,32 +65,19 @@ class GoogleModel:
     async def complete(self, request: Request) -> Completion:
         started = time.perf_counter()
         timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
-        try:
-            response = await asyncio.wait_for(
-                self._client.aio.models.generate_content(
-                    model=self.model,
-                    contents=_contents(request),
-                    config=self._config(request, timeout),
-                ),
-                timeout,
-            )
-            return self._completion(response, request, started)
-        except TimeoutError:
-            return failure(
-                FailureKind.TIMEOUT,
-                f"no answer within {timeout:g}s",
-                model=self.spec,
-                latency=time.perf_counter() - started,
-            )
-        except Exception as exc:
-            kind, message, wait = sdk_failure(exc)
-            return failure(
-                kind,
-                f"google: {message}",
-                model=self.spec,
-                retry_after=wait,
-                latency=time.perf_counter() - started,
-            )
+        return await guarded_call(
+            self._generate(request, timeout, started),
+            label="google",
+            model=self.spec,
+            timeout=timeout,
+            started=started,
+        )
+
+    async def _generate(self, request: Request, timeout: float, started: float) -> Completion:
+        response = await self._client.aio.models.generate_content(
+            model=self.model, contents=_contents(request), config=self._config(request, timeout)
+        )
+        return self._completion(response, request, started)
 
     def _config(self, request: Request, timeout: float) -> gtypes.GenerateContentConfig:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")

@@ -15,7 +15,6 @@ that lets a bad one through loses its `json_schema` capability.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -29,9 +28,9 @@ from moot.models.base import Capabilities, ModelSettings, Spec
 from moot.models.failures import (
     failure,
     guard_network,
+    guarded_call,
     is_loopback_url,
     read_key,
-    sdk_failure,
 )
 from moot.models.pricing import Pricer
 from moot.models.schema import schema_problem
@@ -126,24 +125,13 @@ class OpenAIChatModel:
     async def complete(self, request: Request) -> Completion:
         started = time.perf_counter()
         timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
-        try:
-            return await asyncio.wait_for(self._complete(request, started, timeout), timeout)
-        except TimeoutError:
-            return failure(
-                FailureKind.TIMEOUT,
-                f"no answer within {timeout:g}s",
-                model=self.spec,
-                latency=time.perf_counter() - started,
-            )
-        except Exception as exc:
-            kind, message, wait = sdk_failure(exc)
-            return failure(
-                kind,
-                f"{self.provider}: {message}",
-                model=self.spec,
-                retry_after=wait,
-                latency=time.perf_counter() - started,
-            )
+        return await guarded_call(
+            self._complete(request, started, timeout),
+            label=self.provider,
+            model=self.spec,
+            timeout=timeout,
+            started=started,
+        )
 
     async def _complete(self, request: Request, started: float, timeout: float) -> Completion:
         while True:
