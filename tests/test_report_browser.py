@@ -215,28 +215,24 @@ def test_report_html_in_chromium(browser: DevTools) -> None:
     assert "<script>window.__pwned = 'script'</script>" in text  # shown, as text
 
     RESULTS.mkdir(exist_ok=True)
-    width, height = 1200, min(int(page["height"]), 6000)
-    browser.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=width,
-        height=height,
-        deviceScaleFactor=1,
-        mobile=False,
-    )
-    shot = browser.call("Page.captureScreenshot", format="png")
-    (RESULTS / "report.png").write_bytes(base64.b64decode(shot["data"]))
+    def screenshot(name: str, height: int) -> None:
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1200,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        shot = browser.call("Page.captureScreenshot", format="png")
+        (RESULTS / name).write_bytes(base64.b64decode(shot["data"]))
+
+    screenshot("report.png", min(int(page["height"]), 6000))
     # and once with every answer unfolded, to see the rendered Markdown
     browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-    height = min(int(browser.evaluate("document.documentElement.scrollHeight")), 16000)
-    browser.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=width,
-        height=height,
-        deviceScaleFactor=1,
-        mobile=False,
+    screenshot(
+        "report-unfolded.png",
+        min(int(browser.evaluate("document.documentElement.scrollHeight")), 16000),
     )
-    shot = browser.call("Page.captureScreenshot", format="png")
-    (RESULTS / "report-unfolded.png").write_bytes(base64.b64decode(shot["data"]))
     browser.settle(0.2)
     late = [e for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
     assert len(late) == len(requests), "unfolding the answers loaded something"

@@ -143,7 +143,7 @@ def _restore(folder: SessionFolder, backup: Path) -> None:
 
 
 def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: Path) -> Migration:
-    from moot.report.markdown import render_report
+    from moot.report import write_reports
     from moot.runner import replay
 
     meta = _upgrade_meta(events[0].data)
@@ -173,7 +173,7 @@ def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: P
     report = replay(folder.id, root=folder.path.parent)
     if stored is None:
         atomic_write(folder.result_json, report.result.to_json())
-    atomic_write(folder.report_md, render_report(report.result, journal.events))
+    write_reports(folder, report.result, journal.events)
     state = StateWriter(folder, meta)
     state.absorb(journal.events)
     state.set_status(report.result.status, report.result.stop_message)

@@ -45,8 +45,7 @@ from moot.errors import (
 )
 from moot.models.base import create_model
 from moot.protocols import PROTOCOLS, load_protocol
-from moot.report.html import render_html
-from moot.report.markdown import render_report
+from moot.report import write_reports
 from moot.result import FORMAT_VERSION, AgentUsage, Result, Status, build_result, exit_code_for
 from moot.types import Event, Outcome
 
@@ -105,7 +104,7 @@ def start(
     lock = folder.acquire()
     try:
         meta = {
-            "format_version": 1,
+            "format_version": FORMAT_VERSION,
             "session_id": session_id,
             "protocol": config.protocol,
             "task": task,
@@ -217,8 +216,7 @@ def _already_finished(folder: SessionFolder, journal: Journal, meta: dict[str, A
     report = replay(folder.id, root=folder.path.parent)
     if report.identical is not True:
         atomic_write(folder.result_json, report.result.to_json())
-        atomic_write(folder.report_md, render_report(report.result, journal.events))
-        atomic_write(folder.path / "report.html", render_html(report.result, journal.events))
+        write_reports(folder, report.result, journal.events)
     return RunResult(
         folder.id,
         folder.path,
@@ -378,8 +376,7 @@ async def _drive(
         journal.close()
     result = _result(folder, meta, session, outcome, status, message)
     atomic_write(folder.result_json, result.to_json())
-    atomic_write(folder.report_md, render_report(result, journal.events))
-    atomic_write(folder.path / "report.html", render_html(result, journal.events))
+    write_reports(folder, result, journal.events)
     state.set_status(status, message)
     return RunResult(
         folder.id, folder.path, result, exit_code_for(status), message, session.calls_made

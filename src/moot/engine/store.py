@@ -94,6 +94,10 @@ class SessionFolder:
         return self.path / "report.md"
 
     @property
+    def report_html(self) -> Path:
+        return self.path / "report.html"
+
+    @property
     def rounds(self) -> Path:
         return self.path / "rounds"
 

@@ -18,11 +18,9 @@ from markdown_it import MarkdownIt
 from moot import __version__
 from moot.report.chart import score_chart, tally_chart
 from moot.report.markdown import verdict_facts
-from moot.report.view import Round, SessionView, Turn, build_view, label
-from moot.result import Result
-from moot.types import Event
+from moot.report.view import Round, SessionView, Turn, label
 
-__all__ = ["CSP", "html_for", "markdown_html", "render_html"]
+__all__ = ["CSP", "html_for", "markdown_html"]
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -289,8 +287,3 @@ def html_for(view: SessionView) -> str:
         "content: sanitized, with no script and no external load.</footer>"
         "</main></body></html>\n"
     )
-
-
-def render_html(result: Result, events: list[Event]) -> str:
-    """report.html: the whole session as one self-contained page."""
-    return html_for(build_view(result, events))

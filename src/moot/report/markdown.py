@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from moot.report.view import RoundResult, SessionView, Turn, build_view, label, summarize
-from moot.result import Result
-from moot.types import Event
+from moot.report.view import RoundResult, SessionView, Turn, label, summarize
 
-__all__ = ["fence", "render_markdown", "render_report", "verdict_facts"]
+__all__ = ["fence", "render_markdown", "verdict_facts"]
 
 _VERDICT_LABELS = {
     "judge": "Judge",
@@ -193,8 +191,3 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
     if view.stop_message:
         lines += [f"> {view.stop_message}", ""]
     return "\n".join(lines)
-
-
-def render_report(result: Result, events: list[Event]) -> str:
-    """report.md: the full report of a session."""
-    return render_markdown(build_view(result, events), full=True)
