@@ -22,7 +22,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from moot.errors import ConfigError
@@ -76,7 +76,6 @@ class CliReply:
     usage: Usage | None = None
     cost: float | None = None
     found: bool = False  # a known JSON shape was recognised
-    notes: list[str] = field(default_factory=list)
 
 
 class CliModel:
