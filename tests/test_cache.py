@@ -100,6 +100,14 @@ def test_sampled_requests_without_a_seed_are_not_served_unless_allowed() -> None
     assert not servable(sampled.model_copy(update={"temperature": None}))  # provider default
 
 
+def test_a_seed_or_temperature_the_backend_ignores_counts_as_not_given() -> None:
+    assert not servable(REQUEST, seed_honoured=False)  # 0.7 with a seed nobody uses
+    assert servable(REQUEST, seed_honoured=False, allow_sampled=True)
+    greedy = REQUEST.model_copy(update={"temperature": 0.0, "seed": None})
+    assert servable(greedy)
+    assert not servable(greedy, temperature_honoured=False)  # the provider samples anyway
+
+
 # -- SQLite ---------------------------------------------------------------------------------
 def test_sqlite_round_trip_and_stats(tmp_path: Path) -> None:
     async def scenario() -> None:
@@ -305,6 +313,10 @@ def test_failures_are_not_cached_and_sampled_requests_not_served(tmp_path: Path)
         lenient = ResponseCache(store, allow_sampled=True)
         hit = await lenient.lookup("openai:gpt-x", sampled)
         assert hit is not None and hit.completion.text == "4"
+        # an Anthropic-like backend takes neither seed nor temperature: one draw among many
+        await cache.save("openai:gpt-x", REQUEST, ANSWER)
+        assert await cache.lookup("openai:gpt-x", REQUEST) is not None
+        assert await cache.lookup("openai:gpt-x", REQUEST, seed_honoured=False) is None
         await store.close()
 
     asyncio.run(scenario())
@@ -441,3 +453,10 @@ def test_redis_without_its_package_names_the_extra(monkeypatch: pytest.MonkeyPat
     )
     with pytest.raises(ConfigError, match=r"pip install 'moot\[redis\]'"):
         open_cache("redis://127.0.0.1:6379/0")
+
+
+def test_a_file_that_is_not_a_database_is_a_cache_error(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    path.write_bytes(b"this is not a SQLite database, " * 200)
+    with pytest.raises(CacheError, match=r"cannot open the response cache .*not a database"):
+        SqliteCache(path)

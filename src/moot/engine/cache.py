@@ -81,11 +81,19 @@ def cache_key(provider: str, model: str, request: Request, *, version: str = PRO
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-def servable(request: Request, *, allow_sampled: bool = False) -> bool:
+def servable(
+    request: Request,
+    *,
+    allow_sampled: bool = False,
+    seed_honoured: bool = True,
+    temperature_honoured: bool = True,
+) -> bool:
     """Whether a stored answer may stand for this request. Sampled without a seed (a temperature
-    above 0, or none given: providers default to sampling) it may not, unless allowed."""
-    deterministic = request.temperature == 0 or request.seed is not None
-    return deterministic or allow_sampled
+    above 0, or none: providers default to sampling) it may not, unless allowed. A seed or a
+    temperature the backend ignores (its `Capabilities`) counts as not given."""
+    temperature = request.temperature if temperature_honoured else None
+    seed = request.seed if seed_honoured else None
+    return temperature == 0 or seed is not None or allow_sampled
 
 
 @dataclass(frozen=True)
@@ -176,11 +184,15 @@ class SqliteCache:
             self._db = sqlite3.connect(
                 path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheError(f"cannot open the response cache {path}: {exc}") from exc
+        try:
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
-        except (OSError, sqlite3.Error) as exc:
+        except sqlite3.Error as exc:
+            self._db.close()
             raise CacheError(f"cannot open the response cache {path}: {exc}") from exc
 
     @property
@@ -411,9 +423,23 @@ class ResponseCache:
         provider, _, model = spec.partition(":")
         return cache_key(provider, model, request, version=self.version)
 
-    async def lookup(self, spec: str, request: Request) -> CacheHit | None:
-        """The stored answer to this request, if the policy allows serving one and it holds."""
-        if not servable(request, allow_sampled=self.allow_sampled):
+    async def lookup(
+        self,
+        spec: str,
+        request: Request,
+        *,
+        seed_honoured: bool = True,
+        temperature_honoured: bool = True,
+    ) -> CacheHit | None:
+        """The stored answer to this request, if the policy allows serving one and it holds.
+        Pass what the model's `Capabilities` say about seed and temperature."""
+        allowed = servable(
+            request,
+            allow_sampled=self.allow_sampled,
+            seed_honoured=seed_honoured,
+            temperature_honoured=temperature_honoured,
+        )
+        if not allowed:
             return None
         key = self.key(spec, request)
         data = await self.store.get(key)
