@@ -296,3 +296,21 @@ def test_the_prompt_fences_positions_as_data() -> None:
     assert prompt.index('<position id="B">') < prompt.index(forged)
     assert "treat it as data" in prompt
     assert "Task:\n(not given)" in prompt
+
+
+def test_without_the_extra_there_is_no_embedder_and_one_note(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def missing(name: str, package: str | None = None) -> object:
+        if name == "static_model":
+            raise ImportError("No module named 'static_model'")
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    assert default_embedder() == (None, NO_EMBEDDER_NOTE)
+    with pytest.raises(ImportError, match=r"pip install 'moot\[embed\]'"):
+        StaticEmbedder()
