@@ -17,7 +17,7 @@ from typing import Any
 from moot.config import RunConfig
 from moot.deliberation.consensus import position_id
 from moot.models.scripted import ScriptedFailure, register_script
-from moot.protocols.plan import resolve
+from moot.plan import resolve
 from moot.types import FailureKind, Request
 
 

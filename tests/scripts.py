@@ -43,11 +43,13 @@ class Debate:
         answer: Callable[[str, str], str] | None = None,
         critique: str = "Strengths: clear. Weaknesses: none. Errors: none.",
         fail: set[str] | None = None,
+        fail_kind: FailureKind = FailureKind.SERVER,
     ) -> None:
         self.verdicts = list(verdicts or [verdict("CONSENSUS", 9)])
         self.answer = answer or (lambda alias, step: solution(f"the answer is 42 ({alias})"))
         self.critique = critique
         self.fail = fail or set()
+        self.fail_kind = fail_kind
         self.requests: list[Request] = []
         self.steps: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -60,7 +62,7 @@ class Debate:
                 self.requests.append(request)
                 self.steps[step] += 1
             if name in self.fail:
-                raise ScriptedFailure(FailureKind.SERVER, "this agent always fails")
+                raise ScriptedFailure(self.fail_kind, "this agent always fails")
             if "/verify/" in step:
                 with self._lock:
                     index = min(self._verdict_index, len(self.verdicts) - 1)

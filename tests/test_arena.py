@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from moot import api as runner
-from tests.scripts import Debate, events, solution, start, verdict
+from moot.types import FailureKind
+from tests.scripts import Debate, events, no_sleep, solution, start, verdict
 
 
 def test_consensus_in_round_one_asks_ten_times_and_writes_every_file() -> None:
@@ -99,7 +100,7 @@ def test_agent_failing_every_call_is_dropped_and_never_judges() -> None:
 
 
 def test_every_agent_failing_aborts_with_exit_one() -> None:
-    debate = Debate(fail={"one", "two", "three"})
+    debate = Debate(fail={"one", "two", "three"}, fail_kind=FailureKind.AUTH)
     run = start("task", debate.config(engine={"attempts": 1}))
     assert run.exit_code == 1
     assert run.result.status == "failed"
@@ -259,3 +260,30 @@ def test_empty_task_is_refused() -> None:
 
     with pytest.raises(ConfigError, match="task is empty"):
         start("   ", Debate().config())
+
+
+def test_an_outage_pauses_and_resume_asks_only_the_failed_steps_again() -> None:
+    """Every agent failing for a transient reason (a provider down) pauses instead of failing;
+    once it is back, resume asks the failed calls again and keeps the answers paid for."""
+    outage = Debate(fail={"one", "two", "three"})
+    paused = start("task", outage.config(engine={"attempts": 1}))
+    assert paused.exit_code == 3 and paused.result.status == "paused"
+    assert "every failure was transient" in (paused.message or "")
+    assert f"moot resume {paused.session_id}" in (paused.message or "")
+    outage.fail = {"three"}  # two providers are back
+    resumed = runner.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0, resumed.message
+    solves = [s for s in outage.steps if s.startswith("r0/solve/") and "reask" not in s]
+    assert all(outage.steps[s] == 2 for s in solves)  # failed once, asked once again
+    assert runner.replay(paused.session_id).identical is True
+
+
+def test_a_failed_session_resumes_once_the_cause_is_fixed() -> None:
+    debate = Debate(fail={"one", "two", "three"}, fail_kind=FailureKind.AUTH)
+    failed = start("task", debate.config(engine={"attempts": 1}))
+    assert failed.exit_code == 1
+    debate.fail = set()  # the key was fixed
+    resumed = runner.resume(failed.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0 and resumed.result.status == "consensus"
+    assert sum(1 for s in debate.steps if s.startswith("r0/solve/")) == 3
+    assert runner.replay(failed.session_id).identical is True

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
+from moot.types import FailureKind
 from tests.scripts import Debate, verdict
 
 
@@ -67,6 +68,7 @@ def test_config_file_problems_are_all_listed(
     config.write_text(
         "colour = 'blue'\n[arena]\nmax_rounds = 0\n[limits]\nmax_cost = -1\n"
         "[[agents]]\nmodel = 'local:smollm2'\ntemperature = 9\n"
+        "[[agents]]\nmodel = 'local:smollm2'\n"
     )
     code, _, err = moot(capsys, "run", "x", "--config", str(config))
     assert code == 1
@@ -161,3 +163,93 @@ def test_missing_session_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
     scripted_run(capsys, Debate())
     code, _, err = moot(capsys, "show", "nope")
     assert code == 1 and "no session 'nope'" in err
+
+
+def test_an_arena_of_one_agent_is_a_config_problem(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = moot(capsys, "run", "x", "--models", "scripted:@one")
+    assert code == 1 and "agents: the arena needs 2 or more agents (1 given)" in err
+
+
+def test_bare_moot_prints_help_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = moot(capsys)
+    assert code == 0 and "Commands:" in out and "run" in out
+
+
+def test_protocol_choices_are_listed_and_misspellings_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = moot(capsys, "run", "--help")
+    assert code == 0 and "[arena|court" in out
+    code, _, err = moot(capsys, "run", "x", "--protocol", "cort")
+    assert code == 1 and "did you mean 'court'" in err
+
+
+def test_validate_names_an_unknown_provider_like_any_problem(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "moot.toml"
+    path.write_text(
+        "[[agents]]\nmodel = 'openia:gpt-5'\n[[agents]]\nmodel = 'local:smollm2'\n"
+        "[arena]\nmax_round = 2\n"
+    )
+    code, out, _ = moot(capsys, "validate", str(path))
+    assert code == 1 and "2 problem(s)" in out
+    assert "agents.0.model: unknown model provider 'openia'" in out
+    assert "did you mean 'openai'" in out
+    assert "arena.max_round: unknown key; did you mean 'max_rounds'?" in out
+
+
+def test_the_task_comes_from_stdin_or_a_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import io
+
+    debate = Debate()
+    models = [arg for spec in debate.specs() for arg in ("--models", spec)]
+
+    class Pipe(io.TextIOWrapper):
+        def isatty(self) -> bool:
+            return False
+
+    monkeypatch.setattr("sys.stdin", Pipe(io.BytesIO("What is 6 times 7?\n".encode())))
+    code, out, _ = moot(capsys, "run", "-", *models, "-q")
+    assert code == 0 and "42" in out
+    assert "What is 6 times 7?" in debate.requests[0].prompt
+
+    monkeypatch.setattr("sys.stdin", Pipe(io.BytesIO("Piped without a dash?".encode())))
+    code, _, _ = moot(capsys, "run", *models, "-q")
+    assert code == 0 and "Piped without a dash?" in debate.requests[-1].messages[1].content
+
+    task = tmp_path / "task.md"
+    task.write_text("Which is larger, 6*7 or 41?", encoding="utf-8")
+    code, _, _ = moot(capsys, "run", "--task-file", str(task), *models, "-q")
+    assert code == 0 and "6*7 or 41" in debate.requests[-1].messages[1].content
+
+    task.write_bytes(b"caf\xe9?")
+    code, _, err = moot(capsys, "run", "--task-file", str(task), *models)
+    assert code == 1 and "not valid UTF-8" in err
+
+
+def test_a_task_too_large_for_a_context_window_is_refused_before_a_session(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from moot.engine.store import list_sessions
+
+    task = tmp_path / "big.txt"
+    task.write_text("word " * 120_000, encoding="utf-8")  # about 150,000 tokens
+    models = [arg for spec in Debate().specs() for arg in ("--models", spec)]
+    code, _, err = moot(capsys, "run", "--task-file", str(task), *models)
+    assert code == 1 and "too large for scripted:" in err and "128,000 tokens" in err
+    assert list_sessions() == []
+
+
+def test_quiet_prints_the_outcome_line_when_there_is_no_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from moot.engine.store import list_sessions
+
+    code, out, _ = scripted_run(
+        capsys, Debate(fail={"two", "three", "one"}, fail_kind=FailureKind.AUTH), "-q"
+    )
+    assert code == 1 and out.startswith("failed: every agent failed")
+    assert len(list_sessions()) == 1

@@ -26,10 +26,10 @@ from moot.engine.session import Agent, Session, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
 from moot.errors import ConfigError, JournalError
 from moot.models.base import create_model
-from moot.protocols.plan import Plan, participants, resolve
+from moot.plan import Plan, participants, resolve
 from moot.report import write_reports
 from moot.result import Result, exit_code_for
-from moot.types import Event, EventKind
+from moot.types import Event, EventKind, estimate_tokens
 
 __all__ = ["ReplayReport", "RunResult", "replay", "resume", "start"]
 
@@ -66,6 +66,23 @@ def _create_models(agents: list[Agent]) -> None:
         agent.model = create_model(agent.spec, agent.config.settings())
 
 
+def _check_task_fits(task: str, agents: list[Agent]) -> None:
+    """Refuse, before any folder exists, a task that cannot fit a participant's context
+    window with room for its answer."""
+    size = estimate_tokens(task)
+    for agent in agents:
+        if agent.model is None:
+            continue
+        window = agent.model.capabilities.context_window
+        room = agent.config.max_tokens or 1024
+        if size + room > window:
+            raise ConfigError(
+                f"the task is about {size:,} tokens, too large for {agent.spec} "
+                f"({agent.alias}), whose context window is {window:,} tokens with {room:,} kept "
+                "for its answer; shorten the task or use a model with a larger window"
+            )
+
+
 def start(
     task: str,
     config: RunConfig | Plan | None = None,
@@ -93,6 +110,7 @@ def start(
     seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)
     agents = participants(plan, seed)
     _create_models(agents)
+    _check_task_fits(task, agents)
     folder, journal = lifecycle.open_session(
         root or sessions_root(),
         task=task,

@@ -93,9 +93,11 @@ def _exit(code: int) -> NoReturn:
 
 def _finish(run: RunResult, quiet: bool) -> NoReturn:
     result = run.result
-    if quiet:
+    if quiet:  # the answer alone; with no answer (a deadlock, a pause), the outcome line
         if result.final_answer:
             click.echo(result.final_answer)
+        else:
+            click.echo(f"{result.status.replace('_', ' ')}: {result.how}")
         _exit(run.exit_code)
     click.echo("")
     click.echo(f"Session {run.session_id}: {result.status.replace('_', ' ')}: {result.how}")
@@ -113,15 +115,70 @@ def _finish(run: RunResult, quiet: bool) -> NoReturn:
     _exit(run.exit_code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class ProtocolName(click.ParamType[str, Any]):
+    """A registered protocol's name; the choices are read from the registry when shown."""
+
+    name = "protocol"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        from moot import protocols
+
+        return "[" + "|".join(protocols.names()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from moot import protocols
+
+        if value in protocols.names():
+            return str(value)
+        self.fail(protocols.unknown_protocol(str(value)), param, ctx)
+
+
+def _task(task: str, task_file: Path | None) -> str:
+    """The task from the argument, `-` or a pipe (stdin), or --task-file."""
+    if task_file is not None:
+        if task and task != "-":
+            raise click.UsageError("give the task as an argument or with --task-file, not both")
+        return _read_text(task_file.read_bytes, str(task_file))
+    if task == "-" or (not task and not sys.stdin.isatty()):
+        return _read_text(sys.stdin.buffer.read, "standard input")
+    return task
+
+
+def _read_text(read: Callable[[], bytes], source: str) -> str:
+    try:
+        data = read()
+    except OSError as exc:
+        raise click.UsageError(f"cannot read the task from {source}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(
+            f"the task in {source} is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
+        ) from None
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True
+)
 @click.version_option(package_name="moot")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Make several LLMs deliberate until they agree, or show exactly where they do not."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 @cli.command()
 @click.argument("task", required=False, default="")
-@click.option("--protocol", default=None, help="Deliberation protocol (default: arena).")
+@click.option(
+    "--task-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the task from this file (UTF-8). TASK '-' or a pipe reads standard input.",
+)
+@click.option(
+    "--protocol", type=ProtocolName(), default=None, help="Deliberation protocol (default: arena)."
+)
 @click.option(
     "--models",
     "models",
@@ -149,6 +206,7 @@ def cli() -> None:
 @_display_options
 def run(
     task: str,
+    task_file: Path | None,
     protocol: str | None,
     models: tuple[str, ...],
     rounds: int | None,
@@ -164,7 +222,9 @@ def run(
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
     from moot.api import start
-    from moot.protocols.plan import load_config
+
+    task = _task(task, task_file)
+    from moot.plan import load_config
 
     overrides: dict[str, Any] = {}
     if protocol:
@@ -364,7 +424,7 @@ def models() -> None:
 def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool) -> None:
     """Whether each configured model can run here: SDK, key (never shown), command, ping."""
     from moot.models.doctor import check_models
-    from moot.protocols.plan import load_config
+    from moot.plan import load_config
 
     overrides = {"agents": [{"model": spec} for spec in specs]} if specs else {}
     config = load_config(config_path, overrides).config
@@ -384,7 +444,7 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool) -> None
 @click.argument("file", type=click.Path(path_type=Path))
 def validate(file: Path) -> None:
     """Check a config file: print every problem with its path (exit 1), or "valid"."""
-    from moot.protocols.plan import check_config
+    from moot.plan import check_config
 
     plan, problems = check_config(file)
     if plan is None:
@@ -402,7 +462,7 @@ def schema() -> None:
     """Print the JSON Schema of config files."""
     import json
 
-    from moot.protocols.plan import config_schema
+    from moot.plan import config_schema
 
     click.echo(json.dumps(config_schema(), indent=2))
 

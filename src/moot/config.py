@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import tomllib
 from pathlib import Path
@@ -141,13 +142,30 @@ class RunConfig(_Strict):
         return dict(self.__pydantic_extra__ or {})
 
 
-def problem_lines(error: ValidationError, prefix: str = "") -> list[str]:
-    """Each problem of a validation error as `dotted.path: message`."""
+def problem_lines(
+    error: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+) -> list[str]:
+    """Each problem of a validation error as `dotted.path: message`; a misspelt key gets the
+    closest known one ("did you mean ...") when `model` is given."""
+    known = _field_names(model) if model is not None else set()
     lines = []
     for item in error.errors():
         path = ".".join(str(part) for part in (prefix, *item["loc"]) if part != "")
-        lines.append(f"{path or '(top level)'}: {item['msg']}")
+        message = item["msg"]
+        if item["type"] == "extra_forbidden" and item["loc"]:
+            close = difflib.get_close_matches(str(item["loc"][-1]), sorted(known), n=1)
+            message = "unknown key" + (f"; did you mean {close[0]!r}?" if close else "")
+        lines.append(f"{path or '(top level)'}: {message}")
     return lines
+
+
+def _field_names(model: type[BaseModel], depth: int = 0) -> set[str]:
+    names = set(model.model_fields)
+    for info in model.model_fields.values():
+        for arg in (info.annotation, *getattr(info.annotation, "__args__", ())):
+            if depth < 3 and isinstance(arg, type) and issubclass(arg, BaseModel):
+                names |= _field_names(arg, depth + 1)
+    return names
 
 
 def format_validation_error(error: ValidationError, source: str) -> str:

@@ -35,7 +35,7 @@ from moot.errors import (
     ReplayIncomplete,
 )
 from moot.result import FORMAT_VERSION, AgentUsage, Result, Status, build_result, exit_code_for
-from moot.types import Event, EventKind, Outcome
+from moot.types import Event, EventKind, FailureKind, Outcome
 from moot.version import __version__
 
 __all__ = [
@@ -153,8 +153,49 @@ def reopen_session(folder: SessionFolder) -> tuple[Journal, dict[str, Any]]:
     return journal, meta
 
 
+def last_end(events: list[Event]) -> Event | None:
+    """How the latest run ended (`finished`, `failed` or `stopped`), None if it has not (it
+    crashed, or runs now)."""
+    for event in reversed(events):
+        if event.kind in (EventKind.FINISHED, EventKind.FAILED, EventKind.STOPPED):
+            return event
+        if event.kind == EventKind.RUN_STARTED:
+            return None
+    return None
+
+
 def finished(journal: Journal) -> bool:
-    return any(e.kind in (EventKind.FINISHED, EventKind.FAILED) for e in journal.events)
+    """Whether the session has reached its outcome (nothing left to run)."""
+    end = last_end(journal.events)
+    return end is not None and end.kind == EventKind.FINISHED
+
+
+def retries_failures(journal: Journal) -> bool:
+    """A session that failed, or paused for an outage, asks its failed steps again on resume;
+    after any other stop a failed step stays final (later steps were decided knowing it)."""
+    end = last_end(journal.events)
+    if end is None:
+        return False
+    return end.kind == EventKind.FAILED or (
+        end.kind == EventKind.STOPPED and end.data.get("reason") == "outage"
+    )
+
+
+def _outage(events: list[Event]) -> bool:
+    """Every call that failed in this run failed for a transient reason (a provider down, a
+    connection refused, rate limits): the run should wait, not fail."""
+    kinds = []
+    for event in reversed(events):
+        if event.kind == EventKind.RUN_STARTED:
+            break
+        if event.kind == EventKind.ASK:
+            completion = event.data.get("completion") or {}
+            if completion.get("status") == "error":
+                kinds.append(str((completion.get("failure") or {}).get("kind")))
+    return bool(kinds) and all(k in _TRANSIENT for k in kinds)
+
+
+_TRANSIENT = {k.value for k in FailureKind if k.transient}
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -166,6 +207,7 @@ def _session(
     *,
     mode: str = "live",
     sleep: Sleep = asyncio.sleep,
+    retry_failed: bool = False,
 ) -> Session:
     meta = journal.events[0].data
     return Session(
@@ -178,6 +220,7 @@ def _session(
         limits=config.limits,
         mode="replay" if mode == "replay" else "live",
         sleep=sleep,
+        retry_failed=retry_failed,
     )
 
 
@@ -230,7 +273,8 @@ async def run_session(
     """Run `protocol` over the session to its end, a limit, an interruption or an abort;
     journal how it ended and write result.json. Models are closed afterwards."""
     meta = journal.events[0].data
-    session = _session(folder, journal, config, agents, sleep=sleep)
+    retry = retries_failures(journal)
+    session = _session(folder, journal, config, agents, sleep=sleep, retry_failed=retry)
     state = StateWriter(folder, meta, session.tally)
     state.absorb(journal.events)
     session.subscribe(state)
@@ -257,8 +301,16 @@ async def run_session(
         status, message = "interrupted", f"interrupted; continue with: moot resume {folder.id}"
         session.record(EventKind.STOPPED, reason="interrupted", message=message)
     except ProtocolAborted as exc:
-        status, message = "failed", str(exc)
-        session.record(EventKind.FAILED, message=message)
+        if _outage(journal.events):
+            status, message = (
+                "paused",
+                f"{exc}; every failure was transient (a provider down or refusing "
+                f"connections?): once it is back, continue with: moot resume {folder.id}",
+            )
+            session.record(EventKind.STOPPED, reason="outage", message=message)
+        else:
+            status, message = "failed", str(exc)
+            session.record(EventKind.FAILED, message=message)
     finally:
         for agent in agents:
             if agent.model is not None:
@@ -293,7 +345,8 @@ def last_stop(events: list[Event]) -> tuple[Status, str] | None:
     for event in reversed(events):
         if event.kind == EventKind.STOPPED:
             reason = event.data.get("reason")
-            return ("paused" if reason == "limit" else "interrupted"), event.data.get("message", "")
+            status: Status = "interrupted" if reason == "interrupted" else "paused"
+            return status, event.data.get("message", "")
         if event.kind == EventKind.RUN_STARTED:
             return None
     return None

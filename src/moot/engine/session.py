@@ -123,7 +123,10 @@ class Session:
         mode: Mode = "live",
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.time,
+        retry_failed: bool = False,
     ) -> None:
+        """`retry_failed`: recorded failed calls are asked again (resuming a session that
+        failed, or paused for an outage, once the cause is fixed)."""
         self.folder = folder
         self.journal = journal
         self.task = task
@@ -148,11 +151,14 @@ class Session:
             if event.kind == "checkpoint":
                 entry = {**event.data.get("data", {}), "step": event.step}
                 self._checkpoints.setdefault(str(event.data.get("agent")), []).append(entry)
-            if event.kind in ("ask", "shell") and event.step:
-                self._recorded[event.step] = event
-            if event.kind == "ask" and event.step:
+            if event.kind == EventKind.ASK and event.step:
                 completion = Completion.model_validate(event.data["completion"])
+                if retry_failed and not completion.ok:
+                    self._recorded.pop(event.step, None)
+                    continue
                 self._completions[event.step] = completion
+            if event.kind in (EventKind.ASK, EventKind.SHELL) and event.step:
+                self._recorded[event.step] = event
         self.tally.absorb(journal.events)
         self.budget = Budget(limits, journal.events, clock)
         self._global = asyncio.Semaphore(engine.concurrency)

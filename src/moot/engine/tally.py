@@ -150,7 +150,7 @@ class Tally:
                 self.rounds_done = max(self.rounds_done, summary.round)
         elif kind in ENDED_KINDS:
             if kind == EventKind.STOPPED:
-                self.ended = "paused" if data.get("reason") == "limit" else "interrupted"
+                self.ended = "interrupted" if data.get("reason") == "interrupted" else "paused"
             else:
                 self.ended = str(data.get("status", kind.value))
             self.message = data.get("message")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moot.errors import ConfigError
-from moot.protocols.record import ProtocolRecord, Role
 
-__all__ = ["BUILTIN", "ProtocolRecord", "Role", "get", "names", "register"]
+if TYPE_CHECKING:  # records import the engine: only when a protocol is used (`moot --help`)
+    from moot.protocols.record import ProtocolRecord
+
+__all__ = ["BUILTIN", "get", "names", "register", "unknown_protocol", "unregister"]
 
 # name -> the module exporting PROTOCOL
 BUILTIN: dict[str, str] = {

@@ -18,4 +18,5 @@ PROTOCOL = ProtocolRecord(
     describe_round=describe_round,
     rounds_option="max_rounds",
     verify_option="verify_commands",
+    min_agents=2,  # one agent has nobody to deliberate with
 )

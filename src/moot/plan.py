@@ -22,6 +22,7 @@ from moot.config import RunConfig, Section, problem_lines, read_config_file
 from moot.deliberation.anonymize import alias_for
 from moot.engine.session import Agent
 from moot.errors import ConfigError
+from moot.models.base import provider_info, providers
 from moot.protocols.record import ProtocolRecord
 
 __all__ = ["Plan", "check_config", "config_schema", "load_config", "participants", "resolve"]
@@ -137,18 +138,48 @@ def check_config(
         try:
             record.options.model_validate(data.get(record.name) or {})
         except ValidationError as exc:
-            problems += problem_lines(exc, record.name)
+            problems += problem_lines(exc, record.name, record.options)
         agents = data.get("agents")
         if isinstance(agents, list):
             problems += _agent_count(record, len(agents))
     try:
         RunConfig.model_validate(shared)
     except ValidationError as exc:
-        problems = problem_lines(exc) + problems
+        problems = problem_lines(exc, "", RunConfig) + problems
+    for index, agent in enumerate(shared.get("agents") or []):
+        spec = agent.get("model") if isinstance(agent, dict) else None
+        if isinstance(spec, str) and ":" in spec:
+            problems += _unknown_provider(f"agents.{index}.model", spec)
     if problems:
         return None, problems
     more, plan = _resolve(RunConfig.model_validate(data))
+    if plan is not None:
+        more += _provider_problems(plan)
     return (None if more else plan), more
+
+
+def _provider_problems(plan: Plan) -> list[str]:
+    """The other roles' providers must exist too (the agents' were checked on the data)."""
+    problems = []
+    for role in plan.record.participants(plan.config, plan.options):
+        if role.prefix != "agent":
+            for index, member in enumerate(role.members):
+                where = f"{plan.record.name}.{role.salt}.{index}.model"
+                problems += _unknown_provider(where, member.model)
+    return problems
+
+
+def _unknown_provider(where: str, spec: str) -> list[str]:
+    provider = spec.strip().partition(":")[0].lower()
+    if not provider or provider_info(provider) is not None:
+        return []
+    known = [p.name for p in providers()]
+    close = difflib.get_close_matches(provider, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return [
+        f"{where}: unknown model provider {provider!r} in {spec!r}{hint}; "
+        f"known providers: {', '.join(known)}"
+    ]
 
 
 def _flag(
