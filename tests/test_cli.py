@@ -211,12 +211,12 @@ def test_the_task_comes_from_stdin_or_a_file(
         def isatty(self) -> bool:
             return False
 
-    monkeypatch.setattr("sys.stdin", Pipe(io.BytesIO("What is 6 times 7?\n".encode())))
+    monkeypatch.setattr("sys.stdin", Pipe(io.BytesIO(b"What is 6 times 7?\n")))
     code, out, _ = moot(capsys, "run", "-", *models, "-q")
     assert code == 0 and "42" in out
     assert "What is 6 times 7?" in debate.requests[0].prompt
 
-    monkeypatch.setattr("sys.stdin", Pipe(io.BytesIO("Piped without a dash?".encode())))
+    monkeypatch.setattr("sys.stdin", Pipe(io.BytesIO(b"Piped without a dash?")))
     code, _, _ = moot(capsys, "run", *models, "-q")
     assert code == 0 and "Piped without a dash?" in debate.requests[-1].messages[1].content
 
@@ -253,3 +253,24 @@ def test_quiet_prints_the_outcome_line_when_there_is_no_answer(
     )
     assert code == 1 and out.startswith("failed: every agent failed")
     assert len(list_sessions()) == 1
+
+
+def test_list_and_status_agree_on_a_killed_session_and_its_elapsed_time(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    import subprocess
+
+    scripted_run(capsys, Debate())
+    state_path = next(isolated.glob("sessions/*/state.json"))
+    state = json.loads(state_path.read_text())
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    # as a SIGKILLed run leaves it: still "running", its process gone, 95 s of running time
+    state.update(status="running", pid=dead.pid, active_before=60.0, ended_at=None)
+    state["run_started"] = state["updated"] - 35.0
+    state_path.write_text(json.dumps(state))
+    code, listed, _ = moot(capsys, "list")
+    assert code == 0 and "stopped unexpectedly" in listed and "1m 35s" in listed
+    code, shown, _ = moot(capsys, "status")
+    assert code == 0 and "stopped unexpectedly" in shown and "moot resume" in shown
+    assert "1m 35s" in shown  # the same clock, stopped when the process died

@@ -222,7 +222,8 @@ def test_rounds_apply_to_the_protocol_the_config_names(
     court.specs(court.agents)
     path = tmp_path / "court.toml"
     path.write_text(
-        'protocol = "court"\n[[agents]]\nmodel = "scripted:@one"\n[[agents]]\nmodel = "scripted:@two"\n'
+        'protocol = "court"\n[[agents]]\nmodel = "scripted:@one"\n'
+        '[[agents]]\nmodel = "scripted:@two"\n'
         '[court]\ntopic = "Which database?"\njudge_panel_enabled = false\n'
     )
     code, _, err = moot(capsys, "run", "--config", str(path), "--rounds", "2")

@@ -360,3 +360,27 @@ def test_a_terminal_gets_the_live_view_on_stderr_and_the_answer_on_stdout(
     assert "thinking (~" not in terminal  # no plain lines on a terminal
     assert "the answer is 42" in stdout and "Session " in stdout
     assert "┏" not in stdout and "\x1b" not in stdout
+
+
+def test_the_live_view_stays_readable_at_80_by_24() -> None:
+    """Six participants with long model names, revealed, on an 80x24 terminal: one line per
+    agent, every column on screen, nothing wider than the terminal."""
+    board = Board(session_id=SESSION, protocol="court", task="Postgres or SQLite? " * 10)
+    board.max_rounds = 4
+    for alias in ("agent_a", "agent_b", "agent_c", "judge_a", "judge_b", "judge_c"):
+        row = board.row(alias)
+        row.model, row.status, row.round, row.phase = (
+            "openrouter:anthropic/claude-x",
+            "queued",
+            2,
+            "vote",
+        )
+        row.calls, row.cost = 12, 1.2345
+    stream = io.StringIO()
+    console = Console(file=stream, width=80, height=24, force_terminal=True, color_system=None)
+    console.print(render_board(board, T0, reveal=True, width=80))
+    lines = stream.getvalue().rstrip("\n").splitlines()
+    assert len(lines) <= 24 and max(len(line.rstrip()) for line in lines) <= 80
+    rows = [line for line in lines if "openrouter" in line]
+    assert len(rows) == 6 and all("$1.2345" in row and "queued" in row for row in rows)
+    assert "Cost" in lines[2] or any(line.rstrip().endswith("Cost") for line in lines)

@@ -139,8 +139,13 @@ def _task(task: str, task_file: Path | None) -> str:
         if task and task != "-":
             raise click.UsageError("give the task as an argument or with --task-file, not both")
         return _read_text(task_file.read_bytes, str(task_file))
-    if task == "-" or (not task and not sys.stdin.isatty()):
+    if task == "-":
         return _read_text(sys.stdin.buffer.read, "standard input")
+    if not task and not sys.stdin.isatty():  # a pipe; a closed or unreadable stdin is no task
+        try:
+            return _read_text(sys.stdin.buffer.read, "standard input")
+        except click.UsageError:
+            return ""
     return task
 
 
@@ -157,9 +162,7 @@ def _read_text(read: Callable[[], bytes], source: str) -> str:
         ) from None
 
 
-@click.group(
-    context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True
-)
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(package_name="moot")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -222,9 +225,9 @@ def run(
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
     from moot.api import start
+    from moot.plan import load_config
 
     task = _task(task, task_file)
-    from moot.plan import load_config
 
     overrides: dict[str, Any] = {}
     if protocol:
@@ -272,50 +275,62 @@ def status(session_id: str | None, reveal: bool) -> None:
 
     from moot.display.board import Board
     from moot.display.live import render_board
-    from moot.engine.state import pid_alive
+    from moot.engine.state import seen_state
     from moot.engine.store import find_session
 
     folder = find_session(session_id)
-    state = folder.state()
-    if state is None:
+    seen = seen_state(folder)
+    if seen is None:
         _fail(f"session {folder.id} has no state.json yet; it is starting or was never run")
-    board = Board.from_state(state, folder.meta())
-    shown = state["status"]
-    if shown == "running" and not pid_alive(int(state.get("pid", 0))):
-        shown = "stopped unexpectedly (crashed or killed); continue with: moot resume " + folder.id
-        board.ended = "stopped unexpectedly"
-    updated = float(state.get("updated", time.time()))
-    board.started = float((folder.meta() or {}).get("created", updated))
-    now = time.time() if board.ended is None else updated  # an ended session's clock stops
-    console = Console(soft_wrap=False, width=max(100, Console().width), highlight=False)
+    board = Board.from_state(seen.state, folder.meta())
+    board.ended = None if seen.status == "running" else seen.status
+    if seen.crashed:
+        board.ended_at = seen.updated  # its clock stopped when it did
+    console = Console(soft_wrap=False, width=max(80, Console().width), highlight=False)
     click.echo(
-        f"Session {folder.id}  [{state['protocol']}]  {shown}; "
-        f"updated {time.time() - updated:.0f}s ago"
+        f"Session {folder.id}  [{seen.state['protocol']}]  {seen.status}"
+        + (f"; continue with: moot resume {folder.id}" if seen.crashed else "")
+        + f"; updated {time.time() - seen.updated:.0f}s ago"
     )
-    console.print(render_board(board, now, reveal=reveal))
-    if state.get("message") and state["status"] != "running":
-        click.echo(state["message"])
-    if folder.result_json.exists() and state["status"] != "running":
+    console.print(render_board(board, time.time(), reveal=reveal, width=console.width))
+    if seen.state.get("message") and seen.status != "running":
+        click.echo(seen.state["message"])
+    if folder.result_json.exists() and seen.status != "running":
         click.echo(f"Report: {folder.report_md}  (moot show {folder.id})")
 
 
 @cli.command(name="list")
 def list_() -> None:
     """Sessions under the sessions folder, oldest first."""
+    from moot.engine.state import seen_state
     from moot.engine.store import list_sessions, sessions_root
+    from moot.engine.tally import Tally
 
     folders = list_sessions()
     if not folders:
         click.echo(f"no sessions under {sessions_root()}")
         return
+    now = time.time()
     for folder in folders:
-        state = folder.state() or {}
+        seen = seen_state(folder)
         meta = folder.meta() or {}
-        task = str(meta.get("task", "")).replace("\n", " ")
+        task = " ".join(str(meta.get("task", "")).split())
+        status, elapsed = "?", ""
+        if seen is not None:
+            status = seen.status
+            tally = Tally.from_snapshot(seen.state)
+            if seen.crashed:
+                tally.ended_at = seen.updated
+            elapsed = _duration(tally.elapsed(now))
         click.echo(
-            f"{folder.id}  {meta.get('protocol', '?'):<7} "
-            f"{state.get('status', '?'):<13} {task[:60]}"
+            f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
         )
+
+
+def _duration(seconds: float) -> str:
+    from moot.display.live import duration
+
+    return duration(seconds)
 
 
 @cli.command()
@@ -426,9 +441,18 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool) -> None
     from moot.models.doctor import check_models
     from moot.plan import load_config
 
-    overrides = {"agents": [{"model": spec} for spec in specs]} if specs else {}
-    config = load_config(config_path, overrides).config
-    agents = list({a.model: a for a in reversed(config.agents)}.values())[::-1]  # each once
+    if specs:  # models checked on their own: no protocol, so no agent count to meet
+        from pydantic import ValidationError
+
+        from moot.config import AgentConfig, problem_lines
+
+        try:
+            configured = [AgentConfig(model=spec) for spec in specs]
+        except ValidationError as exc:
+            _fail("; ".join(problem_lines(exc, "--models")))
+    else:
+        configured = load_config(config_path).config.agents
+    agents = list({a.model: a for a in reversed(configured)}.values())[::-1]  # each once
     reports = check_models(agents, ping=ping)
     for report in reports:
         click.echo(report.spec)

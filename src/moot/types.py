@@ -154,7 +154,8 @@ class EventKind(StrEnum):
     FINISHED = "finished"
     # signals: not journaled
     OPENED = "opened"
-    ASK_STARTED = "ask_started"
+    ASK_STARTED = "ask_started"  # asked: waiting for a free slot (queued)
+    CALL_STARTED = "call_started"  # the call (or a retry) is on its way to the model
     SHELL_STARTED = "shell_started"
     CONTEXT_FRESH = "context_fresh"
     ROUND_RESULT = "round_result"
@@ -168,6 +169,7 @@ _SIGNALS = frozenset(
     {
         EventKind.OPENED,
         EventKind.ASK_STARTED,
+        EventKind.CALL_STARTED,
         EventKind.SHELL_STARTED,
         EventKind.CONTEXT_FRESH,
         EventKind.ROUND_RESULT,

@@ -43,14 +43,11 @@ class Board(Tally):
             self.max_rounds = record.max_rounds(record.options_from(meta.get("config")))
         for alias, spec in (meta.get("aliases") or {}).items():
             self.row(str(alias)).model = str(spec)
-        started = self.started
-        self.absorb(e for e in past if e.kind in (EventKind.ASK, EventKind.ATTEMPT))
-        self.started = started
+        self.absorb(past)
 
     def apply(self, event: Event) -> None:
         if event.kind == EventKind.OPENED:
             self.open(event.data.get("meta") or {}, event.data.get("past") or ())
-            self.started = event.ts
             return
         super().apply(event)
 
@@ -62,7 +59,18 @@ class Board(Tally):
         if meta:
             board.open(meta)
         tally = Tally.from_snapshot(state)
-        for name in ("round", "stage", "phase", "rounds_done", "latest", "retries", "events"):
+        for name in (
+            "round",
+            "stage",
+            "phase",
+            "rounds_done",
+            "latest",
+            "retries",
+            "events",
+            "active_before",
+            "run_started",
+            "ended_at",
+        ):
             setattr(board, name, getattr(tally, name))
         for alias, row in tally.agents.items():
             row.model = row.model or (board.agents[alias].model if alias in board.agents else "")

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from moot.display.face import Face
-from moot.types import Event, Step
+from moot.types import Event, EventKind, Step
 
 __all__ = ["JsonLog", "json_records"]
 
@@ -50,7 +50,9 @@ class JsonLog(Face):
             print(json.dumps(record, ensure_ascii=False), file=self.stream, flush=True)
 
     def records(self, event: Event) -> list[dict[str, Any]]:
-        if event.kind == "opened":
+        if event.kind == EventKind.CALL_STARTED:  # model_call already said it was asked
+            return []
+        if event.kind == EventKind.OPENED:
             self.session_id = str(event.data.get("session_id"))
         where = Step.parse(event.step)
         round_no, phase = where.round, where.phase

@@ -2,10 +2,11 @@
 status, elapsed time, tokens and cost; session totals; the latest score or vote tally; and
 progress through the rounds. Driven by the session's events, never by reading files.
 
-Elapsed is an agent's time in model calls (ticking while one is in flight); the total row
-shows the time since this run started. Model names stay hidden while the session runs unless
-`reveal` is set: the person watching judges the arguments, not the brands. They appear once the
-session ends."""
+Elapsed is an agent's time in asks, from being asked to the answer (ticking while one is in
+flight); the total row shows the session's running time over all its runs, as `moot status`,
+`moot list` and the limits count it. An ask waiting for a free slot shows as queued until its
+call starts. Model names stay hidden while the session runs unless `reveal` is set: the person
+watching judges the arguments, not the brands. They appear once the session ends."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.progress_bar import ProgressBar
@@ -30,6 +32,7 @@ __all__ = ["LiveView", "render_board"]
 
 _STATUS_STYLES = {
     "waiting": "dim",
+    "queued": "dim",
     "thinking": "bold yellow",
     "retrying": "bold magenta",
     "done": "green",
@@ -104,22 +107,37 @@ def _latest(board: Board) -> Text | None:
     return text
 
 
-def render_board(board: Board, now: float, *, reveal: bool = False) -> RenderableType:
-    """The view for one moment. Models are shown with `reveal` or once the session ended."""
+def render_board(
+    board: Board, now: float, *, reveal: bool = False, width: int | None = None
+) -> RenderableType:
+    """The view for one moment. Models are shown with `reveal` or once the session ended.
+    Below 100 columns the table drops its vertical rules and cuts long model names, so each
+    agent keeps one line and every column stays on screen (readable at 80x24)."""
     if not board.agents:
         return Text("moot: starting…", style="dim")
     show_models = reveal or board.ended is not None
-    table = Table(expand=False, show_footer=True, header_style="bold", footer_style="bold")
-    table.add_column("Agent", footer="Total", no_wrap=True)
+    narrow = width is not None and width < 100
+    table = Table(
+        expand=False,
+        show_footer=True,
+        header_style="bold",
+        footer_style="bold",
+        box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD,
+        padding=(0, 1),
+        collapse_padding=narrow,
+        pad_edge=not narrow,
+    )
+    table.add_column("Agent", footer="Total", no_wrap=True, min_width=7)
     if show_models:
-        table.add_column("Model", overflow="fold", max_width=32)
-    table.add_column("Round", justify="right")
-    table.add_column("Phase", no_wrap=True)
-    table.add_column("Status", no_wrap=True)
-    table.add_column("Elapsed", justify="right", footer=duration(board.elapsed(now)))
-    table.add_column("Calls", justify="right", footer=str(board.calls))
-    table.add_column("Tokens", justify="right", footer=f"{board.tokens:,}")
-    table.add_column("Cost", justify="right", footer=_cost(board.cost))
+        table.add_column("Model", no_wrap=True, overflow="ellipsis", max_width=12 if narrow else 32)
+    table.add_column("Round", justify="right", no_wrap=True)
+    table.add_column("Phase", no_wrap=True, overflow="ellipsis", max_width=8 if narrow else None)
+    table.add_column("Status", no_wrap=True, min_width=8)
+    elapsed = duration(board.elapsed(now))
+    table.add_column("Elapsed", justify="right", footer=elapsed, no_wrap=True)
+    table.add_column("Calls", justify="right", footer=str(board.calls), no_wrap=True)
+    table.add_column("Tokens", justify="right", footer=f"{board.tokens:,}", no_wrap=True)
+    table.add_column("Cost", justify="right", footer=_cost(board.cost), no_wrap=True)
     for row in board.agents.values():
         cells: list[RenderableType] = [label(row.alias)]
         if show_models:
@@ -180,7 +198,8 @@ class LiveView(Face):
 
     def renderable(self) -> RenderableType:
         with self._lock:
-            return render_board(self.board, self.clock(), reveal=self.reveal)
+            width = self.console.width
+            return render_board(self.board, self.clock(), reveal=self.reveal, width=width)
 
     def handle(self, event: Event) -> None:
         with self._lock:

@@ -182,17 +182,19 @@ def retries_failures(journal: Journal) -> bool:
 
 
 def _outage(events: list[Event]) -> bool:
-    """Every call that failed in this run failed for a transient reason (a provider down, a
-    connection refused, rate limits): the run should wait, not fail."""
-    kinds = []
+    """Every agent asked in this run saw its latest call fail for a transient reason (a
+    provider down, connections refused, rate limits): the run should wait, not fail."""
+    latest: dict[str, str | None] = {}  # agent -> failure kind of its latest call, None if ok
     for event in reversed(events):
         if event.kind == EventKind.RUN_STARTED:
             break
-        if event.kind == EventKind.ASK:
+        agent = event.data.get("agent")
+        if event.kind == EventKind.ASK and isinstance(agent, str) and agent not in latest:
             completion = event.data.get("completion") or {}
-            if completion.get("status") == "error":
-                kinds.append(str((completion.get("failure") or {}).get("kind")))
-    return bool(kinds) and all(k in _TRANSIENT for k in kinds)
+            failure = completion.get("failure") or {}
+            failed = completion.get("status") == "error"
+            latest[agent] = str(failure.get("kind")) if failed else None
+    return bool(latest) and all(kind in _TRANSIENT for kind in latest.values())
 
 
 _TRANSIENT = {k.value for k in FailureKind if k.transient}

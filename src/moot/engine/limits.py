@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from moot.config import Limits
+from moot.engine.tally import active_seconds
 from moot.errors import LimitReached
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN
 from moot.types import Event, Usage
@@ -17,24 +18,6 @@ class _Totals(Protocol):
     usage: Usage
     cost: float
     unpriced_tokens: int  # tokens of calls whose cost is unknown
-
-
-def active_seconds(events: Iterable[Event]) -> float:
-    """Seconds the session has been running, over all its runs (from journal timestamps)."""
-    total = 0.0
-    start: float | None = None
-    last: float | None = None
-    for event in events:
-        if event.ts is None:
-            continue
-        if event.kind == "run_started":
-            if start is not None and last is not None:
-                total += max(0.0, last - start)
-            start = event.ts
-        last = event.ts
-    if start is not None and last is not None:
-        total += max(0.0, last - start)
-    return total
 
 
 class Budget:

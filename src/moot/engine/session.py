@@ -374,6 +374,7 @@ class Session:
                 late = out_of_time()
                 if late is not None:
                     return late  # not retried: the round has no time left
+                self.signal(EventKind.CALL_STARTED, step, agent=agent.alias, attempt=attempts)
                 started = time.perf_counter()
                 # Providers enforce the call timeout themselves; this guard catches one that
                 # does not (a hung SDK, a script), a little later.

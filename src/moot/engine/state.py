@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
 from moot.types import Event, EventKind
 
-__all__ = ["WRITE_INTERVAL", "StateWriter", "pid_alive"]
+__all__ = ["WRITE_INTERVAL", "Seen", "StateWriter", "pid_alive", "seen_state"]
 
 WRITE_INTERVAL = 0.25  # seconds between snapshot writes while a run is busy
 
@@ -27,6 +28,30 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+STOPPED_UNEXPECTEDLY = "stopped unexpectedly"
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A session's state as another process sees it: `state.json`, with a `running` session
+    whose process is gone read as stopped unexpectedly (crashed or killed)."""
+
+    state: dict[str, Any]
+    status: str
+    crashed: bool
+    updated: float
+
+
+def seen_state(folder: SessionFolder) -> Seen | None:
+    state = folder.state()
+    if state is None:
+        return None
+    status = str(state.get("status", "?"))
+    updated = float(state.get("updated") or time.time())
+    crashed = status == "running" and not pid_alive(int(state.get("pid", 0)))
+    return Seen(state, STOPPED_UNEXPECTEDLY if crashed else status, crashed, updated)
 
 
 class StateWriter:
@@ -65,7 +90,7 @@ class StateWriter:
         if self._own:
             self.tally.apply(event)
         if (
-            event.kind != EventKind.ASK_STARTED
+            event.kind not in (EventKind.ASK_STARTED, EventKind.CALL_STARTED)
             and time.monotonic() - self._written >= WRITE_INTERVAL
         ):
             self.write()

@@ -13,7 +13,25 @@ from typing import Any
 
 from moot.types import ENDED_KINDS, Completion, Event, EventKind, RoundSummary, Step, Usage
 
-__all__ = ["AgentTally", "Tally"]
+__all__ = ["AgentTally", "Tally", "active_seconds"]
+
+
+def active_seconds(events: Iterable[Event]) -> float:
+    """Seconds the session has been running, over all its runs (from journal timestamps)."""
+    total = 0.0
+    start: float | None = None
+    last: float | None = None
+    for event in events:
+        if event.ts is None:
+            continue
+        if event.kind == EventKind.RUN_STARTED:
+            if start is not None and last is not None:
+                total += max(0.0, last - start)
+            start = event.ts
+        last = event.ts
+    if start is not None and last is not None:
+        total += max(0.0, last - start)
+    return total
 
 
 @dataclass
@@ -70,7 +88,9 @@ class Tally:
     phase: str | None = None
     rounds_done: int = 0
     latest: RoundSummary | None = None
-    started: float | None = None
+    active_before: float = 0.0  # running time of earlier runs (from the journal)
+    run_started: float | None = None  # when this run started
+    ended_at: float | None = None
     ended: str | None = None  # the status the session ended with, once it has
     message: str | None = None
     retries: int = 0
@@ -102,13 +122,20 @@ class Tally:
         return self.agents[alias]
 
     def elapsed(self, now: float) -> float:
-        return max(0.0, now - self.started) if self.started is not None else 0.0
+        """Running time over every run, as limits count it; the clock stops at the end."""
+        if self.run_started is None:
+            return self.active_before
+        end = self.ended_at if self.ended_at is not None else now
+        return self.active_before + max(0.0, end - self.run_started)
 
     # -- events -----------------------------------------------------------------------------
     def absorb(self, past: Iterable[Event]) -> None:
         """Catch up with events journaled by earlier runs; nobody is busy afterwards."""
+        past = list(past)
         for event in past:
             self.apply(event)
+        self.active_before = active_seconds(past)
+        self.run_started = self.ended_at = None
         self.ended = None
         self.message = None
         for row in self.agents.values():
@@ -119,8 +146,6 @@ class Tally:
     def apply(self, event: Event) -> None:
         data = event.data
         ts = event.ts
-        if self.started is None and ts is not None and event.kind != EventKind.BEGIN:
-            self.started = ts
         if event.seq is not None:
             self.events = event.seq + 1
         step = Step.parse(event.step)
@@ -137,7 +162,9 @@ class Tally:
             )
         kind = event.kind
         if kind == EventKind.ASK_STARTED and row is not None:
-            row.status, row.since = "thinking", ts
+            row.status, row.since = "queued", ts  # its time runs from the ask
+        elif kind == EventKind.CALL_STARTED and row is not None:
+            row.status = "thinking"
         elif kind == EventKind.ATTEMPT and row is not None:
             row.status = "retrying"
             self.retries += 1
@@ -154,12 +181,14 @@ class Tally:
             else:
                 self.ended = str(data.get("status", kind.value))
             self.message = data.get("message")
+            self.ended_at = ts
             for agent in self.agents.values():
                 if agent.status in ("thinking", "retrying"):
                     agent.status = "stopped"
                 agent.since = None
         elif kind == EventKind.RUN_STARTED:
-            self.ended = None
+            self.ended = self.ended_at = None
+            self.run_started = ts
 
     # -- state.json -------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -189,6 +218,9 @@ class Tally:
             "cost": self.cost,
             "retries": self.retries,
             "events": self.events,
+            "active_before": self.active_before,
+            "run_started": self.run_started,
+            "ended_at": self.ended_at,
         }
 
     @classmethod
@@ -201,6 +233,10 @@ class Tally:
         tally.rounds_done = int(state.get("rounds_done") or 0)
         tally.retries = int(state.get("retries") or 0)
         tally.events = int(state.get("events") or 0)
+        tally.active_before = float(state.get("active_before") or 0.0)
+        run_started, ended_at = state.get("run_started"), state.get("ended_at")
+        tally.run_started = float(run_started) if run_started is not None else None
+        tally.ended_at = float(ended_at) if ended_at is not None else None
         latest = state.get("round_result")
         if isinstance(latest, Mapping):
             try:
