@@ -6,8 +6,10 @@ stash list, branches and HEAD."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from moot.errors import WorkspaceError
 from moot.workspace import (
@@ -36,6 +40,7 @@ from moot.workspace import (
     take_baseline,
     worktree_change,
 )
+from moot.workspace._hunks import recount
 
 SESSION = "20261123-150000-abc123"
 BINARY = bytes(range(256)) * 4
@@ -316,6 +321,26 @@ def test_a_models_diff_applies_with_wrong_counts_and_no_final_newline(
 
 
 @pytest.mark.parametrize(
+    "diff",
+    [
+        # An empty context line whose leading space the model dropped, then a remark.
+        "--- a/blank.txt\n+++ b/blank.txt\n@@ -1,2 +1,2 @@\n-a\n+A\n\nHope this helps.\n",
+        # The same line mid-hunk, with counts that are wrong.
+        "--- a/blank.txt\n+++ b/blank.txt\n@@ -1 +1 @@\n-a\n+A\n\n b\n",
+    ],
+    ids=["trailing", "inside"],
+)
+def test_a_blank_context_line_without_its_space_still_applies(
+    clean_repo: Path, tmp_path: Path, diff: str
+) -> None:
+    write(clean_repo / "blank.txt", "a\n\nb\n")
+    _, _, (a,) = start(clean_repo, tmp_path, ["a"])
+    result = apply_patch(a, diff)
+    assert result.applied, result.error
+    assert (a.path / "blank.txt").read_text() == "A\n\nb\n"
+
+
+@pytest.mark.parametrize(
     ("diff", "says"),
     [
         ("I could not produce a diff, sorry.", "No valid patches"),
@@ -348,17 +373,56 @@ def test_a_diff_that_does_not_apply_changes_nothing_and_says_why(
     assert not (tmp_path / "session" / "worktrees" / "escape.txt").exists()
 
 
+_LINE = st.text(alphabet="-+ ab@", max_size=6).map(lambda t: t + "\n")
+_FILE = st.lists(_LINE, min_size=1, max_size=12)
+
+
+def _counts(diff: bytes) -> list[tuple[int, int]]:
+    found = re.findall(rb"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@", diff, re.MULTILINE)
+    return [(int(old or 1), int(new or 1)) for old, new in found]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_FILE, _FILE), min_size=1, max_size=3), st.integers(0, 99))
+def test_recount_restores_hunk_counts_of_multi_file_diffs(
+    files: list[tuple[list[str], list[str]]], wrong: int
+) -> None:
+    """Diffs as models write them (no `diff --git` lines, lines that look like `--- x`), with
+    every count replaced by a wrong one, get back exactly the counts difflib wrote."""
+    diff = "".join(
+        "".join(difflib.unified_diff(old, new, f"a/f{i}", f"b/f{i}"))
+        for i, (old, new) in enumerate(files)
+    ).encode()
+    corrupt = re.sub(
+        rb"^(@@ -\d+)(?:,\d+)?( \+\d+)(?:,\d+)? @@",
+        rb"\1,%d\2,%d @@" % (wrong, wrong),
+        diff,
+        flags=re.MULTILINE,
+    )
+    assert _counts(recount(corrupt)) == _counts(diff)
+    assert _counts(recount(diff)) == _counts(diff)
+
+
+def test_recount_leaves_a_git_diff_as_it_is(dirty_repo: Path, tmp_path: Path) -> None:
+    _, _, (a,) = start(dirty_repo, tmp_path, ["a"])
+    write(a.path / "lib" / "deep.py", "changed\n" + (a.path / "lib" / "deep.py").read_text())
+    write(a.path / "image.bin", BINARY[1:])
+    patch = worktree_change(a).patch
+    assert recount(patch) == patch
+
+
 # --- applying to the user's tree ----------------------------------------------------------
 
 
 def _agent_change(repo_path: Path, tmp_path: Path) -> tuple[Repo, Baseline, bytes]:
-    """Agent a edits the first and last lines of lib/deep.py and adds a file."""
+    """Agent a edits the first and last lines of lib/deep.py, adds a file, deletes one."""
     repo, baseline, (a,) = start(repo_path, tmp_path, ["a"])
     deep = a.path / "lib" / "deep.py"
     lines = deep.read_text().splitlines(keepends=True)
     lines[0], lines[-1] = "LINE 1 by the agent\n", "LINE 30 by the agent\n"
     deep.write_text("".join(lines))
     write(a.path / "feature.py", "def feature():\n    return 42\n")
+    (a.path / "image.bin").unlink()
     return repo, baseline, worktree_change(a).patch
 
 
@@ -369,8 +433,9 @@ def test_apply_onto_an_unchanged_tree_changes_files_only(dirty_repo: Path, tmp_p
     applied = apply_to_user_tree(repo, baseline, patch)
 
     assert not applied.three_way and applied.commit is None
-    assert sorted(applied.paths) == ["feature.py", "lib/deep.py"]
+    assert sorted(applied.paths) == ["feature.py", "image.bin", "lib/deep.py"]
     assert (dirty_repo / "feature.py").read_text() == "def feature():\n    return 42\n"
+    assert not (dirty_repo / "image.bin").exists()
     after = user_state(dirty_repo)
     for unchanged in ("index", "head", "stash"):
         assert after[unchanged] == before[unchanged]
@@ -418,7 +483,8 @@ def test_apply_commits_only_the_change_when_asked(dirty_repo: Path, tmp_path: Pa
     assert applied.commit == sh(dirty_repo, "rev-parse", "HEAD").strip()
     assert sh(dirty_repo, "log", "-1", "--format=%s%n%P").split() == ["Add", "the", "feature", head]
     committed = sh(dirty_repo, "show", "--name-only", "--format=", "HEAD").split()
-    assert sorted(committed) == ["feature.py", "lib/deep.py"]
+    assert sorted(committed) == ["feature.py", "image.bin", "lib/deep.py"]
+    assert sh(dirty_repo, "ls-tree", "--name-only", "HEAD", "image.bin") == ""
     # The user's own staged work stays staged, not committed.
     assert sh(dirty_repo, "diff", "--cached", "--name-only").split() == [
         "added.txt",
@@ -577,6 +643,39 @@ def test_a_checked_out_nested_repository_is_refused_before_anything_is_made(
     with pytest.raises(WorkspaceError, match=r"submodules or nested repositories \(vendor/lib\)"):
         take_baseline(repo, SESSION, session_dir=tmp_path)
     _nothing_created(clean_repo)
+
+
+def test_an_uninitialised_submodule_is_reproduced_and_a_checked_out_one_refused(
+    tmp_path: Path,
+) -> None:
+    library = tmp_path / "library"
+    sh(tmp_path, "init", "-q", str(library))
+    write(library / "lib.c", "int lib;\n")
+    commit_all(library, "library")
+    main = tmp_path / "main"
+    sh(tmp_path, "init", "-q", str(main))
+    write(main / "main.c", "int main;\n")
+    sh(
+        main,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(library),
+        "vendor/lib",
+    )
+    commit_all(main, "with a submodule")
+    with pytest.raises(WorkspaceError, match=r"checked-out submodules .* \(vendor/lib\)"):
+        take_baseline(open_repo(main), SESSION)
+    _nothing_created(main)
+
+    clone = tmp_path / "clone"
+    sh(tmp_path, "clone", "-q", str(main), str(clone))  # submodule not initialised
+    _, _, (a,) = start(clone, tmp_path, ["a"])
+    assert (a.path / "vendor" / "lib").is_dir() and not any((a.path / "vendor" / "lib").iterdir())
+    assert files(a.path) == files(clone)
+    assert worktree_change(a).empty
 
 
 def test_bad_names_are_refused(clean_repo: Path, tmp_path: Path) -> None:

@@ -37,7 +37,10 @@ def recount(patch: bytes) -> bytes:
     Blank lines closing a hunk are ambiguous: an empty context line whose leading space the
     model dropped, or spacing before the next file or some prose. As many count as the model's
     own header asked for; the rest are left outside the hunk."""
+    ends_with_newline = patch.endswith(b"\n")
     lines = patch.split(b"\n")
+    if ends_with_newline:
+        lines.pop()  # the empty "line" after the final newline is no line of the diff
     out: list[bytes] = []
     i = 0
     while i < len(lines):
@@ -65,4 +68,4 @@ def recount(patch: bytes) -> bytes:
         out.append(b"@@ -%s,%d +%s,%d @@%s" % (start_old, old, start_new, new, rest))
         out.extend(kept)
         i += 1 + len(kept)
-    return b"\n".join(out)
+    return b"\n".join(out) + (b"\n" if ends_with_newline else b"")

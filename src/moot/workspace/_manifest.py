@@ -132,4 +132,10 @@ def read_manifests(repo: Repo) -> list[Manifest]:
 
 
 def delete_manifest(repo: Repo, session: str) -> None:
+    """Remove the session's manifest, and moot's folder in the git directory once empty."""
     _path(repo, session).unlink(missing_ok=True)
+    for folder in (repo.manifests, repo.manifests.parent):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (other sessions) or already gone
+            break
