@@ -688,3 +688,14 @@ def test_bad_names_are_refused(clean_repo: Path, tmp_path: Path) -> None:
         create_worktrees(repo, baseline, tmp_path / "w", ["a b"])
     with pytest.raises(WorkspaceError, match="already has a baseline"):
         take_baseline(repo, SESSION)
+
+
+def test_a_crash_between_manifest_and_ref_lets_the_baseline_be_taken_again(
+    clean_repo: Path,
+) -> None:
+    repo = open_repo(clean_repo)
+    first = take_baseline(repo, SESSION)
+    sh(clean_repo, "update-ref", "-d", first.ref)  # as if killed before update-ref
+    assert load_baseline(repo, SESSION) is None
+    again = take_baseline(repo, SESSION)
+    assert load_baseline(repo, SESSION) == again

@@ -87,7 +87,11 @@ def take_baseline(repo: Repo, session: str, *, session_dir: Path | None = None) 
     `find_strays` can tell when the session folder is gone. Raises `WorkspaceError` for a
     checked-out submodule, before any ref is created."""
     check_name("session", session)
-    if read_manifest(repo, session) is not None or load_baseline(repo, session) is not None:
+    recorded = read_manifest(repo, session)
+    # A manifest with neither ref nor worktree is a crash between its write and update-ref:
+    # nothing was made from that snapshot, so a new one may replace it.
+    interrupted = recorded is not None and not recorded.worktrees
+    if load_baseline(repo, session) is not None or (recorded is not None and not interrupted):
         raise WorkspaceError(
             f"session {session} already has a baseline in {repo.root}; use load_baseline to"
             " continue it, or clean it first"

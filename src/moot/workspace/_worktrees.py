@@ -141,6 +141,9 @@ def create_worktrees(
     at the baseline commit. `root` holds this session's worktrees only (the session folder's
     `worktrees/`, or `<configured root>/<session>`); `clean_session` removes it once empty.
 
+    Files are the user's working files as git sees them: ignored files, empty folders and
+    permission bits other than the executable one are not reproduced.
+
     Idempotent across a crash: a worktree already `ready` is kept as it is (with the agent's
     work in it); one whose creation was interrupted is removed and made again."""
     session = baseline.session
