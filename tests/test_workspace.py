@@ -35,6 +35,7 @@ from moot.workspace import (
     list_worktrees,
     load_baseline,
     open_repo,
+    repo_context,
     resolve_in_repo,
     save_patch,
     take_baseline,
@@ -410,6 +411,58 @@ def test_recount_leaves_a_git_diff_as_it_is(dirty_repo: Path, tmp_path: Path) ->
     write(a.path / "image.bin", BINARY[1:])
     patch = worktree_change(a).patch
     assert recount(patch) == patch
+
+
+# --- repository context for API models -----------------------------------------------------
+
+
+def test_context_lists_the_baseline_files_when_no_glob_is_given(dirty_repo: Path) -> None:
+    repo = open_repo(dirty_repo)
+    baseline = take_baseline(repo, SESSION)
+    context = repo_context(repo, baseline, [], budget_tokens=10_000)
+    assert set(context.listing) == set(files(dirty_repo, skip=("debug.log", "build/")))
+    short = repo_context(repo, baseline, [], budget_tokens=8)
+    assert short.listing[-1].startswith("... and ") and len(short.listing) < 5
+
+
+def test_context_gives_the_chosen_files_as_they_were_at_the_start(dirty_repo: Path) -> None:
+    repo = open_repo(dirty_repo)
+    baseline = take_baseline(repo, SESSION)
+    write(dirty_repo / "tracked.txt", "edited after the session started\n")
+
+    context = repo_context(
+        repo, baseline, ["*.txt", "link", "*.bin", "**/*.py"], budget_tokens=10_000
+    )
+
+    texts = {f.path: f.text for f in context.files}
+    assert texts["tracked.txt"] == "one\nTWO\nthree\n"  # the baseline, unstaged edit included
+    assert texts["untracked.txt"] == "untracked\n" and "newdir/nested.txt" not in texts
+    assert texts["link"] == "tracked.txt"  # the link itself, not what it points to
+    assert texts["lib/deep.py"].startswith("line 1\n")
+    assert context.omitted == ("image.bin",)  # binary
+    assert "=== lib/deep.py ===\nline 1\n" in context.render()
+
+    tight = repo_context(repo, baseline, ["lib/deep.py", "staged.txt"], budget_tokens=10)
+    assert [f.path for f in tight.files] == ["staged.txt"] and tight.omitted == ("lib/deep.py",)
+
+
+@pytest.mark.parametrize(
+    ("glob", "says"),
+    [
+        ("../*", "outside the repository"),
+        ("/etc/passwd", "outside the repository"),
+        ("lib/../../x", "outside the repository"),
+        ("nothing/*.rs", "matches no file"),
+        ("debug.log", "matches no file"),  # ignored files never reach a prompt
+    ],
+)
+def test_context_refuses_globs_outside_or_matching_nothing(
+    dirty_repo: Path, glob: str, says: str
+) -> None:
+    repo = open_repo(dirty_repo)
+    baseline = take_baseline(repo, SESSION)
+    with pytest.raises(WorkspaceError, match=says):
+        repo_context(repo, baseline, [glob], budget_tokens=1000)
 
 
 # --- applying to the user's tree ----------------------------------------------------------

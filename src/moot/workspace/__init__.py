@@ -6,6 +6,7 @@ flow of a code task:
     repo = open_repo(path)                          # validate; nothing created
     baseline = take_baseline(repo, session, session_dir=folder)
     trees = create_worktrees(repo, baseline, folder / "worktrees", ["agent_a", "agent_b"])
+    context = repo_context(repo, baseline, ["src/**/*.py"], budget_tokens=20_000)
     apply_patch(trees[0], model_diff)               # API agents; CLI agents edit in place
     change = save_patch(trees[0], folder / "agent_a.patch")
     apply_to_user_tree(repo, baseline, change.patch)    # `moot apply`
@@ -45,6 +46,7 @@ branches are never modified.
 """
 
 from moot.workspace._apply import Applied, apply_to_user_tree
+from moot.workspace._context import ContextFile, RepoContext, repo_context
 from moot.workspace._diff import (
     MAX_PATCH_BYTES,
     Change,
@@ -73,9 +75,11 @@ __all__ = [
     "Baseline",
     "Change",
     "Cleaned",
+    "ContextFile",
     "DiffStats",
     "PatchResult",
     "Repo",
+    "RepoContext",
     "Stray",
     "Worktree",
     "apply_patch",
@@ -87,6 +91,7 @@ __all__ = [
     "list_worktrees",
     "load_baseline",
     "open_repo",
+    "repo_context",
     "resolve_in_repo",
     "save_patch",
     "take_baseline",
