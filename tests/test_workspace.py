@@ -222,9 +222,18 @@ def test_a_same_size_edit_in_the_same_second_as_git_add_is_not_missed(
 def test_clean_removes_every_worktree_branch_and_ref(dirty_repo: Path, tmp_path: Path) -> None:
     before = user_state(dirty_repo)
     before_git = moot_leftovers(dirty_repo)
-    repo, _, trees = start(dirty_repo, tmp_path, ["a", "b"])
+    repo, baseline, trees = start(dirty_repo, tmp_path, ["a", "b"])
     write(trees[0].path / "tracked.txt", "agent edit\n")
+    assert apply_patch(
+        trees[1], "--- a/added.txt\n+++ b/added.txt\n@@ -1 +1 @@\n-new and staged\n+b\n"
+    ).applied
+    save_patch(trees[0], tmp_path / "session" / "a.patch")
+    repo_context(repo, baseline, ["**"], budget_tokens=1000)
     assert [w.alias for w in list_worktrees(repo, SESSION)] == ["a", "b"]
+    during = user_state(dirty_repo)
+    assert {k: v for k, v in during.items() if k != "branches"} == {
+        k: v for k, v in before.items() if k != "branches"
+    }
 
     cleaned = clean_session(repo, SESSION)
 
@@ -545,6 +554,25 @@ def test_apply_commits_only_the_change_when_asked(dirty_repo: Path, tmp_path: Pa
         "both.txt",
         "staged.txt",
     ]
+
+
+def test_apply_twice_and_a_rejected_commit_say_what_happened(
+    dirty_repo: Path, tmp_path: Path
+) -> None:
+    repo, baseline, patch = _agent_change(dirty_repo, tmp_path)
+    apply_to_user_tree(repo, baseline, patch)
+    with pytest.raises(WorkspaceError, match="already contain this change"):
+        apply_to_user_tree(repo, baseline, patch)
+
+    hook = dirty_repo / ".git" / "hooks" / "pre-commit"
+    write(hook, "#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    sh(dirty_repo, "checkout", "-q", "--", "lib/deep.py")  # the user undoes part of it
+    with pytest.raises(
+        WorkspaceError, match=r"applied to your files but not committed.*lint failed"
+    ):
+        apply_to_user_tree(repo, baseline, patch, commit_message="Add the feature")
+    assert (dirty_repo / "lib" / "deep.py").read_text().startswith("LINE 1 by the agent")
 
 
 def test_apply_refuses_a_change_made_for_another_baseline(dirty_repo: Path, tmp_path: Path) -> None:

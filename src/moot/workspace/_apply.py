@@ -92,6 +92,8 @@ def apply_to_user_tree(
     current, _ = snapshot_tree(repo.root, repo.index)
     three_way = current != baseline.tree
     target = _merge(repo, baseline, current, patched) if three_way else patched
+    if target == current:
+        raise WorkspaceError("your files already contain this change: there is nothing to apply")
     change = diff_trees(repo.root, current, target)
     done = git(["apply", "-"], cwd=repo.root, input=change.patch, check=False)
     if done.returncode != 0:
@@ -103,12 +105,17 @@ def apply_to_user_tree(
     if commit_message is not None:
         paths = ["--", *change.paths]
         literal = {"GIT_LITERAL_PATHSPECS": "1"}  # a file named `*.py` is that file only
-        git(["add", "-A", *paths], cwd=repo.root, env=literal)
-        git(
-            ["commit", "--quiet", "-m", commit_message, *paths],
-            cwd=repo.root,
-            env=literal,
-            hooks=True,
-        )
+        try:
+            git(["add", "-A", *paths], cwd=repo.root, env=literal)
+            git(
+                ["commit", "--quiet", "-m", commit_message, *paths],
+                cwd=repo.root,
+                env=literal,
+                hooks=True,
+            )
+        except WorkspaceError as exc:
+            raise WorkspaceError(
+                f"the change was applied to your files but not committed: {exc}"
+            ) from exc
         commit = git(["rev-parse", "HEAD"], cwd=repo.root).text
     return Applied(paths=change.paths, stats=change.stats, three_way=three_way, commit=commit)
