@@ -780,3 +780,31 @@ def test_a_crash_between_manifest_and_ref_lets_the_baseline_be_taken_again(
     assert load_baseline(repo, SESSION) is None
     again = take_baseline(repo, SESSION)
     assert load_baseline(repo, SESSION) == again
+
+
+def test_git_variables_of_a_surrounding_hook_do_not_redirect_moot(
+    dirty_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moot run from inside a git hook inherits GIT_DIR and GIT_INDEX_FILE of another repo."""
+    other = tmp_path / "other"
+    sh(tmp_path, "init", "-q", str(other))
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    repo, _, (a,) = start(dirty_repo, tmp_path, ["a"])
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert repo.root == dirty_repo.resolve()
+    assert files(a.path) == files(dirty_repo, skip=("debug.log", "build/"))
+    assert not (other / ".git" / "index").exists()
+
+
+def test_the_workspace_imports_no_protocol_engine_or_face() -> None:
+    code = (
+        "import json, sys, moot.workspace;"
+        " print(json.dumps([m for m in sys.modules if m.startswith('moot')]))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    outside = {m for m in json.loads(loaded) if not m.startswith("moot.workspace")}
+    assert outside <= {"moot", "moot.errors", "moot.types"}
