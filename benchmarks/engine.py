@@ -55,7 +55,7 @@ HOME = Path(tempfile.mkdtemp(prefix="moot-bench-"))
 os.environ["MOOT_HOME"] = str(HOME)
 os.environ.pop("MOOT_JOURNAL_KEY", None)
 
-from moot import runner  # noqa: E402
+from moot import api as runner  # noqa: E402
 from moot.config import AgentConfig, EngineConfig, Limits, RunConfig  # noqa: E402
 from moot.engine.journal import Journal  # noqa: E402
 from moot.engine.session import Agent, Session  # noqa: E402

@@ -17,6 +17,7 @@ from typing import Any
 from moot.config import RunConfig
 from moot.deliberation.consensus import position_id
 from moot.models.scripted import ScriptedFailure, register_script
+from moot.protocols.plan import resolve
 from moot.types import FailureKind, Request
 
 
@@ -163,7 +164,7 @@ class Court:
             court.setdefault("judges", [{"model": s} for s in self.specs(self.judges)])
         else:
             court.setdefault("judge_panel_enabled", False)
-        return RunConfig.model_validate(data)
+        return resolve(RunConfig.model_validate(data)).config
 
     def asked(self, prefix: str) -> list[str]:
         return sorted(s for s in self.steps if s.startswith(prefix))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from moot import runner
+from moot import api as runner
 from moot.config import RunConfig
 from moot.models.scripted import ScriptedFailure, register_script
 from moot.types import FailureKind, Request

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from moot import runner
+from moot import api as runner
 from tests.scripts import Debate, events, solution, start, verdict
 
 

@@ -16,7 +16,7 @@ from moot.deliberation.consensus import (
     required_votes,
     select_candidate,
 )
-from moot.protocols.court_context import Block, fit_rounds
+from moot.protocols.court.context import Block, fit_rounds
 
 A, B, C = "a" * 12, "b" * 12, "c" * 12
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from moot import runner
+from moot import api as runner
 from moot.deliberation.consensus import position_id
-from moot.protocols import court_record
+from moot.protocols.court import document as court_record
 from tests.court_scripts import (
     Ask,
     Court,

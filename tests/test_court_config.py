@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.config import RunConfig, check_config
+from moot.config import RunConfig
+from moot.protocols.plan import check_config, config_schema
 from tests.court_scripts import Court, selects, stubborn
 from tests.test_cli import moot
 
@@ -105,7 +106,7 @@ def test_schema_prints_the_json_schema_of_run_configs(capsys: pytest.CaptureFixt
     code, out, _ = moot(capsys, "schema")
     assert code == 0
     schema = json.loads(out)
-    assert schema == json.loads(json.dumps(RunConfig.model_json_schema()))
+    assert schema == json.loads(json.dumps(config_schema()))
     court = schema["$defs"]["CourtOptions"]["properties"]
     for name in ("max_agent_rounds", "judge_min_confidence", "deterministic_mode", "judges"):
         assert name in court
@@ -210,3 +211,22 @@ def test_the_library_refuses_outside_files_too(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"agents\.1\.model"):
         start("task", config)
+
+
+def test_rounds_apply_to_the_protocol_the_config_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`--rounds` with a court config (protocol named in the file, not on the command line)
+    sets the court's agent rounds; it used to change the arena's and be ignored."""
+    court = Court({"one": stubborn(PG), "two": stubborn(LITE)})
+    court.specs(court.agents)
+    path = tmp_path / "court.toml"
+    path.write_text(
+        'protocol = "court"\n[[agents]]\nmodel = "scripted:@one"\n[[agents]]\nmodel = "scripted:@two"\n'
+        '[court]\ntopic = "Which database?"\njudge_panel_enabled = false\n'
+    )
+    code, _, err = moot(capsys, "run", "--config", str(path), "--rounds", "2")
+    assert code == 2, err  # the two stubborn agents deadlock after 2 rounds
+    assert sorted({s.split("/")[0] for s in court.steps}) == ["r1", "r2"]
+    code, _, err = moot(capsys, "run", "--config", str(path), "--verify", "true")
+    assert code == 1 and "the court protocol does not take --verify" in err

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from moot import runner
+from moot import api as runner
 
 MOOT = str(Path(sys.executable).parent / "moot")
 FULL_RUN = 12

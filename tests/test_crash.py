@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from moot import runner
+from moot import api as runner
 from moot.cli import main
 from moot.engine.journal import Journal
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from moot import runner
+from moot import api as runner
 from moot.display import Face, face_for
 from moot.display.board import Board
 from moot.display.jsonlog import JsonLog, json_records

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from moot import runner
+from moot import api as runner
 from moot.models.scripted import register_script
 from moot.types import Completion, Request, Usage
 from tests.scripts import Debate, events, no_sleep, start, verdict

@@ -153,8 +153,9 @@ def test_a_schema_with_long_length_bounds_does_not_crash_the_process() -> None:
         "content='State a position.'),), json_schema=schema, max_tokens=30, seed=2)))\n"
         "print(json.dumps({'ok': reply.ok, 'text': reply.text}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-1000:]
     reply = json.loads(done.stdout.strip().splitlines()[-1])
     assert reply["ok"] and "position" in json.loads(reply["text"])
@@ -172,8 +173,11 @@ def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
     moot = Path(sys.executable).parent / "moot"
     child = subprocess.Popen(
         [str(moot), "run", "Write a long essay on the history of bridges.", "--seed", "4"],
-        cwd=tmp_path, env={**os.environ, "MOOT_HOME": str(home)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        env={**os.environ, "MOOT_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 120

@@ -9,7 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from moot import runner
+from moot import api as runner
 from moot.config import RunConfig
 from moot.engine.store import list_sessions
 from moot.models.base import ModelSettings, Spec, register_provider

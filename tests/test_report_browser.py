@@ -215,6 +215,7 @@ def test_report_html_in_chromium(browser: DevTools) -> None:
     assert "<script>window.__pwned = 'script'</script>" in text  # shown, as text
 
     RESULTS.mkdir(exist_ok=True)
+
     def screenshot(name: str, height: int) -> None:
         browser.call(
             "Emulation.setDeviceMetricsOverride",

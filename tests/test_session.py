@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from moot import runner
-from moot.protocols.prompts import arena as prompts
+from moot import api as runner
+from moot.protocols.arena import prompts
 from tests.scripts import Debate, events, no_sleep, start
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from moot.version import __version__
 
 __all__ = [
     "Outcome",
@@ -25,18 +25,18 @@ __all__ = [
 ]
 
 _LAZY = {
-    "start": "moot.runner",
-    "resume": "moot.runner",
-    "replay": "moot.runner",
+    "start": "moot.api",
+    "resume": "moot.api",
+    "replay": "moot.api",
     "RunConfig": "moot.config",
     "Session": "moot.engine.session",
     "Outcome": "moot.types",
 }
 
 if TYPE_CHECKING:
+    from moot.api import replay, resume, start
     from moot.config import RunConfig
     from moot.engine.session import Session
-    from moot.runner import replay, resume, start
     from moot.types import Outcome
 
 

@@ -18,8 +18,8 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from moot.api import RunResult
     from moot.display import Face
-    from moot.runner import RunResult
 
 __all__ = ["cli", "main"]
 
@@ -163,25 +163,21 @@ def run(
     json_logs: bool,
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
-    from moot.config import load_config
-    from moot.runner import start
+    from moot.api import start
+    from moot.protocols.plan import load_config
 
     overrides: dict[str, Any] = {}
     if protocol:
         overrides["protocol"] = protocol
     if models:
         overrides["agents"] = [{"model": spec} for spec in models]
-    if rounds is not None:
-        overrides["court.max_agent_rounds" if protocol == "court" else "arena.max_rounds"] = rounds
-    if verify_commands:
-        overrides["arena.verify_commands"] = list(verify_commands)
     if seed is not None:
         overrides["seed"] = seed
     for key, value in _limit_overrides(max_cost, max_tokens, timeout).items():
         overrides[f"limits.{key}"] = value
-    config = load_config(config_path, overrides)
+    plan = load_config(config_path, overrides, rounds=rounds, verify=list(verify_commands))
     with _face(quiet, json_logs, reveal) as face:
-        finished = start(task, config, subscribers=[face])
+        finished = start(task, plan, subscribers=[face])
     _finish(finished, quiet)
 
 
@@ -199,7 +195,7 @@ def resume(
     json_logs: bool,
 ) -> None:
     """Continue a paused, interrupted or crashed session (default: the latest)."""
-    from moot.runner import resume as resume_session
+    from moot.api import resume as resume_session
 
     limits = _limit_overrides(max_cost, max_tokens, timeout)
     with _face(quiet, json_logs, reveal) as face:
@@ -325,7 +321,7 @@ def export(session_id: str | None, html_path: Path | None, md_path: Path | None)
 def replay(session_id: str | None) -> None:
     """Recompute the outcome from the journal alone (no model calls) and compare it with
     result.json."""
-    from moot.runner import replay as replay_session
+    from moot.api import replay as replay_session
 
     report = replay_session(session_id)
     result = report.result
@@ -367,11 +363,11 @@ def models() -> None:
 @click.option("--ping", is_flag=True, help="Also make a one-token call to each model.")
 def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool) -> None:
     """Whether each configured model can run here: SDK, key (never shown), command, ping."""
-    from moot.config import load_config
     from moot.models.doctor import check_models
+    from moot.protocols.plan import load_config
 
     overrides = {"agents": [{"model": spec} for spec in specs]} if specs else {}
-    config = load_config(config_path, overrides)
+    config = load_config(config_path, overrides).config
     agents = list({a.model: a for a in reversed(config.agents)}.values())[::-1]  # each once
     reports = check_models(agents, ping=ping)
     for report in reports:
@@ -388,17 +384,17 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool) -> None
 @click.argument("file", type=click.Path(path_type=Path))
 def validate(file: Path) -> None:
     """Check a config file: print every problem with its path (exit 1), or "valid"."""
-    from moot.config import check_config
+    from moot.protocols.plan import check_config
 
-    config, problems = check_config(file)
-    if config is None:
+    plan, problems = check_config(file)
+    if plan is None:
         click.echo(f"{file}: {len(problems)} problem(s)")
         for line in problems:
             click.echo(f"  {line}")
         sys.exit(1)
-    judges = len(config.court.judge_configs(config.agents)) if config.protocol == "court" else 0
-    panel = f", {judges} judge(s)" if judges else ""
-    click.echo(f"{file}: valid ({config.protocol}, {len(config.agents)} agent(s){panel})")
+    roles = plan.record.participants(plan.config, plan.options)
+    counts = ", ".join(f"{len(r.members)} {r.prefix}(s)" for r in roles if r.members)
+    click.echo(f"{file}: valid ({plan.record.name}, {counts})")
 
 
 @cli.command()
@@ -406,9 +402,9 @@ def schema() -> None:
     """Print the JSON Schema of config files."""
     import json
 
-    from moot.config import RunConfig
+    from moot.protocols.plan import config_schema
 
-    click.echo(json.dumps(RunConfig.model_json_schema(), indent=2))
+    click.echo(json.dumps(config_schema(), indent=2))
 
 
 @cli.command()

@@ -25,11 +25,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from moot.api import replay
 from moot.config import format_validation_error
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.lifecycle import folder_version
 from moot.engine.state import StateWriter
 from moot.engine.store import SessionFolder, atomic_write, find_session, read_json
 from moot.errors import JournalError
+from moot.report import write_reports
 from moot.result import FORMAT_VERSION, Result
 from moot.types import Event
 
@@ -47,20 +50,6 @@ class Migration:
     backup: Path | None  # None: nothing to do
     events: int
     replay_identical: bool | None
-
-
-def folder_version(folder: SessionFolder) -> int:
-    """The format version a session folder was written in."""
-    meta = folder.meta()
-    if meta is not None and "format_version" in meta:
-        return int(meta["format_version"])
-    with folder.events.open("rb") as handle:
-        first = handle.readline()
-    try:
-        record = json.loads(first) if first.strip() else {}
-    except ValueError:
-        return FORMAT_VERSION  # let the journal's own checks report the damage
-    return FORMAT_VERSION if "hash" in record else 0
 
 
 def _read_unchained(path: Path) -> list[Event]:
@@ -143,9 +132,6 @@ def _restore(folder: SessionFolder, backup: Path) -> None:
 
 
 def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: Path) -> Migration:
-    from moot.report import write_reports
-    from moot.runner import replay
-
     meta = _upgrade_meta(events[0].data)
     events[0] = events[0].model_copy(update={"data": meta})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -13,14 +14,18 @@ from moot.errors import ConfigError
 __all__ = [
     "Completion",
     "Event",
+    "EventKind",
     "FailureKind",
     "Message",
     "ModelFailure",
     "ModelSettings",
     "Outcome",
     "Request",
+    "RoundSummary",
     "Spec",
+    "Step",
     "Usage",
+    "alias_label",
     "estimate_tokens",
     "parse_spec",
 ]
@@ -132,17 +137,170 @@ class Completion(_Frozen):
         return cls(status="error", failure=failure, **extra)
 
 
+class EventKind(StrEnum):
+    """What an event says. Durable kinds are journal lines; signals only feed the faces."""
+
+    # durable: written to events.jsonl and fsync'd
+    BEGIN = "begin"  # task, resolved config, seed, alias map: everything replay needs
+    RUN_STARTED = "run_started"
+    ASK = "ask"  # a model call and its completion
+    ATTEMPT = "attempt"  # a failed try of a call that will be retried
+    SHELL = "shell"
+    CHECKPOINT = "checkpoint"  # a provider's note that must survive a crash
+    WARNING = "warning"
+    LIMITS_CHANGED = "limits_changed"
+    STOPPED = "stopped"  # paused by a limit, or interrupted
+    FAILED = "failed"
+    FINISHED = "finished"
+    # signals: not journaled
+    OPENED = "opened"
+    ASK_STARTED = "ask_started"
+    SHELL_STARTED = "shell_started"
+    CONTEXT_FRESH = "context_fresh"
+    ROUND_RESULT = "round_result"
+
+    @property
+    def durable(self) -> bool:
+        return self not in _SIGNALS
+
+
+_SIGNALS = frozenset(
+    {
+        EventKind.OPENED,
+        EventKind.ASK_STARTED,
+        EventKind.SHELL_STARTED,
+        EventKind.CONTEXT_FRESH,
+        EventKind.ROUND_RESULT,
+    }
+)
+ENDED_KINDS = frozenset({EventKind.STOPPED, EventKind.FAILED, EventKind.FINISHED})
+
+
 class Event(BaseModel):
     """Something that happened in a session. Durable events are journal lines; others only
     feed the faces (live view, logs)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str
+    kind: EventKind
     step: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
     seq: int | None = None
     ts: float | None = None
+
+
+_STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
+# Step prefixes and the stage each names: r2/revise/agent_a is round 2; j1/score/judge_a is a
+# court's first judge round. A protocol may use its own letters (m1/... for a match).
+STAGE_NAMES = {"r": "round", "j": "judges"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step id, built and parsed here only: `<stage letter><number>/<phase>/<alias>[/more]`
+    (`r1/evaluate/agent_b`, `r0/solve/agent_a/reask`, `j2/score/judge_c`), or a free name
+    without a number (`setup/x`)."""
+
+    stage: str  # "round", "judges", or the head of an unnumbered step
+    number: int | None
+    phase: str | None = None
+    alias: str | None = None
+    rest: tuple[str, ...] = ()
+    prefix: str = "r"
+
+    @classmethod
+    def at(cls, number: int, phase: str, *parts: str, prefix: str = "r") -> str:
+        """The id of a step in round (or stage) `number`: Step.at(1, "evaluate", "agent_b")."""
+        return "/".join((f"{prefix}{number}", phase, *parts))
+
+    @classmethod
+    def parse(cls, step: str | None) -> Step:
+        parts = (step or "").split("/")
+        head = parts[0]
+        phase = parts[1] if len(parts) > 1 else None
+        alias = parts[2] if len(parts) > 2 else None
+        rest = tuple(parts[3:])
+        match = _STAGE_HEAD.fullmatch(head)
+        if match:
+            letter = match.group(1)
+            return cls(
+                STAGE_NAMES.get(letter, letter), int(match.group(2)), phase, alias, rest, letter
+            )
+        return cls(head or "other", None, phase, alias, rest, "")
+
+    @property
+    def round(self) -> int | None:
+        """The round number of a round step (`r<N>/...`), else None."""
+        return self.number if self.prefix == "r" else None
+
+    @property
+    def reask(self) -> bool:
+        return self.rest[-1:] == ("reask",)
+
+    @property
+    def title(self) -> str:
+        """'Round 2', 'Judge round 1', 'Setup'."""
+        return stage_title(self.stage, self.number)
+
+
+def stage_title(stage: str, number: int | None) -> str:
+    if stage == "round":
+        return f"Round {number}"
+    name = "Judge round" if stage == "judges" else stage.replace("_", " ").capitalize()
+    return name if number is None else f"{name} {number}"
+
+
+class RoundSummary(_Frozen):
+    """How a round ended, in terms every face can render without knowing the protocol: a
+    judge's decision and score (on `scale`, consensus at `threshold`), and/or a vote tally
+    (`votes` in reading order, `needed` the votes consensus required). Protocols send it with
+    `Session.round_done`; their record turns the round records of `Outcome.details` back into
+    one for the reports."""
+
+    round: int
+    stage: str = "round"
+    judge: str | None = None
+    decision: str | None = None
+    score: float | None = None
+    scale: int = 10
+    threshold: float | None = None
+    votes: dict[str, float] = Field(default_factory=dict)
+    needed: float | None = None
+    problem: str | None = None
+
+    @property
+    def title(self) -> str:
+        return stage_title(self.stage, self.round)
+
+    def describe(self) -> str:
+        parts = []
+        if self.judge:
+            parts.append(f"judge {alias_label(self.judge)}")
+        if self.decision:
+            parts.append(str(self.decision))
+        if self.score is not None:
+            parts.append(f"convergence score {_num(self.score)}/{self.scale}")
+        if self.votes:
+            parts.append("votes " + ", ".join(f"{k} {_num(v)}" for k, v in self.votes.items()))
+            if self.needed:
+                parts.append(f"{_num(self.needed)} needed")
+        if self.problem:
+            parts.append(f"({self.problem})")
+        return ", ".join(parts) if parts else "no result recorded"
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def alias_label(alias: str | None) -> str:
+    """'agent_b' -> 'Agent B', 'judge_a' -> 'Judge A'; anything else is returned as given."""
+    if not alias:
+        return "-"
+    role, _, letter = alias.rpartition("_")
+    if role.isalpha() and letter.isalpha() and len(letter) <= 2:
+        return f"{role.capitalize()} {letter.upper()}"
+    return alias
 
 
 class Outcome(_Frozen):

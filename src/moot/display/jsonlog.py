@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from moot.display.face import Face
-from moot.engine.state import parse_step
-from moot.types import Event
+from moot.types import Event, Step
 
 __all__ = ["JsonLog", "json_records"]
 
@@ -53,7 +52,8 @@ class JsonLog(Face):
     def records(self, event: Event) -> list[dict[str, Any]]:
         if event.kind == "opened":
             self.session_id = str(event.data.get("session_id"))
-        round_no, phase = parse_step(event.step)
+        where = Step.parse(event.step)
+        round_no, phase = where.round, where.phase
         out = []
         if round_no is not None and (self.round is None or round_no > self.round):
             self.round = round_no
@@ -133,11 +133,13 @@ class JsonLog(Face):
                 record["exitCode"] = result.get("exit_code")
                 if result.get("exit_code") != 0 or result.get("timed_out"):
                     record["level"] = "warn"
-        elif kind == "round_result":
+        elif kind == "round_result":  # a RoundSummary: the fields that say something
             record["round"] = data.get("round", round_no)
             for key, value in data.items():
-                if key != "round":
-                    record[_camel(key)] = value
+                if key in ("round", "scale") or value in (None, {}, "") or value == "round":
+                    continue
+                name = "convergenceScore" if key == "score" else _camel(key)
+                record[name] = _whole(value)
         elif kind == "warning":
             record["level"] = "warn"
             record["error"] = data.get("message")
@@ -153,6 +155,13 @@ class JsonLog(Face):
             record["estimatedTokens"] = data.get("estimated_tokens")
             record["budget"] = data.get("budget")
         return record
+
+
+def _whole(value: Any) -> Any:
+    """6.0 -> 6: scores and thresholds read as whole numbers when they are."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _camel(name: str) -> str:

@@ -23,8 +23,8 @@ from rich.text import Text
 from moot.display.board import Board
 from moot.display.face import Face
 from moot.display.plain import format_event
-from moot.report.view import label
 from moot.types import Event
+from moot.types import alias_label as label
 
 __all__ = ["LiveView", "render_board"]
 
@@ -96,11 +96,11 @@ def _header(board: Board, now: float) -> RenderableType:
 def _latest(board: Board) -> Text | None:
     if board.latest is None:
         return None
-    scale = 10
+    latest = board.latest
     text = Text("Latest: ", style="bold")
-    text.append(f"{board.latest.title.lower()}: {board.latest.describe(scale)}")
-    if board.consensus_score and board.latest.score is not None:
-        text.append(f" (consensus at {board.consensus_score})", style="dim")
+    text.append(f"{latest.title.lower()}: {latest.describe()}")
+    if latest.threshold is not None and latest.score is not None:
+        text.append(f" (consensus at {latest.threshold:g})", style="dim")
     return text
 
 

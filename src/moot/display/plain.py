@@ -7,8 +7,9 @@ import sys
 from typing import Any, TextIO
 
 from moot.display.face import Face
-from moot.report.view import RoundResult, clean_text, label
-from moot.types import Event
+from moot.text import clean_text
+from moot.types import Event, RoundSummary
+from moot.types import alias_label as label
 
 __all__ = ["PlainLog", "format_event"]
 
@@ -70,8 +71,8 @@ def _format(event: Event, reveal: bool) -> str | None:
         status = "timed out" if result.get("timed_out") else f"exit code {result.get('exit_code')}"
         return f"{step}  `{data.get('command')}` {status}"
     if kind == "round_result":
-        result = RoundResult.from_record(data)
-        return f"{result.title.lower()}: {result.describe()}" if result else None
+        result = RoundSummary.model_validate(data)
+        return f"{result.title.lower()}: {result.describe()}"
     if kind == "context_fresh":
         return (
             f"{step}  context estimate {data.get('estimated_tokens')} tokens passed "

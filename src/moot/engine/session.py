@@ -17,7 +17,7 @@ import hashlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from tenacity import (
@@ -33,9 +33,19 @@ from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
 from moot.engine.shell import ShellResult, run_shell
 from moot.engine.store import SessionFolder, atomic_write
+from moot.engine.tally import Tally
 from moot.errors import LimitReached, ReplayIncomplete
 from moot.models.base import CALL_CONTEXT, CallContext, Model
-from moot.types import Completion, Event, FailureKind, Message, Request, Usage, estimate_tokens
+from moot.types import (
+    Completion,
+    Event,
+    EventKind,
+    FailureKind,
+    Message,
+    Request,
+    RoundSummary,
+    estimate_tokens,
+)
 
 __all__ = ["Agent", "Mode", "Session", "Subscriber"]
 
@@ -67,29 +77,6 @@ class Agent:
     @property
     def letter(self) -> str:
         return self.alias.rsplit("_", 1)[-1]
-
-
-@dataclass
-class AgentTotals:
-    usage: Usage = field(default_factory=Usage)
-    cost: float = 0.0
-    cost_known: bool = True
-    calls: int = 0
-    failures: int = 0
-    retries: int = 0
-    unpriced_tokens: int = 0
-
-    def add(self, completion: Completion) -> None:
-        self.usage = self.usage + completion.usage
-        self.calls += 1
-        self.retries += max(0, completion.attempts - 1)
-        if not completion.ok:
-            self.failures += 1
-        if completion.cost is None:
-            self.cost_known = False
-            self.unpriced_tokens += completion.usage.total  # cost limits count these
-        else:
-            self.cost += completion.cost
 
 
 class _Transient(Exception):
@@ -153,7 +140,7 @@ class Session:
             e.step for e in journal.events if e.kind == "warning" and e.step is not None
         }
         self._used: set[str] = set()
-        self.totals: dict[str, AgentTotals] = {a.alias: AgentTotals() for a in self.agents}
+        self.tally = Tally.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
         self._checkpoints: dict[str, list[dict[str, Any]]] = {}  # per agent, for providers
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
@@ -166,9 +153,7 @@ class Session:
             if event.kind == "ask" and event.step:
                 completion = Completion.model_validate(event.data["completion"])
                 self._completions[event.step] = completion
-                alias = event.data.get("agent", "")
-                if alias in self.totals:
-                    self.totals[alias].add(completion)
+        self.tally.absorb(journal.events)
         self.budget = Budget(limits, journal.events, clock)
         self._global = asyncio.Semaphore(engine.concurrency)
         self._pools: dict[str, asyncio.Semaphore] = {}
@@ -178,17 +163,25 @@ class Session:
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
 
-    def signal(self, kind: str, step: str | None = None, **data: Any) -> None:
+    def signal(self, kind: EventKind | str, step: str | None = None, **data: Any) -> None:
         """Tell the faces something without journaling it."""
-        self._notify(Event(kind=kind, step=step, data=data, ts=self._clock()))
+        self._notify(Event(kind=EventKind(kind), step=step, data=data, ts=self._clock()))
 
-    def record(self, kind: str, step: str | None = None, **data: Any) -> Event:
+    def round_done(self, step: str, summary: RoundSummary | None) -> None:
+        """Tell the faces how a round ended (its score or tally), as a typed summary."""
+        if summary is not None:
+            self.signal(EventKind.ROUND_RESULT, step, **summary.model_dump(mode="json"))
+
+    def record(self, kind: EventKind | str, step: str | None = None, **data: Any) -> Event:
         """Journal a durable event (fsync'd) and tell the faces."""
-        event = self.journal.append(Event(kind=kind, step=step, data=data, ts=self._clock()))
+        event = self.journal.append(
+            Event(kind=EventKind(kind), step=step, data=data, ts=self._clock())
+        )
         self._notify(event)
         return event
 
     def _notify(self, event: Event) -> None:
+        self.tally.apply(event)
         for subscriber in self._subscribers:
             subscriber(event)
 
@@ -203,14 +196,23 @@ class Session:
     def aliases(self) -> list[str]:
         return [a.alias for a in self.agents]
 
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The session's begin record: task, resolved config, seed, aliases, versions."""
+        events = self.journal.events
+        return events[0].data if events and events[0].kind == EventKind.BEGIN else {}
+
+    @property
+    def started_at(self) -> float | None:
+        """When the session began (the begin event's journaled time)."""
+        events = self.journal.events
+        return events[0].ts if events and events[0].kind == EventKind.BEGIN else None
+
     def context_window(self, alias: str) -> int:
         model = self.agent(alias).model
         if model is not None:
             return model.capabilities.context_window
-        recorded = (
-            self.journal.events[0].data.get("context_windows", {}) if self.journal.events else {}
-        )
-        return int(recorded.get(alias, 128_000))
+        return int(self.meta.get("context_windows", {}).get(alias, 128_000))
 
     # -- randomness -------------------------------------------------------------------------
     def rng(self, step: str) -> random.Random:
@@ -319,13 +321,12 @@ class Session:
             return self._completions[step]
         if self.mode == "replay":
             raise ReplayIncomplete(f"step {step} is not in the journal")
-        self.budget.check(self.totals.values())
+        self.budget.check(self.tally.agents.values())
         estimate = sum(estimate_tokens(m.content) for m in messages)
         self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
         completion = await self._call(agent, request, step)
         completion = completion.model_copy(update={"text": _clean(completion.text)})
         self.calls_made += 1
-        self.totals[alias].add(completion)
         self._recorded[step] = self.record(
             "ask",
             step,

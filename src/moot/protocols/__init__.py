@@ -1,26 +1,57 @@
-"""Deliberation protocols. Each is `async def run(session, task, options) -> Outcome`."""
+"""Deliberation protocols and their registry.
+
+Each protocol is a folder (`protocols/<name>/`) whose `__init__` exports `PROTOCOL`, a
+`ProtocolRecord`. Adding one touches its folder and one line of `BUILTIN` below; a library user
+(or a test) can also `register` a record at run time. Records are imported on first use, so
+`moot --help` pays for none of them.
+"""
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Callable, Coroutine
 from typing import Any
 
-from moot.engine.session import Session
-from moot.types import Outcome
+from moot.errors import ConfigError
+from moot.protocols.record import ProtocolRecord, Role
 
-__all__ = ["PROTOCOLS", "ProtocolFn", "load_protocol"]
+__all__ = ["BUILTIN", "ProtocolRecord", "Role", "get", "names", "register"]
 
-ProtocolFn = Callable[[Session, str, Any], Coroutine[Any, Any, Outcome]]
-
-# name -> (module, options attribute of RunConfig)
-PROTOCOLS: dict[str, tuple[str, str]] = {
-    "arena": ("moot.protocols.arena", "arena"),
-    "court": ("moot.protocols.court", "court"),
+# name -> the module exporting PROTOCOL
+BUILTIN: dict[str, str] = {
+    "arena": "moot.protocols.arena",
+    "court": "moot.protocols.court",
 }
 
+_REGISTERED: dict[str, ProtocolRecord[Any]] = {}
 
-def load_protocol(name: str) -> ProtocolFn:
-    module, _ = PROTOCOLS[name]
-    run: ProtocolFn = importlib.import_module(module).run
-    return run
+
+def register(record: ProtocolRecord[Any]) -> None:
+    """Make a protocol available by its name (`--protocol NAME`, `protocol = "NAME"`)."""
+    _REGISTERED[record.name] = record
+
+
+def unregister(name: str) -> None:
+    _REGISTERED.pop(name, None)
+
+
+def names() -> list[str]:
+    return sorted(set(BUILTIN) | set(_REGISTERED))
+
+
+def get(name: str) -> ProtocolRecord[Any]:
+    """The record of protocol `name`; an unknown name is a config error naming the choices."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    module = BUILTIN.get(name)
+    if module is None:
+        raise ConfigError(unknown_protocol(name))
+    record: ProtocolRecord[Any] = importlib.import_module(module).PROTOCOL
+    _REGISTERED[name] = record
+    return record
+
+
+def unknown_protocol(name: str) -> str:
+    close = difflib.get_close_matches(name, names(), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown protocol {name!r}{hint}; choose one of: {', '.join(names())}"

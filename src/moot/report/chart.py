@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from html import escape
 
-from moot.report.view import RoundResult, label
+from moot.types import RoundSummary
+from moot.types import alias_label as label
 
 __all__ = ["score_chart", "tally_chart"]
 
@@ -51,9 +52,11 @@ def _slots(count: int) -> tuple[float, float]:
     return plot_w / max(count, 1), float(LEFT)
 
 
-def score_chart(results: list[RoundResult], threshold: int | None, scale: int = 10) -> str:
+def score_chart(results: list[RoundSummary]) -> str:
     """Bars of each round's convergence score, coloured by the judge's decision, with the
     consensus threshold as a dashed line."""
+    scale = results[0].scale if results else 10
+    threshold = next((r.threshold for r in results if r.threshold is not None), None)
     plot_h = HEIGHT - TOP - BOTTOM
     slot, left = _slots(len(results))
     bar_w = min(56.0, slot * 0.55)
@@ -74,7 +77,7 @@ def score_chart(results: list[RoundResult], threshold: int | None, scale: int = 
         height = max(plot_h * min(r.score, scale) / scale, 1.0)
         y = TOP + plot_h - height
         colour = _DECISION_COLOURS.get(str(r.decision).upper(), "#757575")
-        tip = f"{r.title}: {r.describe(scale)}"
+        tip = f"{r.title}: {r.describe()}"
         body.append(
             f'<rect class="bar" x="{_f(centre - bar_w / 2)}" y="{_f(y)}" width="{_f(bar_w)}" '
             f'height="{_f(height)}" rx="3" fill="{colour}"><title>{escape(tip)}</title></rect>'
@@ -94,7 +97,7 @@ def score_chart(results: list[RoundResult], threshold: int | None, scale: int = 
             f'<line class="threshold" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{_f(y)}" '
             f'y2="{_f(y)}" stroke="#2e7d32" stroke-width="1.5" stroke-dasharray="6 4"/>'
             f'<text x="{WIDTH - RIGHT}" y="{_f(y - 5)}" text-anchor="end" font-size="11" '
-            f'fill="#2e7d32">consensus at {threshold}</text>'
+            f'fill="#2e7d32">consensus at {threshold:g}</text>'
         )
     legend = [
         f'<rect x="{LEFT}" y="6" width="10" height="10" rx="2" fill="#2e7d32"/>'
@@ -106,7 +109,7 @@ def score_chart(results: list[RoundResult], threshold: int | None, scale: int = 
     return _frame("Convergence score by round", float(scale), ticks, body + legend)
 
 
-def tally_chart(results: list[RoundResult]) -> str:
+def tally_chart(results: list[RoundSummary]) -> str:
     """Grouped bars of each round's votes (yes, no, abstain, then any other count)."""
     keys: list[str] = []
     for r in results:

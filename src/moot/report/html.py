@@ -120,7 +120,7 @@ def _verdict(view: SessionView) -> str:
 def _chart(view: SessionView) -> str:
     results = view.chart_results
     if view.chart_kind == "score":
-        svg, title = score_chart(results, view.consensus_score), "Convergence score per round"
+        svg, title = score_chart(results), "Convergence score per round"
     elif view.chart_kind == "tally":
         svg, title = tally_chart(results), "Votes per round"
     else:
@@ -153,7 +153,7 @@ def _turn(turn: Turn) -> str:
 def _round(round_: Round) -> str:
     head = f"<h3>{escape(round_.title)}</h3>"
     if round_.result is not None:
-        decision = round_.result.decision or ("tally" if round_.result.tally else "none")
+        decision = round_.result.decision or ("tally" if round_.result.votes else "none")
         head += _pill(decision, round_.result.describe())
     parts = [f'<li class="round"><div class="round-head">{head}</div>']
     for phase in round_.phases:

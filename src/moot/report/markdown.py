@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from moot.report.view import RoundResult, SessionView, Turn, label, summarize
+from moot.report.view import SessionView, Turn, label, summarize
+from moot.types import RoundSummary
 
 __all__ = ["fence", "render_markdown", "verdict_facts"]
 
@@ -67,7 +68,7 @@ def _turn(turn: Turn, full: bool) -> list[str]:
     return lines
 
 
-def _tally_table(title: str, results: list[RoundResult]) -> list[str]:
+def _tally_table(title: str, results: list[RoundSummary]) -> list[str]:
     keys: list[str] = []
     for r in results:
         keys += [k for k in r.votes if k not in keys]
@@ -98,7 +99,7 @@ def _scores_table(view: SessionView) -> list[str]:
             "|---|---|---|---|",
         ]
         for r in rounds:
-            score = "-" if r.score is None else f"{r.score:g}/10"
+            score = "-" if r.score is None else f"{r.score:g}/{r.scale}"
             lines.append(
                 f"| {r.round} | {label(r.judge) if r.judge else '-'} | {r.decision or '-'} | "
                 f"{score} |"

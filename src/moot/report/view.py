@@ -1,42 +1,41 @@
 """One view of a session for every face that reads it afterwards (`moot show`, report.md,
 report.html), built from `result.json` and the journal.
 
-It relies only on what every protocol shares: step ids `r<N>/<phase>/<alias>...` (see
-`engine.state.parse_step`; `j<N>/...` marks a court's judge rounds), `ask` events carrying the
-agent, prompt and completion, `shell` events, and `result.details["rounds"]`: one dict per round
-with `"round"` and either `"convergence_score"`/`"decision"` (arena) or `"tally"` (court; with
-`"phase": "judges"` for a judge round). A session without a result yet (running, or stopped by a
+It relies only on what every protocol shares: step ids (`types.Step`), `ask` events carrying
+the agent, prompt and completion, `shell` events, and the round records of
+`result.details["rounds"]`, which the protocol's record turns into typed `RoundSummary`s
+(`ProtocolRecord.describe_round`). A session without a result yet (running, or stopped by a
 crash) gives a view of what the journal holds so far.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from moot import protocols
 from moot.engine.journal import Journal, key_from_env
-from moot.engine.state import parse_step
+from moot.engine.lifecycle import last_stop
 from moot.engine.store import SessionFolder
-from moot.errors import JournalError
+from moot.engine.tally import Tally
+from moot.errors import ConfigError, JournalError
+from moot.protocols.record import ProtocolRecord
 from moot.result import AgentUsage, Result
-from moot.types import Event
+from moot.text import clean_text, cut, summarize
+from moot.types import Event, EventKind, RoundSummary, Step
+from moot.types import alias_label as label
 
 __all__ = [
     "AgentView",
     "Phase",
     "Round",
-    "RoundResult",
     "SessionView",
     "Turn",
     "build_view",
     "clean_text",
     "label",
     "load_view",
-    "place",
-    "stage_title",
     "summarize",
 ]
 
@@ -48,112 +47,6 @@ STATUS_TEXT = {
     "interrupted": "Interrupted (resumable)",
     "incomplete": "Incomplete (running, or stopped unexpectedly)",
 }
-
-# A tally's vote counts, in the order a reader expects. A tally without them (a judge panel's
-# votes per position id) counts every number but its totals and threshold.
-VOTE_KEYS = ("yes", "no", "abstain", "failed")
-_NEEDED_KEYS = ("supermajorityThreshold", "threshold_votes", "required")
-_NOT_VOTES = frozenset(
-    {"total", "eligible", "voting_total", "votingtotal", "threshold", "round"}
-    | {k.lower() for k in _NEEDED_KEYS}
-)
-
-
-def label(alias: str | None) -> str:
-    """'agent_b' -> 'Agent B', 'judge_a' -> 'Judge A'; anything else is returned as given."""
-    if not alias:
-        return "-"
-    role, _, letter = alias.rpartition("_")
-    if role.isalpha() and letter.isalpha() and len(letter) <= 2:
-        return f"{role.capitalize()} {letter.upper()}"
-    return alias
-
-
-_STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
-_STAGE_NAMES = {"r": "round", "j": "judges"}  # step prefixes: r2/revise/..., j1/score/...
-
-
-def place(step: str | None) -> tuple[str, int | None, str | None]:
-    """Where a step sits: ('r2/revise/agent_a') -> ('round', 2, 'revise'),
-    ('j1/score/judge_a') -> ('judges', 1, 'score'), ('setup/x') -> ('setup', None, 'x')."""
-    round_no, phase = parse_step(step)
-    if round_no is not None:
-        return "round", round_no, phase
-    head = (step or "").split("/", 1)[0]
-    match = _STAGE_HEAD.fullmatch(head)
-    if match:
-        return _STAGE_NAMES.get(match.group(1), match.group(1)), int(match.group(2)), phase
-    return head or "other", None, phase
-
-
-def stage_title(stage: str, number: int | None) -> str:
-    """'Round 2', 'Judge round 1'."""
-    if stage == "round":
-        return f"Round {number}"
-    name = "Judge round" if stage == "judges" else stage.replace("_", " ").capitalize()
-    return name if number is None else f"{name} {number}"
-
-
-def clean_text(text: str) -> str:
-    """Model text without control characters (an ESC sequence could drive the reader's
-    terminal); newlines and tabs stay."""
-    if text.isprintable():
-        return text
-    return _CONTROL.sub("", text)
-
-
-# Category Cc (C0, DEL, C1) except tab and newline, and lone surrogates (Cs): one regex pass
-# instead of a per-character category lookup (reports of long sessions clean megabytes).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-_VERDICT = re.compile(r"<verdict\s*>(.*?)</verdict\s*>", re.IGNORECASE | re.DOTALL)
-_SECTION = re.compile(r"<solution\s*>(.*?)(?:</solution\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
-_EMPHASIS = re.compile(r"\*\*|__|`")
-
-
-def summarize(text: str, limit: int = 280) -> str:
-    """A short, one-paragraph account of a model's answer: the fields of its last verdict
-    block, the scalar fields of a JSON answer, or else the opening of its solution."""
-    text = clean_text(text).strip()
-    if not text:
-        return "(empty)"
-    verdicts = _VERDICT.findall(text)
-    if verdicts:
-        fields = [line.strip(" -*") for line in verdicts[-1].strip().splitlines() if line.strip()]
-        return _cut("; ".join(fields), limit)
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            scalars = [
-                f"{key}: {value}"
-                for key, value in data.items()
-                if isinstance(value, str | int | float | bool) and str(value).strip()
-            ]
-            if scalars:
-                return _cut("; ".join(scalars), limit)
-    section = _SECTION.search(text)
-    body = section.group(1) if section else text
-    lines = []
-    for raw in body.splitlines():
-        line = raw.strip()
-        heading = line.startswith("#")
-        line = line.lstrip("#>*-` ").strip()
-        if line:
-            lines.append(line + ":" if heading and not line.endswith(":") else line)
-    return _cut(" ".join(lines), limit)
-
-
-def _cut(text: str, limit: int) -> str:
-    text = _EMPHASIS.sub("", _TAG.sub(" ", text))
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 @dataclass(frozen=True)
@@ -188,7 +81,7 @@ class Turn:
         if self.kind == "command":
             status = "timed out" if self.exit_code is None else f"exit code {self.exit_code}"
             first = next((ln for ln in self.text.splitlines() if ln.strip()), "(no output)")
-            return f"{status}: {_cut(first, 160)}"
+            return f"{status}: {cut(first, 160)}"
         if not self.ok:
             return f"failed: {self.failure}"
         return summarize(self.text)
@@ -200,96 +93,6 @@ class Phase:
     turns: list[Turn] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class RoundResult:
-    """How a round ended: a judge's score and decision, or a vote tally. `stage` tells a
-    court's judge rounds (records with "phase": "judges") from its agent rounds."""
-
-    round: int
-    stage: str = "round"
-    required: float | None = None
-    judge: str | None = None
-    decision: str | None = None
-    score: float | None = None
-    tally: dict[str, float] | None = None
-    problem: str | None = None
-
-    @property
-    def votes(self) -> dict[str, float]:
-        """The tally's vote counts (yes, no, abstain first), totals left out."""
-        if not self.tally:
-            return {}
-        ordered = [k for k in VOTE_KEYS[:3] if k in self.tally]
-        if ordered:
-            ordered += [k for k in VOTE_KEYS[3:] if k in self.tally]
-        else:
-            ordered = [k for k in self.tally if k.lower() not in _NOT_VOTES]
-        return {k: self.tally[k] for k in ordered}
-
-    @property
-    def needed(self) -> float | None:
-        """The votes consensus needed, when the record says."""
-        for key in _NEEDED_KEYS:
-            if self.tally and self.tally.get(key):
-                return self.tally[key]
-        return self.required or None
-
-    @property
-    def title(self) -> str:
-        return stage_title(self.stage, self.round)
-
-    def describe(self, scale: int = 10) -> str:
-        parts = []
-        if self.judge:
-            parts.append(f"judge {label(self.judge)}")
-        if self.decision:
-            parts.append(str(self.decision))
-        if self.score is not None:
-            parts.append(f"convergence score {_num(self.score)}/{scale}")
-        if self.tally:
-            parts.append("votes " + ", ".join(f"{k} {_num(v)}" for k, v in self.votes.items()))
-            if self.needed:
-                parts.append(f"{_num(self.needed)} needed")
-        if self.problem:
-            parts.append(f"({self.problem})")
-        return ", ".join(parts) if parts else "no result recorded"
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> RoundResult | None:
-        number = record.get("round")
-        if not isinstance(number, int):
-            return None
-        score = record.get("convergence_score", record.get("score"))
-        tally = record.get("tally")
-        required = record.get("required")
-        return cls(
-            round=number,
-            stage="judges" if record.get("phase") == "judges" else "round",
-            required=float(required) if isinstance(required, int | float) else None,
-            judge=_str_or_none(record.get("judge")),
-            decision=_str_or_none(record.get("decision")),
-            score=float(score) if isinstance(score, int | float) else None,
-            tally=_numbers(tally) if isinstance(tally, Mapping) else None,
-            problem=_str_or_none(record.get("problem")),
-        )
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
-
-
-def _str_or_none(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
-def _numbers(tally: Mapping[str, Any]) -> dict[str, float]:
-    return {
-        str(k): float(v)
-        for k, v in tally.items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
-    }
-
-
 @dataclass
 class Round:
     """Everything journaled under one round number (or one named stage with no number)."""
@@ -298,7 +101,7 @@ class Round:
     title: str
     stage: str = "round"
     phases: list[Phase] = field(default_factory=list)
-    result: RoundResult | None = None
+    result: RoundSummary | None = None
 
     def phase(self, name: str) -> Phase:
         for phase in self.phases:
@@ -345,18 +148,17 @@ class SessionView:
     cost: float | None
     stop_message: str | None
     max_rounds: int | None = None
-    consensus_score: int | None = None
 
     @property
     def status_text(self) -> str:
         return STATUS_TEXT.get(self.status, self.status.replace("_", " ").capitalize())
 
     @property
-    def results(self) -> list[RoundResult]:
+    def results(self) -> list[RoundSummary]:
         return [r.result for r in self.rounds if r.result is not None]
 
     @property
-    def chart_results(self) -> list[RoundResult]:
+    def chart_results(self) -> list[RoundSummary]:
         """The results the chart draws: the rounds' (a court's judge rounds vote on position
         ids, a different scale), else whatever there is."""
         results = self.results
@@ -373,9 +175,9 @@ class SessionView:
 
 
 def _turn(event: Event) -> Turn | None:
-    stage, round_no, phase = place(event.step)
+    where = Step.parse(event.step)
+    stage, round_no, phase = where.stage, where.number, where.phase
     step = event.step or ""
-    parts = step.split("/")
     data = event.data
     if event.kind == "shell":
         result = data.get("result") or {}
@@ -399,7 +201,7 @@ def _turn(event: Event) -> Turn | None:
     usage = completion.get("usage") or {}
     failure = completion.get("failure") or {}
     ok = completion.get("status", "ok") == "ok"
-    alias = data.get("agent") or (parts[2] if len(parts) > 2 else None)
+    alias = data.get("agent") or where.alias
     return Turn(
         step=step,
         round=round_no,
@@ -409,7 +211,7 @@ def _turn(event: Event) -> Turn | None:
         stage=stage,
         text=clean_text(str(completion.get("text") or "")),
         ok=ok,
-        reasked=step.endswith("/reask"),
+        reasked=where.reask,
         failure=None if ok else clean_text(f"{failure.get('kind')}: {failure.get('message')}"),
         tokens=int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
         cost=completion.get("cost"),
@@ -418,7 +220,7 @@ def _turn(event: Event) -> Turn | None:
     )
 
 
-def _rounds(events: list[Event], records: list[RoundResult]) -> list[Round]:
+def _rounds(events: list[Event], records: list[RoundSummary]) -> list[Round]:
     rounds: dict[tuple[str, int | None], Round] = {}
     order: list[str] = []  # stages in the order the journal first shows them
     for event in events:
@@ -427,7 +229,7 @@ def _rounds(events: list[Event], records: list[RoundResult]) -> list[Round]:
             continue
         key = (turn.stage, turn.round)
         if key not in rounds:
-            rounds[key] = Round(turn.round, stage_title(turn.stage, turn.round), turn.stage)
+            rounds[key] = Round(turn.round, Step.parse(turn.step).title, turn.stage)
         if turn.stage not in order:
             order.append(turn.stage)
         rounds[key].phase(turn.phase or turn.stage).turns.append(turn)
@@ -445,24 +247,20 @@ def _rounds(events: list[Event], records: list[RoundResult]) -> list[Round]:
 
 
 def _agents_from_events(aliases: Mapping[str, str], events: list[Event]) -> list[AgentView]:
-    totals: dict[str, dict[str, Any]] = {
-        a: {"calls": 0, "failures": 0, "tokens": 0, "estimated": False, "cost": 0.0}
-        for a in aliases
-    }
-    for event in events:
-        turn = _turn(event) if event.kind == "ask" else None
-        if turn is None or turn.alias not in totals:
-            continue
-        usage = (event.data.get("completion") or {}).get("usage") or {}
-        row = totals[turn.alias]
-        row["calls"] += 1
-        row["failures"] += 0 if turn.ok else 1
-        row["tokens"] += turn.tokens
-        row["estimated"] = row["estimated"] or bool(usage.get("estimated"))
-        row["cost"] = None if row["cost"] is None or turn.cost is None else row["cost"] + turn.cost
+    tally = Tally.for_aliases(aliases)
+    tally.absorb(e for e in events if e.kind == EventKind.ASK)
     return [
-        AgentView(a, aliases[a], t["calls"], t["failures"], t["tokens"], t["estimated"], t["cost"])
-        for a, t in totals.items()
+        AgentView(
+            row.alias,
+            row.model,
+            row.calls,
+            row.failures,
+            row.tokens,
+            row.usage.estimated,
+            row.cost if row.cost_known else None,
+        )
+        for row in tally.agents.values()
+        if row.alias in aliases
     ]
 
 
@@ -481,23 +279,11 @@ def _agents_from_result(agents: Mapping[str, AgentUsage]) -> list[AgentView]:
     ]
 
 
-def _last_stop(events: list[Event]) -> tuple[str, str] | None:
-    for event in reversed(events):
-        if event.kind == "stopped":
-            status = "paused" if event.data.get("reason") == "limit" else "interrupted"
-            return status, str(event.data.get("message", ""))
-        if event.kind == "run_started":
-            return None
-    return None
-
-
-def _option(meta: Mapping[str, Any], protocol: str, *names: str) -> int | None:
-    options = (meta.get("config") or {}).get(protocol) or {}
-    for name in names:
-        value = options.get(name)
-        if isinstance(value, int):
-            return value
-    return None
+def _record(name: str) -> ProtocolRecord[Any] | None:
+    try:
+        return protocols.get(name)
+    except ConfigError:  # a protocol this moot no longer has (or a test's)
+        return None
 
 
 def build_view(result: Result | None, events: list[Event]) -> SessionView:
@@ -506,9 +292,15 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
     meta: dict[str, Any] = events[0].data if events and events[0].kind == "begin" else {}
     protocol = result.protocol if result else str(meta.get("protocol", "?"))
     records = result.details.get("rounds") if result else None
+    record = _record(protocol)
+    options = record.options_from(meta.get("config")) if record is not None else None
     round_results = [
         r
-        for r in (RoundResult.from_record(x) for x in records or [] if isinstance(x, Mapping))
+        for r in (
+            record.describe_round(x, options)
+            for x in (records if isinstance(records, list) else [])
+            if isinstance(x, Mapping) and record is not None
+        )
         if r is not None
     ]
     warnings = [
@@ -517,8 +309,7 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
         if e.kind == "warning"
     ]
     rounds = _rounds(events, round_results)
-    max_rounds = _option(meta, protocol, "max_rounds", "max_agent_rounds")
-    consensus_score = _option(meta, protocol, "consensus_score")
+    max_rounds = record.max_rounds(options) if record is not None else None
     if result is not None:
         verdict = result.details.get("verdict")
         failed = result.details.get("failed_agents")
@@ -543,11 +334,10 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
             rounds=rounds,
             warnings=warnings,
             max_rounds=max_rounds,
-            consensus_score=consensus_score,
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
-    stop = _last_stop(events)
+    stop = last_stop(events)
     status, how = stop if stop else ("incomplete", "no result yet")
     costs = [a.cost for a in agents]
     numbered = [r.number for r in rounds if r.number is not None and r.stage == "round"]
@@ -572,7 +362,6 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
         rounds=rounds,
         warnings=warnings,
         max_rounds=max_rounds,
-        consensus_score=consensus_score,
     )
 
 

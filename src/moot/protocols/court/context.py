@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from moot.deliberation.anonymize import quote
 from moot.deliberation.consensus import Response
 from moot.engine.session import Session
-from moot.protocols.court_record import AgentRound, Court, label, nonce
-from moot.protocols.prompts import court as prompts
+from moot.protocols.court import prompts
+from moot.protocols.court.document import AgentRound, Court, label, nonce
 from moot.types import estimate_tokens
 
 __all__ = ["Block", "fit_rounds", "history"]

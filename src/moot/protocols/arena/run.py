@@ -9,18 +9,20 @@ remaining asks start fresh conversations that carry the task and the agent's cur
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from moot.config import ArenaOptions
 from moot.deliberation.anonymize import quote
 from moot.deliberation.parsing import Verdict, parse_solution, parse_verdict
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import ProtocolAborted
-from moot.protocols.prompts import arena as prompts
-from moot.types import Message, Outcome, estimate_tokens
+from moot.protocols.arena import prompts
+from moot.protocols.arena.options import ArenaOptions
+from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
-__all__ = ["run"]
+__all__ = ["describe_round", "run"]
 
 
 @dataclass
@@ -114,9 +116,9 @@ async def _solve(s: Session, st: _State) -> None:
             ask_parsed(
                 s,
                 a,
-                _messages(s, st, a, prompt, f"r0/solve/{a}"),
+                _messages(s, st, a, prompt, Step.at(0, "solve", a)),
                 parse_solution,
-                step=f"r0/solve/{a}",
+                step=Step.at(0, "solve", a),
                 reminder=prompts.FORMAT,
                 reask=st.opts.reask_on_bad_format,
             )
@@ -131,7 +133,7 @@ async def _evaluate(s: Session, st: _State, r: int) -> dict[str, str]:
     active = st.active
     asks = []
     for a in active:
-        step = f"r{r}/evaluate/{a}"
+        step = Step.at(r, "evaluate", a)
         order = s.shuffle([b for b in active if b != a], step=step + "/order")
         prompt = prompts.EVALUATE.format(solutions=_quoted(s, st, st.solutions, order, step))
         asks.append((a, _messages(s, st, a, prompt, step), step))
@@ -149,7 +151,7 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
     active = st.active
     asks = []
     for a in active:
-        step = f"r{r}/revise/{a}"
+        step = Step.at(r, "revise", a)
         order = s.shuffle(sorted(critiques), step=step + "/order")
         prompt = prompts.REVISE.format(
             critiques=_quoted(s, st, critiques, order, step) or "(no critiques were written)",
@@ -179,14 +181,14 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
         return ""
     lines = []
     for index, command in enumerate(st.opts.verify_commands):
-        result = await s.shell(command, step=f"r{r}/check/{index}")
+        result = await s.shell(command, step=Step.at(r, "check", str(index)))
         status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         output = (result.stdout + ("\n" + result.stderr if result.stderr else "")).strip()
         lines.append(
             quote(
                 f"command: {command} ({status})",
                 output or "(no output)",
-                nonce=_nonce(s, f"r{r}/check/{index}"),
+                nonce=_nonce(s, Step.at(r, "check", str(index))),
                 limit=st.quote_limit,
             )
         )
@@ -196,9 +198,9 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
 async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]:
     active = st.active
     available = [a for a in active if a not in st.judges] or active
-    judge = s.choice(sorted(available), step=f"r{r}/judge")
+    judge = s.choice(sorted(available), step=Step.at(r, "judge"))
     st.judges.append(judge)
-    step = f"r{r}/verify/{judge}"
+    step = Step.at(r, "verify", judge)
     order = s.shuffle(active, step=step + "/order")
     prompt = prompts.VERIFY.format(
         task=st.task,
@@ -285,6 +287,22 @@ def _outcome(
     )
 
 
+def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
+    number = record.get("round")
+    if not isinstance(number, int):
+        return None
+    score = record.get("convergence_score")
+    return RoundSummary(
+        round=number,
+        judge=record.get("judge") or None,
+        decision=record.get("decision") or None,
+        score=float(score) if isinstance(score, int | float) else None,
+        scale=10,
+        threshold=options.consensus_score,
+        problem=record.get("problem") or None,
+    )
+
+
 async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     aliases = s.aliases
     smallest_window = min(s.context_window(a) for a in aliases)
@@ -320,23 +338,15 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         await _revise(s, st, r, critiques)
         judge, parsed = await _verify(s, st, r)
         verdict = parsed.value
-        s.signal(
-            "round_result",
-            f"r{r}/verify/{judge}",
-            round=r,
-            judge=judge,
-            decision=verdict.decision if verdict else None,
-            convergence_score=verdict.score if verdict else None,
-        )
-        st.rounds.append(
-            {
-                "round": r,
-                "judge": judge,
-                "decision": verdict.decision if verdict else None,
-                "convergence_score": verdict.score if verdict else None,
-                "problem": parsed.problem,
-            }
-        )
+        entry: dict[str, object] = {
+            "round": r,
+            "judge": judge,
+            "decision": verdict.decision if verdict else None,
+            "convergence_score": verdict.score if verdict else None,
+            "problem": parsed.problem,
+        }
+        st.rounds.append(entry)
+        s.round_done(Step.at(r, "verify", judge), describe_round(entry, opts))
         if verdict and verdict.decision == "CONSENSUS" and verdict.score >= opts.consensus_score:
             how = f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10)"
             return _outcome(st, True, how, verdict, judge, r)

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from moot.config import CourtOptions
 from moot.deliberation.consensus import AgentConsensus, Evaluation, JudgeConsensus, Response
 from moot.engine.session import Session
 from moot.engine.structured import Parsed
 from moot.errors import ProtocolAborted
+from moot.protocols.court.options import CourtOptions
 from moot.types import Completion, Message
 
 __all__ = [
@@ -227,8 +227,7 @@ def judge_round_result(s: Session, rnd: JudgeRound) -> dict[str, Any]:
 def build_output(s: Session, c: Court, verdict: Verdict) -> dict[str, Any]:
     """The seed's DebateOutputSchema document."""
     rounds, judge_rounds, texts, phases = c.rounds, c.judge_rounds, c.texts, c.phases
-    begin = s.journal.events[0] if s.journal.events else None
-    totals = list(s.totals.values())
+    totals = list(s.tally.agents.values())
     agent_rounds = [round_result(s, r, texts) for r in rounds]
     judged = [judge_round_result(s, r) for r in judge_rounds]
     stamps = [r["timestamp"] for r in agent_rounds + judged if r["timestamp"]]
@@ -243,12 +242,12 @@ def build_output(s: Session, c: Court, verdict: Verdict) -> dict[str, Any]:
             "initialQuery": c.opts.initial_query,
             "phase": phases.current,
             "phases": list(phases.path),
-            "startedAt": _iso(begin.ts if begin else None),
+            "startedAt": _iso(s.started_at),
             "completedAt": max(stamps) if stamps else None,
             "totalTokens": sum(t.usage.total for t in totals),
             "totalCostUsd": round(sum(t.cost for t in totals), 6),
             "pricingKnown": all(t.cost_known for t in totals),
-            "engineVersion": str(begin.data.get("moot_version", "")) if begin else "",
+            "engineVersion": str(s.meta.get("moot_version", "")),
             "totalRetries": sum(t.retries for t in totals),
             "totalErrors": sum(t.failures for t in totals),
         },

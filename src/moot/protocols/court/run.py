@@ -10,7 +10,6 @@ and the output document are in `court_record`. Phases follow the seed's state ma
 
 from __future__ import annotations
 
-from moot.config import CourtOptions
 from moot.deliberation.anonymize import quote
 from moot.deliberation.consensus import (
     Response,
@@ -22,9 +21,9 @@ from moot.deliberation.consensus import (
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import ProtocolAborted
-from moot.protocols.court_context import history
-from moot.protocols.court_panel import judge_positions, judge_round, record_judges
-from moot.protocols.court_record import (
+from moot.protocols.court import prompts
+from moot.protocols.court.context import history
+from moot.protocols.court.document import (
     AgentRound,
     Court,
     Verdict,
@@ -33,9 +32,10 @@ from moot.protocols.court_record import (
     nonce,
     user,
 )
-from moot.protocols.court_replies import AgentReply, agent_parser, agent_schema
-from moot.protocols.prompts import court as prompts
-from moot.types import Message, Outcome, estimate_tokens
+from moot.protocols.court.options import CourtOptions
+from moot.protocols.court.panel import judge_positions, judge_round, record_judges
+from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
+from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
 __all__ = ["run"]
 
@@ -102,7 +102,7 @@ def _response(c: Court, alias: str, rnd: int, answer: Parsed[AgentReply]) -> Res
 async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
     candidate = c.candidate
     kind = "propose" if candidate is None else "vote"
-    steps = [f"r{r}/{kind}/{a}" for a in c.agents]
+    steps = [Step.at(r, kind, a) for a in c.agents]
     asks = []
     truncated: dict[str, list[int]] = {}
     for alias, step in zip(c.agents, steps, strict=True):
@@ -150,15 +150,8 @@ def _record_agents(s: Session, c: Court, rnd: AgentRound) -> None:
     if rnd.truncated:
         entry["context_truncated"] = rnd.truncated
     c.details.append(entry)
-    s.signal(
-        "round_result",
-        f"r{rnd.number}/{'propose' if rnd.candidate is None else 'vote'}",
-        round=rnd.number,
-        phase="agents",
-        tally=counts,
-        candidate=rnd.candidate,
-        next_candidate=c.candidate,
-    )
+    phase = "propose" if rnd.candidate is None else "vote"
+    s.round_done(Step.at(rnd.number, phase), RoundSummary(round=rnd.number, votes=dict(counts)))
 
 
 # -- the verdict ------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ from moot.deliberation.anonymize import quote
 from moot.deliberation.consensus import Evaluation, detect_judge_consensus, rank_positions
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
-from moot.protocols.court_record import Court, JudgeRound, label, nonce, user
-from moot.protocols.court_replies import JudgeReply, judge_parser, judge_schema
-from moot.protocols.prompts import court as prompts
+from moot.protocols.court import prompts
+from moot.protocols.court.document import Court, JudgeRound, label, nonce, user
+from moot.protocols.court.replies import JudgeReply, judge_parser, judge_schema
+from moot.types import RoundSummary, Step
 
 __all__ = ["judge_positions", "judge_round", "record_judges"]
 
@@ -69,7 +70,7 @@ def _evaluation(judge: str, j: int, answer: Parsed[JudgeReply]) -> Evaluation:
 
 async def judge_round(s: Session, c: Court, j: int, positions: list[str]) -> JudgeRound:
     """Every judge evaluates `positions` at once, within the round's time limit."""
-    steps = [f"j{j}/score/{judge}" for judge in c.judges]
+    steps = [Step.at(j, "score", judge, prefix="j") for judge in c.judges]
     asks = [
         ask_parsed(
             s,
@@ -108,11 +109,7 @@ def record_judges(s: Session, c: Court, rnd: JudgeRound) -> None:
             "failed": failed,
         }
     )
-    s.signal(
-        "round_result",
-        f"j{rnd.number}/score",
-        round=rnd.number,
-        phase="judges",
-        tally={**result.votes, "failed": len(failed)},
-        candidate=result.position_id,
+    live = RoundSummary(
+        round=rnd.number, stage="judges", votes={**result.votes, "failed": len(failed)}
     )
+    s.round_done(Step.at(rnd.number, "score", prefix="j"), live)

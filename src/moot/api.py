@@ -1,0 +1,214 @@
+"""The library face: start, resume and replay sessions. The CLI calls these.
+
+start(task, config)   create a session and run its protocol
+resume(ref)           run the protocol again over its journal; recorded steps cost nothing
+replay(ref)           recompute the outcome from the journal alone (zero model calls)
+
+Each resolves which protocol runs (its record), hands the engine the participants and the
+protocol's run function (`engine.lifecycle`), and writes the reports once the run has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.config import RunConfig
+from moot.engine import lifecycle
+from moot.engine.journal import Journal, key_from_env
+from moot.engine.lifecycle import Ended, ProtocolFn
+from moot.engine.session import Agent, Session, Sleep, Subscriber
+from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
+from moot.errors import ConfigError, JournalError
+from moot.models.base import create_model
+from moot.protocols.plan import Plan, participants, resolve
+from moot.report import write_reports
+from moot.result import Result, exit_code_for
+from moot.types import Event, EventKind
+
+__all__ = ["ReplayReport", "RunResult", "replay", "resume", "start"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    session_id: str
+    folder: Path
+    result: Result
+    exit_code: int
+    message: str | None = None
+    model_calls: int = 0
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    session_id: str
+    result: Result
+    identical: bool | None  # None: no stored result.json to compare with
+    steps: int
+
+
+def _protocol(plan: Plan) -> ProtocolFn:
+    run, options = plan.record.run, plan.options
+
+    def protocol(session: Session) -> Any:
+        return run(session, session.task, options)
+
+    return protocol
+
+
+def _create_models(agents: list[Agent]) -> None:
+    for agent in agents:  # a bad spec fails before anything more is written
+        agent.model = create_model(agent.spec, agent.config.settings())
+
+
+def start(
+    task: str,
+    config: RunConfig | Plan | None = None,
+    *,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> RunResult:
+    """Create a session for `task` and run it to its end, a limit, or an interruption."""
+    plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
+    record, options = plan.record, plan.options
+    if not task.strip() and record.default_task is not None:
+        task = record.default_task(options) or ""
+    if not task.strip():
+        raise ConfigError(
+            'the task is empty: give the question to deliberate, as in moot run "..."'
+        )
+    if record.check is not None:
+        problems = record.check(plan.config.model_dump(mode="json"), Path.cwd())
+        if problems:
+            listed = "\n  ".join(problems)
+            raise ConfigError(f"the config has {len(problems)} problem(s):\n  {listed}")
+    if root is None and record.sessions_root is not None:
+        root = record.sessions_root(options)
+    seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)
+    agents = participants(plan, seed)
+    _create_models(agents)
+    folder, journal = lifecycle.open_session(
+        root or sessions_root(),
+        task=task,
+        seed=seed,
+        protocol=record.name,
+        config=plan.config,
+        agents=agents,
+    )
+    lock = folder.acquire()
+    try:
+        ended = lifecycle.run_sync(
+            lambda: lifecycle.run_session(
+                folder,
+                journal,
+                plan.config,
+                agents,
+                _protocol(plan),
+                subscribers=subscribers,
+                sleep=sleep,
+            )
+        )
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+def _reported(ended: Ended) -> RunResult:
+    write_reports(ended.folder, ended.result, ended.events)
+    return RunResult(
+        ended.folder.id,
+        ended.folder.path,
+        ended.result,
+        ended.exit_code,
+        ended.message,
+        ended.model_calls,
+    )
+
+
+def _reopen(meta: dict[str, Any]) -> tuple[Plan, list[Agent]]:
+    """The plan and participants recorded in a session's begin meta, checked against its
+    alias map."""
+    plan = resolve(RunConfig.model_validate(meta["config"]))
+    agents = participants(plan, meta["seed"])
+    if {a.alias: a.spec for a in agents} != meta["aliases"]:
+        raise JournalError(
+            f"the alias map of session {meta['session_id']} does not match "
+            "its config; the session folder was edited"
+        )
+    return plan, agents
+
+
+def resume(
+    ref: str | None,
+    *,
+    limits: dict[str, Any] | None = None,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> RunResult:
+    """Continue a session; `limits` (for example {"max_cost": 5}) raises its budgets."""
+    folder = lifecycle.current_format(find_session(ref, root))
+    lock = folder.acquire()
+    try:
+        journal, meta = lifecycle.reopen_session(folder)
+        if lifecycle.finished(journal):
+            journal.close()
+            return _already_finished(folder)
+        plan, agents = _reopen(meta)
+        config = plan.config
+        if limits:
+            config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
+        _create_models(agents)
+        if limits:
+            journal.append(
+                Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
+            )
+        ended = lifecycle.run_sync(
+            lambda: lifecycle.run_session(
+                folder,
+                journal,
+                config,
+                agents,
+                _protocol(plan),
+                subscribers=subscribers,
+                sleep=sleep,
+            )
+        )
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+def _already_finished(folder: SessionFolder) -> RunResult:
+    """Nothing to run: rebuild the outputs from the journal (they may have been lost)."""
+    report = replay(folder.id, root=folder.path.parent)
+    if report.identical is not True:
+        journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
+        atomic_write(folder.result_json, report.result.to_json())
+        write_reports(folder, report.result, journal.events)
+    return RunResult(
+        folder.id,
+        folder.path,
+        report.result,
+        exit_code_for(report.result.status),
+        f"session {folder.id} had already finished; nothing was asked",
+    )
+
+
+def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
+    """Recompute the outcome from the journal alone and compare it with `result.json`."""
+    folder = lifecycle.current_format(find_session(ref, root))
+    journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
+    meta = lifecycle.begin_meta(journal, folder)
+    plan, agents = _reopen(meta)
+    result = lifecycle.replay_session(folder, journal, plan.config, agents, _protocol(plan))
+    stored = folder.result_json.read_text(encoding="utf-8") if folder.result_json.exists() else None
+    identical = None if stored is None else stored == result.to_json()
+    steps = sum(1 for e in journal.events if e.kind in (EventKind.ASK, EventKind.SHELL))
+    return ReplayReport(folder.id, result, identical, steps)

@@ -1,0 +1,354 @@
+"""A session's life: its folder and begin event, running a protocol function over it with the
+state writer and the faces subscribed, and how the run ends (finished, paused by a limit,
+interrupted, failed), ending in `result.json`.
+
+The engine knows no protocol: `open_session` takes the participants and the resolved config,
+and `run_session` takes the protocol as a function of the Session. `moot.api` decides which
+protocol runs and writes the reports afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.config import RunConfig
+from moot.engine.journal import Journal, key_from_env
+from moot.engine.session import Agent, Session, Sleep, Subscriber
+from moot.engine.state import StateWriter
+from moot.engine.store import SessionFolder, atomic_write, new_session_id
+from moot.errors import (
+    Interrupted,
+    JournalError,
+    LimitReached,
+    MootError,
+    ProtocolAborted,
+    ReplayIncomplete,
+)
+from moot.result import FORMAT_VERSION, AgentUsage, Result, Status, build_result, exit_code_for
+from moot.types import Event, EventKind, Outcome
+from moot.version import __version__
+
+__all__ = [
+    "Ended",
+    "ProtocolFn",
+    "begin_meta",
+    "current_format",
+    "folder_version",
+    "open_session",
+    "reopen_session",
+    "replay_session",
+    "run_session",
+    "run_sync",
+]
+
+ProtocolFn = Callable[[Session], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a run of a session ended."""
+
+    folder: SessionFolder
+    result: Result
+    exit_code: int
+    message: str | None
+    model_calls: int
+    events: list[Event]
+
+
+# -- folders and formats ----------------------------------------------------------------------
+def folder_version(folder: SessionFolder) -> int:
+    """The format version a session folder was written in."""
+    meta = folder.meta()
+    if meta is not None and "format_version" in meta:
+        return int(meta["format_version"])
+    with folder.events.open("rb") as handle:
+        first = handle.readline()
+    try:
+        record = json.loads(first) if first.strip() else {}
+    except ValueError:
+        return FORMAT_VERSION  # let the journal's own checks report the damage
+    return FORMAT_VERSION if "hash" in record else 0
+
+
+def current_format(folder: SessionFolder) -> SessionFolder:
+    """Older session folders are read-only until `moot migrate` upgrades them."""
+    version = folder_version(folder)
+    if version < FORMAT_VERSION:
+        raise JournalError(
+            f"session {folder.id} was written in format version {version} by an older moot; "
+            f"upgrade it first with: moot migrate {folder.id}"
+        )
+    return folder
+
+
+def begin_meta(journal: Journal, folder: SessionFolder) -> dict[str, Any]:
+    if not journal.events or journal.events[0].kind != EventKind.BEGIN:
+        raise JournalError(f"{folder.events} does not start with a begin event; not a moot session")
+    return journal.events[0].data
+
+
+def open_session(
+    root: Path,
+    *,
+    task: str,
+    seed: int,
+    protocol: str,
+    config: RunConfig,
+    agents: list[Agent],
+) -> tuple[SessionFolder, Journal]:
+    """Create a session folder, its session.json and its begin event; the folder is locked
+    by the caller's `folder.acquire()` right after."""
+    folder = SessionFolder(root / new_session_id())
+    folder.path.mkdir(parents=True)
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "session_id": folder.id,
+        "protocol": protocol,
+        "task": task,
+        "seed": seed,
+        "config": config.model_dump(mode="json"),
+        "aliases": {a.alias: a.spec for a in agents},
+        "context_windows": {
+            a.alias: a.model.capabilities.context_window for a in agents if a.model
+        },
+        "cwd": os.getcwd(),
+        "moot_version": __version__,
+    }
+    atomic_write(
+        folder.session_json,
+        json.dumps({**meta, "created": time.time(), "python": platform.python_version()}, indent=2),
+    )
+    journal, _ = Journal.open(folder.events, key_from_env())
+    journal.append(Event(kind=EventKind.BEGIN, data=meta, ts=time.time()))
+    return folder, journal
+
+
+def reopen_session(folder: SessionFolder) -> tuple[Journal, dict[str, Any]]:
+    """The journal of a session to resume (a torn last line cut and journaled as a warning)
+    and its begin meta."""
+    journal, repair = Journal.open(folder.events, key_from_env())
+    meta = begin_meta(journal, folder)
+    if repair is not None:
+        journal.append(
+            Event(
+                kind=EventKind.WARNING,
+                ts=time.time(),
+                data={
+                    "message": f"cut a torn last line ({repair.dropped_bytes} bytes at line "
+                    f"{repair.line}) left by a crash; nothing recorded before it was lost",
+                },
+            )
+        )
+    return journal, meta
+
+
+def finished(journal: Journal) -> bool:
+    return any(e.kind in (EventKind.FINISHED, EventKind.FAILED) for e in journal.events)
+
+
+# -- running ----------------------------------------------------------------------------------
+def _session(
+    folder: SessionFolder,
+    journal: Journal,
+    config: RunConfig,
+    agents: list[Agent],
+    *,
+    mode: str = "live",
+    sleep: Sleep = asyncio.sleep,
+) -> Session:
+    meta = journal.events[0].data
+    return Session(
+        folder=folder,
+        journal=journal,
+        task=meta["task"],
+        seed=meta["seed"],
+        agents=agents,
+        engine=config.engine,
+        limits=config.limits,
+        mode="replay" if mode == "replay" else "live",
+        sleep=sleep,
+    )
+
+
+def _usage(session: Session) -> dict[str, AgentUsage]:
+    return {
+        row.alias: AgentUsage(
+            model=agent.spec,
+            prompt_tokens=row.usage.prompt_tokens,
+            completion_tokens=row.usage.completion_tokens,
+            tokens_estimated=row.usage.estimated,
+            cost=round(row.cost, 6) if row.cost_known else None,
+            calls=row.calls,
+            failures=row.failures,
+        )
+        for agent in session.agents
+        for row in [session.tally.agents[agent.alias]]
+    }
+
+
+def _result(
+    folder: SessionFolder,
+    session: Session,
+    outcome: Outcome | None,
+    status: Status,
+    message: str | None,
+) -> Result:
+    meta = session.meta
+    return build_result(
+        session_id=folder.id,
+        protocol=meta["protocol"],
+        task=meta["task"],
+        aliases=meta["aliases"],
+        agents=_usage(session),
+        outcome=outcome,
+        status=status,
+        stop_message=message,
+    )
+
+
+async def run_session(
+    folder: SessionFolder,
+    journal: Journal,
+    config: RunConfig,
+    agents: list[Agent],
+    protocol: ProtocolFn,
+    *,
+    subscribers: Iterable[Subscriber] = (),
+    sleep: Sleep = asyncio.sleep,
+) -> Ended:
+    """Run `protocol` over the session to its end, a limit, an interruption or an abort;
+    journal how it ended and write result.json. Models are closed afterwards."""
+    meta = journal.events[0].data
+    session = _session(folder, journal, config, agents, sleep=sleep)
+    state = StateWriter(folder, meta, session.tally)
+    state.absorb(journal.events)
+    session.subscribe(state)
+    for subscriber in subscribers:
+        session.subscribe(subscriber)
+    # Faces start from the session's meta and what earlier runs journaled (on resume).
+    session.signal(EventKind.OPENED, session_id=folder.id, meta=meta, past=list(journal.events))
+    session.record(
+        EventKind.RUN_STARTED, pid=os.getpid(), limits=config.limits.model_dump(mode="json")
+    )
+    outcome: Outcome | None = None
+    message: str | None = None
+    try:
+        outcome = await protocol(session)
+        status: Status = outcome.status
+        session.record(EventKind.FINISHED, status=status)
+    except LimitReached as exc:
+        status, message = (
+            "paused",
+            f"{exc}; continue with: moot resume {folder.id} " + _raise_hint(str(exc)),
+        )
+        session.record(EventKind.STOPPED, reason="limit", message=message)
+    except (asyncio.CancelledError, Interrupted):
+        status, message = "interrupted", f"interrupted; continue with: moot resume {folder.id}"
+        session.record(EventKind.STOPPED, reason="interrupted", message=message)
+    except ProtocolAborted as exc:
+        status, message = "failed", str(exc)
+        session.record(EventKind.FAILED, message=message)
+    finally:
+        for agent in agents:
+            if agent.model is not None:
+                await agent.model.aclose()
+        journal.close()
+    result = _result(folder, session, outcome, status, message)
+    atomic_write(folder.result_json, result.to_json())
+    state.set_status(status, message)
+    return Ended(
+        folder,
+        result,
+        exit_code_for(status),
+        message,
+        session.calls_made,
+        list(journal.events),
+    )
+
+
+def _raise_hint(message: str) -> str:
+    for word, flag in (
+        ("token", "--max-tokens N"),
+        ("cost", "--max-cost USD"),
+        ("time", "--timeout S"),
+    ):
+        if message.startswith(word):
+            return flag + " (a higher limit)"
+    return ""
+
+
+def last_stop(events: list[Event]) -> tuple[Status, str] | None:
+    """How the latest run stopped (paused or interrupted), if it did."""
+    for event in reversed(events):
+        if event.kind == EventKind.STOPPED:
+            reason = event.data.get("reason")
+            return ("paused" if reason == "limit" else "interrupted"), event.data.get("message", "")
+        if event.kind == EventKind.RUN_STARTED:
+            return None
+    return None
+
+
+def replay_session(
+    folder: SessionFolder,
+    journal: Journal,
+    config: RunConfig,
+    agents: list[Agent],
+    protocol: ProtocolFn,
+) -> Result:
+    """The result that the journal alone gives, with zero model calls."""
+    session = _session(folder, journal, config, agents, mode="replay")
+    stop = last_stop(journal.events)
+    message: str | None
+    try:
+        outcome: Outcome | None = asyncio.run(_call(protocol, session))
+        status: Status = outcome.status if outcome else "failed"
+        message = None
+    except ReplayIncomplete:
+        if stop is None:
+            raise MootError(
+                f"session {folder.id} never finished and holds no stop record (it may still be "
+                f"running, or it crashed): run moot resume {folder.id} first"
+            ) from None
+        outcome, status, message = None, stop[0], stop[1]
+    except ProtocolAborted as exc:
+        outcome, status, message = None, "failed", str(exc)
+    return _result(folder, session, outcome, status, message)
+
+
+async def _call(protocol: ProtocolFn, session: Session) -> Outcome:
+    return await protocol(session)
+
+
+def run_sync(factory: Callable[[], Coroutine[Any, Any, Ended]]) -> Ended:
+    """Run on a fresh event loop where Ctrl-C and SIGTERM cancel the run cleanly (the journal
+    is already durable), so `run_session` records the interruption and writes its files."""
+    loop = asyncio.new_event_loop()
+    try:
+        task = loop.create_task(factory())
+        handled = []
+        if sys.platform != "win32":
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    loop.add_signal_handler(sig, task.cancel)
+                    handled.append(sig)
+                except (RuntimeError, ValueError):  # not the main thread
+                    pass
+        try:
+            return loop.run_until_complete(task)
+        finally:
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()

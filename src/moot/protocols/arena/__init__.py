@@ -1,0 +1,21 @@
+"""The arena (seed 000): solve, then rounds of evaluate, revise and verify until a judge finds
+consensus or the rounds run out."""
+
+from __future__ import annotations
+
+from moot.protocols.arena.options import ArenaOptions
+from moot.protocols.arena.run import describe_round, run
+from moot.protocols.record import ProtocolRecord
+
+__all__ = ["PROTOCOL", "ArenaOptions"]
+
+
+PROTOCOL = ProtocolRecord(
+    name="arena",
+    summary="solve, critique, revise and verify until a judge finds consensus",
+    options=ArenaOptions,
+    run=run,
+    describe_round=describe_round,
+    rounds_option="max_rounds",
+    verify_option="verify_commands",
+)

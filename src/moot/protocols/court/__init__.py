@@ -1,0 +1,58 @@
+"""The court (seed 002): agents vote on position ids until a supermajority agrees; else a
+judge panel scores the positions and selects one; else the court is deadlocked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from moot.config import RunConfig
+from moot.protocols.court.options import COURT_DEFAULTS, CourtOptions
+from moot.protocols.court.paths import path_problems
+from moot.protocols.court.rounds import describe_round
+from moot.protocols.court.run import run
+from moot.protocols.record import ProtocolRecord, Role
+
+__all__ = ["PROTOCOL", "CourtOptions"]
+
+
+def _participants(config: RunConfig, options: CourtOptions) -> list[Role]:
+    """The agents, then the judge panel; each as the court calls it (seed temperatures)."""
+    agents = [options.participant(a, judge=False) for a in config.agents]
+    judges = [options.participant(j, judge=True) for j in options.judge_configs(config.agents)]
+    return [Role("agent", "aliases", agents), Role("judge", "judges", judges)]
+
+
+def _adjust(config: RunConfig, options: CourtOptions) -> RunConfig:
+    if options.deterministic_mode:  # no retries
+        config.engine = config.engine.model_copy(update={"attempts": 1})
+    return config
+
+
+def _check(data: Mapping[str, Any], cwd: Path) -> list[str]:
+    return path_problems(data, cwd)
+
+
+def _sessions_root(options: CourtOptions) -> Path | None:
+    if not options.checkpoint_dir:
+        return None
+    return Path(options.checkpoint_dir).expanduser() / "sessions"  # plays MOOT_HOME
+
+
+PROTOCOL = ProtocolRecord(
+    name="court",
+    summary="agents vote on position ids; a judge panel settles what they cannot",
+    options=CourtOptions,
+    run=run,
+    describe_round=describe_round,
+    participants=_participants,
+    rounds_option="max_agent_rounds",
+    min_agents=2,
+    max_agents=10,
+    defaults=COURT_DEFAULTS,
+    adjust=_adjust,
+    default_task=lambda options: options.topic,
+    sessions_root=_sessions_root,
+    check=_check,
+)

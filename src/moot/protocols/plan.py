@@ -1,0 +1,216 @@
+"""From a config to a runnable plan: the protocol's record, its validated options, the shared
+settings with the protocol's defaults, and the participants with their aliases.
+
+`load_config` / `check_config` read a file, apply command-line overrides and report every
+problem at once, each as `dotted.path: message`. Options such as `--rounds` and `--verify`
+apply to the protocol that runs, whatever the file or the flags name it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from moot import protocols
+from moot.config import RunConfig, Section, problem_lines, read_config_file
+from moot.deliberation.anonymize import alias_for
+from moot.engine.session import Agent
+from moot.errors import ConfigError
+from moot.protocols.record import ProtocolRecord
+
+__all__ = ["Plan", "check_config", "config_schema", "load_config", "participants", "resolve"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    record: ProtocolRecord[Any]
+    config: RunConfig  # the protocol's section holds its validated options
+    options: Section
+
+    @property
+    def max_rounds(self) -> int | None:
+        return self.record.max_rounds(self.options)
+
+
+def resolve(config: RunConfig) -> Plan:
+    """Validate the running protocol's section and apply its defaults. Idempotent."""
+    problems, plan = _resolve(config)
+    if plan is None:
+        listed = "\n".join(f"  {line}" for line in problems)
+        raise ConfigError(f"the config has {len(problems)} problem(s):\n{listed}")
+    return plan
+
+
+def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
+    try:
+        record = protocols.get(config.protocol)
+    except ConfigError as exc:
+        return [f"protocol: {exc}"], None
+    problems = []
+    raw = config.section(record.name)
+    options: Section | None = None
+    if isinstance(raw, record.options):
+        options = raw
+    else:
+        try:
+            options = record.options.model_validate(raw if raw is not None else {})
+        except ValidationError as exc:
+            problems += problem_lines(exc, record.name)
+    problems += _agent_count(record, len(config.agents))
+    for name, section in config.sections().items():
+        if name != record.name and name not in protocols.names():
+            problems.append(_unknown_key(name))
+        elif name != record.name and not isinstance(section, dict | Section):
+            problems.append(f"{name}: must be a table of options")
+    if problems or options is None:
+        return problems, None
+    config = config.model_copy(deep=True)
+    for section_name, defaults in record.defaults.items():
+        current = getattr(config, section_name)
+        unset = {k: v for k, v in defaults.items() if k not in current.model_fields_set}
+        setattr(config, section_name, current.model_copy(update=unset))
+    setattr(config, record.name, options)
+    if record.adjust is not None:
+        config = record.adjust(config, options)
+    return [], Plan(record, config, options)
+
+
+def _agent_count(record: ProtocolRecord[Any], count: int) -> list[str]:
+    if record.min_agents <= count and (not record.max_agents or count <= record.max_agents):
+        return []
+    most = f" to {record.max_agents}" if record.max_agents else " or more"
+    return [f"agents: the {record.name} needs {record.min_agents}{most} agents ({count} given)"]
+
+
+def _unknown_key(name: str) -> str:
+    known = [*RunConfig.model_fields, *protocols.names()]
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{name}: unknown key{hint}"
+
+
+def check_config(
+    path: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    rounds: int | None = None,
+    verify: list[str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[Plan | None, list[str]]:
+    """Every problem of a config at once; the plan if there is none. `rounds` and `verify`
+    (from --rounds and --verify) apply to the protocol that runs. A file that cannot be read
+    or parsed raises `ConfigError`."""
+    data: dict[str, Any] = read_config_file(path) if path else {}
+    for dotted, value in (overrides or {}).items():
+        target = data
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    name = data.get("protocol", "arena")
+    record: ProtocolRecord[Any] | None = None
+    problems: list[str] = []
+    try:
+        record = protocols.get(name) if isinstance(name, str) else None
+    except ConfigError:
+        record = None
+    if record is not None:
+        section = data.setdefault(record.name, {})
+        if isinstance(section, dict):
+            problems += _flag(record, section, "rounds_option", "--rounds", rounds)
+            problems += _flag(record, section, "verify_option", "--verify", verify)
+        if record.check is not None:
+            problems += record.check(data, cwd or Path.cwd())
+    shared = {k: v for k, v in data.items() if k in RunConfig.model_fields}
+    for key in data:
+        if key not in RunConfig.model_fields and key not in protocols.names():
+            problems.append(_unknown_key(key))
+    if record is None:
+        problems.insert(0, f"protocol: {protocols.unknown_protocol(str(name))}")
+    else:
+        try:
+            record.options.model_validate(data.get(record.name) or {})
+        except ValidationError as exc:
+            problems += problem_lines(exc, record.name)
+        agents = data.get("agents")
+        if isinstance(agents, list):
+            problems += _agent_count(record, len(agents))
+    try:
+        RunConfig.model_validate(shared)
+    except ValidationError as exc:
+        problems = problem_lines(exc) + problems
+    if problems:
+        return None, problems
+    more, plan = _resolve(RunConfig.model_validate(data))
+    return (None if more else plan), more
+
+
+def _flag(
+    record: ProtocolRecord[Any], section: dict[str, Any], attr: str, flag: str, value: Any
+) -> list[str]:
+    if not value:
+        return []
+    option = getattr(record, attr)
+    if option is None:
+        return [f"{flag}: the {record.name} protocol does not take {flag}"]
+    if isinstance(value, list):
+        section[option] = [*section.get(option, []), *value]
+    else:
+        section[option] = value
+    return []
+
+
+def load_config(
+    path: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    rounds: int | None = None,
+    verify: list[str] | None = None,
+) -> Plan:
+    """Read a config file (optional), apply command-line overrides, validate everything."""
+    plan, problems = check_config(path, overrides, rounds=rounds, verify=verify)
+    if plan is None:
+        source = str(path) if path else "options"
+        listed = "\n".join(f"  {line}" for line in problems)
+        raise ConfigError(f"{source} has {len(problems)} problem(s):\n{listed}")
+    return plan
+
+
+def participants(plan: Plan, seed: int) -> list[Agent]:
+    """Every participant with its alias: agent_a... then the protocol's other roles (a court's
+    judge_a...). Aliases are random per session but derived from the seed, so resume and
+    replay find the same ones."""
+    result = []
+    for role in plan.record.participants(plan.config, plan.options):
+        order = list(range(len(role.members)))
+        random.Random(f"{seed}/{role.salt}").shuffle(order)
+        for i, k in enumerate(order):
+            settings = role.members[k]
+            result.append(
+                Agent(alias=alias_for(i, role.prefix), spec=settings.model, config=settings)
+            )
+    return result
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON Schema of config files: the shared settings plus every protocol's section."""
+    schema = RunConfig.model_json_schema()
+    schema.setdefault("properties", {})["protocol"] = {
+        "enum": protocols.names(),
+        "default": "arena",
+        "description": "the deliberation protocol",
+    }
+    defs = schema.setdefault("$defs", {})
+    for name in protocols.names():
+        options = protocols.get(name).options.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(options.pop("$defs", {}))
+        defs[options.get("title", name)] = options
+        schema["properties"][name] = {"$ref": f"#/$defs/{options.get('title', name)}"}
+    schema["additionalProperties"] = False
+    return schema

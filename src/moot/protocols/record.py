@@ -1,0 +1,85 @@
+"""What a protocol tells the rest of moot about itself: one `ProtocolRecord` per protocol
+folder (`protocols/<name>/__init__.py` exports `PROTOCOL`).
+
+The CLI, the config loader, the session set-up, the live view and the reports ask the record;
+none of them tests for a protocol's name. A record holds the protocol's name, its options model
+(the config section of the same name, with defaults), its participants, its run function, and
+how to describe one of its round records (`Outcome.details["rounds"]`) as a `RoundSummary`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from moot.config import AgentConfig, RunConfig, Section
+from moot.engine.session import Session
+from moot.types import Outcome, RoundSummary
+
+__all__ = ["ProtocolRecord", "Role", "agents_only", "no_rounds"]
+
+OptionsT = TypeVar("OptionsT", bound=Section)
+
+
+@dataclass(frozen=True)
+class Role:
+    """A group of participants: their alias prefix (`agent` -> agent_a...), the salt of their
+    seeded alias shuffle, and their configs in the order given."""
+
+    prefix: str
+    salt: str
+    members: Sequence[AgentConfig]
+
+
+def agents_only(config: RunConfig, options: Any) -> list[Role]:
+    """The default participants: the configured agents."""
+    return [Role("agent", "aliases", config.agents)]
+
+
+def no_rounds(record: Mapping[str, Any], options: Any) -> RoundSummary | None:
+    return None
+
+
+@dataclass(frozen=True)
+class ProtocolRecord(Generic[OptionsT]):
+    """Everything moot needs to know about a protocol."""
+
+    name: str
+    summary: str  # one line for `moot run --help` and `moot validate`
+    options: type[OptionsT]
+    run: Callable[[Session, str, OptionsT], Awaitable[Outcome]]
+    # A round record of Outcome.details["rounds"] as faces show it (None: not a round record).
+    describe_round: Callable[[Mapping[str, Any], OptionsT], RoundSummary | None] = no_rounds
+    participants: Callable[[RunConfig, OptionsT], list[Role]] = agents_only
+    # The option that `--rounds` sets, and that the faces show as "round 2 of N".
+    rounds_option: str | None = None
+    # The option that `--verify CMD` extends (None: the protocol runs no verify commands).
+    verify_option: str | None = None
+    min_agents: int = 1
+    max_agents: int | None = None
+    # Defaults for the shared sections (`limits`, `engine`) that a config leaves unset.
+    defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Adjust the shared config to the options (e.g. no retries in a deterministic mode).
+    adjust: Callable[[RunConfig, OptionsT], RunConfig] | None = None
+    # The task when none is given (for example a topic in the protocol's options).
+    default_task: Callable[[OptionsT], str | None] | None = None
+    # Where sessions go when the options say (plays MOOT_HOME), else None.
+    sessions_root: Callable[[OptionsT], Path | None] | None = None
+    # Problems of the raw config data (a dict as read from the file) that pydantic cannot see,
+    # such as files named outside the working folder; each as `dotted.path: message`.
+    check: Callable[[Mapping[str, Any], Path], list[str]] | None = None
+
+    def options_from(self, config: Mapping[str, Any] | None) -> OptionsT:
+        """The options recorded in a session's config (its begin event); defaults for a
+        section that is missing or no longer valid, so old sessions still display."""
+        raw = (config or {}).get(self.name)
+        try:
+            return self.options.model_validate(raw if isinstance(raw, dict) else {})
+        except ValueError:
+            return self.options()
+
+    def max_rounds(self, options: Any) -> int | None:
+        value = getattr(options, self.rounds_option, None) if self.rounds_option else None
+        return value if isinstance(value, int) else None
