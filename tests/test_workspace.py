@@ -606,7 +606,7 @@ def crashed(clean_repo: Path, tmp_path: Path) -> Iterator[tuple[Repo, Path, Path
     repo = open_repo(clean_repo)
     folder = tmp_path / "session"
     folder.mkdir()
-    root = tmp_path / "worktrees"
+    root = tmp_path / "work trees, ü"  # paths reach git as arguments, never through a shell
     take_baseline(repo, SESSION, session_dir=folder)
     process = subprocess.Popen(
         [sys.executable, "-c", _CREATE, str(clean_repo), SESSION, str(root)],
