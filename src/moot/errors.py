@@ -8,6 +8,7 @@
     │   └── JournalLocked          another process is writing this session
     ├── ProtocolAborted            a protocol gave up (for instance every agent failed)
     ├── ReplayIncomplete           replay needed a step that the journal does not hold
+    ├── WorkspaceError             a code task's repository, worktree or diff cannot be used
     └── Stopped                    the run stopped early but is resumable
         ├── LimitReached           a token, cost or time limit (exit code 3)
         └── Interrupted            Ctrl-C or SIGTERM (exit code 130)
@@ -34,6 +35,7 @@ __all__ = [
     "ReplayIncomplete",
     "SessionNotFound",
     "Stopped",
+    "WorkspaceError",
 ]
 
 
@@ -69,6 +71,10 @@ class ProtocolAborted(MootError):
 
 class ReplayIncomplete(MootError):
     """Replay reached a step that was never journaled."""
+
+
+class WorkspaceError(MootError):
+    """A repository, worktree or diff cannot be used; the message names the problem and the fix."""
 
 
 class Stopped(MootError):

@@ -1,0 +1,141 @@
+"""The manifest: moot's record of what it is about to create in a repository.
+
+One JSON file per session in `<git common dir>/moot/sessions/<session>.json`, written atomically
+and fsync'd *before* each ref or worktree it names is created. A crash at any point therefore
+leaves nothing in git that no manifest names (except what `find_strays` also finds by its
+`moot/` prefix). It lives in the repository, not the session folder, so the strays of a session
+whose folder was deleted can still be found from the repository alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from moot.errors import WorkspaceError
+from moot.workspace._repo import Repo
+
+__all__ = [
+    "Entry",
+    "Manifest",
+    "delete_manifest",
+    "read_manifest",
+    "read_manifests",
+    "write_manifest",
+]
+
+FORMAT = 1
+
+EntryState = Literal["creating", "ready"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One agent's worktree as recorded: `creating` until `git worktree add` has returned."""
+
+    alias: str
+    path: str
+    branch: str
+    state: EntryState
+
+
+@dataclass(frozen=True)
+class Manifest:
+    session: str
+    session_dir: str | None
+    root: str | None = None
+    baseline: str | None = None
+    worktrees: dict[str, Entry] = field(default_factory=dict)
+
+    def with_entry(self, entry: Entry) -> Manifest:
+        return replace(self, worktrees={**self.worktrees, entry.alias: entry})
+
+    def without(self, alias: str) -> Manifest:
+        return replace(self, worktrees={k: v for k, v in self.worktrees.items() if k != alias})
+
+
+def _path(repo: Repo, session: str) -> Path:
+    return repo.manifests / f"{session}.json"
+
+
+def write_manifest(repo: Repo, manifest: Manifest) -> None:
+    """Replace the session's manifest atomically and durably (file and folder fsync'd)."""
+    target = _path(repo, manifest.session)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    body = {"format": FORMAT, **asdict(manifest)}
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(body, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    folder = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)  # the rename itself must survive a power cut, not just the bytes
+    finally:
+        os.close(folder)
+
+
+def _parse(path: Path, raw: Any) -> Manifest:
+    try:
+        if raw.get("format") != FORMAT:
+            raise ValueError(f"format {raw.get('format')!r}")
+        entries = {
+            alias: Entry(
+                alias=alias, path=str(e["path"]), branch=str(e["branch"]), state=e["state"]
+            )
+            for alias, e in raw.get("worktrees", {}).items()
+        }
+        return Manifest(
+            session=str(raw["session"]),
+            session_dir=raw.get("session_dir"),
+            root=raw.get("root"),
+            baseline=raw.get("baseline"),
+            worktrees=entries,
+        )
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise WorkspaceError(
+            f"moot's manifest {path} is damaged ({exc}); remove it and run `moot doctor` to"
+            " prune what it named"
+        ) from exc
+
+
+def read_manifest(repo: Repo, session: str) -> Manifest | None:
+    path = _path(repo, session)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise WorkspaceError(f"cannot read moot's manifest {path}: {exc}") from exc
+    return _parse(path, raw)
+
+
+def read_manifests(repo: Repo) -> list[Manifest]:
+    """Every session's manifest in the repository, by session id."""
+    if not repo.manifests.is_dir():
+        return []
+    found = []
+    for path in sorted(repo.manifests.glob("*.json")):
+        manifest = read_manifest(repo, path.stem)
+        if manifest is not None:
+            found.append(manifest)
+    return found
+
+
+def delete_manifest(repo: Repo, session: str) -> None:
+    """Remove the session's manifest, and moot's folder in the git directory once empty."""
+    _path(repo, session).unlink(missing_ok=True)
+    for folder in (repo.manifests, repo.manifests.parent):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (other sessions) or already gone
+            break
