@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -70,6 +71,9 @@ def test_hostile_input_stays_fast_and_bounded() -> None:
         "the answer is " * 100_000,
         "9" * 10_000,
         "- " * 300_000 + "$",
+        "a" + " " * 1_000_000 + "b",
+        "*_" * 500_000,
+        "the " + " " * 500_000 + "answer",
     ]
     start = time.perf_counter()
     for payload in payloads:
@@ -77,6 +81,14 @@ def test_hostile_input_stays_fast_and_bounded() -> None:
         assert found is None or len(found.text) <= MAX_ANSWER_CHARS
         normalize_answer(payload)
     assert time.perf_counter() - start < 5.0
+
+
+def test_every_unicode_space_is_stripped() -> None:
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    for space in spaces:
+        assert normalize_answer(f"{space}**42**{space}").key == "number:42", repr(space)
+        found = extract_answer(f"Answer:{space}B{space}")
+        assert found is not None and found.text == "B", repr(space)
 
 
 def test_only_the_tail_is_read() -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "VoteOutcome",
     "extract_answer",
     "normalize_answer",
+    "parse_number",
     "tally",
     "tally_replies",
 ]
@@ -77,15 +78,26 @@ _ANSWER_IS = re.compile(r"\bthe\s+(?:final\s+)?answer\s+is\b[\s*_:：]*", re.IGN
 # A minus counts only where it cannot be a hyphen ("COVID-19" is 19, "is -3" is -3).
 _NUMBER_IN_TEXT = re.compile(r"(?:(?<!\w)[-−])?\d[\d,]*(?:\.\d+)?")
 _CLAUSE_END = re.compile(r"[.,;!?](?:\s|$)")
-_DECORATION = " \t\r\n*_`\"'"
+# Every character str.isspace() accepts, plus markdown emphasis, code ticks and quotes: str.strip
+# with an explicit set runs in C, where a loop over a hostile run of "*_*_..." would not.
+_SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+_STRIP = _SPACES + "*_`\"'"
+
+
+def _strip(text: str) -> str:
+    return text.strip(_STRIP)
 
 
 def _clean(text: str) -> str:
     """Strip markdown emphasis, code ticks, quotes and inline-math dollars around an answer."""
-    text = text.strip(_DECORATION)
+    text = _strip(text)
     if len(text) >= 2 and text[0] == "$" and text[-1] == "$" and text.count("$") == 2:
-        text = text[1:-1]
-    return text.strip(_DECORATION)[:MAX_ANSWER_CHARS]
+        text = _strip(text[1:-1])
+    return text[:MAX_ANSWER_CHARS]
 
 
 def _from_tag(text: str) -> str | None:
@@ -200,6 +212,13 @@ def _number_key(text: str) -> str | None:
     if match.group("sign") == "-":
         value = -value
     return str(value)  # "3", "-7/2": exact, so 0.75 and 3/4 share a key
+
+
+def parse_number(text: str) -> Fraction | None:
+    """The exact value of an answer that normalises to a number ("$1,000.50" -> 2001/2), else
+    None."""
+    norm = normalize_answer(text)
+    return Fraction(norm.key.removeprefix("number:")) if norm.kind == "number" else None
 
 
 def _fold_text(text: str) -> str:
