@@ -131,22 +131,29 @@ def test_verdict_when_the_protocol_wins() -> None:
     debate, vote = _paired(60, 25, 5, 10)
     result = compare("arena", debate, "vote", vote)
     assert result.direction == "better"
-    assert result.sentence.startswith("arena is better than vote: 85.0% against 65.0% on the same")
-    assert "100 questions" in result.sentence and "level 0.05" in result.sentence
+    assert result.sentence == (
+        "arena is better than vote (85.0% against 65.0% on the same 100 questions; "
+        "McNemar exact p < 0.001 at level 0.05)."
+    )
 
 
 def test_verdict_when_vote_wins() -> None:
     debate, vote = _paired(60, 4, 20, 16)
     result = compare("court", debate, "vote", vote, alpha=0.01)
     assert result.direction == "worse" and result.test.p_value < 0.01
-    assert result.sentence.startswith("court is worse than vote: 64.0% against 80.0%")
+    assert result.sentence.startswith("court is worse than vote (64.0% against 80.0%")
+    assert result.sentence.endswith(f"p = {result.test.p_value:.3f} at level 0.01).")
 
 
 def test_verdict_when_there_is_no_difference() -> None:
     debate, vote = _paired(70, 9, 7, 14)
     result = compare("refine", debate, "vote", vote)
     assert result.direction == "no measurable gain"
-    assert result.sentence.startswith("refine: no measurable gain over vote: 79.0% against 77.0%")
+    assert result.sentence == (
+        "refine shows no measurable gain over vote (79.0% against 77.0% on the same 100 "
+        f"questions; McNemar exact p = {result.test.p_value:.3f} at level 0.05)."
+    )
+    assert result.test.p_value > 0.5
     # A gain that exists but is too small for these questions is still no measurable gain.
     better, worse = _paired(70, 8, 3, 19)
     small = compare("refine", better, "vote", worse)

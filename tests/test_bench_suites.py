@@ -131,6 +131,11 @@ def test_suite_wide_scorer_applies_where_a_line_sets_none(tmp_path: Path) -> Non
             '{"question": "q", "answer": "x", "id": "line-1"}',
             "id 'line-1' is already used on line 1",
         ),
+        ('{"question": "q", "answer": 1' + "0" * 5000 + "}", "line 2: not usable JSON"),
+        (
+            '{"question": "q", "answer": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "line 2: not usable",
+        ),
     ],
 )
 def test_bad_lines_name_their_line(tmp_path: Path, line: str, message: str) -> None:
@@ -161,6 +166,13 @@ def test_suite_for(tmp_path: Path) -> None:
     assert len(suite_for(str(path)).questions) == 5
     with pytest.raises(ConfigError, match="unknown suite 'gsm8k': use one of arithmetic"):
         suite_for("gsm8k")
+
+
+def test_float_answers_become_digits(tmp_path: Path) -> None:
+    path = _write(tmp_path, ['{"question": "q", "answer": 1e20, "scorer": "numeric"}'])
+    question = load_suite(path).questions[0]
+    assert question.answer == "100000000000000000000"
+    assert question.score("100,000,000,000,000,000,000")
 
 
 def test_question_default_scorer_is_exact() -> None:

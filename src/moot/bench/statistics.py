@@ -152,12 +152,12 @@ class Comparison:
     def sentence(self) -> str:
         p = "p < 0.001" if self.test.p_value < 0.001 else f"p = {self.test.p_value:.3f}"
         numbers = (
-            f"{self.accuracy:.1%} against {self.baseline_accuracy:.1%} on the same "
-            f"{self.test.questions} questions (McNemar exact {p}, level {self.alpha:g})"
+            f"({self.accuracy:.1%} against {self.baseline_accuracy:.1%} on the same "
+            f"{self.test.questions} questions; McNemar exact {p} at level {self.alpha:g})"
         )
         if self.direction == "no measurable gain":
-            return f"{self.protocol}: no measurable gain over {self.baseline}: {numbers}."
-        return f"{self.protocol} is {self.direction} than {self.baseline}: {numbers}."
+            return f"{self.protocol} shows no measurable gain over {self.baseline} {numbers}."
+        return f"{self.protocol} is {self.direction} than {self.baseline} {numbers}."
 
 
 def compare(

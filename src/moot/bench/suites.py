@@ -22,6 +22,7 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -149,7 +150,9 @@ def _question(
     answer = data["answer"]
     if isinstance(answer, bool) or not isinstance(answer, str | int | float):
         raise ConfigError(f"{where}: 'answer' must be a string or a number, got {answer!r}")
-    answer = answer if isinstance(answer, str) else repr(answer)
+    if isinstance(answer, float):
+        answer = format(Decimal(repr(answer)), "f")  # 1e+20 as digits, which scorers read
+    answer = str(answer)
     chosen = data.get("scorer", scorer)
     if chosen not in SCORERS:
         raise ConfigError(f"{where}: unknown scorer {chosen!r}; use one of {', '.join(SCORERS)}")
@@ -206,6 +209,9 @@ def load_suite(
             raise ConfigError(
                 f"{where}: not valid JSON ({error.msg} at column {error.colno})"
             ) from None
+        except (ValueError, RecursionError) as error:  # a 5,000-digit integer, deep nesting
+            reason = str(error) or "nested too deeply"
+            raise ConfigError(f"{where}: not usable JSON ({reason})") from None
         question = _question(data, where, number, scorer, tolerance, relative_tolerance)
         if question.id in seen:
             raise ConfigError(
