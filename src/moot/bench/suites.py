@@ -1,0 +1,237 @@
+"""Question suites for `moot bench`: built-in ones generated in code, and a user's JSONL file.
+
+A question's scorer judges the answer extracted from a reply (`moot.deliberation.answers`):
+  - `exact`    equal after answer normalisation ("1,000" = "1000", "(B)" = "B", "Paris" = "paris");
+  - `numeric`  both are numbers within `tolerance` (absolute) or `relative_tolerance`;
+  - `regex`    the question's `answer` is a regular expression that must match the whole extracted
+               answer (the user's own pattern: write it without nested repeats).
+
+A user's suite is a JSONL file, one question per line:
+    {"question": "What is 2+3*4?", "answer": 14, "scorer": "numeric"}
+with optional `id`, `scorer`, `tolerance`, `relative_tolerance` and `metadata` (kept, not read).
+Blank lines are skipped; anything else wrong stops the load with the line number.
+
+reasoning-gym is not offered: its pinned dependency cellpylib 2.4.0 has no wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from moot.deliberation.answers import normalize_answer, parse_number
+from moot.errors import ConfigError
+
+__all__ = [
+    "BUILTIN_SUITES",
+    "Question",
+    "ScorerName",
+    "Suite",
+    "arithmetic_suite",
+    "load_suite",
+    "score_exact",
+    "score_numeric",
+    "score_regex",
+    "suite_for",
+]
+
+ScorerName = Literal["exact", "numeric", "regex"]
+SCORERS: tuple[str, ...] = get_args(ScorerName)
+_FIELDS = ("id", "question", "answer", "scorer", "tolerance", "relative_tolerance", "metadata")
+
+
+def score_exact(answer: str | None, expected: str) -> bool:
+    """True when the answer equals the expected one after normalisation."""
+    return answer is not None and normalize_answer(answer).key == normalize_answer(expected).key
+
+
+def score_numeric(
+    answer: str | None, expected: str, tolerance: float = 0.0, relative_tolerance: float = 0.0
+) -> bool:
+    """True when both are numbers and within either tolerance (both 0: exactly equal)."""
+    got = None if answer is None else parse_number(answer)
+    want = parse_number(expected)
+    if got is None or want is None:
+        return False
+    if got == want:
+        return True
+    return math.isclose(float(got), float(want), rel_tol=relative_tolerance, abs_tol=tolerance)
+
+
+def score_regex(answer: str | None, pattern: str) -> bool:
+    """True when the pattern matches the whole answer (surrounding spaces ignored)."""
+    return answer is not None and re.fullmatch(pattern, answer.strip()) is not None
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    answer: str
+    scorer: ScorerName = "exact"
+    tolerance: float = 0.0
+    relative_tolerance: float = 0.0
+    metadata: Any = field(default=None, compare=False)
+
+    def score(self, answer: str | None) -> bool:
+        """Is `answer` (as extracted from a reply; None when none was found) right?"""
+        if self.scorer == "numeric":
+            return score_numeric(answer, self.answer, self.tolerance, self.relative_tolerance)
+        if self.scorer == "regex":
+            return score_regex(answer, self.answer)
+        return score_exact(answer, self.answer)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    questions: tuple[Question, ...]
+
+    def take(self, n: int | None) -> Suite:
+        """The first `n` questions (all when n is None)."""
+        return self if n is None else Suite(self.name, self.questions[:n])
+
+
+def arithmetic_suite(n: int = 100, seed: int = 0) -> Suite:
+    """Du et al. (2023)'s arithmetic task: a+b*c+d-e*f with six integers from 0 to 29, in their
+    words, with the exact answer. The same n and seed give the same questions."""
+    if n < 1:
+        raise ConfigError(f"the arithmetic suite needs at least one question, got --n {n}")
+    rng = random.Random(seed)
+    questions = []
+    for index in range(n):
+        a, b, c, d, e, f = (rng.randint(0, 29) for _ in range(6))
+        questions.append(
+            Question(
+                id=f"arithmetic-{seed}-{index}",
+                question=(
+                    f"What is the result of {a}+{b}*{c}+{d}-{e}*{f}? "
+                    "Make sure to state your answer at the end of the response."
+                ),
+                answer=str(a + b * c + d - e * f),
+                scorer="numeric",
+            )
+        )
+    return Suite("arithmetic", tuple(questions))
+
+
+BUILTIN_SUITES = {"arithmetic": arithmetic_suite}
+
+
+def _tolerance(data: Mapping[str, Any], key: str, default: float, where: str) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ConfigError(f"{where}: {key!r} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _question(
+    data: Any, where: str, number: int, scorer: ScorerName, tolerance: float, relative: float
+) -> Question:
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f'{where}: expected a JSON object like {{"question": ..., "answer": ...}}'
+        )
+    unknown = sorted(set(data) - set(_FIELDS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {unknown}; allowed: {', '.join(_FIELDS)}")
+    text = data.get("question")
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"{where}: 'question' must be a non-empty string")
+    if "answer" not in data:
+        raise ConfigError(f"{where}: no 'answer' field (the expected answer the scorer checks)")
+    answer = data["answer"]
+    if isinstance(answer, bool) or not isinstance(answer, str | int | float):
+        raise ConfigError(f"{where}: 'answer' must be a string or a number, got {answer!r}")
+    if isinstance(answer, float):
+        answer = format(Decimal(repr(answer)), "f")  # 1e+20 as digits, which scorers read
+    answer = str(answer)
+    chosen = data.get("scorer", scorer)
+    if chosen not in SCORERS:
+        raise ConfigError(f"{where}: unknown scorer {chosen!r}; use one of {', '.join(SCORERS)}")
+    if chosen == "numeric" and parse_number(answer) is None:
+        raise ConfigError(f"{where}: the numeric scorer needs a number as 'answer', got {answer!r}")
+    if chosen == "regex":
+        try:
+            re.compile(answer)
+        except re.error as error:
+            raise ConfigError(
+                f"{where}: 'answer' is not a valid regular expression: {error}"
+            ) from None
+    identifier = data.get("id", f"line-{number}")
+    if isinstance(identifier, bool) or not isinstance(identifier, str | int):
+        raise ConfigError(f"{where}: 'id' must be a string or an integer, got {identifier!r}")
+    return Question(
+        id=str(identifier),
+        question=text,
+        answer=answer,
+        scorer=chosen,
+        tolerance=_tolerance(data, "tolerance", tolerance, where),
+        relative_tolerance=_tolerance(data, "relative_tolerance", relative, where),
+        metadata=data.get("metadata"),
+    )
+
+
+def load_suite(
+    path: str | Path,
+    scorer: ScorerName = "exact",
+    tolerance: float = 0.0,
+    relative_tolerance: float = 0.0,
+) -> Suite:
+    """A user's JSONL suite; `scorer` and the tolerances apply to lines that do not set their own.
+
+    Raises ConfigError naming the file and line of the first problem."""
+    path = Path(path)
+    if scorer not in SCORERS:
+        raise ConfigError(f"unknown scorer {scorer!r}; use one of {', '.join(SCORERS)}")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"suite file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read suite file {path} as UTF-8 text: {error}") from None
+    questions: list[Question] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ConfigError(
+                f"{where}: not valid JSON ({error.msg} at column {error.colno})"
+            ) from None
+        except (ValueError, RecursionError) as error:  # a 5,000-digit integer, deep nesting
+            reason = str(error) or "nested too deeply"
+            raise ConfigError(f"{where}: not usable JSON ({reason})") from None
+        question = _question(data, where, number, scorer, tolerance, relative_tolerance)
+        if question.id in seen:
+            raise ConfigError(
+                f"{where}: id {question.id!r} is already used on line {seen[question.id]}"
+            )
+        seen[question.id] = number
+        questions.append(question)
+    if not questions:
+        raise ConfigError(f"suite file {path} holds no questions (one JSON object per line)")
+    return Suite(path.stem, tuple(questions))
+
+
+def suite_for(spec: str, n: int | None = None, seed: int = 0) -> Suite:
+    """`--suite SPEC`: a built-in suite's name (n questions from the seed, 100 by default) or the
+    path of a JSONL file (its first n questions, all by default)."""
+    if spec in BUILTIN_SUITES:
+        return BUILTIN_SUITES[spec](100 if n is None else n, seed)
+    if spec.endswith(".jsonl") or Path(spec).is_file():
+        return load_suite(spec).take(n)
+    raise ConfigError(
+        f"unknown suite {spec!r}: use one of {', '.join(BUILTIN_SUITES)} or the path of a "
+        ".jsonl file with 'question' and 'answer' on each line"
+    )

@@ -1,0 +1,389 @@
+"""Final answers for `vote` and the bench: extract one from a reply, normalise it, group and count.
+
+Model text is untrusted. Only the last `MAX_REPLY_CHARS` characters of a reply are read (the final
+answer sits at the end), every pattern runs in linear time, and an extracted answer is cut to
+`MAX_ANSWER_CHARS`.
+
+The extraction ladder, first match wins:
+  1. `tag`          the last `<answer>...</answer>` with something inside;
+  2. `boxed`        the last `\\boxed{...}` with balanced braces;
+  3. `answer_line`  the last line reading "Answer: X" or "Final answer: X" (X may sit on the next
+                    line), or containing "the (final) answer is X" (X up to the end of its
+                    sentence or clause);
+  4. `last_line`    the last non-empty line, when it is a bare number or option letter or holds no
+                    number at all;
+     `last_number`  otherwise the last number on that line ("So the total is 42 apples." -> 42).
+
+Normalisation gives a key; equal keys are the same answer:
+  - numbers: "1,000", "1000.0", "$1000" and "1000 dollars" are one exact fraction ("0.75" and
+    "3/4" too; no exponents); a "%" or a unit of one or two words is dropped ("50%" equals "50");
+  - options A to J: "B", "(B)", "B)", "[B]", "Option B", "(B) Paris" and "B) Paris" are B
+    ("B. Paris" is not: it reads like an initial);
+  - anything else: Unicode NFKC, case folded, punctuation removed, spaces collapsed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_REPLY_CHARS",
+    "AnswerGroup",
+    "ExtractedAnswer",
+    "NormalizedAnswer",
+    "Similarity",
+    "VoteOutcome",
+    "extract_answer",
+    "normalize_answer",
+    "parse_number",
+    "tally",
+    "tally_replies",
+]
+
+MAX_REPLY_CHARS = 32_000
+MAX_ANSWER_CHARS = 500
+_MAX_DIGITS = 100  # int() refuses more than 4,300 digits; no real answer needs more than this
+_BOXED_TRIES = 8  # unbalanced boxes tried before giving up, so the work stays linear
+
+AnswerSource = Literal["tag", "boxed", "answer_line", "last_line", "last_number"]
+AnswerKind = Literal["number", "choice", "text"]
+Similarity = Callable[[str, str], float]
+"""Similarity of two free-text answers on a 0..100 scale (the convergence module's measure)."""
+
+
+@dataclass(frozen=True)
+class ExtractedAnswer:
+    text: str
+    source: AnswerSource
+
+
+@dataclass(frozen=True)
+class NormalizedAnswer:
+    kind: AnswerKind
+    key: str
+
+
+# -- extraction ---------------------------------------------------------------------------------
+
+_TAG_OPEN = re.compile(r"<answer\s*>", re.IGNORECASE)
+_TAG_CLOSE = re.compile(r"</answer\s*>", re.IGNORECASE)
+_ANSWER_LINE = re.compile(r"[\s*#>_-]*(?:final\s+answer|answer)[\s*_]*[:：](.*)", re.IGNORECASE)
+_ANSWER_IS = re.compile(r"\bthe\s+(?:final\s+)?answer\s+is\b[\s*_:：]*", re.IGNORECASE)
+# A minus counts only where it cannot be a hyphen ("COVID-19" is 19, "is -3" is -3).
+_NUMBER_IN_TEXT = re.compile(r"(?:(?<!\w)[-−])?\d[\d,]*(?:\.\d+)?")
+_CLAUSE_END = re.compile(r"[.,;!?](?:\s|$)")
+# Every character str.isspace() accepts, plus markdown emphasis, code ticks and quotes: str.strip
+# with an explicit set runs in C, where a loop over a hostile run of "*_*_..." would not.
+_SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+_STRIP = _SPACES + "*_`\"'"
+
+
+def _strip(text: str) -> str:
+    return text.strip(_STRIP)
+
+
+def _clean(text: str) -> str:
+    """Strip markdown emphasis, code ticks, quotes and inline-math dollars around an answer."""
+    text = _strip(text)
+    if len(text) >= 2 and text[0] == "$" and text[-1] == "$" and text.count("$") == 2:
+        text = _strip(text[1:-1])
+    return text[:MAX_ANSWER_CHARS]
+
+
+def _from_tag(text: str) -> str | None:
+    closings = list(_TAG_CLOSE.finditer(text))
+    if not closings:
+        return None
+    close = closings[-1]
+    openings = [m for m in _TAG_OPEN.finditer(text, 0, close.start())]
+    if not openings:
+        return None
+    return text[openings[-1].end() : close.start()]
+
+
+def _from_boxed(text: str) -> str | None:
+    end = len(text)
+    for _ in range(_BOXED_TRIES):
+        start = text.rfind("\\boxed{", 0, end)
+        if start < 0:
+            return None
+        depth, i = 0, start + len("\\boxed")
+        # Scan only as far as an answer can reach: a box that does not close by then is noise.
+        limit = min(len(text), i + MAX_ANSWER_CHARS * 4)
+        while i < limit:
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[start + len("\\boxed{") : i]
+            i += 1
+        end = start
+    return None
+
+
+def _after_answer_is(line: str) -> str | None:
+    """X in "... the answer is X. More text", cut at the end of X's sentence or clause."""
+    phrases = list(_ANSWER_IS.finditer(line))
+    if not phrases:
+        return None
+    rest = line[phrases[-1].end() :]
+    end = _CLAUSE_END.search(rest)
+    return rest if end is None else rest[: end.start()]
+
+
+def _from_answer_line(lines: list[str]) -> str | None:
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        marker = _ANSWER_LINE.match(line)
+        if marker is not None:
+            rest = marker.group(1)
+            # "Final Answer: The final answer is 42." says 42.
+            rest = _after_answer_is(rest) or rest
+            if _clean(rest):
+                return rest
+            following = next((x for x in lines[index + 1 :] if _clean(x)), None)
+            if following is not None:
+                return following
+            continue
+        phrase = _after_answer_is(line)
+        if phrase is not None and _clean(phrase):
+            return phrase
+    return None
+
+
+def extract_answer(reply: str) -> ExtractedAnswer | None:
+    """The final answer of a reply by the ladder in the module docstring; None when it is empty."""
+    text = reply[-MAX_REPLY_CHARS:]
+    found = _from_tag(text)
+    if found is not None and _clean(found):
+        return ExtractedAnswer(_clean(found), "tag")
+    found = _from_boxed(text)
+    if found is not None and _clean(found):
+        return ExtractedAnswer(_clean(found), "boxed")
+    lines = text.splitlines()
+    found = _from_answer_line(lines)
+    if found is not None and _clean(found):
+        return ExtractedAnswer(_clean(found), "answer_line")
+    last = next((_clean(x) for x in reversed(lines) if _clean(x)), None)
+    if last is None:
+        return None
+    if normalize_answer(last).kind != "text":
+        return ExtractedAnswer(last, "last_line")
+    numbers = _NUMBER_IN_TEXT.findall(last)
+    if numbers:
+        return ExtractedAnswer(numbers[-1].rstrip(","), "last_number")
+    return ExtractedAnswer(last, "last_line")
+
+
+# -- normalisation ------------------------------------------------------------------------------
+
+_CHOICE_BARE = re.compile(r"(?:(?:option|choice)\s*)?[(\[]?([A-J])[)\]]?[.:]?", re.IGNORECASE)
+_CHOICE_WITH_TEXT = re.compile(r"[(\[]?([A-J])[)\]]\s+\S.*", re.DOTALL)
+_NUMBER = re.compile(
+    r"(?P<sign>[-+]?)\s*(?:[$€£¥]\s*)?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+|\d+\s*/\s*\d+)"
+    r"\s*(?:%|[A-Za-z]+(?:\s+[A-Za-z]+)?)?\.?"
+)
+_LATEX = (("\\$", "$"), ("\\%", "%"), ("{,}", ","), ("\\!", ""), ("\\,", ""), ("−", "-"))
+
+
+def _number_key(text: str) -> str | None:
+    match = _NUMBER.fullmatch(text)
+    if match is None:
+        return None
+    digits = match.group("num").replace(",", "").replace(" ", "")
+    if sum(c.isdigit() for c in digits) > _MAX_DIGITS:
+        return None
+    try:
+        value = Fraction(digits)
+    except ZeroDivisionError:  # "1/0" is text, not a number
+        return None
+    if match.group("sign") == "-":
+        value = -value
+    return str(value)  # "3", "-7/2": exact, so 0.75 and 3/4 share a key
+
+
+def parse_number(text: str) -> Fraction | None:
+    """The exact value of an answer that normalises to a number ("$1,000.50" -> 2001/2), else
+    None."""
+    norm = normalize_answer(text)
+    return Fraction(norm.key.removeprefix("number:")) if norm.kind == "number" else None
+
+
+def _fold_text(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = "".join(" " if unicodedata.category(c).startswith("P") else c for c in folded).split()
+    # An answer made only of punctuation keeps its characters rather than vanishing.
+    return " ".join(words) or " ".join(folded.split())
+
+
+def normalize_answer(text: str) -> NormalizedAnswer:
+    """The kind and grouping key of an extracted answer (rules in the module docstring)."""
+    cleaned = _clean(text)
+    for old, new in _LATEX:
+        cleaned = cleaned.replace(old, new)
+    cleaned = cleaned.strip()
+    choice = _CHOICE_BARE.fullmatch(cleaned) or _CHOICE_WITH_TEXT.fullmatch(cleaned)
+    if choice is not None:
+        return NormalizedAnswer("choice", "choice:" + choice.group(1).upper())
+    number = _number_key(cleaned)
+    if number is not None:
+        return NormalizedAnswer("number", "number:" + number)
+    return NormalizedAnswer("text", "text:" + _fold_text(cleaned))
+
+
+# -- grouping and the majority ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnswerGroup:
+    """Answers counted as one. `answer` is the first member as extracted; `members` are indices
+    into the tallied sequence, in order."""
+
+    answer: str
+    kind: AnswerKind
+    key: str
+    members: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+
+@dataclass(frozen=True)
+class VoteOutcome:
+    """The majority over `total` samples. `share` is the winner's count over all samples, those
+    without an answer included, so a consensus is a majority of everything that was asked."""
+
+    winner: str | None
+    share: float
+    total: int
+    answered: int
+    groups: tuple[AnswerGroup, ...]  # largest first, then by first occurrence
+    tie: bool
+    tied: tuple[str, ...]  # the groups sharing the top count, in first-occurrence order
+    consensus: bool
+    consensus_threshold: float
+    tiebreak: str = field(default="earliest first occurrence")
+
+    @property
+    def distribution(self) -> dict[str, int]:
+        """Answer -> count, largest first."""
+        return {group.answer: group.count for group in self.groups}
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain JSON-ready data, for `result.json`."""
+        return {
+            "winner": self.winner,
+            "share": self.share,
+            "total": self.total,
+            "answered": self.answered,
+            "distribution": self.distribution,
+            "tie": self.tie,
+            "tied": list(self.tied),
+            "tiebreak": self.tiebreak,
+            "consensus": self.consensus,
+            "consensus_threshold": self.consensus_threshold,
+        }
+
+
+def _check_thresholds(similarity_threshold: float, consensus_threshold: float) -> None:
+    if not 0 <= similarity_threshold <= 100:
+        raise ValueError(f"similarity_threshold is on a 0..100 scale, got {similarity_threshold}")
+    if not 0 < consensus_threshold <= 1:
+        raise ValueError(f"consensus_threshold must be in (0, 1], got {consensus_threshold}")
+
+
+def tally(
+    answers: Sequence[str | None],
+    *,
+    similarity: Similarity | None = None,
+    similarity_threshold: float = 80.0,
+    consensus_threshold: float = 0.5,
+) -> VoteOutcome:
+    """Group extracted answers and find the largest group.
+
+    Numbers and options group only by their exact key. Free text groups by key and, when a
+    `similarity` is given, joins the first earlier text group whose first answer is at least
+    `similarity_threshold` similar (comparing with the group's first answer keeps the grouping
+    independent of how the similarity chains). A tie for the most members goes to the group whose
+    first answer came earliest, and is reported. Consensus needs the winner's share to reach
+    `consensus_threshold` without a tie."""
+    _check_thresholds(similarity_threshold, consensus_threshold)
+    members: list[list[int]] = []
+    heads: list[tuple[str, NormalizedAnswer]] = []  # first answer of each group
+    by_key: dict[str, int] = {}
+    for index, raw in enumerate(answers):
+        answer = None if raw is None else _clean(raw)
+        if not answer:
+            continue
+        norm = normalize_answer(answer)
+        group = by_key.get(norm.key)
+        if group is None and norm.kind == "text" and similarity is not None:
+            group = next(
+                (
+                    g
+                    for g, (head, head_norm) in enumerate(heads)
+                    if head_norm.kind == "text" and similarity(head, answer) >= similarity_threshold
+                ),
+                None,
+            )
+        if group is None:
+            group = len(heads)
+            heads.append((answer, norm))
+            members.append([])
+        by_key[norm.key] = group
+        members[group].append(index)
+    groups = [
+        AnswerGroup(answer=head, kind=norm.kind, key=norm.key, members=tuple(m))
+        for (head, norm), m in zip(heads, members, strict=True)
+    ]
+    # Groups are created in first-occurrence order, so a stable sort by size keeps that order
+    # among equals: the earliest first occurrence wins a tie.
+    ranked = tuple(sorted(groups, key=lambda g: -g.count))
+    total = len(answers)
+    answered = sum(g.count for g in groups)
+    if not ranked:
+        return VoteOutcome(None, 0.0, total, 0, (), False, (), False, consensus_threshold)
+    top = [g for g in ranked if g.count == ranked[0].count]
+    tie = len(top) > 1
+    share = ranked[0].count / total
+    return VoteOutcome(
+        winner=ranked[0].answer,
+        share=share,
+        total=total,
+        answered=answered,
+        groups=ranked,
+        tie=tie,
+        tied=tuple(g.answer for g in top) if tie else (),
+        consensus=not tie and share >= consensus_threshold,
+        consensus_threshold=consensus_threshold,
+    )
+
+
+def tally_replies(
+    replies: Sequence[str | None],
+    *,
+    similarity: Similarity | None = None,
+    similarity_threshold: float = 80.0,
+    consensus_threshold: float = 0.5,
+) -> VoteOutcome:
+    """`tally` over the answers extracted from whole replies (None for a failed call)."""
+    extracted = [None if r is None else extract_answer(r) for r in replies]
+    return tally(
+        [None if e is None else e.text for e in extracted],
+        similarity=similarity,
+        similarity_threshold=similarity_threshold,
+        consensus_threshold=consensus_threshold,
+    )

@@ -1,0 +1,142 @@
+"""Borda aggregation of judges' rankings (seed 004, "Tournaments": N judges rank A, B and AB,
+Borda count, a tie goes to the incumbent).
+
+Points: with n candidates, a judge's first choice gets n-1 points, the next n-2, ..., the last 0.
+The seed says "Borda count" without the points; n-1..0 is the textbook Borda count. Because every
+valid ranking ranks every candidate, any other equally spaced scale (n..1, say) adds the same
+constant to every candidate and so gives the same winner and the same ties.
+
+A judge whose ranking is missing or is not a permutation of the candidates abstains: it adds no
+points. Ties:
+  1. the incumbent wins a tie it is part of (conservative: a revision must beat it outright);
+  2. otherwise the tied candidate listed first in `candidates` wins, so a caller lists its
+     candidates from the most to the least conservative (refine: A, B, AB);
+  3. with no valid ranking at all, the incumbent keeps its place and `no_valid_ranking` says so.
+
+Pure: no model calls, no clock, no randomness; the same rankings always give the same result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["BordaResult", "TieBreak", "borda", "is_valid_ranking"]
+
+TieBreak = Literal["none", "incumbent", "candidate_order", "no_valid_ranking"]
+
+
+@dataclass(frozen=True)
+class BordaResult:
+    """The aggregate of one pass's rankings.
+
+    `scores` holds every candidate in the order of `candidates`; `tied` lists the candidates
+    that share the top score (in candidate order), empty when the winner won outright."""
+
+    candidates: tuple[str, ...]
+    incumbent: str
+    scores: dict[str, int]
+    winner: str
+    tie: bool
+    tied: tuple[str, ...]
+    tiebreak: TieBreak
+    valid_rankings: int
+    abstained: tuple[int, ...]  # positions in the input of the judges that abstained
+
+    @property
+    def no_valid_ranking(self) -> bool:
+        """True when every judge abstained and the incumbent kept its place by default."""
+        return self.valid_rankings == 0
+
+    @property
+    def incumbent_won(self) -> bool:
+        return self.winner == self.incumbent
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain JSON-ready data, for `result.json`."""
+        return {
+            "candidates": list(self.candidates),
+            "incumbent": self.incumbent,
+            "scores": dict(self.scores),
+            "winner": self.winner,
+            "tie": self.tie,
+            "tied": list(self.tied),
+            "tiebreak": self.tiebreak,
+            "valid_rankings": self.valid_rankings,
+            "abstained": list(self.abstained),
+            "no_valid_ranking": self.no_valid_ranking,
+        }
+
+
+def is_valid_ranking(ranking: object, candidates: Sequence[str]) -> bool:
+    """True when `ranking` is a list or tuple naming every candidate exactly once."""
+    if not isinstance(ranking, list | tuple) or len(ranking) != len(candidates):
+        return False
+    return all(isinstance(label, str) for label in ranking) and set(ranking) == set(candidates)
+
+
+def _check_candidates(candidates: Sequence[str], incumbent: str) -> tuple[str, ...]:
+    names = tuple(candidates)
+    if not names:
+        raise ValueError("Borda needs at least one candidate")
+    if len(set(names)) != len(names):
+        raise ValueError(f"candidates must be distinct, got {list(names)}")
+    if incumbent not in names:
+        raise ValueError(f"the incumbent {incumbent!r} is not among the candidates {list(names)}")
+    return names
+
+
+def borda(
+    candidates: Sequence[str],
+    rankings: Sequence[Sequence[str] | None],
+    incumbent: str,
+) -> BordaResult:
+    """Aggregate the judges' rankings (best first) into Borda scores and a winner.
+
+    `rankings[i]` is judge i's ranking, or None when it gave none; an entry that is not a
+    permutation of `candidates` is an abstention as well. See the module docstring for ties."""
+    names = _check_candidates(candidates, incumbent)
+    top_points = len(names) - 1
+    scores = dict.fromkeys(names, 0)
+    abstained: list[int] = []
+    for judge, ranking in enumerate(rankings):
+        if ranking is None or not is_valid_ranking(ranking, names):
+            abstained.append(judge)
+            continue
+        for place, name in enumerate(ranking):
+            scores[name] += top_points - place
+    valid = len(rankings) - len(abstained)
+    if valid == 0:
+        return BordaResult(
+            candidates=names,
+            incumbent=incumbent,
+            scores=scores,
+            winner=incumbent,
+            tie=False,
+            tied=(),
+            tiebreak="no_valid_ranking",
+            valid_rankings=0,
+            abstained=tuple(abstained),
+        )
+    best = max(scores.values())
+    leaders = tuple(name for name in names if scores[name] == best)
+    tiebreak: TieBreak
+    tied: tuple[str, ...]
+    if len(leaders) == 1:
+        winner, tiebreak, tied = leaders[0], "none", ()
+    elif incumbent in leaders:
+        winner, tiebreak, tied = incumbent, "incumbent", leaders
+    else:
+        winner, tiebreak, tied = leaders[0], "candidate_order", leaders
+    return BordaResult(
+        candidates=names,
+        incumbent=incumbent,
+        scores=scores,
+        winner=winner,
+        tie=bool(tied),
+        tied=tied,
+        tiebreak=tiebreak,
+        valid_rankings=valid,
+        abstained=tuple(abstained),
+    )
