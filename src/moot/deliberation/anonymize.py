@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import string
 
-__all__ = ["RESERVED_TAGS", "alias_for", "neutralize", "quote"]
+__all__ = ["CUT_MARK", "RESERVED_TAGS", "alias_for", "neutralize", "quote"]
 
 # Tags the protocols parse or use as delimiters; agent text must not be able to open or close them.
 RESERVED_TAGS = ("solution", "analysis", "verdict", "critique", "quoted", "evidence")
+# What `quote` puts where it cut a long text; `markup.strip_markup` removes it from answers.
+CUT_MARK = "[... cut for length ...]"
 _TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(RESERVED_TAGS) + r")\b)", re.IGNORECASE)
 
 
@@ -34,5 +36,5 @@ def quote(label: str, text: str, *, nonce: str, limit: int) -> str:
     body = neutralize(text.strip())
     if len(body) > limit:
         half = limit // 2
-        body = body[:half] + "\n[... cut for length ...]\n" + body[-half:]
+        body = body[:half] + f"\n{CUT_MARK}\n" + body[-half:]
     return f'<quoted from="{label}" id="{nonce}">\n{body or "(empty)"}\n</quoted id="{nonce}">'
