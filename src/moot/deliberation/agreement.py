@@ -42,7 +42,7 @@ DIFFER_BELOW = 0.5  # below: they clearly differ; in between, a judge decides
 # Long answers are compared on their head: the cost of difflib grows with the product of the
 # lengths, and an answer that long is a poor candidate for agreement by wording anyway.
 _MAX_CHARS = 20_000
-_MAX_WORDS = 1_000
+_MAX_WORDS = 400
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W_]+(?:'[^\W_]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _NEGATIONS = frozenset(
