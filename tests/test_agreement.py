@@ -143,3 +143,13 @@ def test_nothing_shared_means_nothing_to_check() -> None:
         "the answers share no content words to check it against",
     )
     assert keeps_agreed_content("anything", [])[0]
+
+
+def test_headings_of_the_answer_format_are_not_content() -> None:
+    answers = [
+        "## PLAN\n1. Answer directly.\n## CHANGES - Paris is the capital.",
+        "## PLAN\n1. Look it up.\n## CHANGES - The capital of France is Paris.",
+    ]
+    assert keeps_agreed_content("Paris.", answers, task=FRANCE)[0]
+    kept, why = keeps_agreed_content("## PLAN\n## CHANGES", answers, task=FRANCE)
+    assert not kept and why == "it leaves out 'paris', which every agent's answer holds"

@@ -105,6 +105,14 @@ def test_good_short_answers_pass(reply: str, task: str | None) -> None:
         assert check_substance(reply, prompts, task=task) is None
 
 
+def test_restating_the_task_before_a_short_answer_is_fine() -> None:
+    reply = f"{STORE} SQLite."
+    assert check_substance(reply, _court_propose(STORE), task=STORE) is None
+    assert check_substance(f"{FRANCE} Paris.", _arena_solve(FRANCE), task=FRANCE) is None
+    # a single prompt text works as well as a list
+    assert check_substance(reply, _court_propose(STORE)[1], task=STORE) is None
+
+
 def test_agreeing_with_a_quoted_solution_is_not_an_echo() -> None:
     # in evaluate and revise the prompt quotes the others' solutions: repeating one is agreement
     solution = "For a session store, use SQLite in WAL mode with a single writer process."

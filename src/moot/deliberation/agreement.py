@@ -57,6 +57,17 @@ _FILLER = frozenset(
 )
 
 
+# A markdown heading's title ("## PLAN", "## OPEN QUESTIONS -") and a list item's number
+# ("1.") are structure, not content.
+_HEADING = re.compile(r"^([ \t]*#{1,6})[^\n\-:—–]*", re.MULTILINE)
+_LIST_ITEM = re.compile(r"^([ \t]*)\d{1,3}[.)][ \t]+", re.MULTILINE)
+
+
+def _content_words(text: str) -> set[str]:
+    text = _LIST_ITEM.sub(r"\1", _HEADING.sub(r"\1", text[:_MAX_CHARS]))
+    return set(_words(text)) - _FILLER
+
+
 def _words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKC", strip_markup(text[:_MAX_CHARS]))
     return _WORD.findall(folded.replace("’", "'").casefold())
@@ -167,7 +178,8 @@ def keeps_agreed_content(
 ) -> tuple[bool, str]:
     """Whether `synthesis` keeps what the agreeing `answers` have in common, and why not.
 
-    The content every answer holds is its shared words beyond filler; those the task does not
+    The content every answer holds is its shared words beyond filler, heading titles ("## PLAN")
+    and list numbers; those the task does not
     already contain are the point of the answer ("paris" for "What is the capital of France?"),
     so they must all appear in the synthesis (when there are no such words, as in "Use SQLite."
     to "Postgres or SQLite?", all the shared words must). Past five such words a paraphrase may
@@ -180,7 +192,7 @@ def keeps_agreed_content(
     if any(_score(mine[:_MAX_WORDS], w[:_MAX_WORDS]) >= AGREE_AT for w in words):
         if not any(_conflict(mine[:_MAX_WORDS], w[:_MAX_WORDS]) for w in words):
             return True, "it says what the agents' answers say"
-    shared = set.intersection(*(set(w) - _FILLER for w in words))
+    shared = set.intersection(*(_content_words(text) for text in texts))
     required = shared - set(_words(task or "")) or shared
     if not required:
         return True, "the answers share no content words to check it against"

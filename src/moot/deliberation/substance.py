@@ -216,7 +216,7 @@ def check_substance(
         # a label the prompt uses, or one whose value holds no word of the model's own
         # (`Reasoning: {`), is template; the value itself is judged on its own
         name = m.group(1)
-        value = [w for w in _WORD.finditer(folded, m.start(2), m.end(2))]
+        value = list(_WORD.finditer(folded, m.start(2), m.end(2)))
         empty = all(mask[i] is not None for w in value for i in range(w.start(), w.end()))
         if name in vocabulary or name.replace("-", "") in vocabulary or empty:
             cover(m.start(), m.start(2), Reason.TEMPLATE)
@@ -229,21 +229,24 @@ def check_substance(
 
     words = list(_WORD.finditer(folded))
     tokens = [m.group() for m in words]
-    echo_grams = _trigrams(prompt_words)
-    if task:
-        echo_grams |= _trigrams([m.group() for m in _WORD.finditer(_fold(task))])
-    for m, copied in zip(words, _covered(tokens, echo_grams), strict=True):
-        if copied:
+    from_prompt = _covered(tokens, _trigrams(prompt_words))
+    task_words = [m.group() for m in _WORD.finditer(_fold(task))] if task else []
+    from_task = _covered(tokens, _trigrams(task_words))
+    for m, copied, restated in zip(words, from_prompt, from_task, strict=True):
+        if copied or restated:
             cover(m.start(), m.end(), Reason.ECHO)
 
     # what is left: words no mask touches
     own = [m.group() for m in words if all(mask[i] is None for i in range(m.start(), m.end()))]
     content = [w for w in own if w not in _FILLER]
-    # nothing of its own left, or a long copy with a stray word or two
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
-    if content and not (len(own) * 10 < len(tokens) and len(content) <= 3):
+    # invalid: nothing of its own left, or a long copy of the prompt with a stray word or two
+    # ("... each with its reason. Okay."); restating the task before a short answer is fine
+    # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
+    beyond_task = len(tokens) - sum(from_task)
+    if content and not (len(own) * 10 < beyond_task and len(content) <= 3):
         return None
     counts: dict[Reason, int] = {}
     for why in mask:
