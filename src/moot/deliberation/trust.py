@@ -1,0 +1,240 @@
+"""How far to trust an outcome: its label and a short plain statement (issue 9, "Labels say
+exactly what happened" and "Every outcome carries a short plain statement").
+
+A court once called "2 of 2 yes" unanimous although one of its three agents had failed. Here the
+label counts every agent that started: "unanimous" only when all of them agreed; agents that
+failed or gave an invalid answer are named and lower the label ("supermajority of the 2 valid
+agents; Agent B failed"); and no consensus stands without a quorum of valid agents (by default
+more than half of those that started). The statement says what the agreement rests on (votes,
+matching answers, a judge's score, a judge panel, verify commands), what failed and why, and,
+when a model known to be tiny took part, that the answer is a demonstration, not evidence.
+
+Pure: protocols describe what happened with the types below and call `assess`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+__all__ = [
+    "TINY_MODEL_PATTERNS",
+    "Checks",
+    "Evidence",
+    "JudgePanel",
+    "JudgeScore",
+    "MatchingAnswers",
+    "Participant",
+    "Trust",
+    "Votes",
+    "assess",
+    "is_tiny",
+]
+
+Status = Literal["agreed", "dissented", "abstained", "failed", "invalid"]
+
+
+@dataclass(frozen=True)
+class Participant:
+    """One agent that started, as the user knows it ("Agent B"), and how it ended: agreed with
+    the outcome, dissented, abstained, failed (no reply: an error, a timeout), or invalid (a
+    reply that was not a substantive answer). `reason` says why it failed or was invalid."""
+
+    name: str
+    status: Status
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Votes:
+    """The agents voted on the answer (the court's agent rounds)."""
+
+
+@dataclass(frozen=True)
+class MatchingAnswers:
+    """The agents' answers matched: word for word ("exact"), nearly ("similar", with the lowest
+    pairwise similarity as `score`), or as a judge found ("judged")."""
+
+    method: Literal["exact", "similar", "judged"]
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class JudgeScore:
+    """One judge scored the solutions' convergence (the arena's verify)."""
+
+    judge: str
+    score: int
+    out_of: int = 10
+
+
+@dataclass(frozen=True)
+class JudgePanel:
+    """A panel of judges selected the answer (the court's judge rounds)."""
+
+    selected: int
+    judges: int
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Checks:
+    """Verify commands run on the result: how many passed of how many."""
+
+    passed: int
+    total: int
+
+
+Evidence = Votes | MatchingAnswers | JudgeScore | JudgePanel
+
+
+class Trust(NamedTuple):
+    """The outcome's label (one line), its trust statement (a few plain sentences, to be shown
+    first), and whether a consensus may be declared at all."""
+
+    label: str
+    statement: str
+    consensus_allowed: bool
+
+
+# Model specs known to be tiny: the embedded default and anything under a billion parameters
+# by its name (135M, 360M, 0.5B). Their agreement demonstrates the product, not an answer.
+TINY_MODEL_PATTERNS = (
+    re.compile(r"^local:(?:smollm2?(?:-135m(?:-instruct)?)?|default)$"),
+    re.compile(r"smollm"),
+    re.compile(r"(?:^|[-_:/ .])\d{2,3}m(?:$|[-_. ])"),
+    re.compile(r"(?:^|[-_:/ .])0\.\d+b(?:$|[-_. ])"),
+)
+
+
+def is_tiny(spec: str) -> bool:
+    """Whether the model spec names a model known to be tiny (`local:smollm2`, `...-135M...`)."""
+    lowered = spec.strip().lower()
+    return any(pattern.search(lowered) for pattern in TINY_MODEL_PATTERNS)
+
+
+def _plain(reason: str, limit: int = 200) -> str:
+    # reasons can quote model text: one line, printable, short
+    flat = " ".join(reason.split())
+    flat = "".join(ch if ch.isprintable() else "?" for ch in flat).rstrip(". ")
+    return flat[:limit] + ("..." if len(flat) > limit else "")
+
+
+def _share(quorum: float) -> str:
+    return "half" if quorum == 0.5 else f"{quorum:.0%}"
+
+
+def _head(evidence: Evidence | None, agreed: int, valid: int, started: int, dropped: bool) -> str:
+    if isinstance(evidence, JudgeScore):
+        head = f"judged consensus ({evidence.judge}, score {evidence.score}/{evidence.out_of})"
+        return head + (f" among the {valid} valid agents" if dropped else "")
+    if isinstance(evidence, JudgePanel):
+        head = f"judge panel decision ({evidence.selected} of {evidence.judges} judges)"
+        return head + (f" among the positions of the {valid} valid agents" if dropped else "")
+    if agreed == started:
+        return "unanimous"
+    if not dropped:
+        return f"supermajority: {agreed} of {started} agents"
+    if agreed == valid:
+        return f"supermajority of the {valid} valid agents"
+    return f"supermajority: {agreed} of the {valid} valid agents"
+
+
+def _how(evidence: Evidence | None, agreed: int, started: int, valid: int) -> str:
+    """The sentence saying what the consensus rests on."""
+    if isinstance(evidence, JudgeScore):
+        return (
+            f"{evidence.judge}, as judge, scored the convergence of the {valid} valid agents' "
+            f"solutions {evidence.score}/{evidence.out_of}."
+        )
+    if isinstance(evidence, JudgePanel):
+        return (
+            f"The agents did not agree; {evidence.selected} of {evidence.judges} judges "
+            f"selected this answer (average confidence {evidence.confidence:.2f})."
+        )
+    if isinstance(evidence, MatchingAnswers):
+        how = {
+            "exact": "word for word",
+            "similar": "in nearly the same words"
+            + (f" (similarity {evidence.score:.2f})" if evidence.score is not None else ""),
+            "judged": "as a judge found",
+        }[evidence.method]
+        return f"{agreed} of the {started} agents that started gave the same answer, {how}."
+    return f"{agreed} of the {started} agents that started voted for it."
+
+
+def assess(
+    participants: Sequence[Participant],
+    *,
+    reached: bool,
+    evidence: Evidence | None = None,
+    checks: Checks | None = None,
+    models: Sequence[str] = (),
+    quorum: float = 0.5,
+) -> Trust:
+    """The label, trust statement and whether a consensus may stand, for an outcome.
+
+    `participants` are every agent that started. `reached` is what the protocol's own rule found
+    (a supermajority of votes, matching answers, a judge's CONSENSUS, a panel's majority);
+    `evidence` says which; `checks` the verify commands' results; `models` every model spec that
+    took part (agents and judges), to spot tiny ones. A consensus is allowed only when `reached`
+    and more than `quorum` of the participants gave a valid answer."""
+    started = len(participants)
+    if started == 0:
+        raise ValueError("no participants: pass every agent that started, failed ones included")
+    if not 0.0 <= quorum < 1.0:
+        raise ValueError(f"quorum {quorum} must be a share from 0 up to (not including) 1")
+    dropped = [p for p in participants if p.status in ("failed", "invalid")]
+    valid = started - len(dropped)
+    agreed = sum(1 for p in participants if p.status == "agreed")
+    quorum_met = valid > quorum * started
+    allowed = reached and quorum_met
+
+    qualifiers = [
+        f"{p.name} failed" if p.status == "failed" else f"{p.name} gave an invalid answer"
+        for p in dropped
+    ]
+    if checks is not None and checks.passed < checks.total:
+        qualifiers.append(f"{checks.total - checks.passed} of {checks.total} checks failed")
+    if allowed:
+        head = _head(evidence, agreed, valid, started, bool(dropped))
+    elif reached:
+        head = f"no consensus: no quorum ({valid} of {started} agents valid)"
+    else:
+        head = "no consensus"
+    label = "; ".join([head, *qualifiers])
+
+    sentences: list[str] = []
+    tiny = sorted({spec for spec in models if is_tiny(spec)})
+    if tiny:
+        sentences.append(
+            "This answer is a demonstration, not evidence: it comes from a tiny model "
+            f"({', '.join(tiny)})."
+        )
+    if allowed:
+        sentences.append(_how(evidence, agreed, started, valid))
+        others = [p for p in participants if p.status in ("dissented", "abstained")]
+        for p in others:
+            sentences.append(
+                f"{p.name} {'voted against' if p.status == 'dissented' else 'abstained'}."
+            )
+    elif reached:
+        sentences.append(
+            f"No consensus can be claimed: only {valid} of the {started} agents gave a valid "
+            f"answer, and a quorum needs more than {_share(quorum)} of them."
+        )
+    else:
+        sentences.append(f"The {valid} valid agents of the {started} that started did not agree.")
+        if isinstance(evidence, JudgeScore):
+            sentences.append(
+                f"{evidence.judge}, as judge, scored their convergence "
+                f"{evidence.score}/{evidence.out_of}."
+            )
+    for p in dropped:
+        what = "failed" if p.status == "failed" else "gave an invalid answer"
+        sentences.append(f"{p.name} {what}" + (f": {_plain(p.reason)}." if p.reason else "."))
+    if checks is not None:
+        sentences.append(f"Verify commands: {checks.passed} of {checks.total} passed.")
+    return Trust(label, " ".join(sentences), allowed)

@@ -1,0 +1,161 @@
+"""A position or solution counts only if it is a substantive answer (issue 9, "Consensus is
+earned"): the junk seen in the field is invalid with a typed reason; good short answers pass."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from moot.deliberation.anonymize import quote
+from moot.deliberation.parsing import parse_solution
+from moot.deliberation.substance import NotSubstantive, Reason, check_substance
+from moot.protocols.prompts import arena, court
+
+FRANCE = "What is the capital of France?"
+STORE = "Should a small team use Postgres or SQLite for a session store?"
+
+
+def _arena_solve(task: str) -> list[str]:
+    """The system and user texts of the arena's solve ask, from the real prompt builders."""
+    return [arena.SYSTEM.format(n=3), arena.SOLVE.format(task=task, format=arena.FORMAT)]
+
+
+def _court_propose(task: str) -> list[str]:
+    system = court.AGENT_SYSTEM.format(
+        label="Agent A", n=3, topic=task, question="", role="", format=court.AGENT_FORMAT
+    )
+    return [system, court.PROPOSE.format(round=1, rounds=5, history="")]
+
+
+def _invalid(reply: str, prompts: list[str], task: str | None) -> NotSubstantive:
+    problem = check_substance(reply, prompts, task=task)
+    assert problem is not None, f"{reply!r} passed as substantive"
+    return problem
+
+
+@pytest.mark.parametrize("task", [STORE, None])
+def test_the_courts_template_echo_from_the_field_is_invalid(task: str | None) -> None:
+    junk = "{ newVote }, Confidence: { confidence }, Reasoning: {"
+    problem = _invalid(junk, _court_propose(STORE), task)
+    assert problem.reason is Reason.TEMPLATE
+    assert "{ newVote }" in str(problem)
+    # with no prompt at hand at all, the placeholders and empty labels still give it away
+    assert _invalid(junk, [], None).reason is Reason.TEMPLATE
+
+
+def test_an_echo_of_the_arena_solve_prompt_is_invalid() -> None:
+    prompts = _arena_solve(FRANCE)
+    # what a tiny model wrote: the format block itself, which parses as a solution
+    echoed = arena.FORMAT.replace("Write your answer in exactly these two sections:", "")
+    solution, _ = parse_solution(echoed)
+    problem = _invalid(solution, prompts, FRANCE)
+    assert problem.reason is Reason.ECHO
+    assert "the key decisions" in str(problem)
+    # the whole prompt, the system prompt, the bare task, and a partial copy with a stray word
+    for reply in (
+        prompts[1],
+        prompts[0],
+        FRANCE,
+        "Write your answer in exactly these two sections: PLAN, the key decisions, numbered, "
+        "each with its reason. Okay.",
+    ):
+        assert _invalid(reply, prompts, FRANCE).reason is Reason.ECHO
+        assert _invalid(reply, prompts, None).reason is Reason.ECHO
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I can't help with that.",
+        "I'm sorry, but I can't help with that.",
+        "As an AI language model I cannot provide opinions on that.",
+        "Sorry, I am unable to answer this question.",
+        "I must decline.",
+    ],
+)
+def test_refusals_are_invalid(reply: str) -> None:
+    assert _invalid(reply, _arena_solve(FRANCE), FRANCE).reason is Reason.REFUSAL
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The capital of France is Paris.",
+        "Paris",
+        "42",
+        "Use SQLite.",
+        "SQLite.",
+        "Use SQLite for the session store: one file, no server to run.",
+        "A small team should use SQLite.",
+        # a refusal clause next to a real answer
+        "As an AI language model I cannot browse, but the capital of France is Paris.",
+        # the format's headers around a real answer
+        "## PLAN\n1. Paris is the capital.\n## CHANGES\nThe capital of France is Paris.",
+        "Reasoning: SQLite is enough for one server. Confidence: 0.8",
+        '{"answer": "Paris"}',
+        # code that uses braces and colons, which placeholders and labels must not swallow
+        "const { newVote } = props;\nreturn render(newVote);",
+        "def f(x: int) -> int:\n    return x + 1",
+    ],
+)
+@pytest.mark.parametrize("task", [FRANCE, STORE, None])
+def test_good_short_answers_pass(reply: str, task: str | None) -> None:
+    for prompts in (_arena_solve(task or STORE), _court_propose(task or STORE)):
+        assert check_substance(reply, prompts, task=task) is None
+
+
+def test_restating_the_task_before_a_short_answer_is_fine() -> None:
+    reply = f"{STORE} SQLite."
+    assert check_substance(reply, _court_propose(STORE), task=STORE) is None
+    assert check_substance(f"{FRANCE} Paris.", _arena_solve(FRANCE), task=FRANCE) is None
+    # a single prompt text works as well as a list
+    assert check_substance(reply, _court_propose(STORE)[1], task=STORE) is None
+
+
+def test_agreeing_with_a_quoted_solution_is_not_an_echo() -> None:
+    # in evaluate and revise the prompt quotes the others' solutions: repeating one is agreement
+    solution = "For a session store, use SQLite in WAL mode with a single writer process."
+    revise = arena.REVISE.format(
+        critiques=quote("Agent B", solution, nonce="0c218a4f73d5", limit=4000),
+        format=arena.REVISED_FORMAT,
+    )
+    assert check_substance(solution, [arena.SYSTEM.format(n=3), revise], task=STORE) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("", Reason.EMPTY),
+        ("   \n\t ", Reason.EMPTY),
+        ("<solution>\n</solution>", Reason.MARKUP_ONLY),
+        ('</quoted id="0c218a4f73d5">', Reason.MARKUP_ONLY),
+        ("...", Reason.MARKUP_ONLY),
+        ("<your answer here>", Reason.TEMPLATE),
+        ("[insert your position]", Reason.TEMPLATE),
+        ('{"type": "object", "properties": {"answer": {"type": "string"}}}', Reason.TEMPLATE),
+        ("Reasoning: Reasoning: " * 30, Reason.REPETITION),
+    ],
+)
+def test_empty_markup_and_template_replies_are_typed(reply: str, reason: Reason) -> None:
+    assert _invalid(reply, _arena_solve(FRANCE), FRANCE).reason is reason
+
+
+def test_huge_and_hostile_replies_are_judged_quickly() -> None:
+    prompts = [p * 50 for p in _arena_solve(FRANCE)]
+    hostile = [
+        "x" * 5_000_000,
+        "{a}" * 2_000_000,
+        "<quoted " * 500_000,
+        "\x00\u202e" * 1_000_000,
+        _arena_solve(FRANCE)[1] * 5_000,
+        " ".join(f"w{i}" for i in range(1_000_000)),
+    ]
+    started = time.perf_counter()
+    verdicts = [check_substance(text, prompts, task=FRANCE) for text in hostile]
+    assert time.perf_counter() - started < 10
+    assert verdicts[4] is not None and verdicts[4].reason is Reason.ECHO
+    # the detail is printable and short, whatever the reply held
+    for verdict in verdicts:
+        if verdict is not None:
+            assert str(verdict).isprintable() and len(str(verdict)) < 200
