@@ -87,7 +87,7 @@ def test_an_agent_that_exits_leaving_a_child_on_its_stdout_is_answered_at_its_ex
     completion, elapsed = ask(agent, timeout=30)
     assert completion.ok, completion.failure
     assert completion.text == SOLUTION
-    assert elapsed < 5, "the answer waited for the leftover child, not for the agent"
+    assert elapsed < 10, "the answer waited for the leftover child, not for the agent"
     assert len(agent.started()) == 1
     assert agent.survivors(within=0.5) == []
 
@@ -102,7 +102,7 @@ def test_children_that_left_the_group_die_with_the_call(
     completion, elapsed = ask(agent, timeout=3 if then == "hang" else 30)
     if then == "exit":
         assert completion.ok, completion.failure
-        assert elapsed < 5
+        assert elapsed < 10  # the call's timeout is 30 s
     else:
         assert completion.failure is not None
         assert completion.failure.kind == FailureKind.TIMEOUT

@@ -9,6 +9,8 @@ close at once instead of when a leftover happens to exit. On timeout, on cancell
 and when stdout passes its cap, moot sends the supervisor SIGTERM: the command gets SIGTERM,
 a second's grace, then its whole tree SIGKILL. Should the supervisor not finish in time (or not
 run at all: no Python executable to start it with), moot kills the session itself.
+Linux's parent-death signal follows the thread that started the supervisor: here always the
+event loop's thread, which outlives every call it runs.
 
 stdin and stdout are capped (2 MB in, 10 MB out); stderr keeps its last 64 KB.
 """
