@@ -5,6 +5,7 @@ behind through an open stdout, setsid or a double fork, asked directly and throu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -69,7 +70,8 @@ def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Agent]:
     monkeypatch.setenv("FAKE_PIDS", str(made.pids_file))
     yield made
     for pid in made.processes():  # never leave a failed test's processes on the machine
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def ask(agent: Agent, timeout: float) -> tuple[Completion, float]:
