@@ -1,21 +1,35 @@
-"""Run one command for a CLI model: no shell, its own process group, bounded in every way.
+"""Run one command for a CLI model: no shell, bounded in every way, and nothing left behind.
 
-The command is spawned from an argument list (never a shell string) in a new session, so it
-and everything it starts share one process group. On timeout, on cancellation, when stdout
-passes its cap, and after a normal exit (to catch a leftover background child), the whole group
-is killed; on timeout the descendants that left the group are found through /proc and killed
-too. stdin and stdout are capped (2 MB in, 10 MB out); stderr keeps its last 64 KB.
+The command runs under moot's supervisor (proc_supervisor.py), a small process started in a
+new session that owns the command's whole tree: on Linux it is a subreaper, so even daemons
+that called setsid or double-forked stay in that tree, and it ends with moot, even when moot
+is killed with SIGKILL. The answer is taken when the command itself exits: the supervisor then
+kills whatever it left running (a background child holding stdout open, a daemon), so the pipes
+close at once instead of when a leftover happens to exit. On timeout, on cancellation (Ctrl-C)
+and when stdout passes its cap, moot sends the supervisor SIGTERM: the command gets SIGTERM,
+a second's grace, then its whole tree SIGKILL. Should the supervisor not finish in time (or not
+run at all: no Python executable to start it with), moot kills the session itself.
+Linux's parent-death signal follows the thread that started the supervisor: here always the
+event loop's thread, which outlives every call it runs.
+
+stdin and stdout are capped (2 MB in, 10 MB out); stderr keeps its last 64 KB.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import shutil
 import signal
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from moot.models.proc_supervisor import GRACE, session_members
 
 __all__ = [
     "MAX_STDIN",
@@ -28,7 +42,8 @@ __all__ = [
 MAX_STDOUT = 10 * 1024 * 1024
 MAX_STDIN = 2 * 1024 * 1024
 MAX_STDERR = 64 * 1024
-_GRACE = 1.0  # seconds between SIGTERM and SIGKILL, and for pipes to drain after an exit
+_SUPERVISOR = Path(__file__).with_name("proc_supervisor.py")
+_STREAM_LIMIT = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,20 @@ class _Sink:
                 del self.data[self.cap :]
 
 
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's own protocol, plus a future set the moment the process exits: Process.wait()
+    only returns once every pipe has closed, which a leftover child can delay forever."""
+
+    def __init__(self, exited: asyncio.Future[None], loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_STREAM_LIMIT, loop=loop)
+        self.exited = exited
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 async def run_process(
     argv: list[str],
     *,
@@ -66,48 +95,49 @@ async def run_process(
     max_stdout: int = MAX_STDOUT,
     cwd: str | None = None,
 ) -> ProcessResult:
-    """Run `argv` to its end or its timeout; never raises for what the command does."""
+    """Run `argv` to its end or its timeout; never raises for what the command does.
+
+    Raises OSError (FileNotFoundError, PermissionError) when `argv[0]` cannot be executed."""
     started = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
+    _check_executable(argv[0], cwd)
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future[None] = loop.create_future()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Protocol(exited, loop),
+        *_supervised(argv),
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,  # its own process group: killable as a whole
+        start_new_session=True,  # not in moot's group: a Ctrl-C reaches moot, which decides
         cwd=cwd,
     )
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
     out, err = _Sink(max_stdout, keep_tail=False), _Sink(MAX_STDERR, keep_tail=True)
     tasks: list[asyncio.Task[None]] = []
     timed_out = False
     try:
         assert proc.stdout is not None and proc.stderr is not None
         tasks = [
-            asyncio.create_task(_pump(proc.stdout, out, lambda: _kill_group(proc.pid))),
+            asyncio.create_task(_pump(proc.stdout, out, lambda: _terminate(proc.pid))),
             asyncio.create_task(_pump(proc.stderr, err, None)),
         ]
         if stdin is not None and proc.stdin is not None:
             tasks.append(asyncio.create_task(_feed(proc.stdin, stdin)))
         try:
-            await asyncio.wait_for(_finish(proc, tasks[:2]), timeout)
+            await asyncio.wait_for(asyncio.shield(exited), timeout)
         except TimeoutError:
             timed_out = True
-            await _kill_tree(proc)
     finally:
-        _kill_group(proc.pid)  # whatever the command left running dies with the call
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), _GRACE)
-        with contextlib.suppress(TimeoutError):  # the pipes reach EOF once their holders died
-            await asyncio.wait_for(asyncio.gather(*tasks[:2], return_exceptions=True), _GRACE)
+        if proc.returncode is None:  # timeout or cancellation: the supervisor ends the tree
+            _terminate(proc.pid)
+            await _bounded(exited, GRACE + 2)
+            if proc.returncode is None:
+                _kill_session(proc.pid)
+        await _drain(tasks[:2], proc.pid)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        # asyncio has no public close for a process's pipes; left open they leak descriptors.
-        transport = getattr(proc, "_transport", None)
-        if transport is not None:
-            transport.close()
+        transport.close()  # asyncio has no other way to close a process's pipes
     code = None if timed_out or out.overflow else proc.returncode
     return ProcessResult(
         exit_code=code,
@@ -119,22 +149,50 @@ async def run_process(
     )
 
 
-async def _finish(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
-    await proc.wait()
-    try:  # pipes close when the last holder exits; a leftover child may still hold them
-        await asyncio.wait_for(asyncio.gather(*readers), _GRACE)
-    except TimeoutError:
-        _kill_group(proc.pid)
-        await asyncio.gather(*readers, return_exceptions=True)
+def _supervised(argv: list[str]) -> list[str]:
+    if not sys.executable or not _SUPERVISOR.is_file():
+        return argv  # moot alone: its session is killed, a setsid'd child can escape
+    # -I -S: the supervisor needs nothing but the standard library; start it fast and isolated
+    return [sys.executable, "-I", "-S", str(_SUPERVISOR), str(os.getpid()), "--", *argv]
 
 
-async def _pump(stream: asyncio.StreamReader, sink: _Sink, on_overflow: object) -> None:
+def _check_executable(command: str, cwd: str | None) -> None:
+    """The OSError exec would give, raised here: under the supervisor exec happens later."""
+    if os.sep in command:
+        path = os.path.join(cwd or ".", command)
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), command)
+    elif shutil.which(command) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
+
+
+async def _bounded(future: asyncio.Future[None], seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(future), seconds)
+
+
+async def _drain(readers: list[asyncio.Task[None]], sid: int) -> None:
+    """Read the pipes to their end: at once once the tree is gone; a holder outside the
+    supervisor's reach (or no supervisor) gets its session killed after a grace period."""
+    if not readers:
+        return
+    _, pending = await asyncio.wait(readers, timeout=GRACE)
+    if pending:
+        _kill_session(sid)
+        await asyncio.wait(pending, timeout=GRACE)
+
+
+async def _pump(
+    stream: asyncio.StreamReader, sink: _Sink, on_overflow: Callable[[], None] | None
+) -> None:
     while True:
         chunk = await stream.read(65536)
         if not chunk:
             return
         sink.add(chunk)
-        if sink.overflow and callable(on_overflow):
+        if sink.overflow and on_overflow is not None:
             on_overflow()
             return
 
@@ -150,38 +208,18 @@ async def _feed(stream: asyncio.StreamWriter, data: bytes) -> None:
             stream.close()
 
 
-def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+def _terminate(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
+        os.kill(pid, signal.SIGTERM)
 
 
-async def _kill_tree(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM to the group, then SIGKILL to the group and to every descendant found."""
-    stray = _descendants(proc.pid)
-    _kill_group(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), _GRACE)
-    _kill_group(proc.pid)
-    for pid in stray:  # children that started their own session escaped the group
+def _kill_session(sid: int) -> None:
+    """The fallback: SIGKILL every process left in the session and below it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, signal.SIGKILL)
+    for pid in session_members(sid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-
-
-def _descendants(root: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = entry.read_text().rsplit(")", 1)[1].split()
-            parents[int(entry.parent.name)] = int(fields[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    found, frontier = [], [root]
-    while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent]
-        found.extend(children)
-        frontier.extend(children)
-    return found
 
 
 _VERSIONS: dict[str, str] = {}
