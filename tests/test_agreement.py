@@ -13,7 +13,7 @@ from moot.deliberation.agreement import (
     normalize_answer,
     similarity,
 )
-from moot.protocols.prompts import arena
+from moot.protocols.arena import prompts as arena
 
 FRANCE = "What is the capital of France?"
 STORE = "Should a small team use Postgres or SQLite for a session store?"

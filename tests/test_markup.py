@@ -9,7 +9,8 @@ import pytest
 
 from moot.deliberation.anonymize import RESERVED_TAGS, neutralize, quote
 from moot.deliberation.markup import find_markup, strip_markup
-from moot.protocols.prompts import arena, court
+from moot.protocols.arena import prompts as arena
+from moot.protocols.court import prompts as court
 
 TASK = "What is the capital of France?"
 

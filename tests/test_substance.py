@@ -10,7 +10,8 @@ import pytest
 from moot.deliberation.anonymize import quote
 from moot.deliberation.parsing import parse_solution
 from moot.deliberation.substance import NotSubstantive, Reason, check_substance
-from moot.protocols.prompts import arena, court
+from moot.protocols.arena import prompts as arena
+from moot.protocols.court import prompts as court
 
 FRANCE = "What is the capital of France?"
 STORE = "Should a small team use Postgres or SQLite for a session store?"
