@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from moot.models.provider import ProviderError
+from moot.types import FailureKind
+
 if TYPE_CHECKING:
     import ssl
 
@@ -83,10 +86,12 @@ def pool_size(loop: asyncio.AbstractEventLoop | None = None) -> int:
 
 
 async def _refuse_tls_upgrade(request: httpx2.Request) -> None:
+    # This client checks no certificate: it must never carry a request over TLS.
     if request.url.scheme != "http":
-        raise ConnectionError(
+        raise ProviderError(
+            FailureKind.BAD_REQUEST,
             f"an http:// endpoint redirected to {request.url.scheme}://{request.url.host}; "
-            "set the base_url to that address so its certificate is checked"
+            "set the base_url to that address so its certificate is checked",
         )
 
 
