@@ -108,6 +108,7 @@ def _new_client(url: str, transport: httpx2.AsyncBaseTransport | None) -> httpx2
             max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_KEEPALIVE
         ),
         follow_redirects=True,  # as the SDKs' own clients do
+        timeout=600.0,  # the SDKs' default; each call passes its own
         event_hooks=hooks,
     )
 

@@ -20,14 +20,16 @@ The contract, for a new provider (the llama.cpp one included):
   message and a Retry-After wait. `send` never prints and never journals, except through the
   call context's `checkpoint` (moot/models/base.py).
 - `complete(request)` (do not override) is what the engine calls. It resolves the call's
-  timeout (request, then settings, then `default_timeout`), bounds `send` by it unless
-  `guards_timeout` is False (a provider that enforces its own deadline: a CLI kills its process
-  tree, Cursor polls to a deadline), measures latency, prices the usage with `price`, and
+  timeout with `timeout_for` (request, then settings, then `default_timeout`), bounds `send`
+  by it unless `guards_timeout` is False (a provider that enforces its own deadline: a CLI
+  kills its process tree, Cursor polls to a deadline), measures latency, prices the usage
+  with `price`, and
   returns every failure as a redacted error completion: nothing escapes but cancellation and
   BaseExceptions.
-- `prepare()` starts `warm_up()` (an SDK import, a certificate bundle) in a daemon thread so it
-  overlaps the session's own set-up; `create_model` calls it. Override `warm_up` only; it must
-  be safe to run twice and to race the first `send` (imports and `moot.models.http` are).
+- `prepare()` starts `warm_up()` (an SDK import, a certificate bundle) in a worker thread so it
+  overlaps the session's own set-up; `create_model` calls it. Override `warm_up` only; several
+  models may run theirs at once, racing their first `send` (imports and `moot.models.http` are
+  safe for that).
 - `aclose()` releases what the provider holds (its share of a connection pool).
 """
 
@@ -131,8 +133,10 @@ class Provider(ABC):
         """Start `warm_up` in the background and return at once; later calls do nothing."""
         if self._warming is not None or type(self).warm_up is Provider.warm_up:
             return
+        # Not a daemon: an interpreter exiting mid-import could crash; at worst, exit waits
+        # for an import that creating the model used to pay up front anyway.
         self._warming = threading.Thread(
-            target=self._warm_up_quietly, name=f"moot-warm-{self.label}", daemon=True
+            target=self._warm_up_quietly, name=f"moot-warm-{self.label}", daemon=False
         )
         self._warming.start()
 
