@@ -17,10 +17,15 @@ calls.
     fake `claude` tool minus the process run's own duration (spawn to exit, pipes drained).
     30 warm-up calls, then 300 (60 for the CLI). Target p50 <= 1 ms.
 
-<adapter>_sdk_p50_ms   (openai, anthropic, google, cursor: httpx2)
-    For scale: milliseconds the vendor SDK itself spends per call above the wire (its call
-    time minus the handler's time): its typed request transformation and response parsing.
-    Report only; it is the SDK's, and small next to any real model's latency.
+<adapter>_sdk_p50_ms   (anthropic, google; openai and cursor: httpx2, they use no SDK)
+    For scale: milliseconds the vendor SDK (or httpx2) itself spends per call above the wire
+    (its call time minus the handler's time): its typed request transformation and response
+    parsing. Report only; it is theirs, and small next to any real model's latency.
+
+first_request_s / first_request_after_python_s
+    Wall time from spawning `moot run` with three openai-compat agents on a loopback server
+    (in this process) to that server receiving the first request, median of 5; and the same
+    minus `python -c pass`. Target (issue 12): first_request_s <= 0.25 s.
 
 help_cold_start_s
     Wall time of a fresh `moot --help` process minus that of `python -c pass` (the
@@ -41,8 +46,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +207,7 @@ async def http_overheads(
     calls: int = 300,
 ) -> tuple[list[float], list[float]]:
     model = make(httpx2.MockTransport(wire))
+    assert (await model.complete(REQUEST)).ok  # SDK clients and pools are built on first use
     timer = sdk(model) if sdk else None
     ours, theirs = [], []
     for index in range(30 + calls):
@@ -279,6 +287,74 @@ def cold_start() -> tuple[float, bool]:
     return helped - base, out.strip().splitlines()[-1] != "[]"
 
 
+class FirstRequest(ThreadingHTTPServer):
+    """A loopback OpenAI-compatible server that notes when its first request arrives."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _ChatHandler)
+        self.first: float | None = None
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: FirstRequest
+
+    def do_POST(self) -> None:
+        if self.server.first is None:
+            self.server.first = time.perf_counter()
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = encoded(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "tiny",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": "<solution>42</solution>"},
+                    }
+                ],
+            }
+        )
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def first_request() -> tuple[float, float]:
+    server = FirstRequest()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    spec = f"openai-compat:http://127.0.0.1:{server.server_address[1]}/v1#tiny"
+    moot = Path(sys.executable).parent / "moot"
+    command = [str(moot)] if moot.exists() else [sys.executable, "-m", "moot.cli"]
+    argv = [*command, "run", "What is 6 x 7?", "--rounds", "1", "-q", "--seed", "1"]
+    for _ in range(3):
+        argv += ["--models", spec]
+    waits, pythons = [], []
+    try:
+        for _ in range(5):
+            server.first = None
+            started = time.perf_counter()
+            subprocess.run(argv, capture_output=True, check=False, timeout=120)
+            waits.append((server.first or float("inf")) - started)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=False)
+            pythons.append(time.perf_counter() - started)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return statistics.median(waits), statistics.median(waits) - statistics.median(pythons)
+
+
 def main() -> None:
     from moot.models.anthropic_messages import AnthropicModel
     from moot.models.cursor_cloud import CursorModel
@@ -301,7 +377,7 @@ def main() -> None:
             "openai",
             lambda t: OpenAIChatModel(Spec("openai", "gpt-5.4-mini"), ModelSettings(), transport=t),
             TimedWire(lambda r: (200, OPENAI)),
-            lambda m: SdkTimer(m._client.chat.completions, "create"),
+            lambda m: SdkTimer(m._endpoint.client(), "post"),  # httpx2: no SDK
         ),
         (
             "anthropic",
@@ -309,19 +385,19 @@ def main() -> None:
                 Spec("anthropic", "claude-sonnet-4-6"), ModelSettings(), transport=t
             ),
             TimedWire(lambda r: (200, ANTHROPIC)),
-            lambda m: SdkTimer(m._client.messages, "create"),
+            lambda m: SdkTimer(m.client().messages, "create"),
         ),
         (
             "google",
             lambda t: GoogleModel(Spec("google", "gemini-2.5-flash"), ModelSettings(), transport=t),
             TimedWire(lambda r: (200, GOOGLE)),
-            lambda m: SdkTimer(m._client.aio.models, "generate_content"),
+            lambda m: SdkTimer(m.client().aio.models, "generate_content"),
         ),
         (
             "cursor",
             lambda t: CursorModel(Spec("cursor", "auto"), cursor_settings, transport=t),
             TimedWire(cursor_route()),
-            lambda m: SdkTimer(m._client, "request"),  # httpx2 stands where an SDK would
+            lambda m: SdkTimer(m._endpoint.client(), "request"),  # httpx2, where an SDK would be
         ),
     ]
     for name, make, wire, sdk in adapters:
@@ -335,6 +411,9 @@ def main() -> None:
     p50 = statistics.median(samples)
     line("cli_overhead_p50_ms", p50, "<= 1 ms", p50 <= 1.0)
     line("cli_overhead_p90_ms", percentile(samples, 0.9), "report only", True)
+    first, after_python = first_request()
+    line("first_request_s", first, "<= 0.25 s", first <= 0.25)
+    line("first_request_after_python_s", after_python, "report only", True)
     seconds, imported = cold_start()
     line("help_cold_start_s", seconds, "<= 0.3 s", seconds <= 0.3)
     line("help_imports_sdk", "yes" if imported else "no", "no", not imported)

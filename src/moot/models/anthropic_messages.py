@@ -9,27 +9,35 @@ cache reads and writes, which Anthropic reports apart from `input_tokens`.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import time
-from typing import Any
-
-import anthropic
-import httpx2
+import importlib
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from moot.models.base import Capabilities, ModelSettings, Spec
-from moot.models.failures import failure, guard_network, guarded_call, read_key
+from moot.models.http import Endpoint, warm
+from moot.models.keys import read_key
+from moot.models.network_guard import guard_network
 from moot.models.pricing import Pricer
+from moot.models.provider import Provider, ProviderError, Reply
 from moot.models.schema import schema_problem
-from moot.types import Completion, FailureKind, Message, Request, Usage
+from moot.types import FailureKind, Message, Request, Usage
+
+if TYPE_CHECKING:
+    import anthropic
+    import httpx2
 
 __all__ = ["AnthropicModel"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 4096  # the API requires a bound
-DEFAULT_TIMEOUT = 300.0
 
 
-class AnthropicModel:
+class AnthropicModel(Provider):
+    """The SDK is imported by `warm_up` (in the background, from `prepare`) or on the first
+    call, and its client is built per event loop on the endpoint's shared connection pool."""
+
     def __init__(
         self,
         spec: Spec,
@@ -39,45 +47,51 @@ class AnthropicModel:
     ) -> None:
         base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
         guard_network(base_url, provider="anthropic", injected=transport is not None)
-        key = read_key(settings, ("ANTHROPIC_API_KEY",), provider="anthropic")
-        self.spec = str(spec)
+        self._key = read_key(settings, ("ANTHROPIC_API_KEY",), provider="anthropic")
+        super().__init__(
+            str(spec),
+            settings,
+            Capabilities(
+                json_schema=True,
+                seed=False,
+                temperature=False,
+                context_window=int(settings.options.get("context_window", 200_000)),
+            ),
+            label="anthropic",
+            endpoint=base_url,
+            pricer=Pricer(str(spec), [f"anthropic:{spec.name}"], settings),
+        )
         self.model = spec.name
         self.base_url = base_url
-        self.settings = settings
-        self.capabilities = Capabilities(
-            json_schema=True,
-            seed=False,
-            temperature=False,
-            context_window=int(settings.options.get("context_window", 200_000)),
-            max_concurrency=settings.concurrency,
-        )
-        self._client = anthropic.AsyncAnthropic(
-            api_key=key,
-            base_url=base_url,
-            max_retries=0,  # the engine retries, and journals every attempt
-            timeout=settings.timeout or DEFAULT_TIMEOUT,
-            default_headers=settings.headers or None,
-            http_client=httpx2.AsyncClient(transport=transport) if transport else None,
-        )
-        self.pricer = Pricer(self.spec, [f"anthropic:{spec.name}"], settings)
+        self._endpoint = Endpoint(base_url, transport=transport)
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, anthropic.AsyncAnthropic
+        ] = weakref.WeakKeyDictionary()
 
-    def connection_key(self) -> str:
-        return f"anthropic:{self.base_url}"
+    def warm_up(self) -> None:
+        importlib.import_module("anthropic")
+        warm(self.base_url)
 
-    async def complete(self, request: Request) -> Completion:
-        started = time.perf_counter()
-        timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
-        return await guarded_call(
-            self._create(request, timeout, started),
-            label="anthropic",
-            model=self.spec,
-            timeout=timeout,
-            started=started,
-        )
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client of the running loop, on the endpoint's shared connection pool."""
+        import anthropic
 
-    async def _create(self, request: Request, timeout: float, started: float) -> Completion:
-        response = await self._client.messages.create(**self._params(request), timeout=timeout)
-        return self._completion(response, request, started)
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = anthropic.AsyncAnthropic(
+                api_key=self._key,
+                base_url=self.base_url,
+                max_retries=0,  # the engine retries, and journals every attempt
+                timeout=self.settings.timeout or self.default_timeout,
+                default_headers=self.settings.headers or None,
+                http_client=self._endpoint.client(),
+            )
+        return client
+
+    async def send(self, request: Request, timeout: float) -> Reply:
+        response = await self.client().messages.create(**self._params(request), timeout=timeout)
+        return self._reply(response, request)
 
     def _params(self, request: Request) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
@@ -94,24 +108,18 @@ class AnthropicModel:
             }
         return params
 
-    def _completion(self, response: Any, request: Request, started: float) -> Completion:
-        latency = time.perf_counter() - started
+    def _reply(self, response: Any, request: Request) -> Reply:
         text = "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
         if response.stop_reason == "refusal":
-            return failure(
-                FailureKind.CONTENT_FILTER,
-                "anthropic: the model refused to answer",
-                model=self.spec,
-                latency=latency,
+            raise ProviderError(
+                FailureKind.CONTENT_FILTER, "anthropic: the model refused to answer"
             )
         if response.stop_reason == "model_context_window_exceeded":
-            return failure(
+            raise ProviderError(
                 FailureKind.CONTEXT_LENGTH,
                 "anthropic: the conversation exceeds the model's context window",
-                model=self.spec,
-                latency=latency,
             )
         if request.json_schema is not None and self.capabilities.json_schema:
             if schema_problem(text, request.json_schema) is not None:
@@ -125,12 +133,12 @@ class AnthropicModel:
             cache_read_tokens=cache_read,
             cache_write_tokens=cache_write,
         )
-        return Completion(
-            text=text, usage=usage, cost=self.pricer.cost(usage), latency=latency, model=self.spec
-        )
+        return Reply(text, usage)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        # The SDK clients do not own the shared pool (http_client given): only release it.
+        self._clients.clear()
+        await self._endpoint.release()
 
 
 def _turns(messages: tuple[Message, ...]) -> list[dict[str, str]]:

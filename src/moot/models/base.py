@@ -1,7 +1,12 @@
 """The `Model` protocol, model specs, the provider registry and the call context.
 
-A provider registers a factory by name; its module (and SDK) is imported only when a model of
-that provider is created, so `moot --help` never pays for an SDK.
+`Model` is the type the engine uses. Providers implement it by subclassing `Provider`
+(moot/models/provider.py), which writes the call's policy once; any object with these methods
+will do.
+
+A provider registers a factory by name; its module is imported only when a model of that
+provider is created, so `moot --help` never pays for an SDK. `create_model` then calls the
+model's `prepare()`, if it has one, which starts its SDK import in a worker thread.
 
 The call context is the one seam between a running call and the journal: the Session sets it
 around `Model.complete`, and a provider that learns something it must not forget across a crash
@@ -158,7 +163,13 @@ def create_model(spec: str | Spec, settings: ModelSettings | None = None) -> Mod
     for part in info.attribute.split("."):
         target = getattr(target, part)
     factory: Factory = target
-    return factory(parsed, settings or ModelSettings())
+    model = factory(parsed, settings or ModelSettings())
+    # Start its slow set-up (SDK import, certificate bundle) now, in a worker thread, so it
+    # overlaps the session's own set-up instead of delaying the first request.
+    prepare = getattr(model, "prepare", None)
+    if callable(prepare):
+        prepare()
+    return model
 
 
 register_provider(
@@ -178,12 +189,12 @@ register_provider(
     summary="replies computed by a Python function or read from a file (tests, demos)",
 )
 
-_OPENAI_COMPAT = ("moot.models.openai_chat", "OpenAIChatModel")
+_OPENAI_COMPAT = ("moot.models.openai_chat", "OpenAIChatModel")  # httpx2 only, no SDK
 register_provider(
     "openai",
     *_OPENAI_COMPAT,
     extra="openai",
-    requires=("openai",),
+    requires=("httpx2",),
     example="openai:gpt-5.4-mini",
     summary="OpenAI chat completions (usage, seed, strict JSON schema)",
     key_env=("OPENAI_API_KEY",),
@@ -192,7 +203,7 @@ register_provider(
     "openai-compat",
     *_OPENAI_COMPAT,
     extra="openai",
-    requires=("openai",),
+    requires=("httpx2",),
     example="openai-compat:http://127.0.0.1:8080/v1#qwen3",
     summary="any OpenAI-compatible server (llama.cpp, SGLang, TGI...): BASE_URL#MODEL",
 )
@@ -200,7 +211,7 @@ register_provider(
     "ollama",
     *_OPENAI_COMPAT,
     extra="openai",
-    requires=("openai",),
+    requires=("httpx2",),
     example="ollama:qwen3",
     summary="Ollama's OpenAI-compatible API (default http://127.0.0.1:11434/v1)",
 )
@@ -208,7 +219,7 @@ register_provider(
     "vllm",
     *_OPENAI_COMPAT,
     extra="openai",
-    requires=("openai",),
+    requires=("httpx2",),
     example="vllm:Qwen/Qwen3-8B",
     summary="a vLLM server (default http://127.0.0.1:8000/v1)",
 )
@@ -216,7 +227,7 @@ register_provider(
     "lmstudio",
     *_OPENAI_COMPAT,
     extra="openai",
-    requires=("openai",),
+    requires=("httpx2",),
     example="lmstudio:qwen3-8b",
     summary="LM Studio's local server (default http://127.0.0.1:1234/v1)",
 )
@@ -224,7 +235,7 @@ register_provider(
     "openrouter",
     *_OPENAI_COMPAT,
     extra="openai",
-    requires=("openai",),
+    requires=("httpx2",),
     example="openrouter:anthropic/claude-sonnet-4.6",
     summary="OpenRouter, many vendors behind one key",
     key_env=("OPENROUTER_API_KEY",),

@@ -20,18 +20,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
+from moot.models.classify import classify_message
 from moot.models.cli_process import MAX_STDIN, run_process, tool_version
-from moot.models.failures import classify_message, failure
 from moot.models.pricing import Pricer
+from moot.models.provider import Provider, ProviderError, Reply
 from moot.models.transcript import render_transcript
-from moot.types import Completion, FailureKind, Request, Usage, estimate_tokens
+from moot.types import FailureKind, Request, Usage, estimate_tokens
 
 __all__ = ["TOOLS", "CliModel", "CliReply", "Tool", "parse_output"]
 
@@ -78,7 +78,13 @@ class CliReply:
     found: bool = False  # a known JSON shape was recognised
 
 
-class CliModel:
+class CliModel(Provider):
+    """Runs its command under `run_process`, which enforces the timeout by killing the whole
+    process tree, so the base's timeout guard is off. Failures name the tool themselves."""
+
+    default_timeout = DEFAULT_TIMEOUT
+    guards_timeout = False
+
     def __init__(self, spec: Spec, settings: ModelSettings) -> None:
         options = settings.options
         name, _, model = spec.name.partition("#")
@@ -106,78 +112,65 @@ class CliModel:
         extra = options.get("extra_args", [])
         if not isinstance(extra, list):
             raise ConfigError(f"{spec}: options.extra_args must be a list of strings")
-        self.spec = str(spec)
         self.tool = name
         self.model = model
         self.executable = executable
         self.args = [*args, *map(str, extra)]
-        self.settings = settings
         self.template = str(options.get("chat_template", "plain"))
         self.output = str(options.get("output", "auto"))
         self.cwd = options.get("cwd")
-        self.capabilities = Capabilities(
-            json_schema=False,
-            seed=False,
-            temperature=any("{{TEMPERATURE}}" in a for a in self.args),
-            context_window=int(options.get("context_window", 128_000)),
-            max_concurrency=settings.concurrency,
-        )
         vendor = tool.vendor if tool else ""
         keys = [f"cli:{name}"] + ([f"{vendor}:{model}"] if vendor and model else [])
-        self.pricer = Pricer(self.spec, keys, settings)
+        super().__init__(
+            str(spec),
+            settings,
+            Capabilities(
+                json_schema=False,
+                seed=False,
+                temperature=any("{{TEMPERATURE}}" in a for a in self.args),
+                context_window=int(options.get("context_window", 128_000)),
+            ),
+            label="cli",
+            endpoint=executable,
+            pricer=Pricer(str(spec), keys, settings),
+        )
 
-    def connection_key(self) -> str:
-        return f"cli:{self.executable}"
-
-    async def complete(self, request: Request) -> Completion:
-        started = time.perf_counter()
+    async def send(self, request: Request, timeout: float) -> Reply:
         await self._record_version()
         prompt = render_transcript(request.messages, self.template)
         argv, stdin = self._argv(request, prompt)
-        if isinstance(argv, Completion):
-            return argv
-        timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
         try:
             result = await run_process(argv, stdin=stdin, timeout=timeout, cwd=self.cwd)
         except OSError as exc:
-            return failure(
-                FailureKind.CONNECTION, f"cannot run {self.executable}: {exc}", model=self.spec
-            )
-        latency = time.perf_counter() - started
+            raise ProviderError(
+                FailureKind.CONNECTION, f"cannot run {self.executable}: {exc}"
+            ) from None
         if result.timed_out:
-            return failure(
+            raise ProviderError(
                 FailureKind.TIMEOUT,
                 f"{self.tool}: no answer within {timeout:g}s; its process tree was killed",
-                model=self.spec,
-                latency=latency,
             )
         if result.overflow:
-            return failure(
+            raise ProviderError(
                 FailureKind.BAD_RESPONSE,
                 f"{self.tool}: printed more than {len(result.stdout):,} bytes; stopped",
-                model=self.spec,
-                latency=latency,
             )
         stdout = result.stdout.decode("utf-8", "replace")
         reply = CliReply(text=stdout.strip()) if self.output == "text" else parse_output(stdout)
         if result.exit_code != 0 or reply.error is not None:
-            return self._failed(reply, result.exit_code, result.stderr, latency)
+            raise self._failed(reply, result.exit_code, result.stderr)
         if not reply.text.strip():
-            return failure(
-                FailureKind.BAD_RESPONSE,
-                f"{self.tool}: printed no answer" + _tail(result.stderr),
-                model=self.spec,
-                latency=latency,
+            raise ProviderError(
+                FailureKind.BAD_RESPONSE, f"{self.tool}: printed no answer" + _tail(result.stderr)
             )
         usage = reply.usage or Usage(
             prompt_tokens=estimate_tokens(prompt),
             completion_tokens=estimate_tokens(reply.text),
             estimated=True,
         )
-        cost = reply.cost if reply.cost is not None else self.pricer.cost(usage)
-        return Completion(text=reply.text, usage=usage, cost=cost, latency=latency, model=self.spec)
+        return Reply(reply.text, usage, reply.cost)
 
-    def _argv(self, request: Request, prompt: str) -> tuple[list[str] | Completion, bytes | None]:
+    def _argv(self, request: Request, prompt: str) -> tuple[list[str], bytes | None]:
         encoded = prompt.encode("utf-8")
         temperature = request.temperature
         if temperature is None:
@@ -193,12 +186,11 @@ class CliModel:
             (MAX_ARG_PROMPT, "a command-line argument") if in_args else (MAX_STDIN, "stdin")
         )
         if len(encoded) > limit:
-            return failure(
+            raise ProviderError(
                 FailureKind.CONTEXT_LENGTH,
                 f"{self.tool}: the prompt ({len(encoded):,} bytes) is over the "
                 f"{limit:,}-byte limit for {where}",
-                model=self.spec,
-            ), None
+            )
         argv = [self.executable]
         for arg in self.args:
             for token, value in values.items():
@@ -206,9 +198,7 @@ class CliModel:
             argv.append(arg)
         return argv, None if in_args else encoded
 
-    def _failed(
-        self, reply: CliReply, exit_code: int | None, stderr: str, latency: float
-    ) -> Completion:
+    def _failed(self, reply: CliReply, exit_code: int | None, stderr: str) -> ProviderError:
         message = reply.error or reply.text or stderr.strip() or "no output"
         kind = classify_message(f"{message}\n{stderr}")
         if kind is None:
@@ -217,12 +207,7 @@ class CliModel:
                 exit_code or 0, FailureKind.UNKNOWN
             )
         code = f"exit code {exit_code}" if exit_code else "an error"
-        return failure(
-            kind,
-            f"{self.tool} ended with {code}: {message[-1500:]}",
-            model=self.spec,
-            latency=latency,
-        )
+        return ProviderError(kind, f"{self.tool} ended with {code}: {message[-1500:]}")
 
     async def _record_version(self) -> None:
         context = call_context()
@@ -236,9 +221,6 @@ class CliModel:
             context.checkpoint(
                 {"cli": self.tool, "executable": self.executable, "cli_version": version}
             )
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _tail(stderr: str) -> str:

@@ -28,24 +28,26 @@ import json
 import random
 import time
 from collections.abc import Sequence
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
-from moot.models.failures import (
+from moot.models.classify import (
+    classify_exception,
     classify_status,
     failure,
-    guard_network,
-    read_key,
-    redact,
     retry_after_seconds,
-    sdk_failure,
 )
+from moot.models.http import Endpoint, warm
+from moot.models.keys import read_key, redact
+from moot.models.network_guard import guard_network
 from moot.models.pricing import Pricer
+from moot.models.provider import Provider, ProviderError, Reply
 from moot.models.transcript import render_transcript
 from moot.types import Completion, FailureKind, Message, Request, Usage, estimate_tokens
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = ["CursorModel"]
 
@@ -54,19 +56,18 @@ DEFAULT_TIMEOUT = 1800.0
 _RUNNING = {"CREATING", "RUNNING", "PENDING", "QUEUED"}
 
 
-class _Failed(Exception):
-    def __init__(self, kind: FailureKind, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.retry_after = retry_after
-
-
 def _thread(messages: Sequence[Message]) -> str:
     body = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:32]
 
 
-class CursorModel:
+class CursorModel(Provider):
+    """Enforces its own deadline (polls until it, then says the agent is still running), so
+    the base's timeout guard is off; `classify` prefixes every failure with "cursor: "."""
+
+    default_timeout = DEFAULT_TIMEOUT
+    guards_timeout = False
+
     def __init__(
         self,
         spec: Spec,
@@ -85,77 +86,53 @@ class CursorModel:
         self.poll_interval = float(options.get("poll_interval", 10.0))
         self.retry_base = float(options.get("retry_base", 2.0))
         self.auto_create_pr = bool(options.get("auto_create_pr", False))
-        self.base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
-        guard_network(self.base_url, provider="cursor", injected=transport is not None)
+        base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
+        guard_network(base_url, provider="cursor", injected=transport is not None)
         key = read_key(settings, ("CURSOR_API_KEY",), provider="cursor")
-        self.spec = str(spec)
+        super().__init__(
+            str(spec),
+            settings,
+            Capabilities(
+                json_schema=False,
+                seed=False,
+                temperature=False,
+                context_window=int(options.get("context_window", 200_000)),
+            ),
+            label="cursor",
+            endpoint=base_url,
+            pricer=Pricer(str(spec), [f"cursor:{spec.name}"], settings),
+        )
+        self.base_url = base_url
         self.model = spec.name
-        self.settings = settings
-        self.capabilities = Capabilities(
-            json_schema=False,
-            seed=False,
-            temperature=False,
-            context_window=int(options.get("context_window", 200_000)),
-            max_concurrency=settings.concurrency,
-        )
-        self._client = httpx2.AsyncClient(
-            base_url=self.base_url,
-            headers={"Authorization": f"Bearer {key}", **settings.headers},
-            transport=transport,
-            timeout=60.0,
-        )
+        self._headers = {"Authorization": f"Bearer {key}", **settings.headers}
+        self._endpoint = Endpoint(base_url, transport=transport)
         self._threads: dict[str, str] = {}  # conversation hash -> the agent holding it
-        self.pricer = Pricer(self.spec, [f"cursor:{spec.name}"], settings)
 
-    def connection_key(self) -> str:
-        return f"cursor:{self.base_url}"
+    def warm_up(self) -> None:
+        warm(self.base_url)
 
-    async def complete(self, request: Request) -> Completion:
-        started = time.perf_counter()
-        timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
-        deadline = time.monotonic() + timeout
-        try:
-            text, prompt = await self._turn(request, deadline)
-        except _Failed as failed:
-            return failure(
-                failed.kind,
-                f"cursor: {failed}",
-                model=self.spec,
-                retry_after=failed.retry_after,
-                latency=time.perf_counter() - started,
-            )
-        except Exception as exc:
-            kind, message, wait = sdk_failure(exc)
-            return failure(
-                kind,
-                f"cursor: {message}",
-                model=self.spec,
-                retry_after=wait,
-                latency=time.perf_counter() - started,
-            )
+    def classify(self, exc: Exception) -> ProviderError:
+        if isinstance(exc, ProviderError):
+            return ProviderError(exc.kind, f"cursor: {exc.message}", exc.retry_after)
+        return super().classify(exc)
+
+    async def send(self, request: Request, timeout: float) -> Reply:
+        text, prompt = await self._turn(request, time.monotonic() + timeout)
         usage = Usage(
             prompt_tokens=estimate_tokens(prompt),
             completion_tokens=estimate_tokens(text),
             estimated=True,  # the API reports no token counts
         )
-        return Completion(
-            text=text,
-            usage=usage,
-            cost=self.pricer.cost(usage),
-            latency=time.perf_counter() - started,
-            model=self.spec,
-        )
+        return Reply(text, usage)
 
     async def ping(self) -> Completion:
         """Check the key without launching anything (GET /v0/me)."""
         started = time.perf_counter()
         try:
             await self._get("/v0/me", time.monotonic() + 30)
-        except _Failed as failed:
-            return failure(failed.kind, f"cursor: {failed}", model=self.spec)
         except Exception as exc:
-            kind, message, _ = sdk_failure(exc)
-            return failure(kind, f"cursor: {message}", model=self.spec)
+            error = self.classify(exc)
+            return failure(error.kind, error.message, model=self.spec)
         return Completion(
             text="ok", cost=0.0, latency=time.perf_counter() - started, model=self.spec
         )
@@ -198,7 +175,7 @@ class CursorModel:
         conversation = await self._conversation(agent_id, deadline)
         replies = [_text(m) for m in conversation if _role(m) == "assistant"][seen:]
         if not any(r.strip() for r in replies):
-            raise _Failed(
+            raise ProviderError(
                 FailureKind.BAD_RESPONSE,
                 f"agent {agent_id} finished without a new assistant message",
             )
@@ -236,7 +213,7 @@ class CursorModel:
         agent = await self._post("/v0/agents", body)
         agent_id = agent.get("id")
         if not isinstance(agent_id, str) or not agent_id:
-            raise _Failed(FailureKind.BAD_RESPONSE, "the launch reply holds no agent id")
+            raise ProviderError(FailureKind.BAD_RESPONSE, "the launch reply holds no agent id")
         return agent_id
 
     async def _wait(self, agent_id: str, deadline: float) -> None:
@@ -247,13 +224,13 @@ class CursorModel:
                 return
             if status not in _RUNNING:
                 summary = info.get("summary") or info.get("error") or ""
-                raise _Failed(
+                raise ProviderError(
                     FailureKind.UNKNOWN,
                     f"agent {agent_id} ended with status {status or '?'} {summary}",
                 )
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _Failed(
+                raise ProviderError(
                     FailureKind.TIMEOUT,
                     f"agent {agent_id} still {status} at the call's deadline; "
                     "a retry or a resume polls the same agent",
@@ -264,27 +241,31 @@ class CursorModel:
         data = await self._get(f"/v0/agents/{agent_id}/conversation", deadline)
         messages = data.get("messages")
         if not isinstance(messages, list):
-            raise _Failed(FailureKind.BAD_RESPONSE, "the conversation reply holds no messages")
+            raise ProviderError(
+                FailureKind.BAD_RESPONSE, "the conversation reply holds no messages"
+            )
         return [m for m in messages if isinstance(m, dict)]
 
     # -- the wire --------------------------------------------------------------------------
     async def _get(self, path: str, deadline: float) -> dict[str, Any]:
         """GET with backoff on transient failures until the deadline (reads are idempotent)."""
+        import httpx2  # loaded by now: the shared client is httpx2's
+
         attempt = 0
         while True:
             try:
                 return await self._send("GET", path, None)
-            except _Failed as failed:
+            except ProviderError as failed:
                 wait = failed.retry_after
                 if wait is None:
                     wait = self.retry_base * 2**attempt * (0.5 + random.random() / 2)
                 if not failed.kind.transient or time.monotonic() + wait >= deadline:
                     raise
             except (httpx2.TransportError, TimeoutError) as exc:
-                kind, message, _ = sdk_failure(exc)
+                kind, message, _ = classify_exception(exc)
                 wait = self.retry_base * 2**attempt
                 if time.monotonic() + wait >= deadline:
-                    raise _Failed(kind, message) from None
+                    raise ProviderError(kind, message) from None
             attempt += 1
             await asyncio.sleep(wait)
 
@@ -292,25 +273,31 @@ class CursorModel:
         return await self._send("POST", path, body)
 
     async def _send(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        response = await self._client.request(method, path, json=body)
+        response = await self._endpoint.client().request(
+            method, f"{self.base_url}{path}", json=body, headers=self._headers, timeout=60.0
+        )
         if response.status_code >= 400:
             detail = redact(response.text[:500])
             kind = classify_status(response.status_code, detail)
             wait = retry_after_seconds(response.headers) if kind.transient else None
-            raise _Failed(kind, f"{method} {path}: HTTP {response.status_code}: {detail}", wait)
+            raise ProviderError(
+                kind, f"{method} {path}: HTTP {response.status_code}: {detail}", wait
+            )
         try:
             data = response.json()
         except ValueError:
-            raise _Failed(
+            raise ProviderError(
                 FailureKind.BAD_RESPONSE,
                 f"{method} {path}: the reply is not JSON: {response.text[:200]!r}",
             ) from None
         if not isinstance(data, dict):
-            raise _Failed(FailureKind.BAD_RESPONSE, f"{method} {path}: the reply is not an object")
+            raise ProviderError(
+                FailureKind.BAD_RESPONSE, f"{method} {path}: the reply is not an object"
+            )
         return data
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._endpoint.release()
 
 
 def _role(message: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from moot.config import AgentConfig
 from moot.errors import ConfigError
 from moot.models.base import Model, create_model, parse_spec, provider_info, providers
-from moot.models.failures import redact
+from moot.models.keys import redact
 from moot.types import Message, Request
 
 __all__ = ["Check", "ModelReport", "check_models", "provider_lines"]

@@ -7,28 +7,36 @@ The key comes from GEMINI_API_KEY or GOOGLE_API_KEY. The SDK's own retries are s
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import time
-from typing import Any
-
-import httpx2
-from google import genai
-from google.genai import types as gtypes
+import importlib
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from moot.models.base import Capabilities, ModelSettings, Spec
-from moot.models.failures import failure, guard_network, guarded_call, read_key
+from moot.models.http import Endpoint, warm
+from moot.models.keys import read_key
+from moot.models.network_guard import guard_network
 from moot.models.pricing import Pricer
+from moot.models.provider import Provider, ProviderError, Reply
 from moot.models.schema import schema_problem
-from moot.types import Completion, FailureKind, Request, Usage
+from moot.types import FailureKind, Request, Usage
+
+if TYPE_CHECKING:
+    import httpx2
+    from google import genai
+    from google.genai import types as gtypes
 
 __all__ = ["GoogleModel"]
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-DEFAULT_TIMEOUT = 300.0
 _FILTERED = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION"}
 
 
-class GoogleModel:
+class GoogleModel(Provider):
+    """The SDK is imported by `warm_up` (in the background, from `prepare`) or on the first
+    call, and its client is built per event loop on the endpoint's shared connection pool."""
+
     def __init__(
         self,
         spec: Spec,
@@ -38,48 +46,57 @@ class GoogleModel:
     ) -> None:
         base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
         guard_network(base_url, provider="google", injected=transport is not None)
-        key = read_key(settings, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), provider="google")
-        self.spec = str(spec)
+        self._key = read_key(settings, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), provider="google")
+        super().__init__(
+            str(spec),
+            settings,
+            Capabilities(
+                json_schema=True,
+                seed=True,
+                temperature=True,
+                context_window=int(settings.options.get("context_window", 1_000_000)),
+            ),
+            label="google",
+            endpoint=base_url,
+            pricer=Pricer(str(spec), [f"google:{spec.name}"], settings),
+        )
         self.model = spec.name
         self.base_url = base_url
-        self.settings = settings
-        self.capabilities = Capabilities(
-            json_schema=True,
-            seed=True,
-            temperature=True,
-            context_window=int(settings.options.get("context_window", 1_000_000)),
-            max_concurrency=settings.concurrency,
-        )
-        options = gtypes.HttpOptions(
-            base_url=settings.base_url or None,
-            headers=settings.headers or None,
-            retry_options=gtypes.HttpRetryOptions(attempts=1),
-            httpx_async_client=httpx2.AsyncClient(transport=transport) if transport else None,
-        )
-        self._client = genai.Client(api_key=key, http_options=options)
-        self.pricer = Pricer(self.spec, [f"google:{spec.name}"], settings)
-
-    def connection_key(self) -> str:
-        return f"google:{self.base_url}"
-
-    async def complete(self, request: Request) -> Completion:
-        started = time.perf_counter()
-        timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
-        return await guarded_call(
-            self._generate(request, timeout, started),
-            label="google",
-            model=self.spec,
-            timeout=timeout,
-            started=started,
+        self._endpoint = Endpoint(base_url, transport=transport)
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, genai.Client] = (
+            weakref.WeakKeyDictionary()
         )
 
-    async def _generate(self, request: Request, timeout: float, started: float) -> Completion:
-        response = await self._client.aio.models.generate_content(
+    def warm_up(self) -> None:
+        importlib.import_module("google.genai")
+        warm(self.base_url)
+
+    def client(self) -> genai.Client:
+        """The SDK client of the running loop, on the endpoint's shared connection pool."""
+        from google import genai
+        from google.genai import types as gtypes
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            options = gtypes.HttpOptions(
+                base_url=self.settings.base_url or None,
+                headers=self.settings.headers or None,
+                retry_options=gtypes.HttpRetryOptions(attempts=1),
+                httpx_async_client=self._endpoint.client(),
+            )
+            client = self._clients[loop] = genai.Client(api_key=self._key, http_options=options)
+        return client
+
+    async def send(self, request: Request, timeout: float) -> Reply:
+        response = await self.client().aio.models.generate_content(
             model=self.model, contents=_contents(request), config=self._config(request, timeout)
         )
-        return self._completion(response, request, started)
+        return self._reply(response, request)
 
     def _config(self, request: Request, timeout: float) -> gtypes.GenerateContentConfig:
+        from google.genai import types as gtypes
+
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         temperature = request.temperature
         if temperature is None:
@@ -96,32 +113,21 @@ class GoogleModel:
             config["response_json_schema"] = request.json_schema
         return gtypes.GenerateContentConfig(**config)
 
-    def _completion(self, response: Any, request: Request, started: float) -> Completion:
-        latency = time.perf_counter() - started
+    def _reply(self, response: Any, request: Request) -> Reply:
         feedback = getattr(response, "prompt_feedback", None)
         if feedback is not None and getattr(feedback, "block_reason", None):
-            return failure(
+            raise ProviderError(
                 FailureKind.CONTENT_FILTER,
                 f"google: the prompt was blocked ({_name(feedback.block_reason)})",
-                model=self.spec,
-                latency=latency,
             )
         candidates = response.candidates or []
         if not candidates:
-            return failure(
-                FailureKind.BAD_RESPONSE,
-                "google: the reply has no candidates",
-                model=self.spec,
-                latency=latency,
-            )
+            raise ProviderError(FailureKind.BAD_RESPONSE, "google: the reply has no candidates")
         candidate = candidates[0]
         reason = _name(candidate.finish_reason)
         if reason in _FILTERED:
-            return failure(
-                FailureKind.CONTENT_FILTER,
-                f"google: the reply was stopped ({reason})",
-                model=self.spec,
-                latency=latency,
+            raise ProviderError(
+                FailureKind.CONTENT_FILTER, f"google: the reply was stopped ({reason})"
             )
         parts = candidate.content.parts if candidate.content and candidate.content.parts else []
         text = "".join(part.text for part in parts if part.text and not part.thought)
@@ -135,15 +141,17 @@ class GoogleModel:
             + int(getattr(meta, "thoughts_token_count", 0) or 0),  # thinking is billed as output
             cache_read_tokens=int(getattr(meta, "cached_content_token_count", 0) or 0),
         )
-        return Completion(
-            text=text, usage=usage, cost=self.pricer.cost(usage), latency=latency, model=self.spec
-        )
+        return Reply(text, usage)
 
     async def aclose(self) -> None:
-        await self._client.aio.aclose()
+        # The SDK clients do not own the shared pool (httpx_async_client given): release it.
+        self._clients.clear()
+        await self._endpoint.release()
 
 
 def _contents(request: Request) -> list[gtypes.Content]:
+    from google.genai import types as gtypes
+
     return [
         gtypes.Content(
             role="model" if m.role == "assistant" else "user", parts=[gtypes.Part(text=m.content)]

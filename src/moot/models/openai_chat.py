@@ -16,30 +16,33 @@ that lets a bad one through loses its `json_schema` capability.
 from __future__ import annotations
 
 import dataclasses
-import time
+import json
+import os
 from dataclasses import dataclass
-from typing import Any
-
-import httpx2
-import openai
+from typing import TYPE_CHECKING, Any
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec
-from moot.models.failures import (
-    failure,
-    guard_network,
-    guarded_call,
-    is_loopback_url,
-    read_key,
-)
+from moot.models.classify import classify_status, retry_after_seconds
+from moot.models.http import Endpoint, warm
+from moot.models.keys import read_key
+from moot.models.network_guard import guard_network, is_loopback_url
 from moot.models.pricing import Pricer
+from moot.models.provider import Provider, ProviderError, Reply
 from moot.models.schema import schema_problem
-from moot.types import Completion, FailureKind, Request, Usage, estimate_tokens
+from moot.types import FailureKind, Request, Usage, estimate_tokens
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = ["PRESETS", "OpenAIChatModel", "Preset"]
 
-DEFAULT_TIMEOUT = 300.0
 _SCHEMA_LADDER = ("json_schema", "json_object", "none")
+# The SDK's optional account headers, read from the same variables it reads them from.
+_ACCOUNT_HEADERS = (
+    ("OpenAI-Organization", "OPENAI_ORG_ID"),
+    ("OpenAI-Project", "OPENAI_PROJECT_ID"),
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,34 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-class OpenAIChatModel:
+class _Refused(Exception):
+    """An HTTP error reply, in the words the openai SDK used for it."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.status_code = response.status_code
+        self.response = response
+        message = f"Error code: {response.status_code}"
+        text = response.text.strip()
+        body: Any = text
+        try:
+            body = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            error = body.get("error", body) if isinstance(body, dict) else None
+            detail = error.get("message") if isinstance(error, dict) else None
+            if isinstance(detail, str) and detail:
+                message += f" - {detail}"
+            body = error if error is not None else body
+        super().__init__(message)
+        self.message = message
+        self.body = body
+
+
+class OpenAIChatModel(Provider):
+    """Chat completions over httpx2, the client library the openai SDK itself uses; the SDK's
+    typed models (about 0.4 s of imports) bring nothing this provider reads."""
+
     def __init__(
         self,
         spec: Spec,
@@ -86,18 +116,27 @@ class OpenAIChatModel:
         key = read_key(
             settings, preset.key_env, provider=spec.provider, required=preset.key_required
         )
-        self.spec = str(spec)
+        base_url = base_url.rstrip("/")
+        keys = [f"{spec.provider}:{model}"]
+        if spec.provider == "openrouter" and "/" in model:
+            keys.append(model.replace("/", ":", 1))  # openrouter:openai/gpt-5.4 -> openai:gpt-5.4
+        super().__init__(
+            str(spec),
+            settings,
+            Capabilities(
+                json_schema=settings.options.get("response_format", "json_schema") != "none",
+                seed=True,
+                temperature=True,
+                context_window=int(settings.options.get("context_window", 128_000)),
+            ),
+            label=spec.provider,
+            endpoint=base_url,
+            # A server on this machine costs nothing per token.
+            pricer=Pricer(str(spec), keys, settings, free=is_loopback_url(base_url)),
+        )
         self.provider = spec.provider
         self.model = model
-        self.base_url = base_url.rstrip("/")
-        self.settings = settings
-        self.capabilities = Capabilities(
-            json_schema=settings.options.get("response_format", "json_schema") != "none",
-            seed=True,
-            temperature=True,
-            context_window=int(settings.options.get("context_window", 128_000)),
-            max_concurrency=settings.concurrency,
-        )
+        self.base_url = base_url
         self._schema_mode = str(settings.options.get("response_format", "json_schema"))
         if self._schema_mode not in _SCHEMA_LADDER:
             raise ConfigError(
@@ -105,50 +144,62 @@ class OpenAIChatModel:
             )
         self._tokens_param = str(settings.options.get("tokens_param", preset.tokens_param))
         self._dropped: set[str] = set()
-        self._client = openai.AsyncOpenAI(
-            api_key=key or "not-needed",  # local servers take any key; the SDK wants one
-            base_url=self.base_url,
-            max_retries=0,  # the engine retries, and journals every attempt
-            timeout=settings.timeout or DEFAULT_TIMEOUT,
-            default_headers=settings.headers or None,
-            http_client=httpx2.AsyncClient(transport=transport) if transport else None,
-        )
-        keys = [f"{spec.provider}:{model}"]
-        if spec.provider == "openrouter" and "/" in model:
-            keys.append(model.replace("/", ":", 1))  # openrouter:openai/gpt-5.4 -> openai:gpt-5.4
-        # A server on this machine costs nothing per token.
-        self.pricer = Pricer(self.spec, keys, settings, free=is_loopback_url(self.base_url))
+        # local servers take any key; send one anyway, as the SDK did
+        self._headers = {"Authorization": f"Bearer {key or 'not-needed'}"}
+        for header, variable in _ACCOUNT_HEADERS:
+            if os.environ.get(variable):
+                self._headers[header] = os.environ[variable]
+        self._headers.update(settings.headers)
+        self._endpoint = Endpoint(base_url, transport=transport)
 
-    def connection_key(self) -> str:
-        return f"{self.provider}:{self.base_url}"
+    def warm_up(self) -> None:
+        warm(self.base_url)
 
-    async def complete(self, request: Request) -> Completion:
-        started = time.perf_counter()
-        timeout = request.timeout or self.settings.timeout or DEFAULT_TIMEOUT
-        return await guarded_call(
-            self._complete(request, started, timeout),
-            label=self.provider,
-            model=self.spec,
-            timeout=timeout,
-            started=started,
-        )
-
-    async def _complete(self, request: Request, started: float, timeout: float) -> Completion:
+    async def send(self, request: Request, timeout: float) -> Reply:
         while True:
             params = self._params(request)
             try:
-                response = await self._client.chat.completions.create(**params, timeout=timeout)
-            except openai.APIStatusError as exc:
+                data = await self._post(params, timeout)
+            except _Refused as refused:
                 # A request refused for its shape: 400 or 422, or llama-cpp-python's 500 for a
                 # failed validation of the request body.
-                text = f"{exc} {exc.body} {exc.response.text}".lower()
-                shape = exc.status_code in (400, 422) or (
-                    exc.status_code == 500 and "validation error" in text
-                )
+                text = f"{refused} {refused.body} {refused.response.text}".lower()
+                status = refused.status_code
+                shape = status in (400, 422) or (status == 500 and "validation error" in text)
                 if shape and self._fall_back(text, params):
                     continue
-                raise
-            return self._completion(response, request, started)
+                kind = classify_status(status, f"{refused.body} {refused.message}")
+                wait = retry_after_seconds(refused.response.headers) if kind.transient else None
+                raise ProviderError(
+                    kind, f"{self.provider}: HTTP {status}: {refused.message}", wait
+                ) from None
+            return self._reply(data, request)
+
+    async def _post(self, params: dict[str, Any], timeout: float) -> dict[str, Any]:
+        body = dict(params)
+        extra = body.pop("extra_body", None)
+        if isinstance(extra, dict):
+            body.update(extra)  # as the SDK's extra_body: merged into the JSON body
+        response = await self._endpoint.client().post(
+            f"{self.base_url}/chat/completions",
+            json=body,
+            headers=self._headers,
+            timeout=timeout,
+        )
+        if response.status_code >= 400:
+            raise _Refused(response)
+        try:
+            data = response.json()
+        except ValueError:
+            raise ProviderError(
+                FailureKind.BAD_RESPONSE,
+                f"{self.provider}: unexpected response (not JSON: {response.text[:200]!r})",
+            ) from None
+        if not isinstance(data, dict):
+            raise ProviderError(
+                FailureKind.BAD_RESPONSE, f"{self.provider}: unexpected response (not an object)"
+            )
+        return data
 
     def _params(self, request: Request) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -200,52 +251,48 @@ class OpenAIChatModel:
                 return True
         return False
 
-    def _completion(self, response: Any, request: Request, started: float) -> Completion:
-        latency = time.perf_counter() - started
-        choices = getattr(response, "choices", None)
-        if not choices:
-            return failure(
-                FailureKind.BAD_RESPONSE,
-                f"{self.provider}: the reply has no choices",
-                model=self.spec,
-                latency=latency,
+    def _reply(self, data: dict[str, Any], request: Request) -> Reply:
+        choices = data.get("choices")
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+            raise ProviderError(
+                FailureKind.BAD_RESPONSE, f"{self.provider}: the reply has no choices"
             )
         choice = choices[0]
-        message = choice.message
-        text = message.content or ""
-        if choice.finish_reason == "content_filter" or getattr(message, "refusal", None):
-            reason = getattr(message, "refusal", None) or "the content filter stopped the reply"
-            return failure(
-                FailureKind.CONTENT_FILTER,
-                f"{self.provider}: {reason}",
-                model=self.spec,
-                latency=latency,
-            )
+        raw = choice.get("message")
+        message: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        text = _text(message.get("content"))
+        refusal = message.get("refusal")
+        if choice.get("finish_reason") == "content_filter" or refusal:
+            reason = refusal or "the content filter stopped the reply"
+            raise ProviderError(FailureKind.CONTENT_FILTER, f"{self.provider}: {reason}")
         if request.json_schema is not None and self.capabilities.json_schema:
             if schema_problem(text, request.json_schema) is not None:
                 # Claimed, not enforced: stop relying on it; the engine's ladder takes over.
                 self.capabilities = dataclasses.replace(self.capabilities, json_schema=False)
-        usage = _usage(response, request, text)
-        return Completion(
-            text=text, usage=usage, cost=self.pricer.cost(usage), latency=latency, model=self.spec
-        )
+        return Reply(text, _usage(data.get("usage"), request, text))
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._endpoint.release()
 
 
-def _usage(response: Any, request: Request, text: str) -> Usage:
-    usage = getattr(response, "usage", None)
-    if usage is None or not getattr(usage, "prompt_tokens", None):
+def _text(content: Any) -> str:
+    """The reply's text: a string, or (some servers) a list of typed parts."""
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _usage(usage: Any, request: Request, text: str) -> Usage:
+    if not isinstance(usage, dict) or not usage.get("prompt_tokens"):
         return Usage(
             prompt_tokens=sum(estimate_tokens(m.content) for m in request.messages),
             completion_tokens=estimate_tokens(text),
             estimated=True,
         )
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        prompt_tokens=int(usage.prompt_tokens),
-        completion_tokens=int(usage.completion_tokens or 0),
-        cache_read_tokens=int(cached),
+        prompt_tokens=int(usage["prompt_tokens"]),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cache_read_tokens=int(cached or 0),
     )

@@ -18,13 +18,14 @@ import importlib.util
 import inspect
 import itertools
 import json
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec
+from moot.models.provider import Provider, ProviderError
+from moot.models.provider import Reply as ProviderReply
 from moot.types import Completion, FailureKind, Request, Usage, estimate_tokens
 
 __all__ = ["ReplyFn", "ScriptedFailure", "ScriptedModel", "register_script"]
@@ -49,7 +50,12 @@ class ScriptedFailure(Exception):
         super().__init__(message or f"scripted {self.kind.value} failure")
 
 
-class ScriptedModel:
+class ScriptedModel(Provider):
+    """No timeout guard of its own (a script's delays are what a test controls; the engine's
+    guard still applies), no label in messages, and every reply costs nothing."""
+
+    guards_timeout = False
+
     def __init__(
         self,
         reply: ReplyFn | Sequence[str],
@@ -73,9 +79,13 @@ class ScriptedModel:
                 return replies[index]
 
             self._fn = from_list
-        self.spec = f"scripted:{name}"
+        super().__init__(
+            f"scripted:{name}",
+            ModelSettings(),
+            capabilities or Capabilities(json_schema=False, seed=True),
+            label="",
+        )
         self.latency = latency
-        self.capabilities = capabilities or Capabilities(json_schema=False, seed=True)
         self.calls: list[Request] = []
 
     @classmethod
@@ -101,21 +111,22 @@ class ScriptedModel:
     def connection_key(self) -> str:
         return "scripted"
 
-    async def complete(self, request: Request) -> Completion:
+    def classify(self, exc: Exception) -> ProviderError:
+        if isinstance(exc, ScriptedFailure):
+            return ProviderError(exc.kind, str(exc))
+        # a broken script is a failing model, not a crash
+        return ProviderError(FailureKind.BAD_RESPONSE, f"{type(exc).__name__}: {exc}")
+
+    def price(self, usage: Usage) -> float:
+        return 0.0
+
+    async def send(self, request: Request, timeout: float) -> ProviderReply | Completion:
         self.calls.append(request)
-        started = time.perf_counter()
         if self.latency:
             await asyncio.sleep(self.latency)
-        try:
-            result = self._fn(request)
-            if inspect.isawaitable(result):
-                result = await result
-        except ScriptedFailure as failure:
-            return Completion.error(failure.kind, str(failure), model=self.spec)
-        except Exception as exc:  # a broken script is a failing model, not a crash
-            return Completion.error(
-                FailureKind.BAD_RESPONSE, f"{type(exc).__name__}: {exc}", model=self.spec
-            )
+        result = self._fn(request)
+        if inspect.isawaitable(result):
+            result = await result
         if isinstance(result, Completion):
             return result
         text = str(result)
@@ -124,11 +135,7 @@ class ScriptedModel:
             completion_tokens=estimate_tokens(text),
             estimated=True,
         )
-        latency = time.perf_counter() - started
-        return Completion(text=text, usage=usage, cost=0.0, latency=latency, model=self.spec)
-
-    async def aclose(self) -> None:
-        return None
+        return ProviderReply(text, usage)
 
 
 def _load_function(path: Path, name: str) -> ReplyFn:

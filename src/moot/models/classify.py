@@ -1,7 +1,5 @@
-"""What every network provider shares: keys, redaction, failure classes, the test guard.
-
-Failures are classified once, here, from what any HTTP API or CLI tells us (a status code, a
-Retry-After header, an error text), so that every provider retries the same things:
+"""Failure classification: one table for every provider, from what any HTTP API or CLI tells
+us (a status code, a Retry-After header, an error text), so that all retry the same things:
 
     status / signal                          kind              retried by the engine
     401, 403, "invalid api key"              auth              no
@@ -14,105 +12,27 @@ Retry-After header, an error text), so that every provider retries the same thin
     unparseable or unexpected body           bad_response      no
     other 4xx                                bad_request       no
 
-Keys are read from the environment only, remembered, and masked out of every message that a
-provider returns: `redact` is the one helper for that, and providers call it on each error.
+`failure` turns a classified failure into an error completion, its message redacted
+(moot/models/keys.py) and kept short.
 """
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
-import ipaddress
-import os
 import re
 import time
-from collections.abc import Awaitable, Iterable, Mapping
-from urllib.parse import urlparse
+from collections.abc import Mapping
 
-from moot.errors import ConfigError
-from moot.models.base import ModelSettings
+from moot.models.keys import redact
 from moot.types import Completion, FailureKind
 
 __all__ = [
+    "classify_exception",
     "classify_message",
     "classify_status",
     "failure",
-    "guard_network",
-    "guarded_call",
-    "is_loopback_url",
-    "read_key",
-    "redact",
-    "remember_secret",
     "retry_after_seconds",
-    "sdk_failure",
 ]
-
-_SECRETS: set[str] = set()
-# Shapes of keys we may never have seen (a key echoed back for another account, a URL's key=).
-_KEY_PATTERNS = [
-    re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{12,}"),
-    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/=]{12,}"),
-    re.compile(r"(?i)([?&](?:key|api_key|apikey|token)=)[^&\s\"']+"),
-    re.compile(r"(?i)(x-api-key\W+)[A-Za-z0-9._\-]{12,}"),
-]
-MASK = "[redacted]"
-
-
-def remember_secret(value: str | None) -> None:
-    """Every later `redact` masks this value (short values are too common to mask safely)."""
-    if value and len(value) >= 8:
-        _SECRETS.add(value)
-
-
-def redact(text: str, extra: Iterable[str] = ()) -> str:
-    """`text` with every known key, and anything shaped like a key, replaced by a mask."""
-    for secret in sorted({*_SECRETS, *(e for e in extra if e and len(e) >= 8)}, key=len)[::-1]:
-        text = text.replace(secret, MASK)
-    for pattern in _KEY_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.re.groups else "") + MASK, text)
-    return text
-
-
-def read_key(
-    settings: ModelSettings, defaults: tuple[str, ...], *, provider: str, required: bool = True
-) -> str | None:
-    """The API key from the variable the config names, else from the provider's defaults."""
-    names = (settings.api_key_env,) if settings.api_key_env else defaults
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            remember_secret(value)
-            return value
-    if required and names:
-        raise ConfigError(
-            f"provider {provider!r} needs an API key: set {' or '.join(names)} in the environment"
-            " (moot never reads keys from files or config)"
-        )
-    return None
-
-
-def is_loopback_url(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def guard_network(url: str, *, provider: str, injected: bool = False) -> None:
-    """Under tests (MOOT_TESTING=1) refuse a real remote API unless MOOT_ALLOW_NETWORK=1 or the
-    wire is replaced (`injected`): no test may spend money or wait on the internet."""
-    if injected or is_loopback_url(url):
-        return
-    if os.environ.get("MOOT_TESTING") == "1" and os.environ.get("MOOT_ALLOW_NETWORK") != "1":
-        raise ConfigError(
-            f"provider {provider!r} would reach {urlparse(url).hostname} under tests "
-            "(MOOT_TESTING=1); set MOOT_ALLOW_NETWORK=1 to allow it"
-        )
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
@@ -196,7 +116,7 @@ def classify_status(status: int, body: str = "") -> FailureKind:
     return FailureKind.BAD_RESPONSE
 
 
-def sdk_failure(exc: BaseException) -> tuple[FailureKind, str, float | None]:
+def classify_exception(exc: BaseException) -> tuple[FailureKind, str, float | None]:
     """Kind, message and wait for an exception raised by an SDK or httpx2, by its shape (a
     status code, a response with headers) rather than by each SDK's class tree."""
     name = type(exc).__name__
@@ -236,28 +156,3 @@ def failure(
     if len(text) > 2000:
         text = text[:2000] + " [...]"
     return Completion.error(kind, text, model=model, retry_after=retry_after, latency=latency)
-
-
-async def guarded_call(
-    work: Awaitable[Completion], *, label: str, model: str, timeout: float, started: float
-) -> Completion:
-    """Await a provider's call within `timeout`; a timeout or an SDK exception becomes a
-    classified, redacted error completion (`label` names the provider in the message)."""
-    try:
-        return await asyncio.wait_for(work, timeout)
-    except TimeoutError:
-        return failure(
-            FailureKind.TIMEOUT,
-            f"no answer within {timeout:g}s",
-            model=model,
-            latency=time.perf_counter() - started,
-        )
-    except Exception as exc:
-        kind, message, wait = sdk_failure(exc)
-        return failure(
-            kind,
-            f"{label}: {message}",
-            model=model,
-            retry_after=wait,
-            latency=time.perf_counter() - started,
-        )

@@ -1,0 +1,152 @@
+"""One HTTP client, so one connection pool, per provider endpoint, shared by every agent on it.
+
+Twelve agents on one server used to mean twelve clients, each loading the certificate bundle
+(tens of milliseconds each) and opening its own connections. Now an `Endpoint` hands out the
+one `httpx2.AsyncClient` of its origin (scheme, host and port; plus the injected transport in
+tests), counted by its users and closed when the last one lets go. Clients are kept per event
+loop, because a connection belongs to the loop that opened it.
+
+A plain http:// endpoint gets a client that loads no certificates at all (it speaks no TLS);
+should its server redirect to https, the request is refused rather than sent unverified.
+https endpoints share one default SSL context per process, which `warm()` can build in a
+worker thread ahead of the first call.
+
+httpx2 is imported on first use, so creating a model costs no import; `warm()` pays it early.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from moot.models.provider import ProviderError
+from moot.types import FailureKind
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx2
+
+__all__ = ["Endpoint", "origin", "pool_size", "warm"]
+
+# The vendor SDKs' own defaults (their DEFAULT_CONNECTION_LIMITS): the engine limits calls.
+MAX_CONNECTIONS = 1000
+MAX_KEEPALIVE = 100
+
+_SSL_LOCK = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+
+
+def origin(url: str) -> str:
+    """`scheme://host:port` of `url`, the unit of connection sharing."""
+    parts = urlparse(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{parts.hostname}:{port}"
+
+
+def default_ssl_context() -> ssl.SSLContext:
+    """The verifying SSL context all https clients share (the CA bundle is loaded once)."""
+    global _ssl_context
+    with _SSL_LOCK:
+        if _ssl_context is None:
+            import httpx2
+
+            _ssl_context = httpx2.create_ssl_context()
+        return _ssl_context
+
+
+def warm(url: str) -> None:
+    """Do ahead of time what the first call to `url` needs: import httpx2 and, for https,
+    load the certificate bundle. Blocking; meant for a worker thread."""
+    import httpx2  # noqa: F401
+
+    if urlparse(url).scheme == "https":
+        default_ssl_context()
+
+
+@dataclass
+class _Shared:
+    client: httpx2.AsyncClient
+    users: int = 0
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, _Shared]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def pool_size(loop: asyncio.AbstractEventLoop | None = None) -> int:
+    """How many shared clients are open on `loop` (the running one by default)."""
+    return len(_POOLS.get(loop or asyncio.get_running_loop(), {}))
+
+
+async def _refuse_tls_upgrade(request: httpx2.Request) -> None:
+    # This client checks no certificate: it must never carry a request over TLS.
+    if request.url.scheme != "http":
+        raise ProviderError(
+            FailureKind.BAD_REQUEST,
+            f"an http:// endpoint redirected to {request.url.scheme}://{request.url.host}; "
+            "set the base_url to that address so its certificate is checked",
+        )
+
+
+def _new_client(url: str, transport: httpx2.AsyncBaseTransport | None) -> httpx2.AsyncClient:
+    import httpx2
+
+    plain = urlparse(url).scheme == "http"
+    hooks: dict[str, list[Any]] = {"request": [_refuse_tls_upgrade]} if plain else {}
+    return httpx2.AsyncClient(
+        transport=transport,
+        # Plain http speaks no TLS: verify=False builds a bare context, no CA bundle read.
+        verify=False if plain else default_ssl_context(),
+        limits=httpx2.Limits(
+            max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_KEEPALIVE
+        ),
+        follow_redirects=True,  # as the SDKs' own clients do
+        timeout=600.0,  # the SDKs' default; each call passes its own
+        event_hooks=hooks,
+    )
+
+
+class Endpoint:
+    """A model's share of its endpoint's client. `client()` inside the event loop; `release()`
+    when the model closes."""
+
+    def __init__(self, url: str, *, transport: httpx2.AsyncBaseTransport | None = None) -> None:
+        self.url = url
+        self.transport = transport
+        self._key: Hashable = (origin(url), id(transport) if transport is not None else None)
+        self._holding: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+    def client(self) -> httpx2.AsyncClient:
+        """The shared client of this endpoint on the running loop."""
+        loop = asyncio.get_running_loop()
+        pool = _POOLS.setdefault(loop, {})
+        shared = pool.get(self._key)
+        if shared is None:
+            shared = pool[self._key] = _Shared(_new_client(self.url, self.transport))
+        if loop not in self._holding:
+            self._holding.add(loop)
+            shared.users += 1
+        return shared.client
+
+    async def release(self) -> None:
+        """Give up this model's share; the last user closes the client (on its own loop)."""
+        running = asyncio.get_running_loop()
+        for loop in list(self._holding):
+            self._holding.discard(loop)
+            pool = _POOLS.get(loop, {})
+            shared = pool.get(self._key)
+            if shared is None:
+                continue
+            shared.users -= 1
+            if shared.users <= 0:
+                del pool[self._key]
+                if loop is running:
+                    await shared.client.aclose()
+                # on another loop: that loop's connections die with it
