@@ -180,6 +180,13 @@ class Session:
         self._notify(event)
         return event
 
+    def warn(self, message: str) -> None:
+        """Journal a warning once per session (a message journaled by an earlier run counts).
+        Replay writes nothing: the journal is read-only there."""
+        if message not in self._notes and self.mode == "live":
+            self._notes.add(message)  # no step: a step's warning means its prompt changed
+            self.record("warning", message=message)
+
     def _notify(self, event: Event) -> None:
         self.tally.apply(event)
         for subscriber in self._subscribers:
@@ -213,6 +220,23 @@ class Session:
         if model is not None:
             return model.capabilities.context_window
         return int(self.meta.get("context_windows", {}).get(alias, 128_000))
+
+    def spent(self) -> tuple[int, float]:
+        """Tokens and known USD of the asks this run of the protocol has reached so far,
+        recorded answers included. Unlike `tally` (which on resume starts with everything
+        journaled), this is the same at the same point of a live run, a resume and a replay,
+        so a protocol may decide on it (a tournament's budget shares)."""
+        tokens, cost = 0, 0.0
+        for step in self._used:
+            event = self._recorded.get(step)
+            if event is None or event.kind != EventKind.ASK:
+                continue
+            completion = self._completions.get(step) or Completion.model_validate(
+                event.data["completion"]
+            )
+            tokens += completion.usage.total
+            cost += completion.cost or 0.0
+        return tokens, cost
 
     # -- randomness -------------------------------------------------------------------------
     def rng(self, step: str) -> random.Random:
@@ -260,12 +284,7 @@ class Session:
             self.record("checkpoint", step, agent=alias, data=data)  # fsync'd before it returns
             recorded.append({**data, "step": step})
 
-        def warn(message: str) -> None:
-            if message not in self._notes:  # no step: a step's warning means its prompt changed
-                self._notes.add(message)
-                self.record("warning", message=message)
-
-        return CallContext(step, alias, tuple(recorded), checkpoint, warn)
+        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn)
 
     # -- effects ----------------------------------------------------------------------------
     def _claim(self, step: str) -> None:

@@ -21,6 +21,7 @@ __all__ = ["BUILTIN", "ProtocolRecord", "Role", "get", "names", "register"]
 BUILTIN: dict[str, str] = {
     "arena": "moot.protocols.arena",
     "court": "moot.protocols.court",
+    "tournament": "moot.protocols.tournament",
 }
 
 _REGISTERED: dict[str, ProtocolRecord[Any]] = {}
