@@ -35,8 +35,8 @@ def moves(before: str, after: str, at: int, match: int | None = None) -> Stance:
 @dataclass
 class Tourney:
     stances: dict[str, Stance]
-    overall: Callable[[str], int] = lambda step: 40  # the arbiter's convergence score
-    winner: Callable[[str], str] = lambda step: "A"  # the arbiter's verdict
+    overall: Callable[[Request], int] = lambda request: 40  # the arbiter's convergence score
+    winner: Callable[[Request], str] = lambda request: "A"  # the arbiter's verdict
     fail: set[tuple[str, str]] = field(default_factory=set)  # (name, phase kind)
     requests: list[Request] = field(default_factory=list)
     steps: Counter[str] = field(default_factory=Counter)
@@ -53,7 +53,7 @@ class Tourney:
             if (name, kind) in self.fail:
                 raise ScriptedFailure(FailureKind.SERVER, f"{name} fails every {kind}")
             if kind == "convergence":
-                score = self.overall(step)
+                score = self.overall(request)
                 return json.dumps(
                     {
                         "overall_convergence": score,
@@ -67,7 +67,7 @@ class Tourney:
             if kind == "verdict":
                 return json.dumps(
                     {
-                        "winner": self.winner(step),
+                        "winner": self.winner(request),
                         "reasons": ["its position is more complete"],
                         "fundamental_disagreement": "relational versus document storage",
                         "why_no_convergence": "each side weighs flexibility differently",
@@ -131,5 +131,7 @@ class Tourney:
 
     def prompts(self, kind: str) -> list[str]:
         return [
-            r.prompt for r in self.requests if (Step.parse(r.meta["step"]).phase or "").endswith(kind)
+            r.prompt
+            for r in self.requests
+            if (Step.parse(r.meta["step"]).phase or "").endswith(kind)
         ]

@@ -143,12 +143,13 @@ class Tournament:
         return self.round_no
 
     def arbiter_for(self, index: int, sides: list[str]) -> str | None:
-        """The configured arbiter, else the next agent in the seeding not in the match (and
-        still in the tournament)."""
+        """The configured arbiter, else the next agent in the seeding not in the match (one
+        that lost a match may judge; one that failed may not)."""
         if self.arbiters:
             return self.arbiters[0]
         after = self.seeds[index + 1 :] + self.seeds[: index + 1]
-        return next((a for a in after if a not in sides and a not in self.out), None)
+        failed = {a for a, why in self.out.items() if why.startswith("failed")}
+        return next((a for a in after if a not in sides and a not in failed), None)
 
     def share_reached(self, number: int) -> str | None:
         """Why match `number` must end now (its share of the budget is spent), or None.
