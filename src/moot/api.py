@@ -93,6 +93,7 @@ def start(
     seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)
     agents = participants(plan, seed)
     _create_models(agents)
+    cache = lifecycle.response_cache(plan.config)
     folder, journal = lifecycle.open_session(
         root or sessions_root(),
         task=task,
@@ -112,6 +113,7 @@ def start(
                 _protocol(plan),
                 subscribers=subscribers,
                 sleep=sleep,
+                cache=cache,
             )
         )
     finally:
@@ -165,6 +167,7 @@ def resume(
         if limits:
             config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
         _create_models(agents)
+        cache = lifecycle.response_cache(config)
         if limits:
             journal.append(
                 Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
@@ -178,6 +181,7 @@ def resume(
                 _protocol(plan),
                 subscribers=subscribers,
                 sleep=sleep,
+                cache=cache,
             )
         )
     finally:
