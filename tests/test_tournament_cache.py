@@ -43,10 +43,10 @@ def _run(capsys: pytest.CaptureFixture[str], spec: str) -> tuple[int, str, dict[
 
 def _rerun_is_served_from_the_cache(capsys: pytest.CaptureFixture[str], spec: str) -> str:
     t = _tourney()
-    code, out, first = _run(capsys, spec)
+    code, _, first = _run(capsys, spec)
     asked = sum(t.steps.values())
     assert asked > 10 and first["tokens"] > 0
-    again, out2, second = _run(capsys, spec)
+    again, _, second = _run(capsys, spec)
     assert sum(t.steps.values()) == asked  # zero calls
     assert again == code
     for key in ("status", "how", "final_answer", "disagreements", "positions", "details"):
