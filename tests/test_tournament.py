@@ -59,7 +59,8 @@ def test_two_models_converge_structurally_in_round_1_through_the_cli(
     # 2 positions, 1 arbiter check, 2 challenges, the verdict: each asked once
     assert sorted(t.steps.values()) == [1] * 6
     report = (folder / "report.md").read_text()
-    assert "#### Match 1 challenge" in report and "| 2 | - | converged | 100/100 |" in report
+    assert "#### Match 1 challenge" in report
+    assert "| 2 | - | converged | 100/100 | match 1 challenge, structural layer |" in report
     html = (folder / "report.html").read_text()
     assert "Convergence score by round" in html and "structural layer" in html
     code, shown, _ = moot(capsys, "show", session)
