@@ -248,3 +248,22 @@ def test_validate_lists_the_tournaments_participants(
     )
     code, out, _ = moot(capsys, "validate", str(path))
     assert code == 0 and "1 arbiter(s)" in out and "1 backup(s)" in out
+
+
+def test_no_shuffle_keeps_the_order_given(capsys: pytest.CaptureFixture[str]) -> None:
+    names = ("one", "two", "three")
+    t = Tourney({n: steady(PG) for n in names})
+    t.config(names)  # registers the scripts
+    for seed in ("1", "2"):
+        code, out, err = moot(
+            capsys, "run", TASK, "--protocol", "tournament", "--seed", seed, "--no-shuffle",
+            *(x for n in names for x in ("--models", f"scripted:@{n}")),
+        )  # fmt: skip
+        assert code == 0, err
+        session = out.split("Session ", 1)[1].split(":", 1)[0]
+        result = json.loads((find_session(session).path / "result.json").read_text())
+        by_spec = {spec: alias for alias, spec in result["aliases"].items()}
+        given = [by_spec[f"scripted:@{n}"] for n in names]
+        assert result["details"]["bracket"]["seeding"] == given
+    code, _, err = moot(capsys, "run", TASK, "--no-shuffle", "--models", "scripted:@one")
+    assert code == 1 and "--no-shuffle: the arena protocol does not take it" in err

@@ -147,6 +147,11 @@ def cli() -> None:
     help="Shell command whose result the judge sees (repeatable).",
 )
 @click.option(
+    "--no-shuffle",
+    is_flag=True,
+    help="Keep the models in the order given where the protocol would shuffle them.",
+)
+@click.option(
     "--cache",
     "cache",
     is_flag=False,
@@ -168,6 +173,7 @@ def run(
     timeout: float | None,
     seed: int | None,
     verify_commands: tuple[str, ...],
+    no_shuffle: bool,
     cache: str | None,
     quiet: bool,
     reveal: bool,
@@ -188,7 +194,13 @@ def run(
         overrides[f"limits.{key}"] = value
     if cache is not None:
         overrides["cache.store"] = cache
-    plan = load_config(config_path, overrides, rounds=rounds, verify=list(verify_commands))
+    plan = load_config(
+        config_path,
+        overrides,
+        rounds=rounds,
+        verify=list(verify_commands),
+        no_shuffle=no_shuffle,
+    )
     with _face(quiet, json_logs, reveal) as face:
         finished = start(task, plan, subscribers=[face])
     _finish(finished, quiet)

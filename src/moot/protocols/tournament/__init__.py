@@ -34,6 +34,7 @@ PROTOCOL = ProtocolRecord(
     run=run,
     describe_round=describe_round,
     participants=_participants,
+    shuffle_option="shuffle",
     min_agents=2,
     max_agents=16,
 )
