@@ -267,3 +267,21 @@ def test_no_shuffle_keeps_the_order_given(capsys: pytest.CaptureFixture[str]) ->
         assert result["details"]["bracket"]["seeding"] == given
     code, _, err = moot(capsys, "run", TASK, "--no-shuffle", "--models", "scripted:@one")
     assert code == 1 and "--no-shuffle: the arena protocol does not take it" in err
+
+
+def test_the_live_view_shows_each_rounds_convergence() -> None:
+    import io
+
+    from rich.console import Console
+
+    from moot.display.live import LiveView
+
+    t = Tourney({"one": steady(PG), "two": moves(REDIS, PG, at=1)})
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=True, width=120, color_system=None)
+    with LiveView(console, auto_refresh=False) as view:
+        run = start(TASK, t.config(("one", "two")), subscribers=[view])
+    assert run.exit_code == 0
+    out = stream.getvalue()
+    assert "moot tournament" in out
+    assert "Latest: round 2: converged, convergence score 100/100 (match 1 challenge" in out
