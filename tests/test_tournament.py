@@ -285,3 +285,20 @@ def test_the_live_view_shows_each_rounds_convergence() -> None:
     out = stream.getvalue()
     assert "moot tournament" in out
     assert "Latest: round 2: converged, convergence score 100/100 (match 1 challenge" in out
+
+
+def test_an_arbiter_that_fails_leaves_the_cheaper_layers_and_the_more_confident_side() -> None:
+    # with two agents the arbiter runs on the first agent's model: script "one" answers for it
+    t = Tourney(
+        {"one": steady(PG), "two": steady(REDIS)},
+        fail={("one", "convergence"), ("one", "verdict")},
+    )
+    run = start(TASK, t.config(("one", "two"), max_rounds=1))
+    assert run.exit_code == 2
+    first = run.result.details["rounds"][0]
+    assert first["layer"] == "semantic" and not first["converged"]
+    assert "the arbiter gave no usable reply" in first["notes"][0]
+    (match,) = _matches(run.result.details)
+    assert match["decided_by"] == "fallback"
+    assert "the arbiter gave no usable verdict" in str(match["reasons"])
+    assert match["winner"] == match["sides"][0]  # equal confidence: the leader keeps it

@@ -230,7 +230,7 @@ class Session:
         journaled), this is the same at the same point of a live run, a resume and a replay,
         so a protocol may decide on it (a tournament's budget shares)."""
         tokens, cost = 0, 0.0
-        for step in self._used:
+        for step in sorted(self._used):  # a fixed order: float sums must not vary
             event = self._recorded.get(step)
             if event is None or event.kind != EventKind.ASK:
                 continue
