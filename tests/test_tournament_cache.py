@@ -29,7 +29,7 @@ def _tourney() -> Tourney:
     return t
 
 
-def _run(capsys: pytest.CaptureFixture[str], spec: str) -> tuple[int, str, dict[str, Any]]:
+def _run(capsys: pytest.CaptureFixture[str], spec: str) -> tuple[int, str, dict[str, Any], str]:
     code, out, err = moot(
         capsys, "run", TASK, "--protocol", "tournament", "--seed", "5",
         "--models", "scripted:@one", "--models", "scripted:@two", "--models", "scripted:@three",
@@ -38,15 +38,16 @@ def _run(capsys: pytest.CaptureFixture[str], spec: str) -> tuple[int, str, dict[
     assert code in (0, 2), err
     session = out.split("Session ", 1)[1].split(":", 1)[0]
     folder = find_session(session).path
-    return code, out, json.loads((folder / "result.json").read_text())
+    return code, out, json.loads((folder / "result.json").read_text()), err
 
 
 def _rerun_is_served_from_the_cache(capsys: pytest.CaptureFixture[str], spec: str) -> str:
     t = _tourney()
-    code, _, first = _run(capsys, spec)
+    code, _, first, _ = _run(capsys, spec)
     asked = sum(t.steps.values())
     assert asked > 10 and first["tokens"] > 0
-    again, _, second = _run(capsys, spec)
+    again, _, second, err = _run(capsys, spec)
+    assert "answered from the cache" in err  # plain lines say so
     assert sum(t.steps.values()) == asked  # zero calls
     assert again == code
     for key in ("status", "how", "final_answer", "disagreements", "positions", "details"):
