@@ -111,6 +111,7 @@ def start(
     agents = participants(plan, seed)
     _create_models(agents)
     _check_task_fits(task, agents)
+    cache = lifecycle.response_cache(plan.config)
     folder, journal = lifecycle.open_session(
         root or sessions_root(),
         task=task,
@@ -130,6 +131,7 @@ def start(
                 _protocol(plan),
                 subscribers=subscribers,
                 sleep=sleep,
+                cache=cache,
             )
         )
     finally:
@@ -183,6 +185,7 @@ def resume(
         if limits:
             config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
         _create_models(agents)
+        cache = lifecycle.response_cache(config)
         if limits:
             journal.append(
                 Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
@@ -196,6 +199,7 @@ def resume(
                 _protocol(plan),
                 subscribers=subscribers,
                 sleep=sleep,
+                cache=cache,
             )
         )
     finally:

@@ -206,6 +206,21 @@ def cli(ctx: click.Context) -> None:
     metavar="CMD",
     help="Shell command whose result the judge sees (repeatable).",
 )
+@click.option(
+    "--no-shuffle",
+    is_flag=True,
+    help="Keep the models in the order given where the protocol would shuffle them.",
+)
+@click.option(
+    "--cache",
+    "cache",
+    is_flag=False,
+    flag_value="sqlite",
+    default=None,
+    metavar="[SPEC]",
+    help="Answer requests seen before from a cache: sqlite (default), sqlite:PATH or "
+    "redis://HOST:PORT/DB. Put it after TASK, or write --cache=SPEC.",
+)
 @_display_options
 def run(
     task: str,
@@ -219,6 +234,8 @@ def run(
     timeout: float | None,
     seed: int | None,
     verify_commands: tuple[str, ...],
+    no_shuffle: bool,
+    cache: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
@@ -238,7 +255,15 @@ def run(
         overrides["seed"] = seed
     for key, value in _limit_overrides(max_cost, max_tokens, timeout).items():
         overrides[f"limits.{key}"] = value
-    plan = load_config(config_path, overrides, rounds=rounds, verify=list(verify_commands))
+    if cache is not None:
+        overrides["cache.store"] = cache
+    plan = load_config(
+        config_path,
+        overrides,
+        rounds=rounds,
+        verify=list(verify_commands),
+        no_shuffle=no_shuffle,
+    )
     with _face(quiet, json_logs, reveal) as face:
         finished = start(task, plan, subscribers=[face])
     _finish(finished, quiet)
@@ -509,6 +534,56 @@ def migrate(session_id: str) -> None:
         click.echo("Replaying the journal does NOT give the stored result: see moot replay.")
         sys.exit(1)
     click.echo("Replaying the new journal gives the stored result, byte for byte.")
+
+
+@cli.group()
+def cache() -> None:
+    """The response cache that `moot run --cache` uses."""
+
+
+def _cache_store(spec: str | None) -> Any:
+    from moot.engine.cache import open_cache
+
+    return open_cache(spec)
+
+
+@cache.command(name="stats")
+@click.argument("spec", required=False)
+def cache_stats(spec: str | None) -> None:
+    """Entries, hits and misses of a cache store (SPEC as for --cache; default sqlite)."""
+    import asyncio
+
+    async def read() -> Any:
+        store = _cache_store(spec)
+        try:
+            return await store.stats()
+        finally:
+            await store.close()
+
+    stats = asyncio.run(read())
+    size = "" if stats.size_bytes is None else f", {stats.size_bytes:,} bytes"
+    expired = f" ({stats.expired} expired)" if stats.expired else ""
+    click.echo(
+        f"{stats.store}: {stats.entries} entries{expired}, {stats.hits} hits, "
+        f"{stats.misses} misses{size}"
+    )
+
+
+@cache.command(name="clear")
+@click.argument("spec", required=False)
+def cache_clear(spec: str | None) -> None:
+    """Remove every entry of a cache store (SPEC as for --cache; default sqlite)."""
+    import asyncio
+
+    async def clear() -> tuple[str, int]:
+        store = _cache_store(spec)
+        try:
+            return store.location, await store.clear()
+        finally:
+            await store.close()
+
+    location, removed = asyncio.run(clear())
+    click.echo(f"{location}: removed {removed} entries")
 
 
 def main(argv: list[str] | None = None) -> None:

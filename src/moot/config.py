@@ -24,6 +24,7 @@ from moot.types import ModelSettings, parse_spec
 __all__ = [
     "DEFAULT_MODEL",
     "AgentConfig",
+    "CacheSettings",
     "EngineConfig",
     "Limits",
     "RunConfig",
@@ -99,6 +100,33 @@ class EngineConfig(_Strict):
     shell_timeout: float = Field(default=600.0, gt=0, description="seconds per verify command")
 
 
+_CACHE_STORES = ("sqlite", "sqlite:", "redis://", "rediss://")
+
+
+class CacheSettings(_Strict):
+    """The response cache (`--cache`, or a `[cache]` table): a request asked before is answered
+    from the store without a call (moot/engine/cache.py)."""
+
+    store: str = Field(
+        default="sqlite",
+        description="sqlite (cache.sqlite under MOOT_HOME), sqlite:PATH, or redis://HOST:PORT/DB",
+    )
+    ttl: float = Field(default=7 * 24 * 3600.0, gt=0, description="seconds an entry lives")
+    allow_sampled: bool = Field(
+        default=False,
+        description="also serve requests sampled above temperature 0 without a seed",
+    )
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, value: str) -> str:
+        if not value.strip().startswith(_CACHE_STORES):
+            raise ValueError(
+                f"{value!r} is not a cache store; use sqlite, sqlite:PATH or redis://HOST:PORT/DB"
+            )
+        return value.strip()
+
+
 def _default_agents() -> list[AgentConfig]:
     return [AgentConfig(model=DEFAULT_MODEL) for _ in range(3)]
 
@@ -121,6 +149,7 @@ class RunConfig(_Strict):
     limits: Limits = Field(default_factory=Limits)
     engine: EngineConfig = Field(default_factory=EngineConfig)
     seed: int | None = None
+    cache: CacheSettings | None = Field(default=None, description="the response cache; unset: off")
     prices: dict[str, dict[str, float]] = Field(
         default_factory=dict,
         description='USD per million tokens by "provider:model" (input, output, cache_read, '

@@ -102,11 +102,12 @@ def check_config(
     *,
     rounds: int | None = None,
     verify: list[str] | None = None,
+    no_shuffle: bool = False,
     cwd: Path | None = None,
 ) -> tuple[Plan | None, list[str]]:
-    """Every problem of a config at once; the plan if there is none. `rounds` and `verify`
-    (from --rounds and --verify) apply to the protocol that runs. A file that cannot be read
-    or parsed raises `ConfigError`."""
+    """Every problem of a config at once; the plan if there is none. `rounds`, `verify` and
+    `no_shuffle` (from --rounds, --verify and --no-shuffle) apply to the protocol that runs. A
+    file that cannot be read or parsed raises `ConfigError`."""
     data: dict[str, Any] = read_config_file(path) if path else {}
     for dotted, value in (overrides or {}).items():
         target = data
@@ -126,6 +127,10 @@ def check_config(
         if isinstance(section, dict):
             problems += _flag(record, section, "rounds_option", "--rounds", rounds)
             problems += _flag(record, section, "verify_option", "--verify", verify)
+            if no_shuffle and record.shuffle_option is None:
+                problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
+            elif no_shuffle:
+                section[record.shuffle_option] = False
         if record.check is not None:
             problems += record.check(data, cwd or Path.cwd())
     shared = {k: v for k, v in data.items() if k in RunConfig.model_fields}
@@ -203,9 +208,12 @@ def load_config(
     *,
     rounds: int | None = None,
     verify: list[str] | None = None,
+    no_shuffle: bool = False,
 ) -> Plan:
     """Read a config file (optional), apply command-line overrides, validate everything."""
-    plan, problems = check_config(path, overrides, rounds=rounds, verify=verify)
+    plan, problems = check_config(
+        path, overrides, rounds=rounds, verify=verify, no_shuffle=no_shuffle
+    )
     if plan is None:
         source = str(path) if path else "options"
         listed = "\n".join(f"  {line}" for line in problems)

@@ -269,6 +269,8 @@ class RoundSummary(_Frozen):
     votes: dict[str, float] = Field(default_factory=dict)
     needed: float | None = None
     problem: str | None = None
+    # How the score was measured, when a protocol has several ways ("semantic layer").
+    method: str | None = None
 
     @property
     def title(self) -> str:
@@ -281,7 +283,8 @@ class RoundSummary(_Frozen):
         if self.decision:
             parts.append(str(self.decision))
         if self.score is not None:
-            parts.append(f"convergence score {_num(self.score)}/{self.scale}")
+            how = f" ({self.method})" if self.method else ""
+            parts.append(f"convergence score {_num(self.score)}/{self.scale}{how}")
         if self.votes:
             parts.append("votes " + ", ".join(f"{k} {_num(v)}" for k, v in self.votes.items()))
             if self.needed:

@@ -118,6 +118,8 @@ class JsonLog(Face):
             }
             record["retryCount"] = max(0, int(completion.get("attempts") or 1) - 1)
             record["costUsd"] = completion.get("cost")
+            if data.get("cache"):
+                record["cacheHit"] = True
             if completion.get("status") != "ok":
                 failure = completion.get("failure") or {}
                 record["level"] = "error"

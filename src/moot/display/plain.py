@@ -54,6 +54,8 @@ def _format(event: Event, reveal: bool) -> str | None:
         if completion.get("status") != "ok":
             failure = completion.get("failure") or {}
             return f"{step}  {who} failed: {failure.get('kind')}: {failure.get('message')}"
+        if data.get("cache"):  # answered by the response cache: no call, no cost
+            return f"{step}  {who} answered from the cache"
         return (
             f"{step}  {who} done in {float(completion.get('latency') or 0):.1f}s "
             f"({_tokens(completion)} tokens)"

@@ -10,6 +10,7 @@ protocol runs and writes the reports afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.config import RunConfig
+from moot.engine.cache import CacheError, ResponseCache, open_cache
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.session import Agent, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
@@ -47,6 +49,7 @@ __all__ = [
     "open_session",
     "reopen_session",
     "replay_session",
+    "response_cache",
     "run_session",
     "run_sync",
 ]
@@ -164,6 +167,17 @@ def last_end(events: list[Event]) -> Event | None:
     return None
 
 
+def response_cache(config: RunConfig) -> ResponseCache | None:
+    """The response cache a config asks for (`--cache`, `[cache]`), or None. A spec that names
+    no store is a ConfigError, a store that cannot be opened a CacheError: both before the run
+    starts, so nothing is created."""
+    if config.cache is None:
+        return None
+    settings = config.cache
+    store = open_cache(settings.store)
+    return ResponseCache(store, ttl=settings.ttl, allow_sampled=settings.allow_sampled)
+
+
 def finished(journal: Journal) -> bool:
     """Whether the session has reached its outcome (nothing left to run)."""
     end = last_end(journal.events)
@@ -210,6 +224,7 @@ def _session(
     mode: str = "live",
     sleep: Sleep = asyncio.sleep,
     retry_failed: bool = False,
+    cache: ResponseCache | None = None,
 ) -> Session:
     meta = journal.events[0].data
     return Session(
@@ -223,6 +238,7 @@ def _session(
         mode="replay" if mode == "replay" else "live",
         sleep=sleep,
         retry_failed=retry_failed,
+        cache=cache,
     )
 
 
@@ -271,12 +287,15 @@ async def run_session(
     *,
     subscribers: Iterable[Subscriber] = (),
     sleep: Sleep = asyncio.sleep,
+    cache: ResponseCache | None = None,
 ) -> Ended:
     """Run `protocol` over the session to its end, a limit, an interruption or an abort;
-    journal how it ended and write result.json. Models are closed afterwards."""
+    journal how it ended and write result.json. Models (and the cache) are closed afterwards."""
     meta = journal.events[0].data
     retry = retries_failures(journal)
-    session = _session(folder, journal, config, agents, sleep=sleep, retry_failed=retry)
+    session = _session(
+        folder, journal, config, agents, sleep=sleep, retry_failed=retry, cache=cache
+    )
     state = StateWriter(folder, meta, session.tally)
     state.absorb(journal.events)
     session.subscribe(state)
@@ -317,6 +336,9 @@ async def run_session(
         for agent in agents:
             if agent.model is not None:
                 await agent.model.aclose()
+        if cache is not None:
+            with contextlib.suppress(CacheError):
+                await cache.store.close()
         journal.close()
     result = _result(folder, session, outcome, status, message)
     atomic_write(folder.result_json, result.to_json())

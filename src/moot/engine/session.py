@@ -29,6 +29,7 @@ from tenacity import (
 )
 
 from moot.config import AgentConfig, EngineConfig, Limits
+from moot.engine.cache import CacheError, CacheHit, ResponseCache
 from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
 from moot.engine.shell import ShellResult, run_shell
@@ -124,10 +125,12 @@ class Session:
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.time,
         retry_failed: bool = False,
+        cache: ResponseCache | None = None,
     ) -> None:
         """`retry_failed`: recorded failed calls are asked again (resuming a session that
         failed, or paused for an outage, once the cause is fixed)."""
         self.folder = folder
+        self.cache = cache  # the response cache (--cache); None: every ask calls its model
         self.journal = journal
         self.task = task
         self.seed = seed
@@ -186,6 +189,13 @@ class Session:
         self._notify(event)
         return event
 
+    def warn(self, message: str) -> None:
+        """Journal a warning once per session (a message journaled by an earlier run counts).
+        Replay writes nothing: the journal is read-only there."""
+        if message not in self._notes and self.mode == "live":
+            self._notes.add(message)  # no step: a step's warning means its prompt changed
+            self.record("warning", message=message)
+
     def _notify(self, event: Event) -> None:
         self.tally.apply(event)
         for subscriber in self._subscribers:
@@ -219,6 +229,23 @@ class Session:
         if model is not None:
             return model.capabilities.context_window
         return int(self.meta.get("context_windows", {}).get(alias, 128_000))
+
+    def spent(self) -> tuple[int, float]:
+        """Tokens and known USD of the asks this run of the protocol has reached so far,
+        recorded answers included. Unlike `tally` (which on resume starts with everything
+        journaled), this is the same at the same point of a live run, a resume and a replay,
+        so a protocol may decide on it (a tournament's budget shares)."""
+        tokens, cost = 0, 0.0
+        for step in sorted(self._used):  # a fixed order: float sums must not vary
+            event = self._recorded.get(step)
+            if event is None or event.kind != EventKind.ASK:
+                continue
+            completion = self._completions.get(step) or Completion.model_validate(
+                event.data["completion"]
+            )
+            tokens += completion.usage.total
+            cost += completion.cost or 0.0
+        return tokens, cost
 
     # -- randomness -------------------------------------------------------------------------
     def rng(self, step: str) -> random.Random:
@@ -266,12 +293,7 @@ class Session:
             self.record("checkpoint", step, agent=alias, data=data)  # fsync'd before it returns
             recorded.append({**data, "step": step})
 
-        def warn(message: str) -> None:
-            if message not in self._notes:  # no step: a step's warning means its prompt changed
-                self._notes.add(message)
-                self.record("warning", message=message)
-
-        return CallContext(step, alias, tuple(recorded), checkpoint, warn)
+        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn)
 
     # -- effects ----------------------------------------------------------------------------
     def _claim(self, step: str) -> None:
@@ -327,8 +349,21 @@ class Session:
             return self._completions[step]
         if self.mode == "replay":
             raise ReplayIncomplete(f"step {step} is not in the journal")
-        self.budget.check(self.tally.agents.values())
         estimate = sum(estimate_tokens(m.content) for m in messages)
+        hit = await self._cache_lookup(agent, request)
+        if hit is not None:  # an ordinary ask event that says where its answer came from
+            self._recorded[step] = self.record(
+                "ask",
+                step,
+                agent=alias,
+                prompt=_clean(request.prompt),
+                request_hash=digest,
+                est_prompt_tokens=estimate,
+                completion=hit.completion.model_dump(mode="json"),
+                cache=self._cache_note(hit),
+            )
+            return hit.completion
+        self.budget.check(self.tally.agents.values())
         self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
         completion = await self._call(agent, request, step)
         completion = completion.model_copy(update={"text": _clean(completion.text)})
@@ -342,7 +377,50 @@ class Session:
             est_prompt_tokens=estimate,
             completion=completion.model_dump(mode="json"),
         )
+        await self._cache_save(agent, request, completion)
         return completion
+
+    # -- the response cache (engine/cache.py) -----------------------------------------------
+    # A hit costs nothing and calls nothing; it is journaled like any answer, so resume and
+    # replay never look at the cache. A store that fails is warned about once and left alone
+    # for the rest of the run: the cache saves money, it must never stop a session.
+    async def _cache_lookup(self, agent: Agent, request: Request) -> CacheHit | None:
+        if self.cache is None or agent.model is None:
+            return None
+        capabilities = agent.model.capabilities
+        try:
+            return await self.cache.lookup(
+                agent.spec,
+                request,
+                seed_honoured=capabilities.seed,
+                temperature_honoured=capabilities.temperature,
+            )
+        except CacheError as exc:
+            self._cache_off(exc)
+            return None
+
+    async def _cache_save(self, agent: Agent, request: Request, completion: Completion) -> None:
+        if self.cache is None:
+            return
+        try:
+            await self.cache.save(agent.spec, request, completion)
+        except CacheError as exc:
+            self._cache_off(exc)
+
+    def _cache_note(self, hit: CacheHit) -> dict[str, Any]:
+        assert self.cache is not None
+        return {
+            "hit": True,
+            "key": hit.key,
+            "store": self.cache.store.location,
+            "saved_cost": hit.stored.cost,
+            "saved_tokens": hit.stored.usage.total,
+        }
+
+    def _cache_off(self, exc: CacheError) -> None:
+        if self.cache is not None:
+            self.cache = None
+            self.warn(f"the response cache is off for the rest of this run: {exc}")
 
     def _pool(self, agent: Agent) -> asyncio.Semaphore:
         assert agent.model is not None

@@ -57,6 +57,8 @@ class ProtocolRecord(Generic[OptionsT]):
     rounds_option: str | None = None
     # The option that `--verify CMD` extends (None: the protocol runs no verify commands).
     verify_option: str | None = None
+    # The boolean option that `--no-shuffle` sets to false (keep the participants' given order).
+    shuffle_option: str | None = None
     min_agents: int = 1
     max_agents: int | None = None
     # Defaults for the shared sections (`limits`, `engine`) that a config leaves unset.

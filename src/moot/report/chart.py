@@ -13,7 +13,7 @@ __all__ = ["score_chart", "tally_chart"]
 
 WIDTH, HEIGHT = 640, 240
 LEFT, RIGHT, TOP, BOTTOM = 44, 16, 40, 40
-_DECISION_COLOURS = {"CONSENSUS": "#2e7d32", "CONTINUE": "#e08a00"}
+_DECISION_COLOURS = {"CONSENSUS": "#2e7d32", "CONVERGED": "#2e7d32", "CONTINUE": "#e08a00"}
 _VOTE_COLOURS = {"yes": "#2e7d32", "no": "#c62828", "abstain": "#9e9e9e", "failed": "#5d4037"}
 _PALETTE = ("#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#4e342e", "#546e7a")
 
@@ -105,7 +105,7 @@ def score_chart(results: list[RoundSummary]) -> str:
         f'<rect x="{LEFT + 96}" y="6" width="10" height="10" rx="2" fill="#e08a00"/>'
         f'<text x="{LEFT + 110}" y="15" font-size="11" fill="#424242">CONTINUE</text>'
     ]
-    ticks = [float(t) for t in range(0, scale + 1, 2)]
+    ticks = [float(t) for t in range(0, scale + 1, max(2, scale // 5))]  # 0-10 by 2, 0-100 by 20
     return _frame("Convergence score by round", float(scale), ticks, body + legend)
 
 

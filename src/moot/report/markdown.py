@@ -92,17 +92,18 @@ def _scores_table(view: SessionView) -> list[str]:
     lines: list[str] = []
     rounds = [r for r in results if r.stage == "round"]
     if any(r.score is not None for r in rounds):
+        method = any(r.method for r in rounds)  # a protocol with several ways to score
         lines += [
             "## Scores by Round",
             "",
-            "| Round | Judge | Decision | Score |",
-            "|---|---|---|---|",
+            "| Round | Judge | Decision | Score |" + (" Measured by |" if method else ""),
+            "|---|---|---|---|" + ("---|" if method else ""),
         ]
         for r in rounds:
             score = "-" if r.score is None else f"{r.score:g}/{r.scale}"
             lines.append(
                 f"| {r.round} | {label(r.judge) if r.judge else '-'} | {r.decision or '-'} | "
-                f"{score} |"
+                f"{score} |" + (f" {r.method or '-'} |" if method else "")
             )
         lines.append("")
     elif any(r.votes for r in rounds):

@@ -1,0 +1,40 @@
+"""The tournament (seed 001): models meet two at a time in a single-elimination bracket,
+state, challenge and defend positions until they converge (three layers: structural, semantic,
+arbiter), and the winner carries its refined position into the next match."""
+
+from __future__ import annotations
+
+from moot.config import RunConfig
+from moot.protocols.record import ProtocolRecord, Role
+from moot.protocols.tournament.bracket import describe_round
+from moot.protocols.tournament.options import TournamentOptions
+from moot.protocols.tournament.run import run
+
+__all__ = ["PROTOCOL", "TournamentOptions"]
+
+
+def _participants(config: RunConfig, options: TournamentOptions) -> list[Role]:
+    """The contestants; the arbiter when one is configured (with two contestants and none
+    configured, a separate arbiter on the first agent's model, since no agent sits out a
+    match); the backups."""
+    roles = [Role("agent", "aliases", config.agents)]
+    if options.arbiter is not None:
+        roles.append(Role("arbiter", "arbiters", [options.arbiter]))
+    elif len(config.agents) == 2:
+        roles.append(Role("arbiter", "arbiters", [config.agents[0]]))
+    if options.backups:
+        roles.append(Role("backup", "backups", options.backups))
+    return roles
+
+
+PROTOCOL = ProtocolRecord(
+    name="tournament",
+    summary="a bracket of two-model matches; challenge, defend, converge; the winner advances",
+    options=TournamentOptions,
+    run=run,
+    describe_round=describe_round,
+    participants=_participants,
+    shuffle_option="shuffle",
+    min_agents=2,
+    max_agents=16,
+)

@@ -1,0 +1,194 @@
+"""The tournament's state: the seeding, each side's stance, each match as it goes, the budget
+shares, and how a round record (`Outcome.details["rounds"]`) reads in the faces.
+
+Everything here is derived from journaled answers and the session seed, so a resume or a replay
+rebuilds the same bracket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
+from moot.engine.session import Session
+from moot.protocols.tournament.options import TournamentOptions
+from moot.types import RoundSummary, alias_label
+
+__all__ = [
+    "Match",
+    "Stance",
+    "Tournament",
+    "budget_shares",
+    "describe_round",
+    "progression",
+]
+
+
+@dataclass
+class Stance:
+    """A side's current position: the recommendation and what it said about it."""
+
+    alias: str
+    recommendation: str
+    reasons: tuple[str, ...] = ()
+    confidence: float = 0.0
+    factors: tuple[str, ...] = ()
+    uncertainty: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.alias,
+            "recommendation": self.recommendation,
+            "reasons": list(self.reasons),
+            "confidence": self.confidence,
+            "confidence_factors": list(self.factors),
+            "uncertainty_points": list(self.uncertainty),
+        }
+
+
+@dataclass
+class Match:
+    """One match between the leader (side A) and a challenger (side B)."""
+
+    number: int
+    sides: list[str]  # [leader, challenger]; a backup takes a failed side's place
+    arbiter: str | None
+    stances: dict[str, Stance] = field(default_factory=dict)
+    rounds: list[int] = field(default_factory=list)  # the session-wide round numbers
+    scores: list[float] = field(default_factory=list)
+    transcript: list[str] = field(default_factory=list)  # what the arbiter reads
+    challenges: dict[str, list[str]] = field(default_factory=dict)  # against each side
+    concessions: list[str] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)  # failed side -> its backup
+    last: ConvergenceResult | None = None
+    last_pair: tuple[str, str] | None = None
+    converged: bool = False
+    ended_early: str | None = None
+    forfeit: str | None = None  # the side that lost by failing a challenge round
+    incomplete: str | None = None  # why the debate stopped before its end
+    winner: str | None = None
+    decided_by: str | None = None  # arbiter, forfeit, fallback
+    reasons: list[str] = field(default_factory=list)
+    analysis: dict[str, Any] | None = None
+
+    def side_label(self, alias: str) -> str:
+        return "A" if alias == self.sides[0] else "B"
+
+    def other(self, alias: str) -> str:
+        return self.sides[1] if alias == self.sides[0] else self.sides[0]
+
+    def record(self) -> dict[str, Any]:
+        """The match as result.json keeps it."""
+        return {
+            "match": self.number,
+            "sides": list(self.sides),
+            "arbiter": self.arbiter,
+            "rounds": list(self.rounds),
+            "convergence": list(self.scores),
+            "progression": progression(self.scores),
+            "converged": self.converged,
+            "deciding_layer": self.last.layer if self.last else None,
+            "final_positions": {a: self.stances[a].as_dict() for a in self.sides},
+            "winner": self.winner,
+            "decided_by": self.decided_by,
+            "reasons": list(self.reasons),
+            "analysis": self.analysis,
+            "ended_early": self.ended_early,
+            "forfeit": self.forfeit,
+            "incomplete": self.incomplete,
+            "replaced": dict(self.replaced),
+        }
+
+
+def progression(scores: list[float]) -> str:
+    """'35% -> 58% -> 71%': a match's convergence by round."""
+    return " -> ".join(f"{score:g}%" for score in scores) or "not measured"
+
+
+def budget_shares(matches: int) -> list[float]:
+    """The cumulative share of the token/cost budget each match may reach (seed 001: 40%, 30%,
+    20% for a 4-model bracket, 10% kept in reserve). Generalised: match k of M weighs M + 2 - k
+    and the reserve 1, so earlier matches get more, and what a match leaves unspent passes on."""
+    weights = [matches + 2 - k for k in range(1, matches + 1)]
+    total = sum(weights) + 1
+    shares, running = [], 0
+    for weight in weights:
+        running += weight
+        shares.append(running / total)
+    return shares
+
+
+@dataclass
+class Tournament:
+    """Everything a run keeps between matches."""
+
+    s: Session
+    task: str
+    opts: TournamentOptions
+    seeds: list[str]
+    arbiters: list[str]  # a configured arbiter (or the two-agent default), else empty
+    backups: list[str]
+    embedder: Embedder | None
+    thresholds: Thresholds
+    shares: list[float]
+    round_no: int = 0
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # details["rounds"]
+    matches: list[Match] = field(default_factory=list)
+    out: dict[str, str] = field(default_factory=dict)  # agents that left, and why
+
+    def next_round(self) -> int:
+        self.round_no += 1
+        return self.round_no
+
+    def arbiter_for(self, index: int, sides: list[str]) -> str | None:
+        """The configured arbiter, else the next agent in the seeding not in the match (one
+        that lost a match may judge; one that failed may not)."""
+        if self.arbiters:
+            return self.arbiters[0]
+        after = self.seeds[index + 1 :] + self.seeds[: index + 1]
+        failed = {a for a, why in self.out.items() if why.startswith("failed")}
+        return next((a for a in after if a not in sides and a not in failed), None)
+
+    def share_reached(self, number: int) -> str | None:
+        """Why match `number` must end now (its share of the budget is spent), or None.
+        Counts the asks this run of the protocol has reached (`Session.spent`): the same on a
+        resume and a replay."""
+        limits = self.s.limits
+        tokens, cost = self.s.spent()
+        used: list[tuple[float, str]] = []
+        if limits.max_tokens:
+            used.append((tokens / limits.max_tokens, f"{tokens:,} of {limits.max_tokens:,} tokens"))
+        if limits.max_cost:
+            used.append((cost / limits.max_cost, f"${cost:.4f} of ${limits.max_cost:.4f}"))
+        share = self.shares[number - 1]
+        for fraction, text in used:
+            if fraction >= share:
+                return f"the budget share of match {number} ({share:.0%}) is spent: {text} used"
+        return None
+
+
+def describe_round(record: Mapping[str, Any], options: TournamentOptions) -> RoundSummary | None:
+    """A round of a match as the faces show it: its convergence on a 0-100 scale, the
+    threshold, converged or continue, and the layer that decided (the arbiter as judge)."""
+    number = record.get("round")
+    if not isinstance(number, int) or "match" not in record:
+        return None
+    score = record.get("score")
+    layer = record.get("layer")
+    where = f"match {record.get('match')} {record.get('kind', '')}".strip()
+    return RoundSummary(
+        round=number,
+        judge=record.get("arbiter") if layer == "arbiter" else None,
+        decision=str(record.get("decision") or "") or None,
+        score=float(score) if isinstance(score, int | float) else None,
+        scale=100,
+        threshold=options.convergence_threshold,
+        method=f"{where}, {layer} layer" if layer else where,
+        problem=record.get("problem"),
+    )
+
+
+def label(alias: str) -> str:
+    return alias_label(alias)

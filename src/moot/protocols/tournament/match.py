@@ -1,0 +1,484 @@
+"""One match (seed 001, "Match Mechanics"): round 0 positions, then challenge rounds (odd) and
+defense rounds (even), a convergence check after every round, and the arbiter's verdict.
+
+Step ids number rounds across the whole tournament, so the reports show one round per debate
+round with its convergence: `r5/match_2_challenge/agent_c`, `r5/match_2_convergence/agent_a`,
+`r7/match_2_verdict/agent_a`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from moot.deliberation.anonymize import quote
+from moot.deliberation.convergence import (
+    ARBITER_SCHEMA,
+    NO_EMBEDDER_NOTE,
+    ArbiterScores,
+    ConvergenceResult,
+    arbiter_prompt,
+    converge,
+    structural_similarity,
+)
+from moot.deliberation.parsing import json_parser
+from moot.engine.session import Session
+from moot.engine.structured import Parsed, ask_parsed
+from moot.errors import ProtocolAborted
+from moot.protocols.tournament import prompts
+from moot.protocols.tournament.bracket import (
+    Match,
+    Stance,
+    Tournament,
+    describe_round,
+    label,
+    progression,
+)
+from moot.protocols.tournament.replies import (
+    CHALLENGE_SCHEMA,
+    DEFENSE_SCHEMA,
+    POSITION_SCHEMA,
+    ChallengeReply,
+    DefenseReply,
+    PositionReply,
+    VerdictReply,
+    parser,
+    verdict_parser,
+    verdict_schema,
+)
+from moot.types import Message, Step
+
+__all__ = ["play_match"]
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def _user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def _nonce(s: Session, step: str) -> str:
+    return f"{s.rng(step).getrandbits(48):012x}"
+
+
+def _lines(items: Sequence[str]) -> str:
+    return "\n".join(f"- {item}" for item in items) or "- (none given)"
+
+
+def _step(g: int, m: Match, phase: str, alias: str) -> str:
+    return Step.at(g, f"match_{m.number}_{phase}", alias)
+
+
+async def _ask(
+    t: Tournament, alias: str, prompt: str, model: type[R], schema: dict[str, Any], step: str
+) -> Parsed[R]:
+    system = Message(role="system", content=prompts.SYSTEM.format(label=label(alias), task=t.task))
+    result: Parsed[R] = await ask_parsed(
+        t.s, alias, [system, _user(prompt)], parser(model), step=step, json_schema=schema
+    )
+    return result
+
+
+# -- round 0 ------------------------------------------------------------------------------------
+def _history(t: Tournament, step: str) -> tuple[str, str]:
+    """Earlier matches' highlights and the key points already settled, quoted as one block."""
+    highlights, points = [], []
+    for m in t.matches:
+        a, b = (label(x) for x in m.sides)
+        ended = "converged" if m.converged else "did not converge"
+        highlights.append(
+            f"Match {m.number}: {a} vs {b}; {label(m.winner or '')} won ({m.decided_by}); "
+            f"convergence {progression(m.scores)}, {ended}."
+        )
+        points += m.reasons
+        if m.last is not None:
+            points += [str(d) for d in m.last.details.get("key_disagreements", [])]
+        points += m.concessions
+        if m.analysis:
+            points.append(str(m.analysis.get("fundamental_disagreement", "")))
+    nonce = _nonce(t.s, f"{step}/history")
+    limit = t.opts.max_quote_chars
+    return (
+        quote("the tournament so far", "\n".join(highlights), nonce=nonce, limit=limit),
+        quote("the tournament so far", _lines([p for p in points if p]), nonce=nonce, limit=limit),
+    )
+
+
+def _position_prompt(t: Tournament, m: Match, seat: int, held: Stance | None, step: str) -> str:
+    if m.number == 1 or (seat == 0 and held is None):
+        return prompts.INITIAL.format(match=m.number, format=prompts.POSITION_FORMAT)
+    if seat == 0 and held is not None:  # the leader restates its refined position
+        own = quote(
+            "your position",
+            held.recommendation,
+            nonce=_nonce(t.s, step),
+            limit=t.opts.max_quote_chars,
+        )
+        return prompts.LEADER.format(
+            match=m.number, position=own, confidence=held.confidence, format=prompts.POSITION_FORMAT
+        )
+    leader = m.sides[0]
+    text = held.recommendation if held is not None else "(not stated)"
+    highlights, points = _history(t, step)
+    return prompts.CHALLENGER.format(
+        match=m.number,
+        leader=label(leader),
+        leader_position=quote(
+            label(leader), text, nonce=_nonce(t.s, step), limit=t.opts.max_quote_chars
+        ),
+        highlights=highlights,
+        key_points=points,
+        format=prompts.POSITION_FORMAT,
+    )
+
+
+def _stance(alias: str, reply: PositionReply) -> Stance:
+    return Stance(
+        alias,
+        reply.recommendation,
+        tuple(reply.reasons),
+        reply.confidence,
+        tuple(reply.confidence_factors),
+        tuple(reply.uncertainty_points),
+    )
+
+
+async def _positions(t: Tournament, m: Match, g: int, held: Stance | None) -> dict[str, Any]:
+    """Round 0: both sides state a position at once. A side that fails is replaced by the next
+    backup, which gets the same prompt; with none left the tournament stops (exit 1)."""
+    prompts_for = {}
+    for seat, alias in enumerate(m.sides):
+        step = _step(g, m, "positions", alias)
+        prompts_for[seat] = _position_prompt(t, m, seat, held, step)
+    answers = await t.s.gather(
+        *(
+            _ask(
+                t,
+                alias,
+                prompts_for[seat],
+                PositionReply,
+                POSITION_SCHEMA,
+                _step(g, m, "positions", alias),
+            )
+            for seat, alias in enumerate(m.sides)
+        )
+    )
+    failed: dict[str, str] = {}
+    for seat, answer in enumerate(answers):
+        alias = m.sides[seat]
+        while answer.value is None:
+            problem = answer.problem or "no valid answer"
+            failed[alias] = problem
+            t.out[alias] = f"failed in round 0 of match {m.number}: {problem}"
+            if not t.backups:
+                raise ProtocolAborted(
+                    f"{label(alias)} failed in round 0 of match {m.number} ({problem}) and no "
+                    "backup model is left to replace it; add one under [tournament] backups"
+                )
+            backup = t.backups.pop(0)
+            m.replaced[alias] = backup
+            m.sides[seat] = alias = backup
+            answer = await _ask(
+                t,
+                backup,
+                prompts_for[seat],
+                PositionReply,
+                POSITION_SCHEMA,
+                _step(g, m, "positions", backup),
+            )
+        m.stances[alias] = _stance(alias, answer.value)
+    for alias in m.sides:
+        st = m.stances[alias]
+        m.transcript.append(
+            f"Round 0, {m.side_label(alias)} states: {st.recommendation} "
+            f"(confidence {st.confidence:.2f}; reasons: {'; '.join(st.reasons)})"
+        )
+    return {"failed": failed} if failed else {}
+
+
+# -- challenge and defense -------------------------------------------------------------------------
+async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
+    """Each side reviews the other's current position. A side that fails loses the match by
+    default; if both fail, the arbiter judges the debate as it stands."""
+    asks = []
+    for alias in m.sides:
+        other = m.stances[m.other(alias)]
+        step = _step(g, m, "challenge", alias)
+        nonce = _nonce(t.s, step)
+        prompt = prompts.CHALLENGE.format(
+            match=m.number,
+            round=r,
+            position=quote(
+                label(other.alias), other.recommendation, nonce=nonce, limit=t.opts.max_quote_chars
+            ),
+            reasons=quote(
+                label(other.alias), _lines(other.reasons), nonce=nonce, limit=t.opts.max_quote_chars
+            ),
+            factors=quote(
+                label(other.alias), _lines(other.factors), nonce=nonce, limit=t.opts.max_quote_chars
+            ),
+            uncertainty=quote(
+                label(other.alias),
+                _lines(other.uncertainty),
+                nonce=nonce,
+                limit=t.opts.max_quote_chars,
+            ),
+            format=prompts.CHALLENGE_FORMAT,
+        )
+        asks.append(_ask(t, alias, prompt, ChallengeReply, CHALLENGE_SCHEMA, step))
+    answers: list[Parsed[ChallengeReply]] = await t.s.gather(*asks)
+    failed = {
+        a: p.problem or "no valid answer"
+        for a, p in zip(m.sides, answers, strict=True)
+        if p.value is None
+    }
+    if len(failed) == 1:
+        loser = next(iter(failed))
+        m.forfeit = loser
+        m.winner, m.decided_by = m.other(loser), "forfeit"
+        m.reasons = [f"{label(loser)} failed to provide a challenge in round {r}: {failed[loser]}"]
+    elif failed:
+        m.incomplete = f"both sides failed in round {r} (challenge)"
+    changed = {}
+    for alias, answer in zip(m.sides, answers, strict=True):
+        reply = answer.value
+        if reply is None:
+            continue
+        target = m.other(alias)
+        m.challenges[target] = [*reply.weaknesses, *reply.counter_claims, *reply.alternatives]
+        changed[alias] = _move(m, alias, reply.position, reply.confidence)
+        m.transcript.append(
+            f"Round {r}, {m.side_label(alias)} challenges: weaknesses: "
+            f"{'; '.join(reply.weaknesses)}; counter-claims: "
+            f"{'; '.join(reply.counter_claims) or '-'}; alternatives: "
+            f"{'; '.join(reply.alternatives) or '-'}; strong points: "
+            f"{'; '.join(reply.strong_points) or '-'}"
+        )
+    return {"position_changed": changed, **({"failed": failed} if failed else {})}
+
+
+async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
+    """Each side answers the challenges raised against it and holds or updates its position. A
+    failure here ends the debate: the arbiter judges what there is."""
+    asks = []
+    for alias in m.sides:
+        own = m.stances[alias]
+        step = _step(g, m, "defense", alias)
+        nonce = _nonce(t.s, step)
+        prompt = prompts.DEFENSE.format(
+            match=m.number,
+            round=r,
+            position=quote(
+                "your position", own.recommendation, nonce=nonce, limit=t.opts.max_quote_chars
+            ),
+            challenges=quote(
+                label(m.other(alias)),
+                _lines(m.challenges.get(alias, [])),
+                nonce=nonce,
+                limit=t.opts.max_quote_chars,
+            ),
+            format=prompts.DEFENSE_FORMAT,
+        )
+        asks.append(_ask(t, alias, prompt, DefenseReply, DEFENSE_SCHEMA, step))
+    answers: list[Parsed[DefenseReply]] = await t.s.gather(*asks)
+    failed = {
+        a: p.problem or "no valid answer"
+        for a, p in zip(m.sides, answers, strict=True)
+        if p.value is None
+    }
+    if failed:
+        who = ", ".join(f"{label(a)} ({why})" for a, why in failed.items())
+        m.incomplete = f"round {r} (defense) failed for {who}"
+    changed, claimed = {}, {}
+    for alias, answer in zip(m.sides, answers, strict=True):
+        reply = answer.value
+        if reply is None:
+            continue
+        changed[alias] = _move(m, alias, reply.position, reply.confidence)
+        claimed[alias] = reply.position_changed
+        m.concessions += [f"{label(alias)} conceded: {c}" for c in reply.concessions]
+        m.transcript.append(
+            f"Round {r}, {m.side_label(alias)} defends: {'; '.join(reply.defense) or '-'}; "
+            f"concedes: {'; '.join(reply.concessions) or '-'}; position "
+            f"{'changed' if changed[alias] else 'held'}"
+            + (f" ({reply.what_changed})" if reply.what_changed else "")
+        )
+    entry: dict[str, Any] = {"position_changed": changed, "position_changed_claimed": claimed}
+    return {**entry, **({"failed": failed} if failed else {})}
+
+
+def _move(m: Match, alias: str, position: str, confidence: float) -> bool:
+    """Update a side's stance; whether its position changed (the texts differ beyond the
+    structural layer's idea of the same text)."""
+    stance = m.stances[alias]
+    changed = structural_similarity(stance.recommendation, position) < 95.0
+    stance.recommendation, stance.confidence = position, confidence
+    return changed
+
+
+# -- convergence -----------------------------------------------------------------------------------
+async def _check(t: Tournament, m: Match, g: int) -> ConvergenceResult:
+    """The three layers on the two current positions; unchanged positions keep their result
+    (nobody is asked twice about the same pair)."""
+    a, b = (m.stances[x].recommendation for x in m.sides)
+    if m.last is not None and m.last_pair == (a, b):
+        return m.last
+    arbiter = m.arbiter
+
+    async def ask_arbiter(x: str, y: str) -> ArbiterScores | None:
+        assert arbiter is not None
+        step = _step(g, m, "convergence", arbiter)
+        answer = await ask_parsed(
+            t.s,
+            arbiter,
+            [_user(arbiter_prompt(x, y, task=t.task))],
+            json_parser(ArbiterScores),
+            step=step,
+            json_schema=ARBITER_SCHEMA,
+        )
+        return answer.value
+
+    result = await converge(
+        a,
+        b,
+        embedder=t.embedder,
+        arbiter=ask_arbiter if arbiter is not None else None,
+        thresholds=t.thresholds,
+    )
+    if NO_EMBEDDER_NOTE in result.notes:
+        t.s.warn(NO_EMBEDDER_NOTE)
+    m.last, m.last_pair = result, (a, b)
+    return result
+
+
+# -- the verdict -----------------------------------------------------------------------------------
+async def _verdict(t: Tournament, m: Match) -> None:
+    """The arbiter picks the winner on the final positions and the debate, with reasons; without
+    convergence it also writes the fundamental disagreement and why. Without a usable verdict
+    the more confident side wins (the leader on a tie)."""
+    if m.forfeit is not None:
+        return
+    a, b = (m.stances[x] for x in m.sides)
+    answer = None
+    if m.arbiter is not None:
+        step = _step(m.rounds[-1], m, "verdict", m.arbiter)
+        nonce = _nonce(t.s, step)
+        limit = t.opts.max_quote_chars
+        extra = "" if m.converged else prompts.ANALYSIS_FORMAT
+        prompt = prompts.VERDICT.format(
+            match=m.number,
+            rounds=len(m.rounds),
+            task=t.task,
+            a=quote("A", a.recommendation, nonce=nonce, limit=limit),
+            b=quote("B", b.recommendation, nonce=nonce, limit=limit),
+            debate=quote("the debate", "\n".join(m.transcript), nonce=nonce, limit=limit * 2),
+            incomplete=f"\nThe debate is incomplete: {m.incomplete or m.ended_early}.\n"
+            if (m.incomplete or m.ended_early)
+            else "",
+            progression=progression(m.scores),
+            converged="converged" if m.converged else "did not converge",
+            analysis="" if m.converged else prompts.ANALYSIS,
+            format=prompts.VERDICT_FORMAT.format(extra=extra),
+        )
+        answer = await ask_parsed(
+            t.s,
+            m.arbiter,
+            [_user(prompt)],
+            verdict_parser(m.converged),
+            step=step,
+            json_schema=verdict_schema(m.converged),
+        )
+    reply: VerdictReply | None = answer.value if answer is not None else None
+    if reply is not None:
+        m.winner = m.sides[0] if reply.winner == "A" else m.sides[1]
+        m.decided_by, m.reasons = "arbiter", list(reply.reasons)
+        if not m.converged:
+            m.analysis = {
+                "fundamental_disagreement": reply.fundamental_disagreement,
+                "why_no_convergence": reply.why_no_convergence,
+                "arbiter_choice": m.winner,
+                "positions": {x: m.stances[x].recommendation for x in m.sides},
+                "progression": progression(m.scores),
+            }
+        return
+    why = (
+        "no arbiter is available"
+        if answer is None
+        else f"the arbiter gave no usable verdict ({answer.problem})"
+    )
+    m.winner = m.sides[1] if b.confidence > a.confidence else m.sides[0]
+    m.decided_by = "fallback"
+    m.reasons = [f"{why}: the side with the higher final confidence wins, the leader on a tie"]
+
+
+# -- the match -------------------------------------------------------------------------------------
+def _record_round(
+    t: Tournament,
+    m: Match,
+    g: int,
+    r: int,
+    kind: str,
+    extra: dict[str, Any],
+    result: ConvergenceResult | None,
+) -> None:
+    entry: dict[str, Any] = {
+        "round": g,
+        "match": m.number,
+        "match_round": r,
+        "kind": kind,
+        "sides": list(m.sides),
+    }
+    if result is not None:
+        m.scores.append(result.score)
+        entry.update(
+            score=result.score,
+            layer=result.layer,
+            scores=dict(result.scores),
+            details=dict(result.details),
+            converged=m.converged,
+            decision="converged" if m.converged else "continue",
+            arbiter=m.arbiter if result.layer == "arbiter" else None,
+        )
+        notes = [n for n in result.notes if n != NO_EMBEDDER_NOTE]
+        if notes:
+            entry["notes"] = notes
+    else:
+        entry["decision"] = "forfeit" if m.forfeit else "incomplete"
+        entry["problem"] = m.reasons[0] if m.forfeit else m.incomplete
+    entry.update(extra)
+    t.rounds.append(entry)
+    t.s.round_done(Step.at(g, f"match_{m.number}_{kind}"), describe_round(entry, t.opts))
+
+
+async def play_match(t: Tournament, m: Match, held: Stance | None) -> Match:
+    """Run match `m` to its winner; `held` is the leader's position from the match before."""
+    threshold = t.opts.convergence_threshold
+    for r in range(0, t.opts.max_rounds + 1):
+        if r > 0:
+            why = t.share_reached(m.number)
+            if why is not None:
+                m.ended_early = why
+                break
+        g = t.next_round()
+        m.rounds.append(g)
+        if r == 0:
+            kind = "positions"
+            extra = await _positions(t, m, g, held)
+        elif r % 2:
+            kind = "challenge"
+            extra = await _challenge(t, m, g, r)
+        else:
+            kind = "defense"
+            extra = await _defense(t, m, g, r)
+        if m.forfeit or m.incomplete:
+            _record_round(t, m, g, r, kind, extra, None)
+            break
+        result = await _check(t, m, g)
+        m.converged = result.reached(threshold)
+        _record_round(t, m, g, r, kind, extra, result)
+        if m.converged:
+            break
+    await _verdict(t, m)
+    return m

@@ -1,0 +1,169 @@
+"""The tournament's reply formats (seed 001) and their parsers for the structured-output ladder.
+
+Every reply is model output: validated strictly (pydantic), with bounds on what reaches the
+journal, the prompts of later rounds and the reports. The JSON schemas sent to backends that
+enforce one list every field as required and allow no others, as the court's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from moot.deliberation.parsing import json_parser
+from moot.errors import FormatError
+
+__all__ = [
+    "CHALLENGE_SCHEMA",
+    "DEFENSE_SCHEMA",
+    "POSITION_SCHEMA",
+    "ChallengeReply",
+    "DefenseReply",
+    "PositionReply",
+    "VerdictReply",
+    "parser",
+    "verdict_parser",
+    "verdict_schema",
+]
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _upper(value: Any) -> Any:
+    return value.strip().strip('"').upper() if isinstance(value, str) else value
+
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=6000)]
+Point = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
+Points = Annotated[list[Point], Field(max_length=20)]
+Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class PositionReply(_Reply):
+    """Round 0: a side's initial position (or the leader's restated one)."""
+
+    recommendation: Text
+    reasons: Points
+    confidence: Confidence
+    confidence_factors: Points
+    uncertainty_points: Points
+
+
+class ChallengeReply(_Reply):
+    """A challenge round: a review of the other side's position, and one's own current one."""
+
+    weaknesses: Annotated[list[Point], Field(min_length=2, max_length=20)]
+    counter_claims: Points
+    alternatives: Points
+    strong_points: Points
+    position: Text  # the side's own recommendation now (unchanged, or moved by the other's)
+    confidence: Confidence
+
+
+class DefenseReply(_Reply):
+    """A defense round: answers to the challenges, concessions, the updated or held position."""
+
+    defense: Points
+    concessions: Points
+    position: Text
+    position_changed: bool
+    what_changed: Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)]
+    confidence: Confidence
+
+
+class VerdictReply(_Reply):
+    """The arbiter's decision on a match; the two analysis fields when it did not converge."""
+
+    winner: Annotated[Literal["A", "B"], BeforeValidator(_upper)]
+    reasons: Annotated[list[Point], Field(min_length=1, max_length=10)]
+    fundamental_disagreement: Annotated[
+        str, StringConstraints(strip_whitespace=True, max_length=2000)
+    ] = ""
+    why_no_convergence: Annotated[
+        str, StringConstraints(strip_whitespace=True, max_length=2000)
+    ] = ""
+
+
+_TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
+_LIST: dict[str, Any] = {"type": "array", "items": _TEXT, "maxItems": 20}
+_CONFIDENCE: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+POSITION_SCHEMA = _object(
+    {
+        "recommendation": _TEXT,
+        "reasons": _LIST,
+        "confidence": _CONFIDENCE,
+        "confidence_factors": _LIST,
+        "uncertainty_points": _LIST,
+    }
+)
+CHALLENGE_SCHEMA = _object(
+    {
+        "weaknesses": {**_LIST, "minItems": 2},
+        "counter_claims": _LIST,
+        "alternatives": _LIST,
+        "strong_points": _LIST,
+        "position": _TEXT,
+        "confidence": _CONFIDENCE,
+    }
+)
+DEFENSE_SCHEMA = _object(
+    {
+        "defense": _LIST,
+        "concessions": _LIST,
+        "position": _TEXT,
+        "position_changed": {"type": "boolean"},
+        "what_changed": {"type": "string"},
+        "confidence": _CONFIDENCE,
+    }
+)
+
+
+def verdict_schema(converged: bool) -> dict[str, Any]:
+    """The arbiter's verdict; without convergence it must also analyse the disagreement."""
+    properties: dict[str, Any] = {
+        "winner": {"type": "string", "enum": ["A", "B"]},
+        "reasons": {**_LIST, "minItems": 1, "maxItems": 10},
+    }
+    if not converged:
+        properties["fundamental_disagreement"] = _TEXT
+        properties["why_no_convergence"] = _TEXT
+    return _object(properties)
+
+
+def parser(model: type[M]) -> Callable[[str], M]:
+    """A strict parser for one of the side replies."""
+    return json_parser(model)
+
+
+def verdict_parser(converged: bool) -> Callable[[str], VerdictReply]:
+    """The verdict's parser: without convergence the analysis fields are required."""
+    parse = json_parser(VerdictReply)
+
+    def parse_verdict(text: str) -> VerdictReply:
+        reply = parse(text)
+        if not converged and not (reply.fundamental_disagreement and reply.why_no_convergence):
+            raise FormatError(
+                'the match did not converge: "fundamental_disagreement" and '
+                '"why_no_convergence" must both be filled in'
+            )
+        return reply
+
+    return parse_verdict
