@@ -24,6 +24,7 @@ from typing import Any
 from moot import __version__
 from moot.config import RunConfig, path_problems
 from moot.deliberation.anonymize import alias_for
+from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.session import Agent, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
@@ -120,7 +121,13 @@ def start(
         atomic_write(
             folder.session_json,
             json.dumps(
-                {**meta, "created": time.time(), "python": platform.python_version()}, indent=2
+                {
+                    **meta,
+                    "created": time.time(),
+                    "python": platform.python_version(),
+                    **anchors(key_from_env()),  # sealed head and signature, outside the lines
+                },
+                indent=2,
             ),
         )
         journal, _ = Journal.open(folder.events, key_from_env())
@@ -319,6 +326,7 @@ def _result(
         outcome=outcome,
         status=status,
         stop_message=message,
+        journal=session.journal,  # the result carries the journal head it was computed from
     )
 
 
