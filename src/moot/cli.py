@@ -246,9 +246,12 @@ def status(session_id: str | None, reveal: bool) -> None:
 @cli.command(name="list")
 def list_() -> None:
     """Sessions under the sessions folder, oldest first."""
-    from moot.engine.store import list_sessions, sessions_root
+    from moot.engine.store import list_sessions, sessions_root, unusable_folders
+    from moot.result import folder_result_problem
 
     folders = list_sessions()
+    for folder, why in unusable_folders():  # left by a kill while moot created them
+        click.echo(f"note: skipped {folder.path}: not a session ({why})", err=True)
     if not folders:
         click.echo(f"no sessions under {sessions_root()}")
         return
@@ -260,6 +263,9 @@ def list_() -> None:
             f"{folder.id}  {meta.get('protocol', '?'):<7} "
             f"{state.get('status', '?'):<13} {task[:60]}"
         )
+        problem = folder_result_problem(folder)  # an edited result.json, or a cut journal
+        if problem is not None:
+            click.echo(f"  ! {problem}")
 
 
 @cli.command()

@@ -76,6 +76,10 @@ class JournalSeal(BaseModel):
     signed: bool  # the seal is an HMAC with MOOT_JOURNAL_KEY, not a plain SHA-256
     seal: str  # over the result's JSON with this field's seal left empty
 
+    def describe(self) -> str:
+        """For reports: which journal head this result was computed from."""
+        return f"{self.events} events, last hash {self.head}"
+
 
 class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -69,9 +69,9 @@ def key_from_env() -> bytes | None:
     return value.encode("utf-8") if value else None
 
 
-def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None) -> bool:
+def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None) -> Head | None:
     """Check a verified chain (`hashes`, one per event) against its sealed head and against
-    what `session.json` beside it says; returns whether a head file exists.
+    what `session.json` beside it says; returns the head (None if there is no head file).
 
     A journal longer than its head is fine (the seal of the last appends did not land before a
     crash); a shorter one had lines cut off its end, and is refused naming them."""
@@ -94,7 +94,7 @@ def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None
                 f"it was deleted, and nothing shows whether lines were cut off the end of the "
                 f"{count} events left. Refusing to use this session"
             )
-        return False  # written before heads existed: sealed by the next append
+        return None  # written before heads existed, or died before its first seal
     if count < sealed.events:
         missing = sealed.events - count
         raise JournalError(
@@ -108,7 +108,7 @@ def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None
             f"{path}, line {sealed.events} does not match the sealed head ({head_path.name}): "
             "the journal was rewritten after it was sealed. Refusing to use this session"
         )
-    return True
+    return sealed
 
 
 class Journal:
@@ -187,7 +187,11 @@ class Journal:
                 handle.write(b"\n")
                 handle.flush()
                 os.fsync(handle.fileno())
-        journal = cls(path, events, prev, key, hashes=hashes, head=head, sealed=sealed)
+        journal = cls(path, events, prev, key, hashes=hashes, head=head, sealed=bool(sealed))
+        if repair and events and (sealed is None or sealed.events != len(events)):
+            # a crash left the last appends unsealed, or the folder predates heads: seal now
+            write_head(head, Head(len(events), prev, key is not None), key)
+            journal._sealed = True
         return journal, cut
 
     @staticmethod

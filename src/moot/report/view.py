@@ -21,7 +21,7 @@ from moot.engine.journal import Journal, key_from_env
 from moot.engine.state import parse_step
 from moot.engine.store import SessionFolder
 from moot.errors import JournalError
-from moot.result import AgentUsage, Result
+from moot.result import AgentUsage, Result, check_result
 from moot.types import Event
 
 __all__ = [
@@ -346,6 +346,7 @@ class SessionView:
     stop_message: str | None
     max_rounds: int | None = None
     consensus_score: int | None = None
+    journal_head: str | None = None  # the journal head the result was computed from
 
     @property
     def status_text(self) -> str:
@@ -544,6 +545,7 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
             warnings=warnings,
             max_rounds=max_rounds,
             consensus_score=consensus_score,
+            journal_head=result.journal.describe() if result.journal else None,
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
@@ -590,4 +592,5 @@ def load_view(folder: SessionFolder) -> SessionView:
             result = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise JournalError(f"{folder.result_json} cannot be read: {exc}") from exc
+        check_result(folder, result, journal)  # an edited or stale result is refused
     return build_view(result, events)
