@@ -12,6 +12,7 @@ a missing field counts as an edit."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -104,7 +105,22 @@ class Result(BaseModel):
     journal: JournalSeal | None = None  # None: written before results carried it
 
     def to_json(self) -> str:
-        return self.model_dump_json(indent=2) + "\n"
+        # Without a journal head the field is left out, so a result.json written before it
+        # existed reads and writes back byte for byte.
+        exclude = {"journal"} if self.journal is None else None
+        return self.model_dump_json(indent=2, exclude=exclude) + "\n"
+
+    def same_as_stored(self, stored: str) -> bool:
+        """Whether `stored` (a result.json's text) is this result, byte for byte; a stored
+        result from before results carried their journal head is compared without it."""
+        if stored == self.to_json():
+            return True
+        try:
+            old = json.loads(stored)
+        except ValueError:
+            return False
+        unsealed = self.model_copy(update={"journal": None})
+        return isinstance(old, dict) and "journal" not in old and stored == unsealed.to_json()
 
 
 def build_result(
@@ -202,8 +218,12 @@ def check_result(folder: SessionFolder, result: Result, journal: Journal) -> Non
 def folder_result_problem(folder: SessionFolder) -> str | None:
     """For `moot list`: None if the folder's result.json (if any) matches its journal, else a
     short line saying why not (the journal itself refused included). Read-only."""
+    from moot.migrate import folder_version  # migrate builds on this module
+
     if not folder.result_json.exists():
         return None
+    if folder_version(folder) < FORMAT_VERSION:
+        return f"written by an older moot; upgrade it with: moot migrate {folder.id}"
     try:
         journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
     except JournalError as exc:

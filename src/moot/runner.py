@@ -211,7 +211,7 @@ def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
         outcome, status, message = None, "failed", str(exc)
     result = _result(folder, meta, session, outcome, status, message)
     stored = folder.result_json.read_text(encoding="utf-8") if folder.result_json.exists() else None
-    identical = None if stored is None else stored == result.to_json()
+    identical = None if stored is None else result.same_as_stored(stored)
     steps = sum(1 for e in journal.events if e.kind in ("ask", "shell"))
     return ReplayReport(folder.id, result, identical, steps)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from moot.errors import JournalError
 
-__all__ = ["HEAD_NAME", "Head", "Sealer", "anchors", "read_head", "write_head"]
+__all__ = ["HEAD_NAME", "Head", "Sealer", "anchors", "read_head", "read_head_bytes", "write_head"]
 
 HEAD_NAME = "head.json"
 HEAD_FORMAT = 1
@@ -61,15 +61,24 @@ class Head:
         }
 
 
-def read_head(path: Path, key: bytes | None) -> Head | None:
-    """The head at `path`, None if there is none (a folder written before heads existed, or a
-    journal that died before its first seal). Refuses one that is damaged or badly signed."""
+def read_head_bytes(path: Path) -> bytes | None:
+    """The head file's bytes, None if there is none (a folder written before heads existed, or
+    a journal that died before its first seal)."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise JournalError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def read_head(path: Path, key: bytes | None, raw: bytes | None = None) -> Head | None:
+    """The head at `path` (or `raw`, its bytes read earlier), None if there is none. Refuses
+    one that is damaged or badly signed."""
+    if raw is None:
+        raw = read_head_bytes(path)
+        if raw is None:
+            return None
     try:
         record = json.loads(raw)
         mac = record.pop("hmac", None)

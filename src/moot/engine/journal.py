@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.engine.head import HEAD_NAME, Head, Sealer, read_head, write_head
+from moot.engine.head import HEAD_NAME, Head, Sealer, read_head, read_head_bytes, write_head
 from moot.engine.store import read_json
 from moot.errors import JournalError
 from moot.types import Event
@@ -69,13 +69,15 @@ def key_from_env() -> bytes | None:
     return value.encode("utf-8") if value else None
 
 
-def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None) -> Head | None:
-    """Check a verified chain (`hashes`, one per event) against its sealed head and against
-    what `session.json` beside it says; returns the head (None if there is no head file).
+def check_head(
+    path: Path, head_path: Path, sealed: Head | None, hashes: list[str], key: bytes | None
+) -> None:
+    """Check a verified chain (`hashes`, one per event) against its sealed head (`sealed`, read
+    from `head_path` before the journal was) and against what `session.json` beside it says.
 
     A journal longer than its head is fine (the seal of the last appends did not land before a
-    crash); a shorter one had lines cut off its end, and is refused naming them."""
-    sealed = read_head(head_path, key)
+    crash, or a writer appended after the head was read); a shorter one had lines cut off its
+    end, and is refused naming them."""
     anchor = read_json(path.parent / ANCHOR_NAME) or {}
     says_signed = [head_path.name] if sealed is not None and sealed.signed else []
     if anchor.get("journal_signed") is True:
@@ -83,7 +85,8 @@ def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None
     if says_signed and key is None:
         stripped = "; its lines carry no HMAC, so their signatures were stripped" if hashes else ""
         raise JournalError(
-            f"{path} belongs to a signed session ({' and '.join(says_signed)} say so){stripped}. "
+            f"{path} belongs to a signed session ({' and '.join(says_signed)} "
+            f"{'say' if len(says_signed) > 1 else 'says'} so){stripped}. "
             "Set MOOT_JOURNAL_KEY to the key it was written with; refusing to use it unverified"
         )
     count = len(hashes)
@@ -94,7 +97,7 @@ def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None
                 f"it was deleted, and nothing shows whether lines were cut off the end of the "
                 f"{count} events left. Refusing to use this session"
             )
-        return None  # written before heads existed, or died before its first seal
+        return  # written before heads existed, or died before its first seal
     if count < sealed.events:
         missing = sealed.events - count
         raise JournalError(
@@ -108,7 +111,6 @@ def check_head(path: Path, head_path: Path, hashes: list[str], key: bytes | None
             f"{path}, line {sealed.events} does not match the sealed head ({head_path.name}): "
             "the journal was rewritten after it was sealed. Refusing to use this session"
         )
-    return sealed
 
 
 class Journal:
@@ -149,6 +151,10 @@ class Journal:
         if not path.exists():
             path.touch()
         head = head or path.parent / HEAD_NAME
+        # The head first: it never names more than the journal held when it was written, so a
+        # writer appending while we read cannot make the journal look shorter than its head.
+        # It is checked after the lines, so a damaged line is named before a head problem.
+        head_raw = read_head_bytes(head)
         raw = path.read_bytes()
         events: list[Event] = []
         hashes: list[str] = []
@@ -176,7 +182,8 @@ class Journal:
                 hashes.append(new_prev)
                 prev = new_prev
                 lost_newline = True
-        sealed = check_head(path, head, hashes, key)
+        sealed = None if head_raw is None else read_head(head, key, head_raw)
+        check_head(path, head, sealed, hashes, key)
         if repair and cut is not None:
             with path.open("r+b") as handle:
                 handle.truncate(offset)
