@@ -5,8 +5,8 @@ separate file, is what tells. It is written after the event it names is fsync'd 
 file, fsync, rename), so on disk it never claims more than the journal holds: after a crash the
 journal may be longer than its head (an append whose seal did not land), never shorter.
 
-The first seal of a journal object is written before `append` returns, later ones by a
-background thread that keeps only the newest pending head, so an append does not wait for a
+A journal's first head (when no head file exists yet) is written before `append` returns,
+later ones by a background thread that keeps only the newest pending head, so an append does not wait for a
 second fsync; `close` writes the last head before it returns.
 
 Whether a session was signed (MOOT_JOURNAL_KEY) is recorded in the head and in `session.json`

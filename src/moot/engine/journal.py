@@ -280,8 +280,8 @@ class Journal:
         return event
 
     def _seal(self) -> None:
-        """Seal the head after the event it names is on disk. The first seal is written before
-        append returns (a missing head with more than one event is refused when session.json
+        """Seal the head after the event it names is on disk. With no head file yet, it is written
+        before append returns (a missing head with more than one event is refused when session.json
         says there should be one); later ones by a thread, so an append waits for one fsync."""
         head = Head(len(self.events), self.last_hash, self._key is not None)
         if not self._sealed:
