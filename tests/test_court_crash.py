@@ -124,7 +124,8 @@ model = "scripted:participants.py#judge"
 model = "scripted:participants.py#judge"
 """
 
-_VOLATILE = {"timestamp", "startedAt", "completedAt", "latencyMs", "id", "session_id"}
+# `journal`: the head the result was computed from; a crash and resume add events to it
+_VOLATILE = {"timestamp", "startedAt", "completedAt", "latencyMs", "id", "session_id", "journal"}
 
 
 def stable(value: Any) -> Any:

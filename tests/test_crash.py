@@ -242,7 +242,8 @@ def phase(step: str) -> str:
 
 
 def comparable(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k != "session_id"}
+    # `journal`: the head the result was computed from; a crash and resume add events to it
+    return {k: v for k, v in result.items() if k not in ("session_id", "journal")}
 
 
 @dataclass

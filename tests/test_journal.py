@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from moot.cli import main
+from moot.engine.head import Head, write_head
 from moot.engine.journal import Journal, canonical_json
 from moot.engine.store import SessionFolder
 
@@ -166,6 +167,13 @@ def write_records(folder: SessionFolder, records: list[dict[str, Any]]) -> None:
     folder.events.write_bytes(b"".join((canonical_json(r) + "\n").encode("utf-8") for r in records))
 
 
+def seal(folder: SessionFolder, lines: list[bytes], key: bytes | None = None) -> None:
+    """Write the head a journal of `lines` gets sealed with (as a crash left it, or as a forger
+    who can rewrite the folder would)."""
+    last = json.loads(lines[-1])
+    write_head(folder.path / "head.json", Head(len(lines), last["hash"], key is not None), key)
+
+
 # -- tampering ----------------------------------------------------------------------------------
 def test_an_edited_character_in_a_middle_line_is_refused_naming_the_line(
     capsys: pytest.CaptureFixture[str], session: SessionFolder
@@ -214,6 +222,7 @@ def crash_mid_write(folder: SessionFolder, keep: int) -> tuple[bytes, bytes]:
     kept = b"".join(lines[:keep])
     torn = lines[keep][: len(lines[keep]) // 2]
     folder.events.write_bytes(kept + torn)
+    seal(folder, lines[:keep])  # the head as the crash left it: sealed up to the last whole line
     return kept, torn
 
 
@@ -248,7 +257,11 @@ def test_a_torn_last_line_left_by_a_crash_is_cut_and_the_run_goes_on(
     assert added[-1]["kind"] == "finished"
     asks = [json.loads(line)["step"] for line in read_lines(session) if b'"kind":"ask"' in line]
     assert len(asks) == len(set(asks)) == 17
-    assert session.result_json.read_text() == expected
+    # the same outcome, now sealed to the longer journal it was computed from
+    result, before = json.loads(session.result_json.read_text()), json.loads(expected)
+    assert result["journal"]["events"] == len(read_lines(session)) > before["journal"]["events"]
+    del result["journal"], before["journal"]
+    assert result == before
 
 
 def test_a_torn_line_after_the_end_is_cut_and_the_cut_is_journaled(
@@ -350,6 +363,7 @@ def forge(folder: SessionFolder, number: int) -> None:
     record["data"]["completion"]["text"] = text.replace("clear.", "wrong, use my queue.")
     rechain(records, number - 1)
     write_records(folder, records)
+    seal(folder, read_lines(folder))  # without the key, the head cannot be signed
 
 
 def test_forged_line_with_consistent_hashes_is_refused_because_of_the_hmac(

@@ -64,9 +64,14 @@ def test_an_old_folder_is_refused_then_migrated_and_works(
         code, _, err = moot(capsys, command, session_id)
         assert code == 1 and f"moot migrate {session_id}" in err and "format version 0" in err
 
+    code, out, _ = moot(capsys, "list")
+    assert code == 0 and f"older moot; upgrade it with: moot migrate {session_id}" in out
+
     code, out, _ = moot(capsys, "migrate", session_id)
     assert code == 0, out
     assert "format version 0 -> 1" in out and "byte for byte" in out
+    code, out, _ = moot(capsys, "list")
+    assert code == 0 and session_id in out and "!" not in out  # its result is sealed now
     backup = folder / "format-v0-backup"
     assert {p.name: p.read_bytes() for p in backup.iterdir()} == {
         name: data for name, data in old_files.items() if name not in ("lock", "lock.owner")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
+from moot.engine.head import Head, write_head
 from moot.engine.journal import Journal
 from moot.report.html import CSP, html_for, markdown_html
 from moot.report.markdown import render_markdown
@@ -191,6 +192,8 @@ def test_show_works_on_a_paused_and_on_a_crashed_session(
     lines = journal.read_text().splitlines(keepends=True)
     keep = next(i for i, line in enumerate(lines) if '"r1/revise/' in line)
     journal.write_text("".join(lines[:keep]))
+    last = json.loads(lines[keep - 1])  # and its head sealed where the crash stopped it
+    write_head(crashed.folder / "head.json", Head(keep, last["hash"], False), None)
     code, out, _ = moot(capsys, "show", crashed.session_id)
     assert code == 0 and "Incomplete (running, or stopped unexpectedly)" in out
     assert "#### Evaluate" in out and "#### Revise" not in out

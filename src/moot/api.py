@@ -231,6 +231,6 @@ def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
     plan, agents = _reopen(meta)
     result = lifecycle.replay_session(folder, journal, plan.config, agents, _protocol(plan))
     stored = folder.result_json.read_text(encoding="utf-8") if folder.result_json.exists() else None
-    identical = None if stored is None else stored == result.to_json()
+    identical = None if stored is None else result.same_as_stored(stored)
     steps = sum(1 for e in journal.events if e.kind in (EventKind.ASK, EventKind.SHELL))
     return ReplayReport(folder.id, result, identical, steps)

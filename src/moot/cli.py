@@ -327,11 +327,14 @@ def status(session_id: str | None, reveal: bool) -> None:
 @cli.command(name="list")
 def list_() -> None:
     """Sessions under the sessions folder, oldest first."""
+    from moot.engine.seal import folder_result_problem
     from moot.engine.state import seen_state
-    from moot.engine.store import list_sessions, sessions_root
+    from moot.engine.store import list_sessions, sessions_root, unusable_folders
     from moot.engine.tally import Tally
 
     folders = list_sessions()
+    for folder, why in unusable_folders():  # left by a kill while moot created them
+        click.echo(f"note: skipped {folder.path}: not a session ({why})", err=True)
     if not folders:
         click.echo(f"no sessions under {sessions_root()}")
         return
@@ -350,6 +353,9 @@ def list_() -> None:
         click.echo(
             f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
         )
+        problem = folder_result_problem(folder)  # an edited result.json, or a cut journal
+        if problem is not None:
+            click.echo(f"  ! {problem}")
 
 
 def _duration(seconds: float) -> str:

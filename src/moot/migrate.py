@@ -10,8 +10,10 @@ Format versions:
 
 Older folders are read-only: resume and replay refuse them and name `moot migrate`. Migrating
 copies the old files into `format-v<N>-backup/` inside the session folder first, rewrites the
-journal event by event (same kinds, steps, data and timestamps, newly chained), then checks that
-replaying the new journal gives the stored result.
+journal event by event (same kinds, steps, data and timestamps, newly chained and sealed in
+`head.json`), seals the stored result to it, then checks that replaying the new journal gives the
+stored result. Version 1 folders written before sealed heads existed need no migration: their
+journal is sealed by its next append, and a result without a journal head still loads.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from pydantic import ValidationError
 
 from moot.api import replay
 from moot.config import format_validation_error
+from moot.engine.head import HEAD_NAME, anchors
 from moot.engine.journal import Journal, key_from_env
-from moot.engine.lifecycle import folder_version
+from moot.engine.seal import seal_result
 from moot.engine.state import StateWriter
-from moot.engine.store import SessionFolder, atomic_write, find_session, read_json
+from moot.engine.store import SessionFolder, atomic_write, find_session, folder_version, read_json
 from moot.errors import JournalError
 from moot.report import write_reports
 from moot.result import FORMAT_VERSION, Result
@@ -128,6 +131,9 @@ def _restore(folder: SessionFolder, backup: Path) -> None:
     """Put the old files back after a failed migration."""
     for path in backup.iterdir():
         shutil.copy2(path, folder.path / path.name)
+    for name in (".events.jsonl.migrating", f".{HEAD_NAME}.migrating", HEAD_NAME):
+        if not (backup / name).exists():  # written by this migration
+            (folder.path / name).unlink(missing_ok=True)
     shutil.rmtree(backup)
 
 
@@ -135,17 +141,17 @@ def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: P
     meta = _upgrade_meta(events[0].data)
     events[0] = events[0].model_copy(update={"data": meta})
 
+    key = key_from_env()
     fresh = folder.path / ".events.jsonl.migrating"
+    fresh_head = folder.path / f".{HEAD_NAME}.migrating"
     fresh.unlink(missing_ok=True)
-    journal, _ = Journal.open(fresh, key_from_env())
+    fresh_head.unlink(missing_ok=True)
+    journal, _ = Journal.open(fresh, key, head=fresh_head)
     for event in events:
         journal.append(Event(kind=event.kind, step=event.step, data=event.data, ts=event.ts))
     journal.close()
-    os.replace(fresh, folder.events)
-
-    session = read_json(folder.session_json) or {}
-    atomic_write(folder.session_json, json.dumps(_upgrade_meta({**meta, **session}), indent=2))
     stored = read_json(folder.result_json)
+    upgraded: Result | None = None
     if stored is not None:
         try:
             upgraded = Result.model_validate({**stored, "format_version": FORMAT_VERSION})
@@ -154,7 +160,15 @@ def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: P
                 f"{folder.result_json} does not fit the current result format, so it was left "
                 f"as it was: {format_validation_error(exc, 'result.json')}"
             ) from None
-        atomic_write(folder.result_json, upgraded.to_json())
+    os.replace(fresh, folder.events)
+    os.replace(fresh_head, folder.path / HEAD_NAME)  # a crash before this: no head, accepted
+
+    session = read_json(folder.session_json) or {}
+    upgraded_meta = {**_upgrade_meta({**meta, **session}), **anchors(key)}
+    atomic_write(folder.session_json, json.dumps(upgraded_meta, indent=2))
+    if upgraded is not None:
+        # Sealed to the new journal; the replay below checks that it is what the journal gives.
+        atomic_write(folder.result_json, seal_result(upgraded, journal).to_json())
 
     report = replay(folder.id, root=folder.path.parent)
     if stored is None:

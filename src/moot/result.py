@@ -1,10 +1,18 @@
 """`result.json`: the versioned outcome of a session, built from the journal alone.
 
 Everything here derives from journaled data (no clock, no environment), so `moot replay` can
-rebuild it byte for byte."""
+rebuild it byte for byte.
+
+A result carries the journal head it was computed from (how many events, the last one's hash)
+and a seal over its own content: a SHA-256, or with MOOT_JOURNAL_KEY an HMAC. `show`, `export`
+and `list` check both (`check_result`), so an edited result.json, or one left from before the
+journal grew, is reported as not matching the journal instead of being shown. Results written
+before this field existed still load; in a folder whose session.json says its journal is sealed
+a missing field counts as an edit."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -12,7 +20,18 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.types import Outcome
 
-__all__ = ["FORMAT_VERSION", "AgentUsage", "Result", "Status", "build_result", "exit_code_for"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MISMATCH",
+    "AgentUsage",
+    "JournalSeal",
+    "Result",
+    "Status",
+    "build_result",
+    "exit_code_for",
+    "unsealed",
+]
+MISMATCH = "result does not match the journal"
 
 FORMAT_VERSION = 1
 Status = Literal["consensus", "no_consensus", "failed", "paused", "interrupted"]
@@ -42,6 +61,21 @@ class AgentUsage(BaseModel):
     failures: int
 
 
+class JournalSeal(BaseModel):
+    """The journal head a result was computed from, and a seal over the result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    events: int  # how many events the journal held
+    head: str  # the hash of the last of them
+    signed: bool  # the seal is an HMAC with MOOT_JOURNAL_KEY, not a plain SHA-256
+    seal: str  # over the result's JSON with this field's seal left empty
+
+    def describe(self) -> str:
+        """For reports: which journal head this result was computed from."""
+        return f"{self.events} events, last hash {self.head}"
+
+
 class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,9 +96,25 @@ class Result(BaseModel):
     tokens: int
     cost: float | None
     stop_message: str | None = None
+    journal: JournalSeal | None = None  # None: written before results carried it
 
     def to_json(self) -> str:
-        return self.model_dump_json(indent=2) + "\n"
+        # Without a journal head the field is left out, so a result.json written before it
+        # existed reads and writes back byte for byte.
+        exclude = {"journal"} if self.journal is None else None
+        return self.model_dump_json(indent=2, exclude=exclude) + "\n"
+
+    def same_as_stored(self, stored: str) -> bool:
+        """Whether `stored` (a result.json's text) is this result, byte for byte; a stored
+        result from before results carried their journal head is compared without it."""
+        if stored == self.to_json():
+            return True
+        try:
+            old = json.loads(stored)
+        except ValueError:
+            return False
+        unsealed = self.model_copy(update={"journal": None})
+        return isinstance(old, dict) and "journal" not in old and stored == unsealed.to_json()
 
 
 def build_result(
@@ -78,10 +128,11 @@ def build_result(
     status: Status,
     stop_message: str | None = None,
 ) -> Result:
+    """The result of a session (`engine.seal.seal_result` seals it to its journal)."""
     known = [a.cost for a in agents.values()]
     cost = None if any(c is None for c in known) else round(sum(c or 0.0 for c in known), 6)
     tokens = sum(a.prompt_tokens + a.completion_tokens for a in agents.values())
-    return Result(
+    result = Result(
         session_id=session_id,
         protocol=protocol,
         task=task,
@@ -99,3 +150,9 @@ def build_result(
         cost=cost,
         stop_message=stop_message,
     )
+    return result
+
+
+def unsealed(result: Result, events: int, head: str, signed: bool) -> Result:
+    stub = JournalSeal(events=events, head=head, signed=signed, seal="")
+    return result.model_copy(update={"journal": stub})

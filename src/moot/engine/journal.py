@@ -5,7 +5,14 @@ and its own SHA-256 (`hash`) over the canonical JSON of those fields; with a key
 hash too. A line is written and fsync'd before the effect it records is used.
 
 On load, a torn last line (a write cut short by a crash) is cut off and reported; any other
-break in the chain refuses the whole journal, naming the line.
+break in the chain refuses the whole journal, naming the line. Lines cut off the end are found
+by the sealed head beside the journal (`head.json`, see `head.py`): a journal shorter than its
+head is refused, naming the events that are missing.
+
+Without MOOT_JOURNAL_KEY this protects against accidents (a bad copy, a stray edit, a crash),
+not against someone who can rewrite the whole folder: they can recompute every hash and the
+head. With the key, lines and head carry HMACs that cannot be recomputed without it; a session
+records that it was signed in its head and in `session.json`, so stripping the HMACs is caught.
 """
 
 from __future__ import annotations
@@ -18,13 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from moot.engine.head import HEAD_NAME, Head, Sealer, read_head, read_head_bytes, write_head
+from moot.engine.store import read_json
 from moot.errors import JournalError
 from moot.types import Event
 
-__all__ = ["GENESIS", "Journal", "JournalRepair", "canonical_json"]
+__all__ = ["GENESIS", "Journal", "JournalRepair", "canonical_json", "check_head", "key_from_env"]
 
 GENESIS = "0" * 64
 KEY_ENV = "MOOT_JOURNAL_KEY"
+ANCHOR_NAME = "session.json"  # records that the journal is sealed, and whether it is signed
 
 
 def canonical_json(value: Any) -> str:
@@ -59,33 +69,105 @@ def key_from_env() -> bytes | None:
     return value.encode("utf-8") if value else None
 
 
+def check_head(
+    path: Path, head_path: Path, sealed: Head | None, hashes: list[str], key: bytes | None
+) -> None:
+    """Check a verified chain (`hashes`, one per event) against its sealed head (`sealed`, read
+    from `head_path` before the journal was) and against what `session.json` beside it says.
+
+    A journal longer than its head is fine (the seal of the last appends did not land before a
+    crash, or a writer appended after the head was read); a shorter one had lines cut off its
+    end, and is refused naming them."""
+    anchor = read_json(path.parent / ANCHOR_NAME) or {}
+    says_signed = [head_path.name] if sealed is not None and sealed.signed else []
+    if anchor.get("journal_signed") is True:
+        says_signed.append(ANCHOR_NAME)
+    if says_signed and key is None:
+        stripped = "; its lines carry no HMAC, so their signatures were stripped" if hashes else ""
+        raise JournalError(
+            f"{path} belongs to a signed session ({' and '.join(says_signed)} "
+            f"{'say' if len(says_signed) > 1 else 'says'} so){stripped}. "
+            "Set MOOT_JOURNAL_KEY to the key it was written with; refusing to use it unverified"
+        )
+    count = len(hashes)
+    if sealed is None:
+        if anchor.get("journal_head") and count > 1:
+            raise JournalError(
+                f"{head_path} is missing, but {ANCHOR_NAME} says this journal is sealed there: "
+                f"it was deleted, and nothing shows whether lines were cut off the end of the "
+                f"{count} events left. Refusing to use this session"
+            )
+        return  # written before heads existed, or died before its first seal
+    if count < sealed.events:
+        missing = sealed.events - count
+        raise JournalError(
+            f"{path} holds {count} events, but its sealed head ({head_path.name}) records "
+            f"{sealed.events}: the last {missing} event(s) (seq {count} to {sealed.events - 1}, "
+            f"lines {count + 1} to {sealed.events}) were cut off. Refusing to use this "
+            "session; restore the journal from a backup"
+        )
+    if sealed.events and hashes[sealed.events - 1] != sealed.hash:
+        raise JournalError(
+            f"{path}, line {sealed.events} does not match the sealed head ({head_path.name}): "
+            "the journal was rewritten after it was sealed. Refusing to use this session"
+        )
+
+
 class Journal:
-    def __init__(self, path: Path, events: list[Event], last_hash: str, key: bytes | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        events: list[Event],
+        last_hash: str,
+        key: bytes | None,
+        *,
+        hashes: list[str] | None = None,
+        head: Path | None = None,
+        sealed: bool = False,
+    ) -> None:
         self.path = path
         self.events = events
+        self.hashes = hashes if hashes is not None else []  # each event's hash, in order
         self.last_hash = last_hash
         self._key = key
         self._fd: int | None = None
+        self.head_path = head or path.parent / HEAD_NAME
+        self._sealed = sealed  # a head file exists, so later seals may lag behind
+        self._sealer: Sealer | None = None
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
     def open(
-        cls, path: Path, key: bytes | None = None, *, repair: bool = True
+        cls,
+        path: Path,
+        key: bytes | None = None,
+        *,
+        repair: bool = True,
+        head: Path | None = None,
     ) -> tuple[Journal, JournalRepair | None]:
-        """Load and verify `path` (created if missing). A torn last line is cut from the file,
-        or with `repair=False` (read-only uses) only left out."""
+        """Load and verify `path` (created if missing) against its sealed head (`head`, by
+        default `head.json` beside it). A torn last line is cut from the file, or with
+        `repair=False` (read-only uses) only left out."""
         if not path.exists():
             path.touch()
+        head = head or path.parent / HEAD_NAME
+        # The head first: it never names more than the journal held when it was written, so a
+        # writer appending while we read cannot make the journal look shorter than its head.
+        # It is checked after the lines, so a damaged line is named before a head problem.
+        head_raw = read_head_bytes(head)
         raw = path.read_bytes()
         events: list[Event] = []
+        hashes: list[str] = []
         prev = GENESIS
         offset = 0
         cut: JournalRepair | None = None
+        lost_newline = False
         lines = raw.split(b"\n")
         trailing = lines.pop()  # bytes after the last newline: b"" unless the tail is torn
         for number, line in enumerate(lines, start=1):
             event, prev = cls._verify(path, number, line, prev, key)
             events.append(event)
+            hashes.append(prev)
             offset += len(line) + 1
         if trailing:
             number = len(lines) + 1
@@ -95,21 +177,29 @@ class Journal:
                 if _is_json_object(trailing):
                     raise  # a complete line that fails to verify was edited, not torn
                 cut = JournalRepair(line=number, dropped_bytes=len(trailing))
-                if not repair:
-                    return cls(path, events, prev, key), cut
-                with path.open("r+b") as handle:
-                    handle.truncate(offset)
-                    handle.flush()
-                    os.fsync(handle.fileno())
             else:  # complete line whose newline was lost: keep it
                 events.append(event)
+                hashes.append(new_prev)
                 prev = new_prev
-                if repair:
-                    with path.open("ab") as handle:
-                        handle.write(b"\n")
-                        handle.flush()
-                        os.fsync(handle.fileno())
-        return cls(path, events, prev, key), cut
+                lost_newline = True
+        sealed = None if head_raw is None else read_head(head, key, head_raw)
+        check_head(path, head, sealed, hashes, key)
+        if repair and cut is not None:
+            with path.open("r+b") as handle:
+                handle.truncate(offset)
+                handle.flush()
+                os.fsync(handle.fileno())
+        elif repair and lost_newline:
+            with path.open("ab") as handle:
+                handle.write(b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        journal = cls(path, events, prev, key, hashes=hashes, head=head, sealed=bool(sealed))
+        if repair and events and (sealed is None or sealed.events != len(events)):
+            # a crash left the last appends unsealed, or the folder predates heads: seal now
+            write_head(head, Head(len(events), prev, key is not None), key)
+            journal._sealed = True
+        return journal, cut
 
     @staticmethod
     def _verify(
@@ -184,10 +274,43 @@ class Journal:
         os.write(self._fd, line)
         os.fsync(self._fd)
         self.events.append(event)
+        self.hashes.append(digest)
         self.last_hash = digest
+        self._seal()
         return event
 
+    def _seal(self) -> None:
+        """Seal the head after the event it names is on disk. With no head file yet, it is written
+        before append returns (a missing head with more than one event is refused when session.json
+        says there should be one); later ones by a thread, so an append waits for one fsync."""
+        head = Head(len(self.events), self.last_hash, self._key is not None)
+        if not self._sealed:
+            write_head(self.head_path, head, self._key)
+            self._sealed = True
+            return
+        if self._sealer is None:
+            self._sealer = Sealer(self.head_path, self._key)
+        self._sealer.submit(head)
+
+    def seal_text(self, text: str) -> str:
+        """A digest of `text` bound to this journal's key: its HMAC when the journal is signed,
+        else its SHA-256 (which catches accidents, not someone who can rewrite the folder)."""
+        data = text.encode("utf-8")
+        if self._key is not None:
+            return hmac.new(self._key, data, hashlib.sha256).hexdigest()
+        return hashlib.sha256(data).hexdigest()
+
+    @property
+    def signed(self) -> bool:
+        return self._key is not None
+
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Write the last head and close the file."""
+        try:
+            if self._sealer is not None:
+                sealer, self._sealer = self._sealer, None
+                sealer.close()
+        finally:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None

@@ -24,10 +24,12 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.engine.cache import CacheError, ResponseCache, open_cache
+from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.seal import seal_result
 from moot.engine.session import Agent, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
-from moot.engine.store import SessionFolder, atomic_write, new_session_id
+from moot.engine.store import SessionFolder, atomic_write, folder_version, new_session_id
 from moot.errors import (
     Interrupted,
     JournalError,
@@ -70,20 +72,6 @@ class Ended:
 
 
 # -- folders and formats ----------------------------------------------------------------------
-def folder_version(folder: SessionFolder) -> int:
-    """The format version a session folder was written in."""
-    meta = folder.meta()
-    if meta is not None and "format_version" in meta:
-        return int(meta["format_version"])
-    with folder.events.open("rb") as handle:
-        first = handle.readline()
-    try:
-        record = json.loads(first) if first.strip() else {}
-    except ValueError:
-        return FORMAT_VERSION  # let the journal's own checks report the damage
-    return FORMAT_VERSION if "hash" in record else 0
-
-
 def current_format(folder: SessionFolder) -> SessionFolder:
     """Older session folders are read-only until `moot migrate` upgrades them."""
     version = folder_version(folder)
@@ -130,7 +118,15 @@ def open_session(
     }
     atomic_write(
         folder.session_json,
-        json.dumps({**meta, "created": time.time(), "python": platform.python_version()}, indent=2),
+        json.dumps(
+            {
+                **meta,
+                "created": time.time(),
+                "python": platform.python_version(),
+                **anchors(key_from_env()),  # sealed head and signature, outside the lines
+            },
+            indent=2,
+        ),
     )
     journal, _ = Journal.open(folder.events, key_from_env())
     journal.append(Event(kind=EventKind.BEGIN, data=meta, ts=time.time()))
@@ -266,7 +262,7 @@ def _result(
     message: str | None,
 ) -> Result:
     meta = session.meta
-    return build_result(
+    result = build_result(
         session_id=folder.id,
         protocol=meta["protocol"],
         task=meta["task"],
@@ -276,6 +272,7 @@ def _result(
         status=status,
         stop_message=message,
     )
+    return seal_result(result, session.journal)  # carries the journal head it came from
 
 
 async def run_session(

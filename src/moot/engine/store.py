@@ -14,15 +14,19 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from moot.errors import JournalLocked, SessionNotFound
+from moot.result import FORMAT_VERSION
 
 __all__ = [
     "SessionFolder",
     "atomic_write",
     "find_session",
+    "folder_problem",
+    "folder_version",
     "list_sessions",
     "new_session_id",
     "read_json",
     "sessions_root",
+    "unusable_folders",
 ]
 
 
@@ -126,40 +130,101 @@ class SessionFolder:
         return read_json(self.session_json)
 
 
-def _has_events(path: Path) -> bool:
+def _first_line(path: Path) -> bytes:
     try:
-        return path.stat().st_size > 0
+        with path.open("rb") as handle:
+            return handle.readline()
     except OSError:
-        return False
+        return b""
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why the folder at `path` is not a session moot can use, or None if it is one.
+
+    `moot run` writes a new folder's files in order: the folder and its lock, `session.json`,
+    then the journal's begin event. A kill in between leaves a folder missing the later ones;
+    nothing was asked in it yet."""
+    if not (path / "session.json").is_file():
+        return "it has no session.json"
+    line = _first_line(path / "events.jsonl")
+    if not line.strip():
+        return "its journal holds no begin event"
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return "its journal's begin event was cut off mid-write"
+    if not isinstance(record, dict) or record.get("kind") != "begin":
+        return "its journal does not start with a begin event"
+    return None
+
+
+def _folders(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name)
 
 
 def list_sessions(root: Path | None = None) -> list[SessionFolder]:
-    root = root or sessions_root()
-    if not root.is_dir():
-        return []
-    return sorted(
-        # A folder whose journal is still empty died before its first event: not a session.
-        (SessionFolder(p) for p in root.iterdir() if _has_events(p / "events.jsonl")),
-        key=lambda f: f.id,
+    """The sessions under `root`, oldest first (folders that are not sessions left out)."""
+    return [SessionFolder(p) for p in _folders(root or sessions_root()) if not folder_problem(p)]
+
+
+def unusable_folders(root: Path | None = None) -> list[tuple[SessionFolder, str]]:
+    """Folders under `root` that are not sessions, each with why (see `folder_problem`)."""
+    found = ((SessionFolder(p), folder_problem(p)) for p in _folders(root or sessions_root()))
+    return [(folder, why) for folder, why in found if why is not None]
+
+
+def _unusable(folder: SessionFolder, why: str) -> SessionNotFound:
+    return SessionNotFound(
+        f"{folder.path} is not a session moot can use: {why}. A moot stopped while creating "
+        f"it (killed or crashed) leaves such a folder; nothing was asked in it, so there is "
+        f"nothing to resume or show. Delete it (rm -r {folder.path}) and run the task again"
     )
 
 
 def find_session(ref: str | None, root: Path | None = None) -> SessionFolder:
-    """A session by id, unique id prefix, or `last` (also when `ref` is None)."""
+    """A session by id, unique id prefix, or `last` (also when `ref` is None). A reference to
+    a folder left by a kill during creation is refused saying so."""
     root = root or sessions_root()
     folders = list_sessions(root)
-    if not folders:
-        raise SessionNotFound(f'no sessions under {root}; start one with: moot run "TASK"')
+    unusable = unusable_folders(root)
     if ref in (None, "", "last", "latest"):
+        if not folders:
+            if unusable:
+                raise _unusable(*unusable[-1])
+            raise SessionNotFound(f'no sessions under {root}; start one with: moot run "TASK"')
         return folders[-1]
     assert ref is not None
     exact = [f for f in folders if f.id == ref]
     if exact:
         return exact[0]
+    for folder, why in unusable:
+        if folder.id == ref:
+            raise _unusable(folder, why)
     matches = [f for f in folders if f.id.startswith(ref) or f.id.endswith(ref)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
+        broken = [(f, w) for f, w in unusable if f.id.startswith(ref) or f.id.endswith(ref)]
+        if len(broken) == 1:
+            raise _unusable(*broken[0])
+        if not folders:
+            raise SessionNotFound(f'no sessions under {root}; start one with: moot run "TASK"')
         raise SessionNotFound(f"no session {ref!r} under {root}; `moot list` shows them")
     names = ", ".join(f.id for f in matches[:5])
     raise SessionNotFound(f"{ref!r} matches several sessions ({names}); give more of the id")
+
+
+def folder_version(folder: SessionFolder) -> int:
+    """The format version a session folder was written in."""
+    meta = folder.meta()
+    if meta is not None and "format_version" in meta:
+        return int(meta["format_version"])
+    with folder.events.open("rb") as handle:
+        first = handle.readline()
+    try:
+        record = json.loads(first) if first.strip() else {}
+    except ValueError:
+        return FORMAT_VERSION  # let the journal's own checks report the damage
+    return FORMAT_VERSION if "hash" in record else 0

@@ -284,6 +284,8 @@ def html_for(view: SessionView) -> str:
         "</div></section>"
         f"{_verdict(view)}{_chart(view)}{timeline}{_positions(view)}{_agents(view)}{warnings}"
         f"<footer>Written by moot {escape(__version__)}. Model text is shown as untrusted "
-        "content: sanitized, with no script and no external load.</footer>"
+        "content: sanitized, with no script and no external load."
+        + (f" Computed from the journal: {escape(view.journal_head)}." if view.journal_head else "")
+        + "</footer>"
         "</main></body></html>\n"
     )

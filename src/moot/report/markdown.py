@@ -186,6 +186,8 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
             f"{approx}{agent.tokens:,} | {_cost(agent.cost)} |"
         )
     lines += ["", f"Total: {view.tokens:,} tokens, cost {_cost(view.cost)} USD.", ""]
+    if view.journal_head:
+        lines += [f"Computed from the journal: {view.journal_head}.", ""]
     if view.warnings:
         lines += ["## Warnings", ""]
         lines += [f"- {w}" for w in view.warnings]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from moot import protocols
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import last_stop
+from moot.engine.seal import check_result
 from moot.engine.store import SessionFolder
 from moot.engine.tally import Tally
 from moot.errors import ConfigError, JournalError
@@ -148,6 +149,7 @@ class SessionView:
     cost: float | None
     stop_message: str | None
     max_rounds: int | None = None
+    journal_head: str | None = None  # the journal head the result was computed from
 
     @property
     def status_text(self) -> str:
@@ -334,6 +336,7 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
             rounds=rounds,
             warnings=warnings,
             max_rounds=max_rounds,
+            journal_head=result.journal.describe() if result.journal else None,
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
@@ -379,4 +382,5 @@ def load_view(folder: SessionFolder) -> SessionView:
             result = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise JournalError(f"{folder.result_json} cannot be read: {exc}") from exc
+        check_result(folder, result, journal)  # an edited or stale result is refused
     return build_view(result, events)
