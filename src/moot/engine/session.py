@@ -546,3 +546,17 @@ class Session:
         if self.mode == "live" and not path.exists():
             atomic_write(path, text, durable=False)
         return str(path.relative_to(self.folder.path))
+
+    def artifact(self, relative: str, text: str) -> str:
+        """Write a human-readable file at `relative` under the session folder (a protocol's
+        own layout, such as `refine/pass_01/critic.md`); returns the relative path.
+
+        Live mode only (replay writes nothing); atomic, so a reader never sees half a file. A
+        resumed run rewrites the same files with the same content."""
+        root = self.folder.path.resolve()
+        path = (root / relative).resolve()
+        if not path.is_relative_to(root) or path == root or relative.startswith("/"):
+            raise ValueError(f"artifact path {relative!r} must stay inside the session folder")
+        if self.mode == "live":
+            atomic_write(path, text, durable=False)
+        return str(path.relative_to(root))

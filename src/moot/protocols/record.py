@@ -18,7 +18,16 @@ from moot.config import AgentConfig, RunConfig, Section
 from moot.engine.session import Session
 from moot.types import Outcome, RoundSummary
 
-__all__ = ["ProtocolRecord", "Role", "agents_only", "no_rounds"]
+__all__ = [
+    "ASSUMED_MAX_TOKENS",
+    "Projected",
+    "Projection",
+    "ProtocolRecord",
+    "Role",
+    "agents_only",
+    "completion_cap",
+    "no_rounds",
+]
 
 OptionsT = TypeVar("OptionsT", bound=Section)
 
@@ -31,6 +40,31 @@ class Role:
     prefix: str
     salt: str
     members: Sequence[AgentConfig]
+
+
+@dataclass(frozen=True)
+class Projected:
+    """What one participant may be asked before the run ends: the fewest and the most calls
+    (the most when every cap is reached: every round, every re-ask), and the prompt tokens
+    of its largest prompt (an estimate: task, instructions and the texts it is shown, each
+    at most its completion cap)."""
+
+    member: AgentConfig
+    role: str
+    fewest: int
+    most: int
+    prompt_tokens: int
+
+
+Projection = list[Projected]
+
+# The completion cap a projection assumes for an agent that sets no `max_tokens`.
+ASSUMED_MAX_TOKENS = 4096
+
+
+def completion_cap(member: AgentConfig) -> int:
+    """The most tokens one answer of `member` may take, for projections."""
+    return member.max_tokens or ASSUMED_MAX_TOKENS
 
 
 def agents_only(config: RunConfig, options: Any) -> list[Role]:
@@ -57,6 +91,12 @@ class ProtocolRecord(Generic[OptionsT]):
     rounds_option: str | None = None
     # The option that `--verify CMD` extends (None: the protocol runs no verify commands).
     verify_option: str | None = None
+    # The option that `--samples K` sets (answers asked of every agent).
+    samples_option: str | None = None
+    # The option that `--input FILE` sets to the file's text (a text to start from).
+    input_option: str | None = None
+    # The worst case before anything runs (`moot run --dry-run`, the `--max-cost` check).
+    project: Callable[[RunConfig, OptionsT], Projection] | None = None
     # The boolean option that `--no-shuffle` sets to false (keep the participants' given order).
     shuffle_option: str | None = None
     min_agents: int = 1

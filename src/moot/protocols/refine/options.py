@@ -1,0 +1,55 @@
+"""The refine protocol's options: the `[refine]` section of a config file (seed 004,
+"Tournaments" and its configuration: `num_judges`, `convergence_k`, `max_rounds`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from moot.config import AgentConfig, Section
+
+__all__ = ["PRESETS", "RefineOptions", "RefineRoles"]
+
+# The seed's two tournaments: the plan tournament (the default) and the implementation one.
+PRESETS: dict[str, dict[str, int]] = {
+    "plan-defaults": {"judges": 3, "convergence_k": 2, "max_passes": 15},
+    "impl-defaults": {"judges": 1, "convergence_k": 1, "max_passes": 3},
+}
+
+
+class RefineRoles(Section):
+    """A model per role; an unset role rotates through the agents given with `--models`."""
+
+    critic: AgentConfig | None = None
+    author_b: AgentConfig | None = None
+    synthesizer: AgentConfig | None = None
+    judge: AgentConfig | None = None
+
+
+class RefineOptions(Section):
+    """Self-refinement by tournament: critic, author B, synthesizer, Borda judges."""
+
+    preset: Literal["plan-defaults", "impl-defaults"] | None = Field(
+        default=None,
+        description="the seed's defaults: plan-defaults (3 judges, k=2, 15 passes) or "
+        "impl-defaults (1 judge, k=1, 3 passes); options set explicitly win",
+    )
+    judges: int = Field(default=3, ge=1, le=9, description="judges ranking A, B and AB")
+    convergence_k: int = Field(
+        default=2, ge=1, le=10, description="the incumbent must win this many passes in a row"
+    )
+    max_passes: int = Field(default=15, ge=1, le=50, description="passes at most")
+    input: str | None = Field(
+        default=None, description="the text to refine (set by --input FILE); unset: one is written"
+    )
+    max_quote_chars: int = Field(default=20_000, ge=200, description="per quoted version")
+    roles: RefineRoles = Field(default_factory=RefineRoles)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        """A preset fills the options the section leaves unset."""
+        if isinstance(data, dict) and data.get("preset") in PRESETS:
+            return {**PRESETS[data["preset"]], **data}
+        return data
