@@ -162,6 +162,46 @@ def _read_text(read: Callable[[], bytes], source: str) -> str:
         ) from None
 
 
+def _input_text(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    text = _read_text(path.read_bytes, str(path))
+    if not text.strip():
+        raise click.UsageError(
+            f"--input {path} is empty; give a file holding the text to start from"
+        )
+    return text
+
+
+def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
+    """--dry-run prints the projection and exits 0; a projection above the session's max_cost
+    asks for confirmation on a terminal and refuses otherwise (exit 1)."""
+    from moot.projection import estimate, render
+
+    projected = estimate(plan, task)
+    if dry_run:
+        if projected is None:
+            click.echo(f"The {plan.record.name} protocol gives no projection; nothing was run.")
+        else:
+            click.echo(render(projected))
+        sys.exit(0)
+    limit = plan.config.limits.max_cost
+    if projected is None or limit is None or projected.cost[1] <= limit:
+        return
+    message = (
+        f"the projected worst case costs ${projected.cost[1]:.4f}, more than --max-cost ${limit:g}"
+    )
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        click.echo(render(projected), err=True)
+        if click.confirm(f"{message.capitalize()}. Run anyway?", default=False, err=True):
+            return
+        _fail("not run: the projected cost is above --max-cost")
+    _fail(
+        f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples), or see "
+        "the projection with --dry-run"
+    )
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(package_name="moot")
 @click.pass_context
@@ -212,6 +252,24 @@ def cli(ctx: click.Context) -> None:
     help="Keep the models in the order given where the protocol would shuffle them.",
 )
 @click.option(
+    "--samples",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="Answers asked of every agent, for protocols that sample (vote).",
+)
+@click.option(
+    "--input",
+    "input_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A text to start from, for protocols that refine one (refine).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the projected calls, tokens and cost range, then exit without running.",
+)
+@click.option(
     "--cache",
     "cache",
     is_flag=False,
@@ -235,6 +293,9 @@ def run(
     seed: int | None,
     verify_commands: tuple[str, ...],
     no_shuffle: bool,
+    samples: int | None,
+    input_file: Path | None,
+    dry_run: bool,
     cache: str | None,
     quiet: bool,
     reveal: bool,
@@ -263,7 +324,10 @@ def run(
         rounds=rounds,
         verify=list(verify_commands),
         no_shuffle=no_shuffle,
+        samples=samples,
+        input_text=_input_text(input_file),
     )
+    _projection_gate(plan, task, dry_run)
     with _face(quiet, json_logs, reveal) as face:
         finished = start(task, plan, subscribers=[face])
     _finish(finished, quiet)

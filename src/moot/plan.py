@@ -104,10 +104,13 @@ def check_config(
     verify: list[str] | None = None,
     no_shuffle: bool = False,
     cwd: Path | None = None,
+    samples: int | None = None,
+    input_text: str | None = None,
 ) -> tuple[Plan | None, list[str]]:
     """Every problem of a config at once; the plan if there is none. `rounds`, `verify` and
     `no_shuffle` (from --rounds, --verify and --no-shuffle) apply to the protocol that runs. A
-    file that cannot be read or parsed raises `ConfigError`."""
+    file that cannot be read or parsed raises `ConfigError`. `samples` and `input_text` (from
+    --samples and --input) set the options the record names for them."""
     data: dict[str, Any] = read_config_file(path) if path else {}
     for dotted, value in (overrides or {}).items():
         target = data
@@ -127,6 +130,8 @@ def check_config(
         if isinstance(section, dict):
             problems += _flag(record, section, "rounds_option", "--rounds", rounds)
             problems += _flag(record, section, "verify_option", "--verify", verify)
+            problems += _flag(record, section, "samples_option", "--samples", samples)
+            problems += _flag(record, section, "input_option", "--input", input_text)
             if no_shuffle and record.shuffle_option is None:
                 problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
             elif no_shuffle:
@@ -209,10 +214,18 @@ def load_config(
     rounds: int | None = None,
     verify: list[str] | None = None,
     no_shuffle: bool = False,
+    samples: int | None = None,
+    input_text: str | None = None,
 ) -> Plan:
     """Read a config file (optional), apply command-line overrides, validate everything."""
     plan, problems = check_config(
-        path, overrides, rounds=rounds, verify=verify, no_shuffle=no_shuffle
+        path,
+        overrides,
+        rounds=rounds,
+        verify=verify,
+        no_shuffle=no_shuffle,
+        samples=samples,
+        input_text=input_text,
     )
     if plan is None:
         source = str(path) if path else "options"

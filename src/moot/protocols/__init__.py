@@ -25,6 +25,7 @@ BUILTIN: dict[str, str] = {
     "court": "moot.protocols.court",
     "refine": "moot.protocols.refine",
     "tournament": "moot.protocols.tournament",
+    "vote": "moot.protocols.vote",
 }
 
 _REGISTERED: dict[str, ProtocolRecord[Any]] = {}

@@ -1,0 +1,121 @@
+"""What a run may cost before it starts (`moot run --dry-run`, and the `--max-cost` check):
+the protocol's record says how many calls each participant may get (`ProtocolRecord.project`),
+this module adds tokens and prices.
+
+Per call: the participant's largest prompt (the record's estimate plus the task) and its
+completion cap (`max_tokens`, else `record.ASSUMED_MAX_TOKENS`). The low end of the cost range
+is the fewest calls, the high end the most. Prices come from the price table
+(`models/pricing.py`); the embedded and scripted models are free; a model with no known price
+is counted at the fallback rate that cost limits use, and named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, find_price, price_table
+from moot.plan import Plan
+from moot.protocols.record import completion_cap
+from moot.types import Usage, estimate_tokens, parse_spec
+
+__all__ = ["Estimate", "Line", "estimate", "render"]
+
+_FREE = frozenset({"local", "scripted"})
+
+
+@dataclass(frozen=True)
+class Line:
+    role: str
+    model: str
+    fewest: int
+    most: int
+    tokens_per_call: int
+    low: float
+    high: float
+    priced: bool
+
+
+@dataclass(frozen=True)
+class Estimate:
+    protocol: str
+    lines: tuple[Line, ...]
+
+    @property
+    def calls(self) -> tuple[int, int]:
+        return sum(x.fewest for x in self.lines), sum(x.most for x in self.lines)
+
+    @property
+    def tokens(self) -> tuple[int, int]:
+        low = sum(x.fewest * x.tokens_per_call for x in self.lines)
+        return low, sum(x.most * x.tokens_per_call for x in self.lines)
+
+    @property
+    def cost(self) -> tuple[float, float]:
+        return sum(x.low for x in self.lines), sum(x.high for x in self.lines)
+
+    @property
+    def unpriced(self) -> list[str]:
+        return sorted({x.model for x in self.lines if not x.priced})
+
+
+def _price(
+    spec: str, options: dict[str, object], prices: dict[str, dict[str, float]]
+) -> Price | None:
+    own = options.get("price")
+    if isinstance(own, dict):
+        return Price.parse(own, f"options.price of {spec}")
+    parsed = parse_spec(spec)
+    if parsed.provider in _FREE:
+        return Price(0.0, 0.0)
+    return find_price([str(parsed), parsed.name], price_table(prices))
+
+
+def estimate(plan: Plan, task: str) -> Estimate | None:
+    """The projection of `plan` on `task`; None when its protocol gives none."""
+    project = plan.record.project
+    if project is None:
+        return None
+    task_tokens = estimate_tokens(task)
+    lines = []
+    for item in project(plan.config, plan.options):
+        cap = completion_cap(item.member)
+        prompt = item.prompt_tokens + task_tokens
+        price = _price(item.member.model, item.member.options, plan.config.prices)
+        if price is not None:
+            per_call = price.cost(Usage(prompt_tokens=prompt, completion_tokens=cap))
+        else:
+            per_call = (prompt + cap) * UNPRICED_USD_PER_TOKEN
+        lines.append(
+            Line(
+                role=item.role,
+                model=item.member.model,
+                fewest=item.fewest,
+                most=item.most,
+                tokens_per_call=prompt + cap,
+                low=item.fewest * per_call,
+                high=item.most * per_call,
+                priced=price is not None,
+            )
+        )
+    return Estimate(plan.record.name, tuple(lines))
+
+
+def render(est: Estimate) -> str:
+    """The projection as the lines `moot run --dry-run` prints."""
+    rows = [f"Projected worst case for the {est.protocol} protocol (nothing was run):"]
+    for x in est.lines:
+        calls = str(x.most) if x.fewest == x.most else f"{x.fewest}-{x.most}"
+        rows.append(
+            f"  {x.role}: {x.model}: {calls} calls, up to {x.tokens_per_call:,} tokens each, "
+            f"${x.low:.4f}-${x.high:.4f}"
+        )
+    (fewest, most), (low_t, high_t), (low, high) = est.calls, est.tokens, est.cost
+    rows.append(f"Calls: {fewest}-{most}" if fewest != most else f"Calls: {most}")
+    rows.append(f"Tokens: up to {low_t:,}-{high_t:,}")
+    rows.append(f"Cost: ${low:.4f}-${high:.4f}")
+    if est.unpriced:
+        rows.append(
+            f"No price known for {', '.join(est.unpriced)}: counted at the fallback rate of "
+            f"${UNPRICED_USD_PER_TOKEN * 1_000_000:g} per million tokens"
+        )
+    return "\n".join(rows)

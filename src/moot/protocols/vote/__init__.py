@@ -1,0 +1,20 @@
+"""The vote protocol: independent answers and a majority, the baseline of `moot bench`."""
+
+from __future__ import annotations
+
+from moot.protocols.record import ProtocolRecord
+from moot.protocols.vote.options import VoteOptions
+from moot.protocols.vote.run import describe_round, project, run
+
+__all__ = ["PROTOCOL", "VoteOptions"]
+
+PROTOCOL = ProtocolRecord(
+    name="vote",
+    summary="every agent answers K times independently; the largest group of answers wins",
+    options=VoteOptions,
+    run=run,
+    describe_round=describe_round,
+    samples_option="samples",
+    project=project,
+    min_agents=1,
+)
