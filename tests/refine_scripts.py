@@ -67,9 +67,9 @@ class Refinery:
             return wanted
         names = {}
         for label, text in shown(request.prompt).items():
-            names[
-                "B" if text == revision(number) else "AB" if text == merge(number) else "A"
-            ] = label
+            names["B" if text == revision(number) else "AB" if text == merge(number) else "A"] = (
+                label
+            )
         return json.dumps({"ranking": [names[n] for n in wanted], "reason": "scripted"})
 
     def config(self, agents: int = 4, **refine: Any) -> RunConfig:
@@ -84,6 +84,4 @@ class Refinery:
         )
 
     def prompts(self, phase: str) -> list[tuple[str, str]]:
-        return [
-            (r.meta["step"], r.prompt) for r in self.requests if f"/{phase}/" in r.meta["step"]
-        ]
+        return [(r.meta["step"], r.prompt) for r in self.requests if f"/{phase}/" in r.meta["step"]]

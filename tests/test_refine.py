@@ -109,7 +109,7 @@ def test_labels_are_seeded_shuffles_and_judges_never_see_the_critique() -> None:
     for record, (_, prompt) in zip(run.result.details["rounds"][0]["judges"], judged, strict=True):
         names = {"A": INITIAL, "B": revision(1), "AB": merge(1)}
         assert {k: names[v] for k, v in record["labels"].items()} == shown(prompt)
-    (synth_step, synth_prompt) = r.prompts("synthesize")[0]
+    (_, synth_prompt) = r.prompts("synthesize")[0]
     recorded = run.result.details["rounds"][0]["synthesis_labels"]
     names = {"A": INITIAL, "B": revision(1)}
     assert shown(synth_prompt) == {k: names[v] for k, v in recorded.items()}
