@@ -4,6 +4,7 @@ consensus or the rounds run out."""
 from __future__ import annotations
 
 from moot.protocols.arena.options import ArenaOptions
+from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.record import ProtocolRecord
 
@@ -18,5 +19,6 @@ PROTOCOL = ProtocolRecord(
     describe_round=describe_round,
     rounds_option="max_rounds",
     verify_option="verify_commands",
+    project=project,
     min_agents=2,  # one agent has nobody to deliberate with
 )

@@ -10,6 +10,7 @@ from typing import Any
 from moot.config import RunConfig
 from moot.protocols.court.options import COURT_DEFAULTS, CourtOptions
 from moot.protocols.court.paths import path_problems
+from moot.protocols.court.projection import project
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.record import ProtocolRecord, Role
@@ -48,6 +49,7 @@ PROTOCOL = ProtocolRecord(
     describe_round=describe_round,
     participants=_participants,
     rounds_option="max_agent_rounds",
+    project=project,
     min_agents=2,
     max_agents=10,
     defaults=COURT_DEFAULTS,

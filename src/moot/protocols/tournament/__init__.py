@@ -8,6 +8,7 @@ from moot.config import RunConfig
 from moot.protocols.record import ProtocolRecord, Role
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
+from moot.protocols.tournament.projection import project
 from moot.protocols.tournament.run import run
 
 __all__ = ["PROTOCOL", "TournamentOptions"]
@@ -35,6 +36,7 @@ PROTOCOL = ProtocolRecord(
     describe_round=describe_round,
     participants=_participants,
     shuffle_option="shuffle",
+    project=project,
     min_agents=2,
     max_agents=16,
 )

@@ -1,0 +1,33 @@
+"""The arena's worst case for `moot run --dry-run`: every round runs, every structured answer
+is re-asked once (unless `reask_on_bad_format = false`), and conversations grow to the context
+budget."""
+
+from __future__ import annotations
+
+import math
+
+from moot.config import RunConfig
+from moot.deliberation.anonymize import alias_for
+from moot.protocols.arena.options import ArenaOptions
+from moot.protocols.record import Projected, Projection
+from moot.types import alias_label
+
+__all__ = ["project"]
+
+
+def project(config: RunConfig, options: ArenaOptions) -> Projection:
+    """Per agent: solve, then per round evaluate and revise; one verify per round, by a judge
+    that does not repeat until every agent has judged. Fewest: one round with consensus."""
+    n, rounds = len(config.agents), options.max_rounds
+    tries = 2 if options.reask_on_bad_format else 1
+    judged = math.ceil(rounds / n)
+    return [
+        Projected(
+            member=agent,
+            role=alias_label(alias_for(i, "agent")),
+            fewest=3 + (1 if i == 0 else 0),  # solve, evaluate, revise; one verify in all
+            most=tries + rounds * (1 + tries) + judged * tries,
+            prompt_tokens=options.context_budget_tokens,
+        )
+        for i, agent in enumerate(config.agents)
+    ]

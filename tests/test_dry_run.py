@@ -1,0 +1,89 @@
+"""`moot run --dry-run`: the projected calls, tokens and cost range of every protocol, printed
+without calling a model or creating a session; the projection equals the worst case a scripted
+run reaches; a projection above --max-cost is refused off a terminal."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from moot import protocols
+from moot.plan import load_config
+from moot.projection import estimate
+from tests.refine_scripts import Refinery
+from tests.scripts import start
+from tests.test_cli import moot
+from tests.test_vote import Voters
+
+TASK = "How should the service store its sessions?"
+
+
+def _sessions() -> list[Path]:
+    """Session folders under this test's MOOT_HOME (conftest gives each test its own)."""
+    root = Path(os.environ["MOOT_HOME"]) / "sessions"
+    return sorted(root.glob("*")) if root.exists() else []
+
+
+@pytest.mark.parametrize("protocol", protocols.names())
+def test_every_protocol_projects_without_running(
+    protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    never = Refinery(lambda p, j: ["A", "B", "AB"])
+    never.config()  # registers the script, which must not be called
+    code, out, err = moot(
+        capsys, "run", TASK, "--protocol", protocol, "--dry-run",
+        "--models", "scripted:@refinery", "--models", "scripted:@refinery",
+        "--models", "scripted:@refinery",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Projected worst case" in out and re.search(r"Calls: \d+", out)
+    assert "Cost: $0.0000" in out  # scripted models are free
+    assert _sessions() == [] and not never.requests
+
+
+def test_the_refine_projection_is_the_worst_case_a_scripted_run_reaches() -> None:
+    r = Refinery(lambda p, j: ["B", "A", "AB"])  # a new incumbent every pass: never converges
+    config = r.config(agents=4, judges=3, convergence_k=2, max_passes=3)
+    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    run = start(TASK, config)
+    assert run.exit_code == 2
+    assert projected is not None and projected.calls[1] == sum(r.steps.values()) == 1 + 3 * 6
+    # per participant too: the cast is the same rotation
+    asked = Counter(step.split("/")[2] for step in r.steps)
+    by_alias = {x.role.split(" (")[0]: x.most for x in projected.lines}
+    assert by_alias == {f"Agent {a[-1].upper()}": n for a, n in asked.items()}
+    # the fewest: A wins the first k passes
+    quick = Refinery(lambda p, j: ["A", "B", "AB"])
+    done = start(TASK, quick.config(agents=4, judges=3, convergence_k=2, max_passes=3))
+    assert done.exit_code == 0 and projected.calls[0] == sum(quick.steps.values())
+
+
+def test_the_vote_projection_is_k_times_agents() -> None:
+    v = Voters(lambda a, k: "Answer: 42")
+    config = v.config(agents=3, samples=4)
+    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    start(TASK, config)
+    assert projected is not None and projected.calls == (12, 12) == (sum(v.steps.values()),) * 2
+
+
+def test_a_projection_above_max_cost_is_refused_off_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = moot(
+        capsys, "run", TASK, "--protocol", "vote", "--samples", "5", "--max-cost", "0.0001",
+        "--models", "openai:gpt-5.4", "--models", "openai:gpt-5.4",
+    )  # fmt: skip
+    assert code == 1
+    assert "the projected worst case costs $" in err and "more than --max-cost $0.0001" in err
+    assert "--dry-run" in err and _sessions() == []
+    code, out, _ = moot(
+        capsys, "run", TASK, "--protocol", "vote", "--samples", "5", "--dry-run",
+        "--models", "openai:gpt-5.4", "--models", "openai:gpt-5.4",
+    )  # fmt: skip
+    assert code == 0 and "Calls: 10" in out
+    low, high = re.search(r"Cost: \$([\d.]+)-\$([\d.]+)", out).groups()  # type: ignore[union-attr]
+    assert float(low) == float(high) > 0.0001
