@@ -5,6 +5,7 @@ from the judges, role rotation, the artifacts and the generic views."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,26 @@ def test_the_impl_preset_gives_the_seeds_implementation_defaults() -> None:
     assert RefineOptions.model_validate({"preset": "impl-defaults", "judges": 2}).judges == 2
     assert (RefineOptions().judges, RefineOptions().convergence_k) == (3, 2)
     assert RefineOptions().max_passes == 15
+
+
+def test_session_artifacts_stay_inside_the_folder_and_replay_writes_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from types import SimpleNamespace
+
+    from moot.engine.session import Session
+
+    live = SimpleNamespace(folder=SimpleNamespace(path=tmp_path), mode="live")
+    assert Session.artifact(live, "refine/pass_01/critic.md", "x") == "refine/pass_01/critic.md"  # type: ignore[arg-type]
+    assert (tmp_path / "refine" / "pass_01" / "critic.md").read_text() == "x"
+    for bad in ("../outside.md", "/etc/passwd", "refine/../../x.md", "."):
+        with pytest.raises(ValueError, match="inside the session folder"):
+            Session.artifact(live, bad, "x")  # type: ignore[arg-type]
+    assert not (tmp_path.parent / "outside.md").exists()
+    # replay rebuilds the result without writing a file
+    r = Refinery(lambda p, j: ["A", "B", "AB"])
+    run = start(TASK, r.config(judges=1, convergence_k=1))
+    shutil.rmtree(run.folder / "refine")
+    code, out, _ = moot(capsys, "replay", run.session_id)
+    assert code == 0 and "Identical" in out
+    assert not (run.folder / "refine").exists()
