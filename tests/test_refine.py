@@ -213,3 +213,21 @@ def test_session_artifacts_stay_inside_the_folder_and_replay_writes_none(
     code, out, _ = moot(capsys, "replay", run.session_id)
     assert code == 0 and "Identical" in out
     assert not (run.folder / "refine").exists()
+
+
+def test_the_live_view_shows_the_borda_table_and_the_streak() -> None:
+    import io
+
+    from rich.console import Console
+
+    from moot.display.live import LiveView
+
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=True, width=120, color_system=None)
+    r = Refinery(lambda p, j: ["A", "AB", "B"])
+    with LiveView(console, auto_refresh=False) as view:
+        run = start(TASK, r.config(judges=1, convergence_k=2), subscribers=[view])
+    assert run.exit_code == 0
+    out = stream.getvalue()
+    assert "moot refine" in out and "round 2 of 15" in out
+    assert "A holds: converged (streak 2 of 2)" in out and "votes A 2, B 0, AB 1" in out
