@@ -87,3 +87,42 @@ def test_a_projection_above_max_cost_is_refused_off_a_terminal(
     assert code == 0 and "Calls: 10" in out
     low, high = re.search(r"Cost: \$([\d.]+)-\$([\d.]+)", out).groups()  # type: ignore[union-attr]
     assert float(low) == float(high) > 0.0001
+
+
+def test_on_a_terminal_a_costly_projection_asks_first(tmp_path: Path) -> None:
+    """A real pseudo-terminal: the projection and a question; answering no runs nothing."""
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    leader, follower = pty.openpty()
+    moot_bin = str(Path(sys.executable).parent / "moot")
+    child = subprocess.Popen(
+        [moot_bin, "run", TASK, "--protocol", "vote", "--samples", "5", "--max-cost", "0.0001",
+         "--models", "openai:gpt-5.4"],
+        stdin=follower, stdout=follower, stderr=follower, cwd=tmp_path, env=os.environ.copy(),
+    )  # fmt: skip
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"Run anyway?" not in seen and time.monotonic() < deadline:
+        try:
+            seen += os.read(leader, 4096)
+        except OSError:
+            break
+    assert b"Run anyway?" in seen and b"Calls: 5" in seen, seen
+    os.write(leader, b"n\n")
+    assert child.wait(timeout=30) == 1
+    rest = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        rest += chunk
+    os.close(leader)
+    assert b"not run: the projected cost is above --max-cost" in rest
+    assert _sessions() == []

@@ -178,6 +178,9 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     asks for confirmation on a terminal and refuses otherwise (exit 1)."""
     from moot.projection import estimate, render
 
+    limit = plan.config.limits.max_cost
+    if not dry_run and limit is None:
+        return
     projected = estimate(plan, task)
     if dry_run:
         if projected is None:
@@ -185,7 +188,6 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
         else:
             click.echo(render(projected))
         sys.exit(0)
-    limit = plan.config.limits.max_cost
     if projected is None or limit is None or projected.cost[1] <= limit:
         return
     message = (
