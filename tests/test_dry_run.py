@@ -126,3 +126,21 @@ def test_on_a_terminal_a_costly_projection_asks_first(tmp_path: Path) -> None:
     os.close(leader)
     assert b"not run: the projected cost is above --max-cost" in rest
     assert _sessions() == []
+
+
+def test_the_refine_projection_counts_configured_roles_as_their_own_participants() -> None:
+    r = Refinery(lambda p, j: ["AB", "A", "B"])  # a new incumbent every pass
+    data = r.config(agents=2).model_dump(mode="json")
+    data["refine"] = {
+        "judges": 3,
+        "max_passes": 2,
+        "roles": {"judge": {"model": "scripted:@refinery"}},
+    }
+    plan = load_config(None, data)
+    projected = estimate(plan, TASK)
+    run = start(TASK, plan.config)
+    assert run.exit_code == 2 and projected is not None
+    asked = Counter(step.split("/")[2] for step in r.steps)
+    by_alias = {x.role.split(" (")[0]: x.most for x in projected.lines}
+    assert by_alias["Judge A"] == asked["judge_a"] == 3 * 2
+    assert projected.calls[1] == sum(r.steps.values())

@@ -231,3 +231,38 @@ def test_the_live_view_shows_the_borda_table_and_the_streak() -> None:
     out = stream.getvalue()
     assert "moot refine" in out and "round 2 of 15" in out
     assert "A holds: converged (streak 2 of 2)" in out and "votes A 2, B 0, AB 1" in out
+
+
+def test_the_synthesizer_sees_a_and_b_under_both_label_orders_across_passes() -> None:
+    r = Refinery(lambda p, j: ["B", "A", "AB"])  # never converges: six passes
+    run = start(TASK, r.config(judges=1, convergence_k=1, max_passes=6))
+    orders = [rec["synthesis_labels"]["X"] for rec in run.result.details["rounds"]]
+    assert set(orders) == {"A", "B"}, orders
+    for (_, prompt), rec in zip(r.prompts("synthesize"), run.result.details["rounds"], strict=True):
+        number = rec["round"]
+        names = {"B": revision(number), "A": revision(number - 1) if number > 1 else INITIAL}
+        assert shown(prompt) == {k: names[v] for k, v in rec["synthesis_labels"].items()}
+
+
+def test_configured_roles_play_their_part_every_pass() -> None:
+    r = Refinery(lambda p, j: ["A", "B", "AB"])
+    register = r.config()  # registers the script
+    data = register.model_dump(mode="json")
+    data["refine"] = {
+        "judges": 2,
+        "convergence_k": 2,
+        "roles": {
+            "judge": {"model": "scripted:@refinery"},
+            "critic": {"model": "scripted:@refinery"},
+        },
+    }
+    from moot.config import RunConfig
+
+    run = start(TASK, RunConfig.model_validate(data))
+    assert run.exit_code == 0
+    by_phase = {
+        (step.split("/")[1], step.split("/")[2]) for step in r.steps if not step.startswith("r0/")
+    }
+    assert {alias for phase, alias in by_phase if phase == "judge"} == {"judge_a"}
+    assert {alias for phase, alias in by_phase if phase == "critic"} == {"critic_a"}
+    assert all(alias.startswith("agent_") for phase, alias in by_phase if phase == "revise")
