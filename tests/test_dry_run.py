@@ -144,3 +144,22 @@ def test_the_refine_projection_counts_configured_roles_as_their_own_participants
     by_alias = {x.role.split(" (")[0]: x.most for x in projected.lines}
     assert by_alias["Judge A"] == asked["judge_a"] == 3 * 2
     assert projected.calls[1] == sum(r.steps.values())
+
+
+def test_the_arena_projection_bounds_a_run_that_never_converges_and_is_always_reasked() -> None:
+    from tests.scripts import Debate
+
+    # Every solve and revise answer is unstructured (re-asked), every verdict too: the worst case.
+    debate = Debate(verdicts=["no verdict here"], answer=lambda alias, step: "no tags at all")
+    config = debate.config(("one", "two"), arena={"max_rounds": 3})
+    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    run = start(TASK, config)
+    assert run.exit_code == 2 and projected is not None
+    made = sum(debate.steps.values())
+    fewest, most = projected.calls
+    assert fewest <= made <= most, (fewest, made, most)
+    # exact but for the verifies: each agent may judge twice in 3 rounds (4), the run has 3
+    assert made == most - 2
+    # per agent, its own bound holds: solve, evaluate and revise every round, judging included
+    per_agent = Counter(r.meta["agent"] for r in debate.requests)
+    assert max(per_agent.values()) <= max(x.most for x in projected.lines)

@@ -4,8 +4,6 @@ budget."""
 
 from __future__ import annotations
 
-import math
-
 from moot.config import RunConfig
 from moot.deliberation.anonymize import alias_for
 from moot.protocols.arena.options import ArenaOptions
@@ -17,10 +15,12 @@ __all__ = ["project"]
 
 def project(config: RunConfig, options: ArenaOptions) -> Projection:
     """Per agent: solve, then per round evaluate and revise; one verify per round, by a judge
-    that does not repeat until every agent has judged. Fewest: one round with consensus."""
+    drawn from those who have not judged yet, then from everyone: an agent judges at most once
+    in the first n rounds and then possibly every round. Each agent's bound is reachable; their
+    sum over-counts the verifies (one per round in all). Fewest: one round with consensus."""
     n, rounds = len(config.agents), options.max_rounds
     tries = 2 if options.reask_on_bad_format else 1
-    judged = math.ceil(rounds / n)
+    judged = 1 + max(0, rounds - n)
     return [
         Projected(
             member=agent,
