@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.engine.store import find_session
+from moot.models.scripted import register_script
 from moot.protocols.refine.cast import cast_pass
 from tests.refine_scripts import CRITIQUE, INITIAL, Refinery, merge, revision, shown
 from tests.scripts import start
@@ -266,3 +267,13 @@ def test_configured_roles_play_their_part_every_pass() -> None:
     assert {alias for phase, alias in by_phase if phase == "judge"} == {"judge_a"}
     assert {alias for phase, alias in by_phase if phase == "critic"} == {"critic_a"}
     assert all(alias.startswith("agent_") for phase, alias in by_phase if phase == "revise")
+
+
+def test_an_author_that_writes_nothing_aborts_with_the_fix() -> None:
+    r = Refinery(lambda p, j: ["A", "B", "AB"])
+    config = r.config()
+    register_script(
+        "refinery", lambda request: "" if "/author/" in request.meta["step"] else r.reply(request)
+    )
+    run = start(TASK, config)
+    assert run.exit_code == 1 and "--input FILE" in (run.message or run.result.how)

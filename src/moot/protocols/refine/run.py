@@ -24,6 +24,7 @@ from typing import Any
 
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
+from moot.errors import ProtocolAborted
 from moot.protocols.refine import prompts
 from moot.protocols.refine.cast import Cast, cast_pass
 from moot.protocols.refine.judging import judge_pass
@@ -71,7 +72,12 @@ async def _initial(s: Session, st: _State) -> None:
         author = sorted(a for a in s.aliases if a.startswith("agent_"))[0]
         step = Step.at(0, "author", author)
         text = await _say(s, author, prompts.AUTHOR.format(task=st.task), step)
-        st.incumbent, st.writer = text or "", author
+        if text is None:  # nothing to refine; resuming would replay the same failure
+            raise ProtocolAborted(
+                f"the author ({author}) wrote no initial text; start again, or give the text "
+                "with --input FILE"
+            )
+        st.incumbent, st.writer = text, author
     s.artifact("refine/initial_a.md", st.incumbent)
 
 
