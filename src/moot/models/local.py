@@ -86,6 +86,7 @@ class _Worker:
         self._lock = threading.Lock()
         self._stderr: deque[str] = deque(maxlen=12)
         self._stderr_done = threading.Event()
+        self.closed = threading.Event()
         threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
         threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
 
@@ -94,6 +95,7 @@ class _Worker:
             line = _ANSI.sub("", line).strip()
             if line and not _CHATTER.search(line):  # keep what explains a death
                 self._stderr.append(line[:300])
+        stream.close()
         self._stderr_done.set()
 
     def _read(self, stream: IO[str]) -> None:
@@ -111,6 +113,7 @@ class _Worker:
                     waiting = self._pending.pop(message.get("id"), None)
                 if waiting is not None:
                     _settle(waiting, message)
+        stream.close()
         code = self.proc.wait()
         self._stderr_done.wait(2)
         reason = _describe(code, list(self._stderr))
@@ -118,9 +121,14 @@ class _Worker:
             self.dead = reason
             waiting_all = list(self._pending.values())
             self._pending.clear()
+            try:
+                self._stdin.close()
+            except OSError:
+                pass
         _fail(self.ready, _Crashed(reason))
         for waiting in waiting_all:
             _fail(waiting, _Crashed(reason))
+        self.closed.set()
 
     def submit(self, payload: dict[str, Any]) -> tuple[int, Future[dict[str, Any]]]:
         """Send one ask; its future gets the reply line or raises _Crashed."""
@@ -139,6 +147,8 @@ class _Worker:
             self._write({"cancel": ask_id})
 
     def _write(self, line: dict[str, Any]) -> None:
+        if self.dead is not None:
+            return
         try:
             self._stdin.write(json.dumps(line) + "\n")
             self._stdin.flush()
@@ -156,6 +166,7 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5)
+        self.closed.wait(5)  # the reader has closed the pipes
 
 
 def _settle(future: Future[dict[str, Any]], value: dict[str, Any]) -> None:
@@ -242,9 +253,7 @@ class LocalModel:
             max_concurrency=int(options.get("max_concurrency", 8 if batched else 1)),
         )
         self._key = (self.backend, str(self.path), n_ctx, threads)
-        self._open = True
-        with _WORKERS_LOCK:
-            _USERS[self._key] = _USERS.get(self._key, 0) + 1
+        self._using = False  # counted among the worker's users since its first ask
 
     def connection_key(self) -> str:
         return f"{self.backend}:{self.path}"
@@ -291,6 +300,10 @@ class LocalModel:
         raise AssertionError("unreachable")
 
     async def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        if not self._using:
+            self._using = True
+            with _WORKERS_LOCK:
+                _USERS[self._key] = _USERS.get(self._key, 0) + 1
         worker = _worker(self._key)
         await asyncio.wait_for(asyncio.wrap_future(worker.ready), START_TIMEOUT)
         ask_id, answer = worker.submit(payload)
@@ -327,9 +340,9 @@ class LocalModel:
         )
 
     async def aclose(self) -> None:
-        if not self._open:
+        if not self._using:
             return
-        self._open = False
+        self._using = False
         with _WORKERS_LOCK:
             _USERS[self._key] -= 1
             last = _USERS[self._key] <= 0

@@ -14,7 +14,7 @@ value. Asks run concurrently, each in its own thread: mistral.rs batches them in
 The worker exits when stdin closes, so it never outlives moot.
 
 Tests make the runtime die for real with MOOT_LOCAL_TEST_CRASH="abort:MARKER" (or
-"segv:MARKER"): an ask whose messages contain MARKER aborts the worker, or dereferences a null
+"segv:MARKER"): an ask whose last message contains MARKER aborts the worker, or dereferences a null
 pointer. With MOOT_LOCAL_TEST_CRASH_ONCE=PATH it does so only while PATH exists, removing it
 first, so the retry on a fresh worker succeeds.
 """
@@ -192,7 +192,8 @@ def _maybe_crash(payload: dict[str, Any]) -> None:
     """The test hook (see the module docstring): die the way native code dies."""
     setting = os.environ.get("MOOT_LOCAL_TEST_CRASH", "")
     how, _, marker = setting.partition(":")
-    if not marker or marker not in _flat(payload["messages"]):
+    last = payload["messages"][-1]["content"] if payload["messages"] else ""
+    if not marker or marker not in last:
         return
     once = os.environ.get("MOOT_LOCAL_TEST_CRASH_ONCE")
     if once:
