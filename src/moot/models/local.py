@@ -53,7 +53,7 @@ class _Crashed(Exception):
 class _Worker:
     """One worker process and the asks waiting for its replies."""
 
-    def __init__(self, backend: str, path: Path, n_ctx: int, threads: int) -> None:
+    def __init__(self, backend: str, path: Path, n_ctx: int, threads: int, isq: str) -> None:
         env = {**os.environ, "MOOT_LOCAL_THREADS": str(threads)}
         env.setdefault("RAYON_NUM_THREADS", str(threads))  # mistral.rs's compute threads
         # Its own session: a Ctrl-C meant for moot must not kill the runtime under the asks
@@ -67,6 +67,8 @@ class _Worker:
                 str(path),
                 "--n-ctx",
                 str(n_ctx),
+                "--isq",
+                isq,
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -198,16 +200,17 @@ def _describe(code: int, stderr: list[str]) -> str:
 
 
 # One worker per (backend, file, settings), shared by the models on it while one is open.
-_WORKERS: dict[tuple[str, str, int, int], _Worker] = {}
-_USERS: dict[tuple[str, str, int, int], int] = {}
+_Key = tuple[str, str, int, int, str]  # backend, file, context size, threads, quantization
+_WORKERS: dict[_Key, _Worker] = {}
+_USERS: dict[_Key, int] = {}
 _WORKERS_LOCK = threading.Lock()
 
 
-def _worker(key: tuple[str, str, int, int]) -> _Worker:
+def _worker(key: _Key) -> _Worker:
     with _WORKERS_LOCK:
         worker = _WORKERS.get(key)
         if worker is None or worker.dead is not None:
-            worker = _Worker(key[0], Path(key[1]), key[2], key[3])
+            worker = _Worker(key[0], Path(key[1]), key[2], key[3], key[4])
             _WORKERS[key] = worker
         return worker
 
@@ -252,7 +255,9 @@ class LocalModel:
             context_window=n_ctx,
             max_concurrency=int(options.get("max_concurrency", 8 if batched else 1)),
         )
-        self._key = (self.backend, str(self.path), n_ctx, threads)
+        # mistral.rs re-quantizes to Q8_0 by default (see local_worker); "none" keeps the file's.
+        isq = str(options.get("isq", "Q8_0" if batched else "none"))
+        self._key: _Key = (self.backend, str(self.path), n_ctx, threads, isq)
         self._using = False  # counted among the worker's users since its first ask
 
     def connection_key(self) -> str:
