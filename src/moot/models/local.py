@@ -310,7 +310,12 @@ class LocalModel:
             with _WORKERS_LOCK:
                 _USERS[self._key] = _USERS.get(self._key, 0) + 1
         worker = _worker(self._key)
-        await asyncio.wait_for(asyncio.wrap_future(worker.ready), START_TIMEOUT)
+        try:
+            # Shielded: one ask giving up must not cancel the start that others wait for.
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(worker.ready)), START_TIMEOUT)
+        except TimeoutError:
+            message = f"the {self.backend} worker did not load the model in {START_TIMEOUT:g}s"
+            return {"ok": False, "kind": "timeout", "message": message}
         ask_id, answer = worker.submit(payload)
         timeout = payload["timeout"]
         # The worker enforces the deadline itself; this guard only catches a hung runtime.

@@ -98,6 +98,10 @@ def _mistralrs(model: str, n_ctx: int, isq: str) -> Generate:
     def generate(ask: _Ask) -> tuple[str, int, int]:
         p = ask.payload
         schema = p.get("json_schema")
+        if schema is not None:
+            # Compact JSON: with free whitespace allowed, a small model can spend its whole
+            # token budget on blanks inside the object and never close it.
+            schema = {"x-guidance": {"whitespace_flexible": False}, **schema}
         request = mistralrs.ChatCompletionRequest(
             model="default",
             messages=p["messages"],
