@@ -333,9 +333,11 @@ def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
         else:
             raise AssertionError("no model call started")
         time.sleep(0.5)
-        found = subprocess.run(
-            ["pgrep", "-f", "moot.models.local_worker"], capture_output=True, text=True
-        ).stdout.split()
+        found = [
+            proc.name
+            for proc in Path("/proc").iterdir()
+            if proc.name.isdigit() and b"moot.models.local_worker" in _cmdline(proc)
+        ]
         workers = [pid for pid in found if _ppid(int(pid)) == child.pid]
         assert workers  # the runtime runs in a worker of this moot
         child.send_signal(signal.SIGTERM)
@@ -351,6 +353,13 @@ def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
     while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(Path(f"/proc/{pid}").exists() for pid in workers)  # it did not outlive moot
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _ppid(pid: int) -> int:
