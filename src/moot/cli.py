@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["cli", "main"]
 
+DEMO_ROUNDS = 1  # rounds of a run with no --models and no config (the embedded model)
+
 
 def _fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"moot: error: {message}", err=True)
@@ -267,6 +269,10 @@ def run(
         overrides[f"limits.{key}"] = value
     if cache is not None:
         overrides["cache.store"] = cache
+    if rounds is None and not models and config_path is None:
+        # The embedded default is a demonstration: one round shows every phase and a judged
+        # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
+        rounds = DEMO_ROUNDS
     plan = load_config(
         config_path,
         overrides,

@@ -113,6 +113,8 @@ def open_session(
         "context_windows": {
             a.alias: a.model.capabilities.context_window for a in agents if a.model
         },
+        # models that constrain their output to a schema get asked for JSON (arena)
+        "schema_enforced": {a.alias: a.model.capabilities.json_schema for a in agents if a.model},
         "cwd": os.getcwd(),
         "moot_version": __version__,
     }

@@ -234,6 +234,14 @@ class Session:
         events = self.journal.events
         return events[0].ts if events and events[0].kind == EventKind.BEGIN else None
 
+    def enforces_schema(self, alias: str) -> bool:
+        """Whether `alias`'s model constrains its output to a JSON schema (constrained
+        decoding), as recorded when the session began, so resume and replay agree."""
+        recorded = self.meta.get("schema_enforced")
+        if isinstance(recorded, dict):
+            return bool(recorded.get(alias, False))
+        return False  # sessions from before the record: as they ran
+
     def context_window(self, alias: str) -> int:
         model = self.agent(alias).model
         if model is not None:

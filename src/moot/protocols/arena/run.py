@@ -16,7 +16,13 @@ from typing import Any, Literal
 from moot.deliberation.agreement import check_agreement
 from moot.deliberation.anonymize import quote, scrub_identity
 from moot.deliberation.markup import strip_markup
-from moot.deliberation.parsing import Verdict, parse_solution, parse_verdict
+from moot.deliberation.parsing import (
+    SOLUTION_SCHEMA,
+    VERDICT_SCHEMA,
+    Verdict,
+    parse_solution_any,
+    parse_verdict_any,
+)
 from moot.deliberation.substance import check_substance
 from moot.deliberation.trust import (
     Checks,
@@ -115,13 +121,20 @@ def _anonymous(s: Session, text: str, step: str) -> str:
     return scrubbed
 
 
+def _schema(s: Session, alias: str, schema: dict[str, object]) -> dict[str, Any] | None:
+    """Where the model enforces a JSON schema (constrained decoding, as the embedded model
+    does), the answer is asked as that JSON: even a tiny model then answers in the format
+    on its first try. Others keep the tag format their prompts describe."""
+    return dict(schema) if s.enforces_schema(alias) else None
+
+
 def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
     """The solve/revise parser: the format, then substance (not empty, not an echo of the
     prompt or its template, not a refusal); a problem is a format error, so it gets a re-ask."""
     asked = [m.content for m in messages if m.role != "assistant"][-2:]
 
     def parse(text: str) -> tuple[str, str]:
-        solution, analysis = parse_solution(text)
+        solution, analysis = parse_solution_any(text)
         solution = strip_markup(solution)
         problem = check_substance(solution, asked, task=st.task)
         if problem is not None:
@@ -171,6 +184,7 @@ async def _solve(s: Session, st: _State) -> None:
                 step=Step.at(0, "solve", a),
                 reminder=prompts.FORMAT,
                 reask=st.opts.reask_on_bad_format,
+                json_schema=_schema(s, a, SOLUTION_SCHEMA),
             )
             for a in aliases
         )
@@ -218,6 +232,7 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
                 step=step,
                 reminder=prompts.REVISED_FORMAT,
                 reask=st.opts.reask_on_bad_format,
+                json_schema=_schema(s, a, SOLUTION_SCHEMA),
             )
             for a, msgs, step in asks
         )
@@ -266,10 +281,11 @@ async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]
         s,
         judge,
         _messages(s, st, judge, prompt, step),
-        parse_verdict,
+        parse_verdict_any,
         step=step,
         reminder=prompts.VERDICT_REMINDER,
         reask=st.opts.reask_on_bad_format,
+        json_schema=_schema(s, judge, VERDICT_SCHEMA),
     )
     if parsed.completion.ok:
         st.conversations[judge] = list(parsed.messages)
@@ -346,13 +362,12 @@ def _outcome(
     elif qualifiers:
         how = f"{how}; {'; '.join(qualifiers)}"
     if chosen is not None:
-        why = (
-            f"the judge named it as the base solution{_mods(verdict)}"
-            if base
-            else "the agents' answers agreed"
-            if reached
-            else "no judge named a base solution; it is the first remaining agent's"
-        )
+        if base:
+            why = f"the judge named it as the base solution{_mods(verdict)}"
+        elif isinstance(evidence, MatchingAnswers):
+            why = "the agents' answers agreed, and it is the first of them"
+        else:
+            why = "no judge named a valid base solution, so it is the first remaining agent's"
         trust_text = f"{trust.statement} The final answer is {_label(chosen)}'s solution: {why}."
     else:
         trust_text = trust.statement
