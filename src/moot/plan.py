@@ -104,6 +104,7 @@ def check_config(
     verify: list[str] | None = None,
     no_shuffle: bool = False,
     cwd: Path | None = None,
+    pick: str | None = None,
 ) -> tuple[Plan | None, list[str]]:
     """Every problem of a config at once; the plan if there is none. `rounds`, `verify` and
     `no_shuffle` (from --rounds, --verify and --no-shuffle) apply to the protocol that runs. A
@@ -127,6 +128,7 @@ def check_config(
         if isinstance(section, dict):
             problems += _flag(record, section, "rounds_option", "--rounds", rounds)
             problems += _flag(record, section, "verify_option", "--verify", verify)
+            problems += _flag(record, section, "pick_option", "--pick", pick)
             if no_shuffle and record.shuffle_option is None:
                 problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
             elif no_shuffle:
@@ -209,10 +211,11 @@ def load_config(
     rounds: int | None = None,
     verify: list[str] | None = None,
     no_shuffle: bool = False,
+    pick: str | None = None,
 ) -> Plan:
     """Read a config file (optional), apply command-line overrides, validate everything."""
     plan, problems = check_config(
-        path, overrides, rounds=rounds, verify=verify, no_shuffle=no_shuffle
+        path, overrides, rounds=rounds, verify=verify, no_shuffle=no_shuffle, pick=pick
     )
     if plan is None:
         source = str(path) if path else "options"
