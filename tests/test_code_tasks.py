@@ -93,6 +93,39 @@ def judge(request):
     return "The one whose verification passed is best. WINNER: " + str(winner)
 """
 
+ARENA = """
+import re
+
+
+def _reply(request, diff):
+    step = request.meta["step"]
+    text = request.messages[-1].content
+    if "/solve/" in step:
+        return "My fix:\\n```diff\\n" + diff + "```"
+    if "/evaluate/" in step:
+        return "Strengths: short. Weaknesses: none. Errors: none."
+    if "/revise/" in step:
+        return "I keep my change as it is."
+    base = "merged"
+    quoted = r'from="(Agent [A-Z])" id="[0-9a-f]+">(.*?)</quoted'
+    for label, block in re.findall(quoted, text, re.S):
+        if "[passed]" in block:
+            base = label
+    return ("AGREEMENT POINTS: all.\\n<verdict>\\ndecision: CONSENSUS\\n"
+            "convergence_score: 9\\nremaining_disagreements: 0\\n"
+            f"base_solution: {base}\\nmodifications: none\\n</verdict>")
+
+
+def arena_good(request):
+    _log("arena_good", request)
+    return _reply(request, GOOD)
+
+
+def arena_wrong(request):
+    _log("arena_wrong", request)
+    return _reply(request, WRONG)
+"""
+
 EDITOR = '''#!{python}
 """A coding CLI stand-in: edits calc.py in its working folder, answers in text."""
 import os, sys, time
@@ -154,7 +187,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def agents_file(tmp_path: Path) -> Path:
     path = tmp_path / "agents.py"
-    path.write_text(AGENTS)
+    path.write_text(AGENTS + ARENA)
     return path
 
 
@@ -440,3 +473,26 @@ def test_sigkill_during_the_work_then_resume_asks_nobody_twice_and_clean_leaves_
     assert sh(repo, "worktree", "list").count("\n") == 1
     assert "moot" not in sh(repo, "branch", "--list", "--all")
     assert strays(repo) == []
+
+
+def test_the_arena_on_a_code_task_judges_diffs_with_their_verification(
+    repo: Path, agents_file: Path, tmp_path: Path
+) -> None:
+    specs = [f"scripted:{agents_file}#arena_{name}" for name in ("good", "wrong")]
+    before = state(repo)
+    run = api.start(
+        TASK, config(specs, repo, protocol="arena", arena={"max_rounds": 1}), sleep=no_sleep
+    )
+    assert state(repo) == before
+    aliases = by_spec(run)
+    judged = [e["prompt"] for e in log(tmp_path) if "/verify/" in e["step"]]
+    assert len(judged) == 1
+    # both changes, with both verification results, quoted as untrusted text
+    assert "[passed]" in judged[0] and "[failed (exit code 1)]" in judged[0]
+    assert "+    return a + b" in judged[0] and "+    return a * b" in judged[0]
+    assert judged[0].count("<quoted from=") >= 2
+    assert run.result.consensus
+    assert run.result.details["winner"] == aliases["arena_good"]
+    assert "+    return a + b" in run.result.final_answer
+    apply_session(find_session(run.session_id))
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"

@@ -24,6 +24,9 @@ __all__ = [
     "extract_diff",
     "first_messages",
     "realize",
+    "revise_format",
+    "rows",
+    "solution_text",
     "work",
 ]
 
@@ -43,6 +46,15 @@ _REPO = "The repository as you start from it:\n{context}\n\n"
 _REAPPLY = (
     "Your diff could not be applied: {error}\n\nThe files are as they were before your diff. "
     "Send the whole corrected diff again. " + DIFF_FORMAT
+)
+_REVISE_IN_PLACE = (
+    "Make your revised change by editing the files in your folder (your earlier change is "
+    "there); then reply with a short summary of what you changed and which disagreements you "
+    "still hold."
+)
+_REVISE_DIFF = (
+    "Your earlier change is applied to your files. Answer with a diff AGAINST THAT STATE "
+    "(only the further edits; an empty diff if you keep your change as it is). "
 )
 _FENCE = re.compile(r"```[ \t]*(?:diff|patch|udiff)[^\n]*\n(.*?)(?:\n```|\Z)", re.DOTALL)
 _BARE = re.compile(r"^(?:diff --git |--- (?:a/|/dev/null))", re.MULTILINE)
@@ -64,13 +76,24 @@ def extract_diff(text: str) -> str | None:
     return None
 
 
-async def first_messages(s: Session, alias: str, task: str) -> list[Message]:
+async def first_messages(
+    s: Session, alias: str, task: str, system: Message | None = None
+) -> list[Message]:
     """The opening prompt of an agent's code turn: CLI agents work in place, others get the
     repository context (journaled once per session) and answer with a diff."""
+    head = [system] if system is not None else []
     if s.edits_in_place(alias):
-        return [_user(_TASK.format(task=task, how=_IN_PLACE))]
+        return [*head, _user(_TASK.format(task=task, how=_IN_PLACE))]
     context = await s.code_context()
-    return [_user(_TASK.format(task=task, how=_REPO.format(context=context) + DIFF_FORMAT))]
+    how = _REPO.format(context=context) + DIFF_FORMAT
+    return [*head, _user(_TASK.format(task=task, how=how))]
+
+
+def revise_format(s: Session, alias: str) -> str:
+    """How to answer a request for a revised change (the protocol's own words come first)."""
+    if s.edits_in_place(alias):
+        return _REVISE_IN_PLACE
+    return _REVISE_DIFF + DIFF_FORMAT
 
 
 @dataclass(frozen=True)
@@ -96,16 +119,23 @@ class Work:
 
 
 async def realize(
-    s: Session, alias: str, messages: Sequence[Message], reply: Completion, *, step: str
+    s: Session,
+    alias: str,
+    messages: Sequence[Message],
+    reply: Completion,
+    *,
+    step: str,
+    optional: bool = False,
 ) -> Work:
     """Turn an agent's answer into its worktree's change: apply its diff (API models; one
-    re-ask with git's error) or take what it edited (CLI agents); then verify."""
+    re-ask with git's error) or take what it edited (CLI agents); then verify. `optional`:
+    an answer without a diff keeps the worktree as it is (a revision that changes nothing)."""
     convo = [*messages, Message(role="assistant", content=reply.text)]
     if not reply.ok:
         problem = reply.failure.message if reply.failure else "the call failed"
         return Work(alias, False, None, (), tuple(convo), problem=problem)
     summary = reply.text.strip()
-    if not s.edits_in_place(alias):
+    if not s.edits_in_place(alias) and not (optional and extract_diff(reply.text) is None):
         error = await _apply(s, alias, reply.text, step=step + "/apply")
         if error:
             retry = [*convo, _user(_REAPPLY.format(error=error))]
@@ -142,9 +172,11 @@ async def _apply(s: Session, alias: str, text: str, *, step: str) -> str:
     return "" if result.applied else result.error
 
 
-async def work(s: Session, alias: str, task: str, *, step: str) -> Work:
+async def work(
+    s: Session, alias: str, task: str, *, step: str, system: Message | None = None
+) -> Work:
     """One agent's whole turn on the task, from its first prompt."""
-    messages = await first_messages(s, alias, task)
+    messages = await first_messages(s, alias, task, system)
     reply = await s.ask(alias, messages, step=step)
     return await realize(s, alias, messages, reply, step=step)
 
@@ -172,3 +204,29 @@ def evidence(s: Session, label: str, item: Work, *, nonce_step: str, limit: int)
         + f"\nVerification of {label}'s change:\n"
         + quote(f"{label} verification", checks_text(item.checks), nonce=nonce + "v", limit=limit)
     )
+
+
+def solution_text(item: Work) -> str:
+    """An agent's code solution as the others and the judges see it (the caller quotes it as
+    untrusted text): the diff against the baseline, then each verify command's result."""
+    stats = item.change.stats if item.change is not None else "no change"
+    diff = item.change.patch if item.change is not None else ""
+    return (
+        f"## CHANGES ({stats})\n```diff\n{diff.rstrip() or '(no change)'}\n```\n\n"
+        f"## VERIFICATION\n{checks_text(item.checks)}"
+    )
+
+
+def rows(works: Sequence[Work]) -> dict[str, dict[str, object]]:
+    """Each agent's status, diff stats and verify results, for `Outcome.details["code"]`."""
+    return {
+        w.alias: {
+            "status": w.status,
+            "problem": w.problem,
+            "files": w.change.files if w.change else 0,
+            "insertions": w.change.insertions if w.change else 0,
+            "deletions": w.change.deletions if w.change else 0,
+            "checks": [c.model_dump(mode="json") for c in w.checks],
+        }
+        for w in works
+    }

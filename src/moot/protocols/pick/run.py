@@ -14,7 +14,7 @@ from typing import Any
 from moot.config import AgentConfig, RunConfig
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
-from moot.protocols.codework import Work, evidence, work
+from moot.protocols.codework import Work, evidence, rows, work
 from moot.protocols.pick.options import PickOptions
 from moot.protocols.record import Role
 from moot.types import Message, Outcome, Step
@@ -108,17 +108,7 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
     elif opts.by == "judge":
         winner = await _judge(s, task, done, opts)
     details: dict[str, object] = {
-        "code": {
-            w.alias: {
-                "status": w.status,
-                "problem": w.problem,
-                "files": w.change.files if w.change else 0,
-                "insertions": w.change.insertions if w.change else 0,
-                "deletions": w.change.deletions if w.change else 0,
-                "checks": [c.model_dump(mode="json") for c in w.checks],
-            }
-            for w in works
-        },
+        "code": rows(works),
         "summary": summary,
         "winner": winner,
         "picked_by": opts.by,
