@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -496,3 +497,76 @@ def test_the_arena_on_a_code_task_judges_diffs_with_their_verification(
     assert "+    return a + b" in run.result.final_answer
     apply_session(find_session(run.session_id))
     assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_moot_stop_cancels_a_running_session_and_finished_agents_stay_selectable(
+    repo: Path, agents_file: Path, editor: Path, tmp_path: Path
+) -> None:
+    hold = tmp_path / "hold"
+    env = {**os.environ, "EDITOR_HOLD": str(hold)}
+    toml = tmp_path / "moot.toml"
+    toml.write_text(
+        f'protocol = "pick"\nseed = 5\n[[agents]]\nmodel = "cli:editor"\n'
+        f'options = {{ command = "{editor}", output = "text" }}\n'
+        f'[[agents]]\nmodel = "scripted:{agents_file}#good"\n[code]\nrepo = "{repo}"\n'
+    )
+    process = subprocess.Popen(
+        [MOOT, "run", TASK, "--config", str(toml)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 60
+    while not hold.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    assert hold.exists(), "the editor never started"
+    editor_pid = int(hold.read_text())
+    folder = find_session(None)
+    stopped = subprocess.run([MOOT, "stop", folder.id], capture_output=True, text=True, timeout=30)
+    assert stopped.returncode == 0 and f"process {process.pid}" in stopped.stdout
+    assert process.wait(30) == 130
+    with pytest.raises(ProcessLookupError):  # the agent's process was ended with the run
+        for _ in range(50):
+            os.kill(editor_pid, 0)
+            time.sleep(0.1)
+    meta = json.loads(folder.session_json.read_text())
+    good = next(a for a, spec in meta["aliases"].items() if spec.endswith("#good"))
+    done = apply_session(folder, good)
+    assert done.alias == good
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_doctor_reports_and_prunes_worktrees_whose_session_is_gone(
+    repo: Path, agents_file: Path, isolated: Path
+) -> None:
+    run = api.start(
+        TASK,
+        config([f"scripted:{agents_file}#good"], repo, pick={"by": "none"}),
+        sleep=no_sleep,
+    )
+    # a worktree root outside the session folder, so the worktrees outlive the folder
+    root = isolated.parent / "elsewhere"
+    code = {"repo": str(repo), "worktree_root": str(root)}
+    other = api.start(
+        TASK,
+        config([f"scripted:{agents_file}#good"], repo, pick={"by": "none"}, code=code),
+        sleep=no_sleep,
+    )
+    shutil.rmtree(other.folder)
+    report = subprocess.run(
+        [MOOT, "doctor", "--models", f"scripted:{agents_file}#good"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"stray: session {other.session_id}" in report.stdout
+    assert run.session_id not in report.stdout  # its folder exists: not a stray
+    assert "moot doctor --prune" in report.stdout
+    pruned = subprocess.run(
+        [MOOT, "doctor", "--prune"], cwd=repo, capture_output=True, text=True, timeout=60
+    )
+    assert pruned.returncode == 0 and "pruned 1 worktree(s)" in pruned.stdout
+    listed = sh(repo, "worktree", "list")
+    assert other.session_id not in listed and run.session_id in listed
+    assert strays(repo) == []

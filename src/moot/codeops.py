@@ -157,14 +157,14 @@ def _known_repos(extra: Path | None) -> list[Path]:
     if extra is not None:
         try:
             found[open_repo(extra).root] = None
-        except WorkspaceError:
+        except (WorkspaceError, OSError):  # not a repository (or no git here): nothing to check
             pass
     for folder in list_sessions():
         settings = code_settings(folder)
         if settings is not None and Path(settings.repo).is_dir():
             try:
                 found[open_repo(settings.repo).root] = None
-            except WorkspaceError:
+            except (WorkspaceError, OSError):
                 continue
     return list(found)
 
