@@ -416,6 +416,35 @@ def test_a_bad_repository_fails_at_once_and_creates_nothing(
         )
 
 
+def test_a_nested_repository_or_a_context_glob_matching_nothing_leaves_nothing(
+    repo: Path, agents_file: Path, isolated: Path, tmp_path: Path
+) -> None:
+    before = state(repo)
+    specs = [f"scripted:{agents_file}#good"]
+    with pytest.raises(WorkspaceError, match="--context 'docs/\\*\\*' matches no file"):
+        api.start(
+            TASK,
+            config(specs, repo, code={"repo": str(repo), "context": ["docs/**"]}),
+            sleep=no_sleep,
+        )
+    nested = repo / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    sh(nested, "init", "-q")
+    (nested / "code.c").write_text("int x;\n")
+    sh(nested, "add", "-A")
+    sh(nested, "commit", "-q", "-m", "nested")
+    with pytest.raises(WorkspaceError, match="vendor/lib"):
+        api.start(TASK, config(specs, repo), sleep=no_sleep)
+    shutil.rmtree(repo / "vendor")
+    assert state(repo) == before
+    assert sh(repo, "for-each-ref") == sh(repo, "for-each-ref", "refs/heads/main")
+    assert not (repo / ".git" / "moot" / "sessions").exists() or not any(
+        (repo / ".git" / "moot" / "sessions").iterdir()
+    )
+    sessions = isolated / "sessions"
+    assert not sessions.exists() or not any(sessions.iterdir())
+
+
 def test_sigkill_during_the_work_then_resume_asks_nobody_twice_and_clean_leaves_nothing(
     repo: Path, agents_file: Path, editor: Path, tmp_path: Path
 ) -> None:

@@ -22,6 +22,7 @@ from moot.workspace import (
     Repo,
     Worktree,
     apply_patch,
+    clean_session,
     create_worktrees,
     load_baseline,
     open_repo,
@@ -137,9 +138,18 @@ class CodeWorkspace:
         """Baseline (taken once) and a worktree per alias; safe to repeat after a crash."""
         repo = open_repo(self.settings.repo)
         baseline = load_baseline(repo, self.session)
+        fresh = baseline is None
         if baseline is None:
             baseline = take_baseline(repo, self.session, session_dir=self.folder)
-        trees = create_worktrees(repo, baseline, self.root, aliases)
+        try:
+            if fresh and self.settings.context:  # a --context glob that matches nothing
+                self._repo, self._baseline = repo, baseline
+                self.context()
+            trees = create_worktrees(repo, baseline, self.root, aliases)
+        except WorkspaceError:
+            if fresh:  # a new session that cannot start leaves nothing behind
+                clean_session(repo, self.session)
+            raise
         self._repo, self._baseline = repo, baseline
         self._trees = {t.alias: t for t in trees}
 
