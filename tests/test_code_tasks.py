@@ -599,3 +599,18 @@ def test_doctor_reports_and_prunes_worktrees_whose_session_is_gone(
     listed = sh(repo, "worktree", "list")
     assert other.session_id not in listed and run.session_id in listed
     assert strays(repo) == []
+
+
+def test_the_live_board_shows_each_agents_diff_stats_and_verification(
+    repo: Path, agents_file: Path
+) -> None:
+    specs = [f"scripted:{agents_file}#{name}" for name in ("good", "wrong")]
+    run = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    env = {**os.environ, "COLUMNS": "200"}
+    shown = subprocess.run(
+        [MOOT, "status", run.session_id], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "Change" in shown.stdout
+    assert "1 files +1 -1; verify 1/1" in shown.stdout  # the good change
+    assert "1 files +1 -1; verify 0/1" in shown.stdout  # the wrong one

@@ -138,6 +138,9 @@ def render_board(
     table.add_column("Calls", justify="right", footer=str(board.calls), no_wrap=True)
     table.add_column("Tokens", justify="right", footer=f"{board.tokens:,}", no_wrap=True)
     table.add_column("Cost", justify="right", footer=_cost(board.cost), no_wrap=True)
+    code = any(row.change for row in board.agents.values())  # a code task's diff and checks
+    if code:
+        table.add_column("Change", no_wrap=True, overflow="ellipsis")
     for row in board.agents.values():
         cells: list[RenderableType] = [label(row.alias)]
         if show_models:
@@ -151,6 +154,8 @@ def render_board(
             f"{row.tokens:,}",
             _cost(row.cost if row.cost_known else None),
         ]
+        if code:
+            cells.append(row.change or "-")
         table.add_row(*cells)
     parts: list[RenderableType] = [_header(board, now)]
     if board.task:
