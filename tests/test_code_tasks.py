@@ -614,3 +614,24 @@ def test_the_live_board_shows_each_agents_diff_stats_and_verification(
     assert "Change" in shown.stdout
     assert "1 files +1 -1; verify 1/1" in shown.stdout  # the good change
     assert "1 files +1 -1; verify 0/1" in shown.stdout  # the wrong one
+
+
+def test_the_live_view_stops_drawing_while_the_user_picks() -> None:
+    import io
+
+    from rich.console import Console
+
+    from moot.display.live import LiveView
+    from moot.types import Event, EventKind
+
+    out = io.StringIO()
+    face = LiveView(Console(file=out, force_terminal=True, width=100), auto_refresh=False)
+    meta = {"session_id": "s", "protocol": "pick", "task": "t", "aliases": {"agent_a": "x:y"}}
+    with face:
+        face(Event(kind=EventKind.OPENED, data={"meta": meta, "past": []}, ts=1.0))
+        assert face._live.is_started
+        with face.paused():
+            assert not face._live.is_started
+            face(Event(kind=EventKind.RUN_STARTED, data={"pid": 1}, ts=2.0))
+            assert not face._live.is_started  # an event while the user types draws nothing
+        assert face._live.is_started

@@ -321,8 +321,19 @@ def run(
         pick=pick,
     )
     with _face(quiet, json_logs, reveal) as face:
-        finished = start(task, plan, subscribers=[face])
+        finished = start(task, plan, subscribers=[face], chooser=_chooser(face))
     _finish(finished, quiet)
+
+
+def _chooser(face: Face) -> Any:
+    """A human choice on the terminal (a code task's pick), with the live view paused."""
+    from moot.engine.session import read_choice
+
+    async def choose(prompt: str, options: Any) -> str | None:
+        with face.paused():
+            return await read_choice(prompt, options)
+
+    return choose
 
 
 @cli.command()
@@ -343,7 +354,9 @@ def resume(
 
     limits = _limit_overrides(max_cost, max_tokens, timeout)
     with _face(quiet, json_logs, reveal) as face:
-        finished = resume_session(session_id, limits=limits, subscribers=[face])
+        finished = resume_session(
+            session_id, limits=limits, subscribers=[face], chooser=_chooser(face)
+        )
     _finish(finished, quiet)
 
 
