@@ -401,7 +401,7 @@ def test_a_bad_repository_fails_at_once_and_creates_nothing(
     args.append(f"--repo={plain}")
     done = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert "not a git" in done.stderr.lower() or "git repository" in done.stderr
+    assert "is not inside a git repository" in done.stderr
     assert not (isolated / "sessions").exists() or not any((isolated / "sessions").iterdir())
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -635,3 +635,28 @@ def test_the_live_view_stops_drawing_while_the_user_picks() -> None:
             face(Event(kind=EventKind.RUN_STARTED, data={"pid": 1}, ts=2.0))
             assert not face._live.is_started  # an event while the user types draws nothing
         assert face._live.is_started
+
+
+def test_repo_without_a_value_is_the_current_repository_and_verify_has_a_timeout(
+    repo: Path, agents_file: Path
+) -> None:
+    toml = repo.parent / "code.toml"
+    toml.write_text('[code]\nrepo = "unused"\nverify_timeout = 0.5\n')
+    args = [MOOT, "run", TASK, "--protocol", "pick", "--pick", "none", "--config", str(toml)]
+    args += ["--models", f"scripted:{agents_file}#good", "--verify", "sleep 30", "--repo"]
+    started = time.monotonic()
+    done = subprocess.run(args, cwd=repo / "..", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "is not inside a git repository" in done.stderr
+    done = subprocess.run(args, cwd=repo, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr  # no winner picked: --pick none
+    assert time.monotonic() - started < 20  # the verify command was killed at its timeout
+    session = done.stdout.split("Session ", 1)[1].split(":", 1)[0]
+    result = json.loads(find_session(session).result_json.read_text())
+    assert result["details"]["winner"] is None
+    (check,) = next(iter(result["details"]["code"].values()))["checks"]
+    assert check["timed_out"] is True and check["command"] == "sleep 30"
+    assert "verify 0/1" in done.stdout
+    assert (
+        Path(json.loads(find_session(session).session_json.read_text())["config"]["code"]["repo"])
+        == repo.resolve()
+    )
