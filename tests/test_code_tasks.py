@@ -660,3 +660,31 @@ def test_repo_without_a_value_is_the_current_repository_and_verify_has_a_timeout
         Path(json.loads(find_session(session).session_json.read_text())["config"]["code"]["repo"])
         == repo.resolve()
     )
+
+
+def test_a_verify_command_that_times_out_leaves_no_process_behind(
+    repo: Path, agents_file: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "escaped.pid"
+    command = f"setsid sleep 300 & echo $! > {pidfile}; sleep 30"
+    code = {"repo": str(repo), "verify_commands": [command], "verify_timeout": 1.0}
+    run = api.start(
+        TASK,
+        config([f"scripted:{agents_file}#good"], repo, pick={"by": "none"}, code=code),
+        sleep=no_sleep,
+    )
+    (check,) = next(iter(run.result.details["code"].values()))["checks"]
+    assert check["timed_out"] is True
+    escaped = int(pidfile.read_text())
+    deadline = time.time() + 10
+    while time.time() < deadline and _alive(escaped):
+        time.sleep(0.1)
+    assert not _alive(escaped), "the verify command's setsid'd child outlived its timeout"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")

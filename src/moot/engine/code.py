@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from moot.config import CodeSettings
-from moot.engine.shell import run_shell
 from moot.errors import WorkspaceError
+from moot.models.cli_process import run_process
 from moot.workspace import (
     Baseline,
     Repo,
@@ -186,22 +186,29 @@ class CodeWorkspace:
 
     async def verify(self, alias: str) -> list[VerifyRun]:
         """Each verify command in the agent's worktree, one after the other. The commands are
-        the user's (config or --verify), never model text; they run in their own process group
-        and are killed as a tree on timeout (engine/shell.py)."""
+        the user's (config or --verify), never model text. They run under the process
+        supervisor the CLI agents use (models/cli_process.py): on a timeout, or if moot itself
+        dies, the whole process tree ends, setsid'd or double-forked children included."""
         cwd = str(self._tree(alias).path)
+        keep = self.settings.output_tail_chars
         runs = []
         for command in self.settings.verify_commands:
-            done = await run_shell(command, cwd=cwd, timeout=self.settings.verify_timeout)
-            output = done.stdout + ("\n" + done.stderr if done.stderr else "")
-            keep = self.settings.output_tail_chars
+            done = await run_process(
+                ["/bin/sh", "-c", command],
+                stdin=None,
+                timeout=self.settings.verify_timeout,
+                cwd=cwd,
+            )
+            stdout = done.stdout.decode("utf-8", "replace")
+            output = stdout + ("\n" + done.stderr if done.stderr.strip() else "")
             runs.append(
                 VerifyRun(
                     command=command,
-                    exit_code=done.exit_code,
+                    exit_code=-1 if done.exit_code is None else done.exit_code,
                     timed_out=done.timed_out,
-                    seconds=done.seconds,
+                    seconds=round(done.duration, 3),
                     tail=output[-keep:],
-                    cut=len(output) > keep or done.truncated,
+                    cut=len(output) > keep or done.overflow,
                 )
             )
         await asyncio.to_thread(self._save_verify, alias, runs)
