@@ -688,3 +688,13 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state not in ("Z", "X")
+
+
+def test_a_protocol_without_code_tasks_refuses_repo(repo: Path, agents_file: Path) -> None:
+    args = [MOOT, "run", TASK, "--protocol", "court", "--repo", str(repo)]
+    for _ in range(2):
+        args += ["--models", f"scripted:{agents_file}#good"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "the court protocol does not run code tasks (--repo)" in done.stderr
+    assert "arena" in done.stderr and "pick" in done.stderr

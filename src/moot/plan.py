@@ -64,6 +64,11 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         except ValidationError as exc:
             problems += problem_lines(exc, record.name)
     problems += _agent_count(record, len(config.agents))
+    if config.code is not None and not record.code_tasks:
+        problems.append(
+            f"code: the {record.name} protocol does not run code tasks (--repo); "
+            f"use one that does: {', '.join(_code_protocols())}"
+        )
     for name, section in config.sections().items():
         if name != record.name and name not in protocols.names():
             problems.append(_unknown_key(name))
@@ -163,6 +168,10 @@ def check_config(
     if plan is not None:
         more += _provider_problems(plan)
     return (None if more else plan), more
+
+
+def _code_protocols() -> list[str]:
+    return [name for name in protocols.names() if protocols.get(name).code_tasks]
 
 
 def _provider_problems(plan: Plan) -> list[str]:

@@ -17,6 +17,7 @@ PROTOCOL = ProtocolRecord(
     run=run,
     participants=participants,
     pick_option="by",
+    code_tasks=True,
     check=check,
     min_agents=1,
 )
