@@ -81,6 +81,7 @@ class CallContext:
     recorded: tuple[dict[str, Any], ...]
     checkpoint: Callable[[dict[str, Any]], None]
     warn: Callable[[str], None]  # journaled once per session and message
+    cwd: str | None = None  # a code task's worktree: where a coding agent works
 
     def for_step(self) -> list[dict[str, Any]]:
         return [item for item in self.recorded if item.get("step") == self.step]

@@ -35,6 +35,7 @@ from moot.deliberation.trust import (
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
+from moot.protocols import codework
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.text import cut
@@ -61,6 +62,7 @@ class _State:
     judges: list[str] = field(default_factory=list)
     rounds: list[dict[str, object]] = field(default_factory=list)
     checks: Checks | None = None  # the last round's verify commands: passed of total
+    works: dict[str, codework.Work] = field(default_factory=dict)  # a code task's changes
 
     @property
     def active(self) -> list[str]:
@@ -170,7 +172,33 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     s.archive(f"{name}/{letter}_analysis", analysis)
 
 
+def _keep_work(s: Session, st: _State, item: codework.Work, name: str) -> None:
+    """A code task's turn: the solution is the diff plus its verification results."""
+    alias = item.alias
+    st.conversations[alias] = list(item.messages)
+    if not item.ok and alias not in st.solutions:
+        st.failed[alias] = item.problem or "failed"
+        return
+    if item.ok:
+        st.works[alias] = item
+        st.solutions[alias] = codework.solution_text(item)
+        st.analyses[alias] = item.summary
+        s.archive(f"{name}/{alias.rsplit('_', 1)[-1]}_solution", st.solutions[alias])
+
+
 async def _solve(s: Session, st: _State) -> None:
+    if s.code_task:
+        aliases = list(st.conversations)
+        steps = [Step.at(0, "solve", a) for a in aliases]
+        works = await s.gather(
+            *(
+                codework.work(s, a, st.task, step=step, system=st.system)
+                for a, step in zip(aliases, steps, strict=True)
+            )
+        )
+        for item in works:
+            _keep_work(s, st, item, "round0")
+        return
     prompt = prompts.SOLVE.format(task=st.task, format=prompts.FORMAT)
     aliases = list(st.conversations)
     messages = {a: _messages(s, st, a, prompt, Step.at(0, "solve", a)) for a in aliases}
@@ -219,9 +247,20 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
         order = s.shuffle(sorted(critiques), step=step + "/order")
         prompt = prompts.REVISE.format(
             critiques=_quoted(s, st, critiques, order, step) or "(no critiques were written)",
-            format=prompts.REVISED_FORMAT,
+            format=codework.revise_format(s, a) if s.code_task else prompts.REVISED_FORMAT,
         )
         asks.append((a, _messages(s, st, a, prompt, step), step))
+    if s.code_task:
+        replies = await s.gather(*(s.ask(a, msgs, step=step) for a, msgs, step in asks))
+        works = await s.gather(
+            *(
+                codework.realize(s, a, msgs, reply, step=step, optional=True)
+                for (a, msgs, step), reply in zip(asks, replies, strict=True)
+            )
+        )
+        for item in works:
+            _keep_work(s, st, item, f"round{r}")
+        return
     answers = await s.gather(
         *(
             ask_parsed(
@@ -390,6 +429,11 @@ def _outcome(
             "text": verdict.raw,
         },
     }
+    if st.works:  # a code task: what `moot apply` applies, and each agent's change
+        details["code"] = codework.rows(list(st.works.values()))
+        details["winner"] = chosen
+        work = st.works.get(chosen) if chosen is not None else None
+        final = work.change.patch if work is not None and work.change else final
     return Outcome(
         protocol="arena",
         status="consensus" if consensus else "no_consensus",
