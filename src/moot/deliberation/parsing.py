@@ -199,8 +199,9 @@ VERDICT_SCHEMA: dict[str, object] = {
         "decision": {"type": "string", "enum": ["CONSENSUS", "CONTINUE"]},
         "convergence_score": {"type": "integer", "minimum": 1, "maximum": 10},
         "remaining_disagreements": {"type": "integer", "minimum": 0},
-        "base_solution": {"type": "string"},
-        "modifications": {"type": "string"},
+        # bounded, so a small model under constrained decoding closes the object in budget
+        "base_solution": {"type": "string", "maxLength": 60},
+        "modifications": {"type": "string", "maxLength": 400},
     },
     "required": ["decision", "convergence_score", "base_solution"],
     "additionalProperties": False,
