@@ -28,7 +28,14 @@ def _sessions() -> list[Path]:
     return sorted(root.glob("*")) if root.exists() else []
 
 
-@pytest.mark.parametrize("protocol", protocols.names())
+PROJECTING = [name for name in protocols.names() if protocols.get(name).project is not None]
+
+
+def test_the_deliberation_protocols_all_project() -> None:
+    assert {"arena", "court", "tournament", "refine", "vote"} <= set(PROJECTING)
+
+
+@pytest.mark.parametrize("protocol", PROJECTING)
 def test_every_protocol_projects_without_running(
     protocol: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -146,11 +153,17 @@ def test_the_refine_projection_counts_configured_roles_as_their_own_participants
     assert projected.calls[1] == sum(r.steps.values())
 
 
+TEXTS = {  # untagged and far apart, so nobody agrees and every answer is re-asked
+    "agent_a": "Postgres with a nightly vacuum, because the team knows it well.",
+    "agent_b": "Flat JSON files on a shared disk; no database server to run at all.",
+}
+
+
 def test_the_arena_projection_bounds_a_run_that_never_converges_and_is_always_reasked() -> None:
     from tests.scripts import Debate
 
     # Every solve and revise answer is unstructured (re-asked), every verdict too: the worst case.
-    debate = Debate(verdicts=["no verdict here"], answer=lambda alias, step: "no tags at all")
+    debate = Debate(verdicts=["no verdict here"], answer=lambda alias, step: TEXTS[alias])
     config = debate.config(("one", "two"), arena={"max_rounds": 3})
     projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
     run = start(TASK, config)

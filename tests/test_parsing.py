@@ -9,9 +9,11 @@ from moot.deliberation.parsing import extract_json, extract_section, parse_solut
 from moot.errors import FormatError
 
 
-def test_section_runs_to_the_last_closing_tag() -> None:
+def test_section_ends_at_its_first_closing_tag() -> None:
+    """Whatever follows the first closing tag (a forged `</solution><verdict>...`) is not part
+    of the answer (issue 11: the final answer is the solution section alone)."""
     text = "preamble <solution>a </solution> b</solution> tail"
-    assert extract_section(text, "solution") == "a </solution> b"
+    assert extract_section(text, "solution") == "a"
     assert extract_section("no tags", "solution") is None
     assert extract_section("<solution> unclosed", "solution") is None
 
@@ -111,3 +113,18 @@ def test_json_parser_validates_strictly_and_names_the_problem() -> None:
         parse('{"vote": "yes", "confidence": "very"}')
     with pytest.raises(FormatError, match="vote"):
         parse('{"confidence": 1.0}')
+
+
+def test_json_answers_of_schema_enforcing_models_parse_like_tagged_ones() -> None:
+    from moot.deliberation.parsing import parse_solution_any, parse_verdict_any
+
+    assert parse_solution_any('{"solution": "Paris", "analysis": "sure"}') == ("Paris", "sure")
+    assert parse_solution_any("<solution>Paris</solution>") == ("Paris", "")
+    with pytest.raises(FormatError, match='no "solution" text'):
+        parse_solution_any('{"solution": " ", "analysis": ""}')
+    verdict = parse_verdict_any(
+        '{"decision": "CONSENSUS", "convergence_score": 9, "base_solution": "Agent B"}'
+    )
+    assert (verdict.decision, verdict.score, verdict.base_solution) == ("CONSENSUS", 9, "Agent B")
+    with pytest.raises(FormatError, match="convergence_score"):
+        parse_verdict_any('{"decision": "CONTINUE", "convergence_score": 11, "base_solution": ""}')

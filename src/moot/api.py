@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,16 +23,16 @@ from moot.config import RunConfig
 from moot.engine import lifecycle
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended, ProtocolFn
-from moot.engine.session import Agent, Session, Sleep, Subscriber
+from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
-from moot.errors import ConfigError, JournalError
+from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model
-from moot.plan import Plan, participants, resolve
+from moot.plan import Plan, load_config, participants, resolve
 from moot.report import write_reports
 from moot.result import Result, exit_code_for
 from moot.types import Event, EventKind, estimate_tokens
 
-__all__ = ["ReplayReport", "RunResult", "replay", "resume", "start"]
+__all__ = ["ReplayReport", "RunResult", "replay", "resume", "run", "start"]
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,16 @@ def start(
     subscribers: Iterable[Subscriber] = (),
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
 ) -> RunResult:
-    """Create a session for `task` and run it to its end, a limit, or an interruption."""
+    """Create a session for `task` and run it to its end, a limit, or an interruption.
+    `chooser` reads a human's choice (default: standard input)."""
     plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
+    if plan.config.code is not None:  # a bad repository fails before anything is created
+        from moot.engine.code import check_repo
+
+        config_ = plan.config.model_copy(update={"code": check_repo(plan.config.code)})
+        plan = Plan(plan.record, config_, plan.options)
     record, options = plan.record, plan.options
     if not task.strip() and record.default_task is not None:
         task = record.default_task(options) or ""
@@ -122,6 +130,13 @@ def start(
     )
     lock = folder.acquire()
     try:
+        try:
+            lifecycle.code_workspace(plan.config, folder, agents, prepare=True)
+        except WorkspaceError:  # (a submodule): leave nothing behind
+            journal.close()
+            lock.release()
+            shutil.rmtree(folder.path, ignore_errors=True)
+            raise
         ended = lifecycle.run_sync(
             lambda: lifecycle.run_session(
                 folder,
@@ -132,11 +147,35 @@ def start(
                 subscribers=subscribers,
                 sleep=sleep,
                 cache=cache,
+                chooser=chooser,
             )
         )
     finally:
         lock.release()
     return _reported(ended)
+
+
+def run(
+    task: str,
+    *,
+    models: Sequence[str] | None = None,
+    protocol: str = "arena",
+    config: str | Path | None = None,
+    **options: Any,
+) -> Result:
+    """Deliberate on `task` and return the outcome: the shortest way in from Python.
+
+    `models` gives one agent per spec (default: three on the embedded model); `options` set the
+    protocol's options (`moot.run(task, protocol="court", max_agent_rounds=2)`); `config` names
+    a config file. Bad input raises `moot.errors.ConfigError`; the session is kept on disk like
+    any other (`result.session_id`)."""
+    overrides: dict[str, Any] = {"protocol": protocol}
+    if models:
+        overrides["agents"] = [{"model": spec} for spec in models]
+    for key, value in options.items():
+        overrides[f"{protocol}.{key}"] = value
+    plan = load_config(Path(config) if config is not None else None, overrides)
+    return start(task, plan).result
 
 
 def _reported(ended: Ended) -> RunResult:
@@ -171,6 +210,7 @@ def resume(
     subscribers: Iterable[Subscriber] = (),
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
 ) -> RunResult:
     """Continue a session; `limits` (for example {"max_cost": 5}) raises its budgets."""
     folder = lifecycle.current_format(find_session(ref, root))
@@ -200,6 +240,7 @@ def resume(
                 subscribers=subscribers,
                 sleep=sleep,
                 cache=cache,
+                chooser=chooser,
             )
         )
     finally:

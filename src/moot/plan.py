@@ -64,6 +64,11 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         except ValidationError as exc:
             problems += problem_lines(exc, record.name)
     problems += _agent_count(record, len(config.agents))
+    if config.code is not None and not record.code_tasks:
+        problems.append(
+            f"code: the {record.name} protocol does not run code tasks (--repo); "
+            f"use one that does: {', '.join(_code_protocols())}"
+        )
     for name, section in config.sections().items():
         if name != record.name and name not in protocols.names():
             problems.append(_unknown_key(name))
@@ -106,6 +111,7 @@ def check_config(
     cwd: Path | None = None,
     samples: int | None = None,
     input_text: str | None = None,
+    pick: str | None = None,
 ) -> tuple[Plan | None, list[str]]:
     """Every problem of a config at once; the plan if there is none. `rounds`, `verify` and
     `no_shuffle` (from --rounds, --verify and --no-shuffle) apply to the protocol that runs. A
@@ -132,6 +138,7 @@ def check_config(
             problems += _flag(record, section, "verify_option", "--verify", verify)
             problems += _flag(record, section, "samples_option", "--samples", samples)
             problems += _flag(record, section, "input_option", "--input", input_text)
+            problems += _flag(record, section, "pick_option", "--pick", pick)
             if no_shuffle and record.shuffle_option is None:
                 problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
             elif no_shuffle:
@@ -166,6 +173,10 @@ def check_config(
     if plan is not None:
         more += _provider_problems(plan)
     return (None if more else plan), more
+
+
+def _code_protocols() -> list[str]:
+    return [name for name in protocols.names() if protocols.get(name).code_tasks]
 
 
 def _provider_problems(plan: Plan) -> list[str]:
@@ -216,6 +227,7 @@ def load_config(
     no_shuffle: bool = False,
     samples: int | None = None,
     input_text: str | None = None,
+    pick: str | None = None,
 ) -> Plan:
     """Read a config file (optional), apply command-line overrides, validate everything."""
     plan, problems = check_config(
@@ -226,6 +238,7 @@ def load_config(
         no_shuffle=no_shuffle,
         samples=samples,
         input_text=input_text,
+        pick=pick,
     )
     if plan is None:
         source = str(path) if path else "options"

@@ -24,6 +24,7 @@ BUILTIN: dict[str, str] = {
     "arena": "moot.protocols.arena",
     "court": "moot.protocols.court",
     "refine": "moot.protocols.refine",
+    "pick": "moot.protocols.pick",
     "tournament": "moot.protocols.tournament",
     "vote": "moot.protocols.vote",
 }

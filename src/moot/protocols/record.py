@@ -97,6 +97,11 @@ class ProtocolRecord(Generic[OptionsT]):
     input_option: str | None = None
     # The worst case before anything runs (`moot run --dry-run`, the `--max-cost` check).
     project: Callable[[RunConfig, OptionsT], Projection] | None = None
+    # Whether it runs code tasks (`--repo`, `[code]`): its agents' turns go through
+    # protocols/codework.py when `Session.code_task`. Others refuse a code task.
+    code_tasks: bool = False
+    # The option that `--pick MODE` sets (who picks a code task's winner).
+    pick_option: str | None = None
     # The boolean option that `--no-shuffle` sets to false (keep the participants' given order).
     shuffle_option: str | None = None
     min_agents: int = 1

@@ -20,5 +20,6 @@ PROTOCOL = ProtocolRecord(
     rounds_option="max_rounds",
     verify_option="verify_commands",
     project=project,
+    code_tasks=True,
     min_agents=2,  # one agent has nobody to deliberate with
 )

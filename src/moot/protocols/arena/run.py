@@ -9,17 +9,36 @@ remaining asks start fresh conversations that carry the task and the agent's cur
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from moot.deliberation.anonymize import quote
-from moot.deliberation.parsing import Verdict, parse_solution, parse_verdict
+from moot.deliberation.agreement import check_agreement
+from moot.deliberation.anonymize import quote, scrub_identity
+from moot.deliberation.markup import strip_markup
+from moot.deliberation.parsing import (
+    SOLUTION_SCHEMA,
+    VERDICT_SCHEMA,
+    Verdict,
+    parse_solution_any,
+    parse_verdict_any,
+)
+from moot.deliberation.substance import check_substance
+from moot.deliberation.trust import (
+    Checks,
+    Evidence,
+    JudgeScore,
+    MatchingAnswers,
+    Participant,
+    assess,
+)
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
-from moot.errors import ProtocolAborted
+from moot.errors import FormatError, ProtocolAborted
+from moot.protocols import codework
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
+from moot.text import cut
 from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
 __all__ = ["describe_round", "run"]
@@ -37,14 +56,18 @@ class _State:
     conversations: dict[str, list[Message]] = field(default_factory=dict)
     solutions: dict[str, str] = field(default_factory=dict)
     analyses: dict[str, str] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)  # alias -> why it left
+    failed: dict[str, str] = field(default_factory=dict)  # alias -> why it left (no reply)
+    invalid: dict[str, str] = field(default_factory=dict)  # alias -> why its answer was junk
     fresh_from: str | None = None
     judges: list[str] = field(default_factory=list)
     rounds: list[dict[str, object]] = field(default_factory=list)
+    checks: Checks | None = None  # the last round's verify commands: passed of total
+    works: dict[str, codework.Work] = field(default_factory=dict)  # a code task's changes
 
     @property
     def active(self) -> list[str]:
-        return [a for a in self.conversations if a in self.solutions and a not in self.failed]
+        left = self.failed.keys() | self.invalid.keys()
+        return [a for a in self.conversations if a in self.solutions and a not in left]
 
 
 def _user(text: str) -> Message:
@@ -80,14 +103,53 @@ def _nonce(s: Session, step: str) -> str:
 
 def _quoted(s: Session, st: _State, texts: dict[str, str], order: list[str], step: str) -> str:
     return "\n\n".join(
-        quote(_label(a), texts[a], nonce=_nonce(s, f"{step}/{a}"), limit=st.quote_limit)
+        quote(
+            _label(a),
+            _anonymous(s, texts[a], f"{step}/{a}"),
+            nonce=_nonce(s, f"{step}/{a}"),
+            limit=st.quote_limit,
+        )
         for a in order
         if a in texts
     )
 
 
+def _anonymous(s: Session, text: str, step: str) -> str:
+    """Another agent's text without the phrases that name its model or vendor ("As Claude,
+    I..."); what was replaced is journaled with the step."""
+    scrubbed, replaced = scrub_identity(text)
+    if replaced:
+        s.note(f"{step}/scrub", replaced=[[r.original, r.replacement] for r in replaced])
+    return scrubbed
+
+
+def _schema(s: Session, alias: str, schema: dict[str, object]) -> dict[str, Any] | None:
+    """Where the model enforces a JSON schema (constrained decoding, as the embedded model
+    does), the answer is asked as that JSON: even a tiny model then answers in the format
+    on its first try. Others keep the tag format their prompts describe."""
+    return dict(schema) if s.enforces_schema(alias) else None
+
+
+def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
+    """The solve/revise parser: the format, then substance (not empty, not an echo of the
+    prompt or its template, not a refusal); a problem is a format error, so it gets a re-ask."""
+    asked = [m.content for m in messages if m.role != "assistant"][-2:]
+
+    def parse(text: str) -> tuple[str, str]:
+        solution, analysis = parse_solution_any(text)
+        solution = strip_markup(solution)
+        problem = check_substance(solution, asked, task=st.task)
+        if problem is not None:
+            raise FormatError(f"its solution is not an answer to the task: {problem}")
+        return solution, strip_markup(analysis)
+
+    return parse
+
+
 def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
-    """Take a solve/revise answer into the state; an unstructured answer is used whole."""
+    """Take a solve/revise answer into the state. An answer still unstructured after the re-ask
+    is used whole if it is substantive; junk (empty, an echo, a refusal) is invalid: a first
+    answer leaves the debate, a revision keeps the agent's earlier solution."""
     if not parsed.completion.ok:
         if alias not in st.solutions:
             st.failed[alias] = parsed.problem or "failed"
@@ -96,11 +158,13 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     if parsed.value is not None:
         solution, analysis = parsed.value
     else:
-        solution, analysis = parsed.completion.text.strip(), ""
-    if not solution:
-        if alias not in st.solutions:
-            st.failed[alias] = "gave an empty answer"
-        return
+        solution, analysis = strip_markup(parsed.completion.text).strip(), ""
+        asked = [m.content for m in parsed.messages if m.role != "assistant"][-2:]
+        problem = check_substance(solution, asked, task=st.task)
+        if problem is not None:
+            if alias not in st.solutions:
+                st.invalid[alias] = str(problem)
+            return
     st.solutions[alias] = solution
     st.analyses[alias] = analysis
     letter = alias.rsplit("_", 1)[-1]
@@ -108,19 +172,47 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     s.archive(f"{name}/{letter}_analysis", analysis)
 
 
+def _keep_work(s: Session, st: _State, item: codework.Work, name: str) -> None:
+    """A code task's turn: the solution is the diff plus its verification results."""
+    alias = item.alias
+    st.conversations[alias] = list(item.messages)
+    if not item.ok and alias not in st.solutions:
+        st.failed[alias] = item.problem or "failed"
+        return
+    if item.ok:
+        st.works[alias] = item
+        st.solutions[alias] = codework.solution_text(item)
+        st.analyses[alias] = item.summary
+        s.archive(f"{name}/{alias.rsplit('_', 1)[-1]}_solution", st.solutions[alias])
+
+
 async def _solve(s: Session, st: _State) -> None:
+    if s.code_task:
+        aliases = list(st.conversations)
+        steps = [Step.at(0, "solve", a) for a in aliases]
+        works = await s.gather(
+            *(
+                codework.work(s, a, st.task, step=step, system=st.system)
+                for a, step in zip(aliases, steps, strict=True)
+            )
+        )
+        for item in works:
+            _keep_work(s, st, item, "round0")
+        return
     prompt = prompts.SOLVE.format(task=st.task, format=prompts.FORMAT)
     aliases = list(st.conversations)
+    messages = {a: _messages(s, st, a, prompt, Step.at(0, "solve", a)) for a in aliases}
     answers = await s.gather(
         *(
             ask_parsed(
                 s,
                 a,
-                _messages(s, st, a, prompt, Step.at(0, "solve", a)),
-                parse_solution,
+                messages[a],
+                _parser(st, messages[a]),
                 step=Step.at(0, "solve", a),
                 reminder=prompts.FORMAT,
                 reask=st.opts.reask_on_bad_format,
+                json_schema=_schema(s, a, SOLUTION_SCHEMA),
             )
             for a in aliases
         )
@@ -155,19 +247,31 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
         order = s.shuffle(sorted(critiques), step=step + "/order")
         prompt = prompts.REVISE.format(
             critiques=_quoted(s, st, critiques, order, step) or "(no critiques were written)",
-            format=prompts.REVISED_FORMAT,
+            format=codework.revise_format(s, a) if s.code_task else prompts.REVISED_FORMAT,
         )
         asks.append((a, _messages(s, st, a, prompt, step), step))
+    if s.code_task:
+        replies = await s.gather(*(s.ask(a, msgs, step=step) for a, msgs, step in asks))
+        works = await s.gather(
+            *(
+                codework.realize(s, a, msgs, reply, step=step, optional=True)
+                for (a, msgs, step), reply in zip(asks, replies, strict=True)
+            )
+        )
+        for item in works:
+            _keep_work(s, st, item, f"round{r}")
+        return
     answers = await s.gather(
         *(
             ask_parsed(
                 s,
                 a,
                 msgs,
-                parse_solution,
+                _parser(st, msgs),
                 step=step,
                 reminder=prompts.REVISED_FORMAT,
                 reask=st.opts.reask_on_bad_format,
+                json_schema=_schema(s, a, SOLUTION_SCHEMA),
             )
             for a, msgs, step in asks
         )
@@ -180,8 +284,10 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
     if not st.opts.verify_commands:
         return ""
     lines = []
+    passed = 0
     for index, command in enumerate(st.opts.verify_commands):
         result = await s.shell(command, step=Step.at(r, "check", str(index)))
+        passed += result.exit_code == 0 and not result.timed_out
         status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         output = (result.stdout + ("\n" + result.stderr if result.stderr else "")).strip()
         lines.append(
@@ -192,6 +298,7 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
                 limit=st.quote_limit,
             )
         )
+    st.checks = Checks(passed, len(st.opts.verify_commands))
     return prompts.EVIDENCE.format(results="\n\n".join(lines))
 
 
@@ -213,10 +320,11 @@ async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]
         s,
         judge,
         _messages(s, st, judge, prompt, step),
-        parse_verdict,
+        parse_verdict_any,
         step=step,
         reminder=prompts.VERDICT_REMINDER,
         reask=st.opts.reask_on_bad_format,
+        json_schema=_schema(s, judge, VERDICT_SCHEMA),
     )
     if parsed.completion.ok:
         st.conversations[judge] = list(parsed.messages)
@@ -251,17 +359,64 @@ def _disagreements(st: _State) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _participants(s: Session, st: _State, agreed: bool) -> list[Participant]:
+    people = []
+    for alias in s.aliases:
+        if alias in st.failed:
+            people.append(Participant(_label(alias), "failed", st.failed[alias]))
+        elif alias in st.invalid:
+            people.append(Participant(_label(alias), "invalid", st.invalid[alias]))
+        else:
+            people.append(Participant(_label(alias), "agreed" if agreed else "dissented"))
+    return people
+
+
 def _outcome(
-    st: _State, consensus: bool, how: str, verdict: Verdict | None, judge: str | None, rounds: int
+    s: Session,
+    st: _State,
+    reached: bool,
+    how: str,
+    verdict: Verdict | None,
+    judge: str | None,
+    rounds: int,
+    evidence: Evidence | None = None,
 ) -> Outcome:
+    """The outcome, labelled by how far it can be trusted: a consensus stands only with a
+    quorum of valid agents, and the agents that failed or gave junk are named."""
     active = st.active
     base = _resolve_alias(verdict.base_solution if verdict else None, active)
-    final = st.solutions[base] if base else (st.solutions[active[0]] if active else "")
+    chosen = base or (active[0] if active else None)
+    final = st.solutions[chosen] if chosen else ""
+    trust = assess(
+        _participants(s, st, reached),
+        reached=reached,
+        evidence=evidence,
+        checks=st.checks,
+        models=list(s.meta.get("aliases", {}).values()),
+    )
+    consensus = trust.consensus_allowed
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not consensus:
+        how = f"{how}, but {trust.label}"
+    elif qualifiers:
+        how = f"{how}; {'; '.join(qualifiers)}"
+    if chosen is not None:
+        if base:
+            why = f"the judge named it as the base solution{_mods(verdict)}"
+        elif isinstance(evidence, MatchingAnswers):
+            why = "the agents' answers agreed, and it is the first of them"
+        else:
+            why = "no judge named a valid base solution, so it is the first remaining agent's"
+        trust_text = f"{trust.statement} The final answer is {_label(chosen)}'s solution: {why}."
+    else:
+        trust_text = trust.statement
     details: dict[str, object] = {
         "rounds": st.rounds,
         "judges": st.judges,
         "failed_agents": st.failed,
+        "invalid_agents": st.invalid,
         "fresh_conversations_from": st.fresh_from,
+        "final_from": chosen,
         "verdict": None
         if verdict is None
         else {
@@ -274,17 +429,46 @@ def _outcome(
             "text": verdict.raw,
         },
     }
+    if st.works:  # a code task: what `moot apply` applies, and each agent's change
+        details["code"] = codework.rows(list(st.works.values()))
+        details["winner"] = chosen
+        work = st.works.get(chosen) if chosen is not None else None
+        final = work.change.patch if work is not None and work.change else final
     return Outcome(
         protocol="arena",
         status="consensus" if consensus else "no_consensus",
         consensus=consensus,
         how=how,
+        trust=trust_text,
         final_answer=final,
         rounds=rounds,
         disagreements=() if consensus else _disagreements(st),
         positions={a: st.solutions[a] for a in active},
         details=details,
     )
+
+
+def _mods(verdict: Verdict | None) -> str:
+    mods = (verdict.modifications or "").strip() if verdict else ""
+    if not mods or mods.lower() in ("none", "none."):
+        return ""
+    return f" (the judge's modifications are listed with the verdict: {cut(mods, 160)})"
+
+
+def _agreed(s: Session, st: _State, r: int) -> Outcome | None:
+    """When the agents' answers already agree (a cheap, deterministic comparison), the debate
+    ends here instead of revising a settled answer into a worse one."""
+    active = st.active
+    if not st.opts.stop_on_agreement or len(active) < 2:
+        return None
+    agreement = check_agreement({a: st.solutions[a] for a in active})
+    if not agreement.agreed:
+        return None
+    method: Literal["exact", "similar"] = "exact" if agreement.method == "exact" else "similar"
+    lowest = min(min(row) for row in agreement.scores)
+    when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
+    how = f"the {len(active)} remaining agents gave the same answer {when}"
+    return _outcome(s, st, True, how, None, None, r, MatchingAnswers(method, round(lowest, 2)))
 
 
 def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
@@ -319,10 +503,11 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     await _solve(s, st)
     active = st.active
     if not active:
-        reasons = "; ".join(f"{_label(a)}: {why}" for a, why in st.failed.items())
+        reasons = "; ".join(f"{_label(a)}: {why}" for a, why in {**st.failed, **st.invalid}.items())
         raise ProtocolAborted(f"every agent failed to answer the task ({reasons})")
     if len(active) == 1:
         return _outcome(
+            s,
             st,
             False,
             f"only {_label(active[0])} answered; nobody to deliberate with",
@@ -330,6 +515,9 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
             None,
             0,
         )
+    settled = _agreed(s, st, 0)
+    if settled is not None:
+        return settled
 
     verdict: Verdict | None = None
     judge: str | None = None
@@ -349,11 +537,13 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         s.round_done(Step.at(r, "verify", judge), describe_round(entry, opts))
         if verdict and verdict.decision == "CONSENSUS" and verdict.score >= opts.consensus_score:
             how = f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10)"
-            return _outcome(st, True, how, verdict, judge, r)
+            evidence = JudgeScore(_label(judge), verdict.score)
+            return _outcome(s, st, True, how, verdict, judge, r, evidence)
     last = st.rounds[-1]
     score = last["convergence_score"]
     how = (
         f"no consensus after {opts.max_rounds} round(s); last score "
         f"{score if score is not None else 'none (no valid verdict)'}"
     )
-    return _outcome(st, False, how, verdict, judge, opts.max_rounds)
+    last_score = JudgeScore(_label(judge), verdict.score) if verdict and judge else None
+    return _outcome(s, st, False, how, verdict, judge, opts.max_rounds, last_score)
