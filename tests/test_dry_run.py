@@ -176,3 +176,13 @@ def test_the_arena_projection_bounds_a_run_that_never_converges_and_is_always_re
     # per agent, its own bound holds: solve, evaluate and revise every round, judging included
     per_agent = Counter(r.meta["agent"] for r in debate.requests)
     assert max(per_agent.values()) <= max(x.most for x in projected.lines)
+
+
+def test_the_default_agents_take_a_protocol_without_rounds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No --models and no config gives the one-round demonstration, but only to protocols that
+    have rounds: vote has none and must not be refused for a --rounds nobody gave."""
+    code, out, err = moot(capsys, "run", TASK, "--protocol", "vote", "--dry-run")
+    assert code == 0, err
+    assert "Calls: 3" in out and "local:smollm2" in out

@@ -205,9 +205,12 @@ def _input_text(path: Path | None) -> str | None:
 
 
 def _takes_rounds(protocol: str | None) -> bool:
+    """Whether the protocol that runs (the config's default without --protocol) has rounds."""
     from moot import protocols
+    from moot.config import RunConfig
 
-    return protocols.get(protocol or "arena").rounds_option is not None
+    name = protocol or str(RunConfig.model_fields["protocol"].default)
+    return protocols.get(name).rounds_option is not None
 
 
 def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
