@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from moot.config import RunConfig
 from moot.engine import lifecycle
+from moot.engine.cache import ResponseCache
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended, ProtocolFn
 from moot.engine.session import Agent, Session, Sleep, Subscriber
@@ -31,7 +32,15 @@ from moot.report import write_reports
 from moot.result import Result, exit_code_for
 from moot.types import Event, EventKind, estimate_tokens
 
-__all__ = ["ReplayReport", "RunResult", "replay", "resume", "start"]
+__all__ = [
+    "ReplayReport",
+    "RunResult",
+    "replay",
+    "resume",
+    "resume_async",
+    "start",
+    "start_async",
+]
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,66 @@ def start(
     sleep: Sleep = asyncio.sleep,
 ) -> RunResult:
     """Create a session for `task` and run it to its end, a limit, or an interruption."""
+    opened = _open_new(task, config, root)
+    lock = opened.folder.acquire()
+    try:
+        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep))
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+async def start_async(
+    task: str,
+    config: RunConfig | Plan | None = None,
+    *,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+    on_created: Callable[[Path], None] | None = None,
+) -> RunResult:
+    """`start` on the caller's event loop (many sessions in one loop: `moot batch`); the caller
+    handles signals by cancelling the task. `on_created(folder)` runs once the session's
+    folder exists and before its first step is asked."""
+    opened = _open_new(task, config, root)
+    lock = opened.folder.acquire()
+    try:
+        if on_created is not None:
+            on_created(opened.folder.path)
+        ended = await _run(opened, subscribers, sleep)
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+@dataclass(frozen=True)
+class _Opened:
+    """A session ready to run: its folder and journal open, its participants' models made."""
+
+    folder: SessionFolder
+    journal: Journal
+    plan: Plan
+    config: RunConfig
+    agents: list[Agent]
+    cache: ResponseCache | None
+
+
+def _run(
+    opened: _Opened, subscribers: Iterable[Subscriber], sleep: Sleep
+) -> Coroutine[Any, Any, Ended]:
+    return lifecycle.run_session(
+        opened.folder,
+        opened.journal,
+        opened.config,
+        opened.agents,
+        _protocol(opened.plan),
+        subscribers=subscribers,
+        sleep=sleep,
+        cache=opened.cache,
+    )
+
+
+def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> _Opened:
     plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
     record, options = plan.record, plan.options
     if not task.strip() and record.default_task is not None:
@@ -120,23 +189,7 @@ def start(
         config=plan.config,
         agents=agents,
     )
-    lock = folder.acquire()
-    try:
-        ended = lifecycle.run_sync(
-            lambda: lifecycle.run_session(
-                folder,
-                journal,
-                plan.config,
-                agents,
-                _protocol(plan),
-                subscribers=subscribers,
-                sleep=sleep,
-                cache=cache,
-            )
-        )
-    finally:
-        lock.release()
-    return _reported(ended)
+    return _Opened(folder, journal, plan, plan.config, agents, cache)
 
 
 def _reported(ended: Ended) -> RunResult:
@@ -176,35 +229,53 @@ def resume(
     folder = lifecycle.current_format(find_session(ref, root))
     lock = folder.acquire()
     try:
-        journal, meta = lifecycle.reopen_session(folder)
-        if lifecycle.finished(journal):
-            journal.close()
+        opened = _open_old(folder, limits)
+        if opened is None:
             return _already_finished(folder)
-        plan, agents = _reopen(meta)
-        config = plan.config
-        if limits:
-            config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
-        _create_models(agents)
-        cache = lifecycle.response_cache(config)
-        if limits:
-            journal.append(
-                Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
-            )
-        ended = lifecycle.run_sync(
-            lambda: lifecycle.run_session(
-                folder,
-                journal,
-                config,
-                agents,
-                _protocol(plan),
-                subscribers=subscribers,
-                sleep=sleep,
-                cache=cache,
-            )
-        )
+        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep))
     finally:
         lock.release()
     return _reported(ended)
+
+
+async def resume_async(
+    ref: str | None,
+    *,
+    limits: dict[str, Any] | None = None,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> RunResult:
+    """`resume` on the caller's event loop (see `start_async`)."""
+    folder = lifecycle.current_format(find_session(ref, root))
+    lock = folder.acquire()
+    try:
+        opened = _open_old(folder, limits)
+        if opened is None:
+            return _already_finished(folder)
+        ended = await _run(opened, subscribers, sleep)
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened | None:
+    """A session to continue, ready to run; None when it has already finished."""
+    journal, meta = lifecycle.reopen_session(folder)
+    if lifecycle.finished(journal):
+        journal.close()
+        return None
+    plan, agents = _reopen(meta)
+    config = plan.config
+    if limits:
+        config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
+    _create_models(agents)
+    cache = lifecycle.response_cache(config)
+    if limits:
+        journal.append(
+            Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
+        )
+    return _Opened(folder, journal, plan, config, agents, cache)
 
 
 def _already_finished(folder: SessionFolder) -> RunResult:
