@@ -98,7 +98,7 @@ def batch(
         folder = batches.create_batch(lines, source=str(tasks))
     click.echo(f"batch {folder.id}: {len(folder.lines)} sessions", err=True)
     progress = BatchProgress()
-    runner = batches.run_local
+    runner: batches.Runner = batches.run_local
     if executor == "ray":
         from moot.batch_ray import ray_runner
 
