@@ -352,12 +352,12 @@ async def run_batch(
         async with contextlib.AsyncExitStack() as stack:
             for name in held:
                 await stack.enter_async_context(limits[name])
-            observer.started(line)
             return await runner(batch, line, folders.get(line.index))  # type: ignore[no-any-return]
 
     async def worker() -> None:
         while queue and not stopping.is_set():
             line = queue.pop()
+            observer.started(line)  # running: started, or waiting for a provider's limit
             task = asyncio.ensure_future(one(line))
             running.add(task)
             try:

@@ -78,7 +78,9 @@ def batch(
     provider_limit: tuple[str, ...],
 ) -> None:
     """Run one session per line of TASKS (JSONL: {"task": ..., optional "id", "protocol",
-    "models", "seed", "config"}); killed, continue with --resume BATCH_ID."""
+    "models", "seed", "config"}); killed, continue with --resume BATCH_ID.
+
+    Exit codes: 0 every session reached an outcome, 1 some did not (listed), 130 interrupted."""
     from moot import batch as batches
     from moot.display.batch import BatchProgress, summary_lines
 

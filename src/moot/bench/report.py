@@ -65,8 +65,11 @@ def markdown(report: BenchReport) -> str:
         "",
         honesty(report),
         "",
-        "| protocol | accuracy | 95% interval | calls/q | tokens/q | cost/q | session time | "
-        "failed |",
+        f"Wall time {report.seconds:.1f}s; seed {report.options.seed}; "
+        f"level {report.options.alpha:g}.",
+        "",
+        "| protocol | accuracy | 95% interval | calls/q | tokens/q | cost/q | "
+        "session time (sum) | failed |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:

@@ -99,9 +99,8 @@ class BatchProgress:
             if result.error:
                 self._print(f"{result.label}: {result.status}: {result.error}")
         else:
-            what = result.error or result.final_answer.splitlines()[0:1]
-            shown = what if isinstance(what, str) else (what[0] if what else "")
-            self._line(f"{result.label} {result.status} {shown[:80]} | {self.status()}")
+            shown = result.error or f"session {result.session_id}"
+            self._line(f"{result.label}: {result.status}: {shown[:120]} | {self.status()}")
 
     def close(self) -> None:
         if self._progress is not None:
