@@ -103,7 +103,7 @@ def markdown(report: BenchReport) -> str:
     audits = [row for row in rows if row.swap_audit]
     if audits:
         lines += ["", "## Judge swap audit", ""]
-        lines += [f"- {row.name}: {row.swap_audit}" for row in audits]
+        lines += [f"- {row.name}: {_audit(row.swap_audit)}" for row in audits if row.swap_audit]
     lines += [
         "",
         f"Every question is an ordinary session (batches {', '.join(report.batches)}): "
@@ -111,6 +111,20 @@ def markdown(report: BenchReport) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _audit(audit: dict[str, Any]) -> str:
+    if "note" in audit:
+        return str(audit["note"])
+    if not audit["judged"]:
+        return f"{audit['asked_swapped']} judgement(s) asked swapped; no usable verdict came back"
+    low, high = audit["interval_95"]
+    return (
+        f"{audit['stable']} of {audit['judged']} verdicts named the same candidate with the order "
+        f"swapped ({audit['stability']:.0%}, 95% interval {low:.0%} - {high:.0%}; "
+        f"{audit['unusable']} unusable; {audit['judgements']} pairwise judgements in all). "
+        "A judge that follows the order, not the texts, is noise."
+    )
 
 
 def _frame(title: str, x_label: str, body: list[str]) -> str:

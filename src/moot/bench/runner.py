@@ -23,6 +23,7 @@ from moot import batch as batches
 from moot.bench.journals import agent_trajectories, answer_of
 from moot.bench.statistics import RoundFlips, compare, count_flips, wilson_interval
 from moot.bench.suites import Suite, suite_for
+from moot.bench.swap import audit_judgements, pairwise_judgements
 from moot.errors import ConfigError
 from moot.plan import Plan, load_config
 
@@ -64,7 +65,7 @@ class ProtocolRow:
     baseline: str | None = None  # the vote row it is compared with
     comparison: dict[str, Any] | None = None
     flips: list[RoundFlips] = field(default_factory=list)
-    swap_audit: str | None = None  # why there is none, when there is none
+    swap_audit: dict[str, Any] | None = None  # numbers, or a note why there are none
 
     @property
     def n(self) -> int:
@@ -200,6 +201,34 @@ def _flips(row: ProtocolRow, suite: Suite, results: Mapping[str, batches.LineRes
         row.flips = list(count_flips(trajectories, first_round=0))
 
 
+def _swap_audit(
+    row: ProtocolRow, results: Mapping[str, batches.LineResult], options: BenchOptions
+) -> dict[str, Any]:
+    """Re-ask a share of the row's pairwise judgements swapped (`moot.bench.swap`)."""
+    judgements = [
+        judgement
+        for label, result in results.items()
+        if label.startswith(f"{row.name}/") and result.folder
+        for judgement in pairwise_judgements(Path(result.folder))
+    ]
+    if not judgements:
+        return {
+            "note": "no pairwise judgement was recorded (its judges, if any, do not compare "
+            "two candidates), so there is nothing to swap"
+        }
+    audit = audit_judgements(judgements, options.swap_audit, options.seed)
+    interval = audit.interval()
+    return {
+        "judgements": len(judgements),
+        "asked_swapped": audit.judged + audit.unusable,
+        "judged": audit.judged,
+        "stable": audit.stable,
+        "unusable": audit.unusable,
+        "stability": audit.stability,
+        "interval_95": None if interval is None else [interval.low, interval.high],
+    }
+
+
 def run_bench(
     options: BenchOptions,
     *,
@@ -256,12 +285,10 @@ def run_bench(
             "direction": comparison.direction,
             "sentence": comparison.sentence,
         }
-        row.swap_audit = (
-            "not measured: moot cannot yet re-ask a recorded judgement with the candidates "
-            "swapped (see docs/bench.md)"
-            if options.swap_audit > 0
-            else None
-        )
+    if options.swap_audit > 0:
+        for name in names:
+            if name != BASELINE:
+                rows[name].swap_audit = _swap_audit(rows[name], results, options)
     models = sorted(
         {
             member.model
