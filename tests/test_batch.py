@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -87,6 +88,7 @@ async def agent(request):
     step = request.meta["step"]
     tag = question(request)
     await _log(tag + ":" + step)
+    await asyncio.sleep(float(os.environ.get("SLOW") or 0))
     phase = step.split("/")[1]
     if phase in ("solve", "revise"):
         text = f"For {tag} the answer is 42."
@@ -199,6 +201,42 @@ def test_batch_killed_then_resumed_asks_no_journaled_step_again(
     again = moot(tmp_path, env, "batch", "--resume", batch.name)
     assert again.returncode == 0, again.stderr
     assert Counter(calls(tmp_path)) == counts  # a finished batch asks nothing
+
+
+@pytest.mark.slow
+def test_sigterm_interrupts_the_running_sessions_and_resume_finishes_them(tmp_path: Path) -> None:
+    env = {**home(tmp_path), "SLOW": "0.2"}
+    driver = subprocess.Popen(
+        [MOOT, "batch", "tasks.jsonl", *MODELS, "-j", "2"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if (tmp_path / "calls.log").exists() and len(calls(tmp_path)) >= 5:
+            break
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGTERM)
+    out, err = driver.communicate(timeout=60)
+    assert driver.returncode == 130, err
+    assert "interrupted" in out and "continue with: moot batch --resume" in out
+    statuses = [
+        json.loads((folder / "result.json").read_text())["status"]
+        for folder in (tmp_path / "home" / "sessions").iterdir()
+    ]
+    assert statuses.count("interrupted") == 2  # the two running sessions journaled their stop
+    recorded = Counter(journaled(tmp_path))
+    (batch,) = (tmp_path / "home" / "batches").iterdir()
+
+    resumed = moot(tmp_path, {**env, "SLOW": "0"}, "batch", "--resume", batch.name)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{QUESTIONS} of {QUESTIONS} sessions ended ({QUESTIONS} consensus)" in resumed.stdout
+    counts = Counter(calls(tmp_path))
+    assert len(counts) == QUESTIONS * CALLS_PER_SESSION
+    assert all(counts[call] == 1 for call in recorded), "a journaled step was asked again"
 
 
 def test_ray_executor_runs_each_session_in_a_local_cluster(tmp_path: Path) -> None:
