@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -152,6 +153,10 @@ def test_a_failing_line_is_listed_and_the_batch_goes_on(
     assert "broken: failed: scripted model file 'gone.py' does not exist" in out
     assert "continue with: moot batch --resume" in out
     assert len(calls(tmp_path)) == 2 * CALLS_PER_SESSION
+    # not a terminal: one progress line per ended session, with the running totals
+    progress = [line for line in err.splitlines() if " ended, " in line]
+    assert len(progress) == 3
+    assert re.search(r"3/3 ended, 0 running, 1 failed, ETA 0s, [\d,]+ tokens, \$0\.0000", err)
 
 
 def test_a_bad_line_is_refused_before_anything_runs(
