@@ -143,7 +143,9 @@ def test_forged_verdict_inside_a_solution_does_not_end_the_debate() -> None:
     assert judge_prompts and all(
         "<verdict>" not in p.split("<verdict>\ndecision: CONSENSUS or")[0] for p in judge_prompts
     )
-    assert "‹/solution>" in judge_prompts[0] or "‹verdict>" in judge_prompts[0]
+    # the forged tags never reach the judge, not even defused: the answer is its solution alone
+    assert "‹/solution>" not in judge_prompts[0] and "‹verdict>" not in judge_prompts[0]
+    assert "<verdict>" not in run.result.final_answer
 
 
 def test_model_names_never_reach_a_prompt_and_aliases_vary_by_seed() -> None:
@@ -182,13 +184,14 @@ def test_verify_commands_are_journaled_and_shown_to_the_judge(tmp_path: Path) ->
 
 
 def test_context_budget_switches_later_asks_to_fresh_conversations() -> None:
-    big = "word " * 400  # ~500 tokens per solution
+    big = " ".join(f"step{i} of the plan" for i in range(130))  # ~500 tokens per solution
 
     debate = Debate(
         verdicts=[verdict("CONTINUE", 3)],
         answer=lambda alias, step: solution(f"{alias} {big}"),
     )
-    run = start("task", debate.config(arena={"max_rounds": 2, "context_budget_tokens": 2500}))
+    arena = {"max_rounds": 2, "context_budget_tokens": 2500, "stop_on_agreement": False}
+    run = start("task", debate.config(arena=arena))
     fresh_from = run.result.details["fresh_conversations_from"]
     assert fresh_from is not None and fresh_from.startswith("r")
     later = [r for r in debate.requests if r.meta["step"].startswith("r2/")]

@@ -9,7 +9,7 @@ import pytest
 
 from moot.cli import main
 from moot.types import FailureKind
-from tests.scripts import Debate, verdict
+from tests.scripts import Debate, solution, verdict
 
 
 def moot(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -274,3 +274,17 @@ def test_list_and_status_agree_on_a_killed_session_and_its_elapsed_time(
     code, shown, _ = moot(capsys, "status")
     assert code == 0 and "stopped unexpectedly" in shown and "moot resume" in shown
     assert "1m 35s" in shown  # the same clock, stopped when the process died
+
+
+def test_model_text_cannot_drive_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """An answer carrying a title change, a screen clear and a hidden hyperlink is printed
+    inert by run, run -q and show."""
+    link = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
+    hostile = "\x1b]0;pwned\x07\x1b[2J" + link + " the answer is 42"
+    debate = Debate(answer=lambda alias, step: solution(f"{hostile} ({alias})"))
+    for extra in ((), ("-q",)):
+        code, out, _ = scripted_run(capsys, debate, *extra)
+        assert "\x1b" not in out and "\x07" not in out
+        assert "the answer is 42" in out
+    code, out, _ = moot(capsys, "show", "--full")
+    assert code == 0 and "\x1b" not in out and "evil.example" not in out

@@ -33,7 +33,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # the bottom: data shared by every layer
     "moot.types": ABOVE_TYPES,
     "moot.errors": ("moot.",),
-    "moot.text": ("moot.",),
+    "moot.text": ABOVE_TYPES,
+    "moot.textsafe": ("moot.",),
     "moot.version": ("moot.",),
     "moot.config": (
         "moot.models",

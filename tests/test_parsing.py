@@ -9,9 +9,11 @@ from moot.deliberation.parsing import extract_json, extract_section, parse_solut
 from moot.errors import FormatError
 
 
-def test_section_runs_to_the_last_closing_tag() -> None:
+def test_section_ends_at_its_first_closing_tag() -> None:
+    """Whatever follows the first closing tag (a forged `</solution><verdict>...`) is not part
+    of the answer (issue 11: the final answer is the solution section alone)."""
     text = "preamble <solution>a </solution> b</solution> tail"
-    assert extract_section(text, "solution") == "a </solution> b"
+    assert extract_section(text, "solution") == "a"
     assert extract_section("no tags", "solution") is None
     assert extract_section("<solution> unclosed", "solution") is None
 

@@ -57,7 +57,7 @@ def test_summaries() -> None:
 def test_labels_and_control_characters() -> None:
     assert label("agent_b") == "Agent B" and label("judge_a") == "Judge A"
     assert label("solo") == "solo"
-    assert clean_text("ok\x1b[31m red\x07\n\tnext") == "ok[31m red\n\tnext"
+    assert clean_text("ok\x1b[31m red\x07\n\tnext") == "ok red\n\tnext"  # the whole sequence goes
 
 
 def court_like_result() -> tuple[Result, list[Event]]:
@@ -302,7 +302,9 @@ def reply(request: Request) -> str:
         time.sleep(0.3)
         return "fine"
     time.sleep(1.5 if step.startswith("r0/") else 0.3)
-    return "<solution>\\n## PLAN\\n1. 42\\n</solution>\\n<analysis>\\nnone\\n</analysis>"
+    plans = {"a": "a queue worker", "b": "a cron job", "c": "systemd timers"}
+    plan = plans[request.meta["agent"][-1]]  # three different answers: the debate goes on
+    return f"<solution>\\n## PLAN\\n1. {plan}\\n</solution>\\n<analysis>\\nnone\\n</analysis>"
 """
 
 

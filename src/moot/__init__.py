@@ -2,8 +2,9 @@
 where they disagree.
 
     import moot
-    result = moot.start("Is SHA-1 still safe for git object ids?")
-    print(result.result.final_answer)
+    result = moot.run("Is SHA-1 still safe for git object ids?")
+    print(result.status, result.trust)
+    print(result.final_answer)
 
 Names are imported on first use so that `moot --help` stays fast.
 """
@@ -21,10 +22,12 @@ __all__ = [
     "__version__",
     "replay",
     "resume",
+    "run",
     "start",
 ]
 
 _LAZY = {
+    "run": "moot.api",
     "start": "moot.api",
     "resume": "moot.api",
     "replay": "moot.api",
@@ -34,7 +37,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from moot.api import replay, resume, start
+    from moot.api import replay, resume, run, start
     from moot.config import RunConfig
     from moot.engine.session import Session
     from moot.types import Outcome

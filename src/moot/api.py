@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from moot.engine.session import Agent, Session, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
 from moot.errors import ConfigError, JournalError
 from moot.models.base import create_model
-from moot.plan import Plan, participants, resolve
+from moot.plan import Plan, load_config, participants, resolve
 from moot.report import write_reports
 from moot.result import Result, exit_code_for
 from moot.types import Event, EventKind, estimate_tokens
@@ -38,6 +38,7 @@ __all__ = [
     "replay",
     "resume",
     "resume_async",
+    "run",
     "start",
     "start_async",
 ]
@@ -190,6 +191,29 @@ def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> 
         agents=agents,
     )
     return _Opened(folder, journal, plan, plan.config, agents, cache)
+
+
+def run(
+    task: str,
+    *,
+    models: Sequence[str] | None = None,
+    protocol: str = "arena",
+    config: str | Path | None = None,
+    **options: Any,
+) -> Result:
+    """Deliberate on `task` and return the outcome: the shortest way in from Python.
+
+    `models` gives one agent per spec (default: three on the embedded model); `options` set the
+    protocol's options (`moot.run(task, protocol="court", max_agent_rounds=2)`); `config` names
+    a config file. Bad input raises `moot.errors.ConfigError`; the session is kept on disk like
+    any other (`result.session_id`)."""
+    overrides: dict[str, Any] = {"protocol": protocol}
+    if models:
+        overrides["agents"] = [{"model": spec} for spec in models]
+    for key, value in options.items():
+        overrides[f"{protocol}.{key}"] = value
+    plan = load_config(Path(config) if config is not None else None, overrides)
+    return start(task, plan).result
 
 
 def _reported(ended: Ended) -> RunResult:

@@ -91,27 +91,37 @@ def _exit(code: int) -> NoReturn:
     sys.exit(code)
 
 
+def _say(text: str) -> None:
+    """Print text that may hold model output: escape sequences and control characters are
+    removed or made visible, so an answer cannot drive the reader's terminal."""
+    from moot.textsafe import terminal_safe
+
+    click.echo(terminal_safe(text))
+
+
 def _finish(run: RunResult, quiet: bool) -> NoReturn:
     result = run.result
     if quiet:  # the answer alone; with no answer (a deadlock, a pause), the outcome line
         if result.final_answer:
-            click.echo(result.final_answer)
+            _say(result.final_answer)
         else:
-            click.echo(f"{result.status.replace('_', ' ')}: {result.how}")
+            _say(f"{result.status.replace('_', ' ')}: {result.how}")
         _exit(run.exit_code)
     click.echo("")
-    click.echo(f"Session {run.session_id}: {result.status.replace('_', ' ')}: {result.how}")
+    _say(f"Session {run.session_id}: {result.status.replace('_', ' ')}: {result.how}")
+    if result.trust:
+        _say(f"How far to trust it: {result.trust}")
     if result.final_answer:
         click.echo("")
-        click.echo(result.final_answer)
+        _say(result.final_answer)
         click.echo("")
     for item in result.disagreements:
-        click.echo(f"  disagreement: {item}")
+        _say(f"  disagreement: {item}")
     cost = "unknown" if result.cost is None else f"${result.cost:.4f}"
     click.echo(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
     click.echo(f"Web page: {run.folder / 'report.html'}")
     if run.message and run.message != result.how:
-        click.echo(run.message)
+        _say(run.message)
     _exit(run.exit_code)
 
 
@@ -311,7 +321,7 @@ def status(session_id: str | None, reveal: bool) -> None:
     board.ended = None if seen.status == "running" else seen.status
     if seen.crashed:
         board.ended_at = seen.updated  # its clock stopped when it did
-    console = Console(soft_wrap=False, width=max(80, Console().width), highlight=False)
+    console = Console(soft_wrap=False, width=max(100, Console().width), highlight=False)
     click.echo(
         f"Session {folder.id}  [{seen.state['protocol']}]  {seen.status}"
         + (f"; continue with: moot resume {folder.id}" if seen.crashed else "")
@@ -379,9 +389,11 @@ def show(session_id: str | None, full: bool) -> None:
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(text))
+        from moot.textsafe import terminal_safe
+
+        Console().print(Markdown(terminal_safe(text)))
     else:
-        click.echo(text)
+        _say(text)
 
 
 @cli.command()

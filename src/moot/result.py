@@ -86,6 +86,7 @@ class Result(BaseModel):
     status: Status
     consensus: bool
     how: str
+    trust: str = ""  # how far to trust the outcome, in plain words; shown first everywhere
     final_answer: str
     rounds: int
     disagreements: list[str]
@@ -101,7 +102,9 @@ class Result(BaseModel):
     def to_json(self) -> str:
         # Without a journal head the field is left out, so a result.json written before it
         # existed reads and writes back byte for byte.
-        exclude = {"journal"} if self.journal is None else None
+        exclude = {"journal"} if self.journal is None else set()
+        if not self.trust:  # results from before trust statements read back byte for byte
+            exclude.add("trust")
         return self.model_dump_json(indent=2, exclude=exclude) + "\n"
 
     def same_as_stored(self, stored: str) -> bool:
@@ -139,6 +142,7 @@ def build_result(
         status=status,
         consensus=bool(outcome and outcome.consensus),
         how=outcome.how if outcome else (stop_message or status),
+        trust=outcome.trust if outcome else "",
         final_answer=outcome.final_answer if outcome else "",
         rounds=outcome.rounds if outcome else 0,
         disagreements=list(outcome.disagreements) if outcome else [],

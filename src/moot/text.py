@@ -1,10 +1,12 @@
 """Text helpers shared by the faces (live view, plain lines, reports): model text made safe to
-show, and short summaries of answers. Pure functions; no import from the rest of moot."""
+show, and short summaries of answers. Pure functions."""
 
 from __future__ import annotations
 
 import json
 import re
+
+from moot.textsafe import strip_sequences
 
 __all__ = ["clean_text", "cut", "summarize"]
 
@@ -14,11 +16,11 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
-    """Model text without control characters (an ESC sequence could drive the reader's
-    terminal); newlines and tabs stay."""
+    """Model text without escape sequences (payload included: an OSC title or hyperlink
+    leaves nothing behind) and control characters; newlines and tabs stay."""
     if text.isprintable():
         return text
-    return _CONTROL.sub("", text)
+    return _CONTROL.sub("", strip_sequences(text))
 
 
 _VERDICT = re.compile(r"<verdict\s*>(.*?)</verdict\s*>", re.IGNORECASE | re.DOTALL)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["terminal_safe"]
+__all__ = ["strip_sequences", "terminal_safe"]
 
 # One pattern, tried left to right; every part is linear (no nested repeats), so a hostile
 # reply of many megabytes costs one pass. An introducer whose sequence never ends (ESC [,
@@ -53,3 +53,9 @@ def terminal_safe(text: str) -> str:
     # Run after the removal, so a sequence that removing another one put together (or an
     # unterminated one) cannot survive: its ESC is shown as \x1b.
     return _CONTROL.sub(_visible, text)
+
+
+def strip_sequences(text: str) -> str:
+    """`text` without terminal escape sequences (CSI, OSC, DCS, ... and the short ESC
+    commands), their payload included; other characters are left as they are."""
+    return _SEQUENCE.sub("", text)

@@ -148,6 +148,7 @@ class EventKind(StrEnum):
     SHELL = "shell"
     CHECKPOINT = "checkpoint"  # a provider's note that must survive a crash
     WARNING = "warning"
+    NOTE = "note"  # something a protocol derived and wants on the record (a scrubbed phrase)
     LIMITS_CHANGED = "limits_changed"
     STOPPED = "stopped"  # paused by a limit, or interrupted
     FAILED = "failed"
@@ -317,6 +318,7 @@ class Outcome(_Frozen):
     how: str
     final_answer: str
     rounds: int
+    trust: str = ""  # how far to trust it, in plain words (deliberation/trust.py)
     disagreements: tuple[str, ...] = ()
     positions: dict[str, str] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)

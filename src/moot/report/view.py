@@ -136,6 +136,7 @@ class SessionView:
     consensus: bool
     how: str
     final_answer: str
+    trust: str
     rounds_done: int
     aliases: dict[str, str]
     agents: list[AgentView]
@@ -323,6 +324,7 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
             consensus=result.consensus,
             how=clean_text(result.how),
             final_answer=clean_text(result.final_answer),
+            trust=clean_text(result.trust),
             rounds_done=result.rounds,
             aliases=dict(result.aliases),
             agents=_agents_from_result(result.agents),
@@ -352,6 +354,7 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
         consensus=False,
         how=clean_text(how),
         final_answer="",
+        trust="",
         rounds_done=max(numbered, default=0),
         aliases=aliases,
         agents=agents,

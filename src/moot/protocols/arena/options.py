@@ -18,3 +18,8 @@ class ArenaOptions(Section):
     max_quote_chars: int = Field(default=12_000, ge=200, description="per quoted agent text")
     verify_commands: list[str] = Field(default_factory=list)
     reask_on_bad_format: bool = True
+    stop_on_agreement: bool = Field(
+        default=True,
+        description="end as soon as the agents' answers agree (round 0 included) instead of "
+        "revising a settled answer",
+    )

@@ -9,17 +9,29 @@ remaining asks start fresh conversations that carry the task and the agent's cur
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from moot.deliberation.anonymize import quote
+from moot.deliberation.agreement import check_agreement
+from moot.deliberation.anonymize import quote, scrub_identity
+from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import Verdict, parse_solution, parse_verdict
+from moot.deliberation.substance import check_substance
+from moot.deliberation.trust import (
+    Checks,
+    Evidence,
+    JudgeScore,
+    MatchingAnswers,
+    Participant,
+    assess,
+)
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
-from moot.errors import ProtocolAborted
+from moot.errors import FormatError, ProtocolAborted
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
+from moot.text import cut
 from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
 __all__ = ["describe_round", "run"]
@@ -37,14 +49,17 @@ class _State:
     conversations: dict[str, list[Message]] = field(default_factory=dict)
     solutions: dict[str, str] = field(default_factory=dict)
     analyses: dict[str, str] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)  # alias -> why it left
+    failed: dict[str, str] = field(default_factory=dict)  # alias -> why it left (no reply)
+    invalid: dict[str, str] = field(default_factory=dict)  # alias -> why its answer was junk
     fresh_from: str | None = None
     judges: list[str] = field(default_factory=list)
     rounds: list[dict[str, object]] = field(default_factory=list)
+    checks: Checks | None = None  # the last round's verify commands: passed of total
 
     @property
     def active(self) -> list[str]:
-        return [a for a in self.conversations if a in self.solutions and a not in self.failed]
+        left = self.failed.keys() | self.invalid.keys()
+        return [a for a in self.conversations if a in self.solutions and a not in left]
 
 
 def _user(text: str) -> Message:
@@ -80,14 +95,46 @@ def _nonce(s: Session, step: str) -> str:
 
 def _quoted(s: Session, st: _State, texts: dict[str, str], order: list[str], step: str) -> str:
     return "\n\n".join(
-        quote(_label(a), texts[a], nonce=_nonce(s, f"{step}/{a}"), limit=st.quote_limit)
+        quote(
+            _label(a),
+            _anonymous(s, texts[a], f"{step}/{a}"),
+            nonce=_nonce(s, f"{step}/{a}"),
+            limit=st.quote_limit,
+        )
         for a in order
         if a in texts
     )
 
 
+def _anonymous(s: Session, text: str, step: str) -> str:
+    """Another agent's text without the phrases that name its model or vendor ("As Claude,
+    I..."); what was replaced is journaled with the step."""
+    scrubbed, replaced = scrub_identity(text)
+    if replaced:
+        s.note(f"{step}/scrub", replaced=[[r.original, r.replacement] for r in replaced])
+    return scrubbed
+
+
+def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
+    """The solve/revise parser: the format, then substance (not empty, not an echo of the
+    prompt or its template, not a refusal); a problem is a format error, so it gets a re-ask."""
+    asked = [m.content for m in messages if m.role != "assistant"][-2:]
+
+    def parse(text: str) -> tuple[str, str]:
+        solution, analysis = parse_solution(text)
+        solution = strip_markup(solution)
+        problem = check_substance(solution, asked, task=st.task)
+        if problem is not None:
+            raise FormatError(f"its solution is not an answer to the task: {problem}")
+        return solution, strip_markup(analysis)
+
+    return parse
+
+
 def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
-    """Take a solve/revise answer into the state; an unstructured answer is used whole."""
+    """Take a solve/revise answer into the state. An answer still unstructured after the re-ask
+    is used whole if it is substantive; junk (empty, an echo, a refusal) is invalid: a first
+    answer leaves the debate, a revision keeps the agent's earlier solution."""
     if not parsed.completion.ok:
         if alias not in st.solutions:
             st.failed[alias] = parsed.problem or "failed"
@@ -96,11 +143,13 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     if parsed.value is not None:
         solution, analysis = parsed.value
     else:
-        solution, analysis = parsed.completion.text.strip(), ""
-    if not solution:
-        if alias not in st.solutions:
-            st.failed[alias] = "gave an empty answer"
-        return
+        solution, analysis = strip_markup(parsed.completion.text).strip(), ""
+        asked = [m.content for m in parsed.messages if m.role != "assistant"][-2:]
+        problem = check_substance(solution, asked, task=st.task)
+        if problem is not None:
+            if alias not in st.solutions:
+                st.invalid[alias] = str(problem)
+            return
     st.solutions[alias] = solution
     st.analyses[alias] = analysis
     letter = alias.rsplit("_", 1)[-1]
@@ -111,13 +160,14 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
 async def _solve(s: Session, st: _State) -> None:
     prompt = prompts.SOLVE.format(task=st.task, format=prompts.FORMAT)
     aliases = list(st.conversations)
+    messages = {a: _messages(s, st, a, prompt, Step.at(0, "solve", a)) for a in aliases}
     answers = await s.gather(
         *(
             ask_parsed(
                 s,
                 a,
-                _messages(s, st, a, prompt, Step.at(0, "solve", a)),
-                parse_solution,
+                messages[a],
+                _parser(st, messages[a]),
                 step=Step.at(0, "solve", a),
                 reminder=prompts.FORMAT,
                 reask=st.opts.reask_on_bad_format,
@@ -164,7 +214,7 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
                 s,
                 a,
                 msgs,
-                parse_solution,
+                _parser(st, msgs),
                 step=step,
                 reminder=prompts.REVISED_FORMAT,
                 reask=st.opts.reask_on_bad_format,
@@ -180,8 +230,10 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
     if not st.opts.verify_commands:
         return ""
     lines = []
+    passed = 0
     for index, command in enumerate(st.opts.verify_commands):
         result = await s.shell(command, step=Step.at(r, "check", str(index)))
+        passed += result.exit_code == 0 and not result.timed_out
         status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         output = (result.stdout + ("\n" + result.stderr if result.stderr else "")).strip()
         lines.append(
@@ -192,6 +244,7 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
                 limit=st.quote_limit,
             )
         )
+    st.checks = Checks(passed, len(st.opts.verify_commands))
     return prompts.EVIDENCE.format(results="\n\n".join(lines))
 
 
@@ -251,17 +304,65 @@ def _disagreements(st: _State) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _participants(s: Session, st: _State, agreed: bool) -> list[Participant]:
+    people = []
+    for alias in s.aliases:
+        if alias in st.failed:
+            people.append(Participant(_label(alias), "failed", st.failed[alias]))
+        elif alias in st.invalid:
+            people.append(Participant(_label(alias), "invalid", st.invalid[alias]))
+        else:
+            people.append(Participant(_label(alias), "agreed" if agreed else "dissented"))
+    return people
+
+
 def _outcome(
-    st: _State, consensus: bool, how: str, verdict: Verdict | None, judge: str | None, rounds: int
+    s: Session,
+    st: _State,
+    reached: bool,
+    how: str,
+    verdict: Verdict | None,
+    judge: str | None,
+    rounds: int,
+    evidence: Evidence | None = None,
 ) -> Outcome:
+    """The outcome, labelled by how far it can be trusted: a consensus stands only with a
+    quorum of valid agents, and the agents that failed or gave junk are named."""
     active = st.active
     base = _resolve_alias(verdict.base_solution if verdict else None, active)
-    final = st.solutions[base] if base else (st.solutions[active[0]] if active else "")
+    chosen = base or (active[0] if active else None)
+    final = st.solutions[chosen] if chosen else ""
+    trust = assess(
+        _participants(s, st, reached),
+        reached=reached,
+        evidence=evidence,
+        checks=st.checks,
+        models=list(s.meta.get("aliases", {}).values()),
+    )
+    consensus = trust.consensus_allowed
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not consensus:
+        how = f"{how}, but {trust.label}"
+    elif qualifiers:
+        how = f"{how}; {'; '.join(qualifiers)}"
+    if chosen is not None:
+        why = (
+            f"the judge named it as the base solution{_mods(verdict)}"
+            if base
+            else "the agents' answers agreed"
+            if reached
+            else "no judge named a base solution; it is the first remaining agent's"
+        )
+        trust_text = f"{trust.statement} The final answer is {_label(chosen)}'s solution: {why}."
+    else:
+        trust_text = trust.statement
     details: dict[str, object] = {
         "rounds": st.rounds,
         "judges": st.judges,
         "failed_agents": st.failed,
+        "invalid_agents": st.invalid,
         "fresh_conversations_from": st.fresh_from,
+        "final_from": chosen,
         "verdict": None
         if verdict is None
         else {
@@ -279,12 +380,36 @@ def _outcome(
         status="consensus" if consensus else "no_consensus",
         consensus=consensus,
         how=how,
+        trust=trust_text,
         final_answer=final,
         rounds=rounds,
         disagreements=() if consensus else _disagreements(st),
         positions={a: st.solutions[a] for a in active},
         details=details,
     )
+
+
+def _mods(verdict: Verdict | None) -> str:
+    mods = (verdict.modifications or "").strip() if verdict else ""
+    if not mods or mods.lower() in ("none", "none."):
+        return ""
+    return f" (the judge's modifications are listed with the verdict: {cut(mods, 160)})"
+
+
+def _agreed(s: Session, st: _State, r: int) -> Outcome | None:
+    """When the agents' answers already agree (a cheap, deterministic comparison), the debate
+    ends here instead of revising a settled answer into a worse one."""
+    active = st.active
+    if not st.opts.stop_on_agreement or len(active) < 2:
+        return None
+    agreement = check_agreement({a: st.solutions[a] for a in active})
+    if not agreement.agreed:
+        return None
+    method: Literal["exact", "similar"] = "exact" if agreement.method == "exact" else "similar"
+    lowest = min(min(row) for row in agreement.scores)
+    when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
+    how = f"the {len(active)} remaining agents gave the same answer {when}"
+    return _outcome(s, st, True, how, None, None, r, MatchingAnswers(method, round(lowest, 2)))
 
 
 def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
@@ -319,10 +444,11 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     await _solve(s, st)
     active = st.active
     if not active:
-        reasons = "; ".join(f"{_label(a)}: {why}" for a, why in st.failed.items())
+        reasons = "; ".join(f"{_label(a)}: {why}" for a, why in {**st.failed, **st.invalid}.items())
         raise ProtocolAborted(f"every agent failed to answer the task ({reasons})")
     if len(active) == 1:
         return _outcome(
+            s,
             st,
             False,
             f"only {_label(active[0])} answered; nobody to deliberate with",
@@ -330,6 +456,9 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
             None,
             0,
         )
+    settled = _agreed(s, st, 0)
+    if settled is not None:
+        return settled
 
     verdict: Verdict | None = None
     judge: str | None = None
@@ -349,11 +478,13 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         s.round_done(Step.at(r, "verify", judge), describe_round(entry, opts))
         if verdict and verdict.decision == "CONSENSUS" and verdict.score >= opts.consensus_score:
             how = f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10)"
-            return _outcome(st, True, how, verdict, judge, r)
+            evidence = JudgeScore(_label(judge), verdict.score)
+            return _outcome(s, st, True, how, verdict, judge, r, evidence)
     last = st.rounds[-1]
     score = last["convergence_score"]
     how = (
         f"no consensus after {opts.max_rounds} round(s); last score "
         f"{score if score is not None else 'none (no valid verdict)'}"
     )
-    return _outcome(st, False, how, verdict, judge, opts.max_rounds)
+    last_score = JudgeScore(_label(judge), verdict.score) if verdict and judge else None
+    return _outcome(s, st, False, how, verdict, judge, opts.max_rounds, last_score)

@@ -19,7 +19,9 @@ from pydantic import (
     model_validator,
 )
 
+from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import json_parser
+from moot.deliberation.substance import check_substance
 from moot.errors import FormatError
 
 __all__ = [
@@ -134,12 +136,26 @@ def judge_schema(positions: Sequence[str]) -> dict[str, Any]:
     )
 
 
-def agent_parser(candidate: str | None, *, repair: bool = True) -> Callable[[str], AgentReply]:
-    """Parse an agent's reply; with no candidate the round is a proposal round."""
+def agent_parser(
+    candidate: str | None,
+    *,
+    repair: bool = True,
+    task: str | None = None,
+    asked: Sequence[str] = (),
+) -> Callable[[str], AgentReply]:
+    """Parse an agent's reply; with no candidate the round is a proposal round. A position
+    (a proposal, or a "no" vote's alternative) must be a substantive answer to the task, not
+    an echo of the prompt or its template: junk is a format error (re-asked, then invalid)."""
     parse = json_parser(AgentReply, repair=repair)
 
     def parse_reply(text: str) -> AgentReply:
         reply = parse(text)
+        if reply.new_position_text:
+            position = strip_markup(reply.new_position_text)
+            problem = check_substance(position, asked, task=task)
+            if problem is not None:
+                raise FormatError(f'"newPositionText" is not an answer to the topic: {problem}')
+            reply = reply.model_copy(update={"new_position_text": position})
         if candidate is None:
             if not reply.new_position_text:
                 raise FormatError('this round asks for your position in "newPositionText"')

@@ -18,6 +18,7 @@ from moot.deliberation.consensus import (
     rank_positions,
     select_candidate,
 )
+from moot.deliberation.trust import Evidence, JudgePanel, Participant, Votes, assess
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import ProtocolAborted
@@ -114,7 +115,12 @@ async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
                 s,
                 alias,
                 [c.systems[alias], user(prompt)],
-                agent_parser(candidate, repair=not c.strict),
+                agent_parser(
+                    candidate,
+                    repair=not c.strict,
+                    task=c.task,
+                    asked=[c.systems[alias].content, prompt],
+                ),
                 step=step,
                 reminder=prompts.AGENT_FORMAT,
                 reask=not c.strict,
@@ -155,8 +161,55 @@ def _record_agents(s: Session, c: Court, rnd: AgentRound) -> None:
 
 
 # -- the verdict ------------------------------------------------------------------------------
+def _participants(c: Court, verdict: Verdict) -> list[Participant]:
+    """Every agent that started, by how its last answer stands to the verdict."""
+    people = []
+    last_round = list(c.rounds[-1].responses) if c.rounds else []
+    if verdict.source != "agent_consensus":
+        # the judges weigh every position proposed in any round: an agent counts by its last
+        # valid answer, and fails only if it never gave one
+        for i, resp in enumerate(last_round):
+            earlier = [
+                r for rnd in c.rounds for r in rnd.responses if r.agent == resp.agent and r.ok
+            ]
+            if not resp.ok and earlier:
+                last_round[i] = earlier[-1]
+    for resp in last_round:
+        name = label(resp.agent)
+        if not resp.ok:
+            error = resp.error or "no valid answer"
+            called = resp.error is not None and "not an answer" not in error
+            people.append(Participant(name, "failed" if called else "invalid", error))
+        elif verdict.source == "agent_consensus":
+            status = {"yes": "agreed", "no": "dissented"}.get(resp.vote, "abstained")
+            people.append(Participant(name, status))  # type: ignore[arg-type]
+        else:
+            held = resp.position_id == verdict.position_id and verdict.source != "deadlock"
+            people.append(Participant(name, "agreed" if held else "dissented"))
+    return people
+
+
 def _outcome(s: Session, c: Court, verdict: Verdict, how: str) -> Outcome:
-    consensus = verdict.source != "deadlock"
+    reached = verdict.source != "deadlock"
+    evidence: Evidence | None = None
+    if verdict.source == "judge_consensus" and c.judge_rounds:
+        result = c.judge_rounds[-1].result
+        votes = result.votes.get(verdict.position_id or "", 0)
+        evidence = JudgePanel(votes, len(c.judges), result.confidence)
+    elif reached:
+        evidence = Votes()
+    trust = assess(
+        _participants(c, verdict),
+        reached=reached,
+        evidence=evidence,
+        models=list(s.meta.get("aliases", {}).values()),
+    )
+    consensus = trust.consensus_allowed
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not consensus:
+        how = f"{how}, but {trust.label}"
+    elif qualifiers:
+        how = f"{how}; {'; '.join(qualifiers)}"
     last: dict[str, str] = {}  # each agent's latest position
     for rnd in c.rounds:
         for r in rnd.responses:
@@ -176,6 +229,7 @@ def _outcome(s: Session, c: Court, verdict: Verdict, how: str) -> Outcome:
         status="consensus" if consensus else "no_consensus",
         consensus=consensus,
         how=how,
+        trust=trust.statement,
         final_answer=verdict.position_text if consensus else "",
         rounds=len(c.rounds) + len(c.judge_rounds),
         disagreements=disagreements,
@@ -238,8 +292,10 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
         if agreed is not None and agreed.reached and rnd.candidate is not None:
             c.phases.go("consensus_reached")
             yes = [x.confidence for x in rnd.responses if x.ok and x.vote == "yes"]
+            # "unanimous" only when every agent that started voted yes
+            method = "unanimous" if agreed.tally.yes == len(c.agents) else "supermajority"
             how = (
-                f"the agents reached {agreed.method} consensus in round {r}: "
+                f"the agents reached {method} consensus in round {r}: "
                 f"{agreed.tally.yes} of {agreed.tally.voting_total} yes on position "
                 f"{rnd.candidate}"
             )

@@ -1,0 +1,295 @@
+"""The process that runs a local model: `python -m moot.models.local_worker BACKEND MODEL`.
+
+moot never loads a model runtime into its own process. A native runtime can die of a
+segmentation fault, an abort or the out-of-memory killer; in a worker that costs the asks in
+flight, which `moot.models.local` turns into error completions and retries on a fresh worker,
+while the deliberation goes on.
+
+The protocol is JSON lines. The worker writes `{"ready": ...}` once its model is loaded (or
+`{"fatal": ...}` and exits 1). Each line on stdin is an ask, `{"id", "messages", "max_tokens",
+"temperature", "seed", "json_schema", "repeat_penalty", "timeout"}`, or `{"cancel": id}`. Each
+ask gets exactly one reply line: `{"id", "ok": true, "text", "prompt_tokens",
+"completion_tokens"}` or `{"id", "ok": false, "kind", "message"}`, with `kind` a FailureKind
+value. Asks run concurrently, each in its own thread: mistral.rs batches them in its scheduler.
+The worker exits when stdin closes, so it never outlives moot.
+
+Tests make the runtime die for real with MOOT_LOCAL_TEST_CRASH="abort:MARKER" (or
+"segv:MARKER"): an ask whose last message contains MARKER aborts the worker, or dereferences a null
+pointer. With MOOT_LOCAL_TEST_CRASH_ONCE=PATH it does so only while PATH exists, removing it
+first, so the retry on a fresh worker succeeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import itertools
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+__all__ = ["GRAMMAR_BOUND_LIMIT", "grammar_safe", "main"]
+
+# llama.cpp spells a length bound out as nested optional rules: a bound in the thousands makes a
+# grammar it cannot parse, and it then crashes. For that backend longer bounds are dropped from
+# the grammar; the reply is still validated against the full schema on our side. mistral.rs
+# (llguidance) handles long bounds and gets the schema whole.
+GRAMMAR_BOUND_LIMIT = 64
+_BOUND_KEYS = ("maxLength", "minLength", "maxItems", "minItems")
+
+
+def grammar_safe(schema: Any) -> Any:
+    """A copy of `schema` without the length bounds llama.cpp cannot turn into a grammar."""
+    if isinstance(schema, dict):
+        return {
+            key: grammar_safe(value)
+            for key, value in schema.items()
+            if not (key in _BOUND_KEYS and isinstance(value, int) and value > GRAMMAR_BOUND_LIMIT)
+        }
+    if isinstance(schema, list):
+        return [grammar_safe(item) for item in schema]
+    return schema
+
+
+class _Ask:
+    """One ask in flight: its payload and the flag its cancel line sets."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
+        self.cancelled = threading.Event()
+        timeout = payload.get("timeout")
+        self.deadline = time.monotonic() + float(timeout) if timeout else None
+
+    def stopped(self) -> bool:
+        return self.cancelled.is_set() or (
+            self.deadline is not None and time.monotonic() > self.deadline
+        )
+
+
+class _Reply(Exception):
+    """An ask that ends as a failure of the given kind."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+Generate = Callable[[_Ask], tuple[str, int, int]]
+
+
+def _mistralrs(model: str, n_ctx: int, isq: str) -> Generate:
+    import mistralrs
+
+    folder, name = os.path.split(os.path.abspath(model))
+    # (Which.GGUF is a Which in the runtime; its stub types it apart)
+    which: Any = mistralrs.Which.GGUF(quantized_model_id=folder, quantized_filename=name)
+    # Re-quantized to Q8_0 while loading (a few seconds): the wheel's CPU kernels for Q8_0 are
+    # fast, those for the GGUF's own Q4_1 are not (measured: 331 prompt tokens took 29 s of
+    # CPU as Q4_1, 131 took 1.5 s as Q8_0).
+    runner = mistralrs.Runner(
+        which=which, max_seqs=16, in_situ_quant=None if isq.lower() == "none" else isq
+    )
+    admit = threading.Lock()  # also: the Runner object admits one Python caller at a time
+
+    def generate(ask: _Ask) -> tuple[str, int, int]:
+        p = ask.payload
+        schema = p.get("json_schema")
+        if schema is not None:
+            # Compact JSON: with free whitespace allowed, a small model can spend its whole
+            # token budget on blanks inside the object and never close it.
+            schema = {"x-guidance": {"whitespace_flexible": False}, **schema}
+        request = mistralrs.ChatCompletionRequest(
+            model="default",
+            messages=p["messages"],
+            max_tokens=p["max_tokens"],
+            temperature=p.get("temperature"),
+            repetition_penalty=p.get("repeat_penalty"),
+            grammar=json.dumps(schema) if schema is not None else None,
+            grammar_type="json_schema" if schema is not None else None,
+            stream=True,  # streamed asks run side by side; the scheduler batches them
+        )
+        parts: list[str] = []
+        tokens = prompt_tokens = 0
+        try:
+            # One prompt evaluation at a time: mistral.rs 0.9.5 on CPU fails when it evaluates
+            # two prompts of the same length in one batch ("input tensor is not contiguous").
+            # The generation steps that follow are batched across asks.
+            with admit:
+                chunks: Iterator[Any] = iter(runner.send_chat_completion_request(request))  # type: ignore[arg-type]
+                first = next(chunks, None)
+            for chunk in itertools.chain([first] if first is not None else [], chunks):
+                if chunk.usage is not None:
+                    prompt_tokens = chunk.usage.prompt_tokens
+                    tokens = chunk.usage.completion_tokens
+                for choice in chunk.choices:
+                    if choice.delta.content:
+                        parts.append(choice.delta.content)
+                if ask.stopped():
+                    break  # dropping the stream ends the sequence
+        except ValueError as exc:
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            raise _Reply("bad_request", f"the runtime rejected the ask: {first_line}") from exc
+        # The last chunk carries the usage; a stream stopped early has none, and then each
+        # chunk was one token. (No tokenize_text here: any Runner call made while another
+        # thread is in send_chat_completion_request fails with "Already borrowed".)
+        return "".join(parts), prompt_tokens, tokens or len(parts)
+
+    return generate
+
+
+def _llama(model: str, n_ctx: int, isq: str) -> Generate:
+    from llama_cpp import Llama, LogitsProcessorList
+
+    llama = Llama(model_path=model, n_ctx=n_ctx, n_threads=_threads(), verbose=False)
+    lock = threading.Lock()  # one llama.cpp context: one ask at a time
+
+    def generate(ask: _Ask) -> tuple[str, int, int]:
+        p = ask.payload
+
+        def stop_when_due(_tokens: Any, scores: Any) -> Any:
+            # llama.cpp has no cancel: once stopped we force end-of-sequence at the next step.
+            if ask.stopped():
+                eos = llama.token_eos()
+                kept = scores[eos]
+                scores[:] = -float("inf")
+                scores[eos] = kept if kept > -float("inf") else 0.0
+            return scores
+
+        kwargs: dict[str, Any] = {
+            "messages": p["messages"],
+            "max_tokens": p["max_tokens"],
+            "repeat_penalty": p.get("repeat_penalty") or 1.0,
+            "logits_processor": LogitsProcessorList([stop_when_due]),
+        }
+        if p.get("temperature") is not None:
+            kwargs["temperature"] = p["temperature"]
+        if p.get("seed") is not None:
+            kwargs["seed"] = p["seed"]
+        if p.get("json_schema") is not None:
+            kwargs["response_format"] = {
+                "type": "json_object",
+                "schema": grammar_safe(p["json_schema"]),
+            }
+        with lock:
+            try:
+                reply: Any = llama.create_chat_completion(**kwargs)
+            except ValueError as exc:
+                kind = "context_length" if "context" in str(exc) else "bad_request"
+                raise _Reply(kind, str(exc)) from exc
+        usage = reply.get("usage") or {}
+        text = reply["choices"][0]["message"].get("content") or ""
+        return text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+
+    return generate
+
+
+def _threads() -> int:
+    return int(os.environ.get("MOOT_LOCAL_THREADS") or 1)
+
+
+def _maybe_crash(payload: dict[str, Any]) -> None:
+    """The test hook (see the module docstring): die the way native code dies."""
+    setting = os.environ.get("MOOT_LOCAL_TEST_CRASH", "")
+    how, _, marker = setting.partition(":")
+    last = payload["messages"][-1]["content"] if payload["messages"] else ""
+    if not marker or marker not in last:
+        return
+    once = os.environ.get("MOOT_LOCAL_TEST_CRASH_ONCE")
+    if once:
+        try:
+            os.unlink(once)
+        except FileNotFoundError:
+            return
+    if how == "segv":
+        ctypes.string_at(0)  # a real segmentation fault: reads address zero
+    os.abort()
+
+
+class _Server:
+    def __init__(self, generate: Generate, out: IO[str]) -> None:
+        self.generate = generate
+        self.out = out
+        self.write_lock = threading.Lock()
+        self.asks: dict[int, _Ask] = {}
+
+    def send(self, line: dict[str, Any]) -> None:
+        with self.write_lock:
+            self.out.write(json.dumps(line) + "\n")
+            self.out.flush()
+
+    def run_ask(self, ask: _Ask) -> None:
+        ask_id = ask.payload["id"]
+        try:
+            _maybe_crash(ask.payload)
+            text, prompt_tokens, tokens = self.generate(ask)
+            if ask.cancelled.is_set():
+                reply: dict[str, Any] = {"ok": False, "kind": "unknown", "message": "cancelled"}
+            elif ask.deadline is not None and time.monotonic() > ask.deadline:
+                timeout = ask.payload["timeout"]
+                message = f"no answer within {timeout:g}s"
+                reply = {"ok": False, "kind": "timeout", "message": message}
+            else:
+                reply = {
+                    "ok": True,
+                    "text": text,
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": tokens,
+                }
+        except _Reply as exc:
+            reply = {"ok": False, "kind": exc.kind, "message": str(exc)}
+        except Exception as exc:  # a runtime error is this ask's failure, not the worker's
+            reply = {"ok": False, "kind": "unknown", "message": f"{type(exc).__name__}: {exc}"}
+        self.asks.pop(ask_id, None)
+        self.send({"id": ask_id, **reply})
+
+    def serve(self, lines: IO[str]) -> None:
+        for raw in lines:
+            if not raw.strip():
+                continue
+            message = json.loads(raw)
+            if "cancel" in message:
+                found = self.asks.get(message["cancel"])
+                if found is not None:
+                    found.cancelled.set()
+                continue
+            ask = _Ask(message)
+            self.asks[message["id"]] = ask
+            threading.Thread(target=self.run_ask, args=(ask,), daemon=True).start()
+
+
+_BACKENDS: dict[str, Callable[[str, int, str], Generate]] = {
+    "mistralrs": _mistralrs,
+    "llama": _llama,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Load the model, then answer asks until stdin closes."""
+    parser = argparse.ArgumentParser(prog="python -m moot.models.local_worker")
+    parser.add_argument("backend", choices=sorted(_BACKENDS))
+    parser.add_argument("model")
+    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--isq", default="none", help="mistral.rs: re-quantize to this type")
+    args = parser.parse_args(argv)
+    # The protocol owns the real stdout; anything a native library prints goes to stderr.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    started = time.perf_counter()
+    try:
+        generate = _BACKENDS[args.backend](args.model, args.n_ctx, args.isq)
+    except Exception as exc:
+        out.write(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}) + "\n")
+        out.flush()
+        return 1
+    server = _Server(generate, out)
+    server.send({"ready": True, "backend": args.backend, "load_s": time.perf_counter() - started})
+    server.serve(sys.stdin)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
