@@ -266,3 +266,21 @@ def test_ray_executor_runs_each_session_in_a_local_cluster(tmp_path: Path) -> No
         events = [json.loads(x) for x in (folder / "events.jsonl").read_text().splitlines()]
         pids |= {e["data"]["pid"] for e in events if e["kind"] == "run_started"}
     assert pids and driver.pid not in pids  # the sessions ran in Ray's worker processes
+
+
+def test_a_batch_runs_in_one_process_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from filelock import FileLock
+
+    from moot.batch import create_batch, run_batch_sync
+    from moot.config import RunConfig
+    from moot.errors import MootError
+
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    config = RunConfig.model_validate({"agents": [{"model": "scripted:x.py"}] * 2})
+    batch = create_batch([("one", "a task", config)])
+    with FileLock(batch.path / "lock"):  # as a running `moot batch` holds it
+        with pytest.raises(MootError, match=f"batch {batch.id} is being run by another process"):
+            run_batch_sync(batch)
+    assert not batch.journal.exists()  # nothing was started

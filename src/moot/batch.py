@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from filelock import FileLock, Timeout
+
 from moot import api
 from moot.config import RunConfig
 from moot.engine.store import atomic_write, sessions_root
@@ -336,6 +338,27 @@ async def run_batch(
     if concurrency < 1:
         raise ConfigError(f"the concurrency must be at least 1, got {concurrency}")
     observer = observer or _Silent()
+    lock = FileLock(batch.path / "lock", thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise MootError(
+            f"batch {batch.id} is being run by another process; wait for it to end or stop it, "
+            f"then run: moot batch --resume {batch.id}"
+        ) from None
+    try:
+        return await _run(batch, concurrency, provider_limits, observer, runner)
+    finally:
+        lock.release()
+
+
+async def _run(
+    batch: Batch,
+    concurrency: int,
+    provider_limits: Mapping[str, int] | None,
+    observer: BatchObserver,
+    runner: Runner,
+) -> BatchSummary:
     began = time.monotonic()
     folders, ends = batch.state()
     done = {i: r for i, r in ends.items() if r.status in DONE}
