@@ -86,13 +86,14 @@ def question(request):
 
 
 async def agent(request):
-    step = request.meta["step"]
+    step, me = request.meta["step"], request.meta["agent"]
     tag = question(request)
     await _log(tag + ":" + step)
     await asyncio.sleep(float(os.environ.get("SLOW") or 0))
     phase = step.split("/")[1]
-    if phase in ("solve", "revise"):
-        text = f"For {tag} the answer is 42."
+    if phase in ("solve", "revise"):  # they differ at first (else the debate ends at once)
+        value = 42 if phase == "revise" else {"agent_a": 41, "agent_b": 42, "agent_c": 43}[me]
+        text = f"For {tag} the answer is {value}."
         return (f"<solution>\n## PLAN\n1. {text}\n## CHANGES\n{text}\n</solution>\n"
                 "<analysis>\n## RISKS\nnone\n## DISAGREEMENTS\nNone.\n</analysis>")
     if phase == "evaluate":

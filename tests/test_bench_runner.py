@@ -56,9 +56,9 @@ async def vote(s: Session, task: str, opts: VoteOptions) -> Outcome:
 
 VOTE = ProtocolRecord(name="vote", summary="majority of samples", options=VoteOptions, run=vote)
 
-# What the scripted agents do, set by each test: "debate" (arena fixes a wrong first answer,
-# vote samples are wrong), "vote" (arena talks itself out of a right answer, vote is right),
-# "same" (everyone is right).
+# What the scripted agents do, set by each test: "debate" (every first answer is wrong, the
+# revised ones right; vote's samples are wrong), "vote" (one first answer is right, every revised
+# one wrong; vote is right), "same" (the revised answers and vote's are right).
 MODE = {"winner": "same"}
 _QUESTION = re.compile(r"What is the result of ([0-9+*\-]+)\?")
 
@@ -81,17 +81,15 @@ def _solution(value: int) -> str:
 
 def agent(request: Request) -> str:
     step = Step.parse(request.meta["step"])
-    right = (
-        _right(request) if step.phase in ("solve", "revise") or "sample" in str(step.phase) else 0
-    )
-    winner = MODE["winner"]
-    if str(step.phase).startswith("sample"):
-        return f"The answer is {right + 1 if winner == 'debate' else right}."
-    if step.phase == "solve":
-        return _solution(right + 1 if winner == "debate" else right)
-    if step.phase == "revise":
-        return _solution(right + 1 if winner == "vote" else right)
-    if step.phase == "evaluate":
+    phase, winner = str(step.phase), MODE["winner"]
+    offset = {"agent_a": 0, "agent_b": 1, "agent_c": 2}[request.meta["agent"]]
+    if phase.startswith("sample"):
+        return f"The answer is {_right(request) + (winner == 'debate')}."
+    if phase == "solve":  # the agents disagree at first, else the debate would end at once
+        return _solution(_right(request) + offset + (winner == "debate"))
+    if phase == "revise":
+        return _solution(_right(request) + (winner == "vote"))
+    if phase == "evaluate":
         return "Strengths: clear. Weaknesses: none. Errors: none."
     return (
         "AGREEMENT POINTS: all.\n<verdict>\ndecision: CONSENSUS\nconvergence_score: 9\n"
@@ -148,7 +146,9 @@ def test_a_debate_that_talks_itself_out_of_right_answers_loses_to_vote(tmp_path:
     assert arena["accuracy"] == 0.0 and rows["vote (samples=3)"]["accuracy"] == 1.0
     assert arena["comparison"]["direction"] == "worse"
     assert arena["comparison"]["p_value"] == pytest.approx(2 / 2**10)
-    assert arena["flips"][0]["correct_to_wrong"] == 30
+    # agent A's right first answer went wrong in each question; the others stayed wrong
+    assert arena["flips"][0]["correct_to_wrong"] == 10
+    assert arena["flips"][0]["stayed_wrong"] == 20
 
 
 def test_no_difference_is_said_plainly_and_the_reports_are_written(
