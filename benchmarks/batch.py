@@ -5,7 +5,7 @@ No network, no model weights; everything is written under a temporary MOOT_HOME 
 end. Each session is a real 3-agent arena (3 solve, 3 evaluate, 3 revise, 1 verify: 10 calls)
 through `moot.batch` exactly as `moot batch` runs it (its batch journal fsync'd per session
 start and end, each session's journal, result.json and reports written), with zero-latency
-scripted models that agree at once. Printed:
+scripted models that differ in round 0 and agree after revising. Printed:
 
 sessions_per_second   sessions ended / wall time of `run_batch` (target: none; it is a figure)
 peak_rss_mb           the process's peak resident memory after the run (target < 1024 MB)
