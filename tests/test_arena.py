@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from moot import api as runner
-from moot.types import FailureKind
+from moot.models.scripted import register_script
+from moot.types import FailureKind, Request
 from tests.scripts import Debate, events, no_sleep, solution, start, verdict
 
 
@@ -290,3 +291,39 @@ def test_a_failed_session_resumes_once_the_cause_is_fixed() -> None:
     assert resumed.exit_code == 0 and resumed.result.status == "consensus"
     assert sum(1 for s in debate.steps if s.startswith("r0/solve/")) == 3
     assert runner.replay(failed.session_id).identical is True
+
+
+def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() -> None:
+    """The embedded model constrains its output to a schema; asked for JSON, even a model that
+    cannot keep a tag format answers in format on its first try."""
+    from moot.models.base import Capabilities
+    from moot.models.scripted import ScriptedModel
+
+    def reply(request: Request) -> str:
+        step = request.meta["step"]
+        assert request.json_schema is not None, step
+        if "/verify/" in step:
+            return '{"decision": "CONSENSUS", "convergence_score": 9, "base_solution": "Agent B"}'
+        if "/evaluate/" in step:
+            return "Strengths: clear."
+        plans = {"a": "a queue worker", "b": "a cron job", "c": "systemd timers"}
+        return json.dumps({"solution": f"Use {plans[request.meta['agent'][-1]]}.", "analysis": ""})
+
+    register_script("schema_agent", reply)
+    original = ScriptedModel.from_spec
+
+    def enforcing(spec, settings):  # type: ignore[no-untyped-def]
+        model = original(spec, settings)
+        model.capabilities = Capabilities(json_schema=True, seed=True)
+        return model
+
+    config = Debate().config(arena={"max_rounds": 1})
+    config.agents = [
+        a.model_copy(update={"model": "scripted:@schema_agent"}) for a in config.agents
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScriptedModel, "from_spec", staticmethod(enforcing))
+        run = start("How should we run the nightly export?", config)
+    assert run.exit_code == 0 and "Use a cron job." == run.result.final_answer
+    asks = [e for e in events(run.folder) if e["kind"] == "ask"]
+    assert not [e for e in asks if e["step"].endswith("/reask")]

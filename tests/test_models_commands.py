@@ -115,3 +115,17 @@ def test_help_imports_no_sdk() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_a_missing_extra_names_the_install_that_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editable checkout is told to reinstall from the checkout, a package by its name."""
+    from moot.models import base
+
+    info = base.ProviderInfo("x", "m", "a", "openai", ("no_such_module_x",), "", "")
+    monkeypatch.setattr(base, "editable_checkout", lambda: "/src/moot")
+    assert info.install_hint() == "pip install -e '/src/moot[openai]'"
+    monkeypatch.setattr(base, "editable_checkout", lambda: None)
+    assert info.install_hint() == "pip install 'moot[openai]'"
+    monkeypatch.undo()
+    here = base.editable_checkout()  # this checkout is installed editable by scripts/setup.sh
+    assert here is not None and (Path(here) / "pyproject.toml").exists()

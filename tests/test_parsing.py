@@ -113,3 +113,18 @@ def test_json_parser_validates_strictly_and_names_the_problem() -> None:
         parse('{"vote": "yes", "confidence": "very"}')
     with pytest.raises(FormatError, match="vote"):
         parse('{"confidence": 1.0}')
+
+
+def test_json_answers_of_schema_enforcing_models_parse_like_tagged_ones() -> None:
+    from moot.deliberation.parsing import parse_solution_any, parse_verdict_any
+
+    assert parse_solution_any('{"solution": "Paris", "analysis": "sure"}') == ("Paris", "sure")
+    assert parse_solution_any("<solution>Paris</solution>") == ("Paris", "")
+    with pytest.raises(FormatError, match='no "solution" text'):
+        parse_solution_any('{"solution": " ", "analysis": ""}')
+    verdict = parse_verdict_any(
+        '{"decision": "CONSENSUS", "convergence_score": 9, "base_solution": "Agent B"}'
+    )
+    assert (verdict.decision, verdict.score, verdict.base_solution) == ("CONSENSUS", 9, "Agent B")
+    with pytest.raises(FormatError, match="convergence_score"):
+        parse_verdict_any('{"decision": "CONTINUE", "convergence_score": 11, "base_solution": ""}')

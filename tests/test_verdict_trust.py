@@ -144,3 +144,21 @@ def test_identity_phrases_are_scrubbed_from_quoted_text_and_journaled() -> None:
 
 
 _ = FailureKind
+
+
+def test_the_court_keeps_the_same_per_round_archive_as_the_arena() -> None:
+    from tests.court_scripts import selects, stubborn
+
+    lite = "Use SQLite."
+    court = Court(
+        {"one": stubborn(PG), "two": stubborn(lite)},
+        {"j1": selects(PG), "j2": selects(PG), "j3": selects(lite)},
+    )
+    run = start("Which database?", court.config(max_agent_rounds=2))
+    rounds = run.folder / "rounds"
+    proposals = sorted(p.name.rsplit("_", 1)[0] for p in (rounds / "round1").glob("*.md"))
+    assert proposals == ["a_proposal", "b_proposal"]
+    votes = list((rounds / "round2").glob("*_vote_*.md"))
+    assert len(votes) == 2 and "vote: " in votes[0].read_text()
+    judged = list((rounds / "judges1").glob("*_evaluation_*.md"))
+    assert len(judged) == 3 and "selected: " in judged[0].read_text()

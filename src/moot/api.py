@@ -12,20 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shutil
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from moot.config import RunConfig
 from moot.engine import lifecycle
 from moot.engine.cache import ResponseCache
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended, ProtocolFn
-from moot.engine.session import Agent, Session, Sleep, Subscriber
+from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
-from moot.errors import ConfigError, JournalError
+from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model
 from moot.plan import Plan, load_config, participants, resolve
 from moot.report import write_reports
@@ -100,12 +103,15 @@ def start(
     subscribers: Iterable[Subscriber] = (),
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
 ) -> RunResult:
-    """Create a session for `task` and run it to its end, a limit, or an interruption."""
+    """Create a session for `task` and run it to its end, a limit, or an interruption.
+    `chooser` reads a human's choice (default: standard input)."""
     opened = _open_new(task, config, root)
     lock = opened.folder.acquire()
     try:
-        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep))
+        _prepare_workspace(opened, lock)
+        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep, chooser))
     finally:
         lock.release()
     return _reported(ended)
@@ -118,6 +124,7 @@ async def start_async(
     subscribers: Iterable[Subscriber] = (),
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
     on_created: Callable[[Path], None] | None = None,
 ) -> RunResult:
     """`start` on the caller's event loop (many sessions in one loop: `moot batch`); the caller
@@ -126,9 +133,10 @@ async def start_async(
     opened = _open_new(task, config, root)
     lock = opened.folder.acquire()
     try:
+        _prepare_workspace(opened, lock)
         if on_created is not None:
             on_created(opened.folder.path)
-        ended = await _run(opened, subscribers, sleep)
+        ended = await _run(opened, subscribers, sleep, chooser)
     finally:
         lock.release()
     return _reported(ended)
@@ -147,7 +155,7 @@ class _Opened:
 
 
 def _run(
-    opened: _Opened, subscribers: Iterable[Subscriber], sleep: Sleep
+    opened: _Opened, subscribers: Iterable[Subscriber], sleep: Sleep, chooser: Chooser | None
 ) -> Coroutine[Any, Any, Ended]:
     return lifecycle.run_session(
         opened.folder,
@@ -158,11 +166,28 @@ def _run(
         subscribers=subscribers,
         sleep=sleep,
         cache=opened.cache,
+        chooser=chooser,
     )
+
+
+def _prepare_workspace(opened: _Opened, lock: FileLock) -> None:
+    """A code task's workspace, made once the session is locked."""
+    try:
+        lifecycle.code_workspace(opened.config, opened.folder, opened.agents, prepare=True)
+    except WorkspaceError:  # (a submodule): leave nothing behind
+        opened.journal.close()
+        lock.release()
+        shutil.rmtree(opened.folder.path, ignore_errors=True)
+        raise
 
 
 def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> _Opened:
     plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
+    if plan.config.code is not None:  # a bad repository fails before anything is created
+        from moot.engine.code import check_repo
+
+        config_ = plan.config.model_copy(update={"code": check_repo(plan.config.code)})
+        plan = Plan(plan.record, config_, plan.options)
     record, options = plan.record, plan.options
     if not task.strip() and record.default_task is not None:
         task = record.default_task(options) or ""
@@ -248,6 +273,7 @@ def resume(
     subscribers: Iterable[Subscriber] = (),
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
 ) -> RunResult:
     """Continue a session; `limits` (for example {"max_cost": 5}) raises its budgets."""
     folder = lifecycle.current_format(find_session(ref, root))
@@ -256,7 +282,7 @@ def resume(
         opened = _open_old(folder, limits)
         if opened is None:
             return _already_finished(folder)
-        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep))
+        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep, chooser))
     finally:
         lock.release()
     return _reported(ended)
@@ -269,6 +295,7 @@ async def resume_async(
     subscribers: Iterable[Subscriber] = (),
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
 ) -> RunResult:
     """`resume` on the caller's event loop (see `start_async`)."""
     folder = lifecycle.current_format(find_session(ref, root))
@@ -277,7 +304,7 @@ async def resume_async(
         opened = _open_old(folder, limits)
         if opened is None:
             return _already_finished(folder)
-        ended = await _run(opened, subscribers, sleep)
+        ended = await _run(opened, subscribers, sleep, chooser)
     finally:
         lock.release()
     return _reported(ended)

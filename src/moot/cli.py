@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["cli", "main"]
 
+DEMO_ROUNDS = 1  # rounds of a run with no --models and no config (the embedded model)
+
 
 def _fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"moot: error: {message}", err=True)
@@ -111,6 +113,7 @@ def _finish(run: RunResult, quiet: bool) -> NoReturn:
     _say(f"Session {run.session_id}: {result.status.replace('_', ' ')}: {result.how}")
     if result.trust:
         _say(f"How far to trust it: {result.trust}")
+    _code_lines(result)
     if result.final_answer:
         click.echo("")
         _say(result.final_answer)
@@ -123,6 +126,24 @@ def _finish(run: RunResult, quiet: bool) -> NoReturn:
     if run.message and run.message != result.how:
         _say(run.message)
     _exit(run.exit_code)
+
+
+def _code_lines(result: Any) -> None:
+    """A code task's agents: status, diff stats, verification and cost, one line each."""
+    code = result.details.get("code")
+    if not isinstance(code, dict):
+        return
+    for alias, row in code.items():
+        usage = result.agents.get(alias)
+        cost = "cost unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
+        checks = row.get("checks") or []
+        passed = sum(1 for c in checks if c.get("exit_code") == 0 and not c.get("timed_out"))
+        verified = f"verify {passed}/{len(checks)} passed" if checks else "not verified"
+        why = f" ({row['problem']})" if row.get("problem") else ""
+        click.echo(
+            f"  {alias}: {row.get('status')}{why}; {row.get('files', 0)} file(s), "
+            f"+{row.get('insertions', 0)} -{row.get('deletions', 0)}; {verified}; {cost}"
+        )
 
 
 class ProtocolName(click.ParamType[str, Any]):
@@ -231,6 +252,30 @@ def cli(ctx: click.Context) -> None:
     help="Answer requests seen before from a cache: sqlite (default), sqlite:PATH or "
     "redis://HOST:PORT/DB. Put it after TASK, or write --cache=SPEC.",
 )
+@click.option(
+    "--repo",
+    "repo",
+    is_flag=False,
+    flag_value=".",
+    default=None,
+    metavar="[PATH]",
+    help="A code task in this git repository (default: the current one): each agent works in "
+    "its own worktree. Put it after TASK, or write --repo=PATH.",
+)
+@click.option(
+    "--context",
+    "context",
+    multiple=True,
+    metavar="GLOB",
+    help="With --repo: files API models see whole (repeatable); none: a file listing.",
+)
+@click.option(
+    "--pick",
+    "pick",
+    type=click.Choice(["human", "judge", "none"]),
+    default=None,
+    help="With --protocol pick: who picks the winner (default: you, on the terminal).",
+)
 @_display_options
 def run(
     task: str,
@@ -246,6 +291,9 @@ def run(
     verify_commands: tuple[str, ...],
     no_shuffle: bool,
     cache: str | None,
+    repo: str | None,
+    context: tuple[str, ...],
+    pick: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
@@ -267,16 +315,41 @@ def run(
         overrides[f"limits.{key}"] = value
     if cache is not None:
         overrides["cache.store"] = cache
+    if context and repo is None:
+        raise click.UsageError("--context needs --repo: it chooses files of the repository")
+    if repo is not None:  # a code task: --verify runs in every worktree
+        overrides["code.repo"] = str(Path(repo).expanduser().resolve())
+        if context:
+            overrides["code.context"] = list(context)
+        if verify_commands:
+            overrides["code.verify_commands"] = list(verify_commands)
+            verify_commands = ()
+    if rounds is None and not models and config_path is None:
+        # The embedded default is a demonstration: one round shows every phase and a judged
+        # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
+        rounds = DEMO_ROUNDS
     plan = load_config(
         config_path,
         overrides,
         rounds=rounds,
         verify=list(verify_commands),
         no_shuffle=no_shuffle,
+        pick=pick,
     )
     with _face(quiet, json_logs, reveal) as face:
-        finished = start(task, plan, subscribers=[face])
+        finished = start(task, plan, subscribers=[face], chooser=_chooser(face))
     _finish(finished, quiet)
+
+
+def _chooser(face: Face) -> Any:
+    """A human choice on the terminal (a code task's pick), with the live view paused."""
+    from moot.engine.session import read_choice
+
+    async def choose(prompt: str, options: Any) -> str | None:
+        with face.paused():
+            return await read_choice(prompt, options)
+
+    return choose
 
 
 @cli.command()
@@ -297,7 +370,9 @@ def resume(
 
     limits = _limit_overrides(max_cost, max_tokens, timeout)
     with _face(quiet, json_logs, reveal) as face:
-        finished = resume_session(session_id, limits=limits, subscribers=[face])
+        finished = resume_session(
+            session_id, limits=limits, subscribers=[face], chooser=_chooser(face)
+        )
     _finish(finished, quiet)
 
 
@@ -363,6 +438,11 @@ def list_() -> None:
         click.echo(
             f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
         )
+        from moot.codeops import live_worktrees
+
+        trees = live_worktrees(folder)
+        if trees:
+            click.echo(f"  worktrees: {trees} still exist (moot apply / moot clean {folder.id})")
         problem = folder_result_problem(folder)  # an edited result.json, or a cut journal
         if problem is not None:
             click.echo(f"  ! {problem}")
@@ -372,6 +452,54 @@ def _duration(seconds: float) -> str:
     from moot.display.live import duration
 
     return duration(seconds)
+
+
+@cli.command(name="apply")
+@click.argument("session_id")
+@click.option("--agent", "agent", default=None, help="Whose change (default: the winner).")
+@click.option("--commit", is_flag=True, help="Also commit the change (never done otherwise).")
+@click.option("--keep", is_flag=True, help="Keep the worktrees and branches afterwards.")
+def apply_(session_id: str, agent: str | None, commit: bool, keep: bool) -> None:
+    """Apply a code session's chosen change to your working tree (three-way when your files
+    changed since; refused, touching nothing, on a conflict); then clean its worktrees."""
+    from moot.codeops import apply_session
+    from moot.engine.store import find_session
+
+    done = apply_session(find_session(session_id), agent, commit=commit, keep=keep)
+    how = " (merged with your edits since the session began)" if done.applied.three_way else ""
+    click.echo(f"applied {done.alias}'s change: {done.applied.stats}{how}")
+    if done.applied.commit:
+        click.echo(f"committed as {done.applied.commit[:12]}")
+    if done.cleaned is not None:
+        click.echo(f"removed {len(done.cleaned.worktrees)} worktree(s) and their branches")
+
+
+@cli.command()
+@click.argument("session_id")
+def clean(session_id: str) -> None:
+    """Remove a code session's worktrees, branches and baseline ref (its patches stay)."""
+    from moot.codeops import clean as clean_session
+    from moot.engine.store import find_session
+
+    done = clean_session(find_session(session_id))
+    click.echo(
+        f"removed {len(done.worktrees)} worktree(s), {len(done.branches)} branch(es), "
+        f"{len(done.refs)} ref(s)"
+    )
+
+
+@cli.command()
+@click.argument("session_id", required=False)
+def stop(session_id: str | None) -> None:
+    """Stop a running session gracefully (answers already in stay; moot resume continues)."""
+    from moot.codeops import stop as stop_session
+    from moot.engine.store import find_session
+
+    folder = find_session(session_id)
+    pid = stop_session(folder)
+    click.echo(
+        f"asked session {folder.id} to stop" + (f" (process {pid})" if pid else " when it runs")
+    )
 
 
 @cli.command()
@@ -479,10 +607,28 @@ def models() -> None:
 )
 @click.option("--models", "specs", multiple=True, metavar="SPEC", help="Check this model spec.")
 @click.option("--ping", is_flag=True, help="Also make a one-token call to each model.")
-def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool) -> None:
-    """Whether each configured model can run here: SDK, key (never shown), command, ping."""
+@click.option("--prune", is_flag=True, help="Remove the stray worktrees it reports.")
+def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: bool) -> None:
+    """Whether each configured model can run here: SDK, key (never shown), command, ping;
+    and moot worktrees left behind (strays) in the repositories moot knows."""
+    from moot.codeops import prune_strays, strays
     from moot.models.doctor import check_models
     from moot.plan import load_config
+
+    found = strays(Path.cwd())
+    for root, stray in found:
+        click.echo(
+            f"stray: session {stray.session} in {root}: {stray.reason}; "
+            f"{len(stray.worktrees)} worktree(s), {len(stray.branches)} branch(es)"
+        )
+    if found and prune:
+        for root, cleaned in prune_strays(Path.cwd()):
+            click.echo(f"pruned {len(cleaned.worktrees)} worktree(s) in {root}")
+        return
+    if found:
+        click.echo("remove them with: moot doctor --prune")
+    if prune:
+        return
 
     if specs:  # models checked on their own: no protocol, so no agent count to meet
         from pydantic import ValidationError

@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "AgentConfig",
     "CacheSettings",
+    "CodeSettings",
     "EngineConfig",
     "Limits",
     "RunConfig",
@@ -127,6 +128,28 @@ class CacheSettings(_Strict):
         return value.strip()
 
 
+class CodeSettings(_Strict):
+    """A code task (`--repo`, or a `[code]` table): every agent works in its own git worktree
+    of `repo`, and its answer is a change to the code (moot/engine/code.py). Any protocol."""
+
+    repo: str = Field(min_length=1, description="the git repository (any folder inside it)")
+    context: list[str] = Field(
+        default_factory=list,
+        description="globs of files API models see whole (--context); none: a file listing",
+    )
+    context_budget_tokens: int = Field(default=20_000, ge=100, description="for those files")
+    verify_commands: list[str] = Field(
+        default_factory=list, description="shell commands run in each worktree after a change"
+    )
+    verify_timeout: float = Field(default=600.0, gt=0, description="seconds per verify command")
+    output_tail_chars: int = Field(
+        default=4000, ge=200, description="characters of a verify command's output kept as evidence"
+    )
+    worktree_root: str | None = Field(
+        default=None, description="where worktrees go (default: the session folder's worktrees/)"
+    )
+
+
 def _default_agents() -> list[AgentConfig]:
     return [AgentConfig(model=DEFAULT_MODEL) for _ in range(3)]
 
@@ -150,6 +173,7 @@ class RunConfig(_Strict):
     engine: EngineConfig = Field(default_factory=EngineConfig)
     seed: int | None = None
     cache: CacheSettings | None = Field(default=None, description="the response cache; unset: off")
+    code: CodeSettings | None = Field(default=None, description="a code task; unset: a question")
     prices: dict[str, dict[str, float]] = Field(
         default_factory=dict,
         description='USD per million tokens by "provider:model" (input, output, cache_read, '

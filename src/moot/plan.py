@@ -64,6 +64,11 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         except ValidationError as exc:
             problems += problem_lines(exc, record.name)
     problems += _agent_count(record, len(config.agents))
+    if config.code is not None and not record.code_tasks:
+        problems.append(
+            f"code: the {record.name} protocol does not run code tasks (--repo); "
+            f"use one that does: {', '.join(_code_protocols())}"
+        )
     for name, section in config.sections().items():
         if name != record.name and name not in protocols.names():
             problems.append(_unknown_key(name))
@@ -104,6 +109,7 @@ def check_config(
     verify: list[str] | None = None,
     no_shuffle: bool = False,
     cwd: Path | None = None,
+    pick: str | None = None,
 ) -> tuple[Plan | None, list[str]]:
     """Every problem of a config at once; the plan if there is none. `rounds`, `verify` and
     `no_shuffle` (from --rounds, --verify and --no-shuffle) apply to the protocol that runs. A
@@ -127,6 +133,7 @@ def check_config(
         if isinstance(section, dict):
             problems += _flag(record, section, "rounds_option", "--rounds", rounds)
             problems += _flag(record, section, "verify_option", "--verify", verify)
+            problems += _flag(record, section, "pick_option", "--pick", pick)
             if no_shuffle and record.shuffle_option is None:
                 problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
             elif no_shuffle:
@@ -161,6 +168,10 @@ def check_config(
     if plan is not None:
         more += _provider_problems(plan)
     return (None if more else plan), more
+
+
+def _code_protocols() -> list[str]:
+    return [name for name in protocols.names() if protocols.get(name).code_tasks]
 
 
 def _provider_problems(plan: Plan) -> list[str]:
@@ -209,10 +220,11 @@ def load_config(
     rounds: int | None = None,
     verify: list[str] | None = None,
     no_shuffle: bool = False,
+    pick: str | None = None,
 ) -> Plan:
     """Read a config file (optional), apply command-line overrides, validate everything."""
     plan, problems = check_config(
-        path, overrides, rounds=rounds, verify=verify, no_shuffle=no_shuffle
+        path, overrides, rounds=rounds, verify=verify, no_shuffle=no_shuffle, pick=pick
     )
     if plan is None:
         source = str(path) if path else "options"

@@ -146,6 +146,7 @@ class EventKind(StrEnum):
     ASK = "ask"  # a model call and its completion
     ATTEMPT = "attempt"  # a failed try of a call that will be retried
     SHELL = "shell"
+    CODE = "code"  # a code task's effect: a worktree's change, a diff applied, a verify, a choice
     CHECKPOINT = "checkpoint"  # a provider's note that must survive a crash
     WARNING = "warning"
     NOTE = "note"  # something a protocol derived and wants on the record (a scrubbed phrase)

@@ -178,3 +178,68 @@ def json_parser(schema: type[M], *, repair: bool = True) -> Callable[[str], M]:
             raise FormatError(f"its JSON does not fit the schema ({problems})") from None
 
     return parse
+
+
+# -- the same answers as JSON, for backends that enforce a schema (constrained decoding) ------
+# A small model that cannot keep to a tag format still fills a schema its decoder enforces, so
+# the arena asks for these where the model enforces schemas, and parses either shape.
+SOLUTION_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "solution": {"type": "string", "minLength": 1},
+        "analysis": {"type": "string"},
+    },
+    "required": ["solution", "analysis"],
+    "additionalProperties": False,
+}
+
+VERDICT_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "decision": {"type": "string", "enum": ["CONSENSUS", "CONTINUE"]},
+        "convergence_score": {"type": "integer", "minimum": 1, "maximum": 10},
+        "remaining_disagreements": {"type": "integer", "minimum": 0},
+        # bounded, so a small model under constrained decoding closes the object in budget
+        "base_solution": {"type": "string", "maxLength": 60},
+        "modifications": {"type": "string", "maxLength": 400},
+    },
+    "required": ["decision", "convergence_score", "base_solution"],
+    "additionalProperties": False,
+}
+
+
+def parse_solution_any(text: str) -> tuple[str, str]:
+    """(solution, analysis) from the tag format, or from the JSON of SOLUTION_SCHEMA."""
+    if extract_section(text, "solution") is not None or not text.lstrip().startswith("{"):
+        return parse_solution(text)
+    data = extract_json(text)
+    solution = data.get("solution") if isinstance(data, dict) else None
+    if not isinstance(solution, str) or not solution.strip():
+        raise FormatError('its JSON has no "solution" text')
+    analysis = data.get("analysis") if isinstance(data, dict) else ""
+    return solution.strip(), analysis.strip() if isinstance(analysis, str) else ""
+
+
+def parse_verdict_any(text: str) -> Verdict:
+    """The judge's verdict from a `<verdict>` block, or from the JSON of VERDICT_SCHEMA."""
+    if "<verdict" in text.lower() or not text.lstrip().startswith("{"):
+        return parse_verdict(text)
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        raise FormatError("its verdict is not a JSON object")
+    decision = str(data.get("decision", "")).upper()
+    if decision not in ("CONSENSUS", "CONTINUE"):
+        raise FormatError('its verdict\'s "decision" is not CONSENSUS or CONTINUE')
+    score = data.get("convergence_score")
+    if not isinstance(score, int) or isinstance(score, bool) or not 1 <= score <= 10:
+        raise FormatError('its verdict\'s "convergence_score" is not a whole number from 1 to 10')
+    remaining = data.get("remaining_disagreements")
+    base = data.get("base_solution")
+    return Verdict(
+        decision="CONSENSUS" if decision == "CONSENSUS" else "CONTINUE",
+        score=score,
+        remaining_disagreements=remaining if isinstance(remaining, int) else None,
+        base_solution=base.strip() or None if isinstance(base, str) else None,
+        modifications=str(data.get("modifications", "")),
+        raw=text,
+    )

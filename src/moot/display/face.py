@@ -3,7 +3,9 @@ CLI opens it around a run), and that never lets its own bug stop a deliberation.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from types import TracebackType
 
 from moot.types import Event
@@ -31,6 +33,12 @@ class Face:
 
     def handle(self, event: Event) -> None:
         """Show one event; the base face shows nothing (`--quiet`)."""
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop drawing while the user answers a question on the terminal (a code task's
+        pick); the base face draws nothing, so there is nothing to stop."""
+        yield
 
     def __enter__(self) -> Face:
         return self

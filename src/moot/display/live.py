@@ -10,9 +10,10 @@ watching judges the arguments, not the brands. They appear once the session ends
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 
 from rich import box
@@ -138,6 +139,9 @@ def render_board(
     table.add_column("Calls", justify="right", footer=str(board.calls), no_wrap=True)
     table.add_column("Tokens", justify="right", footer=f"{board.tokens:,}", no_wrap=True)
     table.add_column("Cost", justify="right", footer=_cost(board.cost), no_wrap=True)
+    code = any(row.change for row in board.agents.values())  # a code task's diff and checks
+    if code:
+        table.add_column("Change", no_wrap=True, overflow="ellipsis")
     for row in board.agents.values():
         cells: list[RenderableType] = [label(row.alias)]
         if show_models:
@@ -151,6 +155,8 @@ def render_board(
             f"{row.tokens:,}",
             _cost(row.cost if row.cost_known else None),
         ]
+        if code:
+            cells.append(row.change or "-")
         table.add_row(*cells)
     parts: list[RenderableType] = [_header(board, now)]
     if board.task:
@@ -187,6 +193,7 @@ class LiveView(Face):
         self.clock = clock
         self.board = Board()
         self._open = False  # inside the caller's `with`: the only time the display may draw
+        self._paused = False  # the user is answering a question: no drawing
         self._lock = threading.Lock()  # events arrive on the loop; refreshes on rich's thread
         self._live = Live(
             console=self.console,
@@ -204,7 +211,7 @@ class LiveView(Face):
     def handle(self, event: Event) -> None:
         with self._lock:
             self.board.apply(event)
-        if not self._live.is_started and self._open:
+        if not self._live.is_started and self._open and not self._paused:
             self._live.start()  # on the first event: a run that never starts draws nothing
         line = None
         if event.kind in _ABOVE or (
@@ -215,6 +222,20 @@ class LiveView(Face):
             self.console.print(Text(line), soft_wrap=True, highlight=False)
         if self._live.is_started:
             self._live.refresh()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The board stops redrawing (its last frame stays) while the user types an answer."""
+        started = self._live.is_started
+        self._paused = True
+        if started:
+            self._live.stop()
+        try:
+            yield
+        finally:
+            self._paused = False
+            if started and self._open:
+                self._live.start()
 
     def __enter__(self) -> LiveView:
         self._open = True

@@ -24,10 +24,11 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.engine.cache import CacheError, ResponseCache, open_cache
+from moot.engine.code import CodeWorkspace
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.seal import seal_result
-from moot.engine.session import Agent, Session, Sleep, Subscriber
+from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
 from moot.engine.store import SessionFolder, atomic_write, folder_version, new_session_id
 from moot.errors import (
@@ -46,6 +47,7 @@ __all__ = [
     "Ended",
     "ProtocolFn",
     "begin_meta",
+    "code_workspace",
     "current_format",
     "folder_version",
     "open_session",
@@ -113,6 +115,8 @@ def open_session(
         "context_windows": {
             a.alias: a.model.capabilities.context_window for a in agents if a.model
         },
+        # models that constrain their output to a schema get asked for JSON (arena)
+        "schema_enforced": {a.alias: a.model.capabilities.json_schema for a in agents if a.model},
         "cwd": os.getcwd(),
         "moot_version": __version__,
     }
@@ -210,6 +214,20 @@ def _outage(events: list[Event]) -> bool:
 _TRANSIENT = {k.value for k in FailureKind if k.transient}
 
 
+def code_workspace(
+    config: RunConfig, folder: SessionFolder, agents: list[Agent], *, prepare: bool
+) -> CodeWorkspace | None:
+    """The workspace of a code task (None for a question). `prepare` (live runs): take the
+    baseline once and make each agent's worktree (judges get none); repeating it after a crash
+    keeps the agents' work and remakes what a crash left half made."""
+    if config.code is None:
+        return None
+    workspace = CodeWorkspace(config.code, folder.id, folder.path)
+    if prepare:
+        workspace.prepare([a.alias for a in agents if a.alias.startswith("agent_")])
+    return workspace
+
+
 # -- running ----------------------------------------------------------------------------------
 def _session(
     folder: SessionFolder,
@@ -221,6 +239,7 @@ def _session(
     sleep: Sleep = asyncio.sleep,
     retry_failed: bool = False,
     cache: ResponseCache | None = None,
+    chooser: Chooser | None = None,
 ) -> Session:
     meta = journal.events[0].data
     return Session(
@@ -235,6 +254,8 @@ def _session(
         sleep=sleep,
         retry_failed=retry_failed,
         cache=cache,
+        code=code_workspace(config, folder, agents, prepare=mode != "replay"),
+        chooser=chooser,
     )
 
 
@@ -285,13 +306,22 @@ async def run_session(
     subscribers: Iterable[Subscriber] = (),
     sleep: Sleep = asyncio.sleep,
     cache: ResponseCache | None = None,
+    chooser: Chooser | None = None,
 ) -> Ended:
     """Run `protocol` over the session to its end, a limit, an interruption or an abort;
     journal how it ended and write result.json. Models (and the cache) are closed afterwards."""
     meta = journal.events[0].data
     retry = retries_failures(journal)
+    (folder.path / "stop").unlink(missing_ok=True)  # a `moot stop` of an earlier run is done
     session = _session(
-        folder, journal, config, agents, sleep=sleep, retry_failed=retry, cache=cache
+        folder,
+        journal,
+        config,
+        agents,
+        sleep=sleep,
+        retry_failed=retry,
+        cache=cache,
+        chooser=chooser,
     )
     state = StateWriter(folder, meta, session.tally)
     state.absorb(journal.events)

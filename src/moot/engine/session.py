@@ -30,12 +30,13 @@ from tenacity import (
 
 from moot.config import AgentConfig, EngineConfig, Limits
 from moot.engine.cache import CacheError, CacheHit, ResponseCache
+from moot.engine.code import ApplyResult, CodeChange, CodeWorkspace, VerifyRun
 from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
 from moot.engine.shell import ShellResult, run_shell
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
-from moot.errors import LimitReached, ReplayIncomplete
+from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.base import CALL_CONTEXT, CallContext, Model
 from moot.types import (
     Completion,
@@ -46,6 +47,7 @@ from moot.types import (
     Request,
     RoundSummary,
     estimate_tokens,
+    parse_spec,
 )
 
 __all__ = ["Agent", "Mode", "Session", "Subscriber"]
@@ -58,6 +60,9 @@ _DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.Cont
 )
 Subscriber = Callable[[Event], None]
 Sleep = Callable[[float], Awaitable[None]]
+# A human's choice among options (`Session.choose`): (prompt, options) -> an option, or None.
+Chooser = Callable[[str, Sequence[str]], Awaitable[str | None]]
+STOP_FILE = "stop"  # `moot stop` writes it in the session folder; asks not yet begun stop
 
 
 @dataclass
@@ -126,9 +131,16 @@ class Session:
         clock: Callable[[], float] = time.time,
         retry_failed: bool = False,
         cache: ResponseCache | None = None,
+        code: CodeWorkspace | None = None,
+        chooser: Chooser | None = None,
     ) -> None:
         """`retry_failed`: recorded failed calls are asked again (resuming a session that
-        failed, or paused for an outage, once the cause is fixed)."""
+        failed, or paused for an outage, once the cause is fixed). `code`: the workspace of a
+        code task (None: a question). `chooser`: how a human choice is read (default: a line
+        of standard input)."""
+        self.code = code
+        self._chooser = chooser
+        self._context: asyncio.Future[Any] | None = None  # code_context, computed once
         self.folder = folder
         self.cache = cache  # the response cache (--cache); None: every ask calls its model
         self.journal = journal
@@ -161,7 +173,7 @@ class Session:
                     self._recorded.pop(event.step, None)
                     continue
                 self._completions[event.step] = completion
-            if event.kind in (EventKind.ASK, EventKind.SHELL) and event.step:
+            if event.kind in (EventKind.ASK, EventKind.SHELL, EventKind.CODE) and event.step:
                 self._recorded[event.step] = event
         self.tally.absorb(journal.events)
         self.budget = Budget(limits, journal.events, clock)
@@ -234,6 +246,14 @@ class Session:
         events = self.journal.events
         return events[0].ts if events and events[0].kind == EventKind.BEGIN else None
 
+    def enforces_schema(self, alias: str) -> bool:
+        """Whether `alias`'s model constrains its output to a JSON schema (constrained
+        decoding), as recorded when the session began, so resume and replay agree."""
+        recorded = self.meta.get("schema_enforced")
+        if isinstance(recorded, dict):
+            return bool(recorded.get(alias, False))
+        return False  # sessions from before the record: as they ran
+
     def context_window(self, alias: str) -> int:
         model = self.agent(alias).model
         if model is not None:
@@ -303,7 +323,10 @@ class Session:
             self.record("checkpoint", step, agent=alias, data=data)  # fsync'd before it returns
             recorded.append({**data, "step": step})
 
-        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn)
+        cwd = None
+        if self.code is not None and self.edits_in_place(alias):
+            cwd = str(self.code.path(alias))  # a coding agent edits its own worktree
+        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn, cwd)
 
     # -- effects ----------------------------------------------------------------------------
     def _claim(self, step: str) -> None:
@@ -359,6 +382,8 @@ class Session:
             return self._completions[step]
         if self.mode == "replay":
             raise ReplayIncomplete(f"step {step} is not in the journal")
+        if (self.folder.path / STOP_FILE).exists():
+            raise Interrupted(f"stopped by moot stop before {step}")
         estimate = sum(estimate_tokens(m.content) for m in messages)
         hit = await self._cache_lookup(agent, request)
         if hit is not None:  # an ordinary ask event that says where its answer came from
@@ -546,6 +571,99 @@ class Session:
         self.record("shell", step, command=command, result=result.model_dump(mode="json"))
         return result
 
+    # -- code tasks (engine/code.py) --------------------------------------------------------
+    @property
+    def code_task(self) -> bool:
+        return self.code is not None
+
+    def edits_in_place(self, alias: str) -> bool:
+        """A CLI coding agent edits its worktree itself; other models answer with a diff."""
+        return parse_spec(self.agent(alias).spec).provider == "cli"
+
+    async def _code_effect(
+        self, step: str, what: str, alias: str | None, compute: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Run a code effect once and journal its JSON result; on resume and replay return the
+        journaled result and touch nothing."""
+        self._claim(step)
+        recorded = self._recorded.get(step)
+        if recorded is not None:
+            return recorded.data["result"]
+        if self.mode == "replay":
+            raise ReplayIncomplete(f"step {step} is not in the journal")
+        if self.code is None:
+            raise RuntimeError("a code effect in a session without a repository")
+        result = await compute()
+        self._recorded[step] = self.record("code", step, what=what, agent=alias, result=result)
+        return result
+
+    def _workspace(self) -> CodeWorkspace:
+        assert self.code is not None
+        return self.code
+
+    async def change(self, alias: str, *, step: str) -> CodeChange:
+        """The agent's worktree change against the baseline now (saved as its .patch)."""
+
+        async def compute() -> Any:
+            found = await asyncio.to_thread(self._workspace().change, alias)
+            return found.model_dump(mode="json")
+
+        return CodeChange.model_validate(await self._code_effect(step, "change", alias, compute))
+
+    async def apply_diff(self, alias: str, diff: str, *, step: str) -> ApplyResult:
+        """Apply a model's unified diff in the agent's worktree (all or nothing)."""
+
+        async def compute() -> Any:
+            done = await asyncio.to_thread(self._workspace().apply, alias, diff)
+            return done.model_dump(mode="json")
+
+        return ApplyResult.model_validate(await self._code_effect(step, "apply", alias, compute))
+
+    async def verify(self, alias: str, *, step: str) -> list[VerifyRun]:
+        """The verify commands in the agent's worktree; [] when none are configured."""
+        if self.code is None or not self.code.settings.verify_commands:
+            return []
+
+        async def compute() -> Any:
+            self.signal(
+                "shell_started", step, command="; ".join(self._workspace().settings.verify_commands)
+            )
+            runs = await self._workspace().verify(alias)
+            return [r.model_dump(mode="json") for r in runs]
+
+        found = await self._code_effect(step, "verify", alias, compute)
+        return [VerifyRun.model_validate(r) for r in found]
+
+    async def code_context(self) -> str:
+        """The repository context API models get (files by --context, or a listing): one
+        journaled step per session, shared by every agent that asks for it."""
+
+        async def compute() -> Any:
+            return await asyncio.to_thread(self._workspace().context)
+
+        if self._context is None:
+            self._context = asyncio.ensure_future(
+                self._code_effect("code/context", "context", None, compute)
+            )
+        return str(await self._context)
+
+    async def choose(self, prompt: str, options: Sequence[str], *, step: str) -> str | None:
+        """A human's choice among `options`, journaled (None: no choice made, left for later).
+        Read through the session's chooser: by default a line of standard input."""
+        self._claim(step)
+        recorded = self._recorded.get(step)
+        if recorded is not None:
+            value = recorded.data["result"]
+            return str(value) if value is not None else None
+        if self.mode == "replay":
+            raise ReplayIncomplete(f"step {step} is not in the journal")
+        chooser = self._chooser or read_choice
+        picked = await chooser(prompt, list(options))
+        if picked is not None and picked not in options:
+            raise ValueError(f"the chooser returned {picked!r}, not one of {list(options)}")
+        self._recorded[step] = self.record("code", step, what="choice", result=picked)
+        return picked
+
     def archive(self, name: str, text: str) -> str:
         """Write a human-readable copy under `rounds/` (seed 000 naming); returns its path.
 
@@ -556,3 +674,28 @@ class Session:
         if self.mode == "live" and not path.exists():
             atomic_write(path, text, durable=False)
         return str(path.relative_to(self.folder.path))
+
+
+async def read_choice(prompt: str, options: Sequence[str]) -> str | None:
+    """Ask on standard error, read the answer from standard input: an option's number or its
+    name. An empty line or the end of input chooses nothing; a wrong answer asks again (three
+    times at most)."""
+    import sys
+
+    def ask() -> str | None:
+        listed = "\n".join(f"  {i}. {option}" for i, option in enumerate(options, 1))
+        for _ in range(3):
+            sys.stderr.write(f"{prompt}\n{listed}\nChoose 1-{len(options)} (empty: none): ")
+            sys.stderr.flush()
+            line = sys.stdin.readline()
+            answer = line.strip()
+            if not answer:
+                return None
+            if answer.isdigit() and 1 <= int(answer) <= len(options):
+                return options[int(answer) - 1]
+            if answer in options:
+                return answer
+            sys.stderr.write(f"{answer!r} is not one of the choices\n")
+        return None
+
+    return await asyncio.to_thread(ask)

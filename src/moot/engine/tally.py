@@ -52,6 +52,20 @@ class AgentTally:
     unpriced_tokens: int = 0  # tokens of calls whose cost is unknown (cost limits count them)
     busy: float = 0.0  # seconds spent in finished calls
     since: float | None = None  # when the call in flight started
+    change: str = ""  # a code task: the worktree's diff stats and verify results so far
+
+    def note_code(self, what: object, result: Any) -> None:
+        """A code task's `change` or `verify` event, as the live view's Change column."""
+        diff, _, checks = self.change.partition("; ")
+        if what == "change" and isinstance(result, Mapping):
+            diff = (
+                f"{result.get('files', 0)} files +{result.get('insertions', 0)}"
+                f" -{result.get('deletions', 0)}"
+            )
+        elif what == "verify" and isinstance(result, list) and result:
+            passed = sum(1 for r in result if r.get("exit_code") == 0 and not r.get("timed_out"))
+            checks = f"verify {passed}/{len(result)}"
+        self.change = "; ".join(part for part in (diff, checks) if part)
 
     @property
     def tokens(self) -> int:
@@ -170,6 +184,8 @@ class Tally:
             self.retries += 1
         elif kind == EventKind.ASK and row is not None:
             row.add(Completion.model_validate(data["completion"]), ts)
+        elif kind == EventKind.CODE and row is not None:
+            row.note_code(data.get("what"), data.get("result"))
         elif kind == EventKind.ROUND_RESULT:
             summary = RoundSummary.model_validate(data)
             self.latest = summary
@@ -211,6 +227,7 @@ class Tally:
                     "cost_known": a.cost_known,
                     "busy": a.busy,
                     "since": a.since,
+                    "change": a.change,
                 }
                 for a in self.agents.values()
             },
@@ -256,6 +273,7 @@ class Tally:
             row.cost = float(agent.get("cost") or 0.0)
             row.cost_known = bool(agent.get("cost_known", True))
             row.busy = float(agent.get("busy", 0.0))
+            row.change = str(agent.get("change") or "")
             since = agent.get("since")
             row.since = float(since) if since is not None and row.status == "thinking" else None
         return tally

@@ -81,6 +81,7 @@ class CallContext:
     recorded: tuple[dict[str, Any], ...]
     checkpoint: Callable[[dict[str, Any]], None]
     warn: Callable[[str], None]  # journaled once per session and message
+    cwd: str | None = None  # a code task's worktree: where a coding agent works
 
     def for_step(self) -> list[dict[str, Any]]:
         return [item for item in self.recorded if item.get("step") == self.step]
@@ -115,7 +116,32 @@ class ProviderInfo:
             return False
 
     def install_hint(self) -> str:
-        return f"pip install 'moot[{self.extra}]'" if self.extra else "reinstall moot"
+        """The command that adds this provider's extra, for how moot was installed: an
+        editable checkout (`pip install -e`) gets the checkout's path, a package the name."""
+        if not self.extra:
+            return "reinstall moot"
+        checkout = editable_checkout()
+        if checkout is not None:
+            return f"pip install -e '{checkout}[{self.extra}]'"
+        return f"pip install 'moot[{self.extra}]'"
+
+
+def editable_checkout() -> str | None:
+    """The folder moot is installed from in editable mode (PEP 610's direct_url.json), or None
+    for an ordinary install."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    try:
+        text = metadata.distribution("moot").read_text("direct_url.json")
+        data = json.loads(text) if text else {}
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    if not isinstance(data, dict) or not (data.get("dir_info") or {}).get("editable"):
+        return None
+    url = urlparse(str(data.get("url", "")))
+    return unquote(url.path) if url.scheme == "file" and url.path else None
 
 
 _REGISTRY: dict[str, ProviderInfo] = {}

@@ -140,7 +140,9 @@ class CliModel(Provider):
         prompt = render_transcript(request.messages, self.template)
         argv, stdin = self._argv(request, prompt)
         try:
-            result = await run_process(argv, stdin=stdin, timeout=timeout, cwd=self.cwd)
+            context = call_context()  # a code task runs the agent in its own worktree
+            cwd = context.cwd if context is not None and context.cwd else self.cwd
+            result = await run_process(argv, stdin=stdin, timeout=timeout, cwd=cwd)
         except OSError as exc:
             raise ProviderError(
                 FailureKind.CONNECTION, f"cannot run {self.executable}: {exc}"

@@ -25,16 +25,16 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
 from moot.models.local_files import find_smollm2
-from moot.types import Completion, FailureKind, Request, Usage
+from moot.models.provider import Provider, ProviderError, Reply
+from moot.types import FailureKind, Request, Usage
 
 __all__ = ["DEFAULT_MAX_TOKENS", "LlamaModel", "LocalModel", "find_smollm2"]
 
@@ -224,10 +224,12 @@ def _close_all() -> None:
         worker.close()
 
 
-class LocalModel:
-    """A GGUF model served by a worker process running mistral.rs (or llama.cpp)."""
+class LocalModel(Provider):
+    """A GGUF model served by a worker process running mistral.rs (or llama.cpp). The worker
+    enforces each ask's deadline itself (`guards_timeout` off); a local call costs nothing."""
 
     backend = "mistralrs"
+    guards_timeout: ClassVar[bool] = False
 
     def __init__(self, spec: Spec, settings: ModelSettings) -> None:
         if spec.name.lower() in _BUILTIN_NAMES:
@@ -244,24 +246,26 @@ class LocalModel:
         # One compute thread per two cores by default: on a small shared machine more threads
         # spin against each other and every ask gets slower.
         threads = int(options.get("n_threads", max(1, (os.cpu_count() or 2) // 2)))
-        self.spec = str(spec)
-        self.settings = settings
         self.path = path.resolve()
         # mistral.rs batches concurrent asks; llama.cpp's one context takes them in turn.
         batched = self.backend == "mistralrs"
-        self.capabilities = Capabilities(
+        capabilities = Capabilities(
             json_schema=True,
             seed=not batched,  # mistral.rs cannot seed its CPU sampler: only greedy repeats
             context_window=n_ctx,
             max_concurrency=int(options.get("max_concurrency", 8 if batched else 1)),
+        )
+        # connection key "<backend>:<file>": agents on one file share its worker's pool
+        super().__init__(
+            str(spec), settings, capabilities, label=self.backend, endpoint=str(self.path)
         )
         # mistral.rs re-quantizes to Q8_0 by default (see local_worker); "none" keeps the file's.
         isq = str(options.get("isq", "Q8_0" if batched else "none"))
         self._key: _Key = (self.backend, str(self.path), n_ctx, threads, isq)
         self._using = False  # counted among the worker's users since its first ask
 
-    def connection_key(self) -> str:
-        return f"{self.backend}:{self.path}"
+    def price(self, usage: Usage) -> float | None:
+        return 0.0
 
     def _payload(self, request: Request) -> dict[str, Any]:
         temperature = request.temperature
@@ -278,8 +282,9 @@ class LocalModel:
             "timeout": request.timeout or self.settings.timeout,
         }
 
-    async def complete(self, request: Request) -> Completion:
-        started = time.perf_counter()
+    async def send(self, request: Request, timeout: float) -> Reply:
+        """One ask to the file's worker; a worker that dies mid-ask is replaced and the ask
+        retried once (journaled as a warning), a second death is a failed call."""
         payload = self._payload(request)
         for attempt in (1, 2):
             try:
@@ -293,15 +298,13 @@ class LocalModel:
                             "during an ask; the ask was retried once on a fresh worker"
                         )
                     continue
-                return Completion.error(
+                raise ProviderError(
                     FailureKind.UNKNOWN,
                     f"the {self.backend} worker died twice on this ask: {crash}",
-                    model=self.spec,
-                    latency=time.perf_counter() - started,
-                )
+                ) from None
             except ConfigError as exc:
-                return Completion.error(FailureKind.BAD_REQUEST, str(exc), model=self.spec)
-            return self._completion(reply, time.perf_counter() - started)
+                raise ProviderError(FailureKind.BAD_REQUEST, str(exc)) from None
+            return self._reply(reply)
         raise AssertionError("unreachable")
 
     async def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -329,24 +332,19 @@ class LocalModel:
             worker.cancel(ask_id)  # the worker drops the sequence at its next token
             raise
 
-    def _completion(self, reply: dict[str, Any], latency: float) -> Completion:
+    def _reply(self, reply: dict[str, Any]) -> Reply:
         if not reply.get("ok"):
             try:
                 kind = FailureKind(reply.get("kind", "unknown"))
             except ValueError:
                 kind = FailureKind.UNKNOWN
-            return Completion.error(
-                kind, str(reply.get("message", "")), model=self.spec, latency=latency
-            )
-        return Completion(
+            raise ProviderError(kind, str(reply.get("message", "")))
+        return Reply(
             text=str(reply["text"]),
             usage=Usage(
                 prompt_tokens=int(reply.get("prompt_tokens", 0)),
                 completion_tokens=int(reply.get("completion_tokens", 0)),
             ),
-            cost=0.0,
-            latency=latency,
-            model=self.spec,
         )
 
     async def aclose(self) -> None:

@@ -106,7 +106,12 @@ def _mistralrs(model: str, n_ctx: int, isq: str) -> Generate:
             model="default",
             messages=p["messages"],
             max_tokens=p["max_tokens"],
-            temperature=p.get("temperature"),
+            # llama.cpp's sampling defaults: mistral.rs samples from the whole vocabulary
+            # otherwise, and a 135M model then writes gibberish.
+            temperature=p.get("temperature") if p.get("temperature") is not None else 0.8,
+            top_k=int(p.get("top_k") or 40),
+            top_p=float(p.get("top_p") or 0.95),
+            min_p=float(p.get("min_p") or 0.05),
             repetition_penalty=p.get("repeat_penalty"),
             grammar=json.dumps(schema) if schema is not None else None,
             grammar_type="json_schema" if schema is not None else None,

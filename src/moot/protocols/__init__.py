@@ -23,6 +23,7 @@ __all__ = ["BUILTIN", "get", "names", "register", "unknown_protocol", "unregiste
 BUILTIN: dict[str, str] = {
     "arena": "moot.protocols.arena",
     "court": "moot.protocols.court",
+    "pick": "moot.protocols.pick",
     "tournament": "moot.protocols.tournament",
 }
 

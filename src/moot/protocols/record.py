@@ -57,6 +57,11 @@ class ProtocolRecord(Generic[OptionsT]):
     rounds_option: str | None = None
     # The option that `--verify CMD` extends (None: the protocol runs no verify commands).
     verify_option: str | None = None
+    # Whether it runs code tasks (`--repo`, `[code]`): its agents' turns go through
+    # protocols/codework.py when `Session.code_task`. Others refuse a code task.
+    code_tasks: bool = False
+    # The option that `--pick MODE` sets (who picks a code task's winner).
+    pick_option: str | None = None
     # The boolean option that `--no-shuffle` sets to false (keep the participants' given order).
     shuffle_option: str | None = None
     min_agents: int = 1

@@ -18,5 +18,6 @@ PROTOCOL = ProtocolRecord(
     describe_round=describe_round,
     rounds_option="max_rounds",
     verify_option="verify_commands",
+    code_tasks=True,
     min_agents=2,  # one agent has nobody to deliberate with
 )

@@ -16,7 +16,13 @@ from typing import Any, Literal
 from moot.deliberation.agreement import check_agreement
 from moot.deliberation.anonymize import quote, scrub_identity
 from moot.deliberation.markup import strip_markup
-from moot.deliberation.parsing import Verdict, parse_solution, parse_verdict
+from moot.deliberation.parsing import (
+    SOLUTION_SCHEMA,
+    VERDICT_SCHEMA,
+    Verdict,
+    parse_solution_any,
+    parse_verdict_any,
+)
 from moot.deliberation.substance import check_substance
 from moot.deliberation.trust import (
     Checks,
@@ -29,6 +35,7 @@ from moot.deliberation.trust import (
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
+from moot.protocols import codework
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.text import cut
@@ -55,6 +62,7 @@ class _State:
     judges: list[str] = field(default_factory=list)
     rounds: list[dict[str, object]] = field(default_factory=list)
     checks: Checks | None = None  # the last round's verify commands: passed of total
+    works: dict[str, codework.Work] = field(default_factory=dict)  # a code task's changes
 
     @property
     def active(self) -> list[str]:
@@ -115,13 +123,20 @@ def _anonymous(s: Session, text: str, step: str) -> str:
     return scrubbed
 
 
+def _schema(s: Session, alias: str, schema: dict[str, object]) -> dict[str, Any] | None:
+    """Where the model enforces a JSON schema (constrained decoding, as the embedded model
+    does), the answer is asked as that JSON: even a tiny model then answers in the format
+    on its first try. Others keep the tag format their prompts describe."""
+    return dict(schema) if s.enforces_schema(alias) else None
+
+
 def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
     """The solve/revise parser: the format, then substance (not empty, not an echo of the
     prompt or its template, not a refusal); a problem is a format error, so it gets a re-ask."""
     asked = [m.content for m in messages if m.role != "assistant"][-2:]
 
     def parse(text: str) -> tuple[str, str]:
-        solution, analysis = parse_solution(text)
+        solution, analysis = parse_solution_any(text)
         solution = strip_markup(solution)
         problem = check_substance(solution, asked, task=st.task)
         if problem is not None:
@@ -157,7 +172,33 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     s.archive(f"{name}/{letter}_analysis", analysis)
 
 
+def _keep_work(s: Session, st: _State, item: codework.Work, name: str) -> None:
+    """A code task's turn: the solution is the diff plus its verification results."""
+    alias = item.alias
+    st.conversations[alias] = list(item.messages)
+    if not item.ok and alias not in st.solutions:
+        st.failed[alias] = item.problem or "failed"
+        return
+    if item.ok:
+        st.works[alias] = item
+        st.solutions[alias] = codework.solution_text(item)
+        st.analyses[alias] = item.summary
+        s.archive(f"{name}/{alias.rsplit('_', 1)[-1]}_solution", st.solutions[alias])
+
+
 async def _solve(s: Session, st: _State) -> None:
+    if s.code_task:
+        aliases = list(st.conversations)
+        steps = [Step.at(0, "solve", a) for a in aliases]
+        works = await s.gather(
+            *(
+                codework.work(s, a, st.task, step=step, system=st.system)
+                for a, step in zip(aliases, steps, strict=True)
+            )
+        )
+        for item in works:
+            _keep_work(s, st, item, "round0")
+        return
     prompt = prompts.SOLVE.format(task=st.task, format=prompts.FORMAT)
     aliases = list(st.conversations)
     messages = {a: _messages(s, st, a, prompt, Step.at(0, "solve", a)) for a in aliases}
@@ -171,6 +212,7 @@ async def _solve(s: Session, st: _State) -> None:
                 step=Step.at(0, "solve", a),
                 reminder=prompts.FORMAT,
                 reask=st.opts.reask_on_bad_format,
+                json_schema=_schema(s, a, SOLUTION_SCHEMA),
             )
             for a in aliases
         )
@@ -205,9 +247,20 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
         order = s.shuffle(sorted(critiques), step=step + "/order")
         prompt = prompts.REVISE.format(
             critiques=_quoted(s, st, critiques, order, step) or "(no critiques were written)",
-            format=prompts.REVISED_FORMAT,
+            format=codework.revise_format(s, a) if s.code_task else prompts.REVISED_FORMAT,
         )
         asks.append((a, _messages(s, st, a, prompt, step), step))
+    if s.code_task:
+        replies = await s.gather(*(s.ask(a, msgs, step=step) for a, msgs, step in asks))
+        works = await s.gather(
+            *(
+                codework.realize(s, a, msgs, reply, step=step, optional=True)
+                for (a, msgs, step), reply in zip(asks, replies, strict=True)
+            )
+        )
+        for item in works:
+            _keep_work(s, st, item, f"round{r}")
+        return
     answers = await s.gather(
         *(
             ask_parsed(
@@ -218,6 +271,7 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
                 step=step,
                 reminder=prompts.REVISED_FORMAT,
                 reask=st.opts.reask_on_bad_format,
+                json_schema=_schema(s, a, SOLUTION_SCHEMA),
             )
             for a, msgs, step in asks
         )
@@ -266,10 +320,11 @@ async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]
         s,
         judge,
         _messages(s, st, judge, prompt, step),
-        parse_verdict,
+        parse_verdict_any,
         step=step,
         reminder=prompts.VERDICT_REMINDER,
         reask=st.opts.reask_on_bad_format,
+        json_schema=_schema(s, judge, VERDICT_SCHEMA),
     )
     if parsed.completion.ok:
         st.conversations[judge] = list(parsed.messages)
@@ -346,13 +401,12 @@ def _outcome(
     elif qualifiers:
         how = f"{how}; {'; '.join(qualifiers)}"
     if chosen is not None:
-        why = (
-            f"the judge named it as the base solution{_mods(verdict)}"
-            if base
-            else "the agents' answers agreed"
-            if reached
-            else "no judge named a base solution; it is the first remaining agent's"
-        )
+        if base:
+            why = f"the judge named it as the base solution{_mods(verdict)}"
+        elif isinstance(evidence, MatchingAnswers):
+            why = "the agents' answers agreed, and it is the first of them"
+        else:
+            why = "no judge named a valid base solution, so it is the first remaining agent's"
         trust_text = f"{trust.statement} The final answer is {_label(chosen)}'s solution: {why}."
     else:
         trust_text = trust.statement
@@ -375,6 +429,11 @@ def _outcome(
             "text": verdict.raw,
         },
     }
+    if st.works:  # a code task: what `moot apply` applies, and each agent's change
+        details["code"] = codework.rows(list(st.works.values()))
+        details["winner"] = chosen
+        work = st.works.get(chosen) if chosen is not None else None
+        final = work.change.patch if work is not None and work.change else final
     return Outcome(
         protocol="arena",
         status="consensus" if consensus else "no_consensus",

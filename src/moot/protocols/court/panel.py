@@ -94,7 +94,19 @@ async def judge_round(s: Session, c: Court, j: int, positions: list[str]) -> Jud
 
 
 def record_judges(s: Session, c: Court, rnd: JudgeRound) -> None:
-    """Keep the round in the outcome's details and tell the faces its tally."""
+    """Keep the round in the outcome's details and the readable archive, and tell the faces
+    its tally."""
+    for e in rnd.evaluations:
+        if e.ok:
+            scores = "\n".join(f"- {pid}: {score}" for pid, score in sorted(e.scores.items()))
+            text = (
+                f"selected: {e.selected}\nconfidence: {e.confidence:g}\n\nscores:\n{scores}"
+                f"\n\nreasoning: {e.reasoning}\n"
+            )
+        else:
+            text = f"error: {e.error}\n"
+        letter = e.judge.rsplit("_", 1)[-1]
+        s.archive(f"judges{rnd.number}/{letter}_evaluation", text)
     result = rnd.result
     failed = [e.judge for e in rnd.evaluations if not e.ok]
     c.details.append(

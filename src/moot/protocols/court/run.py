@@ -137,7 +137,21 @@ async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
 
 
 def _record_agents(s: Session, c: Court, rnd: AgentRound) -> None:
-    """Keep the round in the outcome's details and tell the faces its tally."""
+    """Keep the round in the outcome's details and the readable archive (one file an agent,
+    as the arena keeps), and tell the faces its tally."""
+    kind = "proposal" if rnd.candidate is None else "vote"
+    for resp in rnd.responses:
+        lines = [f"vote: {resp.vote}" if rnd.candidate else "proposal"]
+        if resp.ok:
+            if resp.position_id:
+                lines.append(f"position {resp.position_id}:\n\n{resp.position_text}")
+            lines.append(f"confidence: {resp.confidence:g}")
+            if resp.reasoning:
+                lines.append(f"reasoning: {resp.reasoning}")
+        else:
+            lines.append(f"error: {resp.error}")
+        letter = resp.agent.rsplit("_", 1)[-1]
+        s.archive(f"round{rnd.number}/{letter}_{kind}", "\n\n".join(lines) + "\n")
     counts = {"yes": 0, "no": 0, "abstain": 0, "failed": 0}
     for resp in rnd.responses:
         counts["failed" if not resp.ok else resp.vote] += 1

@@ -1,0 +1,66 @@
+"""The README's first command, measured: `moot run` with no --models and no config (three
+agents on the embedded model), N times. Prints, in one run, how many reached a judged outcome
+(a verdict with a score, consensus or not), the re-asks per run and the seconds of deliberation
+(the session's running time, as `moot list` shows it).
+
+Targets (issue 9): a judged outcome in at least 4 of 5 runs, at most one re-ask per run,
+under 90 s of deliberation each, on 2 cores.
+
+    python benchmarks/default_run.py [N]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TASKS = [
+    "What is the capital of France?",
+    "Why is the sky blue?",
+    "Should a small team use Postgres or SQLite for a session store?",
+    "What is 17 times 3?",
+    "Name one benefit of unit tests.",
+]
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    moot = str(Path(sys.executable).parent / "moot")
+    judged = 0
+    reasks: list[int] = []
+    seconds: list[float] = []
+    with tempfile.TemporaryDirectory() as home:
+        for i in range(runs):
+            env = {**os.environ, "MOOT_HOME": home}
+            subprocess.run(
+                [moot, "run", TASKS[i % len(TASKS)], "-q"], env=env, capture_output=True
+            )
+            folder = sorted(Path(home, "sessions").iterdir())[-1]
+            events = [json.loads(x) for x in (folder / "events.jsonl").read_text().splitlines()]
+            asks = [e for e in events if e["kind"] == "ask"]
+            reasks.append(sum(1 for e in asks if e["step"].endswith("/reask")))
+            result = json.loads((folder / "result.json").read_text())
+            verdict = (result.get("details") or {}).get("verdict") or {}
+            rounds = (result.get("details") or {}).get("rounds") or []
+            scored = any(r.get("convergence_score") is not None for r in rounds)
+            agreed = "same answer" in result.get("how", "")
+            judged += bool(verdict.get("convergence_score") is not None or scored or agreed)
+            ts = [e["ts"] for e in events]
+            seconds.append(ts[-1] - ts[0])
+            print(
+                f"run {i + 1}: {result['status']}, {len(asks)} calls, {reasks[-1]} re-asks, "
+                f"{seconds[-1]:.0f} s: {result['how'][:90]}",
+                flush=True,
+            )
+    print(f"judged_outcomes: {judged}/{runs} (target >= 4/5)")
+    print(f"max_reasks_per_run: {max(reasks)} (target <= 1)")
+    print(f"max_deliberation_s: {max(seconds):.0f} (target < 90 s)")
+    print(f"median_deliberation_s: {sorted(seconds)[len(seconds) // 2]:.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""After a code task: `moot apply`, `moot clean`, `moot stop`, and strays for `moot doctor`.
+
+The library face of a code session's end of life; the CLI only prints what these return.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.config import CodeSettings
+from moot.engine.code import CodeWorkspace
+from moot.engine.session import STOP_FILE
+from moot.engine.store import SessionFolder, list_sessions, read_json
+from moot.errors import MootError, WorkspaceError
+from moot.workspace import (
+    Applied,
+    Cleaned,
+    Stray,
+    apply_to_user_tree,
+    clean_session,
+    find_strays,
+    list_worktrees,
+    load_baseline,
+    open_repo,
+    save_patch,
+)
+
+__all__ = [
+    "AppliedChange",
+    "apply_session",
+    "clean",
+    "code_settings",
+    "live_worktrees",
+    "prune_strays",
+    "stop",
+    "strays",
+]
+
+
+@dataclass(frozen=True)
+class AppliedChange:
+    alias: str
+    applied: Applied
+    cleaned: Cleaned | None
+
+
+def code_settings(folder: SessionFolder) -> CodeSettings | None:
+    """The code task settings a session recorded (None: not a code task)."""
+    meta = folder.meta() or {}
+    raw = (meta.get("config") or {}).get("code")
+    return CodeSettings.model_validate(raw) if isinstance(raw, dict) else None
+
+
+def _code(folder: SessionFolder) -> CodeSettings:
+    settings = code_settings(folder)
+    if settings is None:
+        raise MootError(f"session {folder.id} is not a code task (it was run without --repo)")
+    return settings
+
+
+def _winner(folder: SessionFolder) -> str | None:
+    result = read_json(folder.result_json) or {}
+    details: dict[str, Any] = result.get("details") or {}
+    winner = details.get("winner")
+    return winner if isinstance(winner, str) else None
+
+
+def apply_session(
+    folder: SessionFolder, agent: str | None = None, *, commit: bool = False, keep: bool = False
+) -> AppliedChange:
+    """Apply an agent's change (default: the session's winner) to the user's tree; clean the
+    worktrees afterwards unless `keep`."""
+    settings = _code(folder)
+    repo = open_repo(settings.repo)
+    baseline = load_baseline(repo, folder.id)
+    if baseline is None:
+        raise WorkspaceError(
+            f"session {folder.id} has no baseline in {repo.root} any more (cleaned?); its "
+            f"patches are in {folder.path / 'patches'}: apply one with git apply"
+        )
+    alias = agent or _winner(folder)
+    workspace = CodeWorkspace(settings, folder.id, folder.path)
+    patches = sorted(
+        p.name.removesuffix(".patch") for p in (folder.path / "patches").glob("*.patch")
+    )
+    if alias is None:
+        raise MootError(
+            f"session {folder.id} has no winner; name one with --agent ({', '.join(patches)})"
+        )
+    trees = {t.alias: t for t in list_worktrees(repo, folder.id) if t.state == "ready"}
+    patch_file = workspace.patch_file(alias)
+    if patch_file.exists():
+        patch = patch_file.read_bytes()
+    elif alias in trees:
+        patch = save_patch(trees[alias], patch_file).patch
+    else:
+        raise MootError(
+            f"session {folder.id} has no change by {alias}; agents with one: {', '.join(patches)}"
+        )
+    message = f"moot: {alias}'s change from session {folder.id}" if commit else None
+    applied = apply_to_user_tree(repo, baseline, patch, commit_message=message)
+    cleaned = None if keep else clean_session(repo, folder.id)
+    return AppliedChange(alias, applied, cleaned)
+
+
+def clean(folder: SessionFolder) -> Cleaned:
+    """Remove the session's worktrees, branches and baseline ref (patches stay)."""
+    settings = _code(folder)
+    return clean_session(open_repo(settings.repo), folder.id)
+
+
+def live_worktrees(folder: SessionFolder) -> int:
+    """How many of the session's worktrees still exist on disk (0: none, or not a code task)."""
+    settings = code_settings(folder)
+    if settings is None:
+        return 0
+    root = CodeWorkspace(settings, folder.id, folder.path).root
+    return sum(1 for p in root.iterdir() if p.is_dir()) if root.is_dir() else 0
+
+
+def stop(folder: SessionFolder) -> int | None:
+    """Ask a running session to stop: a stop file that the Session checks before each ask
+    (finished agents stay usable), and SIGTERM to the process of its latest run, which
+    journals the interruption. Returns the pid signalled, if any."""
+    (folder.path / STOP_FILE).write_text("stop\n", encoding="utf-8")
+    pid = None
+    try:
+        lines = folder.events.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("kind") == "run_started":
+            pid = event.get("data", {}).get("pid")
+            break
+        if event.get("kind") in ("finished", "failed", "stopped"):
+            return None  # not running
+    if isinstance(pid, int) and pid != os.getpid():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return None
+        return pid
+    return None
+
+
+def _known_repos(extra: Path | None) -> list[Path]:
+    found: dict[Path, None] = {}
+    if extra is not None:
+        try:
+            found[open_repo(extra).root] = None
+        except (WorkspaceError, OSError):  # not a repository (or no git here): nothing to check
+            pass
+    for folder in list_sessions():
+        settings = code_settings(folder)
+        if settings is not None and Path(settings.repo).is_dir():
+            try:
+                found[open_repo(settings.repo).root] = None
+            except (WorkspaceError, OSError):
+                continue
+    return list(found)
+
+
+def strays(cwd: Path | None = None) -> list[tuple[Path, Stray]]:
+    """Leftover moot worktrees, branches and refs in the repositories moot knows of (those of
+    its sessions, and the one at `cwd`)."""
+    return [(root, s) for root in _known_repos(cwd) for s in find_strays(open_repo(root))]
+
+
+def prune_strays(cwd: Path | None = None) -> list[tuple[Path, Cleaned]]:
+    return [(root, clean_session(open_repo(root), s.session)) for root, s in strays(cwd)]
