@@ -14,13 +14,16 @@ import asyncio
 import secrets
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from moot.config import RunConfig
 from moot.engine import lifecycle
+from moot.engine.cache import ResponseCache
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended, ProtocolFn
 from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
@@ -32,7 +35,16 @@ from moot.report import write_reports
 from moot.result import Result, exit_code_for
 from moot.types import Event, EventKind, estimate_tokens
 
-__all__ = ["ReplayReport", "RunResult", "replay", "resume", "run", "start"]
+__all__ = [
+    "ReplayReport",
+    "RunResult",
+    "replay",
+    "resume",
+    "resume_async",
+    "run",
+    "start",
+    "start_async",
+]
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,81 @@ def start(
 ) -> RunResult:
     """Create a session for `task` and run it to its end, a limit, or an interruption.
     `chooser` reads a human's choice (default: standard input)."""
+    opened = _open_new(task, config, root)
+    lock = opened.folder.acquire()
+    try:
+        _prepare_workspace(opened, lock)
+        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep, chooser))
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+async def start_async(
+    task: str,
+    config: RunConfig | Plan | None = None,
+    *,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
+    on_created: Callable[[Path], None] | None = None,
+) -> RunResult:
+    """`start` on the caller's event loop (many sessions in one loop: `moot batch`); the caller
+    handles signals by cancelling the task. `on_created(folder)` runs once the session's
+    folder exists and before its first step is asked."""
+    opened = _open_new(task, config, root)
+    lock = opened.folder.acquire()
+    try:
+        _prepare_workspace(opened, lock)
+        if on_created is not None:
+            on_created(opened.folder.path)
+        ended = await _run(opened, subscribers, sleep, chooser)
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+@dataclass(frozen=True)
+class _Opened:
+    """A session ready to run: its folder and journal open, its participants' models made."""
+
+    folder: SessionFolder
+    journal: Journal
+    plan: Plan
+    config: RunConfig
+    agents: list[Agent]
+    cache: ResponseCache | None
+
+
+def _run(
+    opened: _Opened, subscribers: Iterable[Subscriber], sleep: Sleep, chooser: Chooser | None
+) -> Coroutine[Any, Any, Ended]:
+    return lifecycle.run_session(
+        opened.folder,
+        opened.journal,
+        opened.config,
+        opened.agents,
+        _protocol(opened.plan),
+        subscribers=subscribers,
+        sleep=sleep,
+        cache=opened.cache,
+        chooser=chooser,
+    )
+
+
+def _prepare_workspace(opened: _Opened, lock: FileLock) -> None:
+    """A code task's workspace, made once the session is locked."""
+    try:
+        lifecycle.code_workspace(opened.config, opened.folder, opened.agents, prepare=True)
+    except WorkspaceError:  # (a submodule): leave nothing behind
+        opened.journal.close()
+        lock.release()
+        shutil.rmtree(opened.folder.path, ignore_errors=True)
+        raise
+
+
+def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> _Opened:
     plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
     if plan.config.code is not None:  # a bad repository fails before anything is created
         from moot.engine.code import check_repo
@@ -128,31 +215,7 @@ def start(
         config=plan.config,
         agents=agents,
     )
-    lock = folder.acquire()
-    try:
-        try:
-            lifecycle.code_workspace(plan.config, folder, agents, prepare=True)
-        except WorkspaceError:  # (a submodule): leave nothing behind
-            journal.close()
-            lock.release()
-            shutil.rmtree(folder.path, ignore_errors=True)
-            raise
-        ended = lifecycle.run_sync(
-            lambda: lifecycle.run_session(
-                folder,
-                journal,
-                plan.config,
-                agents,
-                _protocol(plan),
-                subscribers=subscribers,
-                sleep=sleep,
-                cache=cache,
-                chooser=chooser,
-            )
-        )
-    finally:
-        lock.release()
-    return _reported(ended)
+    return _Opened(folder, journal, plan, plan.config, agents, cache)
 
 
 def run(
@@ -216,36 +279,54 @@ def resume(
     folder = lifecycle.current_format(find_session(ref, root))
     lock = folder.acquire()
     try:
-        journal, meta = lifecycle.reopen_session(folder)
-        if lifecycle.finished(journal):
-            journal.close()
+        opened = _open_old(folder, limits)
+        if opened is None:
             return _already_finished(folder)
-        plan, agents = _reopen(meta)
-        config = plan.config
-        if limits:
-            config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
-        _create_models(agents)
-        cache = lifecycle.response_cache(config)
-        if limits:
-            journal.append(
-                Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
-            )
-        ended = lifecycle.run_sync(
-            lambda: lifecycle.run_session(
-                folder,
-                journal,
-                config,
-                agents,
-                _protocol(plan),
-                subscribers=subscribers,
-                sleep=sleep,
-                cache=cache,
-                chooser=chooser,
-            )
-        )
+        ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep, chooser))
     finally:
         lock.release()
     return _reported(ended)
+
+
+async def resume_async(
+    ref: str | None,
+    *,
+    limits: dict[str, Any] | None = None,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
+) -> RunResult:
+    """`resume` on the caller's event loop (see `start_async`)."""
+    folder = lifecycle.current_format(find_session(ref, root))
+    lock = folder.acquire()
+    try:
+        opened = _open_old(folder, limits)
+        if opened is None:
+            return _already_finished(folder)
+        ended = await _run(opened, subscribers, sleep, chooser)
+    finally:
+        lock.release()
+    return _reported(ended)
+
+
+def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened | None:
+    """A session to continue, ready to run; None when it has already finished."""
+    journal, meta = lifecycle.reopen_session(folder)
+    if lifecycle.finished(journal):
+        journal.close()
+        return None
+    plan, agents = _reopen(meta)
+    config = plan.config
+    if limits:
+        config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
+    _create_models(agents)
+    cache = lifecycle.response_cache(config)
+    if limits:
+        journal.append(
+            Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
+        )
+    return _Opened(folder, journal, plan, config, agents, cache)
 
 
 def _already_finished(folder: SessionFolder) -> RunResult:

@@ -825,6 +825,12 @@ def cache_clear(spec: str | None) -> None:
     click.echo(f"{location}: removed {removed} entries")
 
 
+from moot.cli_batch import batch, bench  # noqa: E402 (their own module: fewer conflicts)
+
+cli.add_command(batch)
+cli.add_command(bench)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: our own error handling, so that usage errors exit with 1, not click's 2."""
     from moot.errors import MootError

@@ -1,0 +1,435 @@
+"""`moot batch`: many sessions, one per line of a JSONL file, in one event loop.
+
+A batch lives in `$MOOT_HOME/batches/<id>/`:
+    batch.json      the lines, each with its task and fully resolved config (written once)
+    journal.jsonl   append-only, each line fsync'd: a line's session id as soon as its folder
+                    exists (before its first step is asked), then how that session ended
+So after any kill, `resume_batch` knows which lines have a session: it continues those
+(`api.resume_async`: journaled steps are not asked again), starts the lines that have none, and
+leaves finished sessions alone.
+
+Sessions run under one global concurrency limit and optional per-provider limits (how many
+sessions using a provider run at once). A failing session is recorded with its error and the
+batch goes on. An observer (`moot.display.batch`) sees each session start and end; this module
+prints nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from filelock import FileLock, Timeout
+
+from moot import api
+from moot.config import RunConfig
+from moot.engine.store import atomic_write, sessions_root
+from moot.errors import ConfigError, MootError
+from moot.plan import Plan, load_config, resolve
+
+__all__ = [
+    "Batch",
+    "BatchLine",
+    "BatchObserver",
+    "BatchSummary",
+    "LineResult",
+    "batches_root",
+    "create_batch",
+    "open_batch",
+    "read_tasks",
+    "run_batch",
+]
+
+DONE = frozenset({"consensus", "no_consensus"})  # a session that reached its outcome
+_LINE_FIELDS = ("task", "id", "protocol", "models", "seed", "config")
+
+
+def batches_root() -> Path:
+    """`$MOOT_HOME/batches`, next to the sessions."""
+    return sessions_root().parent / "batches"
+
+
+@dataclass(frozen=True)
+class BatchLine:
+    index: int
+    label: str  # the line's `id`, else `line-N`
+    task: str
+    config: dict[str, Any]  # a resolved RunConfig as JSON
+
+    def plan(self) -> Plan:
+        return resolve(RunConfig.model_validate(self.config))
+
+    def providers(self) -> set[str]:
+        """The providers this line's session calls (its agents and other roles)."""
+        plan = self.plan()
+        roles = plan.record.participants(plan.config, plan.options)
+        return {m.model.partition(":")[0].lower() for role in roles for m in role.members}
+
+
+@dataclass
+class LineResult:
+    index: int
+    label: str
+    session_id: str | None
+    status: str  # a session status, or "failed" when it could not even start
+    error: str | None = None
+    calls: int = 0
+    tokens: int = 0
+    cost: float | None = 0.0
+    final_answer: str = ""
+    seconds: float = 0.0
+    folder: str | None = None
+
+
+@dataclass
+class BatchSummary:
+    batch_id: str
+    results: list[LineResult]
+    seconds: float
+    interrupted: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[LineResult]:
+        return [r for r in self.results if r.status not in DONE]
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted and all(r.status in DONE for r in self.results)
+
+
+class BatchObserver(Protocol):
+    def begun(self, total: int, already: Sequence[LineResult]) -> None: ...
+    def started(self, line: BatchLine) -> None: ...
+    def ended(self, result: LineResult) -> None: ...
+
+
+class _Silent:
+    def begun(self, total: int, already: Sequence[LineResult]) -> None:
+        pass
+
+    def started(self, line: BatchLine) -> None:
+        pass
+
+    def ended(self, result: LineResult) -> None:
+        pass
+
+
+# -- the task file ------------------------------------------------------------------------------
+def _dotted(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and (value or not prefix):
+        for key, inner in value.items():
+            _dotted(f"{prefix}.{key}" if prefix else str(key), inner, out)
+    else:
+        out[prefix] = value
+
+
+def read_tasks(
+    path: Path,
+    *,
+    config_path: Path | None = None,
+    protocol: str | None = None,
+    models: Sequence[str] = (),
+) -> list[tuple[str, str, Plan]]:
+    """The (label, task, plan) of every line. A line is a JSON object with `task` and optional
+    `id`, `protocol`, `models` (a list of specs), `seed` and `config` (a table of settings, as
+    in a config file); a line's settings win over the flags, which win over the config file.
+    Every problem names its line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"task file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read task file {path} as UTF-8 text: {error}") from None
+    tasks: list[tuple[str, str, Plan]] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise ConfigError(f"{where}: not valid JSON ({error})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("task"), str):
+            raise ConfigError(f'{where}: expected a JSON object like {{"task": "..."}}')
+        unknown = sorted(set(data) - set(_LINE_FIELDS))
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown field(s) {unknown}; allowed: {', '.join(_LINE_FIELDS)}"
+            )
+        overrides: dict[str, Any] = {}
+        if protocol:
+            overrides["protocol"] = protocol
+        if models:
+            overrides["agents"] = [{"model": spec} for spec in models]
+        line_models = data.get("models")
+        if line_models is not None:
+            if not isinstance(line_models, list) or not all(
+                isinstance(m, str) for m in line_models
+            ):
+                raise ConfigError(f"{where}: 'models' must be a list of model specs")
+            overrides["agents"] = [{"model": spec} for spec in line_models]
+        for key in ("protocol", "seed"):
+            if key in data:
+                overrides[key] = data[key]
+        settings = data.get("config", {})
+        if not isinstance(settings, dict):
+            raise ConfigError(f"{where}: 'config' must be a table of settings")
+        _dotted("", settings, overrides)
+        try:
+            plan = load_config(config_path, overrides)
+        except ConfigError as error:
+            raise ConfigError(f"{where}: {error}") from None
+        tasks.append((str(data.get("id", f"line-{number}")), data["task"], plan))
+    if not tasks:
+        raise ConfigError(f'task file {path} holds no tasks (one {{"task": "..."}} per line)')
+    return tasks
+
+
+# -- the batch folder ---------------------------------------------------------------------------
+@dataclass
+class Batch:
+    path: Path
+    lines: list[BatchLine]
+    created: dict[int, str] = field(default_factory=dict)  # session folders made by this run
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+    @property
+    def journal(self) -> Path:
+        return self.path / "journal.jsonl"
+
+    def record(self, entry: Mapping[str, Any]) -> None:
+        """Append one journal line and make it durable before returning."""
+        if entry.get("event") == "session":
+            self.created[entry["line"]] = entry["folder"]
+        data = (json.dumps(dict(entry), separators=(",", ":")) + "\n").encode()
+        fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def state(self) -> tuple[dict[int, str], dict[int, LineResult]]:
+        """Per line: its session folder (once created) and its latest end (if any). A torn
+        last line (a kill mid-write) is skipped: what it held was not yet relied on."""
+        folders: dict[int, str] = {}
+        ends: dict[int, LineResult] = {}
+        if not self.journal.exists():
+            return folders, ends
+        for text in self.journal.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(text)
+            except ValueError:
+                continue
+            index = entry.get("line")
+            if not isinstance(index, int):
+                continue
+            if entry.get("event") == "session":
+                folders[index] = entry["folder"]
+                ends.pop(index, None)
+            elif entry.get("event") == "ended":
+                ends[index] = LineResult(**entry["result"])
+        return folders, ends
+
+
+def create_batch(
+    tasks: Iterable[tuple[str, str, Plan | RunConfig]],
+    *,
+    root: Path | None = None,
+    source: str = "",
+) -> Batch:
+    """A new batch folder holding every line's task and resolved config."""
+    lines = []
+    for index, (label, task, config) in enumerate(tasks):
+        plan = config if isinstance(config, Plan) else resolve(config)
+        lines.append(BatchLine(index, label, task, plan.config.model_dump(mode="json")))
+    if not lines:
+        raise ConfigError("a batch needs at least one task")
+    base = root or batches_root()
+    path = base / (time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3))
+    path.mkdir(parents=True)
+    atomic_write(
+        path / "batch.json",
+        json.dumps(
+            {
+                "id": path.name,
+                "created": time.time(),
+                "source": source,
+                "lines": [asdict(line) for line in lines],
+            }
+        ),
+    )
+    return Batch(path, lines)
+
+
+def open_batch(ref: str, root: Path | None = None) -> Batch:
+    """An existing batch by id (or a unique prefix of one)."""
+    base = root or batches_root()
+    found = sorted(p for p in base.glob(f"{ref}*") if (p / "batch.json").exists())
+    if not found:
+        raise MootError(f"no batch {ref!r} under {base}; the id is printed when a batch starts")
+    if len(found) > 1 and found[0].name != ref:
+        raise MootError(f"{ref!r} names {len(found)} batches; give more of the id")
+    data = json.loads((found[0] / "batch.json").read_text(encoding="utf-8"))
+    return Batch(found[0], [BatchLine(**line) for line in data["lines"]])
+
+
+# -- running ------------------------------------------------------------------------------------
+def _ended(line: BatchLine, run: api.RunResult, seconds: float) -> LineResult:
+    result = run.result
+    calls = sum(usage.calls for usage in result.agents.values())
+    error = None if result.status in DONE else (run.message or result.stop_message or result.how)
+    return LineResult(
+        index=line.index,
+        label=line.label,
+        session_id=run.session_id,
+        status=result.status,
+        error=error,
+        calls=calls,
+        tokens=result.tokens,
+        cost=result.cost,
+        final_answer=result.final_answer,
+        seconds=round(seconds, 3),
+        folder=str(run.folder),
+    )
+
+
+Runner = Callable[[Batch, BatchLine, str | None], Any]  # -> awaitable LineResult
+
+
+async def run_local(batch: Batch, line: BatchLine, folder: str | None) -> LineResult:
+    """Run (or continue) one line's session in this event loop."""
+    began = time.monotonic()
+
+    def created(where: Path) -> None:
+        batch.record({"line": line.index, "event": "session", "folder": str(where)})
+
+    if folder is None:
+        run = await api.start_async(line.task, line.plan(), on_created=created)
+    else:
+        path = Path(folder)
+        run = await api.resume_async(path.name, root=path.parent)
+    return _ended(line, run, time.monotonic() - began)
+
+
+async def run_batch(
+    batch: Batch,
+    *,
+    concurrency: int = 8,
+    provider_limits: Mapping[str, int] | None = None,
+    observer: BatchObserver | None = None,
+    runner: Runner = run_local,
+) -> BatchSummary:
+    """Run every line that has not reached its outcome; see the module docstring."""
+    if concurrency < 1:
+        raise ConfigError(f"the concurrency must be at least 1, got {concurrency}")
+    observer = observer or _Silent()
+    lock = FileLock(batch.path / "lock", thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise MootError(
+            f"batch {batch.id} is being run by another process; wait for it to end or stop it, "
+            f"then run: moot batch --resume {batch.id}"
+        ) from None
+    try:
+        return await _run(batch, concurrency, provider_limits, observer, runner)
+    finally:
+        lock.release()
+
+
+async def _run(
+    batch: Batch,
+    concurrency: int,
+    provider_limits: Mapping[str, int] | None,
+    observer: BatchObserver,
+    runner: Runner,
+) -> BatchSummary:
+    began = time.monotonic()
+    folders, ends = batch.state()
+    done = {i: r for i, r in ends.items() if r.status in DONE}
+    pending = [line for line in batch.lines if line.index not in done]
+    observer.begun(len(batch.lines), list(done.values()))
+    limits = {name: asyncio.Semaphore(n) for name, n in (provider_limits or {}).items()}
+    queue = list(reversed(pending))
+    results: dict[int, LineResult] = dict(done)
+    stopping = asyncio.Event()
+    running: set[asyncio.Task[Any]] = set()
+
+    async def one(line: BatchLine) -> LineResult:
+        held = sorted(p for p in line.providers() if p in limits)  # sorted: no deadlock
+        async with contextlib.AsyncExitStack() as stack:
+            for name in held:
+                await stack.enter_async_context(limits[name])
+            return await runner(batch, line, folders.get(line.index))  # type: ignore[no-any-return]
+
+    async def worker() -> None:
+        while queue and not stopping.is_set():
+            line = queue.pop()
+            observer.started(line)  # running: started, or waiting for a provider's limit
+            task = asyncio.ensure_future(one(line))
+            running.add(task)
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                if not stopping.is_set():
+                    raise
+                result = LineResult(line.index, line.label, None, "interrupted", "interrupted")
+            except Exception as error:  # a broken session must not stop the batch
+                message = str(error) if isinstance(error, MootError) else repr(error)
+                result = LineResult(line.index, line.label, None, "failed", message)
+            finally:
+                running.discard(task)
+            if result.folder is None:
+                result.folder = batch.created.get(line.index, folders.get(line.index))
+            batch.record({"line": line.index, "event": "ended", "result": asdict(result)})
+            results[line.index] = result
+            observer.ended(result)
+
+    def stop() -> None:
+        stopping.set()
+        for task in list(running):
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    handled = []
+    if sys.platform != "win32":
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(RuntimeError, ValueError):  # not the main thread
+                loop.add_signal_handler(sig, stop)
+                handled.append(sig)
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)) or 1)))
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+    ordered = [results[line.index] for line in batch.lines if line.index in results]
+    counts: dict[str, int] = {}
+    for result in ordered:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    return BatchSummary(
+        batch.id,
+        ordered,
+        time.monotonic() - began,
+        interrupted=stopping.is_set(),
+        counts=counts,
+    )
+
+
+def run_batch_sync(batch: Batch, **options: Any) -> BatchSummary:
+    """`run_batch` on a fresh event loop."""
+    return asyncio.run(run_batch(batch, **options))

@@ -1,0 +1,226 @@
+"""The bench's outputs: report.md, a self-contained report.html (inline SVG, no script) and
+bench.json with every number. Everything printed is computed in `moot.bench.runner`."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from moot.bench.statistics import wilson_interval
+from moot.deliberation.trust import is_tiny
+from moot.engine.store import atomic_write
+from moot.report.chart import HEIGHT, WIDTH
+
+if TYPE_CHECKING:
+    from moot.bench.runner import BenchReport, ProtocolRow
+
+__all__ = ["accuracy_chart", "cost_chart", "markdown", "write_report"]
+
+_LEFT, _RIGHT, _TOP, _BOTTOM = 52, 16, 30, 48
+_COLOURS = ("#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#4e342e", "#546e7a", "#2e7d32")
+
+
+def _f(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def honesty(report: BenchReport) -> str:
+    """Which models produced the numbers, and what tiny models' numbers can prove."""
+    models = ", ".join(report.models)
+    tiny = [m for m in report.models if is_tiny(m) or m.startswith("scripted:")]
+    line = f"These numbers were produced by: {models}."
+    if tiny:
+        line += (
+            f" {', '.join(tiny)} {'is' if len(tiny) == 1 else 'are'} tiny or scripted: "
+            "these numbers only prove the plumbing, not whether a protocol is worth its calls "
+            "with real models (see docs/bench.md)."
+        )
+    return line
+
+
+def data(report: BenchReport) -> dict[str, Any]:
+    options = report.options
+    return {
+        "suite": report.suite.name,
+        "questions": len(report.suite.questions),
+        "seed": options.seed,
+        "alpha": options.alpha,
+        "models": report.models,
+        "note": honesty(report),
+        "batches": report.batches,
+        "wall_seconds": round(report.seconds, 3),
+        "protocols": [row.to_json() for row in report.rows],
+    }
+
+
+def markdown(report: BenchReport) -> str:
+    rows = report.rows
+    lines = [
+        f"# moot bench: {report.suite.name}, {len(report.suite.questions)} questions",
+        "",
+        honesty(report),
+        "",
+        f"Wall time {report.seconds:.1f}s; seed {report.options.seed}; "
+        f"level {report.options.alpha:g}.",
+        "",
+        "| protocol | accuracy | 95% interval | calls/q | tokens/q | cost/q | "
+        "session time (sum) | failed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        interval = wilson_interval(sum(row.correct), row.n)
+        lines.append(
+            f"| {row.name} | {row.accuracy:.1%} | {interval.low:.1%} - {interval.high:.1%} | "
+            f"{row.mean([float(c) for c in row.calls]):.1f} | "
+            f"{row.mean([float(t) for t in row.tokens]):,.0f} | {_money(row.cost_per_question)}"
+            f" | {row.seconds:.1f}s | {row.failed} |"
+        )
+    lines += ["", "## Against vote at an equal number of calls", ""]
+    compared = [row for row in rows if row.comparison]
+    for row in compared:
+        assert row.comparison is not None
+        lines.append(f"- {row.comparison['sentence']}")
+    if not compared:
+        lines.append("- (no protocol other than vote was run)")
+    flipping = [row for row in rows if row.flips]
+    if flipping:
+        lines += ["", "## How answers changed between rounds", ""]
+        lines += [
+            "| protocol | round | right -> wrong | wrong -> right | net |",
+            "|---|---|---|---|---|",
+        ]
+        for row in flipping:
+            for flip in row.flips:
+                lines.append(
+                    f"| {row.name} | {flip.round - 1} -> {flip.round} | {flip.correct_to_wrong} |"
+                    f" {flip.wrong_to_correct} | {flip.net:+d} |"
+                )
+    audits = [row for row in rows if row.swap_audit]
+    if audits:
+        lines += ["", "## Judge swap audit", ""]
+        lines += [f"- {row.name}: {_audit(row.swap_audit)}" for row in audits if row.swap_audit]
+    lines += [
+        "",
+        f"Every question is an ordinary session (batches {', '.join(report.batches)}): "
+        "`moot show SESSION_ID` explains any single result; bench.json lists them.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _audit(audit: dict[str, Any]) -> str:
+    if "note" in audit:
+        return str(audit["note"])
+    if not audit["judged"]:
+        return f"{audit['asked_swapped']} judgement(s) asked swapped; no usable verdict came back"
+    low, high = audit["interval_95"]
+    return (
+        f"{audit['stable']} of {audit['judged']} verdicts named the same candidate with the order "
+        f"swapped ({audit['stability']:.0%}, 95% interval {low:.0%} - {high:.0%}; "
+        f"{audit['unusable']} unusable; {audit['judgements']} pairwise judgements in all). "
+        "A judge that follows the order, not the texts, is noise."
+    )
+
+
+def _frame(title: str, x_label: str, body: list[str]) -> str:
+    plot_h = HEIGHT - _TOP - _BOTTOM
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{_LEFT}" y="16" font-size="12" font-weight="600" fill="#212121">'
+        f"{escape(title)}</text>",
+    ]
+    for tick in (0, 25, 50, 75, 100):
+        y = _TOP + plot_h - plot_h * tick / 100
+        parts.append(
+            f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{_f(y)}" y2="{_f(y)}" '
+            'stroke="#e0e0e0" stroke-width="1"/>'
+            f'<text x="{_LEFT - 8}" y="{_f(y + 4)}" text-anchor="end" font-size="11" '
+            f'fill="#616161">{tick}%</text>'
+        )
+    parts.append(
+        f'<text x="{(WIDTH + _LEFT) / 2}" y="{HEIGHT - 6}" text-anchor="middle" font-size="11" '
+        f'fill="#616161">{escape(x_label)}</text>'
+    )
+    return "".join(parts + body + ["</svg>"])
+
+
+def _y(accuracy: float) -> float:
+    plot_h = HEIGHT - _TOP - _BOTTOM
+    return _TOP + plot_h - plot_h * accuracy
+
+
+def accuracy_chart(rows: list[ProtocolRow]) -> str:
+    """Accuracy per protocol as a dot with its 95% interval as a whisker."""
+    slot = (WIDTH - _LEFT - _RIGHT) / max(len(rows), 1)
+    body = []
+    for i, row in enumerate(rows):
+        x = _LEFT + slot * (i + 0.5)
+        interval = wilson_interval(sum(row.correct), row.n)
+        colour = _COLOURS[i % len(_COLOURS)]
+        tip = f"{row.name}: {row.accuracy:.1%} ({interval.low:.1%} - {interval.high:.1%})"
+        body.append(
+            f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(_y(interval.low))}" '
+            f'y2="{_f(_y(interval.high))}" stroke="{colour}" stroke-width="2"/>'
+            f'<circle cx="{_f(x)}" cy="{_f(_y(row.accuracy))}" r="5" fill="{colour}">'
+            f"<title>{escape(tip)}</title></circle>"
+            f'<text x="{_f(x)}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle" font-size="11" '
+            f'fill="#424242">{escape(row.name)}</text>'
+        )
+    return _frame("Accuracy with 95% interval", "protocol", body)
+
+
+def cost_chart(rows: list[ProtocolRow]) -> str:
+    """Accuracy against cost per question (calls per question when a cost is unknown or zero)."""
+    costs = [row.cost_per_question for row in rows]
+    by_cost = all(c is not None and c > 0 for c in costs)
+    xs = [
+        float(c) if by_cost and c is not None else row.mean([float(k) for k in row.calls])
+        for row, c in zip(rows, costs, strict=True)
+    ]
+    top = max(xs, default=1.0) or 1.0
+    plot_w = WIDTH - _LEFT - _RIGHT - 40
+    body = []
+    for i, (row, value) in enumerate(zip(rows, xs, strict=True)):
+        x = _LEFT + 20 + plot_w * value / top
+        colour = _COLOURS[i % len(_COLOURS)]
+        shown = f"${value:.4f}" if by_cost else f"{value:.1f} calls"
+        body.append(
+            f'<circle cx="{_f(x)}" cy="{_f(_y(row.accuracy))}" r="5" fill="{colour}">'
+            f"<title>{escape(f'{row.name}: {row.accuracy:.1%} at {shown}')}</title></circle>"
+            f'<text x="{_f(x + 8)}" y="{_f(_y(row.accuracy) - 6)}" font-size="11" '
+            f'fill="#424242">{escape(row.name)}</text>'
+        )
+    x_label = "cost per question (USD)" if by_cost else "calls per question (cost unknown or 0)"
+    return _frame("Accuracy against cost per question", f"{x_label}; right end {top:g}", body)
+
+
+def html(report: BenchReport, text: str) -> str:
+    """A page that needs nothing else: the charts inline, the Markdown report as preformatted
+    text under them (every number is also in bench.json)."""
+    title = f"moot bench: {report.suite.name}"
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>body{{font-family:system-ui,sans-serif;"
+        "max-width:60rem;margin:2rem auto;padding:0 1rem}pre{white-space:pre-wrap;"
+        "background:#fafafa;padding:1rem}svg{display:block;margin:1rem 0}</style></head><body>"
+        f"<h1>{escape(title)}</h1><p>{escape(honesty(report))}</p>"
+        f"{accuracy_chart(report.rows)}{cost_chart(report.rows)}"
+        f"<pre>{escape(text)}</pre></body></html>\n"
+    )
+
+
+def write_report(report: BenchReport) -> None:
+    """Write report.md, report.html and bench.json into the report's folder."""
+    report.markdown = markdown(report)
+    report.data = data(report)
+    report.folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(report.folder / "report.md", report.markdown)
+    atomic_write(report.folder / "report.html", html(report, report.markdown))
+    atomic_write(report.folder / "bench.json", json.dumps(report.data, indent=2) + "\n")
