@@ -285,3 +285,20 @@ def test_a_batch_runs_in_one_process_at_a_time(
         with pytest.raises(MootError, match=f"batch {batch.id} is being run by another process"):
             run_batch_sync(batch)
     assert not batch.journal.exists()  # nothing was started
+
+
+def test_resuming_a_finished_session_on_a_running_loop_rebuilds_it_without_a_call() -> None:
+    """`resume_async` of a finished session replays it; the replay's own event loop must not
+    start inside the caller's (it raised 'asyncio.run() cannot be called from a running event
+    loop')."""
+    import asyncio
+
+    from moot import api
+    from tests.scripts import Debate, start
+
+    debate = Debate()
+    run = start("What is 6 times 7?", debate.config())
+    asked = sum(debate.steps.values())
+    again = asyncio.run(api.resume_async(run.session_id))
+    assert "already finished" in (again.message or "") and again.exit_code == 0
+    assert sum(debate.steps.values()) == asked

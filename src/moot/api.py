@@ -302,8 +302,8 @@ async def resume_async(
     lock = folder.acquire()
     try:
         opened = _open_old(folder, limits)
-        if opened is None:
-            return _already_finished(folder)
+        if opened is None:  # the replay runs a loop of its own: not on the caller's
+            return await asyncio.to_thread(_already_finished, folder)
         ended = await _run(opened, subscribers, sleep, chooser)
     finally:
         lock.release()
