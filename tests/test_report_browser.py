@@ -146,11 +146,20 @@ def browser(tmp_path: Path) -> Iterator[DevTools]:
         log.close()
 
 
+PLANS = {
+    "agent_a": "multiply six by seven directly, giving forty-two",
+    "agent_b": "add seven to itself six times and check each partial sum",
+    "agent_c": "read the product from a printed times table, row six column seven",
+}
+
+
 def hostile_session() -> Path:
     debate = Debate(
         verdicts=[verdict("CONTINUE", 5) + "\n" + HOSTILE, verdict("CONSENSUS", 9, base="B")],
+        # the agents' plans differ, so the debate runs its rounds instead of stopping on
+        # matching first answers
         answer=lambda alias, step: solution(
-            f"Use **{alias}**'s plan:\n\n- step one\n- step two\n\n" + HOSTILE
+            f"Use **{alias}**'s plan:\n\n- {PLANS[alias]}\n\n" + HOSTILE
         ),
         critique="Strengths: clear.\n\n" + HOSTILE,
     )
