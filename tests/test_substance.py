@@ -142,6 +142,22 @@ def test_empty_markup_and_template_replies_are_typed(reply: str, reason: Reason)
     assert _invalid(reply, _arena_solve(FRANCE), FRANCE).reason is reason
 
 
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        # what the embedded model wrote as revised solutions in a default run (2026-11-23)
+        ("SOLUTION}", Reason.TEMPLATE),
+        ("{{exampleurl)}}", Reason.TEMPLATE),
+        ("{{youranswer}}}", Reason.TEMPLATE),
+        # field names of the instructions, and nothing else
+        ("Solution.", Reason.ECHO),
+        ("PLAN CHANGES", Reason.ECHO),
+    ],
+)
+def test_template_fragments_are_invalid(reply: str, reason: Reason) -> None:
+    assert _invalid(reply, _arena_solve(FRANCE), FRANCE).reason is reason
+
+
 def test_huge_and_hostile_replies_are_judged_quickly() -> None:
     prompts = [p * 50 for p in _arena_solve(FRANCE)]
     hostile = [

@@ -175,6 +175,31 @@ def _sample(text: str) -> str:
     return repr(flat[:60] + ("..." if len(flat) > 60 else ""))
 
 
+# A reply of at most this many words of its own is judged as a fragment too (below).
+_FRAGMENT = 3
+# Short answers a prompt may well spell out itself ("answer yes or no").
+_ANSWER_WORDS = frozenset("yes no true false none".split())
+
+
+def _fragment(text: str, content: Sequence[str], vocabulary: set[str]) -> NotSubstantive | None:
+    """A few words of the model's own can still be junk a tiny model writes: a piece of the
+    template (`SOLUTION}`, `{{exampleurl)}}`: doubled or unbalanced braces around a word) or a
+    field name or two from the instructions ("Solution analysis"). A short real answer uses
+    balanced braces if any (`{"answer": "Paris"}`) and words the instructions do not."""
+    stray = text.count("{") != text.count("}") or "{{" in text or "}}" in text
+    if stray:
+        return NotSubstantive(
+            Reason.TEMPLATE, f"it is a fragment of a template ({_sample(text)})"
+        )
+    named = [w for w in content if w not in _ANSWER_WORDS and not w.isdigit()]
+    if named and len(named) == len(content) and all(w in vocabulary for w in named):
+        # (`vocabulary` holds the instructions' words, the task's taken out)
+        return NotSubstantive(
+            Reason.ECHO, f"it only repeats words of the instructions ({_sample(text)})"
+        )
+    return None
+
+
 def check_substance(
     reply: str, prompts: str | Sequence[str] = (), *, task: str | None = None
 ) -> NotSubstantive | None:
@@ -246,7 +271,12 @@ def check_substance(
     # ("... each with its reason. Okay."); restating the task before a short answer is fine
     # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
     beyond_task = len(tokens) - sum(from_task)
-    if content and not (len(own) * 10 < beyond_task and len(content) <= 3):
+    if content and len(content) <= _FRAGMENT:
+        # without the task at hand its words are part of the instructions: only braces tell
+        fragment = _fragment(text, content, vocabulary if task else set())
+        if fragment is not None:
+            return fragment
+    if content and not (len(own) * 10 < beyond_task and len(content) <= _FRAGMENT):
         return None
     counts: dict[Reason, int] = {}
     for why in mask:
