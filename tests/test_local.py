@@ -232,9 +232,13 @@ def run_moot(
 
 def arena_config(tmp_path: Path) -> Path:
     config = tmp_path / "moot.toml"
-    # Short answers and no re-asks keep this at 10 calls: the point is the real path end to end.
+    # Short answers and no re-asks keep this at 10 calls: the point is the real path end to end,
+    # so matching first answers must not end the debate before Evaluate (the crash tests die there).
     agent = "[[agents]]\nmodel = 'local:smollm2'\nmax_tokens = 40\ntemperature = 0.7\n"
-    config.write_text(agent * 3 + "[arena]\nmax_rounds = 1\nreask_on_bad_format = false\n")
+    config.write_text(
+        agent * 3 + "[arena]\nmax_rounds = 1\nreask_on_bad_format = false\n"
+        "stop_on_agreement = false\n"
+    )
     return config
 
 
@@ -393,6 +397,35 @@ def test_moot_run_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
         assert usage["completion_tokens"] > 0 and not usage["tokens_estimated"]
     assert result["positions"] and all(text.strip() for text in result["positions"].values())
     assert "Session" in done.stdout and "report.md" in done.stdout
+
+
+def test_a_real_embedded_run_reaches_a_judged_verdict(tmp_path: Path) -> None:
+    """The judge's verdict is asked as constrained JSON, so even the 135M model gives one that
+    parses, with a score, on its first try (issue 9). Greedy decoding keeps the run repeatable;
+    agreement stopping is off so the judge is always asked."""
+    home = tmp_path / "home"
+    config = tmp_path / "judged.toml"
+    agent = "[[agents]]\nmodel = 'local:smollm2'\nmax_tokens = 120\ntemperature = 0.0\n"
+    config.write_text(
+        agent * 3 + "[arena]\nmax_rounds = 1\nreask_on_bad_format = false\n"
+        "stop_on_agreement = false\n"
+    )
+    done = run_moot(
+        ["run", "What is the capital of France?", "--config", str(config), "--seed", "3", "-q"],
+        home,
+        tmp_path,
+    )
+    assert done.returncode in (0, 2), done.stderr[-2000:]
+    folder = next(home.glob("sessions/*"))
+    result = json.loads((folder / "result.json").read_text())
+    rounds = result["details"]["rounds"]
+    assert len(rounds) == 1
+    score = rounds[0]["convergence_score"]
+    assert isinstance(score, int) and 1 <= score <= 10, rounds[0]
+    events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    verify = [e for e in events if e["kind"] == "ask" and "/verify/" in e["step"]]
+    assert [e["step"].endswith("/reask") for e in verify] == [False], "the verdict was re-asked"
+    assert result["trust"].startswith("This answer is a demonstration")
 
 
 @pytest.mark.skipif(

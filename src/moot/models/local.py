@@ -38,7 +38,10 @@ from moot.types import FailureKind, Request, Usage
 
 __all__ = ["DEFAULT_MAX_TOKENS", "LlamaModel", "LocalModel", "find_smollm2"]
 
-DEFAULT_MAX_TOKENS = 320  # the 135M default rambles; longer answers only cost time
+DEFAULT_MAX_TOKENS = 160  # the 135M default rambles past this: longer replies only cost time
+# SmolLM2's model card samples at 0.2: at llama.cpp's 0.8 the 135M model wanders off the task
+# within a sentence (template echoes, invented dates). A config's temperature overrides it.
+DEFAULT_TEMPERATURE = 0.2
 DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
 START_TIMEOUT = 300.0  # loading a GGUF takes a second; a busy machine may take much longer
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -271,6 +274,8 @@ class LocalModel(Provider):
         temperature = request.temperature
         if temperature is None:
             temperature = self.settings.temperature
+        if temperature is None:
+            temperature = DEFAULT_TEMPERATURE
         return {
             "messages": [m.model_dump() for m in request.messages],
             "max_tokens": request.max_tokens or self.settings.max_tokens or DEFAULT_MAX_TOKENS,
