@@ -24,7 +24,6 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception_type,
-    stop_after_attempt,
     wait_exponential_jitter,
 )
 
@@ -108,6 +107,28 @@ def request_hash(request: Request) -> str:
         digest.update(b"\n")
         digest.update(_message_json(message))
     return digest.hexdigest()
+
+
+def _retry_after(state: RetryCallState) -> float | None:
+    """The wait a failed try's server asked for (Retry-After), if any."""
+    outcome = state.outcome
+    error = outcome.exception() if outcome is not None else None
+    if isinstance(error, _Transient) and error.completion.failure is not None:
+        return error.completion.failure.retry_after
+    return None
+
+
+def _retry_pause(backoff: float, asked: float | None, *, left: float, last: bool) -> float | None:
+    """The wait before the next try, or None for no next try: `backoff` shortened to the
+    `left` seconds of the call's retry budget; a server's `asked` wait whole or not at all."""
+    if last:
+        return None
+    if asked is not None and asked > 0:
+        pause = max(backoff, asked)
+        return pause if pause <= left else None
+    if backoff <= left:
+        return backoff
+    return left if left > 0 else None
 
 
 def _clean(text: str) -> str:
@@ -519,15 +540,35 @@ class Session:
                     raise _Transient(completion)
             return completion
 
+        # The retry policy: at most `attempts` tries, and at most `retry_max_wait` seconds of
+        # waiting between them in all. A backoff wait is shortened to what is left; a wait the
+        # server asked for (Retry-After) is honoured whole or not at all, since coming back
+        # sooner only earns another refusal. Planned once per failed try: tenacity asks for
+        # the wait and for the stop in an order that differs between its versions.
+        backoff = wait_exponential_jitter(
+            initial=self.engine.backoff_initial, max=self.engine.backoff_max
+        )
+        plans: dict[int, float | None] = {}  # failed try -> the wait before the next; None: stop
+        waited = 0.0
+
+        def plan(state: RetryCallState) -> float | None:
+            nonlocal waited
+            if state.attempt_number not in plans:
+                pause = _retry_pause(
+                    backoff(state),
+                    _retry_after(state),
+                    left=self.engine.retry_max_wait - waited,
+                    last=state.attempt_number >= self.engine.attempts,
+                )
+                plans[state.attempt_number] = pause
+                waited += pause or 0.0
+            return plans[state.attempt_number]
+
+        def stop(state: RetryCallState) -> bool:
+            return plan(state) is None
+
         def wait(state: RetryCallState) -> float:
-            base = wait_exponential_jitter(
-                initial=self.engine.backoff_initial, max=self.engine.backoff_max
-            )(state)
-            outcome = state.outcome
-            error = outcome.exception() if outcome is not None else None
-            if isinstance(error, _Transient) and error.completion.failure:
-                return max(base, error.completion.failure.retry_after or 0.0)
-            return base
+            return plan(state) or 0.0
 
         def before_sleep(state: RetryCallState) -> None:
             outcome = state.outcome
@@ -543,7 +584,7 @@ class Session:
             )
 
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.engine.attempts),
+            stop=stop,
             wait=wait,
             retry=retry_if_exception_type(_Transient),
             before_sleep=before_sleep,
