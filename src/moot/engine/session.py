@@ -37,6 +37,7 @@ from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
 from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.base import CALL_CONTEXT, CallContext, Model
+from moot.models.keys import known_secrets, mask_known
 from moot.types import (
     Completion,
     Event,
@@ -49,7 +50,7 @@ from moot.types import (
     parse_spec,
 )
 
-__all__ = ["Agent", "Mode", "Session", "Subscriber"]
+__all__ = ["CUT_MARK", "Agent", "Mode", "Session", "Subscriber"]
 
 T = TypeVar("T")
 Mode = Literal["live", "replay"]
@@ -129,6 +130,23 @@ def _retry_pause(backoff: float, asked: float | None, *, left: float, last: bool
     if backoff <= left:
         return backoff
     return left if left > 0 else None
+
+
+# Ends a reply cut to the cap, so readers and other agents see it was cut. No digits: a
+# protocol that reads the last number of an answer (vote) must not read the sizes; those are
+# in the completion's `truncated_from` and in the run's warning.
+CUT_MARK = "\n\n[... the rest of this reply was cut by moot: it passed engine.max_reply_bytes ...]"
+
+
+def _masked(value: Any) -> Any:
+    """`value` (JSON data) with known keys masked in every string."""
+    if isinstance(value, str):
+        return mask_known(value)
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item) for item in value]
+    return value
 
 
 def _clean(text: str) -> str:
@@ -225,7 +243,10 @@ class Session:
             self.signal(EventKind.ROUND_RESULT, step, **summary.model_dump(mode="json"))
 
     def record(self, kind: EventKind | str, step: str | None = None, **data: Any) -> Event:
-        """Journal a durable event (fsync'd) and tell the faces."""
+        """Journal a durable event (fsync'd) and tell the faces. Known keys are masked in
+        every string of it first (a warning or a stop quoting an error, a shell's output)."""
+        if known_secrets():
+            data = _masked(data)
         event = self.journal.append(
             Event(kind=EventKind(kind), step=step, data=data, ts=self._clock())
         )
@@ -408,6 +429,7 @@ class Session:
         estimate = sum(estimate_tokens(m.content) for m in messages)
         hit = await self._cache_lookup(agent, request)
         if hit is not None:  # an ordinary ask event that says where its answer came from
+            completion = self._received(hit.completion, alias, step)
             self._recorded[step] = self.record(
                 "ask",
                 step,
@@ -415,14 +437,13 @@ class Session:
                 prompt=_clean(request.prompt),
                 request_hash=digest,
                 est_prompt_tokens=estimate,
-                completion=hit.completion.model_dump(mode="json"),
+                completion=completion.model_dump(mode="json"),
                 cache=self._cache_note(hit),
             )
-            return hit.completion
+            return completion
         self.budget.check(self.tally.agents.values())
         self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
-        completion = await self._call(agent, request, step)
-        completion = completion.model_copy(update={"text": _clean(completion.text)})
+        completion = self._received(await self._call(agent, request, step), alias, step)
         self.calls_made += 1
         self._recorded[step] = self.record(
             "ask",
@@ -435,6 +456,32 @@ class Session:
         )
         await self._cache_save(agent, request, completion)
         return completion
+
+    def _received(self, completion: Completion, alias: str, step: str) -> Completion:
+        """An answer as the session keeps it: text the journal can hold (no lone surrogates),
+        cut to `engine.max_reply_bytes` with a visible mark and `truncated_from` set, known
+        keys and their parts masked (model text and failure message alike). Every answer,
+        from any provider or the cache, passes here once before it is journaled and returned,
+        so the protocol uses what the journal holds and a replay sees the same."""
+        data = completion.text.encode("utf-8", "replace")
+        text = data.decode("utf-8")
+        update: dict[str, Any] = {}
+        limit = self.engine.max_reply_bytes
+        if len(data) > limit:
+            text = data[:limit].decode("utf-8", "ignore") + CUT_MARK
+            update["truncated_from"] = len(data)
+            self.warn(
+                f"{self.agent(alias).label}'s reply to {step} was {len(data):,} bytes: cut to "
+                f"its first {limit:,} (engine.max_reply_bytes)"
+            )
+        text = mask_known(text)
+        if text != completion.text:
+            update["text"] = text
+        failure = completion.failure
+        if failure is not None and mask_known(failure.message) != failure.message:
+            masked = failure.model_copy(update={"message": mask_known(failure.message)})
+            update["failure"] = masked
+        return completion.model_copy(update=update) if update else completion
 
     # -- the response cache (engine/cache.py) -----------------------------------------------
     # A hit costs nothing and calls nothing; it is journaled like any answer, so resume and
