@@ -16,7 +16,7 @@ import moot
 from moot import api
 from moot.config import RunConfig
 from moot.deliberation.anonymize import CUT_MARK as QUOTE_CUT
-from moot.engine.session import CUT_MARK
+from moot.engine.replies import CUT_MARK, settle
 from moot.errors import ConfigError
 from tests.scripts import Debate, events, solution, start
 from tests.test_cli import moot as moot_cli
@@ -146,3 +146,14 @@ def test_a_long_answer_quoted_to_another_agent_is_cut_with_a_visible_mark() -> N
     ]
     assert sum(text.count(QUOTE_CUT) for text in quoted) >= 3  # each answer, cut and marked
     assert all("w1500 " not in text for text in quoted)
+
+
+def test_a_reply_cut_before_is_not_cut_again() -> None:
+    # A cache hit holds the cut reply with its mark: serving it again keeps it as it is.
+    from moot.types import Completion
+
+    first = settle(Completion(text="a" * 5000), 1000)
+    assert first.truncated_from == 5000 and first.text == "a" * 1000 + CUT_MARK
+    assert settle(first, 1000) == first
+    smaller = settle(first, 500)  # a later session with a smaller cap still cuts it
+    assert smaller.text == "a" * 500 + CUT_MARK and smaller.truncated_from == 5000

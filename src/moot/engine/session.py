@@ -20,24 +20,21 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    wait_exponential_jitter,
-)
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 from moot.config import AgentConfig, EngineConfig, Limits
 from moot.engine.cache import CacheError, CacheHit, ResponseCache
 from moot.engine.code import ApplyResult, CodeChange, CodeWorkspace, VerifyRun
 from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
+from moot.engine.replies import masked, settle
+from moot.engine.retry import RetryBudget, Transient
 from moot.engine.shell import ShellResult, run_shell
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
 from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.base import CALL_CONTEXT, CallContext, Model
-from moot.models.keys import known_secrets, mask_known
+from moot.models.keys import known_secrets
 from moot.types import (
     Completion,
     Event,
@@ -50,7 +47,7 @@ from moot.types import (
     parse_spec,
 )
 
-__all__ = ["CUT_MARK", "Agent", "Mode", "Session", "Subscriber"]
+__all__ = ["Agent", "Mode", "Session", "Subscriber"]
 
 T = TypeVar("T")
 Mode = Literal["live", "replay"]
@@ -85,12 +82,6 @@ class Agent:
         return self.alias.rsplit("_", 1)[-1]
 
 
-class _Transient(Exception):
-    def __init__(self, completion: Completion) -> None:
-        super().__init__(completion.failure.message if completion.failure else "transient")
-        self.completion = completion
-
-
 @functools.lru_cache(maxsize=4096)
 def _message_json(message: Message) -> bytes:
     return canonical_json(message.model_dump()).encode("utf-8")
@@ -108,45 +99,6 @@ def request_hash(request: Request) -> str:
         digest.update(b"\n")
         digest.update(_message_json(message))
     return digest.hexdigest()
-
-
-def _retry_after(state: RetryCallState) -> float | None:
-    """The wait a failed try's server asked for (Retry-After), if any."""
-    outcome = state.outcome
-    error = outcome.exception() if outcome is not None else None
-    if isinstance(error, _Transient) and error.completion.failure is not None:
-        return error.completion.failure.retry_after
-    return None
-
-
-def _retry_pause(backoff: float, asked: float | None, *, left: float, last: bool) -> float | None:
-    """The wait before the next try, or None for no next try: `backoff` shortened to the
-    `left` seconds of the call's retry budget; a server's `asked` wait whole or not at all."""
-    if last:
-        return None
-    if asked is not None and asked > 0:
-        pause = max(backoff, asked)
-        return pause if pause <= left else None
-    if backoff <= left:
-        return backoff
-    return left if left > 0 else None
-
-
-# Ends a reply cut to the cap, so readers and other agents see it was cut. No digits: a
-# protocol that reads the last number of an answer (vote) must not read the sizes; those are
-# in the completion's `truncated_from` and in the run's warning.
-CUT_MARK = "\n\n[... the rest of this reply was cut by moot: it passed engine.max_reply_bytes ...]"
-
-
-def _masked(value: Any) -> Any:
-    """`value` (JSON data) with known keys masked in every string."""
-    if isinstance(value, str):
-        return mask_known(value)
-    if isinstance(value, dict):
-        return {key: _masked(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_masked(item) for item in value]
-    return value
 
 
 def _clean(text: str) -> str:
@@ -246,7 +198,7 @@ class Session:
         """Journal a durable event (fsync'd) and tell the faces. Known keys are masked in
         every string of it first (a warning or a stop quoting an error, a shell's output)."""
         if known_secrets():
-            data = _masked(data)
+            data = masked(data)
         event = self.journal.append(
             Event(kind=EventKind(kind), step=step, data=data, ts=self._clock())
         )
@@ -458,30 +410,16 @@ class Session:
         return completion
 
     def _received(self, completion: Completion, alias: str, step: str) -> Completion:
-        """An answer as the session keeps it: text the journal can hold (no lone surrogates),
-        cut to `engine.max_reply_bytes` with a visible mark and `truncated_from` set, known
-        keys and their parts masked (model text and failure message alike). Every answer,
-        from any provider or the cache, passes here once before it is journaled and returned,
-        so the protocol uses what the journal holds and a replay sees the same."""
-        data = completion.text.encode("utf-8", "replace")
-        text = data.decode("utf-8")
-        update: dict[str, Any] = {}
-        limit = self.engine.max_reply_bytes
-        if len(data) > limit:
-            text = data[:limit].decode("utf-8", "ignore") + CUT_MARK
-            update["truncated_from"] = len(data)
+        """Every answer, from any provider or the cache, passes here once before it is
+        journaled and returned: cut to `engine.max_reply_bytes` (with a warning), known keys
+        masked (engine/replies.py)."""
+        settled = settle(completion, self.engine.max_reply_bytes)
+        if settled.truncated_from is not None and completion.truncated_from is None:
             self.warn(
-                f"{self.agent(alias).label}'s reply to {step} was {len(data):,} bytes: cut to "
-                f"its first {limit:,} (engine.max_reply_bytes)"
+                f"{self.agent(alias).label}'s reply to {step} was {settled.truncated_from:,} "
+                f"bytes: cut to its first {self.engine.max_reply_bytes:,} (engine.max_reply_bytes)"
             )
-        text = mask_known(text)
-        if text != completion.text:
-            update["text"] = text
-        failure = completion.failure
-        if failure is not None and mask_known(failure.message) != failure.message:
-            masked = failure.model_copy(update={"message": mask_known(failure.message)})
-            update["failure"] = masked
-        return completion.model_copy(update=update) if update else completion
+        return settled
 
     # -- the response cache (engine/cache.py) -----------------------------------------------
     # A hit costs nothing and calls nothing; it is journaled like any answer, so resume and
@@ -584,43 +522,15 @@ class Session:
                     )
             if not completion.ok and completion.failure and completion.failure.transient:
                 if out_of_time() is None:
-                    raise _Transient(completion)
+                    raise Transient(completion)
             return completion
 
-        # The retry policy: at most `attempts` tries, and at most `retry_max_wait` seconds of
-        # waiting between them in all. A backoff wait is shortened to what is left; a wait the
-        # server asked for (Retry-After) is honoured whole or not at all, since coming back
-        # sooner only earns another refusal. Planned once per failed try: tenacity asks for
-        # the wait and for the stop in an order that differs between its versions.
-        backoff = wait_exponential_jitter(
-            initial=self.engine.backoff_initial, max=self.engine.backoff_max
-        )
-        plans: dict[int, float | None] = {}  # failed try -> the wait before the next; None: stop
-        waited = 0.0
-
-        def plan(state: RetryCallState) -> float | None:
-            nonlocal waited
-            if state.attempt_number not in plans:
-                pause = _retry_pause(
-                    backoff(state),
-                    _retry_after(state),
-                    left=self.engine.retry_max_wait - waited,
-                    last=state.attempt_number >= self.engine.attempts,
-                )
-                plans[state.attempt_number] = pause
-                waited += pause or 0.0
-            return plans[state.attempt_number]
-
-        def stop(state: RetryCallState) -> bool:
-            return plan(state) is None
-
-        def wait(state: RetryCallState) -> float:
-            return plan(state) or 0.0
+        budget = RetryBudget(self.engine)  # engine/retry.py: attempts, total wait
 
         def before_sleep(state: RetryCallState) -> None:
             outcome = state.outcome
             error = outcome.exception() if outcome is not None else None
-            failure = error.completion.failure if isinstance(error, _Transient) else None
+            failure = error.completion.failure if isinstance(error, Transient) else None
             self.record(
                 "attempt",
                 step,
@@ -631,16 +541,16 @@ class Session:
             )
 
         retrying = AsyncRetrying(
-            stop=stop,
-            wait=wait,
-            retry=retry_if_exception_type(_Transient),
+            stop=budget.stop,
+            wait=budget.wait,
+            retry=retry_if_exception_type(Transient),
             before_sleep=before_sleep,
             sleep=self._sleep,
             reraise=True,
         )
         try:
             completion: Completion = await retrying(once)
-        except _Transient as final:
+        except Transient as final:
             completion = final.completion
         return completion.model_copy(update={"attempts": attempts})
 
