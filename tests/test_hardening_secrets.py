@@ -106,3 +106,29 @@ def test_redact_masks_parts_of_a_known_key_and_leaves_other_text() -> None:
     example = "Authorization: Bearer YOUR_TOKEN_HERE_123"
     assert mask_known(example) == example
     assert MASK in redact(example)
+
+
+def test_doctor_s_ping_does_not_show_part_of_the_key(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # An API that quotes the start of the key it refused (as some do: "invalid key moot-test-Q7r
+    # ..."): before, only whole keys were masked and this reached the terminal.
+    server = ChatServer()
+    server.answers = [Answer(401, f"Incorrect API key provided: {KEY[:16]}****")]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("MOOT_HARDENING_KEY", KEY)
+        config = tmp_path / "moot.toml"
+        config.write_text(
+            f'[[agents]]\nmodel = "{server.spec}"\napi_key_env = "MOOT_HARDENING_KEY"\n'
+            f'[[agents]]\nmodel = "{server.spec}"\napi_key_env = "MOOT_HARDENING_KEY"\n',
+            encoding="utf-8",
+        )
+        _, out, err = moot_cli(capsys, "doctor", "--config", str(config), "--ping")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "ping failed (auth)" in out + err
+    assert KEY[:16] not in out + err and KEY[:8] not in out + err
+    assert MASK in out + err
