@@ -132,3 +132,14 @@ def test_doctor_s_ping_does_not_show_part_of_the_key(
     assert "ping failed (auth)" in out + err
     assert KEY[:16] not in out + err and KEY[:8] not in out + err
     assert MASK in out + err
+
+
+def test_a_placeholder_key_does_not_mask_plain_words() -> None:
+    # Local servers take any key; "sk-no-key-required" is a common one. Its pieces that are
+    # plain words stay readable; the key itself and its mixed pieces are masked.
+    placeholder = "sk-no-key-required"
+    text = f"This field is required. Use {placeholder}, or no-key-req for short."
+    assert (
+        mask_known(text, [placeholder])
+        == f"This field is required. Use {MASK}, or {MASK} for short."
+    )

@@ -44,21 +44,28 @@ def known_secrets() -> bool:
     return bool(_SECRETS)
 
 
+# A piece that is a plain word or number is not masked on its own: a placeholder key such as
+# "sk-no-key-required" must not turn every "required" in every answer into a mask. Random keys
+# mix cases and digits, so their pieces still cover any run of them.
+_PLAIN = re.compile(r"[A-Za-z][a-z]+|[A-Z]+|[0-9]+")
+
+
 @functools.lru_cache(maxsize=64)
 def _parts(secret: str) -> frozenset[str]:
-    return frozenset(secret[i : i + PART] for i in range(len(secret) - PART + 1))
+    pieces = (secret[i : i + PART] for i in range(len(secret) - PART + 1))
+    return frozenset([secret, *(p for p in pieces if not _PLAIN.fullmatch(p))])
 
 
 def _mask_parts(text: str, secrets: Iterable[str]) -> str:
-    """Mask every run of `PART` or more characters of a secret: each stretch of text covered
-    by the secret's `PART`-character pieces (found with str.find, fast on megabytes) becomes
-    one mask."""
+    """Mask every run of `PART` or more characters of a secret, and the secret whole: each
+    stretch of text covered by the secret's `PART`-character pieces (found with str.find, fast
+    on megabytes) becomes one mask."""
     spans: list[tuple[int, int]] = []
     for secret in secrets:
         for part in _parts(secret):
             start = text.find(part)
             while start != -1:
-                spans.append((start, start + PART))
+                spans.append((start, start + len(part)))
                 start = text.find(part, start + 1)
     if not spans:
         return text
