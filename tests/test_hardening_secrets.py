@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from moot import api as runner
 from moot.models.keys import MASK, mask_known, redact, remember_secret
-from tests.scripts import solution, verdict
+from tests.scripts import Debate, solution, start, verdict
 from tests.test_cli import moot as moot_cli
 from tests.test_hardening_retry import Answer, ChatServer
 
@@ -143,3 +144,38 @@ def test_a_placeholder_key_does_not_mask_plain_words() -> None:
         mask_known(text, [placeholder])
         == f"This field is required. Use {MASK}, or {MASK} for short."
     )
+
+
+def test_a_verify_command_printing_the_key_is_masked_for_the_judge_and_the_journal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MOOT_HARDENING_KEY", KEY)
+    remember_secret(KEY)  # as a provider does when it reads its key from the environment
+    debate = Debate(answer=lambda alias, step: solution(f"{alias}: 42"))
+    config = debate.config(
+        arena={
+            "verify_commands": [
+                'echo "token $MOOT_HARDENING_KEY"; echo "${MOOT_HARDENING_KEY:12:10}"'
+            ]
+        }
+    )
+    run = start("What is 6 x 7?", config)
+    shells = [e for e in _journal(run.folder) if e["kind"] == "shell"]
+    assert shells and f"token {MASK}" in shells[0]["data"]["result"]["stdout"]
+    judged = [r for r in debate.requests if "/verify/" in r.meta["step"]]
+    shown = "\n".join(m.content for r in judged for m in r.messages)
+    assert f"token {MASK}" in shown  # the protocol used the journaled (masked) output
+    leaks = [
+        p
+        for p in _files(run.folder)
+        if KEY.encode() in p.read_bytes() or PART.encode() in p.read_bytes()
+    ]
+    assert leaks == []
+    assert runner.replay(run.session_id).identical is True
+
+
+def _journal(folder: Path) -> list[dict[str, Any]]:
+    import json
+
+    lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]

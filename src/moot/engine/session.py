@@ -566,8 +566,9 @@ class Session:
             raise ReplayIncomplete(f"step {step} is not in the journal")
         self.signal("shell_started", step, command=command)
         result = await run_shell(command, cwd=cwd, timeout=timeout or self.engine.shell_timeout)
-        self.record("shell", step, command=command, result=result.model_dump(mode="json"))
-        return result
+        event = self.record("shell", step, command=command, result=result.model_dump(mode="json"))
+        # what the journal holds (keys masked): a resume sees the same output
+        return ShellResult.model_validate(event.data["result"])
 
     # -- code tasks (engine/code.py) --------------------------------------------------------
     @property
@@ -593,7 +594,7 @@ class Session:
             raise RuntimeError("a code effect in a session without a repository")
         result = await compute()
         self._recorded[step] = self.record("code", step, what=what, agent=alias, result=result)
-        return result
+        return self._recorded[step].data["result"]  # as journaled (keys masked), as on resume
 
     def _workspace(self) -> CodeWorkspace:
         assert self.code is not None
