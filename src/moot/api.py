@@ -21,7 +21,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from moot.config import RunConfig
+from moot.config import RunConfig, check_task
 from moot.engine import lifecycle
 from moot.engine.cache import ResponseCache
 from moot.engine.journal import Journal, key_from_env
@@ -195,6 +195,7 @@ def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> 
         raise ConfigError(
             'the task is empty: give the question to deliberate, as in moot run "..."'
         )
+    check_task(task, plan.config.engine)  # bad UTF-8 or too large: before any folder
     if record.check is not None:
         problems = record.check(plan.config.model_dump(mode="json"), Path.cwd())
         if problems:

@@ -174,9 +174,10 @@ def _task(task: str, task_file: Path | None) -> str:
         return _read_text(sys.stdin.buffer.read, "standard input")
     if not task and not sys.stdin.isatty():  # a pipe; a closed or unreadable stdin is no task
         try:
-            return _read_text(sys.stdin.buffer.read, "standard input")
-        except click.UsageError:
+            data = sys.stdin.buffer.read()
+        except OSError:
             return ""
+        return _decode(data, "standard input")  # bad UTF-8 is an error, not "no task"
     return task
 
 
@@ -185,6 +186,10 @@ def _read_text(read: Callable[[], bytes], source: str) -> str:
         data = read()
     except OSError as exc:
         raise click.UsageError(f"cannot read the task from {source}: {exc.strerror}") from None
+    return _decode(data, source)
+
+
+def _decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -732,9 +737,13 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
 @click.argument("file", type=click.Path(path_type=Path))
 def validate(file: Path) -> None:
     """Check a config file: print every problem with its path (exit 1), or "valid"."""
+    from moot.errors import ConfigError
     from moot.plan import check_config
 
-    plan, problems = check_config(file)
+    try:
+        plan, problems = check_config(file)
+    except ConfigError as exc:  # unreadable, not UTF-8, or not parseable: one problem
+        plan, problems = None, [str(exc)]
     if plan is None:
         click.echo(f"{file}: {len(problems)} problem(s)")
         for line in problems:

@@ -30,6 +30,7 @@ __all__ = [
     "Limits",
     "RunConfig",
     "Section",
+    "check_task",
     "format_validation_error",
     "problem_lines",
     "read_config_file",
@@ -94,11 +95,28 @@ class Limits(_Strict):
 
 
 class EngineConfig(_Strict):
+    """How calls are made: concurrency, the retry policy, and the size caps on what goes in
+    (the task) and what comes back (a reply)."""
+
     concurrency: int = Field(default=8, ge=1, le=256, description="model calls at once")
-    attempts: int = Field(default=3, ge=1, le=20, description="tries per call, first included")
+    attempts: int = Field(default=3, ge=1, le=100, description="tries per call, first included")
     backoff_initial: float = Field(default=1.0, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
+    retry_max_wait: float = Field(
+        default=120.0,
+        ge=0,
+        description="seconds of waiting between the tries of one call, in total; a retry "
+        "whose Retry-After does not fit is not made (raise with attempts to ride out outages)",
+    )
     shell_timeout: float = Field(default=600.0, gt=0, description="seconds per verify command")
+    max_reply_bytes: int = Field(
+        default=4_000_000,
+        ge=1000,
+        description="a longer reply is cut to this many UTF-8 bytes and marked truncated",
+    )
+    max_task_bytes: int = Field(
+        default=2_000_000, ge=1, description="a longer task is refused before anything runs"
+    )
 
 
 _CACHE_STORES = ("sqlite", "sqlite:", "redis://", "rediss://")
@@ -228,10 +246,19 @@ def format_validation_error(error: ValidationError, source: str) -> str:
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
+    """The top-level table of a TOML, JSON or YAML file; `ConfigError` naming the file when it
+    cannot be read, is not UTF-8 (with the byte offset) or cannot be parsed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a ValueError: without this, a traceback
+        raise ConfigError(
+            f"config file {str(path)!r} is not valid UTF-8 (byte {exc.start}: "
+            f"{raw[exc.start : exc.start + 1]!r}); save it as UTF-8"
+        ) from None
     suffix = path.suffix.lower()
     try:
         if suffix == ".toml":
@@ -251,3 +278,21 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"config file {str(path)!r} must hold a table/object at the top")
     return data
+
+
+def check_task(task: str, engine: EngineConfig) -> None:
+    """Refuse a task that is not text (lone surrogates: bytes that were not UTF-8, as from a
+    command line) or is longer than `engine.max_task_bytes`, naming the fix."""
+    try:
+        size = len(task.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        offset = len(task[: exc.start].encode("utf-8"))  # the first bad character: clean before
+        raise ConfigError(
+            f"the task is not valid UTF-8 (byte {offset}); give it as UTF-8 text"
+        ) from None
+    if size > engine.max_task_bytes:
+        raise ConfigError(
+            f"the task is {size:,} bytes, more than the cap of {engine.max_task_bytes:,} "
+            "(engine.max_task_bytes); shorten it, or raise max_task_bytes in the [engine] "
+            "table of the config"
+        )

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from moot.errors import ConfigError
 
@@ -125,6 +131,17 @@ class Completion(_Frozen):
     model: str = ""
     failure: ModelFailure | None = None
     attempts: int = 1
+    # The reply's full size in UTF-8 bytes when the engine cut it to `engine.max_reply_bytes`;
+    # None (left out of the JSON, so journals from before the cap read and replay unchanged):
+    # the reply is whole.
+    truncated_from: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_whole(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("truncated_from") is None:
+            data.pop("truncated_from", None)
+        return data
 
     @property
     def ok(self) -> bool:

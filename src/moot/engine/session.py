@@ -20,24 +20,21 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 from moot.config import AgentConfig, EngineConfig, Limits
 from moot.engine.cache import CacheError, CacheHit, ResponseCache
 from moot.engine.code import ApplyResult, CodeChange, CodeWorkspace, VerifyRun
 from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
+from moot.engine.replies import masked, settle
+from moot.engine.retry import RetryBudget, Transient
 from moot.engine.shell import ShellResult, run_shell
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
 from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.base import CALL_CONTEXT, CallContext, Model
+from moot.models.keys import known_secrets
 from moot.types import (
     Completion,
     Event,
@@ -83,12 +80,6 @@ class Agent:
     @property
     def letter(self) -> str:
         return self.alias.rsplit("_", 1)[-1]
-
-
-class _Transient(Exception):
-    def __init__(self, completion: Completion) -> None:
-        super().__init__(completion.failure.message if completion.failure else "transient")
-        self.completion = completion
 
 
 @functools.lru_cache(maxsize=4096)
@@ -204,7 +195,10 @@ class Session:
             self.signal(EventKind.ROUND_RESULT, step, **summary.model_dump(mode="json"))
 
     def record(self, kind: EventKind | str, step: str | None = None, **data: Any) -> Event:
-        """Journal a durable event (fsync'd) and tell the faces."""
+        """Journal a durable event (fsync'd) and tell the faces. Known keys are masked in
+        every string of it first (a warning or a stop quoting an error, a shell's output)."""
+        if known_secrets():
+            data = masked(data)
         event = self.journal.append(
             Event(kind=EventKind(kind), step=step, data=data, ts=self._clock())
         )
@@ -387,6 +381,7 @@ class Session:
         estimate = sum(estimate_tokens(m.content) for m in messages)
         hit = await self._cache_lookup(agent, request)
         if hit is not None:  # an ordinary ask event that says where its answer came from
+            completion = self._received(hit.completion, alias, step)
             self._recorded[step] = self.record(
                 "ask",
                 step,
@@ -394,14 +389,13 @@ class Session:
                 prompt=_clean(request.prompt),
                 request_hash=digest,
                 est_prompt_tokens=estimate,
-                completion=hit.completion.model_dump(mode="json"),
+                completion=completion.model_dump(mode="json"),
                 cache=self._cache_note(hit),
             )
-            return hit.completion
+            return completion
         self.budget.check(self.tally.agents.values())
         self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
-        completion = await self._call(agent, request, step)
-        completion = completion.model_copy(update={"text": _clean(completion.text)})
+        completion = self._received(await self._call(agent, request, step), alias, step)
         self.calls_made += 1
         self._recorded[step] = self.record(
             "ask",
@@ -414,6 +408,18 @@ class Session:
         )
         await self._cache_save(agent, request, completion)
         return completion
+
+    def _received(self, completion: Completion, alias: str, step: str) -> Completion:
+        """Every answer, from any provider or the cache, passes here once before it is
+        journaled and returned: cut to `engine.max_reply_bytes` (with a warning), known keys
+        masked (engine/replies.py)."""
+        settled = settle(completion, self.engine.max_reply_bytes)
+        if settled.truncated_from is not None and completion.truncated_from is None:
+            self.warn(
+                f"{self.agent(alias).label}'s reply to {step} was {settled.truncated_from:,} "
+                f"bytes: cut to its first {self.engine.max_reply_bytes:,} (engine.max_reply_bytes)"
+            )
+        return settled
 
     # -- the response cache (engine/cache.py) -----------------------------------------------
     # A hit costs nothing and calls nothing; it is journaled like any answer, so resume and
@@ -516,23 +522,15 @@ class Session:
                     )
             if not completion.ok and completion.failure and completion.failure.transient:
                 if out_of_time() is None:
-                    raise _Transient(completion)
+                    raise Transient(completion)
             return completion
 
-        def wait(state: RetryCallState) -> float:
-            base = wait_exponential_jitter(
-                initial=self.engine.backoff_initial, max=self.engine.backoff_max
-            )(state)
-            outcome = state.outcome
-            error = outcome.exception() if outcome is not None else None
-            if isinstance(error, _Transient) and error.completion.failure:
-                return max(base, error.completion.failure.retry_after or 0.0)
-            return base
+        budget = RetryBudget(self.engine)  # engine/retry.py: attempts, total wait
 
         def before_sleep(state: RetryCallState) -> None:
             outcome = state.outcome
             error = outcome.exception() if outcome is not None else None
-            failure = error.completion.failure if isinstance(error, _Transient) else None
+            failure = error.completion.failure if isinstance(error, Transient) else None
             self.record(
                 "attempt",
                 step,
@@ -543,16 +541,16 @@ class Session:
             )
 
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.engine.attempts),
-            wait=wait,
-            retry=retry_if_exception_type(_Transient),
+            stop=budget.stop,
+            wait=budget.wait,
+            retry=retry_if_exception_type(Transient),
             before_sleep=before_sleep,
             sleep=self._sleep,
             reraise=True,
         )
         try:
             completion: Completion = await retrying(once)
-        except _Transient as final:
+        except Transient as final:
             completion = final.completion
         return completion.model_copy(update={"attempts": attempts})
 
@@ -568,8 +566,9 @@ class Session:
             raise ReplayIncomplete(f"step {step} is not in the journal")
         self.signal("shell_started", step, command=command)
         result = await run_shell(command, cwd=cwd, timeout=timeout or self.engine.shell_timeout)
-        self.record("shell", step, command=command, result=result.model_dump(mode="json"))
-        return result
+        event = self.record("shell", step, command=command, result=result.model_dump(mode="json"))
+        # what the journal holds (keys masked): a resume sees the same output
+        return ShellResult.model_validate(event.data["result"])
 
     # -- code tasks (engine/code.py) --------------------------------------------------------
     @property
@@ -595,7 +594,7 @@ class Session:
             raise RuntimeError("a code effect in a session without a repository")
         result = await compute()
         self._recorded[step] = self.record("code", step, what=what, agent=alias, result=result)
-        return result
+        return self._recorded[step].data["result"]  # as journaled (keys masked), as on resume
 
     def _workspace(self) -> CodeWorkspace:
         assert self.code is not None

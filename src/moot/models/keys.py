@@ -1,11 +1,15 @@
 """API keys: read from the environment only, remembered, and masked out of every message.
 
-`redact` is the one helper for masking; providers call it (through `failure`) on each error, so a
-key echoed back by an API never reaches the journal or a report.
+`redact` masks known keys, any run of 8 or more of a known key's characters, and anything
+shaped like a key; providers call it (through `failure`) on each error, so a key echoed back by
+an API never reaches the journal or a report. `mask_known` masks known keys and their parts
+only: the engine runs it over everything it journals, model text included (a reply quoting a
+key), where key shapes are left alone (a code example's "Bearer YOUR_TOKEN" is not a secret).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -13,7 +17,7 @@ from collections.abc import Iterable
 from moot.errors import ConfigError
 from moot.types import ModelSettings
 
-__all__ = ["MASK", "read_key", "redact", "remember_secret"]
+__all__ = ["MASK", "PART", "known_secrets", "mask_known", "read_key", "redact", "remember_secret"]
 
 _SECRETS: set[str] = set()
 # Shapes of keys we may never have seen (a key echoed back for another account, a URL's key=).
@@ -26,18 +30,73 @@ _KEY_PATTERNS = [
     re.compile(r"(?i)(x-api-key\W+)[A-Za-z0-9._\-]{12,}"),
 ]
 MASK = "[redacted]"
+PART = 8  # a run of this many characters of a key is masked (a key cut short still leaks)
 
 
 def remember_secret(value: str | None) -> None:
     """Every later `redact` masks this value (short values are too common to mask safely)."""
-    if value and len(value) >= 8:
+    if value and len(value) >= PART:
         _SECRETS.add(value)
 
 
+def known_secrets() -> bool:
+    """Whether any key has been read (with none, masking has nothing to do)."""
+    return bool(_SECRETS)
+
+
+# A piece that is a plain word or number is not masked on its own: a placeholder key such as
+# "sk-no-key-required" must not turn every "required" in every answer into a mask. Random keys
+# mix cases and digits, so their pieces still cover any run of them.
+_PLAIN = re.compile(r"[A-Za-z][a-z]+|[A-Z]+|[0-9]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _parts(secret: str) -> frozenset[str]:
+    pieces = (secret[i : i + PART] for i in range(len(secret) - PART + 1))
+    return frozenset([secret, *(p for p in pieces if not _PLAIN.fullmatch(p))])
+
+
+def _mask_parts(text: str, secrets: Iterable[str]) -> str:
+    """Mask every run of `PART` or more characters of a secret, and the secret whole: each
+    stretch of text covered by the secret's `PART`-character pieces (found with str.find, fast
+    on megabytes) becomes one mask."""
+    spans: list[tuple[int, int]] = []
+    for secret in secrets:
+        for part in _parts(secret):
+            start = text.find(part)
+            while start != -1:
+                spans.append((start, start + len(part)))
+                start = text.find(part, start + 1)
+    if not spans:
+        return text
+    spans.sort()
+    pieces, end = [], 0
+    merged: list[list[int]] = []
+    for start, stop in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], stop)
+        else:
+            merged.append([start, stop])
+    for start, stop in merged:
+        pieces += [text[end:start], MASK]
+        end = stop
+    pieces.append(text[end:])
+    return "".join(pieces)
+
+
+def mask_known(text: str, extra: Iterable[str] = ()) -> str:
+    """`text` with every known key (and `extra` ones), and every run of 8 or more of their
+    characters, replaced by a mask. Key shapes are left alone (see `redact`)."""
+    secrets = {*_SECRETS, *(e for e in extra if e and len(e) >= PART)}
+    if not secrets or len(text) < PART:
+        return text
+    return _mask_parts(text, secrets)
+
+
 def redact(text: str, extra: Iterable[str] = ()) -> str:
-    """`text` with every known key, and anything shaped like a key, replaced by a mask."""
-    for secret in sorted({*_SECRETS, *(e for e in extra if e and len(e) >= 8)}, key=len)[::-1]:
-        text = text.replace(secret, MASK)
+    """`text` with every known key, every run of 8 or more of its characters, and anything
+    shaped like a key, replaced by a mask."""
+    text = mask_known(text, extra)
     for pattern in _KEY_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) if m.re.groups else "") + MASK, text)
     return text

@@ -140,6 +140,8 @@ def _turn(turn: Turn) -> str:
         meta.append(f"{turn.latency:.1f}s")
     if turn.attempts > 1:
         meta.append(f"{turn.attempts} attempts")
+    if turn.cut:
+        meta.append(turn.cut)
     state = "ok" if turn.ok else "failed"
     if turn.kind == "command":
         body = f"<pre><code>{escape(turn.text)}</code></pre>"

@@ -55,6 +55,8 @@ def _cost(cost: float | None) -> str:
 
 def _turn(turn: Turn, full: bool) -> list[str]:
     tokens = f" ({turn.tokens:,} tokens)" if turn.kind == "answer" and turn.ok else ""
+    if turn.cut:
+        tokens += f" **[{turn.cut}]**"
     if not full:
         return [f"- **{turn.who}**{tokens}: {turn.summary}"]
     lines = [f"##### {turn.who}{tokens}", ""]

@@ -70,6 +70,15 @@ class Turn:
     attempts: int = 1
     command: str | None = None
     exit_code: int | None = None
+    truncated_from: int | None = None  # the reply's full size in bytes when the engine cut it
+
+    @property
+    def cut(self) -> str | None:
+        """'truncated: the reply was 10,485,760 bytes' for a reply cut to the cap (the text
+        ends with the engine's mark); None for a whole one."""
+        if self.truncated_from is None:
+            return None
+        return f"truncated: the reply was {self.truncated_from:,} bytes"
 
     @property
     def who(self) -> str:
@@ -220,6 +229,7 @@ def _turn(event: Event) -> Turn | None:
         cost=completion.get("cost"),
         latency=float(completion.get("latency") or 0.0),
         attempts=int(completion.get("attempts") or 1),
+        truncated_from=completion.get("truncated_from"),
     )
 
 
