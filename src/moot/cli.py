@@ -345,6 +345,13 @@ def cli(ctx: click.Context) -> None:
     default=None,
     help="With --protocol pick: who picks the winner (default: you, on the terminal).",
 )
+@click.option(
+    "--preset",
+    type=click.Choice(["impl", "impl-defaults", "plan-defaults"]),
+    default=None,
+    help="A refine preset (implies --protocol refine): impl is the implementation tournament "
+    "of a code task (with --repo).",
+)
 @_display_options
 def run(
     task: str,
@@ -366,6 +373,7 @@ def run(
     repo: str | None,
     context: tuple[str, ...],
     pick: str | None,
+    preset: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
@@ -387,6 +395,11 @@ def run(
         overrides[f"limits.{key}"] = value
     if cache is not None:
         overrides["cache.store"] = cache
+    if preset is not None:
+        if protocol not in (None, "refine"):
+            raise click.UsageError(f"--preset is a refine preset; --protocol {protocol} takes none")
+        overrides["protocol"] = "refine"
+        overrides["refine.preset"] = preset
     if context and repo is None:
         raise click.UsageError("--context needs --repo: it chooses files of the repository")
     if repo is not None:  # a code task: --verify runs in every worktree
