@@ -181,3 +181,50 @@ def test_the_tournament_on_a_code_task_from_the_command_line(repo: Path, agents_
     done = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "verify 1/1 passed" in done.stdout and "verify 0/1 passed" in done.stdout
+
+
+def test_the_report_escapes_patches_and_verify_output() -> None:
+    from moot.report.code import code_html, code_markdown, code_rows
+
+    hostile = "+<script>alert(1)</script>\n+```\n"
+    details = {
+        "winner": "agent_b",
+        "code": {
+            "agent_a": {
+                "status": "failed",
+                "problem": "its diff did not apply twice",
+                "files": 1,
+                "insertions": 2,
+                "deletions": 0,
+                "checks": [
+                    {
+                        "command": "make test",
+                        "exit_code": 2,
+                        "timed_out": False,
+                        "tail": "<img src=x onerror=alert(1)>\x1b]0;title\x07",
+                        "cut": True,
+                    }
+                ],
+                "patch": hostile,
+            },
+            "agent_b": {
+                "status": "completed",
+                "files": 1,
+                "insertions": 1,
+                "deletions": 1,
+                "checks": [],
+                "patch": "+ok\n",
+            },
+        },
+    }
+    rows = code_rows(details)
+    page = code_html(rows, "s1")
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img" not in page and "\x1b" not in page
+    assert "failed (exit code 2), output cut to its tail" in page
+    text = "\n".join(code_markdown(rows, "s1"))
+    assert "````diff\n+<script>alert(1)</script>\n+```\n````" in text  # a longer fence
+    assert "| Agent B | completed | 1 file(s), +1 -1 | not verified | **winner** |" in text
+    assert "| Agent A | failed (its diff did not apply twice) | 1 file(s), +2 -0 | 0/1 passed" in (
+        text
+    )

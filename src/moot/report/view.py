@@ -22,6 +22,7 @@ from moot.engine.store import SessionFolder
 from moot.engine.tally import Tally
 from moot.errors import ConfigError, JournalError
 from moot.protocols.record import ProtocolRecord
+from moot.report.code import CodeRow, code_rows
 from moot.result import AgentUsage, Result
 from moot.text import clean_text, cut, summarize
 from moot.types import Event, EventKind, RoundSummary, Step
@@ -151,6 +152,7 @@ class SessionView:
     stop_message: str | None
     max_rounds: int | None = None
     journal_head: str | None = None  # the journal head the result was computed from
+    code: list[CodeRow] = field(default_factory=list)  # a code task's changes
 
     @property
     def status_text(self) -> str:
@@ -339,6 +341,7 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
             warnings=warnings,
             max_rounds=max_rounds,
             journal_head=result.journal.describe() if result.journal else None,
+            code=code_rows(result.details),
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
