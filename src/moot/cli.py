@@ -352,6 +352,14 @@ def cli(ctx: click.Context) -> None:
     help="A refine preset (implies --protocol refine): impl is the implementation tournament "
     "of a code task (with --repo).",
 )
+@click.option(
+    "--display",
+    "display",
+    type=click.Choice(["tmux"]),
+    default=None,
+    help="tmux: also show each CLI agent's output in its own pane of a private tmux server "
+    "(tmux -L moot-SESSION attach).",
+)
 @_display_options
 def run(
     task: str,
@@ -374,6 +382,7 @@ def run(
     context: tuple[str, ...],
     pick: str | None,
     preset: str | None,
+    display: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
@@ -383,6 +392,11 @@ def run(
     from moot.plan import load_config
 
     task = _task(task, task_file)
+    tmux = None
+    if display == "tmux":  # missing: fail before anything is created
+        from moot.display.tmux import require_tmux
+
+        tmux = require_tmux()
 
     overrides: dict[str, Any] = {}
     if protocol:
@@ -424,7 +438,12 @@ def run(
         pick=pick,
     )
     _projection_gate(plan, task, dry_run)
-    with _face(quiet, json_logs, reveal) as face:
+    face = _face(quiet, json_logs, reveal)
+    if tmux is not None:
+        from moot.display.tmux import TmuxPanes
+
+        face = TmuxPanes(face, tmux=tmux)
+    with face:
         finished = start(task, plan, subscribers=[face], chooser=_chooser(face))
     _finish(finished, quiet)
 
