@@ -6,6 +6,7 @@ champion's change applied by `moot apply`."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +229,36 @@ def test_the_report_escapes_patches_and_verify_output() -> None:
     assert "| Agent A | failed (its diff did not apply twice) | 1 file(s), +2 -0 | 0/1 passed" in (
         text
     )
+
+
+def test_a_cli_arbiter_without_a_worktree_runs_in_a_sandbox_not_the_users_tree(
+    repo: Path, agents_file: Path, tmp_path: Path
+) -> None:
+    editor = tmp_path / "bin" / "editor"
+    editor.parent.mkdir()
+    editor.write_text(base.EDITOR.format(python=sys.executable))
+    editor.chmod(0o755)
+    cli_agent = {"model": "cli:editor", "options": {"command": str(editor), "output": "text"}}
+    before = base.state(repo)
+    run = api.start(
+        base.TASK,
+        base.config(
+            [cli_agent, f"scripted:{agents_file}#wrong"],
+            repo,
+            protocol="tournament",
+            tournament={"max_rounds": 1},
+        ),
+        sleep=no_sleep,
+    )
+    assert base.state(repo) == before
+    # the arbiter runs the first agent's model (the coding CLI) and has no worktree of its own
+    cwds = [e["cwd"] for e in base.log(tmp_path) if e["agent"] == "editor"]
+    assert str(run.folder / "sandbox") in cwds
+    match = run.result.details["bracket"]["matches"][0]
+    assert match["decided_by"] == "fallback"  # the CLI's text names no winner
+    editor_alias = next(
+        a
+        for a, u in run.result.agents.items()
+        if u.model == "cli:editor" and a.startswith("agent_")
+    )
+    assert run.result.details["winner"] == editor_alias  # its checks alone passed

@@ -7,8 +7,9 @@ captured exactly as without tmux (models/cli_process.py); the chunks are also co
 file per agent, which the agent's pane follows with `tail`. Watch with
 `tmux -L moot-<session> attach`.
 
-A moot killed with SIGKILL cannot kill the server, so every pane's `tail --pid` ends with the
-moot process, and tmux exits with its last pane: nothing is left running.
+A moot killed with SIGKILL cannot kill the server, so every pane's `tail` is stopped by a
+loop that watches the moot process, and tmux exits with its last pane: nothing is left
+running.
 """
 
 from __future__ import annotations
@@ -117,9 +118,12 @@ class TmuxPanes(Face):
             log = self._folder / f"{alias}.log"
             log.write_bytes(f"{alias_label(alias)} ({aliases[alias]})\n".encode())
             self.logs[alias] = log
-            # `tail --pid` ends with moot, and tmux with its last pane: a killed moot leaves
-            # no server behind
-            follow = f"exec tail --pid={pid} -n +1 -F {shlex.quote(str(log))}"
+            # the tail ends with moot, and tmux with its last pane: a killed moot leaves no
+            # server behind
+            follow = (  # POSIX sh and tail: no --pid, which BSD tail lacks
+                f"tail -n +1 -F {shlex.quote(str(log))} & t=$!; "
+                f"while kill -0 {pid} 2>/dev/null; do sleep 1; done; kill $t"
+            )
             if index == 0:
                 self._run(
                     "-f",

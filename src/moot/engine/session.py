@@ -327,7 +327,11 @@ class Session:
         cwd = None
         if self.code is not None and self.edits_in_place(alias):
             # a coding agent edits its own worktree, or the one the protocol named (ask_in)
-            cwd = str(self.code.path(self._worktree_at.get(step, alias)))
+            tree = self.code.path(self._worktree_at.get(step, alias))
+            if not tree.is_dir():  # a judge or an arbiter has none: never the user's folder
+                tree = self.folder.path / "sandbox"
+                tree.mkdir(exist_ok=True)
+            cwd = str(tree)
         return CallContext(step, alias, tuple(recorded), checkpoint, self.warn, cwd)
 
     # -- effects ----------------------------------------------------------------------------
