@@ -159,6 +159,9 @@ def test_b_wins_its_worktree_is_kept_the_losers_pruned_and_apply_applies_it(
     assert done.alias == "b1"
     assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert not (repo / "NEWS.md").exists()  # B's change, not the synthesis
+    # the reports now say which change was applied
+    assert "| 1/1 passed | **winner, applied** |" in (run.folder / "report.md").read_text()
+    assert "Worktree b1 (Agent B) (winner, applied)" in (run.folder / "report.html").read_text()
     assert _worktrees(repo) == [] and strays(repo) == []
 
 

@@ -9,15 +9,37 @@ and escaped (HTML) or fenced (Markdown) where it is shown.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from moot.text import clean_text
 from moot.types import alias_label
 
-__all__ = ["Check", "CodeRow", "code_html", "code_markdown", "code_rows"]
+__all__ = [
+    "APPLIED_FILE",
+    "Check",
+    "CodeRow",
+    "code_html",
+    "code_markdown",
+    "code_rows",
+    "read_applied",
+]
+
+APPLIED_FILE = "applied.json"  # in the session folder, written by `moot apply`
+
+
+def read_applied(folder: Path) -> str | None:
+    """Whose change `moot apply` applied to the user's tree (None: not applied yet)."""
+    try:
+        data = json.loads((folder / APPLIED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    agent = data.get("agent") if isinstance(data, dict) else None
+    return agent if isinstance(agent, str) else None
 
 
 @dataclass(frozen=True)
@@ -53,6 +75,12 @@ class CodeRow:
     checks: tuple[Check, ...]
     patch: str
     chosen: bool
+    applied: bool = False
+
+    @property
+    def marks(self) -> str:
+        """'winner', 'applied', both or neither."""
+        return ", ".join(m for m, on in (("winner", self.chosen), ("applied", self.applied)) if on)
 
     @property
     def title(self) -> str:
@@ -77,8 +105,9 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def code_rows(details: Mapping[str, Any]) -> list[CodeRow]:
-    """The changes a result records, the chosen one marked (none for a question)."""
+def code_rows(details: Mapping[str, Any], applied: str | None = None) -> list[CodeRow]:
+    """The changes a result records, the chosen one and the applied one marked (none for a
+    question)."""
     rows = details.get("code")
     if not isinstance(rows, Mapping):
         return []
@@ -111,6 +140,7 @@ def code_rows(details: Mapping[str, Any]) -> list[CodeRow]:
                 checks=checks,
                 patch=clean_text(str(row.get("patch") or "")),
                 chosen=name == winner,
+                applied=name == applied,
             )
         )
     return found
@@ -138,8 +168,8 @@ def code_markdown(rows: list[CodeRow], session_id: str) -> list[str]:
     for row in rows:
         why = f" ({row.problem})" if row.problem else ""
         status = f"{row.status}{why}".replace("|", "\\|")
-        chosen = "**winner**" if row.chosen else ""
-        lines.append(f"| {row.title} | {status} | {row.stats} | {row.verified} | {chosen} |")
+        marks = f"**{row.marks}**" if row.marks else ""
+        lines.append(f"| {row.title} | {status} | {row.stats} | {row.verified} | {marks} |")
     lines.append("")
     winner = next((r for r in rows if r.chosen), None)
     if winner is not None:
@@ -147,7 +177,7 @@ def code_markdown(rows: list[CodeRow], session_id: str) -> list[str]:
     else:
         lines += [f"No change was chosen: `moot apply {session_id} --agent NAME` applies one.", ""]
     for row in rows:
-        lines += [f"### {row.title}{' (winner)' if row.chosen else ''}", ""]
+        lines += [f"### {row.title}{f' ({row.marks})' if row.marks else ''}", ""]
         for check in row.checks:
             cut = ", output cut to its tail" if check.cut else ""
             lines += [f"- `{check.command}`: {check.status}{cut}", ""]
@@ -166,7 +196,7 @@ def code_html(rows: list[CodeRow], session_id: str) -> str:
         body.append(
             f"<tr><td>{escape(row.title)}</td><td>{escape(row.status + why)}</td>"
             f"<td>{escape(row.stats)}</td><td>{escape(row.verified)}</td>"
-            f"<td>{'winner' if row.chosen else ''}</td></tr>"
+            f"<td>{escape(row.marks)}</td></tr>"
         )
     table = (
         '<table class="agents"><thead><tr><th>Change</th><th>Status</th><th>Diff</th>'
@@ -188,9 +218,10 @@ def code_html(rows: list[CodeRow], session_id: str) -> str:
             for c in row.checks
         )
         state = "ok" if row.status == "completed" else "failed"
+        marks = f" ({row.marks})" if row.marks else ""
         details.append(
             f'<details class="turn position {state}"{" open" if row.chosen else ""}><summary>'
-            f'<span class="who">{escape(row.title)}{" (winner)" if row.chosen else ""}</span> '
+            f'<span class="who">{escape(row.title + marks)}</span> '
             f'<span class="meta">{escape(row.stats)}; verification {escape(row.verified)}'
             f"</span></summary>{checks}"
             f"<pre><code>{escape(row.patch or '(no change)')}</code></pre></details>"
