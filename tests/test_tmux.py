@@ -126,14 +126,30 @@ def test_each_cli_agent_gets_a_pane_and_its_answer_is_journaled_as_without_tmux(
     assert result["details"]["code"][editor]["status"] == "completed"
 
 
-def test_a_killed_moot_leaves_no_tmux_server_behind(tmp_path: Path, repo: Path) -> None:
-    process, _, _ = _start(tmp_path, repo)
-    socket = f"moot-{find_session(None).id}"
+def test_a_killed_moot_leaves_no_tmux_server_behind_and_resume_shows_panes_again(
+    tmp_path: Path, repo: Path
+) -> None:
+    process, hold, env = _start(tmp_path, repo)
+    folder = find_session(None)
+    socket = f"moot-{folder.id}"
     assert _tmux(socket, "list-sessions").returncode == 0
     os.kill(process.pid, signal.SIGKILL)
     process.communicate(timeout=30)
     # every pane's tail ends with moot, and tmux with its last pane
     assert _wait_for(lambda: _tmux(socket, "list-sessions").returncode != 0, 20)
+    Path(str(hold) + ".release").write_text("")
+    done = subprocess.run(
+        [base.MOOT, "resume", folder.id, "--display", "tmux"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"tmux -L {socket} attach" in done.stderr
+    assert _tmux(socket, "list-sessions").returncode != 0
+    result = json.loads(folder.result_json.read_text())
+    assert all(row["status"] == "completed" for row in result["details"]["code"].values())
 
 
 def test_without_tmux_a_clear_error_names_the_install_command(tmp_path: Path) -> None:

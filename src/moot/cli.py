@@ -78,6 +78,34 @@ def _display_options(command: Callable[..., None]) -> Callable[..., None]:
     return click.option("-q", "--quiet", is_flag=True, help="Print only the final answer.")(command)
 
 
+def _tmux_option(command: Callable[..., None]) -> Callable[..., None]:
+    return click.option(
+        "--display",
+        "display",
+        type=click.Choice(["tmux"]),
+        default=None,
+        help="tmux: also show each CLI agent's output in its own pane of a private tmux "
+        "server (tmux -L moot-SESSION attach).",
+    )(command)
+
+
+def _tmux(display: str | None) -> str | None:
+    """The tmux executable for --display tmux (missing: an error before anything is made)."""
+    if display != "tmux":
+        return None
+    from moot.display.tmux import require_tmux
+
+    return require_tmux()
+
+
+def _with_tmux(face: Face, tmux: str | None) -> Face:
+    if tmux is None:
+        return face
+    from moot.display.tmux import TmuxPanes
+
+    return TmuxPanes(face, tmux=tmux)
+
+
 def _exit(code: int) -> NoReturn:
     """Exit with `code`. After an interruption a model call may still run in a worker thread
     that cannot be stopped (llama.cpp has no cancel); everything is journaled and written by
@@ -352,14 +380,7 @@ def cli(ctx: click.Context) -> None:
     help="A refine preset (implies --protocol refine): impl is the implementation tournament "
     "of a code task (with --repo).",
 )
-@click.option(
-    "--display",
-    "display",
-    type=click.Choice(["tmux"]),
-    default=None,
-    help="tmux: also show each CLI agent's output in its own pane of a private tmux server "
-    "(tmux -L moot-SESSION attach).",
-)
+@_tmux_option
 @_display_options
 def run(
     task: str,
@@ -392,11 +413,7 @@ def run(
     from moot.plan import load_config
 
     task = _task(task, task_file)
-    tmux = None
-    if display == "tmux":  # missing: fail before anything is created
-        from moot.display.tmux import require_tmux
-
-        tmux = require_tmux()
+    tmux = _tmux(display)
 
     overrides: dict[str, Any] = {}
     if protocol:
@@ -438,12 +455,7 @@ def run(
         pick=pick,
     )
     _projection_gate(plan, task, dry_run)
-    face = _face(quiet, json_logs, reveal)
-    if tmux is not None:
-        from moot.display.tmux import TmuxPanes
-
-        face = TmuxPanes(face, tmux=tmux)
-    with face:
+    with _with_tmux(_face(quiet, json_logs, reveal), tmux) as face:
         finished = start(task, plan, subscribers=[face], chooser=_chooser(face))
     _finish(finished, quiet)
 
@@ -462,12 +474,14 @@ def _chooser(face: Face) -> Any:
 @cli.command()
 @click.argument("session_id", required=False)
 @_limit_options
+@_tmux_option
 @_display_options
 def resume(
     session_id: str | None,
     max_cost: float | None,
     max_tokens: int | None,
     timeout: float | None,
+    display: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
@@ -476,7 +490,8 @@ def resume(
     from moot.api import resume as resume_session
 
     limits = _limit_overrides(max_cost, max_tokens, timeout)
-    with _face(quiet, json_logs, reveal) as face:
+    tmux = _tmux(display)
+    with _with_tmux(_face(quiet, json_logs, reveal), tmux) as face:
         finished = resume_session(
             session_id, limits=limits, subscribers=[face], chooser=_chooser(face)
         )
