@@ -320,6 +320,6 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         disagreements=tuple(
             f"match {m.number}: {m.reason}" for m in b.matches if m.decided_by == "fallback"
         ),
-        positions={a: _patch(b.works[a]) for a in b.seeds},
+        positions={a: codework.solution_text(b.works[a]) for a in b.seeds},
         details=details,
     )
