@@ -61,13 +61,15 @@ def impl(request):
     if "/revise/" in step:
         return _diff(GOOD if step.startswith("r1/") else WRONG)
     if "/synthesize/" in step:
-        return _diff(GOOD + NEWS)
+        return _diff(GOOD + NEWS if step.startswith("r1/") else WRONG + NEWS)
     if "/judge/" in step:
         blocks = re.findall(r'from="Response ([XYZ])" id="[0-9a-f]+">(.*?)</quoted', text, re.S)
         def key(item):
             label, block = item
             added = sum(1 for line in block.splitlines() if line.startswith("+") and
                         not line.startswith("+++"))
+            if os.environ.get("PREFER") == "more":  # passing, then the most lines added
+                added = -added
             return (0 if "[passed]" in block else 1, added, label)
         ranking = [label for label, _ in sorted(blocks, key=key)]
         return json.dumps({{"ranking": ranking, "reason": "passing and small first"}})
@@ -163,6 +165,20 @@ def test_b_wins_its_worktree_is_kept_the_losers_pruned_and_apply_applies_it(
     assert "| 1/1 passed | **winner, applied** |" in (run.folder / "report.md").read_text()
     assert "Worktree b1 (Agent B) (winner, applied)" in (run.folder / "report.html").read_text()
     assert _worktrees(repo) == [] and strays(repo) == []
+
+
+def test_ab_wins_the_synthesis_is_kept_and_applied(
+    repo: Path, agents_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFER", "more")  # the judge prefers the larger passing change
+    run = api.start(base.TASK, _impl_config(agents_file, repo), sleep=no_sleep)
+    assert [p["winner"] for p in run.result.details["rounds"]] == ["AB", "A"]
+    assert run.result.details["winner"] == "ab1"
+    assert _worktrees(repo) == ["ab1"]  # a, b1, b2, ab2 and the agents' own: pruned
+    assert run.result.details["code"]["ab2"]["checks"][0]["exit_code"] == 1
+    apply_session(find_session(run.session_id))
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert (repo / "NEWS.md").read_text() == "add() returns the sum\n"  # the synthesis
 
 
 def test_preset_impl_from_the_command_line_and_without_a_repository(
