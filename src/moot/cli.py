@@ -78,6 +78,34 @@ def _display_options(command: Callable[..., None]) -> Callable[..., None]:
     return click.option("-q", "--quiet", is_flag=True, help="Print only the final answer.")(command)
 
 
+def _tmux_option(command: Callable[..., None]) -> Callable[..., None]:
+    return click.option(
+        "--display",
+        "display",
+        type=click.Choice(["tmux"]),
+        default=None,
+        help="tmux: also show each CLI agent's output in its own pane of a private tmux "
+        "server (tmux -L moot-SESSION attach).",
+    )(command)
+
+
+def _tmux(display: str | None) -> str | None:
+    """The tmux executable for --display tmux (missing: an error before anything is made)."""
+    if display != "tmux":
+        return None
+    from moot.display.tmux import require_tmux
+
+    return require_tmux()
+
+
+def _with_tmux(face: Face, tmux: str | None) -> Face:
+    if tmux is None:
+        return face
+    from moot.display.tmux import TmuxPanes
+
+    return TmuxPanes(face, tmux=tmux)
+
+
 def _exit(code: int) -> NoReturn:
     """Exit with `code`. After an interruption a model call may still run in a worker thread
     that cannot be stopped (llama.cpp has no cancel); everything is journaled and written by
@@ -350,6 +378,14 @@ def cli(ctx: click.Context) -> None:
     default=None,
     help="With --protocol pick: who picks the winner (default: you, on the terminal).",
 )
+@click.option(
+    "--preset",
+    type=click.Choice(["impl", "impl-defaults", "plan-defaults"]),
+    default=None,
+    help="A refine preset (implies --protocol refine): impl is the implementation tournament "
+    "of a code task (with --repo).",
+)
+@_tmux_option
 @_display_options
 def run(
     task: str,
@@ -371,6 +407,8 @@ def run(
     repo: str | None,
     context: tuple[str, ...],
     pick: str | None,
+    preset: str | None,
+    display: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
@@ -380,6 +418,7 @@ def run(
     from moot.plan import load_config
 
     task = _task(task, task_file)
+    tmux = _tmux(display)
 
     overrides: dict[str, Any] = {}
     if protocol:
@@ -392,6 +431,11 @@ def run(
         overrides[f"limits.{key}"] = value
     if cache is not None:
         overrides["cache.store"] = cache
+    if preset is not None:
+        if protocol not in (None, "refine"):
+            raise click.UsageError(f"--preset is a refine preset; --protocol {protocol} takes none")
+        overrides["protocol"] = "refine"
+        overrides["refine.preset"] = preset
     if context and repo is None:
         raise click.UsageError("--context needs --repo: it chooses files of the repository")
     if repo is not None:  # a code task: --verify runs in every worktree
@@ -416,7 +460,7 @@ def run(
         pick=pick,
     )
     _projection_gate(plan, task, dry_run)
-    with _face(quiet, json_logs, reveal) as face:
+    with _with_tmux(_face(quiet, json_logs, reveal), tmux) as face:
         finished = start(task, plan, subscribers=[face], chooser=_chooser(face))
     _finish(finished, quiet)
 
@@ -435,12 +479,14 @@ def _chooser(face: Face) -> Any:
 @cli.command()
 @click.argument("session_id", required=False)
 @_limit_options
+@_tmux_option
 @_display_options
 def resume(
     session_id: str | None,
     max_cost: float | None,
     max_tokens: int | None,
     timeout: float | None,
+    display: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
@@ -449,7 +495,8 @@ def resume(
     from moot.api import resume as resume_session
 
     limits = _limit_overrides(max_cost, max_tokens, timeout)
-    with _face(quiet, json_logs, reveal) as face:
+    tmux = _tmux(display)
+    with _with_tmux(_face(quiet, json_logs, reveal), tmux) as face:
         finished = resume_session(
             session_id, limits=limits, subscribers=[face], chooser=_chooser(face)
         )

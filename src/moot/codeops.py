@@ -15,8 +15,9 @@ from typing import Any
 from moot.config import CodeSettings
 from moot.engine.code import CodeWorkspace
 from moot.engine.session import STOP_FILE
-from moot.engine.store import SessionFolder, list_sessions, read_json
+from moot.engine.store import SessionFolder, atomic_write, list_sessions, read_json
 from moot.errors import MootError, WorkspaceError
+from moot.report.code import APPLIED_FILE
 from moot.workspace import (
     Applied,
     Cleaned,
@@ -104,8 +105,26 @@ def apply_session(
         )
     message = f"moot: {alias}'s change from session {folder.id}" if commit else None
     applied = apply_to_user_tree(repo, baseline, patch, commit_message=message)
+    _note_applied(folder, alias, applied)
     cleaned = None if keep else clean_session(repo, folder.id)
     return AppliedChange(alias, applied, cleaned)
+
+
+def _note_applied(folder: SessionFolder, alias: str, applied: Applied) -> None:
+    """Record which change was applied (`applied.json`) and show it in the reports."""
+    from moot.report import refresh_reports
+
+    record = {
+        "agent": alias,
+        "three_way": applied.three_way,
+        "commit": applied.commit,
+        "files": list(applied.paths),
+    }
+    atomic_write(folder.path / APPLIED_FILE, json.dumps(record, indent=2) + "\n")
+    try:
+        refresh_reports(folder)
+    except MootError:  # a session whose journal cannot be read keeps its old reports
+        pass
 
 
 def clean(folder: SessionFolder) -> Cleaned:

@@ -24,8 +24,10 @@ from moot.workspace import (
     apply_patch,
     clean_session,
     create_worktrees,
+    list_worktrees,
     load_baseline,
     open_repo,
+    remove_worktree,
     repo_context,
     save_patch,
     take_baseline,
@@ -134,24 +136,65 @@ class CodeWorkspace:
     def verify_file(self, alias: str) -> Path:
         return self.folder / "patches" / f"{alias}.verify.txt"
 
+    @property
+    def _pruned_file(self) -> Path:
+        return self.folder / "patches" / "pruned.txt"
+
+    def pruned(self) -> set[str]:
+        """The worktrees the protocol removed (a tournament's losers): never made again."""
+        try:
+            return set(self._pruned_file.read_text(encoding="utf-8").split())
+        except FileNotFoundError:
+            return set()
+
     def prepare(self, aliases: list[str]) -> None:
-        """Baseline (taken once) and a worktree per alias; safe to repeat after a crash."""
+        """Baseline (taken once) and a worktree per alias; safe to repeat after a crash. On a
+        resume, the worktrees the protocol added (`add`) come back as they were, and those it
+        removed (`remove`) stay removed."""
         repo = open_repo(self.settings.repo)
         baseline = load_baseline(repo, self.session)
         fresh = baseline is None
         if baseline is None:
             baseline = take_baseline(repo, self.session, session_dir=self.folder)
+        gone = set() if fresh else self.pruned()
+        names = [a for a in aliases if a not in gone]
+        if not fresh:  # a protocol's own worktrees, as the manifest recorded them
+            names += [
+                t.alias
+                for t in list_worktrees(repo, self.session)
+                if t.alias not in names and t.alias not in gone
+            ]
         try:
             if fresh and self.settings.context:  # a --context glob that matches nothing
                 self._repo, self._baseline = repo, baseline
                 self.context()
-            trees = create_worktrees(repo, baseline, self.root, aliases)
+            trees = create_worktrees(repo, baseline, self.root, names)
         except WorkspaceError:
             if fresh:  # a new session that cannot start leaves nothing behind
                 clean_session(repo, self.session)
             raise
         self._repo, self._baseline = repo, baseline
         self._trees = {t.alias: t for t in trees}
+
+    def add(self, name: str) -> None:
+        """One more worktree at the baseline, for a protocol's own candidate (refine's `b` and
+        `ab`); already there (a resume), it is kept as it is."""
+        assert self._repo is not None and self._baseline is not None, "prepare first"
+        if name in self.pruned():
+            raise WorkspaceError(f"the worktree {name} was removed in this session; use a new name")
+        (tree,) = create_worktrees(self._repo, self._baseline, self.root, [name])
+        self._trees[name] = tree
+
+    def remove(self, name: str) -> None:
+        """Remove a worktree for good (a losing candidate); its `.patch` file stays. Recorded
+        first, so a resume after a crash never makes it again."""
+        assert self._repo is not None, "prepare first"
+        if name not in self.pruned():
+            self._pruned_file.parent.mkdir(parents=True, exist_ok=True)
+            with self._pruned_file.open("a", encoding="utf-8") as handle:
+                handle.write(name + "\n")
+        remove_worktree(self._repo, self.session, name)
+        self._trees.pop(name, None)
 
     def _tree(self, alias: str) -> Worktree:
         tree = self._trees.get(alias)

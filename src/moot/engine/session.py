@@ -132,6 +132,7 @@ class Session:
         self.code = code
         self._chooser = chooser
         self._context: asyncio.Future[Any] | None = None  # code_context, computed once
+        self._worktree_at: dict[str, str] = {}  # step -> the worktree a CLI agent works in
         self.folder = folder
         self.cache = cache  # the response cache (--cache); None: every ask calls its model
         self.journal = journal
@@ -319,7 +320,12 @@ class Session:
 
         cwd = None
         if self.code is not None and self.edits_in_place(alias):
-            cwd = str(self.code.path(alias))  # a coding agent edits its own worktree
+            # a coding agent edits its own worktree, or the one the protocol named (ask_in)
+            tree = self.code.path(self._worktree_at.get(step, alias))
+            if not tree.is_dir():  # a judge or an arbiter has none: never the user's folder
+                tree = self.folder.path / "sandbox"
+                tree.mkdir(exist_ok=True)
+            cwd = str(tree)
         return CallContext(step, alias, tuple(recorded), checkpoint, self.warn, cwd)
 
     # -- effects ----------------------------------------------------------------------------
@@ -580,7 +586,12 @@ class Session:
         return parse_spec(self.agent(alias).spec).provider == "cli"
 
     async def _code_effect(
-        self, step: str, what: str, alias: str | None, compute: Callable[[], Awaitable[Any]]
+        self,
+        step: str,
+        what: str,
+        alias: str | None,
+        compute: Callable[[], Awaitable[Any]],
+        tree: str | None = None,
     ) -> Any:
         """Run a code effect once and journal its JSON result; on resume and replay return the
         journaled result and touch nothing."""
@@ -593,45 +604,86 @@ class Session:
         if self.code is None:
             raise RuntimeError("a code effect in a session without a repository")
         result = await compute()
-        self._recorded[step] = self.record("code", step, what=what, agent=alias, result=result)
+        where = {"tree": tree} if tree is not None and tree != alias else {}
+        self._recorded[step] = self.record(
+            "code", step, what=what, agent=alias, result=result, **where
+        )
         return self._recorded[step].data["result"]  # as journaled (keys masked), as on resume
 
     def _workspace(self) -> CodeWorkspace:
         assert self.code is not None
         return self.code
 
-    async def change(self, alias: str, *, step: str) -> CodeChange:
-        """The agent's worktree change against the baseline now (saved as its .patch)."""
+    async def change(self, alias: str, *, step: str, tree: str | None = None) -> CodeChange:
+        """The agent's worktree change against the baseline now (saved as its .patch).
+        `tree`: a worktree the protocol added (`add_worktree`) that the agent worked in."""
+        where = tree or alias
 
         async def compute() -> Any:
-            found = await asyncio.to_thread(self._workspace().change, alias)
+            found = await asyncio.to_thread(self._workspace().change, where)
             return found.model_dump(mode="json")
 
-        return CodeChange.model_validate(await self._code_effect(step, "change", alias, compute))
+        found = await self._code_effect(step, "change", alias, compute, where)
+        return CodeChange.model_validate(found)
 
-    async def apply_diff(self, alias: str, diff: str, *, step: str) -> ApplyResult:
-        """Apply a model's unified diff in the agent's worktree (all or nothing)."""
+    async def apply_diff(
+        self, alias: str, diff: str, *, step: str, tree: str | None = None
+    ) -> ApplyResult:
+        """Apply a model's unified diff in the agent's worktree, or `tree` (all or nothing)."""
+        where = tree or alias
 
         async def compute() -> Any:
-            done = await asyncio.to_thread(self._workspace().apply, alias, diff)
+            done = await asyncio.to_thread(self._workspace().apply, where, diff)
             return done.model_dump(mode="json")
 
-        return ApplyResult.model_validate(await self._code_effect(step, "apply", alias, compute))
+        found = await self._code_effect(step, "apply", alias, compute, where)
+        return ApplyResult.model_validate(found)
 
-    async def verify(self, alias: str, *, step: str) -> list[VerifyRun]:
-        """The verify commands in the agent's worktree; [] when none are configured."""
+    async def verify(self, alias: str, *, step: str, tree: str | None = None) -> list[VerifyRun]:
+        """The verify commands in the agent's worktree, or `tree`; [] when none are set."""
         if self.code is None or not self.code.settings.verify_commands:
             return []
+        where = tree or alias
 
         async def compute() -> Any:
             self.signal(
                 "shell_started", step, command="; ".join(self._workspace().settings.verify_commands)
             )
-            runs = await self._workspace().verify(alias)
+            runs = await self._workspace().verify(where)
             return [r.model_dump(mode="json") for r in runs]
 
-        found = await self._code_effect(step, "verify", alias, compute)
+        found = await self._code_effect(step, "verify", alias, compute, where)
         return [VerifyRun.model_validate(r) for r in found]
+
+    async def add_worktree(self, name: str, *, step: str) -> None:
+        """A new worktree `name` at the session's baseline, for a protocol's own candidates
+        (refine's `b` and `ab`), separate from the agents' worktrees. Journaled; on a resume
+        the workspace finds it again as the crash left it."""
+
+        async def compute() -> Any:
+            await asyncio.to_thread(self._workspace().add, name)
+            return name
+
+        await self._code_effect(step, "worktree", None, compute, name)
+
+    async def prune_worktree(self, name: str, *, step: str) -> None:
+        """Remove worktree `name` and its branch for good (a losing candidate, or an agent's
+        worktree the protocol does not use); its `.patch` file stays in the session folder."""
+
+        async def compute() -> Any:
+            await asyncio.to_thread(self._workspace().remove, name)
+            return name
+
+        await self._code_effect(step, "prune", None, compute, name)
+
+    async def ask_in(
+        self, tree: str, alias: str, messages: Sequence[Message], *, step: str
+    ) -> Completion:
+        """`ask`, with a CLI coding agent working in worktree `tree` (one the protocol added)
+        instead of its own. Other models are asked as usual: their diff goes to `tree` by
+        `apply_diff(..., tree=tree)`."""
+        self._worktree_at[step] = tree
+        return await self.ask(alias, messages, step=step)
 
     async def code_context(self) -> str:
         """The repository context API models get (files by --context, or a listing): one

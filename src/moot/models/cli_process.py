@@ -13,6 +13,10 @@ Linux's parent-death signal follows the thread that started the supervisor: here
 event loop's thread, which outlives every call it runs.
 
 stdin and stdout are capped (2 MB in, 10 MB out); stderr keeps its last 64 KB.
+
+A face may watch a CLI agent's output as it comes (`copy_output`, used by `--display tmux`):
+the chunks read from the pipes are also written to the file the watcher returns. What moot
+captures, parses and journals is the same with or without a watcher.
 """
 
 from __future__ import annotations
@@ -28,13 +32,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from moot.models.base import call_context
 from moot.models.proc_supervisor import GRACE, session_members
 
 __all__ = [
     "MAX_STDIN",
     "MAX_STDOUT",
+    "OutputCopy",
     "ProcessResult",
+    "copy_output",
     "run_process",
     "tool_version",
 ]
@@ -44,6 +52,37 @@ MAX_STDIN = 2 * 1024 * 1024
 MAX_STDERR = 64 * 1024
 _SUPERVISOR = Path(__file__).with_name("proc_supervisor.py")
 _STREAM_LIMIT = 64 * 1024
+
+
+# (agent alias, step) -> an open binary file the agent's output is copied to, or None
+OutputCopy = Callable[[str, str], BinaryIO | None]
+_COPIES: list[OutputCopy] = []
+
+
+def copy_output(watcher: OutputCopy) -> Callable[[], None]:
+    """Copy every CLI agent's stdout and stderr, as they come, to the file `watcher` returns
+    for its alias and step (run_process closes it). Returns the function that stops it."""
+    _COPIES.append(watcher)
+
+    def stop() -> None:
+        with contextlib.suppress(ValueError):
+            _COPIES.remove(watcher)
+
+    return stop
+
+
+def _copy_target() -> BinaryIO | None:
+    """The file this call's output is copied to: a watcher's, for a model call only (verify
+    commands run outside one)."""
+    context = call_context()
+    if context is None:
+        return None
+    for watcher in list(_COPIES):
+        with contextlib.suppress(OSError):
+            target = watcher(context.agent, context.step)
+            if target is not None:
+                return target
+    return None
 
 
 @dataclass(frozen=True)
@@ -57,13 +96,20 @@ class ProcessResult:
 
 
 class _Sink:
-    def __init__(self, cap: int, keep_tail: bool) -> None:
+    def __init__(self, cap: int, keep_tail: bool, copy: BinaryIO | None = None) -> None:
         self.cap = cap
         self.keep_tail = keep_tail
         self.data = bytearray()
         self.overflow = False
+        self.copy = copy
 
     def add(self, chunk: bytes) -> None:
+        if self.copy is not None:
+            try:
+                self.copy.write(chunk)
+                self.copy.flush()
+            except (OSError, ValueError):  # a watcher's file gone: stop copying, not capturing
+                self.copy = None
         self.data += chunk
         if len(self.data) > self.cap:
             self.overflow = True
@@ -112,7 +158,9 @@ async def run_process(
         cwd=cwd,
     )
     proc = asyncio.subprocess.Process(transport, protocol, loop)
-    out, err = _Sink(max_stdout, keep_tail=False), _Sink(MAX_STDERR, keep_tail=True)
+    copy = _copy_target()
+    out = _Sink(max_stdout, keep_tail=False, copy=copy)
+    err = _Sink(MAX_STDERR, keep_tail=True, copy=copy)
     tasks: list[asyncio.Task[None]] = []
     timed_out = False
     try:
@@ -138,6 +186,9 @@ async def run_process(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         transport.close()  # asyncio has no other way to close a process's pipes
+        if copy is not None:
+            with contextlib.suppress(OSError):
+                copy.close()
     code = None if timed_out or out.overflow else proc.returncode
     return ProcessResult(
         exit_code=code,

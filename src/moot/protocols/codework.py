@@ -20,6 +20,7 @@ from moot.types import Completion, Message
 __all__ = [
     "DIFF_FORMAT",
     "Work",
+    "ask",
     "evidence",
     "extract_diff",
     "first_messages",
@@ -107,6 +108,12 @@ class Work:
     messages: tuple[Message, ...]
     problem: str = ""  # why the turn failed
     summary: str = ""  # the agent's own words
+    tree: str = ""  # the worktree it worked in, when not its own (refine's candidates)
+
+    @property
+    def where(self) -> str:
+        """The worktree's name: the agent's alias, or the protocol's candidate."""
+        return self.tree or self.alias
 
     @property
     def passed(self) -> bool | None:
@@ -126,27 +133,30 @@ async def realize(
     *,
     step: str,
     optional: bool = False,
+    tree: str | None = None,
 ) -> Work:
     """Turn an agent's answer into its worktree's change: apply its diff (API models; one
     re-ask with git's error) or take what it edited (CLI agents); then verify. `optional`:
-    an answer without a diff keeps the worktree as it is (a revision that changes nothing)."""
+    an answer without a diff keeps the worktree as it is (a revision that changes nothing).
+    `tree`: the worktree the agent works in, when it is not its own (`Session.add_worktree`)."""
     convo = [*messages, Message(role="assistant", content=reply.text)]
+    where = tree or ""
     if not reply.ok:
         problem = reply.failure.message if reply.failure else "the call failed"
-        return Work(alias, False, None, (), tuple(convo), problem=problem)
+        return Work(alias, False, None, (), tuple(convo), problem=problem, tree=where)
     summary = reply.text.strip()
     if not s.edits_in_place(alias) and not (optional and extract_diff(reply.text) is None):
-        error = await _apply(s, alias, reply.text, step=step + "/apply")
+        error = await _apply(s, alias, reply.text, step=step + "/apply", tree=tree)
         if error:
             retry = [*convo, _user(_REAPPLY.format(error=error))]
-            again = await s.ask(alias, retry, step=step + "/reapply")
+            again = await ask(s, alias, retry, step=step + "/reapply", tree=tree)
             convo = [*retry, Message(role="assistant", content=again.text)]
             if not again.ok:
                 problem = again.failure.message if again.failure else "the call failed"
-                return Work(alias, False, None, (), tuple(convo), problem=problem)
-            error = await _apply(s, alias, again.text, step=step + "/apply2")
+                return Work(alias, False, None, (), tuple(convo), problem=problem, tree=where)
+            error = await _apply(s, alias, again.text, step=step + "/apply2", tree=tree)
             if error:
-                change = await s.change(alias, step=step + "/change")
+                change = await s.change(alias, step=step + "/change", tree=tree)
                 return Work(
                     alias,
                     False,
@@ -154,31 +164,49 @@ async def realize(
                     (),
                     tuple(convo),
                     problem=f"its diff did not apply twice: {error.splitlines()[0]}",
+                    tree=where,
                 )
             summary = again.text.strip()
-    change = await s.change(alias, step=step + "/change")
-    checks = tuple(await s.verify(alias, step=step + "/verify"))
+    change = await s.change(alias, step=step + "/change", tree=tree)
+    checks = tuple(await s.verify(alias, step=step + "/verify", tree=tree))
     if change.empty:
-        return Work(alias, False, change, checks, tuple(convo), "it changed nothing", summary)
-    return Work(alias, True, change, checks, tuple(convo), summary=summary)
+        return Work(
+            alias, False, change, checks, tuple(convo), "it changed nothing", summary, where
+        )
+    return Work(alias, True, change, checks, tuple(convo), summary=summary, tree=where)
 
 
-async def _apply(s: Session, alias: str, text: str, *, step: str) -> str:
+async def _apply(s: Session, alias: str, text: str, *, step: str, tree: str | None) -> str:
     """'' when the answer's diff applied, else what went wrong (to quote back once)."""
     diff = extract_diff(text)
     if diff is None:
         return "the answer holds no unified diff (a ```diff block)"
-    result = await s.apply_diff(alias, diff, step=step)
+    result = await s.apply_diff(alias, diff, step=step, tree=tree)
     return "" if result.applied else result.error
 
 
+async def ask(
+    s: Session, alias: str, messages: Sequence[Message], *, step: str, tree: str | None = None
+) -> Completion:
+    """`Session.ask`, in worktree `tree` when given (a CLI agent edits there)."""
+    if tree is None:
+        return await s.ask(alias, messages, step=step)
+    return await s.ask_in(tree, alias, messages, step=step)
+
+
 async def work(
-    s: Session, alias: str, task: str, *, step: str, system: Message | None = None
+    s: Session,
+    alias: str,
+    task: str,
+    *,
+    step: str,
+    system: Message | None = None,
+    tree: str | None = None,
 ) -> Work:
-    """One agent's whole turn on the task, from its first prompt."""
+    """One agent's whole turn on the task, from its first prompt (in `tree` when given)."""
     messages = await first_messages(s, alias, task, system)
-    reply = await s.ask(alias, messages, step=step)
-    return await realize(s, alias, messages, reply, step=step)
+    reply = await ask(s, alias, messages, step=step, tree=tree)
+    return await realize(s, alias, messages, reply, step=step, tree=tree)
 
 
 def checks_text(checks: Sequence[VerifyRun]) -> str:
@@ -220,13 +248,15 @@ def solution_text(item: Work) -> str:
 def rows(works: Sequence[Work]) -> dict[str, dict[str, object]]:
     """Each agent's status, diff stats and verify results, for `Outcome.details["code"]`."""
     return {
-        w.alias: {
+        w.where: {
+            "agent": w.alias,
             "status": w.status,
             "problem": w.problem,
             "files": w.change.files if w.change else 0,
             "insertions": w.change.insertions if w.change else 0,
             "deletions": w.change.deletions if w.change else 0,
             "checks": [c.model_dump(mode="json") for c in w.checks],
+            "patch": w.change.patch if w.change else "",
         }
         for w in works
     }

@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 
 from moot import __version__
 from moot.report.chart import score_chart, tally_chart
+from moot.report.code import code_html
 from moot.report.markdown import verdict_facts
 from moot.report.view import Round, SessionView, Turn, label
 
@@ -89,7 +90,9 @@ def _verdict(view: SessionView) -> str:
         parts.append(
             f'<p class="trust"><strong>How far to trust it:</strong> {escape(view.trust)}</p>'
         )
-    if view.final_answer:
+    if view.final_answer and view.code:  # a patch: shown verbatim
+        parts.append(f"<h3>Final answer</h3><pre><code>{escape(view.final_answer)}</code></pre>")
+    elif view.final_answer:
         parts.append(
             f'<h3>Final answer</h3><div class="md answer">{markdown_html(view.final_answer)}</div>'
         )
@@ -288,7 +291,8 @@ def html_for(view: SessionView) -> str:
         f"{view.tokens:,} tokens · cost {_cost(view.cost)}</div></header>"
         f'<section class="card"><h2>Task</h2><div class="md task">{markdown_html(view.task)}'
         "</div></section>"
-        f"{_verdict(view)}{_chart(view)}{timeline}{_positions(view)}{_agents(view)}{warnings}"
+        f"{_verdict(view)}{code_html(view.code, view.session_id)}{_chart(view)}{timeline}"
+        f"{_positions(view)}{_agents(view)}{warnings}"
         f"<footer>Written by moot {escape(__version__)}. Model text is shown as untrusted "
         "content: sanitized, with no script and no external load."
         + (f" Computed from the journal: {escape(view.journal_head)}." if view.journal_head else "")

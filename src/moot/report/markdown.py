@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from moot.report.code import code_markdown
 from moot.report.view import SessionView, Turn, label, summarize
 from moot.types import RoundSummary
 
@@ -133,7 +134,9 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         + ", ".join(f"{label(a)} = `{spec}`" for a, spec in view.aliases.items()),
         "",
     ]
-    if view.final_answer:
+    if view.final_answer and view.code:  # a patch: shown verbatim
+        lines += ["## Final Answer", "", fence(view.final_answer), ""]
+    elif view.final_answer:
         lines += ["## Final Answer", "", view.final_answer, ""]
     facts = verdict_facts(view)
     if facts:
@@ -150,6 +153,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
                 "</details>",
                 "",
             ]
+    lines += code_markdown(view.code, view.session_id)
     if view.rounds:
         lines += ["## Rounds", ""]
         for round_ in view.rounds:

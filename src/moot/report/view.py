@@ -22,6 +22,7 @@ from moot.engine.store import SessionFolder
 from moot.engine.tally import Tally
 from moot.errors import ConfigError, JournalError
 from moot.protocols.record import ProtocolRecord
+from moot.report.code import CodeRow, code_rows, read_applied
 from moot.result import AgentUsage, Result
 from moot.text import clean_text, cut, summarize
 from moot.types import Event, EventKind, RoundSummary, Step
@@ -160,6 +161,7 @@ class SessionView:
     stop_message: str | None
     max_rounds: int | None = None
     journal_head: str | None = None  # the journal head the result was computed from
+    code: list[CodeRow] = field(default_factory=list)  # a code task's changes
 
     @property
     def status_text(self) -> str:
@@ -299,9 +301,12 @@ def _record(name: str) -> ProtocolRecord[Any] | None:
         return None
 
 
-def build_view(result: Result | None, events: list[Event]) -> SessionView:
+def build_view(
+    result: Result | None, events: list[Event], folder: SessionFolder | None = None
+) -> SessionView:
     """The session as faces show it. `events` is the journal (its first event is `begin`);
-    without a result, the verdict fields say what the journal allows."""
+    without a result, the verdict fields say what the journal allows. `folder`: where to
+    find which change `moot apply` applied, if any."""
     meta: dict[str, Any] = events[0].data if events and events[0].kind == "begin" else {}
     protocol = result.protocol if result else str(meta.get("protocol", "?"))
     records = result.details.get("rounds") if result else None
@@ -349,6 +354,7 @@ def build_view(result: Result | None, events: list[Event]) -> SessionView:
             warnings=warnings,
             max_rounds=max_rounds,
             journal_head=result.journal.describe() if result.journal else None,
+            code=code_rows(result.details, read_applied(folder.path) if folder else None),
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
@@ -396,4 +402,4 @@ def load_view(folder: SessionFolder) -> SessionView:
         except ValueError as exc:
             raise JournalError(f"{folder.result_json} cannot be read: {exc}") from exc
         check_result(folder, result, journal)  # an edited or stale result is refused
-    return build_view(result, events)
+    return build_view(result, events, folder)

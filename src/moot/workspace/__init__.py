@@ -67,6 +67,7 @@ from moot.workspace._worktrees import (
     create_worktrees,
     find_strays,
     list_worktrees,
+    remove_worktree,
 )
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "list_worktrees",
     "load_baseline",
     "open_repo",
+    "remove_worktree",
     "repo_context",
     "resolve_in_repo",
     "save_patch",

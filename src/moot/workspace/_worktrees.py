@@ -29,6 +29,7 @@ __all__ = [
     "create_worktrees",
     "find_strays",
     "list_worktrees",
+    "remove_worktree",
 ]
 
 WorktreeState = Literal["ready", "creating", "missing"]
@@ -218,6 +219,21 @@ def list_worktrees(repo: Repo, session: str) -> list[Worktree]:
             state = "creating"
         found.append(Worktree(session, alias, path, entry.branch, manifest.baseline or "", state))
     return found
+
+
+def remove_worktree(repo: Repo, session: str, alias: str) -> bool:
+    """Remove one of the session's worktrees and its branch (a tournament's losing candidate),
+    then its manifest entry (last, so a crash on the way leaves it for `clean_session`). The
+    baseline and the other worktrees stay. False when the session records no such worktree.
+    Safe to repeat."""
+    check_name("alias", alias)
+    manifest = read_manifest(repo, session)
+    entry = manifest.worktrees.get(alias) if manifest is not None else None
+    if manifest is None or entry is None:
+        return False
+    _teardown(repo, Path(entry.path), entry.branch, _git_worktrees(repo))
+    write_manifest(repo, manifest.without(alias))
+    return True
 
 
 def _session_of(name: str, prefix: str) -> str:

@@ -1,14 +1,22 @@
 """The refine protocol (seed 004, "Tournaments"): one text improved pass by pass. A critic finds
 its problems, author B revises it, a synthesizer merges A and B, judges rank A, B and AB by
-Borda count with ties to the incumbent, until the incumbent wins k passes in a row."""
+Borda count with ties to the incumbent, until the incumbent wins k passes in a row. On a code
+task (`--repo`; `--preset impl`) the candidates are changes in git worktrees (refine/code.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
 from moot.config import RunConfig
+from moot.engine.session import Session
 from moot.protocols.record import ProtocolRecord, Role
+from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.run import run
 from moot.protocols.refine.summary import describe_round, project
+from moot.types import Outcome
 
 __all__ = ["PROTOCOL", "RefineOptions"]
 
@@ -28,15 +36,34 @@ def _participants(config: RunConfig, options: RefineOptions) -> list[Role]:
     return roles
 
 
+async def _run(s: Session, task: str, options: RefineOptions) -> Outcome:
+    if s.code_task:
+        return await run_code(s, task, options)
+    return await run(s, task, options)
+
+
+def _check(data: Mapping[str, Any], cwd: Path) -> list[str]:
+    section = data.get("refine")
+    preset = section.get("preset") if isinstance(section, Mapping) else None
+    if preset == "impl" and not data.get("code"):
+        return [
+            "refine.preset: impl is the implementation tournament of a code task: give "
+            "--repo PATH (or a [code] table), or use preset impl-defaults for a text"
+        ]
+    return []
+
+
 PROTOCOL = ProtocolRecord(
     name="refine",
     summary="improve one text: critic, revision, synthesis, Borda judges, until it holds",
     options=RefineOptions,
-    run=run,
+    run=_run,
     describe_round=describe_round,
     participants=_participants,
     rounds_option="max_passes",
     input_option="input",
     project=project,
     min_agents=1,
+    code_tasks=True,
+    check=_check,
 )

@@ -12,9 +12,12 @@ from moot.config import AgentConfig, Section
 __all__ = ["PRESETS", "RefineOptions", "RefineRoles"]
 
 # The seed's two tournaments: the plan tournament (the default) and the implementation one.
+# `impl` is the implementation tournament itself: its defaults, on a code task (--repo), where
+# the candidates A, B and AB are changes in worktrees a, b<n> and ab<n> (refine/code.py).
 PRESETS: dict[str, dict[str, int]] = {
     "plan-defaults": {"judges": 3, "convergence_k": 2, "max_passes": 15},
     "impl-defaults": {"judges": 1, "convergence_k": 1, "max_passes": 3},
+    "impl": {"judges": 1, "convergence_k": 1, "max_passes": 3},
 }
 
 
@@ -30,10 +33,11 @@ class RefineRoles(Section):
 class RefineOptions(Section):
     """Self-refinement by tournament: critic, author B, synthesizer, Borda judges."""
 
-    preset: Literal["plan-defaults", "impl-defaults"] | None = Field(
+    preset: Literal["plan-defaults", "impl-defaults", "impl"] | None = Field(
         default=None,
         description="the seed's defaults: plan-defaults (3 judges, k=2, 15 passes) or "
-        "impl-defaults (1 judge, k=1, 3 passes); options set explicitly win",
+        "impl-defaults (1 judge, k=1, 3 passes); impl: the implementation tournament, "
+        "impl-defaults on a code task (--repo); options set explicitly win",
     )
     judges: int = Field(default=3, ge=1, le=9, description="judges ranking A, B and AB")
     convergence_k: int = Field(

@@ -1,6 +1,8 @@
 """The tournament (seed 001): models meet two at a time in a single-elimination bracket,
 state, challenge and defend positions until they converge (three layers: structural, semantic,
-arbiter), and the winner carries its refined position into the next match."""
+arbiter), and the winner carries its refined position into the next match. On a code task
+(`--repo`) the positions are changes in git worktrees with their verification results
+(tournament/code.py)."""
 
 from __future__ import annotations
 
@@ -39,4 +41,5 @@ PROTOCOL = ProtocolRecord(
     project=project,
     min_agents=2,
     max_agents=16,
+    code_tasks=True,
 )

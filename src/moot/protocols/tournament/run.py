@@ -28,6 +28,7 @@ from moot.protocols.tournament.bracket import (
     label,
     progression,
 )
+from moot.protocols.tournament.code import run_code
 from moot.protocols.tournament.match import play_match
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import Outcome
@@ -76,6 +77,13 @@ def _setup(s: Session, task: str, opts: TournamentOptions) -> Tournament:
 
 
 async def run(s: Session, task: str, opts: TournamentOptions) -> Outcome:
+    if s.code_task:  # a bracket of changes (tournament/code.py)
+        agents = [a for a in s.aliases if a.startswith("agent_")]
+        seeds = (
+            s.shuffle(agents, step="bracket/seeding") if opts.shuffle else _given_order(s, agents)
+        )
+        arbiters = [a for a in s.aliases if a.startswith("arbiter_")]
+        return await run_code(s, task, opts, seeds, arbiters)
     t = _setup(s, task, opts)
     leader, held = t.seeds[0], None
     for index, challenger in enumerate(t.seeds[1:], start=1):

@@ -1,0 +1,225 @@
+"""The refine protocol on a code task: the seed's implementation tournament (`--preset impl`).
+
+Each candidate is a change in its own git worktree, from the session's baseline: `a` (the
+author's first diff), and per pass `b<n>` (author B's redo, guided by the critique of A) and
+`ab<n>` (the synthesizer's merge of A and B). The critic, author B, the synthesizer and the
+judges see a change as its diff plus its verification results, quoted as untrusted text.
+
+    a = author's change in worktree a                 # verified
+    for pass n in 1..max_passes:
+        critique = critic(A's diff + verification)    # problems only
+        B = author_b's redo in worktree b<n>          # from the baseline, with A and critique
+        AB = synthesizer's merge in worktree ab<n>    # from the baseline, with A and B
+        winner = Borda(judges' rankings of A, B, AB)  # ties to the incumbent
+        prune the losers' worktrees; the winner's stays (it is the next A)
+        stop when the incumbent has won k passes in a row
+
+The winner is what `moot apply` applies; every candidate's `.patch` stays in the session
+folder. The agents' own worktrees hold no candidate: a CLI agent works there when it is the
+critic or a judge (a sandbox at the baseline it may read); they are pruned at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.deliberation.anonymize import quote
+from moot.engine.session import Session
+from moot.errors import ProtocolAborted
+from moot.protocols import codework
+from moot.protocols.codework import Work
+from moot.protocols.refine.cast import cast_pass
+from moot.protocols.refine.judging import judge_pass
+from moot.protocols.refine.options import RefineOptions
+from moot.protocols.refine.run import _end_pass, _outcome, _roles, _say, _State
+from moot.types import Outcome, Step
+
+__all__ = ["run_code"]
+
+_CRITIC = """You are the critic. Below are a task and a change made for it in a git repository
+(version A): its diff and the results of the project's verify commands. List everything that is
+wrong with version A: bugs, failing checks, gaps, risks, unclear or unjustified parts. List
+problems only: do not propose fixes and do not write code.
+
+TASK:
+{task}
+
+{a}"""
+
+_REDO = """{task}
+
+An earlier attempt (version A) and a critique of it follow. You start from the ORIGINAL state
+of the repository, without version A's change. Make your own complete change for the task: fix
+what the critique rightly points out and keep what is good in version A.
+
+{a}
+
+CRITIQUE:
+{critique}"""
+
+_SYNTHESIZE = """{task}
+
+Two changes were made for this task, X and Y: their diffs and verification results follow.
+You start from the ORIGINAL state of the repository, without either change. Make one complete
+change that merges the strongest parts of both.
+
+{x}
+
+{y}"""
+
+_JUDGED = """{task}
+
+(Each response is a change to a git repository: its diff, then the results of the project's
+verify commands run on it. Passing verification weighs heavily.)"""
+
+
+@dataclass
+class _CodeState(_State):
+    work: Work | None = None  # the incumbent's change
+    works: dict[str, Work] = field(default_factory=dict)  # every candidate, by worktree
+
+
+def _shown(s: Session, st: _CodeState, label: str, item: Work, step: str) -> str:
+    return codework.evidence(
+        s, label, item, nonce_step=f"{step}/{label}", limit=st.opts.max_quote_chars
+    )
+
+
+async def _candidate(
+    s: Session, st: _CodeState, alias: str, tree: str, prompt: str, step: str
+) -> Work:
+    """A change by `alias` in a new worktree `tree` at the baseline."""
+    await s.add_worktree(tree, step=Step.at(0, "worktree", tree))
+    item = await codework.work(s, alias, prompt, step=step, tree=tree)
+    st.works[tree] = item
+    s.artifact(f"refine/{tree}.patch", _patch(item))
+    return item
+
+
+def _patch(item: Work) -> str:
+    return item.change.patch if item.change is not None else ""
+
+
+async def _initial(s: Session, st: _CodeState) -> None:
+    agents = sorted(a for a in s.aliases if a.startswith("agent_"))
+    if st.opts.input is not None:
+        s.warn("refine: --input is not used on a code task; the first change is written")
+    author = agents[0]
+    first = await _candidate(s, st, author, "a", st.task, Step.at(0, "author", author))
+    if not first.ok:
+        raise ProtocolAborted(
+            f"the author ({author}) made no usable first change: {first.problem}; start again"
+        )
+    st.work, st.writer = first, author
+    st.incumbent = codework.solution_text(first)
+
+
+async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
+    assert st.work is not None
+    cast = cast_pass(s.aliases, number, st.opts.judges, st.writer)
+    if cast.self_judging and not st.warned_self_judging:
+        st.warned_self_judging = True
+        s.warn(
+            "refine: too few agents for judges that never rank their own change; judges come "
+            "from all agents (give four agents or a [refine.roles] judge)"
+        )
+    a = st.work
+    record: dict[str, Any] = {
+        "round": number,
+        "roles": _roles(cast),
+        "writers": {"A": st.writer},
+        "worktrees": {"A": a.where},
+        "streak_before": st.streak,
+    }
+    step = Step.at(number, "critic", cast.critic)
+    critique = await _say(
+        s, cast.critic, _CRITIC.format(task=st.task, a=_shown(s, st, "Version A", a, step)), step
+    )
+    if critique is None:
+        return await _hold(s, st, record, "the critic gave no critique", [])
+    s.artifact(f"refine/pass_{number:02d}/critic.md", critique)
+    step = Step.at(number, "revise", cast.author_b)
+    nonce = f"{s.rng(step).getrandbits(48):012x}"
+    quoted = quote("Critique", critique, nonce=nonce, limit=st.opts.max_quote_chars)
+    redo = _REDO.format(task=st.task, a=_shown(s, st, "Version A", a, step), critique=quoted)
+    b = await _candidate(s, st, cast.author_b, f"b{number}", redo, step)
+    if not b.ok:
+        return await _hold(s, st, record, f"author B made no usable change ({b.problem})", [b])
+    record["writers"]["B"] = cast.author_b
+    record["worktrees"]["B"] = b.where
+    candidates = {"A": a, "B": b}
+    step = Step.at(number, "synthesize", cast.synthesizer)
+    x, y = s.shuffle(["A", "B"], step=f"{step}/labels")
+    record["synthesis_labels"] = {"X": x, "Y": y}
+    merge = _SYNTHESIZE.format(
+        task=st.task,
+        x=_shown(s, st, "Change X", candidates[x], step),
+        y=_shown(s, st, "Change Y", candidates[y], step),
+    )
+    ab = await _candidate(s, st, cast.synthesizer, f"ab{number}", merge, step)
+    if ab.ok:
+        candidates["AB"] = ab
+        record["writers"]["AB"] = cast.synthesizer
+        record["worktrees"]["AB"] = ab.where
+    else:
+        record["problem"] = f"the synthesizer made no usable change ({ab.problem}): A and B only"
+    texts = {name: codework.solution_text(item) for name, item in candidates.items()}
+    judges, result = await judge_pass(
+        s, _JUDGED.format(task=st.task), number, texts, cast.judges, st.opts.max_quote_chars
+    )
+    record["judges"] = judges
+    record["borda"] = result.as_dict()
+    record["winner"] = result.winner
+    winner = "A"
+    if result.no_valid_ranking:
+        record["problem"] = "no valid ranking: the incumbent stays"
+    elif result.incumbent_won:
+        st.streak += 1
+    else:
+        winner = result.winner
+        st.work, st.writer, st.streak = candidates[winner], record["writers"][winner], 0
+        st.incumbent = texts[winner]
+    losers = [item for name, item in candidates.items() if name != winner]
+    if not ab.ok:
+        losers.append(ab)
+    await _prune(s, number, losers)
+    return _end_pass(s, st, record)
+
+
+async def _hold(
+    s: Session, st: _CodeState, record: dict[str, Any], why: str, failed: list[Work]
+) -> dict[str, Any]:
+    """No challenger this pass: the incumbent stays (as in the text protocol); a failed
+    candidate's worktree goes."""
+    record.update(winner="A", problem=f"{why}: the incumbent stays", judges=[], borda=None)
+    await _prune(s, int(record["round"]), failed)
+    return _end_pass(s, st, record)
+
+
+async def _prune(s: Session, number: int, losers: list[Work]) -> None:
+    for item in losers:
+        if item.tree:
+            await s.prune_worktree(item.tree, step=Step.at(number, "prune", item.tree))
+
+
+async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
+    """The implementation tournament (see the module's docstring)."""
+    st = _CodeState(task=task, opts=opts)
+    await _initial(s, st)
+    for number in range(1, opts.max_passes + 1):
+        record = await _pass(s, st, number)
+        if record["converged"]:
+            break
+    assert st.work is not None
+    for alias in sorted(a for a in s.aliases if a.startswith("agent_")):
+        await s.prune_worktree(alias, step=Step.at(0, "prune", alias))  # only the winner's stays
+    s.artifact("refine/final.patch", _patch(st.work))
+    outcome = _outcome(st)
+    details = dict(outcome.details)
+    details["code"] = codework.rows(list(st.works.values()))
+    details["winner"] = st.work.where
+    refine = details["refine"]
+    assert isinstance(refine, dict)
+    details["refine"] = {**refine, "worktree": st.work.where}
+    return outcome.model_copy(update={"final_answer": _patch(st.work), "details": details})
