@@ -313,7 +313,10 @@ def test_moot_run_goes_on_when_the_runtime_dies_on_every_try(tmp_path: Path) -> 
     folder = next(home.glob("sessions/*"))
     result = json.loads((folder / "result.json").read_text())
     assert result["status"] in ("consensus", "no_consensus", "failed")
-    assert sum(u["failures"] for u in result["agents"].values()) >= 3  # the three Evaluate asks
+    # one failed Evaluate ask per agent still in the debate (a junk first answer leaves it)
+    in_debate = 3 - len(result["details"]["invalid_agents"])
+    assert in_debate >= 1
+    assert sum(u["failures"] for u in result["agents"].values()) >= in_debate
     failed = [
         e
         for e in events(folder)
