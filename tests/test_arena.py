@@ -327,3 +327,41 @@ def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() ->
     assert run.exit_code == 0 and "Use a cron job." == run.result.final_answer
     asks = [e for e in events(run.folder) if e["kind"] == "ask"]
     assert not [e for e in asks if e["step"].endswith("/reask")]
+
+
+def test_a_junk_reply_under_an_enforced_schema_is_invalid_without_a_reask() -> None:
+    """Constrained decoding fixes the format, not the content: a schema-enforcing model's echo
+    is recorded as invalid at once instead of being asked again (the embedded model repeats it)."""
+    from moot.models.base import Capabilities
+    from moot.models.scripted import ScriptedModel
+
+    def reply(request: Request) -> str:
+        step = request.meta["step"]
+        if "/verify/" in step:
+            return '{"decision": "CONSENSUS", "convergence_score": 9, "base_solution": "Agent A"}'
+        if "/evaluate/" in step:
+            return "Strengths: clear."
+        if request.meta["agent"] == "agent_c":
+            return json.dumps({"solution": "SOLUTION}", "analysis": ""})
+        plans = {"a": "a queue worker", "b": "a cron job"}
+        return json.dumps({"solution": f"Use {plans[request.meta['agent'][-1]]}.", "analysis": ""})
+
+    register_script("junk_schema_agent", reply)
+    original = ScriptedModel.from_spec
+
+    def enforcing(spec, settings):  # type: ignore[no-untyped-def]
+        model = original(spec, settings)
+        model.capabilities = Capabilities(json_schema=True, seed=True)
+        return model
+
+    config = Debate().config(arena={"max_rounds": 1})
+    config.agents = [
+        a.model_copy(update={"model": "scripted:@junk_schema_agent"}) for a in config.agents
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScriptedModel, "from_spec", staticmethod(enforcing))
+        run = start("How should we run the nightly export?", config)
+    asks = [e["step"] for e in events(run.folder) if e["kind"] == "ask"]
+    assert "r0/solve/agent_c" in asks and not [s for s in asks if s.endswith("/reask")]
+    assert "agent_c" in run.result.details["invalid_agents"]
+    assert "template" in run.result.details["invalid_agents"]["agent_c"]

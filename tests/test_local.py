@@ -242,6 +242,21 @@ def arena_config(tmp_path: Path) -> Path:
     return config
 
 
+def _every_valid_agent_went_through_the_round(result: dict[str, Any]) -> None:
+    """No call failed; an agent whose first answer was junk (the 135M model at temperature 0.7
+    writes some: an echo of the task, a template fragment) left with its reason after one call,
+    every other one was asked to solve, evaluate and revise."""
+    invalid = result["details"]["invalid_agents"]
+    assert len(invalid) < 3, invalid
+    for alias, usage in result["agents"].items():
+        assert usage["model"] == "local:smollm2"
+        assert usage["failures"] == 0
+        if alias in invalid:
+            assert usage["calls"] == 1 and invalid[alias].strip()
+        else:
+            assert usage["calls"] >= 3, (alias, usage)
+
+
 @pytest.mark.slow
 def test_moot_run_survives_a_runtime_that_dies_mid_phase_and_resumes(tmp_path: Path) -> None:
     """The worker aborts on the first Evaluate ask, with the three agents' asks in flight: the
@@ -269,9 +284,7 @@ def test_moot_run_survives_a_runtime_that_dies_mid_phase_and_resumes(tmp_path: P
     folder = next(home.glob("sessions/*"))
     result = json.loads((folder / "result.json").read_text())
     assert result["status"] in ("consensus", "no_consensus")
-    for usage in result["agents"].values():
-        assert usage["model"] == "local:smollm2"
-        assert usage["calls"] >= 3 and usage["failures"] == 0
+    _every_valid_agent_went_through_the_round(result)
     warnings = [e["data"]["message"] for e in events(folder) if e["kind"] == "warning"]
     assert any("SIGABRT" in w and "retried once" in w for w in warnings), warnings
     resumed = run_moot(["resume", folder.name], home, tmp_path)
@@ -300,7 +313,10 @@ def test_moot_run_goes_on_when_the_runtime_dies_on_every_try(tmp_path: Path) -> 
     folder = next(home.glob("sessions/*"))
     result = json.loads((folder / "result.json").read_text())
     assert result["status"] in ("consensus", "no_consensus", "failed")
-    assert sum(u["failures"] for u in result["agents"].values()) >= 3  # the three Evaluate asks
+    # one failed Evaluate ask per agent still in the debate (a junk first answer leaves it)
+    in_debate = 3 - len(result["details"]["invalid_agents"])
+    assert in_debate >= 1
+    assert sum(u["failures"] for u in result["agents"].values()) >= in_debate
     failed = [
         e
         for e in events(folder)
@@ -391,9 +407,8 @@ def test_moot_run_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
     result = json.loads(next(home.glob("sessions/*/result.json")).read_text())
     assert result["status"] in ("consensus", "no_consensus")
     assert set(result["agents"]) == {"agent_a", "agent_b", "agent_c"}
+    _every_valid_agent_went_through_the_round(result)
     for usage in result["agents"].values():
-        assert usage["model"] == "local:smollm2"
-        assert usage["calls"] >= 3 and usage["failures"] == 0
         assert usage["completion_tokens"] > 0 and not usage["tokens_estimated"]
     assert result["positions"] and all(text.strip() for text in result["positions"].values())
     assert "Session" in done.stdout and "report.md" in done.stdout
