@@ -1,0 +1,311 @@
+"""What a whole `moot run` process costs beyond its models' time (issue 12).
+
+Run from the repository root:  python benchmarks/process.py [--quick]
+No network, no keys, no weights. The benchmark serves an OpenAI-compatible chat API of its own on
+loopback (a thread in this process; every request sleeps the configured latency, then answers in
+the arena's format), runs `moot run` against it as a subprocess (the `moot` script next to this
+interpreter, importing moot from this checkout) with 3, 6 and 12 agents for 1 and 3 rounds at 0
+and 300 ms latency, one run each, and prints one line per run. Each agent is its own model name
+on the server (`#m0`, `#m1`, ...): the agents differ in their first answers and in every revision,
+so the debate runs every round, and the judge says CONSENSUS in the last round and CONTINUE
+before it. Under a temporary MOOT_HOME that is removed at the end.
+
+Per run, from the server's log of each request (when it arrived, when its answer was sent, and
+the arena phase its prompt belongs to: solve, then per round evaluate, revise, verify):
+
+wall        seconds from spawning the process to its outcome line on stdout (what the user waits
+            for); `exit` is the same to the end of the process (reports written).
+first       seconds from spawning the process to the first request arriving at the server.
+waves       how many waves of requests the server saw: taking requests in order of arrival, a
+            wave starts with the first request not yet in one and holds every later request
+            that arrived before that one was answered (they were in flight together). The ideal
+            is the number of phases: 1 + 3 per round.
+critical    the critical path: the sum over the run's phases of the longest server-side
+            lifetime of a request of that phase (latency plus the server's own handling). It is
+            what the run needs if every ask of a phase starts at once and nothing else costs
+            time: the part of the wall time that only faster models could cut.
+ratio       wall / critical (none at 0 ms latency, where the critical path is about 0).
+over        wall - critical: moot's own cost per process (interpreter start included).
+
+Targets (issue 12): over <= 0.3 s for 3 agents, 1 round, 300 ms; ratio <= 1.15 for 3 agents,
+3 rounds, 300 ms; first <= 0.25 s for 3 agents; waves equal to the ideal at 300 ms for up to 32
+agents. The machine is shared and noisy: one run each, figures to read, not to gate on. A missed
+target is printed, never raised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SOLUTION = (
+    "<solution>\n## PLAN\n1. {text}\n## CHANGES\n{text}\n</solution>\n"
+    "<analysis>\n## RISKS\nnone\n## OPEN QUESTIONS\nnone\n## DISAGREEMENTS\n{dis}\n</analysis>"
+)
+VERDICT = (
+    "AGREEMENT POINTS: most.\n<verdict>\ndecision: {decision}\nconvergence_score: {score}\n"
+    "remaining_disagreements: {left}\nbase_solution: Agent A\nmodifications: none\n</verdict>"
+)
+# Distinct answers per agent, far enough apart that no agreement check merges them.
+APPROACHES = (
+    "count the pairs with a hash map keyed by value",
+    "sort the list first, then walk it with two pointers",
+    "binary search every complement in the sorted list",
+    "use a bitset over the bounded range of values",
+    "divide and conquer over halves of the input",
+    "a brute-force double loop, simple and obviously right",
+    "stream the input once through a counting dictionary",
+    "build a balanced tree and query each complement",
+    "bucket the values by their remainder modulo the target",
+    "precompute prefix counts, then look each value up",
+    "a trie over the binary digits of every value",
+    "randomised hashing with a fallback exact check",
+)
+
+
+def phase_of(body: dict[str, Any]) -> tuple[int, str]:
+    """The arena phase a request belongs to (round, name), read from its prompts."""
+    users = [str(m.get("content", "")) for m in body["messages"] if m.get("role") == "user"]
+    last = users[-1] if users else ""
+    rounds = sum("Critique each of them" in text for text in users)
+    if "consensus judge" in last:
+        return rounds, "verify"
+    if "Critique each of them" in last:
+        return rounds, "evaluate"
+    if "REVISED solution" in last:
+        return rounds, "revise"
+    return 0, "solve"
+
+
+def answer(body: dict[str, Any], rounds: int) -> str:
+    """The reply of agent `body["model"]` (m0, m1, ...) in the arena's format."""
+    index = int(str(body.get("model", "m0")).lstrip("m") or 0)
+    approach = APPROACHES[index % len(APPROACHES)] + f" (variant {index})"
+    r, phase = phase_of(body)
+    if phase == "solve":
+        return SOLUTION.format(text=f"I would {approach}.", dis="None.")
+    if phase == "evaluate":
+        return "Strengths: clear. Weaknesses: a different approach from mine. Errors: none."
+    if phase == "revise":
+        return SOLUTION.format(
+            text=f"Still: {approach}, revised in round {r}.",
+            dis=f"I still prefer to {approach}.",
+        )
+    if r >= rounds:
+        return VERDICT.format(decision="CONSENSUS", score=9, left=0)
+    return VERDICT.format(decision="CONTINUE", score=5, left=1)
+
+
+@dataclass
+class Call:
+    arrived: float
+    answered: float
+    phase: tuple[int, str]
+
+
+class ChatServer(ThreadingHTTPServer):
+    """A loopback OpenAI-compatible chat server that sleeps `latency` per request and logs each
+    request's lifetime and phase."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.latency = 0.0
+        self.rounds = 1
+        self.calls: list[Call] = []
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers
+    server: ChatServer
+
+    def do_POST(self) -> None:
+        arrived = time.perf_counter()
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        if self.server.latency:
+            time.sleep(self.server.latency)
+        text = answer(body, self.server.rounds)
+        data = json.dumps(
+            {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion",
+                "created": 1,
+                "model": body.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": text},
+                    }
+                ],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 40, "total_tokens": 140},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        with self.server.lock:
+            self.server.calls.append(Call(arrived, time.perf_counter(), phase_of(body)))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def waves(calls: list[Call]) -> int:
+    """Waves of requests in flight together (see the module docstring)."""
+    ordered = sorted(calls, key=lambda c: c.arrived)
+    count, index = 0, 0
+    while index < len(ordered):
+        count += 1
+        ends = ordered[index].answered
+        index += 1
+        while index < len(ordered) and ordered[index].arrived < ends:
+            index += 1
+    return count
+
+
+def critical_path(calls: list[Call]) -> float:
+    longest: dict[tuple[int, str], float] = {}
+    for call in calls:
+        longest[call.phase] = max(longest.get(call.phase, 0.0), call.answered - call.arrived)
+    return sum(longest.values())
+
+
+@dataclass
+class Run:
+    agents: int
+    rounds: int
+    latency: float
+    wall: float
+    exit: float
+    first: float
+    waves: int
+    ideal: int
+    critical: float
+    outcome: str
+
+
+def moot_command() -> list[str]:
+    script = Path(sys.executable).parent / "moot"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from moot.cli import main; main()"]
+
+
+def run_once(server: ChatServer, home: Path, agents: int, rounds: int, latency: float) -> Run:
+    server.latency, server.rounds, server.calls = latency, rounds, []
+    argv = [*moot_command(), "run", "Count the pairs that sum to a target.", "--seed", "1"]
+    argv += ["--rounds", str(rounds)]
+    for index in range(agents):
+        argv += ["--models", f"openai-compat:{server.url}#m{index}"]
+    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPATH": str(ROOT / "src")}
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
+    assert process.stdout is not None
+    wall, outcome = float("nan"), "no outcome line"
+    for line in process.stdout:
+        if line.startswith("Session "):
+            wall = time.perf_counter() - started
+            outcome = line.split(": ", 2)[1] if line.count(": ") >= 2 else line.strip()
+            break
+    process.stdout.read()
+    process.wait(timeout=300)
+    ended = time.perf_counter() - started
+    calls = list(server.calls)
+    first = min((c.arrived for c in calls), default=float("nan")) - started
+    return Run(
+        agents,
+        rounds,
+        latency,
+        wall,
+        ended,
+        first,
+        waves(calls),
+        1 + 3 * rounds,
+        critical_path(calls),
+        outcome,
+    )
+
+
+def describe(run: Run) -> str:
+    ratio = f"{run.wall / run.critical:.2f}" if run.latency else "-"
+    return (
+        f"agents {run.agents:>2}  rounds {run.rounds}  latency {run.latency * 1000:>3.0f} ms:  "
+        f"wall {run.wall:.2f}s (exit {run.exit:.2f}s)  first {run.first:.2f}s  "
+        f"waves {run.waves}/{run.ideal}  critical {run.critical:.2f}s  ratio {ratio}  "
+        f"over {run.wall - run.critical:.2f}s  [{run.outcome}]"
+    )
+
+
+def targets(runs: list[Run]) -> list[str]:
+    def verdict(value: float, limit: float) -> str:
+        return f"{value:.2f} (target <= {limit:.2f}: {'met' if value <= limit else 'MISSED'})"
+
+    lines = []
+    for run in runs:
+        if run.agents == 3 and run.rounds == 1 and run.latency:
+            lines.append(f"over, 3 agents 1 round: {verdict(run.wall - run.critical, 0.3)}")
+        if run.agents == 3 and run.rounds == 3 and run.latency:
+            lines.append(f"ratio, 3 agents 3 rounds: {verdict(run.wall / run.critical, 1.15)}")
+    firsts = sorted(r.first for r in runs if r.agents == 3)
+    if firsts:
+        first = verdict(firsts[len(firsts) // 2], 0.25)
+        lines.append(f"first request, 3 agents, median of {len(firsts)} runs: {first}")
+    extra = [f"{r.agents}x{r.rounds}: {r.waves}/{r.ideal}" for r in runs if r.latency]
+    missed = [r for r in runs if r.latency and r.waves != r.ideal]
+    state = "all ideal" if not missed else "MISSED"
+    lines.append(f"waves with latency: {state} ({', '.join(extra)})")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 agents only")
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds (default 0.3)")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="moot-bench-process-"))
+    server = ChatServer()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    runs = []
+    try:
+        run_once(server, home, 3, 1, 0.0)  # warm the disk cache: one run not measured
+        for agents in (3,) if args.quick else (3, 6, 12):
+            for rounds in (1, 3):
+                for latency in (0.0, args.latency):
+                    run = run_once(server, home, agents, rounds, latency)
+                    runs.append(run)
+                    print(describe(run), flush=True)
+        for line in targets(runs):
+            print(line)
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
