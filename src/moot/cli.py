@@ -101,14 +101,26 @@ def _say(text: str) -> None:
     click.echo(terminal_safe(text))
 
 
-def _finish(run: RunResult, quiet: bool) -> NoReturn:
+def _shown(face: Face, quiet: bool) -> Callable[[RunResult], None]:
+    """What the library calls the moment the outcome is known, before it writes the reports:
+    the face's live view ends, and the outcome is printed (and flushed)."""
+
+    def show(run: RunResult) -> None:
+        face.__exit__(None, None, None)  # the live view stops before the outcome prints
+        _show(run, quiet)
+        sys.stdout.flush()
+
+    return show
+
+
+def _show(run: RunResult, quiet: bool) -> None:
     result = run.result
     if quiet:  # the answer alone; with no answer (a deadlock, a pause), the outcome line
         if result.final_answer:
             _say(result.final_answer)
         else:
             _say(f"{result.status.replace('_', ' ')}: {result.how}")
-        _exit(run.exit_code)
+        return
     click.echo("")
     _say(f"Session {run.session_id}: {result.status.replace('_', ' ')}: {result.how}")
     if result.trust:
@@ -125,7 +137,6 @@ def _finish(run: RunResult, quiet: bool) -> NoReturn:
     click.echo(f"Web page: {run.folder / 'report.html'}")
     if run.message and run.message != result.how:
         _say(run.message)
-    _exit(run.exit_code)
 
 
 def _code_lines(result: Any) -> None:
@@ -412,8 +423,14 @@ def run(
     )
     _projection_gate(plan, task, dry_run)
     with _face(quiet, json_logs, reveal) as face:
-        finished = start(task, plan, subscribers=[face], chooser=_chooser(face))
-    _finish(finished, quiet)
+        finished = start(
+            task,
+            plan,
+            subscribers=[face],
+            chooser=_chooser(face),
+            on_outcome=_shown(face, quiet),
+        )
+    _exit(finished.exit_code)
 
 
 def _chooser(face: Face) -> Any:
@@ -446,9 +463,13 @@ def resume(
     limits = _limit_overrides(max_cost, max_tokens, timeout)
     with _face(quiet, json_logs, reveal) as face:
         finished = resume_session(
-            session_id, limits=limits, subscribers=[face], chooser=_chooser(face)
+            session_id,
+            limits=limits,
+            subscribers=[face],
+            chooser=_chooser(face),
+            on_outcome=_shown(face, quiet),
         )
-    _finish(finished, quiet)
+    _exit(finished.exit_code)
 
 
 @cli.command()

@@ -34,9 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Endpoint", "origin", "pool_size", "warm"]
 
-# The vendor SDKs' own defaults (their DEFAULT_CONNECTION_LIMITS): the engine limits calls.
-MAX_CONNECTIONS = 1000
-MAX_KEEPALIVE = 100
+# Connections open at once to one endpoint from this process, whatever the number of agents
+# and sessions (`moot batch`) on it: a request beyond waits for a free connection, within its
+# call's timeout. Above the engine's default of 32 calls at once, so a single run never waits
+# here; a batch of sessions on one server does, instead of flooding it.
+MAX_CONNECTIONS = 64
+MAX_KEEPALIVE = 64
 
 _SSL_LOCK = threading.Lock()
 _ssl_context: ssl.SSLContext | None = None
