@@ -11,12 +11,15 @@ should its server redirect to https, the request is refused rather than sent unv
 https endpoints share one default SSL context per process, which `warm()` can build in a
 worker thread ahead of the first call.
 
-httpx2 is imported on first use, so creating a model costs no import; `warm()` pays it early.
+httpx2 is imported on first use, so creating a model costs no import; `warm()` pays it early,
+with what httpx2 itself imports late (httpcore2 when a client is made, anyio's backend on the
+first connection).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import weakref
 from collections.abc import Hashable
@@ -64,9 +67,15 @@ def default_ssl_context() -> ssl.SSLContext:
 
 
 def warm(url: str) -> None:
-    """Do ahead of time what the first call to `url` needs: import httpx2 and, for https,
-    load the certificate bundle. Blocking; meant for a worker thread."""
+    """Do ahead of time what the first call to `url` needs: import httpx2, the connection
+    pool it imports when a client is made (httpcore2) and the async backend that pool loads on
+    its first connection; for https, load the certificate bundle. Blocking; meant for a worker
+    thread, where it overlaps the session's own set-up (its fsyncs release the GIL)."""
+    import httpcore2  # noqa: F401
     import httpx2  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # httpcore2's own business: it may change backend
+        import anyio._backends._asyncio  # noqa: F401
 
     if urlparse(url).scheme == "https":
         default_ssl_context()

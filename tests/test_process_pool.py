@@ -1,0 +1,69 @@
+"""Waves and connections against a real loopback OpenAI-compatible server: with the default
+settings every ask of a phase starts at once (12 agents: 4 waves for one round, not 7), all of
+them through one shared pool; and the pool's connection limit keeps one endpoint from being
+flooded, however many agents call it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from moot.api import start
+from moot.config import EngineConfig
+from moot.models import http
+from moot.models.base import create_model
+from moot.plan import load_config
+from moot.types import Message, Request
+from tests.arena_server import ChatServer, in_flight, waves
+
+
+@pytest.fixture
+def server() -> Iterator[ChatServer]:
+    made = ChatServer()
+    thread = threading.Thread(target=made.serve_forever, daemon=True)
+    thread.start()
+    yield made
+    made.shutdown()
+    made.server_close()
+
+
+def test_the_default_lets_32_agents_ask_at_once() -> None:
+    assert EngineConfig().concurrency == 32
+
+
+def test_twelve_agents_ask_every_phase_at_once_through_one_pool(server: ChatServer) -> None:
+    server.latency = 0.2
+    agents = [{"model": f"openai-compat:{server.url}#m{index}"} for index in range(12)]
+    run = start("Count the pairs.", load_config(None, {"agents": agents, "seed": 1}, rounds=1))
+    assert run.result.status == "consensus"
+    # solve, evaluate, revise (12 asks each) and verify (1): four waves, the ideal.
+    assert len(server.calls) == 37
+    assert waves(server.calls) == 4
+    assert in_flight(server.calls) == 12
+    # One pool for the twelve agents: its connections carry every later phase.
+    assert len({call.peer for call in server.calls}) <= 12
+
+
+def test_one_endpoint_gets_no_more_connections_than_its_pool_allows(
+    server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http, "MAX_CONNECTIONS", 3)
+    monkeypatch.setattr(http, "MAX_KEEPALIVE", 3)
+    server.latency = 0.1
+    models = [create_model(f"openai-compat:{server.url}#m{index}") for index in range(8)]
+    request = Request(messages=(Message(role="user", content="Task: count the pairs."),))
+
+    async def ask_all() -> list[bool]:
+        try:
+            done = await asyncio.gather(*(model.complete(request) for model in models))
+        finally:
+            for model in models:
+                await model.aclose()
+        return [completion.ok for completion in done]
+
+    assert asyncio.run(ask_all()) == [True] * 8  # the rest waited for a free connection
+    assert in_flight(server.calls) == 3
+    assert len({call.peer for call in server.calls}) == 3
