@@ -1,6 +1,6 @@
 """What a whole `moot run` process costs beyond its models' time (issue 12).
 
-Run from the repository root:  python benchmarks/process.py [--quick]
+Run from the repository root:  python benchmarks/process.py [--quick] [--src OTHER/src]
 No network, no keys, no weights. The benchmark serves an OpenAI-compatible chat API of its own on
 loopback (tests/arena_server.py, a thread in this process; every request sleeps the configured
 latency, then answers in the arena's format), runs `moot run` against it as a subprocess
@@ -74,13 +74,16 @@ def moot_command() -> list[str]:
     return [sys.executable, "-c", "from moot.cli import main; main()"]
 
 
-def run_once(server: ChatServer, home: Path, agents: int, rounds: int, latency: float) -> Run:
+def run_once(
+    server: ChatServer, home: Path, src: Path, agents: int, rounds: int, latency: float
+) -> Run:
+    """One `moot run` of the moot in `src` (a source tree) against `server`."""
     server.latency, server.rounds, server.calls = latency, rounds, []
     argv = [*moot_command(), "run", "Count the pairs that sum to a target.", "--seed", "1"]
     argv += ["--rounds", str(rounds)]
     for index in range(agents):
         argv += ["--models", f"openai-compat:{server.url}#m{index}"]
-    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPATH": str(src)}
     # As an installed moot: its modules' bytecode cached (the first, unmeasured run writes it,
     # outside the checkout), not compiled from source on every start.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -150,17 +153,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 agents only")
     parser.add_argument("--latency", type=float, default=0.3, help="seconds (default 0.3)")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=ROOT / "src",
+        help="the moot source tree to run (default: this checkout's; another: a before/after)",
+    )
     args = parser.parse_args()
+    src = args.src.resolve()
     home = Path(tempfile.mkdtemp(prefix="moot-bench-process-"))
     server = ChatServer()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     runs = []
     try:
-        run_once(server, home, 3, 1, 0.0)  # not measured: warms the disk and bytecode caches
+        run_once(server, home, src, 3, 1, 0.0)  # not measured: warms the disk and bytecode caches
         for agents in (3,) if args.quick else (3, 6, 12):
             for rounds in (1, 3):
                 for latency in (0.0, args.latency):
-                    run = run_once(server, home, agents, rounds, latency)
+                    run = run_once(server, home, src, agents, rounds, latency)
                     runs.append(run)
                     print(describe(run), flush=True)
         for line in targets(runs):
