@@ -67,3 +67,9 @@ def test_one_endpoint_gets_no_more_connections_than_its_pool_allows(
     assert asyncio.run(ask_all()) == [True] * 8  # the rest waited for a free connection
     assert in_flight(server.calls) == 3
     assert len({call.peer for call in server.calls}) == 3
+
+
+def test_agents_on_one_provider_share_one_warm_up_thread(server: ChatServer) -> None:
+    models = [create_model(f"openai-compat:{server.url}#m{index}") for index in range(12)]
+    threads = {id(getattr(model, "_warming", None)) for model in models}
+    assert len(threads) == 1 and getattr(models[0], "_warming", None) is not None

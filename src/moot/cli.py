@@ -227,11 +227,11 @@ def _takes_rounds(protocol: str | None) -> bool:
 def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     """--dry-run prints the projection and exits 0; a projection above the session's max_cost
     asks for confirmation on a terminal and refuses otherwise (exit 1)."""
-    from moot.projection import estimate, render
-
     limit = plan.config.limits.max_cost
     if not dry_run and limit is None:
         return
+    from moot.projection import estimate, render
+
     projected = estimate(plan, task)
     if dry_run:
         if projected is None:

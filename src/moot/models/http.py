@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     import httpx2
 
-__all__ = ["Endpoint", "origin", "pool_size", "warm"]
+__all__ = ["Endpoint", "origin", "pool_size", "warm", "warm_in_background"]
 
 # Connections open at once to one endpoint from this process, whatever the number of agents
 # and sessions (`moot batch`) on it: a request beyond waits for a free connection, within its
@@ -79,6 +79,31 @@ def warm(url: str) -> None:
 
     if urlparse(url).scheme == "https":
         default_ssl_context()
+
+
+_WARMING: dict[str, threading.Thread] = {}
+_WARMING_LOCK = threading.Lock()
+
+
+def warm_in_background(url: str) -> threading.Thread:
+    """`warm(url)` in a worker thread, started once per scheme in this process: twelve agents
+    on one server start one thread (and wait for one to start), not twelve."""
+    scheme = urlparse(url).scheme
+    with _WARMING_LOCK:
+        thread = _WARMING.get(scheme)
+        if thread is None:
+            # Not a daemon: an interpreter exiting mid-import could crash (as Provider.prepare).
+            thread = threading.Thread(
+                target=_warm_quietly, args=(url,), name=f"moot-warm-{scheme}", daemon=False
+            )
+            _WARMING[scheme] = thread
+            thread.start()
+        return thread
+
+
+def _warm_quietly(url: str) -> None:
+    with contextlib.suppress(Exception):  # the first call does the same work, and reports it
+        warm(url)
 
 
 @dataclass
