@@ -99,6 +99,9 @@ class ChatServer(ThreadingHTTPServer):
         self.rounds = 1
         self.calls: list[Call] = []
         self.lock = threading.Lock()
+        # model name -> how many of its requests to refuse first with 429 and this Retry-After
+        self.rate_limited: dict[str, int] = {}
+        self.retry_after = "5"
 
     @property
     def url(self) -> str:
@@ -117,6 +120,13 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
         if self.server.latency:
             time.sleep(self.server.latency)
+        with self.server.lock:
+            refused = self.server.rate_limited.get(str(body.get("model")), 0) > 0
+            if refused:
+                self.server.rate_limited[str(body.get("model"))] -= 1
+        if refused:
+            self._rate_limited()
+            return
         text = answer(body, self.server.rounds)
         data = json.dumps(
             {
@@ -144,6 +154,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.calls.append(
                 Call(arrived, time.perf_counter(), phase_of(body), self.client_address[1])
             )
+
+    def _rate_limited(self) -> None:
+        error = {"error": {"message": "Rate limit reached", "type": "requests", "code": None}}
+        data = json.dumps(error).encode()
+        self.send_response(429)
+        self.send_header("content-type", "application/json")
+        self.send_header("retry-after", self.server.retry_after)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

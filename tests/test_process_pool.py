@@ -73,3 +73,19 @@ def test_agents_on_one_provider_share_one_warm_up_thread(server: ChatServer) -> 
     models = [create_model(f"openai-compat:{server.url}#m{index}") for index in range(12)]
     threads = {id(getattr(model, "_warming", None)) for model in models}
     assert len(threads) == 1 and getattr(models[0], "_warming", None) is not None
+
+
+def test_a_rate_limited_agent_waits_as_long_as_the_server_asks(server: ChatServer) -> None:
+    server.rate_limited = {"m1": 1}
+    server.retry_after = "7"
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    agents = [{"model": f"openai-compat:{server.url}#m{index}"} for index in range(3)]
+    plan = load_config(None, {"agents": agents, "seed": 1}, rounds=1)
+    run = start("Count the pairs.", plan, sleep=sleep)
+    assert run.result.status == "consensus"
+    assert waits and min(waits) >= 7.0  # Retry-After, not the engine's own shorter backoff
+    assert server.rate_limited == {"m1": 0}
