@@ -6,6 +6,11 @@ replay(ref)           recompute the outcome from the journal alone (zero model c
 
 Each resolves which protocol runs (its record), hands the engine the participants and the
 protocol's run function (`engine.lifecycle`), and writes the reports once the run has ended.
+
+The outcome is known before the reports are written: `on_outcome(run)` is called with it first
+(the CLI prints it there), then report.md and report.html are rendered. By then result.json and
+the journal are on disk, so a process killed in between loses nothing: `moot show` and
+`moot export` build the reports from them.
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ from moot.engine.store import SessionFolder, atomic_write, find_session, session
 from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model
 from moot.plan import Plan, load_config, participants, resolve
-from moot.report import write_reports
 from moot.result import Result, exit_code_for
 from moot.types import Event, EventKind, estimate_tokens
 
@@ -55,6 +59,9 @@ class RunResult:
     exit_code: int
     message: str | None = None
     model_calls: int = 0
+
+
+OnOutcome = Callable[[RunResult], None]
 
 
 @dataclass(frozen=True)
@@ -104,9 +111,11 @@ def start(
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
     chooser: Chooser | None = None,
+    on_outcome: OnOutcome | None = None,
 ) -> RunResult:
     """Create a session for `task` and run it to its end, a limit, or an interruption.
-    `chooser` reads a human's choice (default: standard input)."""
+    `chooser` reads a human's choice (default: standard input); `on_outcome` is called with
+    the outcome before the reports are written."""
     opened = _open_new(task, config, root)
     lock = opened.folder.acquire()
     try:
@@ -114,7 +123,7 @@ def start(
         ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep, chooser))
     finally:
         lock.release()
-    return _reported(ended)
+    return _reported(ended, on_outcome)
 
 
 async def start_async(
@@ -126,6 +135,7 @@ async def start_async(
     sleep: Sleep = asyncio.sleep,
     chooser: Chooser | None = None,
     on_created: Callable[[Path], None] | None = None,
+    on_outcome: OnOutcome | None = None,
 ) -> RunResult:
     """`start` on the caller's event loop (many sessions in one loop: `moot batch`); the caller
     handles signals by cancelling the task. `on_created(folder)` runs once the session's
@@ -139,7 +149,7 @@ async def start_async(
         ended = await _run(opened, subscribers, sleep, chooser)
     finally:
         lock.release()
-    return _reported(ended)
+    return _reported(ended, on_outcome)
 
 
 @dataclass(frozen=True)
@@ -242,9 +252,10 @@ def run(
     return start(task, plan).result
 
 
-def _reported(ended: Ended) -> RunResult:
-    write_reports(ended.folder, ended.result, ended.events)
-    return RunResult(
+def _reported(ended: Ended, on_outcome: OnOutcome | None = None) -> RunResult:
+    """The run's result, shown through `on_outcome` before its reports are rendered (the
+    slowest part of the end of a run, and one that result.json and the journal can redo)."""
+    run = RunResult(
         ended.folder.id,
         ended.folder.path,
         ended.result,
@@ -252,6 +263,18 @@ def _reported(ended: Ended) -> RunResult:
         ended.message,
         ended.model_calls,
     )
+    try:
+        if on_outcome is not None:
+            on_outcome(run)
+    finally:
+        _write_reports(ended.folder, ended.result, ended.events)
+    return run
+
+
+def _write_reports(folder: SessionFolder, result: Result, events: list[Event]) -> None:
+    from moot.report import write_reports  # imported late: not needed before the outcome
+
+    write_reports(folder, result, events)
 
 
 def _reopen(meta: dict[str, Any]) -> tuple[Plan, list[Agent]]:
@@ -275,18 +298,20 @@ def resume(
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
     chooser: Chooser | None = None,
+    on_outcome: OnOutcome | None = None,
 ) -> RunResult:
-    """Continue a session; `limits` (for example {"max_cost": 5}) raises its budgets."""
+    """Continue a session; `limits` (for example {"max_cost": 5}) raises its budgets.
+    `on_outcome` as for `start`."""
     folder = lifecycle.current_format(find_session(ref, root))
     lock = folder.acquire()
     try:
         opened = _open_old(folder, limits)
         if opened is None:
-            return _already_finished(folder)
+            return _already_finished(folder, on_outcome)
         ended = lifecycle.run_sync(lambda: _run(opened, subscribers, sleep, chooser))
     finally:
         lock.release()
-    return _reported(ended)
+    return _reported(ended, on_outcome)
 
 
 async def resume_async(
@@ -297,6 +322,7 @@ async def resume_async(
     root: Path | None = None,
     sleep: Sleep = asyncio.sleep,
     chooser: Chooser | None = None,
+    on_outcome: OnOutcome | None = None,
 ) -> RunResult:
     """`resume` on the caller's event loop (see `start_async`)."""
     folder = lifecycle.current_format(find_session(ref, root))
@@ -304,11 +330,11 @@ async def resume_async(
     try:
         opened = _open_old(folder, limits)
         if opened is None:  # the replay runs a loop of its own: not on the caller's
-            return await asyncio.to_thread(_already_finished, folder)
+            return await asyncio.to_thread(_already_finished, folder, on_outcome)
         ended = await _run(opened, subscribers, sleep, chooser)
     finally:
         lock.release()
-    return _reported(ended)
+    return _reported(ended, on_outcome)
 
 
 def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened | None:
@@ -330,20 +356,29 @@ def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened |
     return _Opened(folder, journal, plan, config, agents, cache)
 
 
-def _already_finished(folder: SessionFolder) -> RunResult:
+def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None) -> RunResult:
     """Nothing to run: rebuild the outputs from the journal (they may have been lost)."""
     report = replay(folder.id, root=folder.path.parent)
-    if report.identical is not True:
-        journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
-        atomic_write(folder.result_json, report.result.to_json())
-        write_reports(folder, report.result, journal.events)
-    return RunResult(
+    run = RunResult(
         folder.id,
         folder.path,
         report.result,
         exit_code_for(report.result.status),
         f"session {folder.id} had already finished; nothing was asked",
     )
+    rebuild = report.identical is not True or not (
+        folder.report_md.exists() and folder.report_html.exists()
+    )
+    if report.identical is not True:
+        atomic_write(folder.result_json, report.result.to_json())
+    try:
+        if on_outcome is not None:
+            on_outcome(run)
+    finally:
+        if rebuild:  # a run killed after its outcome, before its reports, left none
+            journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
+            _write_reports(folder, report.result, journal.events)
+    return run
 
 
 def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:

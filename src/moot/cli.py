@@ -129,14 +129,26 @@ def _say(text: str) -> None:
     click.echo(terminal_safe(text))
 
 
-def _finish(run: RunResult, quiet: bool) -> NoReturn:
+def _shown(face: Face, quiet: bool) -> Callable[[RunResult], None]:
+    """What the library calls the moment the outcome is known, before it writes the reports:
+    the face's live view ends, and the outcome is printed (and flushed)."""
+
+    def show(run: RunResult) -> None:
+        face.__exit__(None, None, None)  # the live view stops before the outcome prints
+        _show(run, quiet)
+        sys.stdout.flush()
+
+    return show
+
+
+def _show(run: RunResult, quiet: bool) -> None:
     result = run.result
     if quiet:  # the answer alone; with no answer (a deadlock, a pause), the outcome line
         if result.final_answer:
             _say(result.final_answer)
         else:
             _say(f"{result.status.replace('_', ' ')}: {result.how}")
-        _exit(run.exit_code)
+        return
     click.echo("")
     _say(f"Session {run.session_id}: {result.status.replace('_', ' ')}: {result.how}")
     if result.trust:
@@ -153,7 +165,6 @@ def _finish(run: RunResult, quiet: bool) -> NoReturn:
     click.echo(f"Web page: {run.folder / 'report.html'}")
     if run.message and run.message != result.how:
         _say(run.message)
-    _exit(run.exit_code)
 
 
 def _code_lines(result: Any) -> None:
@@ -249,11 +260,11 @@ def _takes_rounds(protocol: str | None) -> bool:
 def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     """--dry-run prints the projection and exits 0; a projection above the session's max_cost
     asks for confirmation on a terminal and refuses otherwise (exit 1)."""
-    from moot.projection import estimate, render
-
     limit = plan.config.limits.max_cost
     if not dry_run and limit is None:
         return
+    from moot.projection import estimate, render
+
     projected = estimate(plan, task)
     if dry_run:
         if projected is None:
@@ -461,8 +472,14 @@ def run(
     )
     _projection_gate(plan, task, dry_run)
     with _with_tmux(_face(quiet, json_logs, reveal), tmux) as face:
-        finished = start(task, plan, subscribers=[face], chooser=_chooser(face))
-    _finish(finished, quiet)
+        finished = start(
+            task,
+            plan,
+            subscribers=[face],
+            chooser=_chooser(face),
+            on_outcome=_shown(face, quiet),
+        )
+    _exit(finished.exit_code)
 
 
 def _chooser(face: Face) -> Any:
@@ -498,9 +515,13 @@ def resume(
     tmux = _tmux(display)
     with _with_tmux(_face(quiet, json_logs, reveal), tmux) as face:
         finished = resume_session(
-            session_id, limits=limits, subscribers=[face], chooser=_chooser(face)
+            session_id,
+            limits=limits,
+            subscribers=[face],
+            chooser=_chooser(face),
+            on_outcome=_shown(face, quiet),
         )
-    _finish(finished, quiet)
+    _exit(finished.exit_code)
 
 
 @cli.command()

@@ -98,7 +98,9 @@ class EngineConfig(_Strict):
     """How calls are made: concurrency, the retry policy, and the size caps on what goes in
     (the task) and what comes back (a reply)."""
 
-    concurrency: int = Field(default=8, ge=1, le=256, description="model calls at once")
+    # 32: every ask of a phase starts at once for up to 32 agents; one endpoint is kept from a
+    # flood by its shared connection pool (moot/models/http.py) and by Retry-After.
+    concurrency: int = Field(default=32, ge=1, le=256, description="model calls at once")
     attempts: int = Field(default=3, ge=1, le=100, description="tries per call, first included")
     backoff_initial: float = Field(default=1.0, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)

@@ -11,12 +11,15 @@ should its server redirect to https, the request is refused rather than sent unv
 https endpoints share one default SSL context per process, which `warm()` can build in a
 worker thread ahead of the first call.
 
-httpx2 is imported on first use, so creating a model costs no import; `warm()` pays it early.
+httpx2 is imported on first use, so creating a model costs no import; `warm()` pays it early,
+with what httpx2 itself imports late (httpcore2 when a client is made, anyio's backend on the
+first connection).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import weakref
 from collections.abc import Hashable
@@ -32,11 +35,14 @@ if TYPE_CHECKING:
 
     import httpx2
 
-__all__ = ["Endpoint", "origin", "pool_size", "warm"]
+__all__ = ["Endpoint", "origin", "pool_size", "warm", "warm_in_background"]
 
-# The vendor SDKs' own defaults (their DEFAULT_CONNECTION_LIMITS): the engine limits calls.
-MAX_CONNECTIONS = 1000
-MAX_KEEPALIVE = 100
+# Connections open at once to one endpoint from this process, whatever the number of agents
+# and sessions (`moot batch`) on it: a request beyond waits for a free connection, within its
+# call's timeout. Above the engine's default of 32 calls at once, so a single run never waits
+# here; a batch of sessions on one server does, instead of flooding it.
+MAX_CONNECTIONS = 64
+MAX_KEEPALIVE = 64
 
 _SSL_LOCK = threading.Lock()
 _ssl_context: ssl.SSLContext | None = None
@@ -61,12 +67,43 @@ def default_ssl_context() -> ssl.SSLContext:
 
 
 def warm(url: str) -> None:
-    """Do ahead of time what the first call to `url` needs: import httpx2 and, for https,
-    load the certificate bundle. Blocking; meant for a worker thread."""
+    """Do ahead of time what the first call to `url` needs: import httpx2, the connection
+    pool it imports when a client is made (httpcore2) and the async backend that pool loads on
+    its first connection; for https, load the certificate bundle. Blocking; meant for a worker
+    thread, where it overlaps the session's own set-up (its fsyncs release the GIL)."""
+    import httpcore2  # noqa: F401
     import httpx2  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # httpcore2's own business: it may change backend
+        import anyio._backends._asyncio  # noqa: F401
 
     if urlparse(url).scheme == "https":
         default_ssl_context()
+
+
+_WARMING: dict[str, threading.Thread] = {}
+_WARMING_LOCK = threading.Lock()
+
+
+def warm_in_background(url: str) -> threading.Thread:
+    """`warm(url)` in a worker thread, started once per scheme in this process: twelve agents
+    on one server start one thread (and wait for one to start), not twelve."""
+    scheme = urlparse(url).scheme
+    with _WARMING_LOCK:
+        thread = _WARMING.get(scheme)
+        if thread is None:
+            # Not a daemon: an interpreter exiting mid-import could crash (as Provider.prepare).
+            thread = threading.Thread(
+                target=_warm_quietly, args=(url,), name=f"moot-warm-{scheme}", daemon=False
+            )
+            _WARMING[scheme] = thread
+            thread.start()
+        return thread
+
+
+def _warm_quietly(url: str) -> None:
+    with contextlib.suppress(Exception):  # the first call does the same work, and reports it
+        warm(url)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec
 from moot.models.classify import classify_status, retry_after_seconds
-from moot.models.http import Endpoint, warm
+from moot.models.http import Endpoint, warm, warm_in_background
 from moot.models.keys import read_key
 from moot.models.network_guard import guard_network, is_loopback_url
 from moot.models.pricing import Pricer
@@ -154,6 +154,10 @@ class OpenAIChatModel(Provider):
 
     def warm_up(self) -> None:
         warm(self.base_url)
+
+    def prepare(self) -> None:
+        # One warm-up thread per process and scheme, shared by every agent on this provider.
+        self._warming = warm_in_background(self.base_url)
 
     async def send(self, request: Request, timeout: float) -> Reply:
         while True:

@@ -1,0 +1,185 @@
+"""What a whole `moot run` process costs beyond its models' time (issue 12).
+
+Run from the repository root:  python benchmarks/process.py [--quick] [--src OTHER/src]
+No network, no keys, no weights. The benchmark serves an OpenAI-compatible chat API of its own on
+loopback (tests/arena_server.py, a thread in this process; every request sleeps the configured
+latency, then answers in the arena's format), runs `moot run` against it as a subprocess
+(the `moot` script next to this interpreter, importing moot from this checkout) with 3, 6 and
+12 agents for 1 and 3 rounds at 0 and 300 ms latency, one run each, and prints one line per run.
+Each agent is its own model name on the server (`#m0`, `#m1`, ...): the agents differ in their
+first answers and in every revision, so the debate runs every round, and the judge says
+CONSENSUS in the last round and CONTINUE before it. Under a temporary MOOT_HOME, removed at
+the end.
+
+Per run, from the server's log of each request (when it arrived, when its answer was sent, and
+the arena phase its prompt belongs to: solve, then per round evaluate, revise, verify):
+
+wall        seconds from spawning the process to its outcome line on stdout (what the user waits
+            for); `exit` is the same to the end of the process (reports written).
+first       seconds from spawning the process to the first request arriving at the server.
+waves       how many waves of requests the server saw: taking requests in order of arrival, a
+            wave starts with the first request not yet in one and holds every later request
+            that arrived before that one was answered (they were in flight together). The ideal
+            is the number of phases: 1 + 3 per round.
+critical    the critical path: the sum over the run's phases of the longest server-side
+            lifetime of a request of that phase (latency plus the server's own handling). It is
+            what the run needs if every ask of a phase starts at once and nothing else costs
+            time: the part of the wall time that only faster models could cut.
+ratio       wall / critical (none at 0 ms latency, where the critical path is about 0).
+over        wall - critical: moot's own cost per process (interpreter start included).
+
+Targets (issue 12): over <= 0.3 s for 3 agents, 1 round, 300 ms; ratio <= 1.15 for 3 agents,
+3 rounds, 300 ms; first <= 0.25 s for 3 agents; waves equal to the ideal at 300 ms for up to 32
+agents. The machine is shared and noisy: one run each, figures to read, not to gate on. A missed
+target is printed, never raised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.arena_server import ChatServer, critical_path, waves  # noqa: E402
+
+
+@dataclass
+class Run:
+    agents: int
+    rounds: int
+    latency: float
+    wall: float
+    exit: float
+    first: float
+    waves: int
+    ideal: int
+    critical: float
+    outcome: str
+
+
+def moot_command() -> list[str]:
+    script = Path(sys.executable).parent / "moot"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from moot.cli import main; main()"]
+
+
+def run_once(
+    server: ChatServer, home: Path, src: Path, agents: int, rounds: int, latency: float
+) -> Run:
+    """One `moot run` of the moot in `src` (a source tree) against `server`."""
+    server.latency, server.rounds, server.calls = latency, rounds, []
+    argv = [*moot_command(), "run", "Count the pairs that sum to a target.", "--seed", "1"]
+    argv += ["--rounds", str(rounds)]
+    for index in range(agents):
+        argv += ["--models", f"openai-compat:{server.url}#m{index}"]
+    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPATH": str(src)}
+    # As an installed moot: its modules' bytecode cached (the first, unmeasured run writes it,
+    # outside the checkout), not compiled from source on every start.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(home / "pycache")
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
+    assert process.stdout is not None
+    wall, outcome = float("nan"), "no outcome line"
+    for line in process.stdout:
+        if line.startswith("Session "):
+            wall = time.perf_counter() - started
+            outcome = line.split(": ", 2)[1] if line.count(": ") >= 2 else line.strip()
+            break
+    process.stdout.read()
+    process.wait(timeout=300)
+    ended = time.perf_counter() - started
+    calls = list(server.calls)
+    first = min((c.arrived for c in calls), default=float("nan")) - started
+    return Run(
+        agents,
+        rounds,
+        latency,
+        wall,
+        ended,
+        first,
+        waves(calls),
+        1 + 3 * rounds,
+        critical_path(calls),
+        outcome,
+    )
+
+
+def describe(run: Run) -> str:
+    ratio = f"{run.wall / run.critical:.2f}" if run.latency else "-"
+    return (
+        f"agents {run.agents:>2}  rounds {run.rounds}  latency {run.latency * 1000:>3.0f} ms:  "
+        f"wall {run.wall:.2f}s (exit {run.exit:.2f}s)  first {run.first:.2f}s  "
+        f"waves {run.waves}/{run.ideal}  critical {run.critical:.2f}s  ratio {ratio}  "
+        f"over {run.wall - run.critical:.2f}s  [{run.outcome}]"
+    )
+
+
+def targets(runs: list[Run]) -> list[str]:
+    def verdict(value: float, limit: float) -> str:
+        return f"{value:.2f} (target <= {limit:.2f}: {'met' if value <= limit else 'MISSED'})"
+
+    lines = []
+    for run in runs:
+        if run.agents == 3 and run.rounds == 1 and run.latency:
+            lines.append(f"over, 3 agents 1 round: {verdict(run.wall - run.critical, 0.3)}")
+        if run.agents == 3 and run.rounds == 3 and run.latency:
+            lines.append(f"ratio, 3 agents 3 rounds: {verdict(run.wall / run.critical, 1.15)}")
+    firsts = sorted(r.first for r in runs if r.agents == 3)
+    if firsts:
+        first = verdict(firsts[len(firsts) // 2], 0.25)
+        lines.append(f"first request, 3 agents, median of {len(firsts)} runs: {first}")
+    extra = [f"{r.agents}x{r.rounds}: {r.waves}/{r.ideal}" for r in runs if r.latency]
+    missed = [r for r in runs if r.latency and r.waves != r.ideal]
+    state = "all ideal" if not missed else "MISSED"
+    lines.append(f"waves with latency: {state} ({', '.join(extra)})")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 agents only")
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds (default 0.3)")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=ROOT / "src",
+        help="the moot source tree to run (default: this checkout's; another: a before/after)",
+    )
+    args = parser.parse_args()
+    src = args.src.resolve()
+    home = Path(tempfile.mkdtemp(prefix="moot-bench-process-"))
+    server = ChatServer()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    runs = []
+    try:
+        run_once(server, home, src, 3, 1, 0.0)  # not measured: warms the disk and bytecode caches
+        for agents in (3,) if args.quick else (3, 6, 12):
+            for rounds in (1, 3):
+                for latency in (0.0, args.latency):
+                    run = run_once(server, home, src, agents, rounds, latency)
+                    runs.append(run)
+                    print(describe(run), flush=True)
+        for line in targets(runs):
+            print(line)
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
