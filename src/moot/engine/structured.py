@@ -1,11 +1,5 @@
 """The structured-output ladder: parse, re-ask once quoting the problem, else mark invalid.
 
-A reply decoded under a JSON schema by a model that enforces it (constrained decoding, as the
-embedded model does) is not re-asked: its format cannot be wrong, so its problem is content (an
-echo, a template fragment), and the same model on the same conversation writes it again
-(measured on the embedded 135M model: one re-ask in seven gave a usable answer, each costing as
-much as the first ask). It is marked invalid at once.
-
 Parsing always runs on recorded text, so a parser fixed between a crash and a resume applies to
 answers already paid for, with no new call.
 """
@@ -65,7 +59,7 @@ async def ask_parsed(
         return Parsed(parse(completion.text), completion, conversation)
     except FormatError as first:
         problem = str(first)
-    if not reask or (json_schema is not None and s.enforces_schema(alias)):
+    if not reask:
         return Parsed(None, completion, conversation, problem=problem)
     follow_up = Message(
         role="user",

@@ -38,10 +38,13 @@ from moot.types import FailureKind, Request, Usage
 
 __all__ = ["DEFAULT_MAX_TOKENS", "LlamaModel", "LocalModel", "find_smollm2"]
 
-DEFAULT_MAX_TOKENS = 160  # the 135M default rambles past this: longer replies only cost time
-# SmolLM2's model card samples at 0.2: at llama.cpp's 0.8 the 135M model wanders off the task
-# within a sentence (template echoes, invented dates). A config's temperature overrides it.
-DEFAULT_TEMPERATURE = 0.2
+# The 135M model rambles, but its JSON answers (solutions, verdicts) need room: at 160 tokens
+# they were cut mid-string and the verdicts failed to parse.
+DEFAULT_MAX_TOKENS = 320
+# llama.cpp's default. At SmolLM2's model-card 0.2 the three agents' first answers were echoes
+# of the task ("The Sky Blue") in most default runs, so the demonstration ended before any
+# deliberation. A config's temperature overrides it.
+DEFAULT_TEMPERATURE = 0.8
 DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
 START_TIMEOUT = 300.0  # loading a GGUF takes a second; a busy machine may take much longer
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
