@@ -51,6 +51,20 @@ def complete(spec: str, request: Request) -> Completion:
     return asyncio.run(once())
 
 
+def test_a_file_that_is_not_a_gguf_is_refused_in_one_line_before_any_session(
+    tmp_path: Path,
+) -> None:
+    """The runtime would die on it with a 12 KB native backtrace inside a session folder."""
+    fake = tmp_path / "fake.gguf"
+    fake.write_text("not a model\n")
+    home = tmp_path / "home"
+    spec = f"local:{fake}"
+    done = run_moot(["run", "q", "--models", spec, "--models", spec], home, tmp_path)
+    assert done.returncode == 1
+    assert "is not a GGUF model" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not (home / "sessions").exists() or not any((home / "sessions").iterdir())
+
+
 def test_gguf_is_found_without_importing_or_fetching_anything() -> None:
     path = local_files.find_smollm2(fetch=False)
     assert path.name == local_files.SMOLLM2_FILE and path.stat().st_size > 50_000_000

@@ -230,6 +230,21 @@ def _close_all() -> None:
         worker.close()
 
 
+def _check_gguf(path: Path, name: str) -> None:
+    """A file that is not a GGUF model is refused here, in one line, before any session exists:
+    the runtime would fail on it with a long native backtrace."""
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise ConfigError(f"local model file {name!r} cannot be read: {exc.strerror}") from exc
+    if magic != b"GGUF":
+        raise ConfigError(
+            f"local model file {name!r} is not a GGUF model (it does not start with the GGUF "
+            "header); give a path to a .gguf file or use local:smollm2"
+        )
+
+
 class LocalModel(Provider):
     """A GGUF model served by a worker process running mistral.rs (or llama.cpp). The worker
     enforces each ask's deadline itself (`guards_timeout` off); a local call costs nothing."""
@@ -247,6 +262,7 @@ class LocalModel(Provider):
                     f"local model file {spec.name!r} does not exist; give a path to a .gguf file "
                     "or use local:smollm2"
                 )
+            _check_gguf(path, spec.name)
         options = settings.options
         n_ctx = int(options.get("n_ctx", DEFAULT_CONTEXT))
         # One compute thread per two cores by default: on a small shared machine more threads
