@@ -275,6 +275,10 @@ def test_export_writes_the_page_anywhere(
 ) -> None:
     run = start("What is 6 times 7?", two_rounds().config())
     target = tmp_path / "out" / "deliberation.html"
+    # a folder that does not exist is refused, not created (a typo must not make folders)
+    code, _, err = moot(capsys, "export", run.session_id, "--html", str(target))
+    assert code == 1 and "does not exist" in err and not target.parent.exists()
+    target.parent.mkdir()
     code, out, _ = moot(capsys, "export", run.session_id, "--html", str(target), "--md",
                         str(tmp_path / "r.md"))  # fmt: skip
     assert code == 0 and str(target) in out

@@ -702,8 +702,9 @@ def export(session_id: str | None, html_path: Path | None, md_path: Path | None)
     view = load_view(folder)
     for path, text in ((html_path, html_for(view)), (md_path, render_markdown(view))):
         if path is not None:
+            if not path.parent.is_dir():  # a typo in the path must not become new folders
+                _fail(f"cannot write {path}: the folder {path.parent} does not exist; create it")
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
             except OSError as exc:
                 _fail(f"cannot write {path}: {exc.strerror or exc}")
