@@ -74,7 +74,7 @@ def test_config_file_problems_are_all_listed(
     assert code == 1
     for path in ("colour", "arena.max_rounds", "limits.max_cost", "agents.0.temperature"):
         assert path in err
-    assert "4 problem(s)" in err
+    assert "4 problems" in err
 
 
 def test_unreadable_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -193,7 +193,7 @@ def test_validate_names_an_unknown_provider_like_any_problem(
         "[arena]\nmax_round = 2\n"
     )
     code, out, _ = moot(capsys, "validate", str(path))
-    assert code == 1 and "2 problem(s)" in out
+    assert code == 1 and "2 problems" in out
     assert "agents.0.model: unknown model provider 'openia'" in out
     assert "did you mean 'openai'" in out
     assert "arena.max_round: unknown key; did you mean 'max_rounds'?" in out

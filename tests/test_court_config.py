@@ -68,13 +68,13 @@ def test_a_config_with_ten_mistakes_reports_every_one_at_once(
     ]
     paths = [line.strip().split(":")[0] for line in out.splitlines()[1:]]
     assert sorted(paths) == sorted(expected)
-    assert f"{len(expected)} problem(s)" in out.splitlines()[0]
+    assert f"{len(expected)} problems" in out.splitlines()[0]
     assert "at least 3 judges" in out and "allow_external_paths" in out
     assert "'full_history', 'last_round' or 'last_round_with_self'" in out
 
     # `moot run` refuses it with the same list
     code, _, err = moot(capsys, "run", "task", "--config", str(path))
-    assert code == 1 and f"{len(expected)} problem(s)" in err
+    assert code == 1 and f"{len(expected)} problems" in err
 
 
 def test_a_valid_court_config_says_valid_in_every_format(

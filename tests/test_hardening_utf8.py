@@ -42,7 +42,7 @@ def test_validate_lists_a_config_that_is_not_utf8(
     code, out, err = moot_cli(capsys, "validate", str(path))
     assert code == 1
     assert "Traceback" not in out + err
-    assert f"{path}: 1 problem(s)" in out
+    assert f"{path}: 1 problem" in out
     assert f"is not valid UTF-8 (byte {offset}" in out and "save it as UTF-8" in out
 
 

@@ -30,7 +30,7 @@ def test_a_always_winning_converges_after_k_passes_with_its_artifacts() -> None:
     assert run.exit_code == 0, run.message
     result = run.result
     assert result.final_answer == INITIAL and result.rounds == 2
-    assert "converged after 2 pass(es)" in result.how
+    assert "converged after 2 passes" in result.how
     history = [(h["pass"], h["winner"], h["streak"]) for h in result.details["history"]]
     assert history == [(1, "A", 1), (2, "A", 2)]
     # Borda: 3 judges, 2 points for first place: A 6, AB 3, B 0

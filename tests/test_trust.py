@@ -134,7 +134,7 @@ def test_a_judges_score_and_verify_commands_are_the_evidence() -> None:
         "judged consensus (Agent C, score 9/10) among the 2 valid agents; Agent C failed; "
         "1 of 2 checks failed"
     )
-    assert "scored the convergence of the 2 valid agents' solutions 9/10." in statement
+    assert "scored the convergence of the solutions of the 2 valid agents 9/10." in statement
     assert statement.endswith("Verify commands: 1 of 2 passed.")
 
 

@@ -37,6 +37,7 @@ from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model
 from moot.plan import Plan, load_config, participants, resolve
 from moot.result import Result, exit_code_for
+from moot.text import plural
 from moot.types import Event, EventKind, estimate_tokens
 
 __all__ = [
@@ -210,7 +211,7 @@ def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> 
         problems = record.check(plan.config.model_dump(mode="json"), Path.cwd())
         if problems:
             listed = "\n  ".join(problems)
-            raise ConfigError(f"the config has {len(problems)} problem(s):\n  {listed}")
+            raise ConfigError(f"the config has {plural(len(problems), 'problem')}:\n  {listed}")
     if root is None and record.sessions_root is not None:
         root = record.sessions_root(options)
     seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)

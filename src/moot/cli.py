@@ -814,7 +814,9 @@ def validate(file: Path) -> None:
     except ConfigError as exc:  # unreadable, not UTF-8, or not parseable: one problem
         plan, problems = None, [str(exc)]
     if plan is None:
-        click.echo(f"{file}: {len(problems)} problem(s)")
+        from moot.text import plural
+
+        click.echo(f"{file}: {plural(len(problems), 'problem')}")
         for line in problems:
             click.echo(f"  {line}")
         sys.exit(1)

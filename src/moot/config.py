@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from moot.errors import ConfigError
+from moot.text import plural
 from moot.types import ModelSettings, parse_spec
 
 __all__ = [
@@ -224,7 +225,8 @@ def problem_lines(
     lines = []
     for item in error.errors():
         path = ".".join(str(part) for part in (prefix, *item["loc"]) if part != "")
-        message = item["msg"]
+        # pydantic prefixes a validator's own message with its error type; the message is ours
+        message = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "extra_forbidden" and item["loc"]:
             close = difflib.get_close_matches(str(item["loc"][-1]), sorted(known), n=1)
             message = "unknown key" + (f"; did you mean {close[0]!r}?" if close else "")
@@ -242,7 +244,7 @@ def _field_names(model: type[BaseModel], depth: int = 0) -> set[str]:
 
 
 def format_validation_error(error: ValidationError, source: str) -> str:
-    lines = [f"{source} has {error.error_count()} problem(s):"]
+    lines = [f"{source} has {plural(error.error_count(), 'problem')}:"]
     lines += [f"  {line}" for line in problem_lines(error)]
     return "\n".join(lines)
 

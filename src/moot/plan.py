@@ -24,6 +24,7 @@ from moot.engine.session import Agent
 from moot.errors import ConfigError
 from moot.models.base import provider_info, providers
 from moot.protocols.record import ProtocolRecord
+from moot.text import plural
 
 __all__ = ["Plan", "check_config", "config_schema", "load_config", "participants", "resolve"]
 
@@ -44,7 +45,7 @@ def resolve(config: RunConfig) -> Plan:
     problems, plan = _resolve(config)
     if plan is None:
         listed = "\n".join(f"  {line}" for line in problems)
-        raise ConfigError(f"the config has {len(problems)} problem(s):\n{listed}")
+        raise ConfigError(f"the config has {plural(len(problems), 'problem')}:\n{listed}")
     return plan
 
 
@@ -243,7 +244,7 @@ def load_config(
     if plan is None:
         source = str(path) if path else "options"
         listed = "\n".join(f"  {line}" for line in problems)
-        raise ConfigError(f"{source} has {len(problems)} problem(s):\n{listed}")
+        raise ConfigError(f"{source} has {plural(len(problems), 'problem')}:\n{listed}")
     return plan
 
 

@@ -8,11 +8,16 @@ import re
 
 from moot.textsafe import strip_sequences
 
-__all__ = ["clean_text", "cut", "summarize"]
+__all__ = ["clean_text", "cut", "plural", "summarize"]
 
 # Category Cc (C0, DEL, C1) except tab and newline, and lone surrogates (Cs): one regex pass
 # instead of a per-character category lookup (reports of long sessions clean megabytes).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 agent`, `2 agents`; `many` where adding an s is wrong (`pass`, `passes`)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def clean_text(text: str) -> str:

@@ -122,6 +122,10 @@ def _plain(reason: str, limit: int = 200) -> str:
     return flat[:limit] + ("..." if len(flat) > limit else "")
 
 
+def _valid(count: int) -> str:
+    return "the 1 valid agent" if count == 1 else f"the {count} valid agents"
+
+
 def _share(quorum: float) -> str:
     return "half" if quorum == 0.5 else f"{quorum:.0%}"
 
@@ -129,25 +133,25 @@ def _share(quorum: float) -> str:
 def _head(evidence: Evidence | None, agreed: int, valid: int, started: int, dropped: bool) -> str:
     if isinstance(evidence, JudgeScore):
         head = f"judged consensus ({evidence.judge}, score {evidence.score}/{evidence.out_of})"
-        return head + (f" among the {valid} valid agents" if dropped else "")
+        return head + (f" among {_valid(valid)}" if dropped else "")
     if isinstance(evidence, JudgePanel):
         head = f"judge panel decision ({evidence.selected} of {evidence.judges} judges)"
-        return head + (f" among the positions of the {valid} valid agents" if dropped else "")
+        return head + (f" among the positions of {_valid(valid)}" if dropped else "")
     if agreed == started:
         return "unanimous"
     if not dropped:
         return f"supermajority: {agreed} of {started} agents"
     if agreed == valid:
-        return f"supermajority of the {valid} valid agents"
-    return f"supermajority: {agreed} of the {valid} valid agents"
+        return f"supermajority of {_valid(valid)}"
+    return f"supermajority: {agreed} of {_valid(valid)}"
 
 
 def _how(evidence: Evidence | None, agreed: int, started: int, valid: int) -> str:
     """The sentence saying what the consensus rests on."""
     if isinstance(evidence, JudgeScore):
         return (
-            f"{evidence.judge}, as judge, scored the convergence of the {valid} valid agents' "
-            f"solutions {evidence.score}/{evidence.out_of}."
+            f"{evidence.judge}, as judge, scored the convergence of the solutions of "
+            f"{_valid(valid)} {evidence.score}/{evidence.out_of}."
         )
     if isinstance(evidence, JudgePanel):
         return (
@@ -226,7 +230,15 @@ def assess(
             f"answer, and a quorum needs more than {_share(quorum)} of them."
         )
     else:
-        sentences.append(f"The {valid} valid agents of the {started} that started did not agree.")
+        if valid == 1:
+            sentences.append(
+                f"Only 1 of the {started} agents that started gave a valid answer: it had no one "
+                "to agree with."
+            )
+        else:
+            sentences.append(
+                f"The {valid} valid agents of the {started} that started did not agree."
+            )
         if isinstance(evidence, JudgeScore):
             sentences.append(
                 f"{evidence.judge}, as judge, scored their convergence "

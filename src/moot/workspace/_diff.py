@@ -7,6 +7,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot.text import plural
 from moot.workspace._git import git
 from moot.workspace._hunks import recount
 from moot.workspace._snapshot import snapshot_tree
@@ -42,7 +43,7 @@ class DiffStats:
     deletions: int = 0
 
     def __str__(self) -> str:
-        return f"{self.files} files, +{self.insertions} -{self.deletions}"
+        return f"{plural(self.files, 'file')}, +{self.insertions} -{self.deletions}"
 
 
 @dataclass(frozen=True)

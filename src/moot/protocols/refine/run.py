@@ -30,6 +30,7 @@ from moot.protocols.refine.cast import Cast, cast_pass
 from moot.protocols.refine.judging import judge_pass
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.summary import describe_round
+from moot.text import plural
 from moot.types import Message, Outcome, Step
 
 __all__ = ["run"]
@@ -221,13 +222,15 @@ def _outcome(st: _State) -> Outcome:
     changes = sum(1 for r in st.rounds if r["winner"] != "A")
     if converged:
         how = (
-            f"converged after {passes} pass(es): the incumbent won {k} pass(es) in a row "
-            f"({changes} revision(s) adopted)"
+            f"converged after {plural(passes, 'pass', 'passes')}: the incumbent won "
+            f"{plural(k, 'pass', 'passes')} in a row "
+            f"({plural(changes, 'revision')} adopted)"
         )
     else:
         how = (
-            f"not converged in {passes} pass(es): the incumbent's streak is {st.streak} of {k} "
-            f"({changes} revision(s) adopted); the final output is the last incumbent"
+            f"not converged in {plural(passes, 'pass', 'passes')}: the incumbent's streak is "
+            f"{st.streak} of {k} ({plural(changes, 'revision')} adopted); the final output is "
+            "the last incumbent"
         )
     return Outcome(
         protocol="refine",
