@@ -119,7 +119,7 @@ def test_judges_split_for_every_round_is_a_deadlock_with_exit_two() -> None:
     run = start("Which database?", court.config(max_agent_rounds=2, max_judge_rounds=2))
     assert run.exit_code == 2 and run.result.status == "no_consensus"
     assert run.result.final_answer == ""
-    assert "deadlock" in run.result.how and "2 judge round(s)" in run.result.how
+    assert "deadlock" in run.result.how and "2 judge rounds" in run.result.how
     out = output(run)
     assert out["session"]["phases"] == ["init", "agent_debate", "judge_evaluation", "deadlock"]
     assert out["finalVerdict"]["source"] == "deadlock" and out["judgePanel"]["final"] is None

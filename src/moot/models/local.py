@@ -41,6 +41,10 @@ __all__ = ["DEFAULT_MAX_TOKENS", "LlamaModel", "LocalModel", "find_smollm2"]
 # The 135M model rambles, but its JSON answers (solutions, verdicts) need room: at 160 tokens
 # they were cut mid-string and the verdicts failed to parse.
 DEFAULT_MAX_TOKENS = 320
+# Free text (critiques) has no such need, and past this the 135M model only rambles; its long
+# critiques were the slowest part of a default run twice over, generated and then read back as
+# the quoted critiques every agent revises from.
+DEFAULT_TEXT_MAX_TOKENS = 160
 # llama.cpp's default. At SmolLM2's model-card 0.2 the three agents' first answers were echoes
 # of the task ("The Sky Blue") in most default runs, so the demonstration ended before any
 # deliberation. A config's temperature overrides it.
@@ -297,7 +301,9 @@ class LocalModel(Provider):
             temperature = DEFAULT_TEMPERATURE
         return {
             "messages": [m.model_dump() for m in request.messages],
-            "max_tokens": request.max_tokens or self.settings.max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": request.max_tokens
+            or self.settings.max_tokens
+            or (DEFAULT_TEXT_MAX_TOKENS if request.json_schema is None else DEFAULT_MAX_TOKENS),
             "temperature": temperature,
             "seed": request.seed,
             "json_schema": request.json_schema,

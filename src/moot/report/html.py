@@ -20,6 +20,7 @@ from moot.report.chart import score_chart, tally_chart
 from moot.report.code import code_html
 from moot.report.markdown import verdict_facts
 from moot.report.view import Round, SessionView, Turn, label
+from moot.text import plural
 
 __all__ = ["CSP", "html_for", "markdown_html"]
 
@@ -276,7 +277,7 @@ def html_for(view: SessionView) -> str:
     if view.warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in view.warnings)
         warnings = f'<section class="card"><h2>Warnings</h2><ul>{items}</ul></section>'
-    rounds_text = f"{view.rounds_done} round(s)"
+    rounds_text = plural(view.rounds_done, "round")
     if view.max_rounds and view.rounds_done <= view.max_rounds:
         rounds_text += f" of {view.max_rounds}"
     return (

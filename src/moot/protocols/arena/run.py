@@ -38,7 +38,7 @@ from moot.errors import FormatError, ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
-from moot.text import cut
+from moot.text import cut, plural
 from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
 __all__ = ["describe_round", "run"]
@@ -542,7 +542,7 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     last = st.rounds[-1]
     score = last["convergence_score"]
     how = (
-        f"no consensus after {opts.max_rounds} round(s); last score "
+        f"no consensus after {plural(opts.max_rounds, 'round')}; last score "
         f"{score if score is not None else 'none (no valid verdict)'}"
     )
     last_score = JudgeScore(_label(judge), verdict.score) if verdict and judge else None

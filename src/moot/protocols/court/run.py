@@ -36,6 +36,7 @@ from moot.protocols.court.document import (
 from moot.protocols.court.options import CourtOptions
 from moot.protocols.court.panel import judge_positions, judge_round, record_judges
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
+from moot.text import plural
 from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
 __all__ = ["run"]
@@ -265,9 +266,9 @@ def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcom
     # for the record, the leading position: the judges' last leader, else the candidate
     leader = c.judge_rounds[-1].result.position_id if c.judge_rounds else None
     pid = leader or c.candidate or ""
-    how = f"deadlock: no consensus after {len(c.rounds)} agent round(s)"
+    how = f"deadlock: no consensus after {plural(len(c.rounds), 'agent round')}"
     if c.judge_rounds:
-        how += f" and {len(c.judge_rounds)} judge round(s)"
+        how += f" and {plural(len(c.judge_rounds), 'judge round')}"
     elif not panel:
         how += "; the judge panel is disabled"
     else:
