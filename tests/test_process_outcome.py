@@ -108,6 +108,7 @@ def test_a_kill_between_the_outcome_and_the_reports_loses_nothing(
     assert "consensus" in shown.stdout.lower() and "revised in round 1" in shown.stdout
 
     html, md = tmp_path / "out" / "report.html", tmp_path / "out" / "report.md"
+    html.parent.mkdir()
     exported = _moot("export", session_id, "--html", str(html), "--md", str(md), home=isolated)
     assert exported.returncode == 0, exported.stderr
     assert "revised in round 1" in md.read_text() and "<html" in html.read_text().lower()
