@@ -556,6 +556,53 @@ def test_apply_commits_only_the_change_when_asked(dirty_repo: Path, tmp_path: Pa
     ]
 
 
+def test_commit_holds_the_agents_change_and_none_of_the_users_uncommitted_lines(
+    clean_repo: Path, tmp_path: Path
+) -> None:
+    deep = clean_repo / "lib" / "deep.py"
+    original = deep.read_text()
+    deep.write_text(original + "def g():\n    return 'mine'\n")  # the user's, not committed
+    write(clean_repo / "staged.txt", "my staged edit\n")
+    sh(clean_repo, "add", "staged.txt")
+    repo, baseline, (a,) = start(clean_repo, tmp_path, ["a"])
+    agent_deep = a.path / "lib" / "deep.py"
+    agent_deep.write_text(agent_deep.read_text().replace("line 1\n", "LINE 1 by the agent\n"))
+    patch = worktree_change(a).patch
+
+    applied = apply_to_user_tree(repo, baseline, patch, commit_message="moot: a's change")
+
+    assert applied.commit == sh(clean_repo, "rev-parse", "HEAD").strip()
+    committed = sh(clean_repo, "show", "HEAD:lib/deep.py")
+    assert committed == original.replace("line 1\n", "LINE 1 by the agent\n")
+    assert "def g" not in sh(clean_repo, "show", "HEAD")
+    assert sh(clean_repo, "show", "--name-only", "--format=", "HEAD").split() == ["lib/deep.py"]
+    # The working file has both; the user's lines are still theirs, uncommitted.
+    assert deep.read_text().startswith("LINE 1 by the agent\n")
+    assert deep.read_text().endswith("def g():\n    return 'mine'\n")
+    assert sh(clean_repo, "diff", "--cached", "--name-only").split() == ["staged.txt"]
+    unstaged = sh(clean_repo, "diff", "lib/deep.py")
+    assert "+def g():" in unstaged and "agent" not in unstaged
+
+
+def test_commit_of_a_change_that_builds_on_uncommitted_lines_is_refused_untouched(
+    clean_repo: Path, tmp_path: Path
+) -> None:
+    deep = clean_repo / "lib" / "deep.py"
+    deep.write_text(deep.read_text() + "def g():\n    return 'mine'\n")
+    repo, baseline, (a,) = start(clean_repo, tmp_path, ["a"])
+    agent_deep = a.path / "lib" / "deep.py"
+    agent_deep.write_text(agent_deep.read_text().replace("'mine'", "'the agent's'"))
+    patch = worktree_change(a).patch
+    before = user_state(clean_repo)
+
+    with pytest.raises(WorkspaceError, match=r"builds on your uncommitted edits.*without --commit"):
+        apply_to_user_tree(repo, baseline, patch, commit_message="moot: a's change")
+
+    assert user_state(clean_repo) == before
+    applied = apply_to_user_tree(repo, baseline, patch)  # without --commit it applies
+    assert applied.commit is None and "'the agent's'" in deep.read_text()
+
+
 def test_apply_twice_and_a_rejected_commit_say_what_happened(
     dirty_repo: Path, tmp_path: Path
 ) -> None:
