@@ -698,3 +698,23 @@ def test_a_protocol_without_code_tasks_refuses_repo(repo: Path, agents_file: Pat
     assert done.returncode == 1
     assert "the court protocol does not run code tasks (--repo)" in done.stderr
     assert "arena" in done.stderr and "pick" in done.stderr
+
+
+def test_moot_run_from_inside_the_repository_keeps_its_folder_out_of_git(
+    repo: Path, agents_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the reviewer's setup: no MOOT_HOME, `moot run ... --repo .` in the repository itself
+    monkeypatch.delenv("MOOT_HOME")
+    monkeypatch.chdir(repo)
+    status = sh(repo, "status", "--porcelain", "--untracked-files=all")
+    spec = f"scripted:{agents_file}#good"
+    runs = [api.start(TASK, config([spec], repo, pick={"by": "none"}), sleep=no_sleep)]
+    runs.append(api.start(TASK, config([spec], repo, pick={"by": "none"}), sleep=no_sleep))
+    first, second = (r.folder for r in runs)
+    assert first.is_relative_to(repo / ".moot") and second.is_relative_to(repo / ".moot")
+    assert sh(repo, "status", "--porcelain", "--untracked-files=all") == status
+    baseline = f"refs/moot/{second.name}/baseline"
+    listed = sh(repo, "ls-tree", "-r", "--name-only", baseline).split()
+    assert not [p for p in listed if p.startswith(".moot")]
+    tree = second / "worktrees" / "agent_a"
+    assert not (tree / ".moot").exists() and (tree / "untracked.txt").exists()

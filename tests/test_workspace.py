@@ -266,6 +266,25 @@ def test_worktree_root_inside_the_repository_stays_invisible_to_git(
     assert not root.exists()
 
 
+def test_a_baseline_leaves_out_moot_sessions_inside_the_repository(
+    dirty_repo: Path, tmp_path: Path
+) -> None:
+    # an older moot left `.moot/sessions` in the repository, with no .gitignore of its own
+    write(dirty_repo / ".moot" / "sessions" / "earlier" / "events.jsonl", "{}\n")
+    folder = dirty_repo / ".moot" / "sessions" / SESSION
+    write(folder / "meta.json", "{}\n")
+    repo = open_repo(dirty_repo)
+    baseline = take_baseline(repo, SESSION, session_dir=folder)
+    listed = sh(dirty_repo, "ls-tree", "-r", "--name-only", baseline.commit).split()
+    assert "untracked.txt" in listed and not [p for p in listed if p.startswith(".moot")]
+    (tree,) = create_worktrees(repo, baseline, folder / "worktrees", ["a"])
+    assert not (tree.path / ".moot").exists()
+    # applying later leaves the sessions out of the user's state as well: no three-way needed
+    write(tree.path / "feature.py", "x = 1\n")
+    applied = apply_to_user_tree(repo, baseline, worktree_change(tree).patch)
+    assert not applied.three_way and (dirty_repo / "feature.py").read_text() == "x = 1\n"
+
+
 def test_create_is_idempotent_and_keeps_an_agents_work(dirty_repo: Path, tmp_path: Path) -> None:
     repo, baseline, trees = start(dirty_repo, tmp_path, ["a"])
     write(trees[0].path / "work.txt", "keep me\n")

@@ -24,6 +24,7 @@ from moot.workspace import (
     apply_patch,
     clean_session,
     create_worktrees,
+    hide_from_git,
     list_worktrees,
     load_baseline,
     open_repo,
@@ -155,6 +156,7 @@ class CodeWorkspace:
         baseline = load_baseline(repo, self.session)
         fresh = baseline is None
         if baseline is None:
+            self._hide_home(repo)
             baseline = take_baseline(repo, self.session, session_dir=self.folder)
         gone = set() if fresh else self.pruned()
         names = [a for a in aliases if a not in gone]
@@ -175,6 +177,14 @@ class CodeWorkspace:
             raise
         self._repo, self._baseline = repo, baseline
         self._trees = {t.alias: t for t in trees}
+
+    def _hide_home(self, repo: Repo) -> None:
+        """moot run from inside the repository puts `.moot/` there: make it ignore itself
+        (the whole `.moot` home, cache included; under another MOOT_HOME only the sessions
+        folder, the one part surely moot's) so `git status` stays clean."""
+        sessions = self.folder.resolve().parent
+        home = sessions.parent
+        hide_from_git(repo, home if home.name == ".moot" else sessions)
 
     def add(self, name: str) -> None:
         """One more worktree at the baseline, for a protocol's own candidate (refine's `b` and

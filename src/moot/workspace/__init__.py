@@ -67,6 +67,7 @@ from moot.workspace._worktrees import (
     clean_session,
     create_worktrees,
     find_strays,
+    hide_from_git,
     list_worktrees,
     remove_worktree,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "clean_session",
     "create_worktrees",
     "find_strays",
+    "hide_from_git",
     "list_worktrees",
     "load_baseline",
     "open_repo",

@@ -10,8 +10,9 @@ from pathlib import Path
 from moot.errors import WorkspaceError
 from moot.workspace._diff import DiffStats, diff_trees, normalize_patch
 from moot.workspace._git import MOOT_IDENTITY, git
+from moot.workspace._manifest import read_manifest
 from moot.workspace._repo import Repo
-from moot.workspace._snapshot import Baseline, snapshot_tree
+from moot.workspace._snapshot import Baseline, moot_folders, snapshot_tree
 
 __all__ = ["Applied", "apply_to_user_tree"]
 
@@ -174,7 +175,9 @@ def apply_to_user_tree(
     patched = _patched_tree(repo, baseline, data)
     if patched == baseline.tree:
         raise WorkspaceError("the change is empty: there is nothing to apply")
-    current, _ = snapshot_tree(repo.root, repo.index)
+    manifest = read_manifest(repo, baseline.session)
+    skip = moot_folders(repo, manifest.session_dir if manifest is not None else None)
+    current, _ = snapshot_tree(repo.root, repo.index, skip)
     three_way = current != baseline.tree
     target = _merge(repo, baseline, current, patched) if three_way else patched
     if target == current:
