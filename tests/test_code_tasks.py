@@ -718,3 +718,28 @@ def test_moot_run_from_inside_the_repository_keeps_its_folder_out_of_git(
     assert not [p for p in listed if p.startswith(".moot")]
     tree = second / "worktrees" / "agent_a"
     assert not (tree / ".moot").exists() and (tree / "untracked.txt").exists()
+
+
+def test_apply_of_an_agent_without_a_change_says_so(repo: Path, agents_file: Path) -> None:
+    specs = [f"scripted:{agents_file}#good", f"scripted:{agents_file}#stale"]
+    run = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    stale = by_spec(run)["stale"]
+    before = state(repo)
+    with pytest.raises(MootError) as failed:
+        apply_session(find_session(run.session_id), stale)
+    assert str(failed.value).startswith(
+        f"{stale} made no change (it failed: its diff did not apply"
+    )
+    assert str(failed.value).endswith("; nothing to apply")
+    assert state(repo) == before
+
+
+def test_apply_when_no_agent_has_a_change_suggests_none(repo: Path, agents_file: Path) -> None:
+    specs = [f"scripted:{agents_file}#stale", f"scripted:{agents_file}#stale"]
+    run = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    assert run.exit_code != 0
+    with pytest.raises(MootError) as failed:
+        apply_session(find_session(run.session_id))
+    message = str(failed.value)
+    assert f"no agent of session {run.session_id} made a change" in message
+    assert "--agent" not in message and "agent_a" not in message.split("change", 1)[1]
