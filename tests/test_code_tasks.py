@@ -743,3 +743,46 @@ def test_apply_when_no_agent_has_a_change_suggests_none(repo: Path, agents_file:
     message = str(failed.value)
     assert f"no agent of session {run.session_id} made a change" in message
     assert "--agent" not in message and "agent_a" not in message.split("change", 1)[1]
+
+
+def test_a_failed_session_removes_the_worktrees_that_hold_no_change(
+    repo: Path, agents_file: Path
+) -> None:
+    specs = [f"scripted:{agents_file}#stale", f"scripted:{agents_file}#stale"]
+    args = [MOOT, "run", TASK, "--protocol", "pick", "--pick", "none", "--seed", "3"]
+    for spec in specs:
+        args += ["--models", spec]
+    done = subprocess.run([*args, "--repo", str(repo)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    session = done.stdout.split("Session ", 1)[1].split(":", 1)[0]
+    assert "removed the worktrees that held no change (agent_a, agent_b)" in done.stdout
+    assert f"moot clean {session}" in done.stdout
+    assert len(sh(repo, "worktree", "list", "--porcelain").strip().split("\n\n")) == 1
+    assert sh(repo, "for-each-ref", "refs/heads/moot/") == ""
+    assert live_worktrees(find_session(session)) == 0
+    cleaned = clean(find_session(session))
+    assert cleaned.refs == (f"refs/moot/{session}/baseline",)
+
+
+def test_a_failed_session_keeps_a_worktree_whose_change_can_be_applied(
+    repo: Path, tmp_path: Path
+) -> None:
+    from moot.config import CodeSettings
+    from moot.engine.code import CodeWorkspace
+
+    folder = tmp_path / "session"
+    workspace = CodeWorkspace(CodeSettings(repo=str(repo)), "s1", folder)
+    workspace.prepare(["agent_a", "agent_b", "agent_c"])
+    (folder / "worktrees" / "agent_b" / "calc.py").write_text("def add(a, b):\n    return 0\n")
+    assert workspace.tidy("interrupted") is None  # a resume needs them all
+    assert workspace.tidy("no_consensus") is None  # a change exists: all stay, as before
+    note = workspace.tidy("failed")
+    assert note is not None and "held no change (agent_a, agent_c)" in note
+    assert "remain (agent_b): apply one with `moot apply s1 --agent agent_b`" in note
+    assert sorted(p.name for p in (folder / "worktrees").iterdir() if p.is_dir()) == ["agent_b"]
+    assert sh(repo, "for-each-ref", "--format=%(refname)", "refs/heads/moot/").split() == [
+        "refs/heads/moot/s1/agent_b"
+    ]
+    workspace.prepare(["agent_a", "agent_b", "agent_c"])  # a resume makes them again
+    assert (folder / "worktrees" / "agent_a" / "calc.py").read_text() == CALC
+    assert "return 0" in (folder / "worktrees" / "agent_b" / "calc.py").read_text()

@@ -163,8 +163,8 @@ def _show(run: RunResult, quiet: bool) -> None:
     cost = "unknown" if result.cost is None else f"${result.cost:.4f}"
     click.echo(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
     click.echo(f"Web page: {run.folder / 'report.html'}")
-    if run.message and run.message != result.how:
-        _say(run.message)
+    if run.message and run.message != result.how:  # (a note after the outcome's how)
+        _say(run.message.removeprefix(result.how).strip())
 
 
 def _code_lines(result: Any) -> None:

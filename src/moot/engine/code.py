@@ -32,6 +32,7 @@ from moot.workspace import (
     repo_context,
     save_patch,
     take_baseline,
+    worktree_change,
 )
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "CodeWorkspace",
     "VerifyRun",
     "check_repo",
+    "tidy_note",
     "worktree_root",
 ]
 
@@ -110,6 +112,22 @@ def worktree_root(settings: CodeSettings, session: str, folder: Path) -> Path:
     if settings.worktree_root:
         return Path(settings.worktree_root).expanduser().resolve() / session
     return folder / "worktrees"
+
+
+def tidy_note(session: str, removed: list[str], kept: list[str]) -> str | None:
+    """What `CodeWorkspace.tidy` did, and how to finish: apply or clean."""
+    parts = []
+    if removed:
+        parts.append(f"moot removed the worktrees that held no change ({', '.join(removed)})")
+    if kept:
+        first = kept[0]
+        parts.append(
+            f"worktrees with a change remain ({', '.join(kept)}): apply one with"
+            f" `moot apply {session} --agent {first}`, or remove them with `moot clean {session}`"
+        )
+    elif removed:
+        parts.append(f"`moot clean {session}` removes the session's last git ref")
+    return "; ".join(parts) + "." if parts else None
 
 
 @dataclass
@@ -205,6 +223,27 @@ class CodeWorkspace:
                 handle.write(name + "\n")
         remove_worktree(self._repo, self.session, name)
         self._trees.pop(name, None)
+
+    def tidy(self, status: str) -> str | None:
+        """After a run that ended (not paused or interrupted): when it failed, or no worktree
+        holds a change, remove the worktrees that hold none (their branches too), keeping those
+        whose change could still be applied. Not recorded as pruned: such a worktree equals
+        the baseline, so a resume makes it again as it was. Returns what to tell the user."""
+        if self._repo is None or status not in ("failed", "consensus", "no_consensus"):
+            return None
+        removed: list[str] = []
+        try:
+            ready = [t for t in list_worktrees(self._repo, self.session) if t.state == "ready"]
+            changed = {t.alias for t in ready if worktree_change(t).patch}
+            if status != "failed" and changed:
+                return None
+            for alias in (t.alias for t in ready if t.alias not in changed):
+                remove_worktree(self._repo, self.session, alias)
+                self._trees.pop(alias, None)
+                removed.append(alias)
+        except WorkspaceError as exc:  # the outcome stands; the worktrees stay for moot clean
+            return f"worktrees not tidied ({exc}); remove them with `moot clean {self.session}`"
+        return tidy_note(self.session, removed, sorted(changed))
 
     def _tree(self, alias: str) -> Worktree:
         tree = self._trees.get(alias)
