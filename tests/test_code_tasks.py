@@ -327,6 +327,12 @@ def test_judge_sees_both_verification_results_and_picks_the_passing_change(
     assert "+    return a + b" in prompt and "+    return a * b" in prompt
     assert run.result.details["winner"] == aliases["good"]
     assert run.exit_code == 0
+    good = "Agent " + aliases["good"].rsplit("_", 1)[-1].upper()
+    judge = f"scripted:{agents_file}#judge"
+    assert run.result.trust == (
+        f"A judge model ({judge}) chose {good}'s change; its verify commands passed 1/1."
+        " No other agent reviewed it."
+    )
     before = state(repo)["files"]
     done = apply_session(find_session(run.session_id))
     assert done.alias == aliases["good"]
@@ -786,3 +792,29 @@ def test_a_failed_session_keeps_a_worktree_whose_change_can_be_applied(
     workspace.prepare(["agent_a", "agent_b", "agent_c"])  # a resume makes them again
     assert (folder / "worktrees" / "agent_a" / "calc.py").read_text() == CALC
     assert "return 0" in (folder / "worktrees" / "agent_b" / "calc.py").read_text()
+
+
+def test_every_pick_outcome_says_how_far_to_trust_it_and_the_report_agrees(
+    repo: Path, agents_file: Path
+) -> None:
+    specs = [f"scripted:{agents_file}#{name}" for name in ("good", "wrong", "stale")]
+    chosen = api.start(TASK, config(specs, repo), sleep=no_sleep, chooser=choose_first)
+    aliases = by_spec(chosen)
+    first = sorted(a for a in aliases.values() if a != aliases["stale"])[0]
+    passed = "1/1" if first == aliases["good"] else "0/1"
+    label = "Agent " + first.rsplit("_", 1)[-1].upper()
+    stale = "Agent " + aliases["stale"].rsplit("_", 1)[-1].upper()
+    trust = chosen.result.trust
+    assert trust.startswith(f"A human chose {label}'s change; its verify commands passed {passed}.")
+    assert f"{stale} failed: its diff did not apply twice" in trust
+    report = (chosen.folder / "report.md").read_text()
+    assert f"**How far to trust it:** {trust}" in report
+    assert f"**Status:** Change chosen: you picked {label}" in report
+    assert f"**Chosen change:** {label}" in report and "Consensus" not in report
+    assert trust in (chosen.folder / "report.html").read_text().replace("&#x27;", "'")
+
+    none = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    assert none.result.trust.startswith("No change was chosen; 2 of the 3 agents made a usable")
+    report = (none.folder / "report.md").read_text()
+    assert "**Status:** No change chosen: no winner picked" in report
+    assert "**Chosen change:** none" in report and "Consensus" not in report

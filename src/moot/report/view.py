@@ -41,6 +41,10 @@ __all__ = [
     "summarize",
 ]
 
+# pick: the status says whether a change was chosen (its exit code stays that of consensus /
+# no consensus, so scripts see 0 for "a winner to apply" and 2 for "none chosen").
+PICK_STATUS_TEXT = {"consensus": "Change chosen", "no_consensus": "No change chosen"}
+
 STATUS_TEXT = {
     "consensus": "Consensus reached",
     "no_consensus": "No consensus",
@@ -165,7 +169,18 @@ class SessionView:
 
     @property
     def status_text(self) -> str:
+        if self.protocol == "pick" and self.status in PICK_STATUS_TEXT:
+            return PICK_STATUS_TEXT[self.status]  # a choice, not agents agreeing
         return STATUS_TEXT.get(self.status, self.status.replace("_", " ").capitalize())
+
+    @property
+    def decision(self) -> tuple[str, str]:
+        """The report's one-line decision: a pick's chosen change (nobody deliberated, so
+        "consensus" would mislead), else whether a consensus was reached."""
+        if self.protocol == "pick":
+            chosen = next((r.title for r in self.code if r.chosen), None)
+            return "Chosen change", chosen or "none"
+        return "Consensus", "Yes" if self.consensus else "No"
 
     @property
     def results(self) -> list[RoundSummary]:
