@@ -149,11 +149,18 @@ def _commit_change(repo: Repo, plan: _CommitPlan, message: str) -> str:
         env={"GIT_INDEX_FILE": str(plan.user_index), **literal},
     ).stdout.split(b"\0")
     staged = {e.split(b"\t", 1)[1]: e for e in entries if b"\t" in e}
-    lines = [
-        staged.get(path.encode(), b"0 " + b"0" * 40 + b"\t" + path.encode()) for path in plan.paths
-    ]
-    git(["update-index", "-z", "--index-info"], cwd=repo.root, input=b"\0".join(lines) + b"\0")
-    return git(["rev-parse", "HEAD"], cwd=repo.root).text
+    commit = git(["rev-parse", "HEAD"], cwd=repo.root).text
+    gone = b"0 " + b"0" * len(commit) + b"\t"  # mode 0: remove the entry (a deleted file)
+    lines = [staged.get(path.encode(), gone + path.encode()) for path in plan.paths]
+    try:
+        git(["update-index", "-z", "--index-info"], cwd=repo.root, input=b"\0".join(lines) + b"\0")
+    except WorkspaceError as exc:
+        raise WorkspaceError(
+            f"the change was committed as {commit[:12]}, but your index still holds the old"
+            f" version of {', '.join(plan.paths)} ({exc}); stage them as you want them"
+            " (`git add` or `git reset -- PATH`)"
+        ) from exc
+    return commit
 
 
 def apply_to_user_tree(
