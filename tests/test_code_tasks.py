@@ -327,6 +327,12 @@ def test_judge_sees_both_verification_results_and_picks_the_passing_change(
     assert "+    return a + b" in prompt and "+    return a * b" in prompt
     assert run.result.details["winner"] == aliases["good"]
     assert run.exit_code == 0
+    good = "Agent " + aliases["good"].rsplit("_", 1)[-1].upper()
+    judge = f"scripted:{agents_file}#judge"
+    assert run.result.trust == (
+        f"A judge model ({judge}) chose {good}'s change; its verify commands passed 1/1."
+        " No other agent reviewed it."
+    )
     before = state(repo)["files"]
     done = apply_session(find_session(run.session_id))
     assert done.alias == aliases["good"]
@@ -698,3 +704,117 @@ def test_a_protocol_without_code_tasks_refuses_repo(repo: Path, agents_file: Pat
     assert done.returncode == 1
     assert "the court protocol does not run code tasks (--repo)" in done.stderr
     assert "arena" in done.stderr and "pick" in done.stderr
+
+
+def test_moot_run_from_inside_the_repository_keeps_its_folder_out_of_git(
+    repo: Path, agents_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the reviewer's setup: no MOOT_HOME, `moot run ... --repo .` in the repository itself
+    monkeypatch.delenv("MOOT_HOME")
+    monkeypatch.chdir(repo)
+    status = sh(repo, "status", "--porcelain", "--untracked-files=all")
+    spec = f"scripted:{agents_file}#good"
+    runs = [api.start(TASK, config([spec], repo, pick={"by": "none"}), sleep=no_sleep)]
+    runs.append(api.start(TASK, config([spec], repo, pick={"by": "none"}), sleep=no_sleep))
+    first, second = (r.folder for r in runs)
+    assert first.is_relative_to(repo / ".moot") and second.is_relative_to(repo / ".moot")
+    assert sh(repo, "status", "--porcelain", "--untracked-files=all") == status
+    baseline = f"refs/moot/{second.name}/baseline"
+    listed = sh(repo, "ls-tree", "-r", "--name-only", baseline).split()
+    assert not [p for p in listed if p.startswith(".moot")]
+    tree = second / "worktrees" / "agent_a"
+    assert not (tree / ".moot").exists() and (tree / "untracked.txt").exists()
+
+
+def test_apply_of_an_agent_without_a_change_says_so(repo: Path, agents_file: Path) -> None:
+    specs = [f"scripted:{agents_file}#good", f"scripted:{agents_file}#stale"]
+    run = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    stale = by_spec(run)["stale"]
+    before = state(repo)
+    with pytest.raises(MootError) as failed:
+        apply_session(find_session(run.session_id), stale)
+    assert str(failed.value).startswith(
+        f"{stale} made no change (it failed: its diff did not apply"
+    )
+    assert str(failed.value).endswith("; nothing to apply")
+    assert state(repo) == before
+
+
+def test_apply_when_no_agent_has_a_change_suggests_none(repo: Path, agents_file: Path) -> None:
+    specs = [f"scripted:{agents_file}#stale", f"scripted:{agents_file}#stale"]
+    run = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    assert run.exit_code != 0
+    with pytest.raises(MootError) as failed:
+        apply_session(find_session(run.session_id))
+    message = str(failed.value)
+    assert f"no agent of session {run.session_id} made a change" in message
+    assert "--agent" not in message and "agent_a" not in message.split("change", 1)[1]
+
+
+def test_a_failed_session_removes_the_worktrees_that_hold_no_change(
+    repo: Path, agents_file: Path
+) -> None:
+    specs = [f"scripted:{agents_file}#stale", f"scripted:{agents_file}#stale"]
+    args = [MOOT, "run", TASK, "--protocol", "pick", "--pick", "none", "--seed", "3"]
+    for spec in specs:
+        args += ["--models", spec]
+    done = subprocess.run([*args, "--repo", str(repo)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    session = done.stdout.split("Session ", 1)[1].split(":", 1)[0]
+    assert "removed the worktrees that held no change (agent_a, agent_b)" in done.stdout
+    assert f"moot clean {session}" in done.stdout
+    assert len(sh(repo, "worktree", "list", "--porcelain").strip().split("\n\n")) == 1
+    assert sh(repo, "for-each-ref", "refs/heads/moot/") == ""
+    assert live_worktrees(find_session(session)) == 0
+    cleaned = clean(find_session(session))
+    assert cleaned.refs == (f"refs/moot/{session}/baseline",)
+
+
+def test_a_failed_session_keeps_a_worktree_whose_change_can_be_applied(
+    repo: Path, tmp_path: Path
+) -> None:
+    from moot.config import CodeSettings
+    from moot.engine.code import CodeWorkspace
+
+    folder = tmp_path / "session"
+    workspace = CodeWorkspace(CodeSettings(repo=str(repo)), "s1", folder)
+    workspace.prepare(["agent_a", "agent_b", "agent_c"])
+    (folder / "worktrees" / "agent_b" / "calc.py").write_text("def add(a, b):\n    return 0\n")
+    assert workspace.tidy("interrupted") is None  # a resume needs them all
+    assert workspace.tidy("no_consensus") is None  # a change exists: all stay, as before
+    note = workspace.tidy("failed")
+    assert note is not None and "held no change (agent_a, agent_c)" in note
+    assert "remain (agent_b): apply one with `moot apply s1 --agent agent_b`" in note
+    assert sorted(p.name for p in (folder / "worktrees").iterdir() if p.is_dir()) == ["agent_b"]
+    assert sh(repo, "for-each-ref", "--format=%(refname)", "refs/heads/moot/").split() == [
+        "refs/heads/moot/s1/agent_b"
+    ]
+    workspace.prepare(["agent_a", "agent_b", "agent_c"])  # a resume makes them again
+    assert (folder / "worktrees" / "agent_a" / "calc.py").read_text() == CALC
+    assert "return 0" in (folder / "worktrees" / "agent_b" / "calc.py").read_text()
+
+
+def test_every_pick_outcome_says_how_far_to_trust_it_and_the_report_agrees(
+    repo: Path, agents_file: Path
+) -> None:
+    specs = [f"scripted:{agents_file}#{name}" for name in ("good", "wrong", "stale")]
+    chosen = api.start(TASK, config(specs, repo), sleep=no_sleep, chooser=choose_first)
+    aliases = by_spec(chosen)
+    first = sorted(a for a in aliases.values() if a != aliases["stale"])[0]
+    passed = "1/1" if first == aliases["good"] else "0/1"
+    label = "Agent " + first.rsplit("_", 1)[-1].upper()
+    stale = "Agent " + aliases["stale"].rsplit("_", 1)[-1].upper()
+    trust = chosen.result.trust
+    assert trust.startswith(f"A human chose {label}'s change; its verify commands passed {passed}.")
+    assert f"{stale} failed: its diff did not apply twice" in trust
+    report = (chosen.folder / "report.md").read_text()
+    assert f"**How far to trust it:** {trust}" in report
+    assert f"**Status:** Change chosen: you picked {label}" in report
+    assert f"**Chosen change:** {label}" in report and "Consensus" not in report
+    assert trust in (chosen.folder / "report.html").read_text().replace("&#x27;", "'")
+
+    none = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    assert none.result.trust.startswith("No change was chosen; 2 of the 3 agents made a usable")
+    report = (none.folder / "report.md").read_text()
+    assert "**Status:** No change chosen: no winner picked" in report
+    assert "**Chosen change:** none" in report and "Consensus" not in report

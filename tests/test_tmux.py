@@ -8,9 +8,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,6 +46,16 @@ print("I fixed add().")
 @pytest.fixture(autouse=True)
 def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base.git_env.__wrapped__(tmp_path, monkeypatch)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def sockets(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """tmux's sockets in a folder of this test's own (short: a socket path has ~100 bytes),
+    never the machine's /tmp/tmux-<uid>."""
+    folder = Path(tempfile.mkdtemp(prefix="mt", dir="/tmp"))
+    monkeypatch.setenv("TMUX_TMPDIR", str(folder))
+    yield folder / f"tmux-{os.getuid()}"
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -95,7 +108,7 @@ def _wait_for(check: object, seconds: float = 15) -> bool:
 
 
 def test_each_cli_agent_gets_a_pane_and_its_answer_is_journaled_as_without_tmux(
-    tmp_path: Path, repo: Path
+    tmp_path: Path, repo: Path, sockets: Path
 ) -> None:
     process, hold, _ = _start(tmp_path, repo)
     folder = find_session(None)
@@ -115,8 +128,9 @@ def test_each_cli_agent_gets_a_pane_and_its_answer_is_journaled_as_without_tmux(
     _, err = process.communicate(timeout=120)
     assert process.returncode == 2, err  # finished; no winner picked (by = none)
     assert f"tmux -L {socket} attach" in err.decode()
-    # the server and its log files are gone
+    # the server, its socket file and its log files are gone
     assert _tmux(socket, "list-sessions").returncode != 0
+    assert sockets.is_dir() and not (sockets / socket).exists()
     assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"moot-tmux-{folder.id}-*"))
     # what is journaled is the agent's stdout, as without tmux (stderr stays out)
     events = [json.loads(line) for line in folder.events.read_text().splitlines()]
@@ -176,3 +190,33 @@ def test_without_tmux_a_clear_error_names_the_install_command(tmp_path: Path) ->
     assert "--display tmux needs tmux, which is not installed" in done.stderr
     assert "apt-get install tmux" in done.stderr
     assert not (tmp_path / "moot-home" / "sessions").exists()
+
+
+def test_doctor_prune_removes_moot_tmux_sockets_whose_server_is_gone(
+    tmp_path: Path, sockets: Path
+) -> None:
+    sockets.mkdir(mode=0o700)
+    listening = []
+    for name in ("moot-20261123-000000-aaaaaa", "moot-20261123-000000-bbbbbb", "other"):
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(sockets / name))
+        server.listen()
+        listening.append(server)
+    listening[0].close()  # a server that is gone: its socket file stays, as tmux leaves it
+    listening[2].close()  # gone too, but not moot's
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [base.MOOT, "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "1 tmux socket(s) of moot sessions whose server is gone" in done.stdout, done.stdout
+    pruned = subprocess.run(
+        [base.MOOT, "doctor", "--prune"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "removed 1 stale tmux socket(s)" in pruned.stdout, pruned.stdout + pruned.stderr
+    assert sorted(p.name for p in sockets.iterdir()) == ["moot-20261123-000000-bbbbbb", "other"]
+    listening[1].close()

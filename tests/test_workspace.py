@@ -266,6 +266,25 @@ def test_worktree_root_inside_the_repository_stays_invisible_to_git(
     assert not root.exists()
 
 
+def test_a_baseline_leaves_out_moot_sessions_inside_the_repository(
+    dirty_repo: Path, tmp_path: Path
+) -> None:
+    # an older moot left `.moot/sessions` in the repository, with no .gitignore of its own
+    write(dirty_repo / ".moot" / "sessions" / "earlier" / "events.jsonl", "{}\n")
+    folder = dirty_repo / ".moot" / "sessions" / SESSION
+    write(folder / "meta.json", "{}\n")
+    repo = open_repo(dirty_repo)
+    baseline = take_baseline(repo, SESSION, session_dir=folder)
+    listed = sh(dirty_repo, "ls-tree", "-r", "--name-only", baseline.commit).split()
+    assert "untracked.txt" in listed and not [p for p in listed if p.startswith(".moot")]
+    (tree,) = create_worktrees(repo, baseline, folder / "worktrees", ["a"])
+    assert not (tree.path / ".moot").exists()
+    # applying later leaves the sessions out of the user's state as well: no three-way needed
+    write(tree.path / "feature.py", "x = 1\n")
+    applied = apply_to_user_tree(repo, baseline, worktree_change(tree).patch)
+    assert not applied.three_way and (dirty_repo / "feature.py").read_text() == "x = 1\n"
+
+
 def test_create_is_idempotent_and_keeps_an_agents_work(dirty_repo: Path, tmp_path: Path) -> None:
     repo, baseline, trees = start(dirty_repo, tmp_path, ["a"])
     write(trees[0].path / "work.txt", "keep me\n")
@@ -554,6 +573,53 @@ def test_apply_commits_only_the_change_when_asked(dirty_repo: Path, tmp_path: Pa
         "both.txt",
         "staged.txt",
     ]
+
+
+def test_commit_holds_the_agents_change_and_none_of_the_users_uncommitted_lines(
+    clean_repo: Path, tmp_path: Path
+) -> None:
+    deep = clean_repo / "lib" / "deep.py"
+    original = deep.read_text()
+    deep.write_text(original + "def g():\n    return 'mine'\n")  # the user's, not committed
+    write(clean_repo / "staged.txt", "my staged edit\n")
+    sh(clean_repo, "add", "staged.txt")
+    repo, baseline, (a,) = start(clean_repo, tmp_path, ["a"])
+    agent_deep = a.path / "lib" / "deep.py"
+    agent_deep.write_text(agent_deep.read_text().replace("line 1\n", "LINE 1 by the agent\n"))
+    patch = worktree_change(a).patch
+
+    applied = apply_to_user_tree(repo, baseline, patch, commit_message="moot: a's change")
+
+    assert applied.commit == sh(clean_repo, "rev-parse", "HEAD").strip()
+    committed = sh(clean_repo, "show", "HEAD:lib/deep.py")
+    assert committed == original.replace("line 1\n", "LINE 1 by the agent\n")
+    assert "def g" not in sh(clean_repo, "show", "HEAD")
+    assert sh(clean_repo, "show", "--name-only", "--format=", "HEAD").split() == ["lib/deep.py"]
+    # The working file has both; the user's lines are still theirs, uncommitted.
+    assert deep.read_text().startswith("LINE 1 by the agent\n")
+    assert deep.read_text().endswith("def g():\n    return 'mine'\n")
+    assert sh(clean_repo, "diff", "--cached", "--name-only").split() == ["staged.txt"]
+    unstaged = sh(clean_repo, "diff", "lib/deep.py")
+    assert "+def g():" in unstaged and "agent" not in unstaged
+
+
+def test_commit_of_a_change_that_builds_on_uncommitted_lines_is_refused_untouched(
+    clean_repo: Path, tmp_path: Path
+) -> None:
+    deep = clean_repo / "lib" / "deep.py"
+    deep.write_text(deep.read_text() + "def g():\n    return 'mine'\n")
+    repo, baseline, (a,) = start(clean_repo, tmp_path, ["a"])
+    agent_deep = a.path / "lib" / "deep.py"
+    agent_deep.write_text(agent_deep.read_text().replace("'mine'", "'the agent's'"))
+    patch = worktree_change(a).patch
+    before = user_state(clean_repo)
+
+    with pytest.raises(WorkspaceError, match=r"builds on your uncommitted edits.*without --commit"):
+        apply_to_user_tree(repo, baseline, patch, commit_message="moot: a's change")
+
+    assert user_state(clean_repo) == before
+    applied = apply_to_user_tree(repo, baseline, patch)  # without --commit it applies
+    assert applied.commit is None and "'the agent's'" in deep.read_text()
 
 
 def test_apply_twice_and_a_rejected_commit_say_what_happened(

@@ -163,8 +163,8 @@ def _show(run: RunResult, quiet: bool) -> None:
     cost = "unknown" if result.cost is None else f"${result.cost:.4f}"
     click.echo(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
     click.echo(f"Web page: {run.folder / 'report.html'}")
-    if run.message and run.message != result.how:
-        _say(run.message)
+    if run.message and run.message != result.how:  # (a note after the outcome's how)
+        _say(run.message.removeprefix(result.how).strip())
 
 
 def _code_lines(result: Any) -> None:
@@ -756,7 +756,9 @@ def models() -> None:
 )
 @click.option("--models", "specs", multiple=True, metavar="SPEC", help="Check this model spec.")
 @click.option("--ping", is_flag=True, help="Also make a one-token call to each model.")
-@click.option("--prune", is_flag=True, help="Remove the stray worktrees it reports.")
+@click.option(
+    "--prune", is_flag=True, help="Remove the stray worktrees (and tmux sockets) it reports."
+)
 def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: bool) -> None:
     """Whether each configured model can run here: SDK, key (never shown), command, ping;
     and moot worktrees left behind (strays) in the repositories moot knows."""
@@ -770,11 +772,21 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
             f"stray: session {stray.session} in {root}: {stray.reason}; "
             f"{len(stray.worktrees)} worktree(s), {len(stray.branches)} branch(es)"
         )
+    from moot.display.tmux import remove_stale_sockets, socket_dir, stale_sockets
+
+    sockets = stale_sockets()  # of --display tmux servers that a killed moot left
+    if sockets and not prune:
+        click.echo(
+            f"stray: {len(sockets)} tmux socket(s) of moot sessions whose server is gone,"
+            f" in {socket_dir()}"
+        )
+    if prune and sockets:
+        click.echo(f"removed {len(remove_stale_sockets())} stale tmux socket(s)")
     if found and prune:
         for root, cleaned in prune_strays(Path.cwd()):
             click.echo(f"pruned {len(cleaned.worktrees)} worktree(s) in {root}")
         return
-    if found:
+    if found or sockets:
         click.echo("remove them with: moot doctor --prune")
     if prune:
         return

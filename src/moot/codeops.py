@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,30 @@ def _winner(folder: SessionFolder) -> str | None:
     return winner if isinstance(winner, str) else None
 
 
+def _has_change(folder: SessionFolder, name: str) -> bool:
+    patch = folder.path / "patches" / f"{name}.patch"
+    return patch.is_file() and patch.stat().st_size > 0
+
+
+def _why_no_change(folder: SessionFolder, name: str) -> str:
+    """How an agent without a change ended, from the session's result: its row in the
+    outcome's details, else its line in a failed run's summary ("Agent A: failed (...); ...")."""
+    result = read_json(folder.result_json) or {}
+    row = ((result.get("details") or {}).get("code") or {}).get(name)
+    if isinstance(row, dict):
+        status, problem = str(row.get("status") or ""), str(row.get("problem") or "")
+    else:
+        label = re.escape("Agent " + name.rsplit("_", 1)[-1].upper())
+        text = str(result.get("stop_message") or result.get("how") or "")
+        found = re.search(rf"^{label}: (\w+)(?: \((.*)\))?; ", text, re.MULTILINE)
+        status, problem = (found.group(1), found.group(2) or "") if found else ("", "")
+    if status == "failed":
+        return f" (it failed: {problem})" if problem else " (it failed)"
+    if status in ("cancelled", "running"):
+        return f" (it was {status})" if status == "cancelled" else " (it did not finish)"
+    return ""
+
+
 def apply_session(
     folder: SessionFolder, agent: str | None = None, *, commit: bool = False, keep: bool = False
 ) -> AppliedChange:
@@ -87,9 +112,13 @@ def apply_session(
     alias = agent or _winner(folder)
     workspace = CodeWorkspace(settings, folder.id, folder.path)
     patches = sorted(
-        p.name.removesuffix(".patch") for p in (folder.path / "patches").glob("*.patch")
+        p.name.removesuffix(".patch")
+        for p in (folder.path / "patches").glob("*.patch")
+        if _has_change(folder, p.name.removesuffix(".patch"))
     )
     if alias is None:
+        if not patches:
+            raise MootError(f"no agent of session {folder.id} made a change; nothing to apply")
         raise MootError(
             f"session {folder.id} has no winner; name one with --agent ({', '.join(patches)})"
         )
@@ -100,9 +129,10 @@ def apply_session(
     elif alias in trees:
         patch = save_patch(trees[alias], patch_file).patch
     else:
-        raise MootError(
-            f"session {folder.id} has no change by {alias}; agents with one: {', '.join(patches)}"
-        )
+        others = f"agents with one: {', '.join(patches)}" if patches else "no agent has one"
+        raise MootError(f"session {folder.id} has no change by {alias}; {others}")
+    if not patch.strip():
+        raise MootError(f"{alias} made no change{_why_no_change(folder, alias)}; nothing to apply")
     message = f"moot: {alias}'s change from session {folder.id}" if commit else None
     applied = apply_to_user_tree(repo, baseline, patch, commit_message=message)
     _note_applied(folder, alias, applied)

@@ -9,7 +9,9 @@ file per agent, which the agent's pane follows with `tail`. Watch with
 
 A moot killed with SIGKILL cannot kill the server, so every pane's `tail` is stopped by a
 loop that watches the moot process, and tmux exits with its last pane: nothing is left
-running.
+running. tmux leaves its socket file behind when its server ends: moot removes it after
+`kill-server`, and `moot doctor --prune` removes those of servers that are gone
+(`stale_sockets`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ import contextlib
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -31,7 +35,15 @@ from moot.errors import ConfigError
 from moot.models.cli_process import copy_output
 from moot.types import Event, EventKind, alias_label
 
-__all__ = ["INSTALL_HINT", "TmuxPanes", "require_tmux", "socket_name"]
+__all__ = [
+    "INSTALL_HINT",
+    "TmuxPanes",
+    "remove_stale_sockets",
+    "require_tmux",
+    "socket_dir",
+    "socket_name",
+    "stale_sockets",
+]
 
 INSTALL_HINT = "install it (apt-get install tmux, dnf install tmux or brew install tmux)"
 
@@ -48,6 +60,44 @@ def socket_name(session_id: str) -> str:
     return f"moot-{session_id}"
 
 
+def socket_dir() -> Path:
+    """Where tmux puts the sockets of `-L NAME` servers: `$TMUX_TMPDIR/tmux-<uid>`."""
+    return Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+
+
+def _server_gone(path: Path) -> bool:
+    """True when nothing listens on the socket any more (a connection is refused)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except ConnectionRefusedError:
+        return True
+    except OSError:  # not a socket, no permission: not ours to judge
+        return False
+    finally:
+        probe.close()
+    return False
+
+
+def stale_sockets() -> list[Path]:
+    """moot's tmux sockets (`moot-*`) whose server is gone: a moot killed before it could
+    remove its own."""
+    folder = socket_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(socket_name("*")) if p.is_socket() and _server_gone(p))
+
+
+def remove_stale_sockets() -> list[Path]:
+    """Remove `stale_sockets()`; returns those removed."""
+    removed = []
+    for path in stale_sockets():
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
 class TmuxPanes(Face):
     """Wraps the run's usual face (live view or plain lines) and adds the tmux panes."""
 
@@ -55,6 +105,7 @@ class TmuxPanes(Face):
         self.inner = inner
         self.tmux = tmux or require_tmux()
         self.socket: str | None = None
+        self.socket_path: Path | None = None
         self.logs: dict[str, Path] = {}
         self._folder: Path | None = None
         self._stop_copy: Any = None
@@ -141,6 +192,8 @@ class TmuxPanes(Face):
                     follow,
                 )
                 self._run("set-option", "-t", "moot", "status-left", f"moot {session} ")
+                where = self._run("display-message", "-p", "#{socket_path}").strip()
+                self.socket_path = Path(where) if where else None
             else:
                 self._run("split-window", "-d", "-t", "moot", "sh", "-c", follow)
                 self._run("select-layout", "-t", "moot", "tiled")
@@ -166,6 +219,15 @@ class TmuxPanes(Face):
             with contextlib.suppress(OSError, subprocess.SubprocessError):
                 self._run("kill-server")
             self.socket = None
+        if self.socket_path is not None:
+            # tmux leaves the socket file of a server it killed; only ours, and only once no
+            # server answers on it
+            for _ in range(50):  # the server closes its socket as it exits, just after
+                if not self.socket_path.is_socket() or _server_gone(self.socket_path):
+                    self.socket_path.unlink(missing_ok=True)
+                    break
+                time.sleep(0.02)
+            self.socket_path = None
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None

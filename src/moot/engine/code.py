@@ -24,6 +24,7 @@ from moot.workspace import (
     apply_patch,
     clean_session,
     create_worktrees,
+    hide_from_git,
     list_worktrees,
     load_baseline,
     open_repo,
@@ -31,6 +32,7 @@ from moot.workspace import (
     repo_context,
     save_patch,
     take_baseline,
+    worktree_change,
 )
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "CodeWorkspace",
     "VerifyRun",
     "check_repo",
+    "tidy_note",
     "worktree_root",
 ]
 
@@ -111,6 +114,22 @@ def worktree_root(settings: CodeSettings, session: str, folder: Path) -> Path:
     return folder / "worktrees"
 
 
+def tidy_note(session: str, removed: list[str], kept: list[str]) -> str | None:
+    """What `CodeWorkspace.tidy` did, and how to finish: apply or clean."""
+    parts = []
+    if removed:
+        parts.append(f"moot removed the worktrees that held no change ({', '.join(removed)})")
+    if kept:
+        first = kept[0]
+        parts.append(
+            f"worktrees with a change remain ({', '.join(kept)}): apply one with"
+            f" `moot apply {session} --agent {first}`, or remove them with `moot clean {session}`"
+        )
+    elif removed:
+        parts.append(f"`moot clean {session}` removes the session's last git ref")
+    return "; ".join(parts) + "." if parts else None
+
+
 @dataclass
 class CodeWorkspace:
     """The worktrees of one session. Building it touches nothing; `prepare` (live runs only)
@@ -155,6 +174,7 @@ class CodeWorkspace:
         baseline = load_baseline(repo, self.session)
         fresh = baseline is None
         if baseline is None:
+            self._hide_home(repo)
             baseline = take_baseline(repo, self.session, session_dir=self.folder)
         gone = set() if fresh else self.pruned()
         names = [a for a in aliases if a not in gone]
@@ -176,6 +196,14 @@ class CodeWorkspace:
         self._repo, self._baseline = repo, baseline
         self._trees = {t.alias: t for t in trees}
 
+    def _hide_home(self, repo: Repo) -> None:
+        """moot run from inside the repository puts `.moot/` there: make it ignore itself
+        (the whole `.moot` home, cache included; under another MOOT_HOME only the sessions
+        folder, the one part surely moot's) so `git status` stays clean."""
+        sessions = self.folder.resolve().parent
+        home = sessions.parent
+        hide_from_git(repo, home if home.name == ".moot" else sessions)
+
     def add(self, name: str) -> None:
         """One more worktree at the baseline, for a protocol's own candidate (refine's `b` and
         `ab`); already there (a resume), it is kept as it is."""
@@ -195,6 +223,27 @@ class CodeWorkspace:
                 handle.write(name + "\n")
         remove_worktree(self._repo, self.session, name)
         self._trees.pop(name, None)
+
+    def tidy(self, status: str) -> str | None:
+        """After a run that ended (not paused or interrupted): when it failed, or no worktree
+        holds a change, remove the worktrees that hold none (their branches too), keeping those
+        whose change could still be applied. Not recorded as pruned: such a worktree equals
+        the baseline, so a resume makes it again as it was. Returns what to tell the user."""
+        if self._repo is None or status not in ("failed", "consensus", "no_consensus"):
+            return None
+        removed: list[str] = []
+        try:
+            ready = [t for t in list_worktrees(self._repo, self.session) if t.state == "ready"]
+            changed = {t.alias for t in ready if worktree_change(t).patch}
+            if status != "failed" and changed:
+                return None
+            for alias in (t.alias for t in ready if t.alias not in changed):
+                remove_worktree(self._repo, self.session, alias)
+                self._trees.pop(alias, None)
+                removed.append(alias)
+        except WorkspaceError as exc:  # the outcome stands; the worktrees stay for moot clean
+            return f"worktrees not tidied ({exc}); remove them with `moot clean {self.session}`"
+        return tidy_note(self.session, removed, sorted(changed))
 
     def _tree(self, alias: str) -> Worktree:
         tree = self._trees.get(alias)

@@ -370,11 +370,14 @@ async def run_session(
     result = _result(folder, session, outcome, status, message)
     atomic_write(folder.result_json, result.to_json())
     state.set_status(status, message)
+    # Worktrees with no change are removed once the run has ended; said after the stop
+    # message only (result.json stays what the journal alone gives, so replay matches it).
+    tidied = session.code.tidy(status) if session.code is not None else None
     return Ended(
         folder,
         result,
         exit_code_for(status),
-        message,
+        "\n".join(m for m in (message, tidied) if m) or None,
         session.calls_made,
         list(journal.events),
     )

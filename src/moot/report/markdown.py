@@ -128,7 +128,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         *([f"**How far to trust it:** {view.trust}", ""] if view.trust else []),
         f"**Rounds:** {view.rounds_done}",
         "",
-        f"**Consensus:** {'Yes' if view.consensus else 'No'}",
+        f"**{view.decision[0]}:** {view.decision[1]}",
         "",
         "**Alias mapping:** "
         + ", ".join(f"{label(a)} = `{spec}`" for a, spec in view.aliases.items()),

@@ -41,6 +41,10 @@ __all__ = [
     "summarize",
 ]
 
+# A choice (pick): the status says whether a change was chosen. Its exit code stays that of
+# consensus / no consensus: 0 for "a winner to apply", 2 for "none chosen".
+PICK_STATUS_TEXT = {"consensus": "Change chosen", "no_consensus": "No change chosen"}
+
 STATUS_TEXT = {
     "consensus": "Consensus reached",
     "no_consensus": "No consensus",
@@ -162,10 +166,25 @@ class SessionView:
     max_rounds: int | None = None
     journal_head: str | None = None  # the journal head the result was computed from
     code: list[CodeRow] = field(default_factory=list)  # a code task's changes
+    # who chose the outcome ("human", "judge", "none") when it is a choice among changes
+    # (`details["picked_by"]`), not agents agreeing: the report then speaks of a chosen change
+    picked_by: str | None = None
 
     @property
     def status_text(self) -> str:
+        if self.picked_by is not None and self.status in PICK_STATUS_TEXT:
+            return PICK_STATUS_TEXT[self.status]  # a choice, not agents agreeing
         return STATUS_TEXT.get(self.status, self.status.replace("_", " ").capitalize())
+
+    @property
+    def decision(self) -> tuple[str, str]:
+        """The report's one-line decision: the chosen change when the outcome is a choice
+        (nobody deliberated, so "consensus" would mislead), else whether a consensus was
+        reached."""
+        if self.picked_by is not None:
+            chosen = next((r.title for r in self.code if r.chosen), None)
+            return "Chosen change", chosen or "none"
+        return "Consensus", "Yes" if self.consensus else "No"
 
     @property
     def results(self) -> list[RoundSummary]:
@@ -355,6 +374,9 @@ def build_view(
             max_rounds=max_rounds,
             journal_head=result.journal.describe() if result.journal else None,
             code=code_rows(result.details, read_applied(folder.path) if folder else None),
+            picked_by=picked
+            if isinstance(picked := result.details.get("picked_by"), str)
+            else None,
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)

@@ -39,7 +39,8 @@ Design:
 - `moot apply` computes the result in git's object store first (the patch applied to the
   baseline in a scratch index, then `merge-tree --write-tree` against the user's current
   state when it changed since), and touches the user's files only once that is clean. It
-  never commits unless given a message.
+  never commits unless given a message; then it commits through a scratch index built from
+  HEAD plus the change alone, so the user's uncommitted work never lands in moot's commit.
 
 Apart from what `apply_to_user_tree` does on request, the user's files, index, stash and
 branches are never modified.
@@ -66,6 +67,7 @@ from moot.workspace._worktrees import (
     clean_session,
     create_worktrees,
     find_strays,
+    hide_from_git,
     list_worktrees,
     remove_worktree,
 )
@@ -89,6 +91,7 @@ __all__ = [
     "clean_session",
     "create_worktrees",
     "find_strays",
+    "hide_from_git",
     "list_worktrees",
     "load_baseline",
     "open_repo",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,14 @@ from moot.workspace._git import MOOT_IDENTITY, git
 from moot.workspace._manifest import Manifest, read_manifest, write_manifest
 from moot.workspace._repo import Repo, check_name
 
-__all__ = ["Baseline", "baseline_ref", "load_baseline", "snapshot_tree", "take_baseline"]
+__all__ = [
+    "Baseline",
+    "baseline_ref",
+    "load_baseline",
+    "moot_folders",
+    "snapshot_tree",
+    "take_baseline",
+]
 
 
 @dataclass(frozen=True)
@@ -36,8 +44,27 @@ def baseline_ref(session: str) -> str:
     return f"refs/moot/{session}/baseline"
 
 
-def snapshot_tree(work_tree: Path, index: Path) -> tuple[str, list[str]]:
+def moot_folders(repo: Repo, session_dir: Path | str | None) -> list[Path]:
+    """moot's own folders that lie inside the work tree, which a snapshot must leave out: the
+    folder holding the session folders (`.moot/sessions` when moot runs from inside the
+    repository), so one session's baseline never holds an earlier session's files or its own.
+    A folder that is the work tree itself or above it is never left out."""
+    if session_dir is None:
+        return []
+    folder = Path(session_dir).resolve()
+    found = []
+    for candidate in (folder.parent, folder):
+        if candidate != repo.root and candidate.is_relative_to(repo.root):
+            found.append(candidate)
+            break
+    return found
+
+
+def snapshot_tree(
+    work_tree: Path, index: Path, exclude: Sequence[Path] = ()
+) -> tuple[str, list[str]]:
     """Write the working state of `work_tree` as a tree, returning it and its gitlink paths.
+    Untracked files under the `exclude` folders (moot's own, see `moot_folders`) are left out.
 
     The real index is never written: we copy it (so git reuses its stat data instead of hashing
     every file again) to a temporary file, point GIT_INDEX_FILE at the copy and `add -A` there.
@@ -53,7 +80,13 @@ def snapshot_tree(work_tree: Path, index: Path) -> tuple[str, list[str]]:
             shutil.copy2(index, temp_index)
         else:
             git(["read-tree", "HEAD"], cwd=work_tree, env=env)
-        git(["add", "-A", "--", ":/"], cwd=work_tree, env=env)
+        skip = [
+            f":(top,exclude,literal){p.relative_to(work_tree).as_posix()}"
+            for p in exclude
+            # git refuses a pathspec naming an ignored folder, and add -A skips it anyway
+            if git(["check-ignore", "-q", str(p / "probe")], cwd=work_tree, check=False).returncode
+        ]
+        git(["add", "-A", "--", ":/", *skip], cwd=work_tree, env=env)
         tree = git(["write-tree"], cwd=work_tree, env=env).text
         staged = git(["ls-files", "-s", "-z"], cwd=work_tree, env=env).stdout
     gitlinks = []
@@ -97,7 +130,7 @@ def take_baseline(repo: Repo, session: str, *, session_dir: Path | None = None) 
             " continue it, or clean it first"
         )
     head = git(["rev-parse", "--verify", "HEAD^{commit}"], cwd=repo.root).text
-    tree, gitlinks = snapshot_tree(repo.root, repo.index)
+    tree, gitlinks = snapshot_tree(repo.root, repo.index, moot_folders(repo, session_dir))
     _check_submodules(repo, gitlinks)
     message = f"moot baseline of session {session}\n\nHEAD {head} plus the uncommitted work.\n"
     commit = git(

@@ -28,6 +28,7 @@ __all__ = [
     "clean_session",
     "create_worktrees",
     "find_strays",
+    "hide_from_git",
     "list_worktrees",
     "remove_worktree",
 ]
@@ -36,6 +37,8 @@ WorktreeState = Literal["ready", "creating", "missing"]
 
 # What prepare_root writes so a worktree root inside the user's repository ignores itself.
 _SELF_IGNORE = "# moot's agent worktrees: not part of this repository\n*\n"
+# What hide_from_git writes into moot's home or sessions folder inside a repository.
+_SELF_IGNORE_HOME = "# moot's sessions: not part of this repository\n*\n"
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,22 @@ def _git_worktrees(repo: Repo) -> list[_Listed]:
 def _refs(repo: Repo, prefix: str) -> list[str]:
     out = git(["for-each-ref", "--format=%(refname)", prefix], cwd=repo.root).text
     return [line for line in out.splitlines() if line]
+
+
+def hide_from_git(repo: Repo, folder: Path) -> bool:
+    """Make moot's own `folder` (its home or sessions folder) invisible to the user's `git
+    status` and to later baselines when it lies inside the work tree: a `.gitignore` of `*` in
+    the folder itself, as virtualenvs and tool caches do. That keeps the user's `.gitignore`
+    and `.git/info/exclude` untouched and travels with the folder (moved or deleted, nothing is
+    left behind). An existing `.gitignore` there is the user's: left alone. True if written."""
+    folder = folder.resolve()
+    if folder == repo.root or not folder.is_relative_to(repo.root) or not folder.is_dir():
+        return False
+    marker = folder / ".gitignore"
+    if marker.exists():
+        return False
+    marker.write_text(_SELF_IGNORE_HOME, encoding="utf-8")
+    return True
 
 
 def _prepare_root(repo: Repo, root: Path) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.config import AgentConfig, RunConfig
+from moot.deliberation.trust import is_tiny
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols.codework import Work, evidence, rows, work
@@ -64,6 +65,39 @@ def table(works: list[Work]) -> str:
         why = f" ({item.problem})" if item.problem else ""
         lines.append(f"{_label(item.alias)}: {item.status}{why}; {stats}; {checks}")
     return "\n".join(lines)
+
+
+def _verified(item: Work) -> str:
+    if not item.checks:
+        return "it was not verified (no verify commands)"
+    passed = sum(1 for c in item.checks if c.passed)
+    return f"its verify commands passed {passed}/{len(item.checks)}"
+
+
+def trust_statement(works: list[Work], winner: str | None, by: str, specs: dict[str, str]) -> str:
+    """How far to trust a pick, in plain words: who chose which change and what its verify
+    commands said; no agent deliberated or reviewed another's change. `specs`: alias -> model
+    spec, judges included."""
+    chosen = next((w for w in works if w.alias == winner), None)
+    sentences = []
+    if chosen is not None:
+        judge = next((spec for a, spec in specs.items() if a.startswith("judge_")), "?")
+        who = "A human" if by == "human" else f"A judge model ({judge})"
+        sentences.append(f"{who} chose {_label(chosen.alias)}'s change; {_verified(chosen)}.")
+        sentences.append("No other agent reviewed it.")
+        spec = specs.get(chosen.alias, "")
+        if is_tiny(spec):
+            sentences.append(f"It comes from a tiny model ({spec}): a demonstration, not evidence.")
+    else:
+        made = sum(1 for w in works if w.ok)
+        sentences.append(
+            f"No change was chosen; {made} of the {len(works)} agents made a usable change."
+        )
+    for item in works:
+        if not item.ok:  # its problem can quote git or the model: one short line
+            why = " ".join(item.problem.split())[:200] or "no change"
+            sentences.append(f"{_label(item.alias)} failed: {why}.")
+    return " ".join(sentences)
 
 
 async def _judge(s: Session, task: str, works: list[Work], opts: PickOptions) -> str | None:
@@ -121,6 +155,7 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
         who = {"human": "you", "judge": "the judge"}.get(opts.by, opts.by)
         how = f"{who} picked {_label(winner)}; apply it with: moot apply {s.folder.id}"
     final = next((w.change.patch for w in works if w.alias == winner and w.change), "")
+    specs = {str(a): str(m) for a, m in (s.meta.get("aliases") or {}).items()}
     return Outcome(
         protocol="pick",
         status="consensus" if winner else "no_consensus",
@@ -130,4 +165,5 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
         rounds=1,
         positions={w.alias: (w.change.patch if w.change else "") for w in works},
         details=details,
+        trust=trust_statement(works, winner, opts.by, specs),
     )
