@@ -362,6 +362,8 @@ def test_pick_with_a_human_choice_on_stdin_then_apply(
     second = sorted(result["details"]["code"])[1]
     assert result["details"]["winner"] == second
     assert f"{second}: completed" in done.stdout and "verify" in done.stdout
+    # a choice, not agents agreeing: the outcome line does not call it a consensus
+    assert f"Session {session}: change chosen: " in done.stdout
     # the choice is journaled: replay gives the same winner without asking
     again = subprocess.run([MOOT, "replay", session], capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "Identical" in again.stdout

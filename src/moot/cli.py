@@ -147,10 +147,10 @@ def _show(run: RunResult, quiet: bool) -> None:
         if result.final_answer:
             _say(result.final_answer)
         else:
-            _say(f"{result.status.replace('_', ' ')}: {result.how}")
+            _say(f"{result.status_words}: {result.how}")
         return
     click.echo("")
-    _say(f"Session {run.session_id}: {result.status.replace('_', ' ')}: {result.how}")
+    _say(f"Session {run.session_id}: {result.status_words}: {result.how}")
     if result.trust:
         _say(f"How far to trust it: {result.trust}")
     _code_lines(result)

@@ -99,6 +99,17 @@ class Result(BaseModel):
     stop_message: str | None = None
     journal: JournalSeal | None = None  # None: written before results carried it
 
+    @property
+    def status_words(self) -> str:
+        """The status as the outcome line says it: a choice among changes (`picked_by` in the
+        details) is "change chosen" or "no change chosen", since nobody deliberated."""
+        if isinstance(self.details.get("picked_by"), str):
+            if self.status == "consensus":
+                return "change chosen"
+            if self.status == "no_consensus":
+                return "no change chosen"
+        return self.status.replace("_", " ")
+
     def to_json(self) -> str:
         # Without a journal head the field is left out, so a result.json written before it
         # existed reads and writes back byte for byte.
