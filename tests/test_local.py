@@ -65,6 +65,25 @@ def test_a_file_that_is_not_a_gguf_is_refused_in_one_line_before_any_session(
     assert not (home / "sessions").exists() or not any((home / "sessions").iterdir())
 
 
+def test_a_busy_machine_gets_one_compute_thread_per_two_cores() -> None:
+    """Every core only when the machine is idle: with all cores spinning, the runtime's threads
+    would stall each other (issue 10)."""
+    from moot.models.local import _busy_share, default_threads
+
+    cores = os.cpu_count() or 2
+    spin = "import time\nend = time.time() + 5\nwhile time.time() < end: pass\n"
+    spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(cores)]
+    try:
+        time.sleep(0.3)
+        busy = _busy_share(0.3)
+        assert busy is not None and busy > 0.5
+        assert default_threads.__wrapped__() == max(1, cores // 2)
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+
+
 def test_gguf_is_found_without_importing_or_fetching_anything() -> None:
     path = local_files.find_smollm2(fetch=False)
     assert path.name == local_files.SMOLLM2_FILE and path.stat().st_size > 50_000_000
