@@ -5,7 +5,6 @@ by the CLI, before any folder exists; a quoted text is cut with a visible mark."
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from moot.config import RunConfig
 from moot.deliberation.anonymize import CUT_MARK as QUOTE_CUT
 from moot.engine.replies import CUT_MARK, settle
 from moot.errors import ConfigError
+from tests.loopback import serving
 from tests.scripts import Debate, events, solution, start
 from tests.test_cli import moot as moot_cli
 from tests.test_hardening_retry import Answer, ChatServer
@@ -34,14 +34,8 @@ def long_answer(alias: str, word: str) -> str:
 
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
-    running = ChatServer()
-    thread = threading.Thread(target=running.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ChatServer()) as running:
         yield running
-    finally:
-        running.shutdown()
-        running.server_close()
 
 
 def _asks(folder: Path) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import pytest
 
 from moot import api
 from moot.config import RunConfig
+from tests.loopback import serving
 from tests.scripts import events
 
 
@@ -91,14 +92,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
-    running = ChatServer()
-    thread = threading.Thread(target=running.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ChatServer()) as running:
         yield running
-    finally:
-        running.shutdown()
-        running.server_close()
 
 
 class Sleeps:

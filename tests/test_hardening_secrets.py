@@ -5,7 +5,6 @@ No file of the session folder, and nothing moot prints, holds either."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 
 from moot import api as runner
 from moot.models.keys import MASK, mask_known, redact, remember_secret
+from tests.loopback import serving
 from tests.scripts import Debate, solution, start, verdict
 from tests.test_cli import moot as moot_cli
 from tests.test_hardening_retry import Answer, ChatServer
@@ -47,14 +47,8 @@ class DebateServer(ChatServer):
 
 @pytest.fixture
 def server() -> Iterator[DebateServer]:
-    running = DebateServer()
-    thread = threading.Thread(target=running.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(DebateServer()) as running:
         yield running
-    finally:
-        running.shutdown()
-        running.server_close()
 
 
 def _files(folder: Path) -> list[Path]:
@@ -116,9 +110,7 @@ def test_doctor_s_ping_does_not_show_part_of_the_key(
     # ..."): before, only whole keys were masked and this reached the terminal.
     server = ChatServer()
     server.answers = [Answer(401, f"Incorrect API key provided: {KEY[:16]}****")]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         monkeypatch.setenv("MOOT_HARDENING_KEY", KEY)
         config = tmp_path / "moot.toml"
         config.write_text(
@@ -127,9 +119,6 @@ def test_doctor_s_ping_does_not_show_part_of_the_key(
             encoding="utf-8",
         )
         _, out, err = moot_cli(capsys, "doctor", "--config", str(config), "--ping")
-    finally:
-        server.shutdown()
-        server.server_close()
     assert "ping failed (auth)" in out + err
     assert KEY[:16] not in out + err and KEY[:8] not in out + err
     assert MASK in out + err

@@ -19,6 +19,7 @@ from moot.api import RunResult, start
 from moot.engine.store import find_session
 from moot.plan import load_config
 from tests.arena_server import ChatServer
+from tests.loopback import serving
 
 MOOT = str(Path(sys.executable).parent / "moot")
 SRC = str(Path(__file__).resolve().parent.parent / "src")
@@ -34,12 +35,8 @@ STALLED_REPORTS = (
 
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
-    made = ChatServer()
-    thread = threading.Thread(target=made.serve_forever, daemon=True)
-    thread.start()
-    yield made
-    made.shutdown()
-    made.server_close()
+    with serving(ChatServer()) as running:
+        yield running
 
 
 def _models(server: ChatServer, count: int) -> list[str]:

@@ -6,7 +6,6 @@ flooded, however many agents call it."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -18,16 +17,13 @@ from moot.models.base import create_model
 from moot.plan import load_config
 from moot.types import Message, Request
 from tests.arena_server import ChatServer, in_flight, waves
+from tests.loopback import serving
 
 
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
-    made = ChatServer()
-    thread = threading.Thread(target=made.serve_forever, daemon=True)
-    thread.start()
-    yield made
-    made.shutdown()
-    made.server_close()
+    with serving(ChatServer()) as running:
+        yield running
 
 
 def test_the_default_lets_32_agents_ask_at_once() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,6 +19,7 @@ from moot.models.base import create_model
 from moot.models.openai_chat import OpenAIChatModel
 from moot.models.provider import Provider
 from moot.types import Completion, FailureKind, Message, ModelSettings, Request, Spec
+from tests.loopback import serving
 
 REPLY = {
     "id": "chatcmpl-1",
@@ -77,14 +77,8 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    running = Server()
-    thread = threading.Thread(target=running.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Server()) as running:
         yield running
-    finally:
-        running.shutdown()
-        running.server_close()
 
 
 @pytest.fixture
