@@ -245,6 +245,13 @@ def test_face_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert type(quiet) is Face
     monkeypatch.setenv("TERM", "dumb")
     assert isinstance(face_for(stream=_Tty()), PlainLog)
+    # rich is told a pipe is a terminal by FORCE_COLOR or TTY_COMPATIBLE=1: moot agrees
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    assert isinstance(face_for(stream=io.StringIO()), LiveView)
+    monkeypatch.delenv("TTY_COMPATIBLE")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert isinstance(face_for(stream=io.StringIO()), LiveView)
 
 
 def test_a_broken_face_does_not_stop_the_session(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,7 @@ after its outcome line and before its reports, leaves a session that `moot show`
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -119,3 +120,31 @@ def test_a_kill_between_the_outcome_and_the_reports_loses_nothing(
     assert "revised in round 1" in resumed.stdout
     assert (folder / "report.md").exists() and (folder / "report.html").exists()
     assert "revised in round 1" in (folder / "report.md").read_text()
+
+
+# What a question's run loads, written by the process itself once its outcome is printed.
+LOADED = (
+    "import atexit, json, os, sys\n"
+    "dump = lambda: open(os.environ['LOADED'], 'w').write(json.dumps(sorted(sys.modules)))\n"
+    "atexit.register(dump)\n"
+    "from moot.cli import main\n"
+    "main()\n"
+)
+
+
+def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
+    server: ChatServer, isolated: Path, tmp_path: Path
+) -> None:
+    """Issue 12: the git plumbing, the response cache (sqlite3) and rich cost a run that is a
+    question, with no cache, printing plain lines, about 0.1 s of start-up: they are not loaded."""
+    loaded = tmp_path / "loaded.json"
+    env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC, "LOADED": str(loaded)}
+    argv = [sys.executable, "-c", LOADED, "run", TASK, "--rounds", "1"]
+    for model in _models(server, 3):
+        argv += ["--models", model]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    modules = set(json.loads(loaded.read_text()))
+    assert "moot.protocols.arena.run" in modules and "moot.engine.session" in modules
+    unused = ("moot.workspace", "moot.engine.code", "moot.engine.cache", "sqlite3", "rich")
+    assert not [name for name in unused if name in modules]

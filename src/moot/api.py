@@ -22,13 +22,12 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
 from moot.config import RunConfig, check_task
 from moot.engine import lifecycle
-from moot.engine.cache import ResponseCache
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended, ProtocolFn
 from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
@@ -39,6 +38,9 @@ from moot.plan import Plan, load_config, participants, resolve
 from moot.result import Result, exit_code_for
 from moot.text import plural
 from moot.types import Event, EventKind, estimate_tokens
+
+if TYPE_CHECKING:
+    from moot.engine.cache import ResponseCache
 
 __all__ = [
     "ReplayReport",

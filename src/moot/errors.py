@@ -23,6 +23,7 @@ Model failures are not exceptions: a call that fails after its retries returns a
 from __future__ import annotations
 
 __all__ = [
+    "CacheError",
     "ConfigError",
     "FormatError",
     "Interrupted",
@@ -71,6 +72,10 @@ class ProtocolAborted(MootError):
 
 class ReplayIncomplete(MootError):
     """Replay reached a step that was never journaled."""
+
+
+class CacheError(MootError):
+    """The cache store cannot be used (unreachable server, unreadable file)."""
 
 
 class WorkspaceError(MootError):

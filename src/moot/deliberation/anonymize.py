@@ -3,6 +3,7 @@ scrubbing the phrases by which a model names itself."""
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import NamedTuple
@@ -114,7 +115,12 @@ def _spell(pattern: str) -> str:
     return pattern
 
 
-_IDENTITY = re.compile("|".join(_spell(way) for way in _WAYS), re.IGNORECASE | re.MULTILINE)
+@functools.cache
+def _identity() -> re.Pattern[str]:
+    """The patterns as one regex, compiled on first need (a dozen milliseconds a process)."""
+    return re.compile("|".join(_spell(way) for way in _WAYS), re.IGNORECASE | re.MULTILINE)
+
+
 # Most texts name no model or vendor at all; a substring scan lets them skip the patterns.
 _KEYWORDS = (
     "claude gpt gemini bard qwen llama meta mistral mixtral codestral deepseek smollm phi "
@@ -163,4 +169,4 @@ def scrub_identity(text: str) -> tuple[str, list[Replacement]]:
         replacements.append(Replacement(match.group(), new))
         return new
 
-    return _IDENTITY.sub(replace, text), replacements
+    return _identity().sub(replace, text), replacements

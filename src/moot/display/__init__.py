@@ -7,6 +7,7 @@ runs, so a face starts from the right totals on resume without reading any file.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TextIO
 
@@ -31,6 +32,10 @@ def face_for(
         return JsonLog(stream)
     if quiet:
         return Face()
+    if not _maybe_terminal(stream):  # plain lines, without importing rich at all
+        from moot.display.plain import PlainLog
+
+        return PlainLog(stream, reveal=reveal)
     from rich.console import Console
 
     console = Console(file=stream)
@@ -41,3 +46,15 @@ def face_for(
     from moot.display.plain import PlainLog
 
     return PlainLog(stream, reveal=reveal)
+
+
+def _maybe_terminal(stream: TextIO) -> bool:
+    """False when rich would surely not call `stream` a terminal: not a tty, and neither of
+    the variables by which rich is told otherwise (FORCE_COLOR, TTY_COMPATIBLE=1) is set."""
+    if "FORCE_COLOR" in os.environ or os.environ.get("TTY_COMPATIBLE") == "1":
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except (OSError, ValueError):  # a closed or detached stream
+        return False

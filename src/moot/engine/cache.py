@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from moot.engine.journal import canonical_json
 from moot.engine.store import sessions_root
-from moot.errors import ConfigError, MootError
+from moot.errors import CacheError, ConfigError
 from moot.types import Completion, Request, Usage
 
 if TYPE_CHECKING:
@@ -60,10 +60,6 @@ __all__ = [
 # reads replies differently, a provider that rewrites prompts): every old entry then misses.
 PROMPT_VERSION = "moot-cache-1"
 DEFAULT_TTL = 7 * 24 * 3600.0  # seconds (seed 001: seven days)
-
-
-class CacheError(MootError):
-    """The cache store cannot be used (unreachable server, unreadable file)."""
 
 
 def cache_key(provider: str, model: str, request: Request, *, version: str = PROMPT_VERSION) -> str:

@@ -20,11 +20,9 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moot.config import RunConfig
-from moot.engine.cache import CacheError, ResponseCache, open_cache
-from moot.engine.code import CodeWorkspace
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.seal import seal_result
@@ -32,6 +30,7 @@ from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
 from moot.engine.store import SessionFolder, atomic_write, folder_version, new_session_id
 from moot.errors import (
+    CacheError,
     Interrupted,
     JournalError,
     LimitReached,
@@ -42,6 +41,12 @@ from moot.errors import (
 from moot.result import FORMAT_VERSION, AgentUsage, Result, Status, build_result, exit_code_for
 from moot.types import Event, EventKind, FailureKind, Outcome
 from moot.version import __version__
+
+# The cache and the code workspace are imported when a run uses them (sqlite3, git plumbing):
+# a question with no cache starts without them.
+if TYPE_CHECKING:
+    from moot.engine.cache import ResponseCache
+    from moot.engine.code import CodeWorkspace
 
 __all__ = [
     "Ended",
@@ -173,6 +178,8 @@ def response_cache(config: RunConfig) -> ResponseCache | None:
     starts, so nothing is created."""
     if config.cache is None:
         return None
+    from moot.engine.cache import ResponseCache, open_cache
+
     settings = config.cache
     store = open_cache(settings.store)
     return ResponseCache(store, ttl=settings.ttl, allow_sampled=settings.allow_sampled)
@@ -222,6 +229,8 @@ def code_workspace(
     keeps the agents' work and remakes what a crash left half made."""
     if config.code is None:
         return None
+    from moot.engine.code import CodeWorkspace
+
     workspace = CodeWorkspace(config.code, folder.id, folder.path)
     if prepare:
         workspace.prepare([a.alias for a in agents if a.alias.startswith("agent_")])

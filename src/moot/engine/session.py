@@ -18,13 +18,11 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 from moot.config import AgentConfig, EngineConfig, Limits
-from moot.engine.cache import CacheError, CacheHit, ResponseCache
-from moot.engine.code import ApplyResult, CodeChange, CodeWorkspace, VerifyRun
 from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
 from moot.engine.replies import masked, settle
@@ -32,7 +30,7 @@ from moot.engine.retry import RetryBudget, Transient
 from moot.engine.shell import ShellResult, run_shell
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
-from moot.errors import Interrupted, LimitReached, ReplayIncomplete
+from moot.errors import CacheError, Interrupted, LimitReached, ReplayIncomplete
 from moot.models.base import CALL_CONTEXT, CallContext, Model
 from moot.models.keys import known_secrets
 from moot.types import (
@@ -46,6 +44,11 @@ from moot.types import (
     estimate_tokens,
     parse_spec,
 )
+
+# Imported where a session uses them (a cache, a repository): a question starts without them.
+if TYPE_CHECKING:
+    from moot.engine.cache import CacheHit, ResponseCache
+    from moot.engine.code import ApplyResult, CodeChange, CodeWorkspace, VerifyRun
 
 __all__ = ["Agent", "Mode", "Session", "Subscriber"]
 
@@ -624,6 +627,8 @@ class Session:
             return found.model_dump(mode="json")
 
         found = await self._code_effect(step, "change", alias, compute, where)
+        from moot.engine.code import CodeChange
+
         return CodeChange.model_validate(found)
 
     async def apply_diff(
@@ -637,6 +642,8 @@ class Session:
             return done.model_dump(mode="json")
 
         found = await self._code_effect(step, "apply", alias, compute, where)
+        from moot.engine.code import ApplyResult
+
         return ApplyResult.model_validate(found)
 
     async def verify(self, alias: str, *, step: str, tree: str | None = None) -> list[VerifyRun]:
@@ -653,6 +660,8 @@ class Session:
             return [r.model_dump(mode="json") for r in runs]
 
         found = await self._code_effect(step, "verify", alias, compute, where)
+        from moot.engine.code import VerifyRun
+
         return [VerifyRun.model_validate(r) for r in found]
 
     async def add_worktree(self, name: str, *, step: str) -> None:

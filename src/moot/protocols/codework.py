@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from moot.deliberation.anonymize import quote
-from moot.engine.code import CodeChange, VerifyRun
 from moot.engine.session import Session
 from moot.types import Completion, Message
+
+if TYPE_CHECKING:  # a question's run never loads the git plumbing
+    from moot.engine.code import CodeChange, VerifyRun
 
 __all__ = [
     "DIFF_FORMAT",
