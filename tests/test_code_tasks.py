@@ -742,6 +742,17 @@ def test_apply_of_an_agent_without_a_change_says_so(repo: Path, agents_file: Pat
     assert state(repo) == before
 
 
+def test_apply_takes_the_agent_as_the_reports_name_it(repo: Path, agents_file: Path) -> None:
+    """The outputs say 'Agent A'; `moot apply --agent "Agent A"` means agent_a."""
+    specs = [f"scripted:{agents_file}#good", f"scripted:{agents_file}#wrong"]
+    run = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)
+    good = by_spec(run)["good"]
+    label = good.replace("_", " ").title()  # agent_b -> Agent B
+    done = apply_session(find_session(run.session_id), label)
+    assert done.alias == good
+    assert (repo / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
 def test_apply_when_no_agent_has_a_change_suggests_none(repo: Path, agents_file: Path) -> None:
     specs = [f"scripted:{agents_file}#stale", f"scripted:{agents_file}#stale"]
     run = api.start(TASK, config(specs, repo, pick={"by": "none"}), sleep=no_sleep)

@@ -12,7 +12,7 @@ import pytest
 
 from moot.engine.store import find_session
 from moot.protocols.tournament.bracket import budget_shares
-from moot.types import Request
+from moot.types import Request, alias_label
 from tests.scripts import events, start
 from tests.test_cli import moot
 from tests.tournament_scripts import Tourney, moves, steady
@@ -94,6 +94,10 @@ def test_three_models_the_second_match_needs_the_arbiter_and_inherits_the_histor
     assert last["layer"] == "arbiter" and last["arbiter"] == loser and last["converged"]
     assert last["scores"]["structural"] < 95 and last["scores"]["semantic"] < 90
     assert run.result.final_answer == PG  # A, the leader, won the verdict
+    # the bracket reads in the outcome, so every face shows who won each match
+    won = alias_label(first["winner"])
+    lost = alias_label(next(a for a in first["sides"] if a != first["winner"]))
+    assert f"match 1: {won} beat {lost} (arbiter, converged 100%)" in run.result.how
     # the challenger sees the leader's position and the highlights; the leader restates
     (challenger,) = [
         p for p in t.prompts("positions") if "Match 2" in p and "entering the tournament" in p

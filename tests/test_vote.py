@@ -78,6 +78,8 @@ def test_a_tie_is_broken_deterministically_and_reported_and_is_no_majority() -> 
     assert vote["tie"] and vote["tied"] == ["42", "48"] and not vote["consensus"]
     assert run.result.final_answer == "42"  # agent_a answered first, in alias order
     assert "tie between '42', '48'" in run.result.how
+    # 50% meets the 50% threshold: the line must say why that is still no majority
+    assert "a tie is no majority" in run.result.how
     again = start(TASK, Voters(v.answer).config(agents=4, samples=1))
     assert again.result.final_answer == "42"
 

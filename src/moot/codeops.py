@@ -109,7 +109,8 @@ def apply_session(
             f"session {folder.id} has no baseline in {repo.root} any more (cleaned?); its "
             f"patches are in {folder.path / 'patches'}: apply one with git apply"
         )
-    alias = agent or _winner(folder)
+    # The reports name agents 'Agent A'; the session knows them as agent_a.
+    alias = "_".join(agent.split()).lower() if agent else _winner(folder)
     workspace = CodeWorkspace(settings, folder.id, folder.path)
     patches = sorted(
         p.name.removesuffix(".patch")

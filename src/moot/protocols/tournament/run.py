@@ -114,9 +114,11 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
         ended = f"the final match did not converge ({progression(final.scores)})"
         if accepted:
             ended += "; the arbiter's choice is accepted (accept_arbiter_choice)"
+    earlier = "".join(f"; {_result_line(m)}" for m in t.matches[:-1])
     how = (
         f"{label(champion)} won the tournament: {len(t.seeds)} models, {len(t.matches)} "
-        f"match(es); {ended}; decided by {final.decided_by}: {'; '.join(final.reasons)}"
+        f"match(es){earlier}; {ended}; decided by {final.decided_by}: "
+        f"{'; '.join(final.reasons)}"
     )
     positions: dict[str, str] = {}
     for m in t.matches:
@@ -132,6 +134,17 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
         disagreements=tuple(_disagreement(m) for m in t.matches if not m.converged),
         positions=positions,
         details={"rounds": t.rounds, "bracket": _bracket(t, champion)},
+    )
+
+
+def _result_line(m: Match) -> str:
+    """'match 1: Agent C beat Agent A (arbiter, converged 40% -> 100%)': the bracket, read in
+    the outcome line that every face shows."""
+    loser = m.other(m.winner or "")
+    ended = "converged" if m.converged else "did not converge"
+    return (
+        f"match {m.number}: {label(m.winner or '')} beat {label(loser)} "
+        f"({m.decided_by}, {ended} {progression(m.scores)})"
     )
 
 

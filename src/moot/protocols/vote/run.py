@@ -86,7 +86,7 @@ def _outcome(record: dict[str, Any], samples: list[dict[str, Any]], agents: list
         )
     if record["tie"]:
         tied = ", ".join(repr(t) for t in record["tied"])
-        how += f"; tie between {tied}, broken by {record['tiebreak']}"
+        how += f"; tie between {tied} (a tie is no majority), broken by {record['tiebreak']}"
     positions = {
         alias: "; ".join(str(x["answer"]) for x in samples if x["agent"] == alias)
         for alias in agents
