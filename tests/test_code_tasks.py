@@ -23,6 +23,8 @@ from moot.codeops import apply_session, clean, live_worktrees, strays
 from moot.config import RunConfig
 from moot.engine.store import find_session
 from moot.errors import MootError, WorkspaceError
+from moot.plan import resolve
+from moot.projection import estimate, render
 from tests.scripts import no_sleep
 
 MOOT = str(Path(sys.executable).parent / "moot")
@@ -831,3 +833,34 @@ def test_every_pick_outcome_says_how_far_to_trust_it_and_the_report_agrees(
     report = (none.folder / "report.md").read_text()
     assert "**Status:** No change chosen: no winner picked" in report
     assert "**Chosen change:** none" in report and "Consensus" not in report
+
+
+def test_the_pick_projection_bounds_a_run_where_diffs_are_asked_again(
+    repo: Path, agents_file: Path, editor: Path, tmp_path: Path
+) -> None:
+    """`--dry-run` for pick: an API agent may be asked twice (its diff once more with git's
+    error), a CLI agent once, the judge once; a run where two agents need the second ask
+    reaches those bounds."""
+    cli_agent = {"model": "cli:editor", "options": {"command": str(editor), "output": "text"}}
+    specs = [cli_agent, *(f"scripted:{agents_file}#{name}" for name in ("good", "chatty", "stale"))]
+    judge = f"scripted:{agents_file}#judge"
+    cfg = config(specs, repo, pick={"by": "judge", "judge": judge})
+    projected = estimate(resolve(cfg), TASK)
+    assert projected is not None
+    most = {line.model: line.most for line in projected.lines}
+    assert most == {
+        "cli:editor": 1,
+        f"scripted:{agents_file}#good": 2,
+        f"scripted:{agents_file}#chatty": 2,
+        f"scripted:{agents_file}#stale": 2,
+        judge: 1,
+    }
+    assert projected.calls == (5, 8)
+    shown = render(projected)
+    assert "cli:editor: 1 call, up to" in shown and "#good: 1-2 calls, up to" in shown
+    run = api.start(TASK, cfg, sleep=no_sleep)
+    asked = {u.model: u.calls for u in run.result.agents.values()}
+    asked[judge] = sum(1 for e in log(tmp_path) if e["agent"] == "judge")
+    assert all(asked[model] <= bound for model, bound in most.items()), asked
+    # the diff-less and the stale agent were asked again: their bound is reached
+    assert asked[f"scripted:{agents_file}#chatty"] == asked[f"scripted:{agents_file}#stale"] == 2

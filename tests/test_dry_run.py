@@ -29,13 +29,16 @@ def _sessions() -> list[Path]:
 
 
 PROJECTING = [name for name in protocols.names() if protocols.get(name).project is not None]
+# pick runs a code task only: its projection is tested with a repository in test_code_tasks.py
+ON_A_QUESTION = [name for name in PROJECTING if name != "pick"]
 
 
-def test_the_deliberation_protocols_all_project() -> None:
-    assert {"arena", "court", "tournament", "refine", "vote"} <= set(PROJECTING)
+def test_every_protocol_projects() -> None:
+    assert set(PROJECTING) == set(protocols.names())
+    assert {"arena", "court", "tournament", "refine", "vote", "pick"} <= set(PROJECTING)
 
 
-@pytest.mark.parametrize("protocol", PROJECTING)
+@pytest.mark.parametrize("protocol", ON_A_QUESTION)
 def test_every_protocol_projects_without_running(
     protocol: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

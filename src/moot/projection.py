@@ -106,7 +106,8 @@ def render(est: Estimate) -> str:
     for x in est.lines:
         calls = str(x.most) if x.fewest == x.most else f"{x.fewest}-{x.most}"
         rows.append(
-            f"  {x.role}: {x.model}: {calls} calls, up to {x.tokens_per_call:,} tokens each, "
+            f"  {x.role}: {x.model}: {calls} {'call' if x.most == 1 else 'calls'}, "
+            f"up to {x.tokens_per_call:,} tokens each, "
             f"${x.low:.4f}-${x.high:.4f}"
         )
     (fewest, most), (low_t, high_t), (low, high) = est.calls, est.tokens, est.cost

@@ -5,6 +5,7 @@ winner is picked by you on the terminal, by a judge model, or later with `moot a
 from __future__ import annotations
 
 from moot.protocols.pick.options import PickOptions
+from moot.protocols.pick.projection import project
 from moot.protocols.pick.run import check, participants, run
 from moot.protocols.record import ProtocolRecord
 
@@ -19,5 +20,6 @@ PROTOCOL = ProtocolRecord(
     pick_option="by",
     code_tasks=True,
     check=check,
+    project=project,
     min_agents=1,
 )
