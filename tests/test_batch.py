@@ -307,3 +307,24 @@ def test_resuming_a_finished_session_on_a_running_loop_rebuilds_it_without_a_cal
     again = asyncio.run(api.resume_async(run.session_id))
     assert "already finished" in (again.message or "") and again.exit_code == 0
     assert sum(debate.steps.values()) == asked
+
+
+def test_one_progress_shows_each_batch_of_a_bench_from_zero() -> None:
+    """`moot bench` runs several batches with one progress: the second one counts its own
+    sessions ("1/2 ended"), not on top of the first ("4/2", a negative ETA)."""
+    import io
+
+    from moot.batch import LineResult
+    from moot.display.batch import BatchProgress
+
+    stream = io.StringIO()
+    progress = BatchProgress(stream, rich=False)
+    progress.begun(3, [])
+    for index in range(3):
+        progress.ended(LineResult(index, f"arena/q{index}", "s", "consensus", tokens=10))
+    progress.begun(2, [])
+    progress.ended(LineResult(0, "vote/q0", "s", "consensus", tokens=5))
+    last = stream.getvalue().splitlines()[-1]
+    assert "1/2 ended" in last and "5 tokens" in last, last
+    assert not re.search(r"ETA -\d", last), last  # no negative ETA
+    progress.close()
