@@ -163,7 +163,11 @@ def test_no_code_outside_a_protocols_folder_tests_for_its_name(name: str) -> Non
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Compare):
                 for side in (node.left, *node.comparators):
-                    if isinstance(side, ast.Constant) and side.value == name:
+                    # `x == "court"`, and `x in (None, "refine")` too
+                    members = (
+                        side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+                    )
+                    if any(isinstance(m, ast.Constant) and m.value == name for m in members):
                         found.append(f"{path.relative_to(SRC)}:{node.lineno}")
             elif isinstance(node, ast.Subscript):
                 key = node.slice
