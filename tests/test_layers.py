@@ -174,3 +174,17 @@ def test_no_code_outside_a_protocols_folder_tests_for_its_name(name: str) -> Non
                 if isinstance(key, ast.Constant) and key.value == name:
                     found.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert found == []
+
+
+def test_the_package_reads_its_version_from_version_py() -> None:
+    """Issue 8: `from moot import __version__` inside the package runs moot/__init__ (the
+    library face) from below it; the version has its own module, moot.version."""
+    found = []
+    for path in sources():
+        if path == SRC / "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "moot" and not node.level:
+                if any(alias.name == "__version__" for alias in node.names):
+                    found.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert found == []
