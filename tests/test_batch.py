@@ -307,3 +307,56 @@ def test_resuming_a_finished_session_on_a_running_loop_rebuilds_it_without_a_cal
     again = asyncio.run(api.resume_async(run.session_id))
     assert "already finished" in (again.message or "") and again.exit_code == 0
     assert sum(debate.steps.values()) == asked
+
+
+def test_one_progress_shows_each_batch_of_a_bench_from_zero() -> None:
+    """`moot bench` runs several batches with one progress: the second one counts its own
+    sessions ("1/2 ended"), not on top of the first ("4/2", a negative ETA)."""
+    import io
+
+    from moot.batch import LineResult
+    from moot.display.batch import BatchProgress
+
+    stream = io.StringIO()
+    progress = BatchProgress(stream, rich=False)
+    progress.begun(3, [])
+    for index in range(3):
+        progress.ended(LineResult(index, f"arena/q{index}", "s", "consensus", tokens=10))
+    progress.begun(2, [])
+    progress.ended(LineResult(0, "vote/q0", "s", "consensus", tokens=5))
+    last = stream.getvalue().splitlines()[-1]
+    assert "1/2 ended" in last and "5 tokens" in last, last
+    assert not re.search(r"ETA -\d", last), last  # no negative ETA
+    progress.close()
+
+
+def test_a_provider_limit_caps_the_sessions_using_that_provider(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--provider-limit scripted=1`: one session at a time calls the provider (its 3 agents
+    at once), where -j 4 alone lets 4 sessions call it together."""
+    import asyncio
+
+    from moot.batch import create_batch, run_batch_sync
+    from moot.config import RunConfig
+    from moot.models.scripted import register_script
+    from moot.types import Request
+
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    live, peak = [0], [0]
+
+    async def agree(request: Request) -> str:
+        live[0] += 1
+        peak[0] = max(peak[0], live[0])
+        await asyncio.sleep(0.02)
+        live[0] -= 1
+        return "<solution>\nThe answer is 2.\n</solution>"
+
+    register_script("limited", agree)
+    config = RunConfig.model_validate({"agents": [{"model": "scripted:@limited"}] * 3})
+    for limits, most in (({}, 12), ({"scripted": 1}, 3)):
+        peak[0] = 0
+        batch = create_batch([(f"q{i}", f"What is 1+{i}?", config) for i in range(8)])
+        summary = run_batch_sync(batch, concurrency=4, provider_limits=limits)
+        assert len(summary.results) == 8 and summary.failed == []
+        assert peak[0] == most, (limits, peak[0])

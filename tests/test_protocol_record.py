@@ -4,12 +4,13 @@ show), the live view and both reports, with no edit anywhere else."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import Field
@@ -169,3 +170,28 @@ def test_validate_and_schema_know_a_registered_protocol(
     assert code == 0 and "PollOptions" in json.loads(out)["$defs"]
     code, _, err = moot(capsys, "run", "x", "--protocol", "pol")
     assert code == 1 and "did you mean 'poll'" in err
+
+
+class PresetPollOptions(PollOptions):
+    preset: Literal["quick"] | None = None
+
+
+def test_a_registered_protocols_preset_implies_it_from_the_cli(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--preset NAME` finds the protocol whose record has that preset: no CLI edit."""
+    protocols.register(
+        dataclasses.replace(
+            POLL, options=PresetPollOptions, preset_option="preset", presets=("quick",)
+        )
+    )
+    models = ["--models", "scripted:@poll_yes", "--models", "scripted:@poll_yes"]
+    code, out, err = moot(capsys, "run", "Capital of France?", "--preset", "quick", *models)
+    assert code == 0, err
+    session = out.split("Session ", 1)[1].split(":", 1)[0]
+    begin = (find_session(session).path / "events.jsonl").read_text().splitlines()[0]
+    assert json.loads(begin)["data"]["config"]["poll"]["preset"] == "quick"
+    code, _, err = moot(capsys, "run", "x", "--preset", "quick", "--protocol", "arena", *models)
+    assert code != 0 and "--preset is a poll preset, not one of --protocol arena" in err
+    code, _, err = moot(capsys, "run", "x", "--preset", "slow", *models)
+    assert code != 0 and "--preset slow: no protocol has that preset" in err

@@ -248,6 +248,23 @@ def _input_text(path: Path | None) -> str | None:
     return text
 
 
+def _preset(preset: str, protocol: str | None) -> dict[str, str]:
+    """The overrides of `--preset NAME`: the protocol whose record has that preset (it must be
+    --protocol's, when given) and the option the preset sets."""
+    from moot import protocols
+
+    owners = [protocols.get(name) for name in protocols.names()]
+    owner = next((r for r in owners if preset in r.presets and r.preset_option), None)
+    if owner is None:
+        known = ", ".join(p for r in owners for p in r.presets)
+        raise click.UsageError(f"--preset {preset}: no protocol has that preset ({known})")
+    if protocol is not None and protocol != owner.name:
+        raise click.UsageError(
+            f"--preset is a {owner.name} preset, not one of --protocol {protocol}"
+        )
+    return {"protocol": owner.name, f"{owner.name}.{owner.preset_option}": preset}
+
+
 def _takes_rounds(protocol: str | None) -> bool:
     """Whether the protocol that runs (the config's default without --protocol) has rounds."""
     from moot import protocols
@@ -391,10 +408,10 @@ def cli(ctx: click.Context) -> None:
 )
 @click.option(
     "--preset",
-    type=click.Choice(["impl", "impl-defaults", "plan-defaults"]),
+    metavar="NAME",
     default=None,
     help="A refine preset (implies --protocol refine): impl is the implementation tournament "
-    "of a code task (with --repo).",
+    "of a code task (with --repo); impl-defaults and plan-defaults set its defaults for a text.",
 )
 @_tmux_option
 @_display_options
@@ -443,10 +460,7 @@ def run(
     if cache is not None:
         overrides["cache.store"] = cache
     if preset is not None:
-        if protocol not in (None, "refine"):
-            raise click.UsageError(f"--preset is a refine preset; --protocol {protocol} takes none")
-        overrides["protocol"] = "refine"
-        overrides["refine.preset"] = preset
+        overrides.update(_preset(preset, protocol))
     if context and repo is None:
         raise click.UsageError("--context needs --repo: it chooses files of the repository")
     if repo is not None:  # a code task: --verify runs in every worktree

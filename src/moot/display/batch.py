@@ -65,6 +65,11 @@ class BatchProgress:
 
     # -- observer ----------------------------------------------------------------------------
     def begun(self, total: int, already: Sequence[LineResult]) -> None:
+        """A batch begins (`moot bench` runs several with one progress): count it from zero."""
+        self.close()
+        self.done = self.failed = self.running = self.tokens = self._ran = 0
+        self.cost = 0.0
+        self._began = time.monotonic()
         self.total = total
         for result in already:
             self._add(result)

@@ -102,6 +102,9 @@ class ProtocolRecord(Generic[OptionsT]):
     code_tasks: bool = False
     # The option that `--pick MODE` sets (who picks a code task's winner).
     pick_option: str | None = None
+    # The option that `--preset NAME` sets, and its names; a preset implies its protocol.
+    preset_option: str | None = None
+    presets: tuple[str, ...] = ()
     # The boolean option that `--no-shuffle` sets to false (keep the participants' given order).
     shuffle_option: str | None = None
     min_agents: int = 1

@@ -13,7 +13,7 @@ from moot.config import RunConfig
 from moot.engine.session import Session
 from moot.protocols.record import ProtocolRecord, Role
 from moot.protocols.refine.code import run_code
-from moot.protocols.refine.options import RefineOptions
+from moot.protocols.refine.options import PRESETS, RefineOptions
 from moot.protocols.refine.run import run
 from moot.protocols.refine.summary import describe_round, project
 from moot.types import Outcome
@@ -62,6 +62,8 @@ PROTOCOL = ProtocolRecord(
     participants=_participants,
     rounds_option="max_passes",
     input_option="input",
+    preset_option="preset",
+    presets=tuple(PRESETS),
     project=project,
     min_agents=1,
     code_tasks=True,
