@@ -160,15 +160,27 @@ def test_a_failing_line_is_listed_and_the_batch_goes_on(
     assert re.search(r"3/3 ended, 0 running, 1 failed, ETA 0s, [\d,]+ tokens, \$0\.0000", err)
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('{"question": "no task"}', "no 'task' field; each line needs one"),
+        ('{"task": 5}', "'task' is not a string"),
+        ('["a list"]', "expected a JSON object"),
+    ],
+)
 def test_a_bad_line_is_refused_before_anything_runs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    line: str,
+    said: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
-    (tmp_path / "tasks.jsonl").write_text('{"task": "fine"}\n{"question": "no task"}\n')
+    (tmp_path / "tasks.jsonl").write_text('{"task": "fine"}\n' + line + "\n")
     code, _, err = moot_in_process(capsys, "batch", "tasks.jsonl")
     assert code == 1
-    assert 'tasks.jsonl line 2: expected a JSON object like {"task": "..."}' in err
+    assert f"tasks.jsonl line 2: {said}" in err and '{"task": "..."}' in err
     assert not (tmp_path / "home" / "sessions").exists()
 
 

@@ -160,8 +160,11 @@ def read_tasks(
             data = json.loads(text)
         except (ValueError, RecursionError) as error:
             raise ConfigError(f"{where}: not valid JSON ({error})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("task"), str):
+        if not isinstance(data, dict):
             raise ConfigError(f'{where}: expected a JSON object like {{"task": "..."}}')
+        if not isinstance(data.get("task"), str):
+            found = "no 'task' field" if "task" not in data else "'task' is not a string"
+            raise ConfigError(f'{where}: {found}; each line needs one, like {{"task": "..."}}')
         unknown = sorted(set(data) - set(_LINE_FIELDS))
         if unknown:
             raise ConfigError(
