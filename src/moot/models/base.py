@@ -36,6 +36,7 @@ __all__ = [
     "Spec",
     "call_context",
     "create_model",
+    "extra_install_hint",
     "parse_spec",
     "provider_info",
     "providers",
@@ -120,10 +121,16 @@ class ProviderInfo:
         editable checkout (`pip install -e`) gets the checkout's path, a package the name."""
         if not self.extra:
             return "reinstall moot"
-        checkout = editable_checkout()
-        if checkout is not None:
-            return f"pip install -e '{checkout}[{self.extra}]'"
-        return f"pip install 'moot[{self.extra}]'"
+        return extra_install_hint(self.extra)
+
+
+def extra_install_hint(extra: str) -> str:
+    """The command that adds moot's `extra` (a provider's, `redis`, `ray`), for how moot was
+    installed: an editable checkout gets the checkout's path, a package the name."""
+    checkout = editable_checkout()
+    if checkout is not None:
+        return f"pip install -e '{checkout}[{extra}]'"
+    return f"pip install 'moot[{extra}]'"
 
 
 def editable_checkout() -> str | None:
