@@ -544,7 +544,10 @@ def status(session_id: str | None, reveal: bool) -> None:
     board.ended = None if seen.status == "running" else seen.status
     if seen.crashed:
         board.ended_at = seen.updated  # its clock stopped when it did
-    console = Console(soft_wrap=False, width=max(100, Console().width), highlight=False)
+    # a terminal's own width (the board narrows below 100 columns); piped, the wide table
+    terminal = Console()
+    width = terminal.width if terminal.is_terminal else max(100, terminal.width)
+    console = Console(soft_wrap=False, width=width, highlight=False)
     click.echo(
         f"Session {folder.id}  [{seen.state['protocol']}]  {seen.status}"
         + (f"; continue with: moot resume {folder.id}" if seen.crashed else "")
