@@ -455,3 +455,39 @@ def test_status_on_an_80_column_terminal_fits_it(tmp_path: Path, isolated: Path)
     board = [line for line in lines if not line.startswith(("Session ", "Report: "))]
     assert max(len(line.rstrip()) for line in board) <= 80, shown
     assert "Agent A" in shown and "Cost" in shown
+
+
+def test_the_board_prints_no_escape_sequence_from_model_text(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    """A failure message (a CLI agent's stderr, a server's error body) and a vote tally quoting
+    answers reach the live view's and `moot status`'s board, and status's closing message:
+    their escape sequences are removed there too, as in run and show."""
+    from moot.models.scripted import register_script
+    from moot.types import RoundSummary
+    from tests.test_cli import moot
+
+    hostile = "bad key \x1b]0;PWNED\x07\x1b[2J gone"
+    board = Board(session_id=SESSION, protocol="vote", task="Capital? \x1b[2J")
+    board.max_rounds = 1
+    board.row("agent_a").status = "failed"
+    board.latest = RoundSummary(round=1, decision="majority", votes={hostile: 2.0}, needed=2)
+    board.ended, board.message = "failed", f"every agent failed ({hostile})"
+    stream = io.StringIO()
+    console = Console(file=stream, width=120, height=24, force_terminal=True, color_system=None)
+    console.print(render_board(board, T0, width=120))
+    shown = stream.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert shown.count("bad key") == 2 and "PWNED" not in shown
+
+    def escfail(request: Request) -> str:
+        raise ScriptedFailure(FailureKind.AUTH, hostile)
+
+    register_script("escfail", escfail)
+    config = Debate().config()
+    config.agents = [a.model_copy(update={"model": "scripted:@escfail"}) for a in config.agents]
+    assert start("Capital of France?", config).exit_code == 1
+    capsys.readouterr()
+    code, out, _ = moot(capsys, "status")
+    assert code == 0 and "bad key" in out
+    assert "\x1b" not in out and "\x07" not in out and "PWNED" not in out

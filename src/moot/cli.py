@@ -555,7 +555,7 @@ def status(session_id: str | None, reveal: bool) -> None:
     )
     console.print(render_board(board, time.time(), reveal=reveal, width=console.width))
     if seen.state.get("message") and seen.status != "running":
-        click.echo(seen.state["message"])
+        _say(seen.state["message"])
     if folder.result_json.exists() and seen.status != "running":
         click.echo(f"Report: {folder.report_md}  (moot show {folder.id})")
 

@@ -28,6 +28,7 @@ from rich.text import Text
 from moot.display.board import Board
 from moot.display.face import Face
 from moot.display.plain import format_event
+from moot.textsafe import terminal_safe
 from moot.types import Event
 from moot.types import alias_label as label
 
@@ -104,7 +105,7 @@ def _latest(board: Board) -> Text | None:
         return None
     latest = board.latest
     text = Text("Latest: ", style="bold")
-    text.append(f"{latest.title.lower()}: {latest.describe()}")
+    text.append(terminal_safe(f"{latest.title.lower()}: {latest.describe()}"))
     if latest.threshold is not None and latest.score is not None:
         text.append(f" (consensus at {latest.threshold:g})", style="dim")
     return text
@@ -126,7 +127,7 @@ def render_board(
         table = _table(board, now, show_models=show_models, narrow=True)
     parts: list[RenderableType] = [_header(board, now)]
     if board.task:
-        task = " ".join(board.task.split())
+        task = " ".join(terminal_safe(board.task).split())
         parts.append(Text(f"Task: {task[:200]}", overflow="ellipsis", no_wrap=True, style="dim"))
     parts.append(table)
     latest = _latest(board)
@@ -136,7 +137,7 @@ def render_board(
         ended = Text("Ended: ", style="bold")
         ended.append(board.ended.replace("_", " "), style=_ENDED_STYLES.get(board.ended, "bold"))
         if board.message:
-            ended.append(f"  {board.message}", style="dim")
+            ended.append(f"  {terminal_safe(board.message)}", style="dim")
         parts.append(ended)
     return Group(*parts)
 
