@@ -392,3 +392,109 @@ def test_the_live_view_stays_readable_at_80_by_24() -> None:
     rows = [line for line in lines if "openrouter" in line]
     assert len(rows) == 6 and all("$1.2345" in row and "queued" in row for row in rows)
     assert "Cost" in lines[2] or any(line.rstrip().endswith("Cost") for line in lines)
+
+
+@pytest.mark.parametrize("width", [100, 110])
+def test_an_ended_board_with_long_model_names_keeps_every_column_between_100_and_115(
+    width: int,
+) -> None:
+    """Once a session ends its models are shown; where the wide table with them does not fit
+    (100 to about 115 columns) it takes the narrow layout instead of losing its right edge."""
+    board = Board(session_id=SESSION, protocol="arena", task="How to count pairs?")
+    board.max_rounds = 3
+    for alias in ("agent_a", "agent_b", "agent_c"):
+        row = board.row(alias)
+        row.model, row.status, row.round, row.phase = (
+            "openai-compat:http://127.0.0.1:18777/v1#m0",
+            "done",
+            1,
+            "verify",
+        )
+        row.calls, row.usage = 5, Usage(prompt_tokens=1_000, completion_tokens=400)
+        row.cost_known = False
+    board.ended = "consensus"
+    stream = io.StringIO()
+    console = Console(file=stream, width=width, height=24, force_terminal=True, color_system=None)
+    console.print(render_board(board, T0, width=width))
+    lines = stream.getvalue().rstrip("\n").splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= width
+    rows = [line for line in lines if "openai-comp" in line]
+    assert len(rows) == 3 and all(re.search(r"1,400 [ │]+unknown", row) for row in rows)
+    assert any("Cost" in line and "Tokens" in line for line in lines)
+
+
+def test_status_on_an_80_column_terminal_fits_it(tmp_path: Path, isolated: Path) -> None:
+    """`moot status` renders the board at the terminal's width (it used to print 100 columns
+    whatever the terminal, which an 80-column one wraps)."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    start("What is 6 times 7?", Debate().config())
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from moot.cli import main; main()", "status"],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        env={**env, "MOOT_HOME": str(isolated), "TERM": "xterm-256color"},
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+    lines = shown.replace("\r\n", "\n").rstrip("\n").splitlines()
+    board = [line for line in lines if not line.startswith(("Session ", "Report: "))]
+    assert max(len(line.rstrip()) for line in board) <= 80, shown
+    assert "Agent A" in shown and "Cost" in shown
+
+
+def test_the_board_prints_no_escape_sequence_from_model_text(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    """A failure message (a CLI agent's stderr, a server's error body) and a vote tally quoting
+    answers reach the live view's and `moot status`'s board, and status's closing message:
+    their escape sequences are removed there too, as in run and show."""
+    from moot.models.scripted import register_script
+    from moot.types import RoundSummary
+    from tests.test_cli import moot
+
+    hostile = "bad key \x1b]0;PWNED\x07\x1b[2J gone"
+    board = Board(session_id=SESSION, protocol="vote", task="Capital? \x1b[2J")
+    board.max_rounds = 1
+    board.row("agent_a").status = "failed"
+    board.latest = RoundSummary(round=1, decision="majority", votes={hostile: 2.0}, needed=2)
+    board.ended, board.message = "failed", f"every agent failed ({hostile})"
+    stream = io.StringIO()
+    console = Console(file=stream, width=120, height=24, force_terminal=True, color_system=None)
+    console.print(render_board(board, T0, width=120))
+    shown = stream.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert shown.count("bad key") == 2 and "PWNED" not in shown
+
+    def escfail(request: Request) -> str:
+        raise ScriptedFailure(FailureKind.AUTH, hostile)
+
+    register_script("escfail", escfail)
+    config = Debate().config()
+    config.agents = [a.model_copy(update={"model": "scripted:@escfail"}) for a in config.agents]
+    assert start("Capital of France?", config).exit_code == 1
+    capsys.readouterr()
+    code, out, _ = moot(capsys, "status")
+    assert code == 0 and "bad key" in out
+    assert "\x1b" not in out and "\x07" not in out and "PWNED" not in out

@@ -168,3 +168,26 @@ def _journal(folder: Path) -> list[dict[str, Any]]:
 
     lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
+
+
+def test_a_cli_agent_quoting_a_provider_key_from_its_environment_is_masked(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A CLI agent runs with the user's environment, so it can print a provider's key that moot
+    itself never read (ANTHROPIC_API_KEY, with no anthropic: agent in the session): every key
+    variable moot knows is masked as soon as a model is created."""
+    key = "zq-Kd83jLmW02xRtYb7Hs5vNa1"  # shaped like no provider's key
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    agent = tmp_path / "agent.sh"
+    agent.write_text(
+        '#!/bin/sh\ncat >/dev/null\necho "<solution>Paris, says $ANTHROPIC_API_KEY</solution>"\n'
+    )
+    agent.chmod(0o755)
+    code, out, err = moot_cli(
+        capsys, "run", "Capital of France?", "--models", f"cli:{agent}", "--models", f"cli:{agent}"
+    )
+    assert code == 0, err
+    assert "Paris, says [redacted]" in out
+    folder = Path(out.split("Report: ")[1].split()[0]).parent
+    leaks = [p.relative_to(folder) for p in _files(folder) if key[3:13].encode() in p.read_bytes()]
+    assert leaks == [] and key[3:13] not in out + err

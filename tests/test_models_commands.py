@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,27 @@ def test_a_missing_extra_names_the_install_that_fits(monkeypatch: pytest.MonkeyP
     monkeypatch.undo()
     here = base.editable_checkout()  # this checkout is installed editable by scripts/setup.sh
     assert here is not None and (Path(here) / "pyproject.toml").exists()
+
+
+def test_the_cache_and_ray_extras_name_the_install_that_fits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not only providers: a Redis cache without redis and `--executor ray` without Ray tell an
+    editable checkout to reinstall from the checkout, as a missing provider SDK does."""
+    import importlib.util
+
+    from moot.batch_ray import ray_runner
+    from moot.engine.cache import RedisCache
+    from moot.errors import ConfigError
+    from moot.models import base
+
+    monkeypatch.setattr(base, "editable_checkout", lambda: "/src/moot")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "redis" else real(name, *a)
+    )
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(ConfigError, match=re.escape("pip install -e '/src/moot[redis]'")):
+        RedisCache("redis://127.0.0.1:1")
+    with pytest.raises(ConfigError, match=re.escape("pip install -e '/src/moot[ray]'")):
+        ray_runner()

@@ -43,8 +43,11 @@ def ray_runner(address: str | None = None, **init: Any) -> Runner:
     try:
         import ray
     except ImportError:
+        from moot.models.base import extra_install_hint
+
         raise ConfigError(
-            "--executor ray needs Ray: pip install 'moot[ray]' (or use the default local executor)"
+            f"--executor ray needs Ray: {extra_install_hint('ray')} "
+            "(or use the default local executor)"
         ) from None
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, **init)

@@ -558,7 +558,10 @@ def status(session_id: str | None, reveal: bool) -> None:
     board.ended = None if seen.status == "running" else seen.status
     if seen.crashed:
         board.ended_at = seen.updated  # its clock stopped when it did
-    console = Console(soft_wrap=False, width=max(100, Console().width), highlight=False)
+    # a terminal's own width (the board narrows below 100 columns); piped, the wide table
+    terminal = Console()
+    width = terminal.width if terminal.is_terminal else max(100, terminal.width)
+    console = Console(soft_wrap=False, width=width, highlight=False)
     click.echo(
         f"Session {folder.id}  [{seen.state['protocol']}]  {seen.status}"
         + (f"; continue with: moot resume {folder.id}" if seen.crashed else "")
@@ -566,7 +569,7 @@ def status(session_id: str | None, reveal: bool) -> None:
     )
     console.print(render_board(board, time.time(), reveal=reveal, width=console.width))
     if seen.state.get("message") and seen.status != "running":
-        click.echo(seen.state["message"])
+        _say(seen.state["message"])
     if folder.result_json.exists() and seen.status != "running":
         click.echo(f"Report: {folder.report_md}  (moot show {folder.id})")
 

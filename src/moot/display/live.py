@@ -11,6 +11,7 @@ watching judges the arguments, not the brands. They appear once the session ends
 from __future__ import annotations
 
 import contextlib
+import io
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from types import TracebackType
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
+from rich.measure import Measurement
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
@@ -26,6 +28,7 @@ from rich.text import Text
 from moot.display.board import Board
 from moot.display.face import Face
 from moot.display.plain import format_event
+from moot.textsafe import terminal_safe
 from moot.types import Event
 from moot.types import alias_label as label
 
@@ -102,7 +105,7 @@ def _latest(board: Board) -> Text | None:
         return None
     latest = board.latest
     text = Text("Latest: ", style="bold")
-    text.append(f"{latest.title.lower()}: {latest.describe()}")
+    text.append(terminal_safe(f"{latest.title.lower()}: {latest.describe()}"))
     if latest.threshold is not None and latest.score is not None:
         text.append(f" (consensus at {latest.threshold:g})", style="dim")
     return text
@@ -112,12 +115,40 @@ def render_board(
     board: Board, now: float, *, reveal: bool = False, width: int | None = None
 ) -> RenderableType:
     """The view for one moment. Models are shown with `reveal` or once the session ended.
-    Below 100 columns the table drops its vertical rules and cuts long model names, so each
-    agent keeps one line and every column stays on screen (readable at 80x24)."""
+    Below 100 columns, or where the wide table does not fit (long model names need about 115),
+    the table drops its vertical rules and cuts long model names, so each agent keeps one line
+    and every column stays on screen (readable at 80x24)."""
     if not board.agents:
         return Text("moot: starting…", style="dim")
     show_models = reveal or board.ended is not None
     narrow = width is not None and width < 100
+    table = _table(board, now, show_models=show_models, narrow=narrow)
+    if width is not None and not narrow and _too_wide(table, width):
+        table = _table(board, now, show_models=show_models, narrow=True)
+    parts: list[RenderableType] = [_header(board, now)]
+    if board.task:
+        task = " ".join(terminal_safe(board.task).split())
+        parts.append(Text(f"Task: {task[:200]}", overflow="ellipsis", no_wrap=True, style="dim"))
+    parts.append(table)
+    latest = _latest(board)
+    if latest is not None:
+        parts.append(latest)
+    if board.ended is not None:
+        ended = Text("Ended: ", style="bold")
+        ended.append(board.ended.replace("_", " "), style=_ENDED_STYLES.get(board.ended, "bold"))
+        if board.message:
+            ended.append(f"  {terminal_safe(board.message)}", style="dim")
+        parts.append(ended)
+    return Group(*parts)
+
+
+def _too_wide(table: Table, width: int) -> bool:
+    """Whether `table` needs more than `width` columns to show every cell whole."""
+    measure = Console(width=10_000, file=io.StringIO())  # measures, never prints
+    return Measurement.get(measure, measure.options, table).maximum > width
+
+
+def _table(board: Board, now: float, *, show_models: bool, narrow: bool) -> Table:
     table = Table(
         expand=False,
         show_footer=True,
@@ -158,21 +189,7 @@ def render_board(
         if code:
             cells.append(row.change or "-")
         table.add_row(*cells)
-    parts: list[RenderableType] = [_header(board, now)]
-    if board.task:
-        task = " ".join(board.task.split())
-        parts.append(Text(f"Task: {task[:200]}", overflow="ellipsis", no_wrap=True, style="dim"))
-    parts.append(table)
-    latest = _latest(board)
-    if latest is not None:
-        parts.append(latest)
-    if board.ended is not None:
-        ended = Text("Ended: ", style="bold")
-        ended.append(board.ended.replace("_", " "), style=_ENDED_STYLES.get(board.ended, "bold"))
-        if board.message:
-            ended.append(f"  {board.message}", style="dim")
-        parts.append(ended)
-    return Group(*parts)
+    return table
 
 
 class LiveView(Face):

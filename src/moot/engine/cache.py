@@ -289,7 +289,11 @@ class RedisCache:
 
     def __init__(self, url: str) -> None:
         if importlib.util.find_spec("redis") is None:
-            raise ConfigError("a Redis cache needs the redis package: pip install 'moot[redis]'")
+            from moot.models.base import extra_install_hint
+
+            raise ConfigError(
+                f"a Redis cache needs the redis package: {extra_install_hint('redis')}"
+            )
         from redis.asyncio import Redis
 
         try:

@@ -1,13 +1,11 @@
-"""Verify commands: own process group, killed as a tree on timeout, output capped."""
+"""Verify commands: run under the CLI agents' process supervisor, killed as a whole tree on
+timeout, output capped."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import time
-
 from pydantic import BaseModel, ConfigDict
+
+from moot.models.cli_process import run_process
 
 __all__ = ["OUTPUT_CAP", "ShellResult", "run_shell"]
 
@@ -34,38 +32,18 @@ def _cap(data: bytes) -> tuple[str, bool]:
 
 
 async def run_shell(command: str, *, cwd: str | None, timeout: float) -> ShellResult:
-    started = time.perf_counter()
-    process = await asyncio.create_subprocess_shell(
-        command,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,  # its own process group, so a timeout kills the whole tree
-    )
-    timed_out = False
-    try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
-    except TimeoutError:
-        timed_out = True
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        stdout, stderr = await process.communicate()
-    except asyncio.CancelledError:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        raise
-    out, cut_out = _cap(stdout)
-    err, cut_err = _cap(stderr)
+    """`command` under `sh -c`, run by the process supervisor the CLI agents use
+    (models/cli_process.py), as a code task's verify commands are: its result is taken when the
+    shell exits (a background child holding stdout open is killed, not waited for), and on a
+    timeout, or if moot dies, the whole tree ends, setsid'd or double-forked children included."""
+    done = await run_process(["/bin/sh", "-c", command], stdin=None, timeout=timeout, cwd=cwd)
+    out, cut_out = _cap(done.stdout)
+    err, cut_err = _cap(done.stderr.encode("utf-8"))
     return ShellResult(
-        exit_code=process.returncode if process.returncode is not None else -1,
+        exit_code=-1 if done.exit_code is None else done.exit_code,
         stdout=out,
         stderr=err,
-        seconds=round(time.perf_counter() - started, 3),
-        timed_out=timed_out,
-        truncated=cut_out or cut_err,
+        seconds=round(done.duration, 3),
+        timed_out=done.timed_out,
+        truncated=cut_out or cut_err or done.overflow,
     )

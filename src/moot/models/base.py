@@ -36,6 +36,7 @@ __all__ = [
     "Spec",
     "call_context",
     "create_model",
+    "extra_install_hint",
     "parse_spec",
     "provider_info",
     "providers",
@@ -120,10 +121,16 @@ class ProviderInfo:
         editable checkout (`pip install -e`) gets the checkout's path, a package the name."""
         if not self.extra:
             return "reinstall moot"
-        checkout = editable_checkout()
-        if checkout is not None:
-            return f"pip install -e '{checkout}[{self.extra}]'"
-        return f"pip install 'moot[{self.extra}]'"
+        return extra_install_hint(self.extra)
+
+
+def extra_install_hint(extra: str) -> str:
+    """The command that adds moot's `extra` (a provider's, `redis`, `ray`), for how moot was
+    installed: an editable checkout gets the checkout's path, a package the name."""
+    checkout = editable_checkout()
+    if checkout is not None:
+        return f"pip install -e '{checkout}[{extra}]'"
+    return f"pip install 'moot[{extra}]'"
 
 
 def editable_checkout() -> str | None:
@@ -172,6 +179,18 @@ def providers() -> list[ProviderInfo]:
     return [_REGISTRY[name] for name in sorted(_REGISTRY)]
 
 
+def _remember_environment_keys() -> None:
+    """Every provider's key variable set in the environment is a secret to mask, used by this
+    session or not: a CLI agent runs with the user's environment and may print one."""
+    import os
+
+    from moot.models.keys import remember_secret
+
+    for info in _REGISTRY.values():
+        for name in info.key_env:
+            remember_secret(os.environ.get(name, "").strip())
+
+
 def create_model(spec: str | Spec, settings: ModelSettings | None = None) -> Model:
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
     info = _REGISTRY.get(parsed.provider)
@@ -189,6 +208,7 @@ def create_model(spec: str | Spec, settings: ModelSettings | None = None) -> Mod
     for part in info.attribute.split("."):
         target = getattr(target, part)
     factory: Factory = target
+    _remember_environment_keys()
     model = factory(parsed, settings or ModelSettings())
     # Start its slow set-up (SDK import, certificate bundle) now, in a worker thread, so it
     # overlaps the session's own set-up instead of delaying the first request.
