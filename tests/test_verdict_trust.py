@@ -162,3 +162,34 @@ def test_the_court_keeps_the_same_per_round_archive_as_the_arena() -> None:
     assert len(votes) == 2 and "vote: " in votes[0].read_text()
     judged = list((rounds / "judges1").glob("*_evaluation_*.md"))
     assert len(judged) == 3 and "selected: " in judged[0].read_text()
+
+
+def test_the_court_scrubs_identity_phrases_from_what_other_agents_and_judges_read() -> None:
+    """Anonymity in the court's text too: an agent's position "As Claude, I recommend ..."
+    reaches neither the other agent's vote prompts nor the judges', each replacement is
+    journaled, and the position keeps its id (the id is of the agent's own text)."""
+    from moot import api
+    from tests.court_scripts import selects, stubborn
+
+    claude = "As Claude, I recommend Postgres for its durability."
+    lite = "Use SQLite: one file, no server to run."
+    court = Court(
+        {"one": stubborn(claude), "two": stubborn(lite)},
+        {"j1": selects(claude), "j2": selects(claude), "j3": selects(lite)},
+    )
+    run = start("Which database for the session store?", court.config(max_agent_rounds=2))
+    others = court.prompts_of("two", "r2/")
+    judges = [r.prompt for r in court.requests if r.meta["agent"].startswith("judge_")]
+    assert others and judges
+    assert all("As Claude" not in p for p in others + judges)
+    assert any("As an AI assistant, I recommend Postgres" in p for p in others + judges)
+    notes = [
+        json.loads(line)
+        for line in (run.folder / "events.jsonl").read_text().splitlines()
+        if '"kind":"note"' in line
+    ]
+    assert notes and all(n["step"].endswith("/scrub") for n in notes)
+    pairs = [[old.strip(), new.strip()] for n in notes for old, new in n["data"]["replaced"]]
+    assert pairs and all(pair == ["As Claude", "As an AI assistant"] for pair in pairs)
+    assert run.result.details["court"]["finalVerdict"]["positionText"] == claude
+    assert api.replay(run.session_id).identical is True

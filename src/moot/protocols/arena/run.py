@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from moot.deliberation.agreement import check_agreement
-from moot.deliberation.anonymize import quote, scrub_identity
+from moot.deliberation.anonymize import quote
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import (
     SOLUTION_SCHEMA,
@@ -38,6 +38,7 @@ from moot.errors import FormatError, ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
+from moot.protocols.shown import anonymous
 from moot.text import cut, plural
 from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
@@ -105,22 +106,13 @@ def _quoted(s: Session, st: _State, texts: dict[str, str], order: list[str], ste
     return "\n\n".join(
         quote(
             _label(a),
-            _anonymous(s, texts[a], f"{step}/{a}"),
+            anonymous(s, texts[a], f"{step}/{a}"),
             nonce=_nonce(s, f"{step}/{a}"),
             limit=st.quote_limit,
         )
         for a in order
         if a in texts
     )
-
-
-def _anonymous(s: Session, text: str, step: str) -> str:
-    """Another agent's text without the phrases that name its model or vendor ("As Claude,
-    I..."); what was replaced is journaled with the step."""
-    scrubbed, replaced = scrub_identity(text)
-    if replaced:
-        s.note(f"{step}/scrub", replaced=[[r.original, r.replacement] for r in replaced])
-    return scrubbed
 
 
 def _schema(s: Session, alias: str, schema: dict[str, object]) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from moot.deliberation.consensus import Response
 from moot.engine.session import Session
 from moot.protocols.court import prompts
 from moot.protocols.court.document import AgentRound, Court, label, nonce
+from moot.protocols.shown import anonymous
 from moot.types import estimate_tokens
 
 __all__ = ["Block", "fit_rounds", "history"]
@@ -51,10 +52,15 @@ def _describe(r: Response) -> str:
 
 def _block(s: Session, c: Court, past: AgentRound, members: list[str], me: str, step: str) -> str:
     shown = {r.agent: r for r in past.responses if r.ok}
+
+    def text(a: str) -> str:  # another agent's answer names no model (scrubbed, journaled)
+        said = _describe(shown[a])
+        return said if a == me else anonymous(s, said, f"{step}/r{past.number}/{a}")
+
     quotes = [
         quote(
             label(a) + (" (you)" if a == me else ""),
-            _describe(shown[a]),
+            text(a),
             nonce=nonce(s, f"{step}/r{past.number}/{a}"),
             limit=_quote_limit(c),
         )

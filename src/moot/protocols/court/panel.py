@@ -11,6 +11,7 @@ from moot.engine.structured import Parsed, ask_parsed
 from moot.protocols.court import prompts
 from moot.protocols.court.document import Court, JudgeRound, label, nonce, user
 from moot.protocols.court.replies import JudgeReply, judge_parser, judge_schema
+from moot.protocols.shown import anonymous
 from moot.types import RoundSummary, Step
 
 __all__ = ["judge_positions", "judge_round", "record_judges"]
@@ -32,7 +33,12 @@ def _prompt(s: Session, c: Court, j: int, positions: list[str], step: str) -> st
     order = s.shuffle(positions, step=f"{step}/order")
     limit = max(200, min(4200, c.opts.max_context_tokens * 4 // (len(positions) + 2)))
     shown = "\n\n".join(
-        quote(f"position {pid}", c.texts[pid], nonce=nonce(s, f"{step}/{pid}"), limit=limit)
+        quote(
+            f"position {pid}",
+            anonymous(s, c.texts[pid], f"{step}/{pid}"),
+            nonce=nonce(s, f"{step}/{pid}"),
+            limit=limit,
+        )
         for pid in order
     )
     previous = ""
@@ -40,7 +46,11 @@ def _prompt(s: Session, c: Court, j: int, positions: list[str], step: str) -> st
         quotes = [
             quote(
                 label(e.judge),
-                f"selected {e.selected}, confidence {e.confidence:.2f}\n{e.reasoning}",
+                anonymous(
+                    s,
+                    f"selected {e.selected}, confidence {e.confidence:.2f}\n{e.reasoning}",
+                    f"{step}/previous/{e.judge}",
+                ),
                 nonce=nonce(s, f"{step}/previous/{e.judge}"),
                 limit=limit,
             )

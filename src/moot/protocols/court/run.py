@@ -36,6 +36,7 @@ from moot.protocols.court.document import (
 from moot.protocols.court.options import CourtOptions
 from moot.protocols.court.panel import judge_positions, judge_round, record_judges
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
+from moot.protocols.shown import anonymous
 from moot.text import plural
 from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
 
@@ -68,7 +69,7 @@ def _agent_prompt(s: Session, c: Court, me: str, r: int, step: str) -> tuple[str
             candidate=c.candidate,
             candidate_text=quote(
                 f"candidate position {c.candidate}",
-                c.texts[c.candidate],
+                anonymous(s, c.texts[c.candidate], f"{step}/candidate"),
                 nonce=nonce(s, f"{step}/candidate"),
                 limit=4200,
             ),
