@@ -135,7 +135,8 @@ def test_a_dataset_not_offered_lists_the_offered_ones(
 
 SUITE = "gym:basic_arithmetic"
 QUESTIONS = 5
-ANSWERS = {q.question: q.answer for q in gym_suite("basic_arithmetic", QUESTIONS, seed=2).questions}
+SEED = 2
+ANSWERS: dict[str, str] = {}  # question -> answer, from the same seeded suite the bench builds
 MODE = {"reply": "right"}
 
 
@@ -152,6 +153,8 @@ def agent(request: Request) -> str:
 @pytest.fixture
 def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    suite = gym_suite("basic_arithmetic", QUESTIONS, seed=SEED)
+    ANSWERS.update({q.question: q.answer for q in suite.questions})
     register_script("gym-agent", agent)
     yield
     MODE["reply"] = "right"
@@ -164,7 +167,7 @@ def test_the_bench_scores_gym_answers_with_the_datasets_scorer(
 ) -> None:
     MODE["reply"] = reply
     options = BenchOptions(
-        suite=SUITE, protocols=["vote"], models=["scripted:@gym-agent"] * 3, n=QUESTIONS, seed=2
+        suite=SUITE, protocols=["vote"], models=["scripted:@gym-agent"] * 3, n=QUESTIONS, seed=SEED
     )
     report = run_bench(options, out=tmp_path / "out")
     data = json.loads((tmp_path / "out" / "bench.json").read_text())
