@@ -137,6 +137,19 @@ def journaled(root: Path) -> list[str]:
     return steps
 
 
+def test_a_batch_of_one_speaks_of_one_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = home(tmp_path, questions=1)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MOOT_HOME", env["MOOT_HOME"])
+    monkeypatch.setenv("MOOT_TEST_CALLS", env["MOOT_TEST_CALLS"])
+    code, out, err = moot_in_process(capsys, "batch", "tasks.jsonl", *MODELS)
+    assert code == 0, err
+    assert re.search(r"batch \S+: 1 session$", err, re.M), err
+    assert "1 of 1 session ended (1 consensus)" in out
+
+
 def test_a_failing_line_is_listed_and_the_batch_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

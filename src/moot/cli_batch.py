@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from moot.bench.gym import GYM_DATASETS, GYM_PREFIX, INSTALL
+from moot.text import plural
 
 __all__ = ["batch", "bench"]
 
@@ -100,7 +101,7 @@ def batch(
         assert tasks is not None
         lines = batches.read_tasks(tasks, config_path=config_path, protocol=protocol, models=models)
         folder = batches.create_batch(lines, source=str(tasks))
-    click.echo(f"batch {folder.id}: {len(folder.lines)} sessions", err=True)
+    click.echo(f"batch {folder.id}: {plural(len(folder.lines), 'session')}", err=True)
     progress = BatchProgress()
     runner: batches.Runner = batches.run_local
     if executor == "ray":

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from moot.text import clean_text
+from moot.text import clean_text, plural
 
 if TYPE_CHECKING:
     from moot.batch import BatchLine, BatchSummary, LineResult
@@ -89,7 +89,7 @@ class BatchProgress:
             progress.start()
             self._progress = progress
         elif already:
-            self._line(f"{len(already)} sessions had already finished; {self.status()}")
+            self._line(f"{plural(len(already), 'session')} had already finished; {self.status()}")
 
     def started(self, line: BatchLine) -> None:
         self.running += 1
@@ -138,7 +138,8 @@ def summary_lines(summary: BatchSummary, total: int) -> list[str]:
     cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.counts.items()))
     lines = [
-        f"batch {summary.batch_id}: {len(results)} of {total} sessions ended ({counts or 'none'})"
+        f"batch {summary.batch_id}: {len(results)} of {plural(total, 'session')} ended "
+        f"({counts or 'none'})"
         f" in {summary.seconds:.1f}s; {calls:,} calls, {tokens:,} tokens, {_money(cost)}"
     ]
     failed = summary.failed
