@@ -54,7 +54,13 @@ async def vote(s: Session, task: str, opts: VoteOptions) -> Outcome:
     )
 
 
-VOTE = ProtocolRecord(name="vote", summary="majority of samples", options=VoteOptions, run=vote)
+VOTE = ProtocolRecord(
+    name="vote",
+    summary="majority of samples",
+    options=VoteOptions,
+    run=vote,
+    samples_option="samples",
+)
 
 # What the scripted agents do, set by each test: "debate" (every first answer is wrong, the
 # revised ones right; vote's samples are wrong), "vote" (one first answer is right, every revised

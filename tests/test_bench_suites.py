@@ -164,6 +164,10 @@ def test_suite_for(tmp_path: Path) -> None:
     path = _write(tmp_path, [json.dumps({"question": f"q{i}", "answer": i}) for i in range(5)])
     assert len(suite_for(str(path), n=3).questions) == 3
     assert len(suite_for(str(path)).questions) == 5
+    assert len(suite_for(str(path), n=5).questions) == 5
+    # a smaller sample than asked for is not run silently
+    with pytest.raises(ConfigError, match=r"has 5 questions; --n 6 asks for more: give --n 5"):
+        suite_for(str(path), n=6)
     with pytest.raises(ConfigError, match="unknown suite 'gsm8k': use one of arithmetic"):
         suite_for("gsm8k")
 

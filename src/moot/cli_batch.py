@@ -152,7 +152,13 @@ def batch(
     default=0.0,
     help="Share of pairwise judgements to ask again with the order swapped (0.2 = 20%).",
 )
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level of the paired comparison with vote (McNemar); intervals are 95%.",
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from moot import batch as batches
+from moot import protocols
 from moot.bench.journals import agent_trajectories, answer_of
 from moot.bench.statistics import RoundFlips, compare, count_flips, wilson_interval
 from moot.bench.suites import Suite, suite_for
@@ -30,7 +31,6 @@ from moot.plan import Plan, load_config
 __all__ = ["BASELINE", "BenchOptions", "BenchReport", "ProtocolRow", "run_bench"]
 
 BASELINE = "vote"
-SAMPLES_OPTION = "samples"  # vote's option: each agent answers `samples` times
 
 
 @dataclass(frozen=True)
@@ -258,8 +258,9 @@ def run_bench(
             sizes[name] = max(1, round(mean_calls / vote_agents))
     baseline_ids: list[str] = []
     if sizes:
+        samples = protocols.get(BASELINE).samples_option  # answers per agent, from its record
         baseline_plans = {
-            k: _plan(options, BASELINE, {f"{BASELINE}.{SAMPLES_OPTION}": k})
+            k: _plan(options, BASELINE, {f"{BASELINE}.{samples}": k})
             for k in sorted(set(sizes.values()))
         }
         vote_lines = [

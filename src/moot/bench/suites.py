@@ -242,7 +242,13 @@ def suite_for(spec: str, n: int | None = None, seed: int = 0) -> Suite:
     if spec.startswith(GYM_PREFIX):
         return gym_suite(spec.removeprefix(GYM_PREFIX), 100 if n is None else n, seed)
     if spec.endswith(".jsonl") or Path(spec).is_file():
-        return load_suite(spec).take(n)
+        suite = load_suite(spec)
+        if n is not None and n > len(suite.questions):  # a smaller sample than asked for
+            raise ConfigError(
+                f"suite file {spec} has {len(suite.questions)} questions; --n {n} asks for more: "
+                f"give --n {len(suite.questions)} or fewer, or leave --n out to run them all"
+            )
+        return suite.take(n)
     raise ConfigError(
         f"unknown suite {spec!r}: use one of {', '.join(BUILTIN_SUITES)}, {GYM_PREFIX}DATASET or "
         "the path of a .jsonl file with 'question' and 'answer' on each line"
