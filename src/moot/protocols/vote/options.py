@@ -16,7 +16,10 @@ class VoteOptions(Section):
         default=1, ge=1, le=100, description="answers asked of every agent (--samples K)"
     )
     consensus_threshold: float = Field(
-        default=0.5, gt=0, le=1, description="the winner's share of all samples for a majority"
+        default=0.5,
+        gt=0,
+        le=1,
+        description="the winner's share of the valid answers for a majority",
     )
     similarity_threshold: float = Field(
         default=90.0,
