@@ -137,6 +137,8 @@ class Tournament:
     rounds: list[dict[str, Any]] = field(default_factory=list)  # details["rounds"]
     matches: list[Match] = field(default_factory=list)
     out: dict[str, str] = field(default_factory=dict)  # agents that left, and why
+    failed: dict[str, str] = field(default_factory=dict)  # no reply (an error), and why
+    invalid: dict[str, str] = field(default_factory=dict)  # malformed or junk, and why
 
     def next_round(self) -> int:
         self.round_no += 1
@@ -144,11 +146,11 @@ class Tournament:
 
     def arbiter_for(self, index: int, sides: list[str]) -> str | None:
         """The configured arbiter, else the next agent in the seeding not in the match (one
-        that lost a match may judge; one that failed may not)."""
+        that lost a match may judge; one that failed or gave junk in round 0 may not)."""
         if self.arbiters:
             return self.arbiters[0]
         after = self.seeds[index + 1 :] + self.seeds[: index + 1]
-        failed = {a for a, why in self.out.items() if why.startswith("failed")}
+        failed = {a for a, why in self.out.items() if why.startswith(("failed", "invalid"))}
         return next((a for a in after if a not in sides and a not in failed), None)
 
     def share_reached(self, number: int) -> str | None:

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from moot.deliberation.trust import Participant, assess, is_tiny
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
@@ -310,11 +311,19 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         "code": codework.rows(works),
         "winner": champion,
     }
+    trust = assess(_participants(b, champion, final), reached=success, models=_models(b))
+    qualifiers = trust.label.split("; ")[1:]
+    if success and not trust.consensus_allowed:
+        how = f"{how}, but {trust.label}"
+    elif qualifiers:
+        how = f"{how}; {'; '.join(qualifiers)}"
+    success = trust.consensus_allowed
     return Outcome(
         protocol="tournament",
         status="consensus" if success else "no_consensus",
         consensus=success,
         how=how,
+        trust=_statement(b, champion, final, success),
         final_answer=_patch(b.works[champion]),
         rounds=b.round_no,
         disagreements=tuple(
@@ -323,3 +332,63 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         positions={a: codework.solution_text(b.works[a]) for a in b.seeds},
         details=details,
     )
+
+
+def _participants(b: _Bracket, champion: str, final: _CodeMatch | None) -> list[Participant]:
+    """Each contestant for the trust assessment: one without a usable change failed."""
+    people = []
+    for alias in b.seeds:
+        work = b.works[alias]
+        if not work.ok:
+            people.append(Participant(alias_label(alias), "failed", work.problem or "no change"))
+        elif alias == champion or (final is not None and final.converged and alias in final.sides):
+            people.append(Participant(alias_label(alias), "agreed"))
+        else:
+            people.append(Participant(alias_label(alias), "dissented"))
+    return people
+
+
+def _models(b: _Bracket) -> list[str]:
+    specs: dict[str, str] = b.s.meta.get("aliases") or {}
+    used = [*b.seeds, *(m.arbiter for m in b.matches if m.arbiter is not None)]
+    return [specs[a] for a in used if a in specs]
+
+
+def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, success: bool) -> str:
+    """How far to trust the champion's change: tiny models, who won how (the arbiter's choice,
+    the same change on both sides, or the fallback), its verification, what failed."""
+    sentences: list[str] = []
+    tiny = sorted({spec for spec in _models(b) if is_tiny(spec)})
+    if tiny:
+        sentences.append(
+            "This answer is a demonstration, not evidence: it comes from a tiny model "
+            f"({', '.join(tiny)})."
+        )
+    if final is None:
+        sentences.append(
+            f"Only {alias_label(champion)} made a usable change; no match was played, so no "
+            "consensus is claimed."
+        )
+    else:
+        sentences.append(
+            f"{alias_label(champion)}'s change won the tournament of {len(b.seeds)} agents in "
+            f"{len(b.matches)} match(es)."
+        )
+        how = {
+            "converged": "both sides of the final match ended with the same change",
+            "arbiter": "the arbiter chose it in the final match",
+            "fallback": "no arbiter's choice decided the final match",
+        }.get(final.decided_by, final.decided_by)
+        sentences.append(f"{how[0].upper()}{how[1:]}: {final.reason}.")
+        if not success:
+            sentences.append("No consensus is claimed.")
+    checks = b.works[champion].checks
+    if checks:
+        passed = sum(1 for c in checks if c.passed)
+        sentences.append(f"Verify commands on it: {passed} of {len(checks)} passed.")
+    for alias in b.seeds:
+        work = b.works[alias]
+        if not work.ok:
+            why = " ".join((work.problem or "no usable change").split())[:200]
+            sentences.append(f"{alias_label(alias)} failed: {why}.")
+    return " ".join(sentences)

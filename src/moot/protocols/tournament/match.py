@@ -8,12 +8,12 @@ round with its convergence: `r5/match_2_challenge/agent_c`, `r5/match_2_converge
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from moot.deliberation.anonymize import quote
+from moot.deliberation.anonymize import quote, scrub_identity
 from moot.deliberation.convergence import (
     ARBITER_SCHEMA,
     NO_EMBEDDER_NOTE,
@@ -23,10 +23,12 @@ from moot.deliberation.convergence import (
     converge,
     structural_similarity,
 )
+from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import json_parser
+from moot.deliberation.substance import check_substance
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
-from moot.errors import ProtocolAborted
+from moot.errors import FormatError, ProtocolAborted
 from moot.protocols.tournament import prompts
 from moot.protocols.tournament.bracket import (
     Match,
@@ -71,14 +73,67 @@ def _step(g: int, m: Match, phase: str, alias: str) -> str:
     return Step.at(g, f"match_{m.number}_{phase}", alias)
 
 
+def _clean(reply: R) -> R:
+    """The reply without protocol markup in any of its texts (a `<solution>` tag, a quote
+    fence copied back): none of it may reach a later prompt, the answer or result.json."""
+    update: dict[str, Any] = {}
+    for name, value in reply.__dict__.items():
+        if isinstance(value, str):
+            update[name] = strip_markup(value)
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            update[name] = [x for x in (strip_markup(v) for v in value) if x]
+    return reply.model_copy(update=update)
+
+
+def _side_parser(model: type[R], field: str, asked: Sequence[str], task: str) -> Callable[[str], R]:
+    """A side's reply parsed strictly, cleaned of markup, and its position (`field`) checked
+    for substance: an empty one, an echo of the prompt or its template, or a refusal is a
+    format error, so it is re-asked once and then counts like a failed reply."""
+    parse = parser(model)
+
+    def parse_side(text: str) -> R:
+        reply = _clean(parse(text))
+        position = str(getattr(reply, field))
+        problem = check_substance(position, asked, task=task)
+        if problem is not None:
+            raise FormatError(f'"{field}" is not an answer to the task: {problem}')
+        return reply
+
+    return parse_side
+
+
+_POSITION_FIELD = {PositionReply: "recommendation", ChallengeReply: "position"}
+
+
 async def _ask(
     t: Tournament, alias: str, prompt: str, model: type[R], schema: dict[str, Any], step: str
 ) -> Parsed[R]:
     system = Message(role="system", content=prompts.SYSTEM.format(label=label(alias), task=t.task))
+    field = _POSITION_FIELD.get(model, "position")
+    parse = _side_parser(model, field, [system.content, prompt], t.task)
     result: Parsed[R] = await ask_parsed(
-        t.s, alias, [system, _user(prompt)], parser(model), step=step, json_schema=schema
+        t.s, alias, [system, _user(prompt)], parse, step=step, json_schema=schema
     )
     return result
+
+
+def _shown(t: Tournament, text: str, step: str) -> str:
+    """A participant's text as another participant (a side, the arbiter) is shown it: without
+    the phrases by which its author names its model or vendor ("As Claude, I ..."); what was
+    replaced is journaled under `step`/scrub, so a replay scrubs (and shows) the same."""
+    scrubbed, replaced = scrub_identity(text)
+    if replaced:
+        t.s.note(f"{step}/scrub", replaced=[[r.original, r.replacement] for r in replaced])
+    return scrubbed
+
+
+def _drop(t: Tournament, alias: str, answer: Parsed[Any]) -> tuple[str, str]:
+    """Record a side without a usable answer as failed (no reply: an error, a timeout) or
+    invalid (a reply that stayed malformed or junk after the re-ask); its kind and why."""
+    problem = answer.problem or "no valid answer"
+    kind = "failed" if not answer.completion.ok else "invalid"
+    (t.failed if kind == "failed" else t.invalid).setdefault(alias, problem)
+    return kind, problem
 
 
 # -- round 0 ------------------------------------------------------------------------------------
@@ -100,9 +155,10 @@ def _history(t: Tournament, step: str) -> tuple[str, str]:
             points.append(str(m.analysis.get("fundamental_disagreement", "")))
     nonce = _nonce(t.s, f"{step}/history")
     limit = t.opts.max_quote_chars
+    points = [_shown(t, p, f"{step}/history/{i}") for i, p in enumerate(points) if p]
     return (
         quote("the tournament so far", "\n".join(highlights), nonce=nonce, limit=limit),
-        quote("the tournament so far", _lines([p for p in points if p]), nonce=nonce, limit=limit),
+        quote("the tournament so far", _lines(points), nonce=nonce, limit=limit),
     )
 
 
@@ -120,7 +176,7 @@ def _position_prompt(t: Tournament, m: Match, seat: int, held: Stance | None, st
             match=m.number, position=own, confidence=held.confidence, format=prompts.POSITION_FORMAT
         )
     leader = m.sides[0]
-    text = held.recommendation if held is not None else "(not stated)"
+    text = _shown(t, held.recommendation, f"{step}/leader") if held is not None else "(not stated)"
     highlights, points = _history(t, step)
     return prompts.CHALLENGER.format(
         match=m.number,
@@ -166,15 +222,17 @@ async def _positions(t: Tournament, m: Match, g: int, held: Stance | None) -> di
         )
     )
     failed: dict[str, str] = {}
+    invalid: dict[str, str] = {}
     for seat, answer in enumerate(answers):
         alias = m.sides[seat]
         while answer.value is None:
-            problem = answer.problem or "no valid answer"
-            failed[alias] = problem
-            t.out[alias] = f"failed in round 0 of match {m.number}: {problem}"
+            kind, problem = _drop(t, alias, answer)
+            (failed if kind == "failed" else invalid)[alias] = problem
+            t.out[alias] = f"{kind} in round 0 of match {m.number}: {problem}"
             if not t.backups:
+                what = "failed" if kind == "failed" else "gave an invalid answer"
                 raise ProtocolAborted(
-                    f"{label(alias)} failed in round 0 of match {m.number} ({problem}) and no "
+                    f"{label(alias)} {what} in round 0 of match {m.number} ({problem}) and no "
                     "backup model is left to replace it; add one under [tournament] backups"
                 )
             backup = t.backups.pop(0)
@@ -195,7 +253,10 @@ async def _positions(t: Tournament, m: Match, g: int, held: Stance | None) -> di
             f"Round 0, {m.side_label(alias)} states: {st.recommendation} "
             f"(confidence {st.confidence:.2f}; reasons: {'; '.join(st.reasons)})"
         )
-    return {"failed": failed} if failed else {}
+    return {
+        **({"failed": failed} if failed else {}),
+        **({"invalid": invalid} if invalid else {}),
+    }
 
 
 # -- challenge and defense -------------------------------------------------------------------------
@@ -207,38 +268,38 @@ async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
         other = m.stances[m.other(alias)]
         step = _step(g, m, "challenge", alias)
         nonce = _nonce(t.s, step)
-        prompt = prompts.CHALLENGE.format(
-            match=m.number,
-            round=r,
-            position=quote(
-                label(other.alias), other.recommendation, nonce=nonce, limit=t.opts.max_quote_chars
-            ),
-            reasons=quote(
-                label(other.alias), _lines(other.reasons), nonce=nonce, limit=t.opts.max_quote_chars
-            ),
-            factors=quote(
-                label(other.alias), _lines(other.factors), nonce=nonce, limit=t.opts.max_quote_chars
-            ),
-            uncertainty=quote(
+        texts = {
+            "position": other.recommendation,
+            "reasons": _lines(other.reasons),
+            "factors": _lines(other.factors),
+            "uncertainty": _lines(other.uncertainty),
+        }
+        quoted = {
+            what: quote(
                 label(other.alias),
-                _lines(other.uncertainty),
+                _shown(t, text, f"{step}/{what}"),
                 nonce=nonce,
                 limit=t.opts.max_quote_chars,
-            ),
-            format=prompts.CHALLENGE_FORMAT,
+            )
+            for what, text in texts.items()
+        }
+        prompt = prompts.CHALLENGE.format(
+            match=m.number, round=r, format=prompts.CHALLENGE_FORMAT, **quoted
         )
         asks.append(_ask(t, alias, prompt, ChallengeReply, CHALLENGE_SCHEMA, step))
     answers: list[Parsed[ChallengeReply]] = await t.s.gather(*asks)
-    failed = {
-        a: p.problem or "no valid answer"
-        for a, p in zip(m.sides, answers, strict=True)
-        if p.value is None
-    }
+    dropped = {a: _drop(t, a, p) for a, p in zip(m.sides, answers, strict=True) if p.value is None}
+    failed = {a: why for a, (_, why) in dropped.items()}
     if len(failed) == 1:
         loser = next(iter(failed))
         m.forfeit = loser
         m.winner, m.decided_by = m.other(loser), "forfeit"
-        m.reasons = [f"{label(loser)} failed to provide a challenge in round {r}: {failed[loser]}"]
+        what = (
+            "failed to provide a challenge"
+            if dropped[loser][0] == "failed"
+            else "gave an invalid challenge"
+        )
+        m.reasons = [f"{label(loser)} {what} in round {r}: {failed[loser]}"]
     elif failed:
         m.incomplete = f"both sides failed in round {r} (challenge)"
     changed = {}
@@ -256,7 +317,9 @@ async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
             f"{'; '.join(reply.alternatives) or '-'}; strong points: "
             f"{'; '.join(reply.strong_points) or '-'}"
         )
-    return {"position_changed": changed, **({"failed": failed} if failed else {})}
+    invalid = [a for a, (kind, _) in dropped.items() if kind == "invalid"]
+    entry: dict[str, Any] = {"position_changed": changed}
+    return {**entry, **({"failed": failed, "invalid": invalid} if failed else {})}
 
 
 async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
@@ -275,7 +338,7 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
             ),
             challenges=quote(
                 label(m.other(alias)),
-                _lines(m.challenges.get(alias, [])),
+                _shown(t, _lines(m.challenges.get(alias, [])), f"{step}/challenges"),
                 nonce=nonce,
                 limit=t.opts.max_quote_chars,
             ),
@@ -283,11 +346,8 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
         )
         asks.append(_ask(t, alias, prompt, DefenseReply, DEFENSE_SCHEMA, step))
     answers: list[Parsed[DefenseReply]] = await t.s.gather(*asks)
-    failed = {
-        a: p.problem or "no valid answer"
-        for a, p in zip(m.sides, answers, strict=True)
-        if p.value is None
-    }
+    dropped = {a: _drop(t, a, p) for a, p in zip(m.sides, answers, strict=True) if p.value is None}
+    failed = {a: why for a, (_, why) in dropped.items()}
     if failed:
         who = ", ".join(f"{label(a)} ({why})" for a, why in failed.items())
         m.incomplete = f"round {r} (defense) failed for {who}"
@@ -306,7 +366,8 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
             + (f" ({reply.what_changed})" if reply.what_changed else "")
         )
     entry: dict[str, Any] = {"position_changed": changed, "position_changed_claimed": claimed}
-    return {**entry, **({"failed": failed} if failed else {})}
+    invalid = [a for a, (kind, _) in dropped.items() if kind == "invalid"]
+    return {**entry, **({"failed": failed, "invalid": invalid} if failed else {})}
 
 
 def _move(m: Match, alias: str, position: str, confidence: float) -> bool:
@@ -330,6 +391,7 @@ async def _check(t: Tournament, m: Match, g: int) -> ConvergenceResult:
     async def ask_arbiter(x: str, y: str) -> ArbiterScores | None:
         assert arbiter is not None
         step = _step(g, m, "convergence", arbiter)
+        x, y = _shown(t, x, f"{step}/a"), _shown(t, y, f"{step}/b")
         answer = await ask_parsed(
             t.s,
             arbiter,
@@ -371,9 +433,14 @@ async def _verdict(t: Tournament, m: Match) -> None:
             match=m.number,
             rounds=len(m.rounds),
             task=t.task,
-            a=quote("A", a.recommendation, nonce=nonce, limit=limit),
-            b=quote("B", b.recommendation, nonce=nonce, limit=limit),
-            debate=quote("the debate", "\n".join(m.transcript), nonce=nonce, limit=limit * 2),
+            a=quote("A", _shown(t, a.recommendation, f"{step}/a"), nonce=nonce, limit=limit),
+            b=quote("B", _shown(t, b.recommendation, f"{step}/b"), nonce=nonce, limit=limit),
+            debate=quote(
+                "the debate",
+                _shown(t, "\n".join(m.transcript), f"{step}/debate"),
+                nonce=nonce,
+                limit=limit * 2,
+            ),
             incomplete=f"\nThe debate is incomplete: {m.incomplete or m.ended_early}.\n"
             if (m.incomplete or m.ended_early)
             else "",
@@ -390,7 +457,7 @@ async def _verdict(t: Tournament, m: Match) -> None:
             step=step,
             json_schema=verdict_schema(m.converged),
         )
-    reply: VerdictReply | None = answer.value if answer is not None else None
+    reply: VerdictReply | None = _clean(answer.value) if answer and answer.value else None
     if reply is not None:
         m.winner = m.sides[0] if reply.winner == "A" else m.sides[1]
         m.decided_by, m.reasons = "arbiter", list(reply.reasons)
@@ -411,6 +478,18 @@ async def _verdict(t: Tournament, m: Match) -> None:
     m.winner = m.sides[1] if b.confidence > a.confidence else m.sides[0]
     m.decided_by = "fallback"
     m.reasons = [f"{why}: the side with the higher final confidence wins, the leader on a tie"]
+
+
+def _clean_details(details: dict[str, Any]) -> dict[str, Any]:
+    """The convergence check's details (the arbiter's key disagreements) without markup."""
+    out: dict[str, Any] = {}
+    for key, value in details.items():
+        if isinstance(value, str):
+            value = strip_markup(value)
+        elif isinstance(value, list):
+            value = [strip_markup(v) if isinstance(v, str) else v for v in value]
+        out[key] = value
+    return out
 
 
 # -- the match -------------------------------------------------------------------------------------
@@ -436,7 +515,7 @@ def _record_round(
             score=result.score,
             layer=result.layer,
             scores=dict(result.scores),
-            details=dict(result.details),
+            details=_clean_details(result.details),
             converged=m.converged,
             decision="converged" if m.converged else "continue",
             arbiter=m.arbiter if result.layer == "arbiter" else None,

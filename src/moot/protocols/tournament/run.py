@@ -10,8 +10,11 @@ challenger, and so on: N-1 matches for N models.
     champion = leader
 
 The outcome succeeds (exit 0) when the final match converged, or when the arbiter's choice is
-accepted (`accept_arbiter_choice`); otherwise it shows both positions, the convergence
-progression and the arbiter's analysis (exit 2).
+accepted (`accept_arbiter_choice`), and a quorum of the contestants (more than half) gave valid
+answers; otherwise it shows both positions, the convergence progression and the arbiter's
+analysis (exit 2). A position that is junk (empty, an echo of the prompt or its template, a
+refusal) counts like a failed reply. The outcome's trust statement says who won how, what
+failed or was invalid, and whether a tiny model took part.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
+from moot.deliberation.markup import strip_markup
+from moot.deliberation.substance import check_substance
+from moot.deliberation.trust import Participant, assess, is_tiny
 from moot.engine.session import Session
 from moot.protocols.tournament.bracket import (
     Match,
@@ -104,7 +110,15 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     accepted = (
         not final.converged and t.opts.accept_arbiter_choice and final.decided_by == "arbiter"
     )
-    success = final.converged or accepted
+    answer = strip_markup(held.recommendation) if held is not None else ""
+    junk = check_substance(answer, task=t.task)  # every position was checked; this is the last
+    reached = (final.converged or accepted) and junk is None
+    trust = assess(
+        _participants(t, champion, final),
+        reached=reached,
+        models=_models(t),
+    )
+    success = trust.consensus_allowed
     if final.converged:
         ended = (
             f"the final match converged ({progression(final.scores)}, "
@@ -120,6 +134,11 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
         f"match(es){earlier}; {ended}; decided by {final.decided_by}: "
         f"{'; '.join(final.reasons)}"
     )
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not success:
+        how = f"{how}, but {trust.label}"
+    elif qualifiers:
+        how = f"{how}; {'; '.join(qualifiers)}"
     positions: dict[str, str] = {}
     for m in t.matches:
         for alias, stance in m.stances.items():
@@ -129,12 +148,140 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
         status="consensus" if success else "no_consensus",
         consensus=success,
         how=how,
-        final_answer=held.recommendation if held is not None else "",
+        trust=_statement(t, champion, final, trust.consensus_allowed, reached, junk, accepted),
+        final_answer=answer,
         rounds=t.round_no,
         disagreements=tuple(_disagreement(m) for m in t.matches if not m.converged),
         positions=positions,
-        details={"rounds": t.rounds, "bracket": _bracket(t, champion)},
+        details={
+            "rounds": t.rounds,
+            "bracket": _bracket(t, champion),
+            "failed_agents": dict(t.failed),
+            "invalid_agents": dict(t.invalid),
+            "final_from": champion,
+        },
     )
+
+
+def _started(t: Tournament) -> list[str]:
+    """Every contestant that took part: the seeds, and the backups that replaced one."""
+    backups = [b for m in t.matches for b in m.replaced.values()]
+    return [*t.seeds, *backups]
+
+
+def _participants(t: Tournament, champion: str, final: Match) -> list[Participant]:
+    """Each contestant, as the trust assessment counts it: a side that failed or gave an
+    invalid answer (in any round) is not valid; the champion agreed with the outcome, and so
+    did its final opponent when the final match converged; the others lost to it."""
+    people = []
+    for alias in _started(t):
+        if alias in t.failed:
+            people.append(Participant(label(alias), "failed", t.failed[alias]))
+        elif alias in t.invalid:
+            people.append(Participant(label(alias), "invalid", t.invalid[alias]))
+        elif alias == champion or (final.converged and alias in final.sides):
+            people.append(Participant(label(alias), "agreed"))
+        else:
+            people.append(Participant(label(alias), "dissented"))
+    return people
+
+
+def _models(t: Tournament) -> list[str]:
+    """The model specs that took part: the contestants and the arbiters of the matches."""
+    specs: dict[str, str] = t.s.meta.get("aliases") or {}
+    used = [*_started(t), *(m.arbiter for m in t.matches if m.arbiter is not None)]
+    return [specs[a] for a in used if a in specs]
+
+
+_LAYERS = {
+    "structural": "their texts are nearly the same",
+    "semantic": "an embedding model found that they mean the same",
+}
+
+
+def _plain(text: str, limit: int = 200) -> str:
+    """Model-derived text for the statement: one printable line, short."""
+    flat = " ".join(text.split())
+    flat = "".join(ch if ch.isprintable() else "?" for ch in flat).rstrip(". ")
+    return flat[:limit] + ("..." if len(flat) > limit else "")
+
+
+def _statement(
+    t: Tournament,
+    champion: str,
+    final: Match,
+    allowed: bool,
+    reached: bool,
+    junk: object | None,
+    accepted: bool,
+) -> str:
+    """How far to trust the outcome, in plain words: tiny models first, then who won how (the
+    arbiter's verdicts, the convergence of the final match and which layer measured it), what
+    failed or was invalid, and why a consensus is or is not claimed."""
+    sentences: list[str] = []
+    tiny = sorted({spec for spec in _models(t) if is_tiny(spec)})
+    if tiny:
+        sentences.append(
+            "This answer is a demonstration, not evidence: it comes from a tiny model "
+            f"({', '.join(tiny)})."
+        )
+    started = _started(t)
+    backups = len(started) - len(t.seeds)
+    sentences.append(
+        f"{label(champion)} won the tournament of {len(t.seeds)} models"
+        + (f" and {backups} backup(s)" if backups else "")
+        + f" in {len(t.matches)} match(es); the final answer is its last position."
+    )
+    sentences += [f"{_result_line(m)[0].upper()}{_result_line(m)[1:]}." for m in t.matches[:-1]]
+    a, b = (label(x) for x in final.sides)
+    if final.converged and final.last is not None:
+        layer = final.last.layer
+        why = _LAYERS.get(layer) or (
+            f"{label(final.arbiter)}, as arbiter, scored their convergence {final.last.score:g}/100"
+            if final.arbiter
+            else f"score {final.last.score:g}/100"
+        )
+        sentences.append(
+            f"In the final match {a} and {b} converged ({progression(final.scores)}, {layer} "
+            "layer): "
+            f"{why}."
+        )
+    else:
+        sentences.append(
+            f"The final match ({a} vs {b}) did not converge ({progression(final.scores)})."
+        )
+    reasons = _plain("; ".join(final.reasons))
+    if final.decided_by == "arbiter" and final.arbiter:
+        sentences.append(
+            f"{label(final.arbiter)}, as arbiter, chose {label(champion)}'s position: {reasons}."
+        )
+    elif final.decided_by == "forfeit":
+        sentences.append(f"{label(champion)} won by forfeit (named below).")
+    else:
+        sentences.append(f"No arbiter's verdict decided it: {reasons}.")
+    if accepted and allowed:
+        sentences.append(
+            "The arbiter's choice is accepted without agreement (accept_arbiter_choice)."
+        )
+    if junk is not None:
+        sentences.append(f"No consensus: the final position is not an answer to the task: {junk}.")
+    elif not reached:
+        sentences.append(
+            "No consensus is claimed: the final two positions did not converge"
+            + (", and the arbiter's choice alone is not accepted." if final.analysis else ".")
+        )
+    elif not allowed:
+        valid = len(started) - len(t.failed.keys() | t.invalid.keys())
+        sentences.append(
+            f"No consensus can be claimed: only {valid} of the {len(started)} models gave a "
+            "valid answer, and a quorum needs more than half of them."
+        )
+    for alias in started:
+        if alias in t.failed:
+            sentences.append(f"{label(alias)} failed: {_plain(t.failed[alias])}.")
+        elif alias in t.invalid:
+            sentences.append(f"{label(alias)} gave an invalid answer: {_plain(t.invalid[alias])}.")
+    return " ".join(sentences)
 
 
 def _result_line(m: Match) -> str:
