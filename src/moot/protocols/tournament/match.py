@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from moot.deliberation.anonymize import quote, scrub_identity
+from moot.deliberation.anonymize import quote
 from moot.deliberation.convergence import (
     ARBITER_SCHEMA,
     NO_EMBEDDER_NOTE,
@@ -29,6 +29,7 @@ from moot.deliberation.substance import check_substance
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
+from moot.protocols.shown import anonymous
 from moot.protocols.tournament import prompts
 from moot.protocols.tournament.bracket import (
     Match,
@@ -118,13 +119,9 @@ async def _ask(
 
 
 def _shown(t: Tournament, text: str, step: str) -> str:
-    """A participant's text as another participant (a side, the arbiter) is shown it: without
-    the phrases by which its author names its model or vendor ("As Claude, I ..."); what was
-    replaced is journaled under `step`/scrub, so a replay scrubs (and shows) the same."""
-    scrubbed, replaced = scrub_identity(text)
-    if replaced:
-        t.s.note(f"{step}/scrub", replaced=[[r.original, r.replacement] for r in replaced])
-    return scrubbed
+    """A participant's text as another participant (a side, the arbiter) is shown it
+    (protocols/shown.py: scrubbed of self-identifying phrases, journaled under `step`)."""
+    return anonymous(t.s, text, step)
 
 
 def _drop(t: Tournament, alias: str, answer: Parsed[Any]) -> tuple[str, str]:
