@@ -111,6 +111,16 @@ def issue(
         s.note(f"{step}/invalid", role=role, by=alias, reason=reason)
 
 
+def _content(text: str) -> str:
+    """An agent's text as others see it (scrubbed), less the neutral phrases the scrubbing put
+    in: "an AI assistant" in both A and B is no content they agree on."""
+    scrubbed, replaced = scrub_identity(text)
+    for r in replaced:
+        if r.replacement and r.replacement not in text:
+            scrubbed = scrubbed.replace(r.replacement, " ")
+    return scrubbed
+
+
 def _substance(text: str, prompt: str, task: str) -> str:
     """An empty string for a substantive text, else "invalid: <why>"."""
     problem = check_substance(text, prompt, task=task)
@@ -199,8 +209,9 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
     if ab is not None:
         why = _substance(ab, prompt, st.task)
     if ab is not None and not why:
-        # the synthesis must keep what A and B agree on (as the synthesizer saw them)
-        kept, reason = keeps_agreed_content(ab, [seen["A"], seen["B"]], task=st.task)
+        # the synthesis must keep what A and B agree on, as the synthesizer saw them
+        basis = [a if st.writer is None else _content(a), _content(b)]
+        kept, reason = keeps_agreed_content(ab, basis, task=st.task)
         if not kept:
             reason = reason.replace("every agent's answer holds", "both A and B hold")
             why = f"invalid: it drops what A and B agree on: {reason}"
