@@ -26,7 +26,8 @@ def revision(number: int) -> str:
 
 
 def merge(number: int) -> str:
-    return f"Merge {number}: the best of both."
+    # a merge keeps what A and B agree on (issue 9: a synthesis that drops it is invalid)
+    return f"Merge {number}: a revision of sessions in a table, with expiry and an index."
 
 
 _BLOCK = re.compile(r"RESPONSE ([XYZ]):\n<quoted [^>]*>\n(.*?)\n</quoted", re.DOTALL)

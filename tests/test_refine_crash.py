@@ -46,11 +46,11 @@ async def part(request):
     if phase == "revise":
         return f"Revision {number}."
     if phase == "synthesize":
-        return f"Merge {number}."
+        return f"Merge {number}: a revision."
     names = {}
     for label, text in BLOCK.findall(request.prompt):
         kind = "B" if text.startswith("Revision") and text == f"Revision {number}." else (
-            "AB" if text == f"Merge {number}." else "A")
+            "AB" if text == f"Merge {number}: a revision." else "A")
         names[kind] = label
     order = ["B", "A", "AB"] if number == 1 else ["A", "B", "AB"]
     return json.dumps({"ranking": [names[n] for n in order], "reason": "scripted"})

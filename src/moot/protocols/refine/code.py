@@ -32,7 +32,16 @@ from moot.protocols.codework import Work
 from moot.protocols.refine.cast import cast_pass
 from moot.protocols.refine.judging import judge_pass
 from moot.protocols.refine.options import RefineOptions
-from moot.protocols.refine.run import _end_pass, _outcome, _roles, _say, _State
+from moot.protocols.refine.run import (
+    _end_pass,
+    _outcome,
+    _roles,
+    _say,
+    _State,
+    anonymous,
+    decide,
+    issue,
+)
 from moot.types import Outcome, Step
 
 __all__ = ["run_code"]
@@ -133,18 +142,21 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
         "streak_before": st.streak,
     }
     step = Step.at(number, "critic", cast.critic)
-    critique = await _say(
+    critique, why = await _say(
         s, cast.critic, _CRITIC.format(task=st.task, a=_shown(s, st, "Version A", a, step)), step
     )
     if critique is None:
+        issue(s, st, record, "critic", cast.critic, why, step)
         return await _hold(s, st, record, "the critic gave no critique", [])
     s.artifact(f"refine/pass_{number:02d}/critic.md", critique)
     step = Step.at(number, "revise", cast.author_b)
     nonce = f"{s.rng(step).getrandbits(48):012x}"
+    critique = anonymous(s, critique, f"{step}/critique")
     quoted = quote("Critique", critique, nonce=nonce, limit=st.opts.max_quote_chars)
     redo = _REDO.format(task=st.task, a=_shown(s, st, "Version A", a, step), critique=quoted)
     b = await _candidate(s, st, cast.author_b, f"b{number}", redo, step)
     if not b.ok:
+        issue(s, st, record, "author B", cast.author_b, f"failed: {b.problem}", step)
         return await _hold(s, st, record, f"author B made no usable change ({b.problem})", [b])
     record["writers"]["B"] = cast.author_b
     record["worktrees"]["B"] = b.where
@@ -163,23 +175,20 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
         record["writers"]["AB"] = cast.synthesizer
         record["worktrees"]["AB"] = ab.where
     else:
+        issue(s, st, record, "synthesizer", cast.synthesizer, f"failed: {ab.problem}", step)
         record["problem"] = f"the synthesizer made no usable change ({ab.problem}): A and B only"
     texts = {name: codework.solution_text(item) for name, item in candidates.items()}
+    judged = Step.at(number, "judges")  # the changes every judge of the pass is shown
+    shown = {name: anonymous(s, text, f"{judged}/{name}") for name, text in texts.items()}
     judges, result = await judge_pass(
-        s, _JUDGED.format(task=st.task), number, texts, cast.judges, st.opts.max_quote_chars
+        s, _JUDGED.format(task=st.task), number, shown, cast.judges, st.opts.max_quote_chars
     )
-    record["judges"] = judges
-    record["borda"] = result.as_dict()
-    record["winner"] = result.winner
+    won = decide(s, st, record, judges, result)
     winner = "A"
-    if result.no_valid_ranking:
-        record["problem"] = "no valid ranking: the incumbent stays"
-    elif result.incumbent_won:
-        st.streak += 1
-    else:
-        winner = result.winner
+    if won is not None:
+        winner = won
         st.work, st.writer, st.streak = candidates[winner], record["writers"][winner], 0
-        st.incumbent = texts[winner]
+        st.incumbent, st.adopted = texts[winner], (number, winner)
     losers = [item for name, item in candidates.items() if name != winner]
     if not ab.ok:
         losers.append(ab)
@@ -215,11 +224,24 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     for alias in sorted(a for a in s.aliases if a.startswith("agent_")):
         await s.prune_worktree(alias, step=Step.at(0, "prune", alias))  # only the winner's stays
     s.artifact("refine/final.patch", _patch(st.work))
-    outcome = _outcome(st)
+    outcome = _outcome(s, st)
     details = dict(outcome.details)
     details["code"] = codework.rows(list(st.works.values()))
     details["winner"] = st.work.where
     refine = details["refine"]
     assert isinstance(refine, dict)
     details["refine"] = {**refine, "worktree": st.work.where}
-    return outcome.model_copy(update={"final_answer": _patch(st.work), "details": details})
+    checks = st.work.checks
+    verified = (
+        f"The final change's verify commands passed {sum(1 for c in checks if c.passed)} of "
+        f"{len(checks)}."
+        if checks
+        else "The final change was not verified (no verify commands)."
+    )
+    return outcome.model_copy(
+        update={
+            "final_answer": _patch(st.work),
+            "details": details,
+            "trust": f"{outcome.trust} {verified}",
+        }
+    )

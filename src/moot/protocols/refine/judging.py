@@ -9,6 +9,7 @@ from typing import Any
 
 from moot.deliberation.anonymize import quote
 from moot.deliberation.borda import BordaResult, borda
+from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import extract_json
 from moot.engine.session import Session
 from moot.errors import FormatError
@@ -62,12 +63,14 @@ async def _judge(
         "problem": None,
     }
     if not completion.ok:
-        record["problem"] = completion.failure.message if completion.failure else "call failed"
+        failure = completion.failure.message if completion.failure else "call failed"
+        record["problem"] = strip_markup(failure)
         return record
     try:
         ranked = parse_ranking(completion.text, labels)
-    except FormatError as exc:
-        record["problem"] = f"invalid ranking, abstains: {exc}"
+    except FormatError as exc:  # the message may quote the reply: no protocol markup
+        record["problem"] = f"invalid ranking, abstains: {strip_markup(str(exc))}"
+        record["invalid"] = True
         return record
     record["ranking"] = [record["labels"][label] for label in ranked]
     return record
@@ -81,8 +84,9 @@ async def judge_pass(
     judges: tuple[str, ...],
     limit: int,
 ) -> tuple[list[dict[str, Any]], BordaResult]:
-    """Every judge's ranking of `texts` (name -> text, the incumbent "A" first) and their
-    Borda aggregate; ties go to the incumbent."""
+    """Every judge's ranking of `texts` (name -> text as the judges may see it: scrubbed of
+    identity phrases, the incumbent "A" first) and their Borda aggregate; ties go to the
+    incumbent."""
     steps = [Step.at(number, "judge", alias, str(i + 1)) for i, alias in enumerate(judges)]
     records = await s.gather(
         *(

@@ -14,6 +14,14 @@
 
 Every role is one fresh message: no conversation is carried between roles or passes. The
 artifacts beside the journal (`refine/`) are written through the Session.
+
+Consensus is earned (issue 9): a text counts as a candidate only if it is a substantive answer
+(`check_substance`: not empty, not an echo of the prompt or its template, not a refusal), and a
+synthesis only if it keeps what A and B agree on (`keeps_agreed_content`); an invalid candidate
+is recorded and journaled with its reason and never ranked. A pass counts toward convergence
+only when more than half of its judges ranked validly. Every agent's text shown to another
+participant is scrubbed of the phrases that name its model (journaled as `.../scrub` notes), and
+no protocol markup reaches the final text. The outcome's `trust` says how the winner was chosen.
 """
 
 from __future__ import annotations
@@ -22,7 +30,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from moot.deliberation.anonymize import quote
+from moot.deliberation.agreement import keeps_agreed_content
+from moot.deliberation.anonymize import quote, scrub_identity
+from moot.deliberation.borda import BordaResult
+from moot.deliberation.markup import strip_markup
+from moot.deliberation.substance import check_substance
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols.refine import prompts
@@ -30,6 +42,7 @@ from moot.protocols.refine.cast import Cast, cast_pass
 from moot.protocols.refine.judging import judge_pass
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.summary import describe_round
+from moot.protocols.refine.trust import qualifiers, trust_statement
 from moot.text import plural
 from moot.types import Message, Outcome, Step
 
@@ -42,24 +55,76 @@ class _State:
     opts: RefineOptions
     incumbent: str = ""
     writer: str | None = None  # who wrote the incumbent (None: the --input file)
+    adopted: tuple[int, str] | None = None  # the pass and candidate that made it incumbent
     streak: int = 0
     rounds: list[dict[str, Any]] = field(default_factory=list)
     warned_self_judging: bool = False
+    issues: list[dict[str, Any]] = field(default_factory=list)  # failed or invalid, in order
 
 
 def _nonce(s: Session, step: str) -> str:
     return f"{s.rng(step).getrandbits(48):012x}"
 
 
+def anonymous(s: Session, text: str, step: str) -> str:
+    """An agent's text as another participant sees it: without the phrases that name its model
+    or vendor ("As Claude, I..."); what was replaced is journaled under `step/scrub`."""
+    scrubbed, replaced = scrub_identity(text)
+    if replaced:
+        s.note(f"{step}/scrub", replaced=[[r.original, r.replacement] for r in replaced])
+    return scrubbed
+
+
 def _quoted(s: Session, st: _State, label: str, text: str, step: str) -> str:
     return quote(label, text, nonce=_nonce(s, f"{step}/{label}"), limit=st.opts.max_quote_chars)
 
 
-async def _say(s: Session, alias: str, prompt: str, step: str) -> str | None:
-    """One fresh-context ask; the text, or None when the call failed or said nothing."""
+def _shown_a(s: Session, st: _State, step: str) -> str:
+    """The incumbent as the pass's participants see it: an agent's text scrubbed, the user's
+    --input text as given."""
+    if st.writer is None:
+        return st.incumbent
+    return anonymous(s, st.incumbent, f"{step}/A")
+
+
+async def _say(s: Session, alias: str, prompt: str, step: str) -> tuple[str | None, str]:
+    """One fresh-context ask: the text without protocol markup, or None and why not (the call
+    failed, or it said nothing)."""
     completion = await s.ask(alias, [Message(role="user", content=prompt)], step=step)
-    text = completion.text.strip() if completion.ok else ""
-    return text or None
+    if not completion.ok:
+        why = completion.failure.message if completion.failure else "the call failed"
+        return None, f"failed: {strip_markup(why)}"
+    text = strip_markup(completion.text)
+    return (text, "") if text else (None, "invalid: it is empty")
+
+
+def issue(
+    s: Session, st: _State, record: dict[str, Any], role: str, alias: str, why: str, step: str
+) -> None:
+    """A participant that failed or gave an invalid text this pass: in the pass's record, the
+    run's list and (an invalid text's reason being derived, not asked) the journal."""
+    status, _, reason = why.partition(": ")
+    entry = {"pass": record["round"], "role": role, "by": alias, "status": status, "reason": reason}
+    record.setdefault("issues", []).append(entry)
+    st.issues.append(entry)
+    if status == "invalid":
+        s.note(f"{step}/invalid", role=role, by=alias, reason=reason)
+
+
+def _content(text: str) -> str:
+    """An agent's text as others see it (scrubbed), less the neutral phrases the scrubbing put
+    in: "an AI assistant" in both A and B is no content they agree on."""
+    scrubbed, replaced = scrub_identity(text)
+    for r in replaced:
+        if r.replacement and r.replacement not in text:
+            scrubbed = scrubbed.replace(r.replacement, " ")
+    return scrubbed
+
+
+def _substance(text: str, prompt: str, task: str) -> str:
+    """An empty string for a substantive text, else "invalid: <why>"."""
+    problem = check_substance(text, prompt, task=task)
+    return "" if problem is None else f"invalid: {problem}"
 
 
 def _pass_path(number: int, name: str) -> str:
@@ -72,10 +137,14 @@ async def _initial(s: Session, st: _State) -> None:
     else:
         author = sorted(a for a in s.aliases if a.startswith("agent_"))[0]
         step = Step.at(0, "author", author)
-        text = await _say(s, author, prompts.AUTHOR.format(task=st.task), step)
-        if text is None:  # nothing to refine; resuming would replay the same failure
+        prompt = prompts.AUTHOR.format(task=st.task)
+        text, why = await _say(s, author, prompt, step)
+        if text is not None:
+            why = _substance(text, prompt, st.task)
+        if text is None or why:  # nothing to refine; resuming would replay the same failure
+            what = "wrote no initial text" if text is None else "wrote no usable initial text"
             raise ProtocolAborted(
-                f"the author ({author}) wrote no initial text; start again, or give the text "
+                f"the author ({author}) {what} ({why}); start again, or give the text "
                 "with --input FILE"
             )
         st.incumbent, st.writer = text, author
@@ -99,67 +168,105 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
     s.artifact(_pass_path(number, "version_a.md"), st.incumbent)
     a = st.incumbent
     step = Step.at(number, "critic", cast.critic)
-    critique = await _say(
+    critique, why = await _say(
         s,
         cast.critic,
-        prompts.CRITIC.format(task=st.task, a=_quoted(s, st, "Version A", a, step)),
-        step,
-    )
-    if critique is None:
-        return _no_challenger(s, st, record, "the critic gave no critique")
-    s.artifact(_pass_path(number, "critic.md"), critique)
-    step = Step.at(number, "revise", cast.author_b)
-    b = await _say(
-        s,
-        cast.author_b,
-        prompts.AUTHOR_B.format(
-            task=st.task,
-            a=_quoted(s, st, "Version A", a, step),
-            critique=_quoted(s, st, "Critique", critique, step),
+        prompts.CRITIC.format(
+            task=st.task, a=_quoted(s, st, "Version A", _shown_a(s, st, step), step)
         ),
         step,
     )
-    if b is None:
-        return _no_challenger(s, st, record, "author B wrote no revision")
+    if critique is None:
+        issue(s, st, record, "critic", cast.critic, why, step)
+        return _no_challenger(s, st, record, "the critic gave no critique")
+    s.artifact(_pass_path(number, "critic.md"), critique)
+    step = Step.at(number, "revise", cast.author_b)
+    prompt = prompts.AUTHOR_B.format(
+        task=st.task,
+        a=_quoted(s, st, "Version A", _shown_a(s, st, step), step),
+        critique=_quoted(s, st, "Critique", anonymous(s, critique, f"{step}/critique"), step),
+    )
+    b, why = await _say(s, cast.author_b, prompt, step)
+    if b is not None:
+        why = _substance(b, prompt, st.task)
+    if b is None or why:
+        issue(s, st, record, "author B", cast.author_b, why, step)
+        what = "wrote no revision" if b is None else "wrote an invalid revision"
+        return _no_challenger(s, st, record, f"author B {what}")
     s.artifact(_pass_path(number, "version_b.md"), b)
     texts = {"A": a, "B": b}
     record["writers"]["B"] = cast.author_b
     step = Step.at(number, "synthesize", cast.synthesizer)
     x, y = s.shuffle(["A", "B"], step=f"{step}/labels")
     record["synthesis_labels"] = {"X": x, "Y": y}
-    ab = await _say(
-        s,
-        cast.synthesizer,
-        prompts.SYNTHESIZER.format(
-            task=st.task,
-            x=_quoted(s, st, "Response X", texts[x], step),
-            y=_quoted(s, st, "Response Y", texts[y], step),
-        ),
-        step,
+    seen = {"A": _shown_a(s, st, step), "B": anonymous(s, b, f"{step}/B")}
+    prompt = prompts.SYNTHESIZER.format(
+        task=st.task,
+        x=_quoted(s, st, "Response X", seen[x], step),
+        y=_quoted(s, st, "Response Y", seen[y], step),
     )
+    ab, why = await _say(s, cast.synthesizer, prompt, step)
     if ab is not None:
+        why = _substance(ab, prompt, st.task)
+    if ab is not None and not why:
+        # the synthesis must keep what A and B agree on, as the synthesizer saw them
+        basis = [a if st.writer is None else _content(a), _content(b)]
+        kept, reason = keeps_agreed_content(ab, basis, task=st.task)
+        if not kept:
+            reason = reason.replace("every agent's answer holds", "both A and B hold")
+            why = f"invalid: it drops what A and B agree on: {reason}"
+    if ab is not None and not why:
         s.artifact(_pass_path(number, "version_ab.md"), ab)
         texts["AB"] = ab
         record["writers"]["AB"] = cast.synthesizer
     else:
-        record["problem"] = "the synthesizer wrote nothing: A and B only"
+        issue(s, st, record, "synthesizer", cast.synthesizer, why, step)
+        what = "wrote nothing" if ab is None else "wrote an invalid synthesis"
+        record["problem"] = f"the synthesizer {what}: A and B only"
+    judged = Step.at(number, "judges")  # the texts every judge of the pass is shown
+    shown = {"A": _shown_a(s, st, judged)}
+    shown.update({n: anonymous(s, t, f"{judged}/{n}") for n, t in texts.items() if n != "A"})
     judges, result = await judge_pass(
-        s, st.task, number, texts, cast.judges, st.opts.max_quote_chars
+        s, st.task, number, shown, cast.judges, st.opts.max_quote_chars
     )
+    winner = decide(s, st, record, judges, result)
+    if winner is not None:
+        st.incumbent, st.writer, st.streak = texts[winner], record["writers"][winner], 0
+        st.adopted = (number, winner)
+    return _end_pass(s, st, record)
+
+
+def decide(
+    s: Session,
+    st: _State,
+    record: dict[str, Any],
+    judges: list[dict[str, Any]],
+    result: BordaResult,
+) -> str | None:
+    """Record the judges and the pass's decision; the challenger that won, or None when the
+    incumbent stays. The incumbent's win counts toward convergence only with a quorum: more
+    than half of the pass's judges ranked validly."""
+    for judge in judges:
+        if judge["problem"]:
+            status = "invalid" if judge.get("invalid") else "failed"
+            why = f"{status}: {judge['problem']}"
+            issue(s, st, record, "judge", judge["judge"], why, judge["step"])
     record["judges"] = judges
     record["borda"] = result.as_dict()
     record["winner"] = result.winner
+    record["quorum"] = quorum = result.valid_rankings * 2 > len(judges)
     if result.no_valid_ranking:
         record["problem"] = "no valid ranking: the incumbent stays"
+    elif result.incumbent_won and not quorum:
+        record["problem"] = (
+            f"only {result.valid_rankings} of {len(judges)} judges ranked validly, no quorum: "
+            "the incumbent stays, but the pass does not count toward convergence"
+        )
     elif result.incumbent_won:
         st.streak += 1
     else:
-        st.incumbent, st.writer, st.streak = (
-            texts[result.winner],
-            record["writers"][result.winner],
-            0,
-        )
-    return _end_pass(s, st, record)
+        return result.winner
+    return None
 
 
 def _roles(cast: Cast) -> dict[str, Any]:
@@ -211,11 +318,12 @@ async def run(s: Session, task: str, opts: RefineOptions) -> Outcome:
         record = await _pass(s, st, number)
         if record["converged"]:
             break
-    s.artifact("refine/final_output.md", st.incumbent)
-    return _outcome(st)
+    final = strip_markup(st.incumbent)  # the --input text too: no protocol markup in answers
+    s.artifact("refine/final_output.md", final)
+    return _outcome(s, st).model_copy(update={"final_answer": final})
 
 
-def _outcome(st: _State) -> Outcome:
+def _outcome(s: Session, st: _State) -> Outcome:
     passes = len(st.rounds)
     k = st.opts.convergence_k
     converged = bool(st.rounds) and st.rounds[-1]["converged"]
@@ -232,11 +340,28 @@ def _outcome(st: _State) -> Outcome:
             f"{st.streak} of {k} ({plural(changes, 'revision')} adopted); the final output is "
             "the last incumbent"
         )
+    noted = qualifiers(st.issues)
+    if noted:
+        how = f"{how}; {', '.join(noted)}"
+    specs = {str(a): str(m) for a, m in (s.meta.get("aliases") or {}).items()}
+    trust = trust_statement(
+        converged=converged,
+        passes=passes,
+        k=k,
+        streak=st.streak,
+        judges=st.opts.judges,
+        rounds=st.rounds,
+        writer=st.writer,
+        adopted=st.adopted,
+        issues=st.issues,
+        specs=specs,
+    )
     return Outcome(
         protocol="refine",
         status="consensus" if converged else "no_consensus",
         consensus=converged,
         how=how,
+        trust=trust,
         final_answer=st.incumbent,
         rounds=passes,
         disagreements=tuple(r["problem"] for r in st.rounds if r.get("problem")),
@@ -251,6 +376,8 @@ def _outcome(st: _State) -> Outcome:
                 "judges": st.opts.judges,
                 "final_writer": st.writer,
                 "from_input": st.opts.input is not None,
+                "adopted": list(st.adopted) if st.adopted else None,
+                "issues": st.issues,
             },
         },
     )
