@@ -38,10 +38,10 @@ from moot.protocols.refine.run import (
     _roles,
     _say,
     _State,
-    anonymous,
     decide,
     issue,
 )
+from moot.protocols.shown import anonymous
 from moot.types import Outcome, Step
 
 __all__ = ["run_code"]

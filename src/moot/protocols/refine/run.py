@@ -43,6 +43,7 @@ from moot.protocols.refine.judging import judge_pass
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.summary import describe_round
 from moot.protocols.refine.trust import qualifiers, trust_statement
+from moot.protocols.shown import anonymous
 from moot.text import plural
 from moot.types import Message, Outcome, Step
 
@@ -64,15 +65,6 @@ class _State:
 
 def _nonce(s: Session, step: str) -> str:
     return f"{s.rng(step).getrandbits(48):012x}"
-
-
-def anonymous(s: Session, text: str, step: str) -> str:
-    """An agent's text as another participant sees it: without the phrases that name its model
-    or vendor ("As Claude, I..."); what was replaced is journaled under `step/scrub`."""
-    scrubbed, replaced = scrub_identity(text)
-    if replaced:
-        s.note(f"{step}/scrub", replaced=[[r.original, r.replacement] for r in replaced])
-    return scrubbed
 
 
 def _quoted(s: Session, st: _State, label: str, text: str, step: str) -> str:
