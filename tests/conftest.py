@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from moot.models import keys
+
 _real_connect = socket.socket.connect
 
 
@@ -34,4 +36,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("MOOT_JOURNAL_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    # the keys a process has read are masked for the rest of it: each test starts with none,
+    # so one test's key never masks a piece of another test's text
+    monkeypatch.setattr(keys, "_SECRETS", set())
     yield home
