@@ -265,3 +265,11 @@ def test_tally_invariants(answers: list[str | None], data: st.DataObject) -> Non
     # Any order gives the same counts per answer.
     shuffled = data.draw(st.permutations(answers))
     assert sorted(g.count for g in tally(shuffled).groups) == sorted(counts)
+
+
+def test_escape_sequences_are_no_part_of_an_answer() -> None:
+    assert extract_answer("\x1b[1A") is None  # a cursor move is not the answer "1"
+    found = extract_answer("The answer is 42\x1b[1A")
+    assert found is not None and found.text == "42"
+    titled = extract_answer("Answer: \x1b]0;pwned\x0742")
+    assert titled is not None and titled.text == "42"

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
+from moot.text import clean_text
+
 __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_REPLY_CHARS",
@@ -163,8 +165,9 @@ def _from_answer_line(lines: list[str]) -> str | None:
 
 
 def extract_answer(reply: str) -> ExtractedAnswer | None:
-    """The final answer of a reply by the ladder in the module docstring; None when it is empty."""
-    text = reply[-MAX_REPLY_CHARS:]
+    """The final answer of a reply by the ladder in the module docstring; None when it is empty.
+    Escape sequences and control characters are no part of an answer (`\x1b[1A` is not "1")."""
+    text = clean_text(reply[-MAX_REPLY_CHARS:])
     found = _from_tag(text)
     if found is not None and _clean(found):
         return ExtractedAnswer(_clean(found), "tag")
