@@ -864,3 +864,21 @@ def test_the_pick_projection_bounds_a_run_where_diffs_are_asked_again(
     assert all(asked[model] <= bound for model, bound in most.items()), asked
     # the diff-less and the stale agent were asked again: their bound is reached
     assert asked[f"scripted:{agents_file}#chatty"] == asked[f"scripted:{agents_file}#stale"] == 2
+
+
+def test_the_choice_lists_agents_as_the_reports_name_them_and_takes_either_name(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+    import io
+
+    from moot.engine.session import read_choice
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Agent X\nagent b\n"))
+    chosen = asyncio.run(read_choice("Which change do you pick?", ["agent_a", "agent_b"]))
+    assert chosen == "agent_b"  # journaled as the alias
+    shown = capsys.readouterr().err
+    assert "  1. Agent A\n  2. Agent B\n" in shown and "agent_a" not in shown
+    assert "'Agent X' is not one of the choices" in shown
+    monkeypatch.setattr(sys, "stdin", io.StringIO("agent_a\n"))
+    assert asyncio.run(read_choice("Pick", ["agent_a", "agent_b"])) == "agent_a"

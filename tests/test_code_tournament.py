@@ -131,6 +131,7 @@ def test_the_arbiter_sees_both_diffs_and_verifications_and_the_champion_is_appli
     assert result.details["winner"] == aliases["good"]
     assert result.details["bracket"]["matches"][0]["decided_by"] == "arbiter"
     assert result.consensus and run.exit_code == 0
+    assert "the final match was decided by the arbiter: " in result.how
     code = result.details["code"]
     assert code[aliases["wrong"]]["checks"][0]["exit_code"] == 1
     assert "+    return a + b" in result.final_answer

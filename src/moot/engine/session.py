@@ -41,6 +41,7 @@ from moot.types import (
     Message,
     Request,
     RoundSummary,
+    alias_label,
     estimate_tokens,
     parse_spec,
 )
@@ -752,12 +753,15 @@ class Session:
 
 async def read_choice(prompt: str, options: Sequence[str]) -> str | None:
     """Ask on standard error, read the answer from standard input: an option's number or its
-    name. An empty line or the end of input chooses nothing; a wrong answer asks again (three
-    times at most)."""
+    name, as listed ("Agent B") or as journaled ("agent_b"). An empty line or the end of input
+    chooses nothing; a wrong answer asks again (three times at most)."""
     import sys
 
+    named = {alias_label(option).casefold(): option for option in options}
+    named.update({option.casefold(): option for option in options})
+
     def ask() -> str | None:
-        listed = "\n".join(f"  {i}. {option}" for i, option in enumerate(options, 1))
+        listed = "\n".join(f"  {i}. {alias_label(option)}" for i, option in enumerate(options, 1))
         for _ in range(3):
             sys.stderr.write(f"{prompt}\n{listed}\nChoose 1-{len(options)} (empty: none): ")
             sys.stderr.flush()
@@ -767,8 +771,8 @@ async def read_choice(prompt: str, options: Sequence[str]) -> str | None:
                 return None
             if answer.isdigit() and 1 <= int(answer) <= len(options):
                 return options[int(answer) - 1]
-            if answer in options:
-                return answer
+            if answer.casefold() in named:
+                return named[answer.casefold()]
             sys.stderr.write(f"{answer!r} is not one of the choices\n")
         return None
 

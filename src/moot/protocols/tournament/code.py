@@ -110,6 +110,10 @@ class _Bracket:
         return next((a for a in after if a not in sides and a not in failed), None)
 
 
+# How a match was decided, as the outcome line says it.
+_DECIDED_BY = {"converged": "convergence", "arbiter": "the arbiter", "fallback": "the fallback"}
+
+
 def _patch(item: Work) -> str:
     return item.change.patch if item.change is not None else ""
 
@@ -296,7 +300,8 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         success = final.converged or final.decided_by == "arbiter"
         how = (
             f"{alias_label(champion)} won the tournament of changes: {len(b.seeds)} agents, "
-            f"{len(b.matches)} match(es); the final match was decided by {final.decided_by}: "
+            f"{len(b.matches)} match(es); the final match was decided by "
+            f"{_DECIDED_BY.get(final.decided_by, final.decided_by)}: "
             f"{final.reason}"
         )
     details: dict[str, object] = {
