@@ -327,3 +327,42 @@ def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() ->
     assert run.exit_code == 0 and "Use a cron job." == run.result.final_answer
     asks = [e for e in events(run.folder) if e["kind"] == "ask"]
     assert not [e for e in asks if e["step"].endswith("/reask")]
+
+
+def test_a_junk_revision_from_a_schema_enforcing_model_keeps_its_solution_without_a_reask() -> None:
+    """A model whose output the schema constrains cannot fail on format; a revision whose
+    content is junk keeps the agent's earlier solution at once, instead of a re-ask that costs
+    a call (on the embedded model, a dozen seconds) and is as likely junk again."""
+    from moot.models.base import Capabilities
+    from moot.models.scripted import ScriptedModel
+
+    def reply(request: Request) -> str:
+        step = request.meta["step"]
+        if "/verify/" in step:
+            return '{"decision": "CONSENSUS", "convergence_score": 9, "base_solution": "Agent B"}'
+        if "/evaluate/" in step:
+            return "Strengths: clear."
+        if "/revise/" in step:
+            return json.dumps({"solution": "{{%BEGIN%%#DOTS", "analysis": "&}"})
+        plans = {"a": "a queue worker", "b": "a cron job", "c": "systemd timers"}
+        return json.dumps({"solution": f"Use {plans[request.meta['agent'][-1]]}.", "analysis": ""})
+
+    register_script("schema_junk_revise", reply)
+    original = ScriptedModel.from_spec
+
+    def enforcing(spec, settings):  # type: ignore[no-untyped-def]
+        model = original(spec, settings)
+        model.capabilities = Capabilities(json_schema=True, seed=True)
+        return model
+
+    config = Debate().config(arena={"max_rounds": 1})
+    config.agents = [
+        a.model_copy(update={"model": "scripted:@schema_junk_revise"}) for a in config.agents
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScriptedModel, "from_spec", staticmethod(enforcing))
+        run = start("How should we run the nightly export?", config)
+    asks = [e["step"] for e in events(run.folder) if e["kind"] == "ask"]
+    assert not [step for step in asks if step.endswith("/reask")], asks
+    assert len(asks) == 10  # 3 solve, 3 evaluate, 3 revise, 1 verify: nothing asked twice
+    assert run.exit_code == 0 and run.result.final_answer == "Use a cron job."

@@ -141,7 +141,9 @@ def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, s
 def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
     """Take a solve/revise answer into the state. An answer still unstructured after the re-ask
     is used whole if it is substantive; junk (empty, an echo, a refusal) is invalid: a first
-    answer leaves the debate, a revision keeps the agent's earlier solution."""
+    answer leaves the debate, a revision keeps the agent's earlier solution. A model that
+    enforces the schema is not re-asked for a revision: its format cannot be what failed, a
+    tiny model's second try is as likely junk, and the earlier solution stands anyway."""
     if not parsed.completion.ok:
         if alias not in st.solutions:
             st.failed[alias] = parsed.problem or "failed"
@@ -262,7 +264,7 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
                 _parser(st, msgs),
                 step=step,
                 reminder=prompts.REVISED_FORMAT,
-                reask=st.opts.reask_on_bad_format,
+                reask=st.opts.reask_on_bad_format and not s.enforces_schema(a),
                 json_schema=_schema(s, a, SOLUTION_SCHEMA),
             )
             for a, msgs, step in asks
