@@ -96,7 +96,8 @@ def test_junk_beside_one_valid_answer_is_no_quorum() -> None:
     assert vote["distribution"] == {"Paris": 1} and vote["valid"] == 1 and vote["asked"] == 3
     assert not vote["consensus"] and not vote["quorum"]
     assert "no quorum" in run.result.how
-    assert "only 1 of the 3 answers were valid" in run.result.trust
+    assert "only 1 of the 3 answers was valid" in run.result.trust
+    assert "1 of them says 'Paris'" in run.result.trust
 
 
 def test_a_markup_only_reply_is_invalid_and_never_the_number_inside_it() -> None:
@@ -154,6 +155,8 @@ def test_the_quorum_needs_more_than_half_of_the_answers_valid() -> None:
     run = start("What is 6 x 7?", v.config(4))
     assert run.exit_code == 2 and run.result.status == "no_consensus"
     assert "no quorum" in run.result.how
+    assert "only 2 of the 4 answers were valid" in run.result.trust
+    assert "2 of them say '42'" in run.result.trust
 
 
 def test_the_trust_statement_names_failed_and_invalid_answers_in_every_face(

@@ -172,8 +172,9 @@ def trust_statement(
         )
     elif record.get("majority"):
         sentences.append(
-            f"No consensus can be claimed: only {valid} of the {asked} answers were valid, and "
-            f"a quorum needs more than half of them; {count} of them say {winner!r}."
+            f"No consensus can be claimed: only {valid} of the {asked} answers "
+            f"{'was' if valid == 1 else 'were'} valid, and a quorum needs more than half of "
+            f"them; {count} of them {'says' if count == 1 else 'say'} {winner!r}."
         )
     elif winner is None:
         sentences.append(f"None of the {asked} answers, from {asked_how}, was valid.")
