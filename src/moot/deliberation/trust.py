@@ -15,7 +15,7 @@ Pure: protocols describe what happened with the types below and call `assess`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -31,6 +31,8 @@ __all__ = [
     "Votes",
     "assess",
     "is_tiny",
+    "plain_reason",
+    "tiny_note",
 ]
 
 Status = Literal["agreed", "dissented", "abstained", "failed", "invalid"]
@@ -115,9 +117,21 @@ def is_tiny(spec: str) -> bool:
     return any(pattern.search(lowered) for pattern in TINY_MODEL_PATTERNS)
 
 
-def _plain(reason: str, limit: int = 200) -> str:
-    # reasons can quote model text: one line, printable, short
-    flat = " ".join(reason.split())
+def tiny_note(models: Iterable[str]) -> str | None:
+    """The sentence that opens a trust statement when a tiny model took part, else None."""
+    tiny = sorted({spec for spec in models if is_tiny(spec)})
+    if not tiny:
+        return None
+    return (
+        "This answer is a demonstration, not evidence: it comes from a tiny model "
+        f"({', '.join(tiny)})."
+    )
+
+
+def plain_reason(reason: str, limit: int = 200) -> str:
+    """A reason for a trust statement (it can quote model text or a provider's error): one
+    printable line of at most `limit` characters, without a closing full stop."""
+    flat = " ".join(str(reason).split())
     flat = "".join(ch if ch.isprintable() else "?" for ch in flat).rstrip(". ")
     return flat[:limit] + ("..." if len(flat) > limit else "")
 
@@ -210,13 +224,8 @@ def assess(
         head = "no consensus"
     label = "; ".join([head, *qualifiers])
 
-    sentences: list[str] = []
-    tiny = sorted({spec for spec in models if is_tiny(spec)})
-    if tiny:
-        sentences.append(
-            "This answer is a demonstration, not evidence: it comes from a tiny model "
-            f"({', '.join(tiny)})."
-        )
+    tiny = tiny_note(models)
+    sentences: list[str] = [tiny] if tiny else []
     if allowed:
         sentences.append(_how(evidence, agreed, started, valid))
         others = [p for p in participants if p.status in ("dissented", "abstained")]
@@ -246,7 +255,7 @@ def assess(
             )
     for p in dropped:
         what = "failed" if p.status == "failed" else "gave an invalid answer"
-        sentences.append(f"{p.name} {what}" + (f": {_plain(p.reason)}." if p.reason else "."))
+        sentences.append(f"{p.name} {what}" + (f": {plain_reason(p.reason)}." if p.reason else "."))
     if checks is not None:
         sentences.append(f"Verify commands: {checks.passed} of {checks.total} passed.")
     return Trust(label, " ".join(sentences), allowed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from moot.deliberation.trust import is_tiny
+from moot.deliberation.trust import plain_reason, tiny_note
 from moot.text import plural
 from moot.types import alias_label
 
@@ -16,13 +16,6 @@ __all__ = ["qualifiers", "trust_statement"]
 
 _SHOWN = 6  # issues named one by one; the rest are counted
 _KIND = {"B": "revision", "AB": "synthesis"}
-
-
-def _plain(text: str, limit: int = 160) -> str:
-    # reasons can quote model text: one line, printable, short
-    flat = " ".join(str(text).split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat).rstrip(". ")
-    return flat[:limit] + ("..." if len(flat) > limit else "")
 
 
 def _origin(writer: str | None, adopted: tuple[int, str] | None) -> str:
@@ -37,7 +30,7 @@ def _origin(writer: str | None, adopted: tuple[int, str] | None) -> str:
 def _issue(entry: Mapping[str, Any]) -> str:
     who = alias_label(entry["by"])
     what = "failed" if entry["status"] == "failed" else "was invalid"
-    reason = f": {_plain(entry['reason'])}" if entry.get("reason") else ""
+    reason = f": {plain_reason(entry['reason'], limit=160)}" if entry.get("reason") else ""
     return f"{who} as {entry['role']} in pass {entry['pass']} {what}{reason}"
 
 
@@ -68,13 +61,8 @@ def trust_statement(
 ) -> str:
     """The plain statement shown first with a refine outcome. `specs`: alias -> model spec of
     every participant (agents and configured roles)."""
-    sentences: list[str] = []
-    tiny = sorted({spec for spec in specs.values() if is_tiny(spec)})
-    if tiny:
-        sentences.append(
-            "This answer is a demonstration, not evidence: it comes from a tiny model "
-            f"({', '.join(tiny)})."
-        )
+    tiny = tiny_note(specs.values())
+    sentences: list[str] = [tiny] if tiny else []
     origin = _origin(writer, adopted)
     method = (
         f"{plural(judges, 'judge')} per pass ranked the incumbent A, author B's revision and "

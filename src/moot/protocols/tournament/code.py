@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from moot.deliberation.trust import Participant, assess, is_tiny
+from moot.deliberation.trust import Participant, assess, tiny_note
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
@@ -362,13 +362,8 @@ def _models(b: _Bracket) -> list[str]:
 def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, success: bool) -> str:
     """How far to trust the champion's change: tiny models, who won how (the arbiter's choice,
     the same change on both sides, or the fallback), its verification, what failed."""
-    sentences: list[str] = []
-    tiny = sorted({spec for spec in _models(b) if is_tiny(spec)})
-    if tiny:
-        sentences.append(
-            "This answer is a demonstration, not evidence: it comes from a tiny model "
-            f"({', '.join(tiny)})."
-        )
+    tiny = tiny_note(_models(b))
+    sentences: list[str] = [tiny] if tiny else []
     if final is None:
         sentences.append(
             f"Only {alias_label(champion)} made a usable change; no match was played, so no "

@@ -24,7 +24,7 @@ from typing import Any
 from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import check_substance
-from moot.deliberation.trust import Participant, assess, is_tiny
+from moot.deliberation.trust import Participant, assess, plain_reason, tiny_note
 from moot.engine.session import Session
 from moot.protocols.tournament.bracket import (
     Match,
@@ -199,13 +199,6 @@ _LAYERS = {
 }
 
 
-def _plain(text: str, limit: int = 200) -> str:
-    """Model-derived text for the statement: one printable line, short."""
-    flat = " ".join(text.split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat).rstrip(". ")
-    return flat[:limit] + ("..." if len(flat) > limit else "")
-
-
 def _statement(
     t: Tournament,
     champion: str,
@@ -218,13 +211,8 @@ def _statement(
     """How far to trust the outcome, in plain words: tiny models first, then who won how (the
     arbiter's verdicts, the convergence of the final match and which layer measured it), what
     failed or was invalid, and why a consensus is or is not claimed."""
-    sentences: list[str] = []
-    tiny = sorted({spec for spec in _models(t) if is_tiny(spec)})
-    if tiny:
-        sentences.append(
-            "This answer is a demonstration, not evidence: it comes from a tiny model "
-            f"({', '.join(tiny)})."
-        )
+    tiny = tiny_note(_models(t))
+    sentences: list[str] = [tiny] if tiny else []
     started = _started(t)
     backups = len(started) - len(t.seeds)
     sentences.append(
@@ -232,7 +220,7 @@ def _statement(
         + (f" and {backups} backup(s)" if backups else "")
         + f" in {len(t.matches)} match(es); the final answer is its last position."
     )
-    sentences += [f"{_result_line(m)[0].upper()}{_result_line(m)[1:]}." for m in t.matches[:-1]]
+    sentences += [f"{line[0].upper()}{line[1:]}." for line in map(_result_line, t.matches[:-1])]
     a, b = (label(x) for x in final.sides)
     if final.converged and final.last is not None:
         layer = final.last.layer
@@ -250,7 +238,7 @@ def _statement(
         sentences.append(
             f"The final match ({a} vs {b}) did not converge ({progression(final.scores)})."
         )
-    reasons = _plain("; ".join(final.reasons))
+    reasons = plain_reason("; ".join(final.reasons))
     if final.decided_by == "arbiter" and final.arbiter:
         sentences.append(
             f"{label(final.arbiter)}, as arbiter, chose {label(champion)}'s position: {reasons}."
@@ -278,9 +266,11 @@ def _statement(
         )
     for alias in started:
         if alias in t.failed:
-            sentences.append(f"{label(alias)} failed: {_plain(t.failed[alias])}.")
+            sentences.append(f"{label(alias)} failed: {plain_reason(t.failed[alias])}.")
         elif alias in t.invalid:
-            sentences.append(f"{label(alias)} gave an invalid answer: {_plain(t.invalid[alias])}.")
+            sentences.append(
+                f"{label(alias)} gave an invalid answer: {plain_reason(t.invalid[alias])}."
+            )
     return " ".join(sentences)
 
 

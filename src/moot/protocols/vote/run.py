@@ -28,7 +28,7 @@ from moot.deliberation.answers import extract_answer, tally
 from moot.deliberation.convergence import structural_similarity
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import NotSubstantive, check_substance
-from moot.deliberation.trust import is_tiny
+from moot.deliberation.trust import plain_reason, tiny_note
 from moot.engine.session import Session
 from moot.protocols.record import Projected, Projection
 from moot.protocols.vote.options import VoteOptions
@@ -125,16 +125,11 @@ def _name(sample: Mapping[str, Any], per_agent: int) -> str:
     return name if per_agent == 1 else f"{name}, answer {sample['step'].rsplit('/', 1)[1]}"
 
 
-def _plain(text: str, limit: int = 200) -> str:
-    # reasons can quote model text or a provider's error: one printable line, short
-    flat = " ".join(str(text).split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat).rstrip(". ")
-    return flat[:limit] + ("..." if len(flat) > limit else "")
-
-
 def _dropped(samples: list[dict[str, Any]], status: str, per_agent: int) -> list[str]:
     return [
-        f"{_name(x, per_agent)}: {_plain(x['problem'])}" for x in samples if x["status"] == status
+        f"{_name(x, per_agent)}: {plain_reason(x['problem'])}"
+        for x in samples
+        if x["status"] == status
     ]
 
 
@@ -150,15 +145,8 @@ def trust_statement(
     tiny model's answer is a demonstration. `specs`: alias -> model spec."""
     per = int(record["samples_per_agent"])
     asked, valid, winner = record["asked"], record["valid"], record["winner"]
-    sentences: list[str] = []
-    tiny = sorted(
-        {spec for alias, spec in specs.items() if alias.startswith("agent_") and is_tiny(spec)}
-    )
-    if tiny:
-        sentences.append(
-            "This answer is a demonstration, not evidence: it comes from a tiny model "
-            f"({', '.join(tiny)})."
-        )
+    tiny = tiny_note(spec for alias, spec in specs.items() if alias.startswith("agent_"))
+    sentences: list[str] = [tiny] if tiny else []
     count = record["distribution"].get(winner, 0) if winner is not None else 0
     agents = len({x["agent"] for x in samples})
     asked_how = f"{agents} agent{'s' if agents != 1 else ''} answering independently" + (
