@@ -224,7 +224,7 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     for alias in sorted(a for a in s.aliases if a.startswith("agent_")):
         await s.prune_worktree(alias, step=Step.at(0, "prune", alias))  # only the winner's stays
     s.artifact("refine/final.patch", _patch(st.work))
-    outcome = _outcome(s, st)
+    outcome = _outcome(s, st, _patch(st.work))
     details = dict(outcome.details)
     details["code"] = codework.rows(list(st.works.values()))
     details["winner"] = st.work.where
@@ -240,7 +240,6 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     )
     return outcome.model_copy(
         update={
-            "final_answer": _patch(st.work),
             "details": details,
             "trust": f"{outcome.trust} {verified}",
         }

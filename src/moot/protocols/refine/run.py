@@ -312,10 +312,12 @@ async def run(s: Session, task: str, opts: RefineOptions) -> Outcome:
             break
     final = strip_markup(st.incumbent)  # the --input text too: no protocol markup in answers
     s.artifact("refine/final_output.md", final)
-    return _outcome(s, st).model_copy(update={"final_answer": final})
+    return _outcome(s, st, final)
 
 
-def _outcome(s: Session, st: _State) -> Outcome:
+def _outcome(s: Session, st: _State, final: str) -> Outcome:
+    """The outcome of the passes; `final` is the answer to give (the last incumbent as text,
+    or a code task's patch)."""
     passes = len(st.rounds)
     k = st.opts.convergence_k
     converged = bool(st.rounds) and st.rounds[-1]["converged"]
@@ -354,7 +356,7 @@ def _outcome(s: Session, st: _State) -> Outcome:
         consensus=converged,
         how=how,
         trust=trust,
-        final_answer=st.incumbent,
+        final_answer=final,
         rounds=passes,
         disagreements=tuple(r["problem"] for r in st.rounds if r.get("problem")),
         details={

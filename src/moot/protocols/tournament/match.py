@@ -118,12 +118,6 @@ async def _ask(
     return result
 
 
-def _shown(t: Tournament, text: str, step: str) -> str:
-    """A participant's text as another participant (a side, the arbiter) is shown it
-    (protocols/shown.py: scrubbed of self-identifying phrases, journaled under `step`)."""
-    return anonymous(t.s, text, step)
-
-
 def _drop(t: Tournament, alias: str, answer: Parsed[Any]) -> tuple[str, str]:
     """Record a side without a usable answer as failed (no reply: an error, a timeout) or
     invalid (a reply that stayed malformed or junk after the re-ask); its kind and why."""
@@ -152,7 +146,7 @@ def _history(t: Tournament, step: str) -> tuple[str, str]:
             points.append(str(m.analysis.get("fundamental_disagreement", "")))
     nonce = _nonce(t.s, f"{step}/history")
     limit = t.opts.max_quote_chars
-    points = [_shown(t, p, f"{step}/history/{i}") for i, p in enumerate(points) if p]
+    points = [anonymous(t.s, p, f"{step}/history/{i}") for i, p in enumerate(points) if p]
     return (
         quote("the tournament so far", "\n".join(highlights), nonce=nonce, limit=limit),
         quote("the tournament so far", _lines(points), nonce=nonce, limit=limit),
@@ -173,7 +167,7 @@ def _position_prompt(t: Tournament, m: Match, seat: int, held: Stance | None, st
             match=m.number, position=own, confidence=held.confidence, format=prompts.POSITION_FORMAT
         )
     leader = m.sides[0]
-    text = _shown(t, held.recommendation, f"{step}/leader") if held is not None else "(not stated)"
+    text = "(not stated)" if held is None else anonymous(t.s, held.recommendation, f"{step}/leader")
     highlights, points = _history(t, step)
     return prompts.CHALLENGER.format(
         match=m.number,
@@ -274,7 +268,7 @@ async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
         quoted = {
             what: quote(
                 label(other.alias),
-                _shown(t, text, f"{step}/{what}"),
+                anonymous(t.s, text, f"{step}/{what}"),
                 nonce=nonce,
                 limit=t.opts.max_quote_chars,
             )
@@ -335,7 +329,7 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
             ),
             challenges=quote(
                 label(m.other(alias)),
-                _shown(t, _lines(m.challenges.get(alias, [])), f"{step}/challenges"),
+                anonymous(t.s, _lines(m.challenges.get(alias, [])), f"{step}/challenges"),
                 nonce=nonce,
                 limit=t.opts.max_quote_chars,
             ),
@@ -388,7 +382,7 @@ async def _check(t: Tournament, m: Match, g: int) -> ConvergenceResult:
     async def ask_arbiter(x: str, y: str) -> ArbiterScores | None:
         assert arbiter is not None
         step = _step(g, m, "convergence", arbiter)
-        x, y = _shown(t, x, f"{step}/a"), _shown(t, y, f"{step}/b")
+        x, y = anonymous(t.s, x, f"{step}/a"), anonymous(t.s, y, f"{step}/b")
         answer = await ask_parsed(
             t.s,
             arbiter,
@@ -430,11 +424,11 @@ async def _verdict(t: Tournament, m: Match) -> None:
             match=m.number,
             rounds=len(m.rounds),
             task=t.task,
-            a=quote("A", _shown(t, a.recommendation, f"{step}/a"), nonce=nonce, limit=limit),
-            b=quote("B", _shown(t, b.recommendation, f"{step}/b"), nonce=nonce, limit=limit),
+            a=quote("A", anonymous(t.s, a.recommendation, f"{step}/a"), nonce=nonce, limit=limit),
+            b=quote("B", anonymous(t.s, b.recommendation, f"{step}/b"), nonce=nonce, limit=limit),
             debate=quote(
                 "the debate",
-                _shown(t, "\n".join(m.transcript), f"{step}/debate"),
+                anonymous(t.s, "\n".join(m.transcript), f"{step}/debate"),
                 nonce=nonce,
                 limit=limit * 2,
             ),
