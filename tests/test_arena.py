@@ -293,9 +293,10 @@ def test_a_failed_session_resumes_once_the_cause_is_fixed() -> None:
     assert runner.replay(failed.session_id).identical is True
 
 
-def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() -> None:
-    """The embedded model constrains its output to a schema; asked for JSON, even a model that
-    cannot keep a tag format answers in format on its first try."""
+def _schema_enforcing_run(name: str, revision: str | None = None) -> runner.RunResult:
+    """A one-round arena of three scripted agents whose model enforces JSON schemas (as the
+    embedded one does): distinct first answers, a CONSENSUS verdict on Agent B, and each
+    revision `revision` when given (else the agent's first answer again)."""
     from moot.models.base import Capabilities
     from moot.models.scripted import ScriptedModel
 
@@ -306,10 +307,12 @@ def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() ->
             return '{"decision": "CONSENSUS", "convergence_score": 9, "base_solution": "Agent B"}'
         if "/evaluate/" in step:
             return "Strengths: clear."
+        if "/revise/" in step and revision is not None:
+            return revision
         plans = {"a": "a queue worker", "b": "a cron job", "c": "systemd timers"}
         return json.dumps({"solution": f"Use {plans[request.meta['agent'][-1]]}.", "analysis": ""})
 
-    register_script("schema_agent", reply)
+    register_script(name, reply)
     original = ScriptedModel.from_spec
 
     def enforcing(spec, settings):  # type: ignore[no-untyped-def]
@@ -318,12 +321,16 @@ def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() ->
         return model
 
     config = Debate().config(arena={"max_rounds": 1})
-    config.agents = [
-        a.model_copy(update={"model": "scripted:@schema_agent"}) for a in config.agents
-    ]
+    config.agents = [a.model_copy(update={"model": f"scripted:@{name}"}) for a in config.agents]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ScriptedModel, "from_spec", staticmethod(enforcing))
-        run = start("How should we run the nightly export?", config)
+        return start("How should we run the nightly export?", config)
+
+
+def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() -> None:
+    """The embedded model constrains its output to a schema; asked for JSON, even a model that
+    cannot keep a tag format answers in format on its first try."""
+    run = _schema_enforcing_run("schema_agent")
     assert run.exit_code == 0 and "Use a cron job." == run.result.final_answer
     asks = [e for e in events(run.folder) if e["kind"] == "ask"]
     assert not [e for e in asks if e["step"].endswith("/reask")]
@@ -333,35 +340,8 @@ def test_a_junk_revision_from_a_schema_enforcing_model_keeps_its_solution_withou
     """A model whose output the schema constrains cannot fail on format; a revision whose
     content is junk keeps the agent's earlier solution at once, instead of a re-ask that costs
     a call (on the embedded model, a dozen seconds) and is as likely junk again."""
-    from moot.models.base import Capabilities
-    from moot.models.scripted import ScriptedModel
-
-    def reply(request: Request) -> str:
-        step = request.meta["step"]
-        if "/verify/" in step:
-            return '{"decision": "CONSENSUS", "convergence_score": 9, "base_solution": "Agent B"}'
-        if "/evaluate/" in step:
-            return "Strengths: clear."
-        if "/revise/" in step:
-            return json.dumps({"solution": "{{%BEGIN%%#DOTS", "analysis": "&}"})
-        plans = {"a": "a queue worker", "b": "a cron job", "c": "systemd timers"}
-        return json.dumps({"solution": f"Use {plans[request.meta['agent'][-1]]}.", "analysis": ""})
-
-    register_script("schema_junk_revise", reply)
-    original = ScriptedModel.from_spec
-
-    def enforcing(spec, settings):  # type: ignore[no-untyped-def]
-        model = original(spec, settings)
-        model.capabilities = Capabilities(json_schema=True, seed=True)
-        return model
-
-    config = Debate().config(arena={"max_rounds": 1})
-    config.agents = [
-        a.model_copy(update={"model": "scripted:@schema_junk_revise"}) for a in config.agents
-    ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ScriptedModel, "from_spec", staticmethod(enforcing))
-        run = start("How should we run the nightly export?", config)
+    junk = json.dumps({"solution": "{{%BEGIN%%#DOTS", "analysis": "&}"})
+    run = _schema_enforcing_run("schema_junk_revise", revision=junk)
     asks = [e["step"] for e in events(run.folder) if e["kind"] == "ask"]
     assert not [step for step in asks if step.endswith("/reask")], asks
     assert len(asks) == 10  # 3 solve, 3 evaluate, 3 revise, 1 verify: nothing asked twice
