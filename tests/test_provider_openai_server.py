@@ -25,7 +25,7 @@ from tests.fakes.fake_agent import install
 from tests.scripts import events, start
 
 if not os.environ.get("CI"):  # in CI the embedded model must be there: never skip
-    pytest.importorskip("mistralrs", reason="needs the 'local' extra: scripts/setup.sh local,dev")
+    pytest.importorskip("xllamacpp", reason="needs the 'local' extra: scripts/setup.sh local,dev")
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

@@ -223,9 +223,9 @@ register_provider(
     "moot.models.local",
     "LocalModel",
     extra="local",
-    requires=("mistralrs",),
+    requires=("xllamacpp", "llguidance"),
     example="local:smollm2  or  local:/path/to/model.gguf",
-    summary="mistral.rs in a worker process on a GGUF file (default: SmolLM2-135M-Instruct)",
+    summary="llama.cpp in a worker process on a GGUF file (default: SmolLM2-135M-Instruct)",
 )
 register_provider(
     "llama",

@@ -1,4 +1,5 @@
-"""`local` (mistral.rs) and `llama` (llama.cpp): a GGUF model run by a worker process.
+"""`local` (llama.cpp from the xllamacpp wheel) and `llama` (llama-cpp-python): a GGUF model run
+by a worker process.
 
 `local:smollm2` is the embedded default, SmolLM2-135M-Instruct (see `local_files` for where
 the file comes from); any other name is a path to a GGUF file. `llama:` takes the same names
@@ -52,6 +53,11 @@ DEFAULT_TEXT_MAX_TOKENS = 160
 # deliberation. A config's temperature overrides it.
 DEFAULT_TEMPERATURE = 0.8
 DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
+# Asks one worker decodes together, each with a whole context window. Its cache is allocated
+# when the model loads (8-bit: about 100 MB a slot for SmolLM2 at 8k; 534 MB in all for the
+# worker at 4 slots): the three agents of a default run with one to spare. More asks wait for a
+# free slot; `options.max_concurrency` changes it.
+DEFAULT_SLOTS = 4
 START_TIMEOUT = 300.0  # loading a GGUF takes a second; a busy machine may take much longer
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _CHATTER = re.compile(r"^\S+\s+(INFO|DEBUG|TRACE)\b")
@@ -65,9 +71,8 @@ class _Crashed(Exception):
 class _Worker:
     """One worker process and the asks waiting for its replies."""
 
-    def __init__(self, backend: str, path: Path, n_ctx: int, threads: int, isq: str) -> None:
+    def __init__(self, backend: str, path: Path, n_ctx: int, threads: int, slots: int) -> None:
         env = {**os.environ, "MOOT_LOCAL_THREADS": str(threads)}
-        env.setdefault("RAYON_NUM_THREADS", str(threads))  # mistral.rs's compute threads
         # Its own session: a Ctrl-C meant for moot must not kill the runtime under the asks
         # that the interruption handling still waits for. It exits when its stdin closes.
         self.proc = subprocess.Popen(
@@ -79,8 +84,8 @@ class _Worker:
                 str(path),
                 "--n-ctx",
                 str(n_ctx),
-                "--isq",
-                isq,
+                "--slots",
+                str(slots),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -212,7 +217,7 @@ def _describe(code: int, stderr: list[str]) -> str:
 
 
 # One worker per (backend, file, settings), shared by the models on it while one is open.
-_Key = tuple[str, str, int, int, str]  # backend, file, context size, threads, quantization
+_Key = tuple[str, str, int, int, int]  # backend, file, context size, threads, slots
 _WORKERS: dict[_Key, _Worker] = {}
 _USERS: dict[_Key, int] = {}
 _WORKERS_LOCK = threading.Lock()
@@ -284,10 +289,11 @@ def _check_gguf(path: Path, name: str) -> None:
 
 
 class LocalModel(Provider):
-    """A GGUF model served by a worker process running mistral.rs (or llama.cpp). The worker
-    enforces each ask's deadline itself (`guards_timeout` off); a local call costs nothing."""
+    """A GGUF model served by a worker process running llama.cpp (or llama-cpp-python). The
+    worker enforces each ask's deadline itself (`guards_timeout` off); a local call costs
+    nothing."""
 
-    backend = "mistralrs"
+    backend = "xllamacpp"
     guards_timeout: ClassVar[bool] = False
 
     def __init__(self, spec: Spec, settings: ModelSettings) -> None:
@@ -305,21 +311,21 @@ class LocalModel(Provider):
         n_ctx = int(options.get("n_ctx", DEFAULT_CONTEXT))
         threads = int(options.get("n_threads", default_threads()))
         self.path = path.resolve()
-        # mistral.rs batches concurrent asks; llama.cpp's one context takes them in turn.
-        batched = self.backend == "mistralrs"
+        # xllamacpp decodes concurrent asks together, one slot each; llama-cpp-python's one
+        # context takes them in turn.
+        batched = self.backend == "xllamacpp"
+        slots = int(options.get("max_concurrency", DEFAULT_SLOTS if batched else 1))
         capabilities = Capabilities(
             json_schema=True,
-            seed=not batched,  # mistral.rs cannot seed its CPU sampler: only greedy repeats
+            seed=True,
             context_window=n_ctx,
-            max_concurrency=int(options.get("max_concurrency", 8 if batched else 1)),
+            max_concurrency=slots,
         )
         # connection key "<backend>:<file>": agents on one file share its worker's pool
         super().__init__(
             str(spec), settings, capabilities, label=self.backend, endpoint=str(self.path)
         )
-        # mistral.rs re-quantizes to Q8_0 by default (see local_worker); "none" keeps the file's.
-        isq = str(options.get("isq", "Q8_0" if batched else "none"))
-        self._key: _Key = (self.backend, str(self.path), n_ctx, threads, isq)
+        self._key: _Key = (self.backend, str(self.path), n_ctx, threads, slots)
         self._using = False  # counted among the worker's users since its first ask
 
     def price(self, usage: Usage) -> float | None:
