@@ -175,6 +175,23 @@ def test_bare_moot_prints_help_and_exits_zero(capsys: pytest.CaptureFixture[str]
     assert code == 0 and "Commands:" in out and "run" in out
 
 
+def test_a_misspelt_command_is_named_among_all_of_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`batch` and `bench` are loaded only when asked for, yet listed and suggested like the
+    rest."""
+    with pytest.raises(SystemExit) as exited:
+        main(["bacth"])
+    assert exited.value.code == 1
+    said = capsys.readouterr().err
+    assert "No such command 'bacth'" in said and "'batch'" in said
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    listed = capsys.readouterr().out
+    assert "  batch  " in listed and "  bench  " in listed and "  run  " in listed
+
+
 def test_protocol_choices_are_listed_and_misspellings_named(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

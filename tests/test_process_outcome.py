@@ -135,8 +135,9 @@ LOADED = (
 def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
     server: ChatServer, isolated: Path, tmp_path: Path
 ) -> None:
-    """Issue 12: the git plumbing, the response cache (sqlite3) and rich cost a run that is a
-    question, with no cache, printing plain lines, about 0.1 s of start-up: they are not loaded."""
+    """Issue 12: the git plumbing, the response cache (sqlite3), rich, and the batch and bench
+    commands cost a run that is a question, with no cache, printing plain lines, about 0.1 s of
+    start-up: they are not loaded."""
     loaded = tmp_path / "loaded.json"
     env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC, "LOADED": str(loaded)}
     argv = [sys.executable, "-c", LOADED, "run", TASK, "--rounds", "1"]
@@ -146,5 +147,13 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
     assert done.returncode == 0, done.stderr
     modules = set(json.loads(loaded.read_text()))
     assert "moot.protocols.arena.run" in modules and "moot.engine.session" in modules
-    unused = ("moot.workspace", "moot.engine.code", "moot.engine.cache", "sqlite3", "rich")
+    unused = (
+        "moot.workspace",
+        "moot.engine.code",
+        "moot.engine.cache",
+        "sqlite3",
+        "rich",
+        "moot.cli_batch",
+        "moot.bench",
+    )
     assert not [name for name in unused if name in modules]

@@ -6,12 +6,13 @@ Exit codes: 0 consensus, 1 error (bad arguments or config included), 2 no consen
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import click
 
@@ -305,7 +306,38 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+class _Commands(click.Group):
+    """The CLI's group, with `batch` and `bench` imported only when one of them is asked for or
+    listed: their module (and the bench suites it names) is not on a `moot run`'s path."""
+
+    _LAZY: ClassVar[dict[str, str]] = {"batch": "moot.cli_batch", "bench": "moot.cli_batch"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = self._LAZY.get(cmd_name)
+        if module is not None and cmd_name not in self.commands:
+            command = getattr(importlib.import_module(module), cmd_name)
+            self.add_command(command)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:  # suggest among the lazy ones too
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+)
 @click.version_option(package_name="moot")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -932,12 +964,6 @@ def cache_clear(spec: str | None) -> None:
 
     location, removed = asyncio.run(clear())
     click.echo(f"{location}: removed {removed} entries")
-
-
-from moot.cli_batch import batch, bench  # noqa: E402 (their own module: fewer conflicts)
-
-cli.add_command(batch)
-cli.add_command(bench)
 
 
 def main(argv: list[str] | None = None) -> None:
