@@ -5,6 +5,7 @@ verify commands, `pick` with a human choice and with a judge, `moot apply` / `cl
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -807,6 +808,28 @@ def test_a_failed_session_keeps_a_worktree_whose_change_can_be_applied(
     workspace.prepare(["agent_a", "agent_b", "agent_c"])  # a resume makes them again
     assert (folder / "worktrees" / "agent_a" / "calc.py").read_text() == CALC
     assert "return 0" in (folder / "worktrees" / "agent_b" / "calc.py").read_text()
+
+
+def test_a_revision_of_the_same_size_in_the_same_second_is_verified_as_itself(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python trusts a .pyc while its source keeps its size and its mtime to the second: the
+    fix of `a * b` into `a + b` right after a check used to be verified as the old code."""
+    from moot.config import CodeSettings
+    from moot.engine.code import CodeWorkspace
+
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # as most machines have it
+    folder = tmp_path / "session"
+    workspace = CodeWorkspace(CodeSettings(repo=str(repo), verify_commands=[VERIFY]), "s1", folder)
+    workspace.prepare(["agent_a"])
+    source = folder / "worktrees" / "agent_a" / "calc.py"
+    source.write_text("def add(a, b):\n    return a * b\n")
+    before = source.stat()
+    assert [r.exit_code for r in asyncio.run(workspace.verify("agent_a"))] == [1]
+    source.write_text("def add(a, b):\n    return a + b\n")
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [r.exit_code for r in asyncio.run(workspace.verify("agent_a"))] == [0]
+    assert not list(source.parent.rglob("__pycache__"))  # nothing of the check in the change
 
 
 def test_every_pick_outcome_says_how_far_to_trust_it_and_the_report_agrees(

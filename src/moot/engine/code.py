@@ -9,6 +9,8 @@ Only a live run touches git; resume and replay read the records back.
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -280,31 +282,42 @@ class CodeWorkspace:
         """Each verify command in the agent's worktree, one after the other. The commands are
         the user's (config or --verify), never model text. They run under the process
         supervisor the CLI agents use (models/cli_process.py): on a timeout, or if moot itself
-        dies, the whole process tree ends, setsid'd or double-forked children included."""
+        dies, the whole process tree ends, setsid'd or double-forked children included.
+
+        Python keeps its bytecode in a fresh folder of each verification's own: a .pyc in the
+        tree is trusted while its source has the same size and the same mtime to the second,
+        so a revision of the same length within a second of the last check was verified as the
+        code it replaced. (And no __pycache__ lands in the agent's change.)"""
         cwd = str(self._tree(alias).path)
         keep = self.settings.output_tail_chars
         runs = []
-        for command in self.settings.verify_commands:
-            done = await run_process(
-                ["/bin/sh", "-c", command],
-                stdin=None,
-                timeout=self.settings.verify_timeout,
-                cwd=cwd,
-            )
-            stdout = done.stdout.decode("utf-8", "replace")
-            output = stdout + ("\n" + done.stderr if done.stderr.strip() else "")
-            runs.append(
-                VerifyRun(
-                    command=command,
-                    exit_code=-1 if done.exit_code is None else done.exit_code,
-                    timed_out=done.timed_out,
-                    seconds=round(done.duration, 3),
-                    tail=output[-keep:],
-                    cut=len(output) > keep or done.overflow,
-                )
-            )
+        with tempfile.TemporaryDirectory(prefix="moot-pycache-") as pycache:
+            env = {**os.environ, "PYTHONPYCACHEPREFIX": pycache}
+            for command in self.settings.verify_commands:
+                runs.append(await self._verify_one(command, cwd, env, keep))
         await asyncio.to_thread(self._save_verify, alias, runs)
         return runs
+
+    async def _verify_one(
+        self, command: str, cwd: str, env: dict[str, str], keep: int
+    ) -> VerifyRun:
+        done = await run_process(
+            ["/bin/sh", "-c", command],
+            stdin=None,
+            timeout=self.settings.verify_timeout,
+            cwd=cwd,
+            env=env,
+        )
+        stdout = done.stdout.decode("utf-8", "replace")
+        output = stdout + ("\n" + done.stderr if done.stderr.strip() else "")
+        return VerifyRun(
+            command=command,
+            exit_code=-1 if done.exit_code is None else done.exit_code,
+            timed_out=done.timed_out,
+            seconds=round(done.duration, 3),
+            tail=output[-keep:],
+            cut=len(output) > keep or done.overflow,
+        )
 
     def _save_verify(self, alias: str, runs: list[VerifyRun]) -> None:
         path = self.verify_file(alias)

@@ -29,7 +29,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -140,8 +140,10 @@ async def run_process(
     timeout: float,
     max_stdout: int = MAX_STDOUT,
     cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessResult:
-    """Run `argv` to its end or its timeout; never raises for what the command does.
+    """Run `argv` to its end or its timeout, in `env` (default: moot's); never raises for what
+    the command does.
 
     Raises OSError (FileNotFoundError, PermissionError) when `argv[0]` cannot be executed."""
     started = time.perf_counter()
@@ -156,6 +158,7 @@ async def run_process(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,  # not in moot's group: a Ctrl-C reaches moot, which decides
         cwd=cwd,
+        env=env,
     )
     proc = asyncio.subprocess.Process(transport, protocol, loop)
     copy = _copy_target()
