@@ -54,7 +54,7 @@ DEFAULT_TEXT_MAX_TOKENS = 160
 DEFAULT_TEMPERATURE = 0.8
 DEFAULT_CONTEXT = 8192  # SmolLM2 was trained with an 8k context
 # Asks one worker decodes together, each with a whole context window. Its cache is allocated
-# when the model loads (8-bit: about 100 MB a slot for SmolLM2 at 8k; 534 MB in all for the
+# when the model loads (8-bit: about 85 MB a slot for SmolLM2 at 8k; 534 MB in all for the
 # worker at 4 slots): the three agents of a default run with one to spare. More asks wait for a
 # free slot; `options.max_concurrency` changes it.
 DEFAULT_SLOTS = 4
