@@ -336,13 +336,26 @@ def test_a_model_that_enforces_schemas_is_asked_for_json_and_needs_no_reask() ->
     assert not [e for e in asks if e["step"].endswith("/reask")]
 
 
-def test_a_junk_revision_from_a_schema_enforcing_model_keeps_its_solution_without_a_reask() -> None:
+@pytest.mark.parametrize(
+    "junk",
+    [
+        {"solution": "{{%BEGIN%%#DOTS", "analysis": "&}"},
+        # the solution only repeats the task; the analysis has words, so the whole JSON reply
+        # looked substantive and became the agent's solution, raw JSON and all
+        {"solution": "How should we run the nightly export?", "analysis": "It covers the risks."},
+        {"solution": "\n", "analysis": "A careful answer with its trade-offs weighed."},
+    ],
+)
+def test_a_junk_revision_from_a_schema_enforcing_model_keeps_its_solution_without_a_reask(
+    junk: dict[str, str], request: pytest.FixtureRequest
+) -> None:
     """A model whose output the schema constrains cannot fail on format; a revision whose
     content is junk keeps the agent's earlier solution at once, instead of a re-ask that costs
     a call (on the embedded model, a dozen seconds) and is as likely junk again."""
-    junk = json.dumps({"solution": "{{%BEGIN%%#DOTS", "analysis": "&}"})
-    run = _schema_enforcing_run("schema_junk_revise", revision=junk)
+    run = _schema_enforcing_run(request.node.name, revision=json.dumps(junk))
     asks = [e["step"] for e in events(run.folder) if e["kind"] == "ask"]
     assert not [step for step in asks if step.endswith("/reask")], asks
     assert len(asks) == 10  # 3 solve, 3 evaluate, 3 revise, 1 verify: nothing asked twice
     assert run.exit_code == 0 and run.result.final_answer == "Use a cron job."
+    positions = json.dumps(run.result.model_dump(mode="json"))
+    assert "It covers the risks" not in positions and "trade-offs weighed" not in positions

@@ -20,6 +20,7 @@ from moot.deliberation.parsing import (
     SOLUTION_SCHEMA,
     VERDICT_SCHEMA,
     Verdict,
+    extract_json,
     parse_solution_any,
     parse_verdict_any,
 )
@@ -152,7 +153,7 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     if parsed.value is not None:
         solution, analysis = parsed.value
     else:
-        solution, analysis = strip_markup(parsed.completion.text).strip(), ""
+        solution, analysis = _unparsed(parsed.completion.text)
         asked = [m.content for m in parsed.messages if m.role != "assistant"][-2:]
         problem = check_substance(solution, asked, task=st.task)
         if problem is not None:
@@ -164,6 +165,27 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     letter = alias.rsplit("_", 1)[-1]
     s.archive(f"{name}/{letter}_solution", solution)
     s.archive(f"{name}/{letter}_analysis", analysis)
+
+
+def _unparsed(text: str) -> tuple[str, str]:
+    """What a reply the parser refused still offers: its solution section when it has the
+    format (then that section's substance is what failed, and the whole reply, analysis and
+    JSON braces included, must not pass for it), else the whole text."""
+    try:
+        solution, analysis = parse_solution_any(text)
+    except FormatError:
+        return ("", "") if _schema_shaped(text) else (strip_markup(text).strip(), "")
+    return strip_markup(solution).strip(), strip_markup(analysis)
+
+
+def _schema_shaped(text: str) -> bool:
+    """The JSON of SOLUTION_SCHEMA, with a solution too empty to parse: nothing to keep."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        return "solution" in extract_json(text)
+    except FormatError:
+        return False
 
 
 def _keep_work(s: Session, st: _State, item: codework.Work, name: str) -> None:
