@@ -66,6 +66,17 @@ def test_a_file_that_is_not_a_gguf_is_refused_in_one_line_before_any_session(
     assert not (home / "sessions").exists() or not any((home / "sessions").iterdir())
 
 
+def test_a_damaged_gguf_fails_each_ask_naming_the_file(tmp_path: Path) -> None:
+    """A file with the GGUF header but garbage after it passes the header check; the runtime
+    refuses it, and the failure says which file and what to do."""
+    damaged = tmp_path / "damaged.gguf"
+    damaged.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + os.urandom(4096))
+    completion = complete(f"local:{damaged}", ask("Hi.", max_tokens=8))
+    assert completion.failure is not None and completion.failure.kind == FailureKind.BAD_REQUEST
+    message = completion.failure.message
+    assert str(damaged) in message and "did not load" in message and "local:smollm2" in message
+
+
 def test_a_busy_machine_gets_one_compute_thread_per_two_cores() -> None:
     """Every core only when the machine is idle: with all cores spinning, the runtime's threads
     would stall each other (issue 10)."""

@@ -72,6 +72,7 @@ class _Worker:
     """One worker process and the asks waiting for its replies."""
 
     def __init__(self, backend: str, path: Path, n_ctx: int, threads: int, slots: int) -> None:
+        self.path = path
         env = {**os.environ, "MOOT_LOCAL_THREADS": str(threads)}
         # Its own session: a Ctrl-C meant for moot must not kill the runtime under the asks
         # that the interruption handling still waits for. It exits when its stdin closes.
@@ -126,7 +127,15 @@ class _Worker:
             if "ready" in message:
                 _settle(self.ready, message)
             elif "fatal" in message:
-                _fail(self.ready, ConfigError(f"the local model did not load: {message['fatal']}"))
+                why = str(message["fatal"])
+                _fail(
+                    self.ready,
+                    ConfigError(
+                        f"the local model file {str(self.path)!r} did not load ({why}); is it a "
+                        "complete GGUF model this runtime supports? Give another file, or use "
+                        "local:smollm2"
+                    ),
+                )
             else:
                 with self._lock:
                     waiting = self._pending.pop(message.get("id"), None)
