@@ -24,7 +24,7 @@ from moot.display.jsonlog import JsonLog, json_records
 from moot.display.live import LiveView, render_board
 from moot.display.plain import PlainLog, format_event
 from moot.models.scripted import ScriptedFailure
-from moot.types import Completion, Event, FailureKind, Request, Usage
+from moot.types import Completion, Event, FailureKind, Request, RoundSummary, Usage
 from tests.scripts import Debate, no_sleep, start, verdict
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -227,6 +227,19 @@ def test_the_live_view_draws_on_a_terminal_and_prints_round_results_above(
     assert "attempt 1 failed (rate_limit)" in out
     final = out[out.rindex("moot arena") :]
     assert "Ended: consensus" in final and "scripted:@one" in final
+
+
+def test_a_consensus_word_below_the_needed_score_is_shown_as_not_taken() -> None:
+    """A judge that says CONSENSUS with a score of 4 ends the run with no consensus; the round
+    line says why instead of contradicting the next line."""
+    debate, recorder = Debate(verdicts=[verdict("CONSENSUS", 4)]), Recorder()
+    run = start("Pick a queue.", debate.config(arena={"max_rounds": 1}), subscribers=[recorder])
+    assert run.result.status == "no_consensus"
+    lines = [format_event(e) for e in recorder.events]
+    said = "\n".join(line for line in lines if line)
+    assert "CONSENSUS (not taken: it needs a score of 8), convergence score 4/10" in said
+    passing = RoundSummary(round=1, judge="agent_b", decision="CONSENSUS", score=9, threshold=8)
+    assert passing.describe() == "judge Agent B, CONSENSUS, convergence score 9/10"
 
 
 class _Tty(io.StringIO):

@@ -301,6 +301,14 @@ class RoundSummary(_Frozen):
             parts.append(f"judge {alias_label(self.judge)}")
         if self.decision:
             parts.append(str(self.decision))
+            needed = self.threshold
+            if (
+                str(self.decision).upper() == "CONSENSUS"
+                and needed is not None
+                and self.score is not None
+                and self.score < needed
+            ):  # the judge's word, overruled by its own score
+                parts[-1] += f" (not taken: it needs a score of {_num(needed)})"
         if self.score is not None:
             how = f" ({self.method})" if self.method else ""
             parts.append(f"convergence score {_num(self.score)}/{self.scale}{how}")
