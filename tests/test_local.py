@@ -311,6 +311,20 @@ def arena_config(tmp_path: Path) -> Path:
     return config
 
 
+def test_a_context_too_small_for_any_answer_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    """With options.n_ctx = 256 no task fits the 1,024 tokens kept for an answer: one line
+    that says so and names both fixes, not "the task is about 1 tokens, too large"."""
+    config = tmp_path / "small.toml"
+    agent = "[[agents]]\nmodel = 'local:smollm2'\noptions = { n_ctx = 256 }\n"
+    config.write_text(agent * 2)
+    home = tmp_path / "home"
+    done = run_moot(["run", "hi", "--config", str(config)], home, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "context window of 256 tokens" in done.stderr and "so no task fits" in done.stderr
+    assert "options.n_ctx" in done.stderr and "max_tokens" in done.stderr
+    assert not (home / "sessions").exists() or not any((home / "sessions").iterdir())
+
+
 def _every_valid_agent_went_through_the_round(result: dict[str, Any]) -> None:
     """No call failed; an agent whose first answer was junk (the 135M model at temperature 0.7
     writes some: an echo of the task, a template fragment) left with its reason after one call,

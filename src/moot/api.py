@@ -98,11 +98,19 @@ def _check_task_fits(task: str, agents: list[Agent]) -> None:
             continue
         window = agent.model.capabilities.context_window
         room = agent.config.max_tokens or 1024
+        larger = "a larger context window (a local model's options.n_ctx)"
+        if room >= window:
+            raise ConfigError(
+                f"{agent.spec} ({agent.alias}) has a context window of {window:,} tokens, no "
+                f"more than the {room:,} kept for its answer, so no task fits; give it {larger} "
+                "or a smaller max_tokens"
+            )
         if size + room > window:
             raise ConfigError(
                 f"the task is about {size:,} tokens, too large for {agent.spec} "
                 f"({agent.alias}), whose context window is {window:,} tokens with {room:,} kept "
-                "for its answer; shorten the task or use a model with a larger window"
+                f"for its answer; shorten the task, or give the model {larger} or a smaller "
+                "max_tokens"
             )
 
 
