@@ -15,6 +15,11 @@ loops: on a shared machine the figures are noisy, so the machine's load is print
 <backend>_concurrent3_over_single
     Wall time of three different asks sent at once to one model divided by one ask's wall time
     (each up to 64 tokens, greedy). 1.0 would be perfect batching, 3.0 none. Target <= 1.5.
+
+<backend>_two_workers_over_single
+    Two workers on the file at once, each with a thread per core (as two moot runs started on
+    an idle machine get), one ask each: wall time of both divided by one ask's time alone. 2.0
+    is a fair share of the cores; in the hundreds, their threads spin against each other.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ sys.path.insert(0, str(ROOT / "src"))
 os.environ.setdefault("MOOT_HOME", tempfile.mkdtemp(prefix="moot-bench-local-"))
 
 from moot.models.base import Model, create_model  # noqa: E402
-from moot.types import Completion, Message, Request  # noqa: E402
+from moot.types import Completion, Message, ModelSettings, Request  # noqa: E402
 
 PROMPTS = (
     "Write a long story about a lighthouse keeper.",
@@ -72,9 +77,31 @@ async def measure(backend: str) -> dict[str, float]:
         "cold_start_to_first_token_s": cold,
         "tokens_per_s": one.usage.completion_tokens / single,
         "concurrent3_over_single": concurrent / single,
+        "two_workers_over_single": await contended(backend) / single,
         "single_tokens": one.usage.completion_tokens,
         "concurrent_tokens": sum(r.usage.completion_tokens for r in three),
     }
+
+
+async def contended(backend: str) -> float:
+    """Both asks' wall time on two workers at once (two context sizes make two workers)."""
+    cores = os.cpu_count() or 2
+    models = [
+        create_model(f"{backend}:smollm2", ModelSettings(options={"n_threads": cores, "n_ctx": n}))
+        for n in (4096, 4097)
+    ]
+    try:
+        for model in models:  # loaded before the clock starts
+            check(await model.complete(ask("Hello.", 1)))
+        started = time.perf_counter()
+        both = await asyncio.gather(*(m.complete(ask(PROMPTS[0], 64)) for m in models))
+        elapsed = time.perf_counter() - started
+        for reply in both:
+            check(reply)
+        return elapsed
+    finally:
+        for model in models:
+            await model.aclose()
 
 
 def check(reply: Completion) -> None:
@@ -103,6 +130,7 @@ def main() -> None:
             f"tokens {figures['single_tokens']:.0f} alone, {figures['concurrent_tokens']:.0f} "
             "for the three)"
         )
+        print(f"{backend}_two_workers_over_single: {figures['two_workers_over_single']:.2f}")
 
 
 if __name__ == "__main__":

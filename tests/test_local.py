@@ -66,6 +66,30 @@ def test_a_file_that_is_not_a_gguf_is_refused_in_one_line_before_any_session(
     assert not (home / "sessions").exists() or not any((home / "sessions").iterdir())
 
 
+@pytest.mark.parametrize(("preset", "expected"), [(None, "1000"), ("50", "50")])
+def test_the_worker_spins_briefly_at_its_barriers_unless_told_otherwise(
+    preset: str | None, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libgomp's default spin made two runs at once on 2 cores 200x slower (benchmarks/local.py
+    local_two_workers_over_single: 215 with it, 4.4 without); a user's own setting wins."""
+    if preset is None:
+        monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    else:
+        monkeypatch.setenv("GOMP_SPINCOUNT", preset)
+
+    async def run() -> str:
+        model = create_model("local:smollm2")
+        try:
+            assert (await model.complete(ask("Hi.", max_tokens=1))).ok
+            (worker,) = local._WORKERS.values()
+            environ = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
+            return dict(v.decode().partition("=")[::2] for v in environ if v)["GOMP_SPINCOUNT"]
+        finally:
+            await model.aclose()
+
+    assert asyncio.run(run()) == expected
+
+
 def test_a_damaged_gguf_fails_each_ask_naming_the_file(tmp_path: Path) -> None:
     """A file with the GGUF header but garbage after it passes the header check; the runtime
     refuses it, and the failure says which file and what to do."""

@@ -74,6 +74,13 @@ class _Worker:
     def __init__(self, backend: str, path: Path, n_ctx: int, threads: int, slots: int) -> None:
         self.path = path
         env = {**os.environ, "MOOT_LOCAL_THREADS": str(threads)}
+        # llama.cpp's threads meet at an OpenMP barrier at every matrix product, and libgomp
+        # spins 300,000 times there before it sleeps. When two workers' threads outnumber the
+        # cores (two moot runs at once), each spins away the time slice the thread it waits
+        # for needs: a 64-token ask took 130 s instead of 0.5 s (2 cores, two 2-thread
+        # workers). Spinning 1,000 times keeps one ask as fast (0.57 s) and bounds that case
+        # (2.5 s); not spinning at all made one ask 3x slower.
+        env.setdefault("GOMP_SPINCOUNT", "1000")
         # Its own session: a Ctrl-C meant for moot must not kill the runtime under the asks
         # that the interruption handling still waits for. It exits when its stdin closes.
         self.proc = subprocess.Popen(
