@@ -152,8 +152,9 @@ def test_an_arena_of_three_providers_reaches_an_outcome(
     config = RunConfig.model_validate(
         {
             "agents": [
-                {"model": "local:smollm2", "max_tokens": 24},
-                {"model": f"openai-compat:{server}#smollm2", "max_tokens": 24},
+                # greedy: a sampled junk answer would leave an agent after one call
+                {"model": "local:smollm2", "max_tokens": 24, "temperature": 0.0},
+                {"model": f"openai-compat:{server}#smollm2", "max_tokens": 24, "temperature": 0.0},
                 {"model": "cli:claude"},
             ],
             "seed": 5,
