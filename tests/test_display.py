@@ -335,9 +335,11 @@ def reply(request):
 """
 
 
-def test_a_terminal_gets_the_live_view_on_stderr_and_the_answer_on_stdout(
-    tmp_path: Path, isolated: Path
-) -> None:
+def _moot_on_a_terminal(
+    args: list[str], isolated: Path, *, rows: int, columns: int, tty: str
+) -> tuple[str, str]:
+    """Run moot with `tty` ("stdout" or "stderr") on a pseudo-terminal of the given size and
+    the other stream on a pipe: (the terminal's raw text, the pipe's text)."""
     import fcntl
     import pty
     import struct
@@ -345,19 +347,15 @@ def test_a_terminal_gets_the_live_view_on_stderr_and_the_answer_on_stdout(
     import sys
     import termios
 
-    script = tmp_path / "agents.py"
-    script.write_text(QUICK_AGENTS)
-    args = ["run", "What is 6 times 7?", "--rounds", "1"]
-    for _ in range(3):
-        args += ["--models", f"scripted:{script}"]
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 110, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, tty: slave}
     child = subprocess.Popen(
         [sys.executable, "-c", "from moot.cli import main; main()", *args],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
+        stdout=streams["stdout"],
+        stderr=streams["stderr"],
         env={**env, "MOOT_HOME": str(isolated), "TERM": "xterm-256color"},
     )
     os.close(slave)
@@ -371,10 +369,21 @@ def test_a_terminal_gets_the_live_view_on_stderr_and_the_answer_on_stdout(
             break
         chunks.append(chunk)
     os.close(master)
-    out, _ = child.communicate(timeout=60)
-    assert child.returncode == 0
-    stdout = out.decode()
-    raw = b"".join(chunks).decode(errors="replace")
+    out, err = child.communicate(timeout=60)
+    piped = (err if tty == "stdout" else out).decode()
+    assert child.returncode == 0, piped
+    return b"".join(chunks).decode(errors="replace"), piped
+
+
+def test_a_terminal_gets_the_live_view_on_stderr_and_the_answer_on_stdout(
+    tmp_path: Path, isolated: Path
+) -> None:
+    script = tmp_path / "agents.py"
+    script.write_text(QUICK_AGENTS)
+    args = ["run", "What is 6 times 7?", "--rounds", "1"]
+    for _ in range(3):
+        args += ["--models", f"scripted:{script}"]
+    raw, stdout = _moot_on_a_terminal(args, isolated, rows=40, columns=110, tty="stderr")
     assert "\x1b[?25l" in raw  # the live display hides the cursor while it draws
     terminal = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
     assert "┏" in terminal and "Agent C" in terminal and "Ended: consensus" in terminal
@@ -439,38 +448,9 @@ def test_an_ended_board_with_long_model_names_keeps_every_column_between_100_and
 def test_status_on_an_80_column_terminal_fits_it(tmp_path: Path, isolated: Path) -> None:
     """`moot status` renders the board at the terminal's width (it used to print 100 columns
     whatever the terminal, which an 80-column one wraps)."""
-    import fcntl
-    import pty
-    import struct
-    import subprocess
-    import sys
-    import termios
-
     start("What is 6 times 7?", Debate().config())
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
-    child = subprocess.Popen(
-        [sys.executable, "-c", "from moot.cli import main; main()", "status"],
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=subprocess.PIPE,
-        env={**env, "MOOT_HOME": str(isolated), "TERM": "xterm-256color"},
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    _, err = child.communicate(timeout=60)
-    assert child.returncode == 0, err
-    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+    raw, _ = _moot_on_a_terminal(["status"], isolated, rows=24, columns=80, tty="stdout")
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
     lines = shown.replace("\r\n", "\n").rstrip("\n").splitlines()
     board = [line for line in lines if not line.startswith(("Session ", "Report: "))]
     assert max(len(line.rstrip()) for line in board) <= 80, shown
