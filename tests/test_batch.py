@@ -118,6 +118,14 @@ def home(root: Path, questions: int = QUESTIONS) -> dict[str, str]:
     return {**env, "MOOT_HOME": str(root / "home"), "MOOT_TEST_CALLS": str(root / "calls.log")}
 
 
+def home_in_process(root: Path, monkeypatch: pytest.MonkeyPatch, questions: int) -> None:
+    """`home`, for a batch run in this process: its folder current, its variables set."""
+    env = home(root, questions)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("MOOT_HOME", env["MOOT_HOME"])
+    monkeypatch.setenv("MOOT_TEST_CALLS", env["MOOT_TEST_CALLS"])
+
+
 MODELS = ("--models", "scripted:participants.py#agent") * 3
 
 
@@ -140,10 +148,7 @@ def journaled(root: Path) -> list[str]:
 def test_a_batch_of_one_speaks_of_one_session(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = home(tmp_path, questions=1)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MOOT_HOME", env["MOOT_HOME"])
-    monkeypatch.setenv("MOOT_TEST_CALLS", env["MOOT_TEST_CALLS"])
+    home_in_process(tmp_path, monkeypatch, questions=1)
     code, out, err = moot_in_process(capsys, "batch", "tasks.jsonl", *MODELS)
     assert code == 0, err
     assert re.search(r"batch \S+: 1 session$", err, re.M), err
@@ -153,10 +158,7 @@ def test_a_batch_of_one_speaks_of_one_session(
 def test_a_failing_line_is_listed_and_the_batch_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = home(tmp_path, questions=2)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MOOT_HOME", env["MOOT_HOME"])
-    monkeypatch.setenv("MOOT_TEST_CALLS", env["MOOT_TEST_CALLS"])
+    home_in_process(tmp_path, monkeypatch, questions=2)
     with (tmp_path / "tasks.jsonl").open("a") as handle:
         handle.write(
             json.dumps({"id": "broken", "task": "Q9", "models": ["scripted:gone.py"] * 2}) + "\n"
