@@ -48,12 +48,16 @@ class Refinery:
         self._lock = threading.Lock()
 
     def reply(self, request: Request) -> str:
+        """Record the request, then answer it for its phase, pass and (a judge's) number."""
         step = request.meta["step"]
         with self._lock:
             self.requests.append(request)
             self.steps[step] += 1
         head, phase, *rest = step.split("/")
-        number = int(head[1:])
+        judge = int(rest[-1]) if phase == "judge" else 0
+        return self.answer(request, phase, int(head[1:]), judge)
+
+    def answer(self, request: Request, phase: str, number: int, judge: int) -> str:
         if phase == "author":
             return INITIAL
         if phase == "critic":
@@ -62,8 +66,8 @@ class Refinery:
             return revision(number)
         if phase == "synthesize":
             return merge(number)
-        assert phase == "judge", step
-        wanted = self.prefer(number, int(rest[-1]))
+        assert phase == "judge", request.meta["step"]
+        wanted = self.prefer(number, judge)
         if isinstance(wanted, str):
             return wanted
         names = {}

@@ -58,14 +58,8 @@ class Scripted(Refinery):
             "revise": revision(number),
         }.get(phase, merge(number))
 
-    def reply(self, request: Request) -> str:
-        step = request.meta["step"]
-        with self._lock:
-            self.requests.append(request)
-            self.steps[step] += 1
-        head, phase, *rest = step.split("/")
-        number = int(head[1:])
-        if phase in self.fail or (phase == "judge" and f"judge/{rest[-1]}" in self.fail):
+    def answer(self, request: Request, phase: str, number: int, judge: int) -> str:
+        if phase in self.fail or (phase == "judge" and f"judge/{judge}" in self.fail):
             raise ScriptedFailure(FailureKind.SERVER, "this participant always fails")
         if phase != "judge":
             return self.text(phase, number)
@@ -77,7 +71,7 @@ class Scripted(Refinery):
                 names["AB"] = label
             else:
                 names["A"] = label
-        wanted = dict.fromkeys(self.ranks(number, int(rest[-1])))  # best first, once each
+        wanted = dict.fromkeys(self.ranks(number, judge))  # best first, once each
         ranking = [names[n] for n in wanted if n in names]
         return json.dumps({"ranking": ranking, "reason": "scripted"})
 
