@@ -141,14 +141,20 @@ def test_junk_revisions_and_syntheses_are_invalid_never_ranked_and_never_consens
 
 def test_a_synthesis_that_drops_what_a_and_b_agree_on_is_invalid_and_the_incumbent_stands() -> None:
     task = "What is the capital of France?"
-    r = Scripted(
-        lambda p, j: ["AB", "A", "B"],
-        texts={
-            "author": lambda n: "The capital of France is Paris.",
-            "revise": lambda n: "Paris is the capital of France, on the Seine.",
-            "synthesize": lambda n: "The capital of France is a large city on a river.",
-        },
-    )
+
+    def synthesizing(synthesis: str, name: str) -> Scripted:
+        """A and B both say Paris; judges prefer the synthesis, then A."""
+        return Scripted(
+            lambda p, j: ["AB", "A", "B"],
+            texts={
+                "author": lambda n: "The capital of France is Paris.",
+                "revise": lambda n: "Paris is the capital of France, on the Seine.",
+                "synthesize": lambda n: synthesis,
+            },
+            name=name,
+        )
+
+    r = synthesizing("The capital of France is a large city on a river.", "drops")
     run = start(task, r.setup(max_passes=2))
     first = run.result.details["rounds"][0]
     (entry,) = first["issues"]
@@ -162,15 +168,7 @@ def test_a_synthesis_that_drops_what_a_and_b_agree_on_is_invalid_and_the_incumbe
     assert not (run.folder / "refine" / "pass_01" / "version_ab.md").exists()
     assert "Agent C as synthesizer in pass 1 was invalid" in run.result.trust
     # a synthesis that keeps it is ranked as before
-    r = Scripted(
-        lambda p, j: ["AB", "A", "B"],
-        texts={
-            "author": lambda n: "The capital of France is Paris.",
-            "revise": lambda n: "Paris is the capital of France, on the Seine.",
-            "synthesize": lambda n: "Paris, on the Seine, is the capital of France.",
-        },
-        name="keeps",
-    )
+    r = synthesizing("Paris, on the Seine, is the capital of France.", "keeps")
     run = start(task, r.setup(max_passes=1))
     assert run.result.details["rounds"][0]["winner"] == "AB"
     assert "issues" not in run.result.details["rounds"][0]
