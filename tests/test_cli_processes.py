@@ -29,6 +29,20 @@ MOOT = str(Path(sys.executable).parent / "moot")
 ALL_KINDS = "stdout,setsid,daemon"
 
 
+def processes_naming(marker: str) -> list[int]:
+    """The live (not zombie) processes whose command line holds `marker` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
 class Agent:
     """One leaving agent under a folder named by a fresh marker, and what it left behind."""
 
@@ -45,16 +59,7 @@ class Agent:
 
     def processes(self) -> list[int]:
         """Live processes whose command line names the marker: agents, children, wrappers."""
-        found = []
-        for entry in Path("/proc").glob("[0-9]*"):
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if self.marker.encode() in cmdline and state not in ("Z", "X"):
-                found.append(int(entry.name))
-        return found
+        return processes_naming(self.marker)
 
     def survivors(self, within: float = 5.0) -> list[int]:
         """What is still alive once `within` seconds have passed (sooner if nothing is)."""

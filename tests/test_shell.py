@@ -13,26 +13,14 @@ from pathlib import Path
 import pytest
 
 from moot.engine.shell import run_shell
+from tests.test_cli_processes import processes_naming
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
 
-def _alive(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
-
-
 def _survivors(marker: str, within: float = 5.0) -> list[int]:
     deadline = time.monotonic() + within
-    while (left := _alive(marker)) and time.monotonic() < deadline:
+    while (left := processes_naming(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     for pid in left:  # never leave a failed test's processes on the machine
         os.kill(pid, 9)
