@@ -234,6 +234,12 @@ class Session:
         return [a.alias for a in self.agents]
 
     @property
+    def specs(self) -> dict[str, str]:
+        """Alias -> model spec, for what a protocol says of its agents (a trust statement names
+        a tiny model); never for a prompt."""
+        return {a.alias: a.spec for a in self.agents}
+
+    @property
     def meta(self) -> dict[str, Any]:
         """The session's begin record: task, resolved config, seed, aliases, versions."""
         events = self.journal.events

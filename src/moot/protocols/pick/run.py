@@ -155,7 +155,6 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
         who = {"human": "you", "judge": "the judge"}.get(opts.by, opts.by)
         how = f"{who} picked {_label(winner)}; apply it with: moot apply {s.folder.id}"
     final = next((w.change.patch for w in works if w.alias == winner and w.change), "")
-    specs = {str(a): str(m) for a, m in (s.meta.get("aliases") or {}).items()}
     return Outcome(
         protocol="pick",
         status="consensus" if winner else "no_consensus",
@@ -165,5 +164,5 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
         rounds=1,
         positions={w.alias: (w.change.patch if w.change else "") for w in works},
         details=details,
-        trust=trust_statement(works, winner, opts.by, specs),
+        trust=trust_statement(works, winner, opts.by, s.specs),
     )

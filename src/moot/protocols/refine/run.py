@@ -337,7 +337,6 @@ def _outcome(s: Session, st: _State, final: str) -> Outcome:
     noted = qualifiers(st.issues)
     if noted:
         how = f"{how}; {', '.join(noted)}"
-    specs = {str(a): str(m) for a, m in (s.meta.get("aliases") or {}).items()}
     trust = trust_statement(
         converged=converged,
         passes=passes,
@@ -348,7 +347,7 @@ def _outcome(s: Session, st: _State, final: str) -> Outcome:
         writer=st.writer,
         adopted=st.adopted,
         issues=st.issues,
-        specs=specs,
+        specs=s.specs,
     )
     return Outcome(
         protocol="refine",

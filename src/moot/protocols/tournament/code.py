@@ -354,7 +354,7 @@ def _participants(b: _Bracket, champion: str, final: _CodeMatch | None) -> list[
 
 
 def _models(b: _Bracket) -> list[str]:
-    specs: dict[str, str] = b.s.meta.get("aliases") or {}
+    specs = b.s.specs
     used = [*b.seeds, *(m.arbiter for m in b.matches if m.arbiter is not None)]
     return [specs[a] for a in used if a in specs]
 

@@ -188,7 +188,7 @@ def _participants(t: Tournament, champion: str, final: Match) -> list[Participan
 
 def _models(t: Tournament) -> list[str]:
     """The model specs that took part: the contestants and the arbiters of the matches."""
-    specs: dict[str, str] = t.s.meta.get("aliases") or {}
+    specs = t.s.specs
     used = [*_started(t), *(m.arbiter for m in t.matches if m.arbiter is not None)]
     return [specs[a] for a in used if a in specs]
 
