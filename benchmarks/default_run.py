@@ -36,9 +36,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         for i in range(runs):
             env = {**os.environ, "MOOT_HOME": home}
-            subprocess.run(
-                [moot, "run", TASKS[i % len(TASKS)], "-q"], env=env, capture_output=True
-            )
+            subprocess.run([moot, "run", TASKS[i % len(TASKS)], "-q"], env=env, capture_output=True)
             folder = sorted(Path(home, "sessions").iterdir())[-1]
             events = [json.loads(x) for x in (folder / "events.jsonl").read_text().splitlines()]
             asks = [e for e in events if e["kind"] == "ask"]

@@ -188,9 +188,7 @@ def _fragment(text: str, content: Sequence[str], vocabulary: set[str]) -> NotSub
     balanced braces if any (`{"answer": "Paris"}`) and words the instructions do not."""
     stray = text.count("{") != text.count("}") or "{{" in text or "}}" in text
     if stray:
-        return NotSubstantive(
-            Reason.TEMPLATE, f"it is a fragment of a template ({_sample(text)})"
-        )
+        return NotSubstantive(Reason.TEMPLATE, f"it is a fragment of a template ({_sample(text)})")
     named = [w for w in content if w not in _ANSWER_WORDS and not w.isdigit()]
     if named and len(named) == len(content) and all(w in vocabulary for w in named):
         # (`vocabulary` holds the instructions' words, the task's taken out)
