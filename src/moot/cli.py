@@ -6,6 +6,7 @@ Exit codes: 0 consensus, 1 error (bad arguments or config included), 2 no consen
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -88,6 +89,19 @@ def _tmux_option(command: Callable[..., None]) -> Callable[..., None]:
         help="tmux: also show each CLI agent's output in its own pane of a private tmux "
         "server (tmux -L moot-SESSION attach).",
     )(command)
+
+
+def _quick_start(command: Callable[..., None]) -> Callable[..., None]:
+    """No garbage collection while the command starts a run (engine/startup.py)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from moot.engine.startup import paused
+
+        with paused():
+            command(*args, **kwargs)
+
+    return wrapper
 
 
 def _tmux(display: str | None) -> str | None:
@@ -447,6 +461,7 @@ def cli(ctx: click.Context) -> None:
 )
 @_tmux_option
 @_display_options
+@_quick_start
 def run(
     task: str,
     task_file: Path | None,
@@ -544,6 +559,7 @@ def _chooser(face: Face) -> Any:
 @_limit_options
 @_tmux_option
 @_display_options
+@_quick_start
 def resume(
     session_id: str | None,
     max_cost: float | None,

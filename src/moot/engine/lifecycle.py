@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moot.config import RunConfig
+from moot.engine import startup
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.seal import seal_result
@@ -448,7 +449,9 @@ async def _call(protocol: ProtocolFn, session: Session) -> Outcome:
 
 def run_sync(factory: Callable[[], Coroutine[Any, Any, Ended]]) -> Ended:
     """Run on a fresh event loop where Ctrl-C and SIGTERM cancel the run cleanly (the journal
-    is already durable), so `run_session` records the interruption and writes its files."""
+    is already durable), so `run_session` records the interruption and writes its files.
+    Start-up ends here: a paused garbage collector is resumed (engine/startup.py)."""
+    startup.resume()
     loop = asyncio.new_event_loop()
     try:
         task = loop.create_task(factory())

@@ -1,0 +1,94 @@
+"""Start-up without the garbage collector (issue 12, engine/startup.py): `moot run` and
+`moot resume` turn it off while they import and set up, and the engine turns it back on, with
+what start-up built frozen, when its event loop starts."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from moot import plan
+from moot.cli import main
+from moot.engine import lifecycle, startup
+from tests.scripts import Debate
+
+
+@pytest.fixture(autouse=True)
+def collecting() -> Iterator[None]:
+    """Each test starts with the collector on and nothing frozen, and leaves it so."""
+    was = gc.isenabled()
+    gc.enable()
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+    if was:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+def test_a_pause_lasts_until_resumed_and_freezes_what_was_built() -> None:
+    with startup.paused():
+        assert not gc.isenabled()
+        built = [object() for _ in range(10)]
+        startup.resume()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > len(built)
+        startup.resume()  # a second resume changes nothing
+    assert gc.isenabled()
+
+
+def test_a_pause_ends_with_its_block_when_nothing_resumed_it() -> None:
+    with pytest.raises(RuntimeError), startup.paused():
+        assert not gc.isenabled()
+        raise RuntimeError("a run that fails before its loop starts")
+    assert gc.isenabled()
+
+
+def test_a_caller_that_turned_the_collector_off_keeps_it_off() -> None:
+    gc.disable()
+    with startup.paused():
+        startup.resume()
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_engine_turns_collection_back_on_when_its_loop_starts() -> None:
+    seen: list[bool] = []
+
+    async def run() -> Any:
+        seen.append(gc.isenabled())
+
+    with startup.paused():
+        lifecycle.run_sync(run)
+    assert seen == [True]
+
+
+def test_moot_run_sets_up_without_collection_and_runs_with_it(
+    monkeypatch: pytest.MonkeyPatch, isolated: object
+) -> None:
+    seen: dict[str, bool] = {}
+    load_config, run_session = plan.load_config, lifecycle.run_session
+
+    def loading(*args: Any, **kwargs: Any) -> Any:
+        seen["config"] = gc.isenabled()
+        return load_config(*args, **kwargs)
+
+    async def running(*args: Any, **kwargs: Any) -> Any:
+        seen["run"] = gc.isenabled()
+        return await run_session(*args, **kwargs)
+
+    monkeypatch.setattr(plan, "load_config", loading)
+    monkeypatch.setattr(lifecycle, "run_session", running)
+    args = ["run", "What is 6 times 7?", "--seed", "3"]
+    for spec in Debate().specs():
+        args += ["--models", spec]
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 0
+    assert seen == {"config": False, "run": True}
+    assert gc.isenabled()
