@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +265,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
     suffix = path.suffix.lower()
     try:
         if suffix == ".toml":
+            import tomllib
+
             data: Any = tomllib.loads(text)
         elif suffix == ".json":
             data = json.loads(text)

@@ -50,7 +50,7 @@ def exit_code_for(status: str) -> int:
 
 
 class AgentUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
     prompt_tokens: int
@@ -64,7 +64,7 @@ class AgentUsage(BaseModel):
 class JournalSeal(BaseModel):
     """The journal head a result was computed from, and a seal over the result."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     events: int  # how many events the journal held
     head: str  # the hash of the last of them
@@ -77,7 +77,7 @@ class JournalSeal(BaseModel):
 
 
 class Result(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     format_version: int = FORMAT_VERSION
     session_id: str

@@ -38,7 +38,8 @@ __all__ = [
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Validators are built on first use: a run's first request needs only Message and Request.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Message(_Frozen):
@@ -201,7 +202,7 @@ class Event(BaseModel):
     """Something that happened in a session. Durable events are journal lines; others only
     feed the faces (live view, logs)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: EventKind
     step: str | None = None

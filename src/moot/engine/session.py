@@ -27,7 +27,6 @@ from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
 from moot.engine.replies import masked, settle
 from moot.engine.retry import RetryBudget, Transient
-from moot.engine.shell import ShellResult, run_shell
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
 from moot.errors import CacheError, Interrupted, LimitReached, ReplayIncomplete
@@ -50,6 +49,7 @@ from moot.types import (
 if TYPE_CHECKING:
     from moot.engine.cache import CacheHit, ResponseCache
     from moot.engine.code import ApplyResult, CodeChange, CodeWorkspace, VerifyRun
+    from moot.engine.shell import ShellResult
 
 __all__ = ["Agent", "Mode", "Session", "Subscriber"]
 
@@ -574,6 +574,9 @@ class Session:
         self, command: str, *, step: str, cwd: str | None = None, timeout: float | None = None
     ) -> ShellResult:
         """Run a shell command once; its exit code and output are journaled."""
+        # Imported here: the process supervisor it runs under is only for runs with commands.
+        from moot.engine.shell import ShellResult, run_shell
+
         self._claim(step)
         recorded = self._recorded.get(step)
         if recorded is not None:

@@ -13,7 +13,7 @@ OUTPUT_CAP = 64_000  # characters of stdout and of stderr kept as evidence
 
 
 class ShellResult(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     exit_code: int
     stdout: str

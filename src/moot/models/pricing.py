@@ -16,7 +16,6 @@ import functools
 import logging
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -88,12 +87,16 @@ def user_prices_path() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _bundled() -> dict[str, Price]:
+    import tomllib  # here, not at the top: a run without prices never parses TOML
+
     text = resources.files("moot.models").joinpath("prices.toml").read_text(encoding="utf-8")
     return _parse(tomllib.loads(text), "the bundled price table")
 
 
 @functools.lru_cache(maxsize=8)
 def _user_file(path: str, mtime: float) -> dict[str, Price]:
+    import tomllib
+
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
