@@ -36,6 +36,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "moot.text": ABOVE_TYPES,
     "moot.textsafe": ("moot.",),
     "moot.version": ("moot.",),
+    "moot.lazy": ("moot.",),
     "moot.config": (
         "moot.models",
         "moot.engine",

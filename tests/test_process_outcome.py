@@ -161,3 +161,44 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
         "tomllib",  # a config file or the price table, neither read here
     )
     assert not [name for name in unused if name in modules]
+
+
+# The modules whose code has run when the process first connects to a model, and at its exit.
+AT_FIRST_REQUEST = (
+    "import atexit, json, os, sys, types\n"
+    "seen = {}\n"
+    "def loaded():\n"
+    "    return sorted(k for k, m in sys.modules.items() if type(m) is types.ModuleType)\n"
+    "def hook(event, args):\n"
+    "    if event == 'socket.connect' and 'first' not in seen:\n"
+    "        seen['first'] = loaded()\n"
+    "sys.addaudithook(hook)\n"
+    "atexit.register(lambda: open(os.environ['LOADED'], 'w').write(\n"
+    "    json.dumps({**seen, 'exit': loaded()})))\n"
+    "from moot.cli import main\n"
+    "main()\n"
+)
+
+
+def test_the_first_request_does_not_wait_for_what_judges_the_replies(
+    server: ChatServer, isolated: Path, tmp_path: Path
+) -> None:
+    """Issue 12: the checks that read the replies (substance, agreement, trust) and a code
+    task's machinery are imported while the first asks are in flight, not before them."""
+    loaded = tmp_path / "loaded.json"
+    env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC, "LOADED": str(loaded)}
+    argv = [sys.executable, "-c", AT_FIRST_REQUEST, "run", TASK, "--rounds", "1"]
+    for model in _models(server, 3):
+        argv += ["--models", model]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(loaded.read_text())
+    later = [
+        "moot.deliberation.substance",
+        "moot.deliberation.agreement",
+        "moot.deliberation.trust",
+        "moot.protocols.codework",
+    ]
+    assert "moot.protocols.arena.run" in seen["first"]
+    assert [name for name in later if name in seen["first"]] == []
+    assert [name for name in later if name in seen["exit"]] == later

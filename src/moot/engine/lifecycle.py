@@ -450,9 +450,10 @@ async def _call(protocol: ProtocolFn, session: Session) -> Outcome:
 def run_sync(factory: Callable[[], Coroutine[Any, Any, Ended]]) -> Ended:
     """Run on a fresh event loop where Ctrl-C and SIGTERM cancel the run cleanly (the journal
     is already durable), so `run_session` records the interruption and writes its files.
-    Start-up ends here: a paused garbage collector is resumed (engine/startup.py)."""
+    Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
+    left for later once it first waits (engine/startup.py)."""
     startup.resume()
-    loop = asyncio.new_event_loop()
+    loop = startup.event_loop()
     try:
         task = loop.create_task(factory())
         handled = []

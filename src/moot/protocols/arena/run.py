@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from moot.deliberation.agreement import check_agreement
+from moot import lazy
 from moot.deliberation.anonymize import quote
-from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import (
     SOLUTION_SCHEMA,
     VERDICT_SCHEMA,
@@ -24,24 +23,24 @@ from moot.deliberation.parsing import (
     parse_solution_any,
     parse_verdict_any,
 )
-from moot.deliberation.substance import check_substance
-from moot.deliberation.trust import (
-    Checks,
-    Evidence,
-    JudgeScore,
-    MatchingAnswers,
-    Participant,
-    assess,
-)
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
-from moot.protocols import codework
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.shown import anonymous
 from moot.text import cut, plural
 from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
+
+# What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
+if TYPE_CHECKING:
+    from moot.deliberation import agreement, markup, substance, trust
+    from moot.protocols import codework
+else:
+    agreement, markup, substance, trust = lazy.modules(
+        "moot.deliberation", "agreement", "markup", "substance", "trust"
+    )
+    (codework,) = lazy.modules("moot.protocols", "codework")
 
 __all__ = ["describe_round", "run"]
 
@@ -63,7 +62,7 @@ class _State:
     fresh_from: str | None = None
     judges: list[str] = field(default_factory=list)
     rounds: list[dict[str, object]] = field(default_factory=list)
-    checks: Checks | None = None  # the last round's verify commands: passed of total
+    checks: trust.Checks | None = None  # the last round's verify commands: passed of total
     works: dict[str, codework.Work] = field(default_factory=dict)  # a code task's changes
 
     @property
@@ -130,11 +129,11 @@ def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, s
 
     def parse(text: str) -> tuple[str, str]:
         solution, analysis = parse_solution_any(text)
-        solution = strip_markup(solution)
-        problem = check_substance(solution, asked, task=st.task)
+        solution = markup.strip_markup(solution)
+        problem = substance.check_substance(solution, asked, task=st.task)
         if problem is not None:
             raise FormatError(f"its solution is not an answer to the task: {problem}")
-        return solution, strip_markup(analysis)
+        return solution, markup.strip_markup(analysis)
 
     return parse
 
@@ -155,7 +154,7 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     else:
         solution, analysis = _unparsed(parsed.completion.text)
         asked = [m.content for m in parsed.messages if m.role != "assistant"][-2:]
-        problem = check_substance(solution, asked, task=st.task)
+        problem = substance.check_substance(solution, asked, task=st.task)
         if problem is not None:
             if alias not in st.solutions:
                 st.invalid[alias] = str(problem)
@@ -174,8 +173,8 @@ def _unparsed(text: str) -> tuple[str, str]:
     try:
         solution, analysis = parse_solution_any(text)
     except FormatError:
-        return ("", "") if _schema_shaped(text) else (strip_markup(text).strip(), "")
-    return strip_markup(solution).strip(), strip_markup(analysis)
+        return ("", "") if _schema_shaped(text) else (markup.strip_markup(text).strip(), "")
+    return markup.strip_markup(solution).strip(), markup.strip_markup(analysis)
 
 
 def _schema_shaped(text: str) -> bool:
@@ -314,7 +313,7 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
                 limit=st.quote_limit,
             )
         )
-    st.checks = Checks(passed, len(st.opts.verify_commands))
+    st.checks = trust.Checks(passed, len(st.opts.verify_commands))
     return prompts.EVIDENCE.format(results="\n\n".join(lines))
 
 
@@ -375,15 +374,15 @@ def _disagreements(st: _State) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _participants(s: Session, st: _State, agreed: bool) -> list[Participant]:
+def _participants(s: Session, st: _State, agreed: bool) -> list[trust.Participant]:
     people = []
     for alias in s.aliases:
         if alias in st.failed:
-            people.append(Participant(_label(alias), "failed", st.failed[alias]))
+            people.append(trust.Participant(_label(alias), "failed", st.failed[alias]))
         elif alias in st.invalid:
-            people.append(Participant(_label(alias), "invalid", st.invalid[alias]))
+            people.append(trust.Participant(_label(alias), "invalid", st.invalid[alias]))
         else:
-            people.append(Participant(_label(alias), "agreed" if agreed else "dissented"))
+            people.append(trust.Participant(_label(alias), "agreed" if agreed else "dissented"))
     return people
 
 
@@ -395,7 +394,7 @@ def _outcome(
     verdict: Verdict | None,
     judge: str | None,
     rounds: int,
-    evidence: Evidence | None = None,
+    evidence: trust.Evidence | None = None,
 ) -> Outcome:
     """The outcome, labelled by how far it can be trusted: a consensus stands only with a
     quorum of valid agents, and the agents that failed or gave junk are named."""
@@ -403,29 +402,29 @@ def _outcome(
     base = _resolve_alias(verdict.base_solution if verdict else None, active)
     chosen = base or (active[0] if active else None)
     final = st.solutions[chosen] if chosen else ""
-    trust = assess(
+    assessed = trust.assess(
         _participants(s, st, reached),
         reached=reached,
         evidence=evidence,
         checks=st.checks,
         models=list(s.meta.get("aliases", {}).values()),
     )
-    consensus = trust.consensus_allowed
-    qualifiers = trust.label.split("; ")[1:]
+    consensus = assessed.consensus_allowed
+    qualifiers = assessed.label.split("; ")[1:]
     if reached and not consensus:
-        how = f"{how}, but {trust.label}"
+        how = f"{how}, but {assessed.label}"
     elif qualifiers:
         how = f"{how}; {'; '.join(qualifiers)}"
     if chosen is not None:
         if base:
             why = f"the judge named it as the base solution{_mods(verdict)}"
-        elif isinstance(evidence, MatchingAnswers):
+        elif isinstance(evidence, trust.MatchingAnswers):
             why = "the agents' answers agreed, and it is the first of them"
         else:
             why = "no judge named a valid base solution, so it is the first remaining agent's"
-        trust_text = f"{trust.statement} The final answer is {_label(chosen)}'s solution: {why}."
+        trust_text = f"{assessed.statement} The final answer is {_label(chosen)}'s solution: {why}."
     else:
-        trust_text = trust.statement
+        trust_text = assessed.statement
     details: dict[str, object] = {
         "rounds": st.rounds,
         "judges": st.judges,
@@ -477,14 +476,16 @@ def _agreed(s: Session, st: _State, r: int) -> Outcome | None:
     active = st.active
     if not st.opts.stop_on_agreement or len(active) < 2:
         return None
-    agreement = check_agreement({a: st.solutions[a] for a in active})
-    if not agreement.agreed:
+    comparison = agreement.check_agreement({a: st.solutions[a] for a in active})
+    if not comparison.agreed:
         return None
-    method: Literal["exact", "similar"] = "exact" if agreement.method == "exact" else "similar"
-    lowest = min(min(row) for row in agreement.scores)
+    method: Literal["exact", "similar"] = "exact" if comparison.method == "exact" else "similar"
+    lowest = min(min(row) for row in comparison.scores)
     when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
     how = f"the {len(active)} remaining agents gave the same answer {when}"
-    return _outcome(s, st, True, how, None, None, r, MatchingAnswers(method, round(lowest, 2)))
+    return _outcome(
+        s, st, True, how, None, None, r, trust.MatchingAnswers(method, round(lowest, 2))
+    )
 
 
 def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
@@ -553,7 +554,7 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         s.round_done(Step.at(r, "verify", judge), describe_round(entry, opts))
         if verdict and verdict.decision == "CONSENSUS" and verdict.score >= opts.consensus_score:
             how = f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10)"
-            evidence = JudgeScore(_label(judge), verdict.score)
+            evidence = trust.JudgeScore(_label(judge), verdict.score)
             return _outcome(s, st, True, how, verdict, judge, r, evidence)
     last = st.rounds[-1]
     score = last["convergence_score"]
@@ -561,5 +562,5 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         f"no consensus after {plural(opts.max_rounds, 'round')}; last score "
         f"{score if score is not None else 'none (no valid verdict)'}"
     )
-    last_score = JudgeScore(_label(judge), verdict.score) if verdict and judge else None
+    last_score = trust.JudgeScore(_label(judge), verdict.score) if verdict and judge else None
     return _outcome(s, st, False, how, verdict, judge, opts.max_rounds, last_score)

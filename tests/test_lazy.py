@@ -1,0 +1,85 @@
+"""Modules imported on first use, or when the engine's loop first waits (moot/lazy.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from moot import lazy
+from moot.engine import lifecycle
+
+
+@pytest.fixture
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A package `lazy_probe` whose modules count their imports in `lazy_probe.runs`."""
+    root = tmp_path / "lazy_probe"
+    root.mkdir()
+    (root / "__init__.py").write_text("runs: list[str] = []\n")
+    for name in ("one", "two"):
+        (root / f"{name}.py").write_text(
+            f"import lazy_probe\nlazy_probe.runs.append({name!r})\nVALUE = {name!r}\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "lazy_probe"
+    for name in [n for n in sys.modules if n == "lazy_probe" or n.startswith("lazy_probe.")]:
+        del sys.modules[name]
+    lazy.load()  # nothing of this test is left pending for the next
+
+
+def runs(package: str) -> list[str]:
+    return list(sys.modules[package].runs)
+
+
+def test_a_lazy_module_runs_its_code_on_first_use(package: str) -> None:
+    (one,) = lazy.modules(package, "one")
+    assert runs(package) == []
+    assert one.VALUE == "one"
+    assert runs(package) == ["one"]
+    assert one.VALUE == "one" and runs(package) == ["one"]
+
+
+def test_an_import_of_a_lazy_module_gets_the_same_module(package: str) -> None:
+    (one,) = lazy.modules(package, "one")
+    from lazy_probe import one as imported
+
+    assert imported is one and imported.VALUE == "one"
+    assert runs(package) == ["one"]
+
+
+def test_load_runs_every_module_not_used_yet(package: str) -> None:
+    one, two = lazy.modules(package, "one", "two")
+    assert runs(package) == []
+    lazy.load()
+    assert sorted(runs(package)) == ["one", "two"]
+    assert type(one) is types.ModuleType and type(two) is types.ModuleType
+
+
+def test_a_module_already_imported_is_returned_as_it_is(package: str) -> None:
+    import lazy_probe.two
+
+    assert lazy.modules(package, "two") == (lazy_probe.two,)
+    assert runs(package) == ["two"]
+
+
+def test_a_missing_module_is_an_import_error(package: str) -> None:
+    with pytest.raises(ModuleNotFoundError, match=r"lazy_probe\.three"):
+        lazy.modules(package, "three")
+
+
+def test_the_engine_loads_them_when_its_loop_first_waits(package: str) -> None:
+    seen: dict[str, list[str]] = {}
+
+    async def run() -> None:
+        lazy.modules(package, "one", "two")
+        await asyncio.sleep(0)  # runnable again at once: no wait
+        seen["busy"] = runs(package)
+        await asyncio.sleep(0.01)  # nothing to do for 10 ms: the loop waits
+        seen["waited"] = sorted(runs(package))
+
+    lifecycle.run_sync(run)  # type: ignore[arg-type]
+    assert seen == {"busy": [], "waited": ["one", "two"]}
