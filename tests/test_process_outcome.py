@@ -136,9 +136,9 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
     server: ChatServer, isolated: Path, tmp_path: Path
 ) -> None:
     """Issue 12: the git plumbing, the response cache (sqlite3), rich, the batch and bench
-    commands, verify commands' process supervisor and the TOML parser cost a run that is a
-    question, with no cache, no config file, printing plain lines, about 0.1 s of start-up:
-    they are not loaded."""
+    commands, verify commands' process supervisor, the TOML parser and the retry machinery cost
+    a run that is a question, with no cache, no config file, printing plain lines, whose calls
+    all succeed, about 0.1 s of start-up: they are not loaded."""
     loaded = tmp_path / "loaded.json"
     env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC, "LOADED": str(loaded)}
     argv = [sys.executable, "-c", LOADED, "run", TASK, "--rounds", "1"]
@@ -159,6 +159,7 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
         "moot.engine.shell",  # verify commands, and the process supervisor they run under
         "moot.models.cli_process",
         "tomllib",  # a config file or the price table, neither read here
+        "tenacity",  # retries: every call here succeeds on its first try
     )
     assert not [name for name in unused if name in modules]
 

@@ -5,16 +5,24 @@ between them in all. A backoff wait (exponential, with jitter) is shortened to w
 that budget; a wait the server asked for (Retry-After) is honoured whole or not at all, since
 coming back sooner only earns another refusal. The call then ends with its last failure, which
 the journal records like any other (and an outage of every agent pauses the session).
+
+A call's first try runs without any of this (`Session._call`); only a transient failure hands
+the call to `retried`, which imports tenacity then: most calls succeed on their first try, and
+a run's first request does not wait for the import (issue 12).
 """
 
 from __future__ import annotations
 
-from tenacity import RetryCallState, wait_exponential_jitter
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from moot.config import EngineConfig
 from moot.types import Completion
 
-__all__ = ["RetryBudget", "Transient", "pause_before_retry"]
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+
+__all__ = ["RetryBudget", "Transient", "pause_before_retry", "retried"]
 
 
 class Transient(Exception):
@@ -46,6 +54,8 @@ class RetryBudget:
     versions, and the backoff's jitter must be drawn once)."""
 
     def __init__(self, engine: EngineConfig) -> None:
+        from tenacity import wait_exponential_jitter
+
         self._engine = engine
         self._backoff = wait_exponential_jitter(
             initial=engine.backoff_initial, max=engine.backoff_max
@@ -79,3 +89,48 @@ def _asked(state: RetryCallState) -> float | None:
     if isinstance(error, Transient) and error.completion.failure is not None:
         return error.completion.failure.retry_after
     return None
+
+
+async def retried(
+    first: Transient,
+    again: Callable[[], Awaitable[Completion]],
+    engine: EngineConfig,
+    *,
+    sleep: Callable[[float], Awaitable[None]],
+    before_retry: Callable[[int, Completion, float], None],
+) -> Completion:
+    """Retry a call whose first try failed with `first`: `again()` makes one more try and
+    raises `Transient` for another transient failure. `before_retry(tries so far, the last
+    failure, seconds to wait)` is told of each retry before its wait. The completion of the
+    try that succeeded, or of the last failure."""
+    from tenacity import AsyncRetrying, retry_if_exception_type
+
+    budget = RetryBudget(engine)
+    made: Transient | None = first
+
+    async def attempt() -> Completion:
+        nonlocal made
+        if made is not None:  # tenacity's first try: the one already made
+            failed, made = made, None
+            raise failed
+        return await again()
+
+    def before_sleep(state: RetryCallState) -> None:
+        outcome = state.outcome
+        error = outcome.exception() if outcome is not None else None
+        if isinstance(error, Transient):
+            before_retry(state.attempt_number, error.completion, state.upcoming_sleep)
+
+    retrying = AsyncRetrying(
+        stop=budget.stop,
+        wait=budget.wait,
+        retry=retry_if_exception_type(Transient),
+        before_sleep=before_sleep,
+        sleep=sleep,
+        reraise=True,
+    )
+    try:
+        completion: Completion = await retrying(attempt)
+    except Transient as final:
+        completion = final.completion
+    return completion

@@ -20,13 +20,11 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
-
 from moot.config import AgentConfig, EngineConfig, Limits
 from moot.engine.journal import Journal, canonical_json
 from moot.engine.limits import Budget
 from moot.engine.replies import masked, settle
-from moot.engine.retry import RetryBudget, Transient
+from moot.engine.retry import Transient, retried
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
 from moot.errors import CacheError, Interrupted, LimitReached, ReplayIncomplete
@@ -541,33 +539,23 @@ class Session:
                     raise Transient(completion)
             return completion
 
-        budget = RetryBudget(self.engine)  # engine/retry.py: attempts, total wait
-
-        def before_sleep(state: RetryCallState) -> None:
-            outcome = state.outcome
-            error = outcome.exception() if outcome is not None else None
-            failure = error.completion.failure if isinstance(error, Transient) else None
+        def before_retry(tries: int, failed: Completion, wait: float) -> None:
+            failure = failed.failure
             self.record(
                 "attempt",
                 step,
                 agent=agent.alias,
-                attempt=state.attempt_number,
+                attempt=tries,
                 failure=failure.model_dump(mode="json") if failure else None,
-                retry_in=round(state.upcoming_sleep, 3),
+                retry_in=round(wait, 3),
             )
 
-        retrying = AsyncRetrying(
-            stop=budget.stop,
-            wait=budget.wait,
-            retry=retry_if_exception_type(Transient),
-            before_sleep=before_sleep,
-            sleep=self._sleep,
-            reraise=True,
-        )
         try:
-            completion: Completion = await retrying(once)
-        except Transient as final:
-            completion = final.completion
+            completion = await once()
+        except Transient as first:  # engine/retry.py: attempts, total wait
+            completion = await retried(
+                first, once, self.engine, sleep=self._sleep, before_retry=before_retry
+            )
         return completion.model_copy(update={"attempts": attempts})
 
     async def shell(
