@@ -4,9 +4,9 @@ A protocol's judging, trust and substance checks cost some 15 ms of imports, all
 first request if imported at the top of the protocol: yet nothing of them runs until a reply
 is in. `modules()` hands out such modules unloaded (importlib's LazyLoader): each runs its code
 on its first attribute access, or at the latest when `load()` is called, which the engine does
-the first time its event loop waits with nothing to do: the first asks are then on the wire,
-and the import overlaps the models' time instead of delaying the first request
-(engine/lifecycle.py, `run_sync`).
+once its event loop has had nothing to do for a few milliseconds: the first asks are then on
+the wire, and the import overlaps the models' time instead of delaying the first request
+(engine/startup.py, `event_loop`).
 
 A module that uses them keeps its types checked by importing them as usual for the checker:
 
@@ -24,7 +24,7 @@ import importlib.util
 import sys
 from types import ModuleType
 
-__all__ = ["load", "modules"]
+__all__ = ["load", "modules", "pending"]
 
 _pending: list[ModuleType] = []
 
@@ -50,6 +50,11 @@ def _module(name: str) -> ModuleType:
     setattr(sys.modules[parent], child, module)  # as an import binds it in its package
     _pending.append(module)
     return module
+
+
+def pending() -> bool:
+    """Whether a module handed out has not run yet."""
+    return bool(_pending)
 
 
 def load() -> None:

@@ -12,9 +12,9 @@ so far, only to find it alive: some 15 ms of the 0.3 s before the first request
 that later passes skip it) and turns the collector back on. A caller that never paused it, a
 library user of `moot.api` for one, is left as it was.
 
-`event_loop()` is the loop the engine runs a session on: the first time it waits with nothing
-else to do (the first asks are then on the wire), it loads the modules `moot.lazy` handed out,
-so that their import overlaps the models' time instead of delaying the first request.
+`event_loop()` is the loop the engine runs a session on: once it has had nothing to do for a
+few milliseconds (the first asks are then on the wire), it loads the modules `moot.lazy` handed
+out, so that their import overlaps the models' time instead of delaying the first request.
 """
 
 from __future__ import annotations
@@ -57,14 +57,23 @@ def resume() -> None:
 
 
 def event_loop() -> asyncio.AbstractEventLoop:
-    """A new event loop that loads the modules `moot.lazy` handed out whenever it waits."""
+    """A new event loop that loads the modules `moot.lazy` handed out once it has been idle for
+    `IDLE` seconds."""
     if sys.platform == "win32":  # the selector loop lacks subprocesses there
         return asyncio.new_event_loop()
-    return asyncio.SelectorEventLoop(_LoadWhenWaiting())
+    return asyncio.SelectorEventLoop(_LoadWhenIdle())
 
 
-class _LoadWhenWaiting(selectors.DefaultSelector):
+# Idle this long, the loop is waiting on models, not on a connection being made or a request
+# being written (on loopback those take microseconds): their time can carry the imports.
+IDLE = 0.005
+
+
+class _LoadWhenIdle(selectors.DefaultSelector):
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if timeout is None or timeout > 0:  # nothing ready to run: the loop is about to wait
-            lazy.load()
+        if lazy.pending() and (timeout is None or timeout > IDLE):
+            ready = super().select(IDLE)
+            if not ready:
+                lazy.load()
+            return ready  # the loop selects again, with its own timeout, when this is empty
         return super().select(timeout)
