@@ -59,6 +59,17 @@ def test_load_runs_every_module_not_used_yet(package: str) -> None:
     assert type(one) is types.ModuleType and type(two) is types.ModuleType
 
 
+def test_work_left_for_later_runs_once_with_the_modules(package: str) -> None:
+    done: list[str] = []
+    (one,) = lazy.modules(package, "one")
+    lazy.later(lambda: done.append(one.VALUE))
+    assert lazy.pending() and done == []
+    lazy.load()
+    assert done == ["one"] and not lazy.pending()
+    lazy.load()
+    assert done == ["one"]
+
+
 def test_a_module_already_imported_is_returned_as_it_is(package: str) -> None:
     import lazy_probe.two
 

@@ -56,6 +56,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RunResult:
+    """How a run ended: its session, result and exit code."""
+
     session_id: str
     folder: Path
     result: Result
@@ -69,6 +71,8 @@ OnOutcome = Callable[[RunResult], None]
 
 @dataclass(frozen=True)
 class ReplayReport:
+    """A replay's result, and whether it matches the stored result.json."""
+
     session_id: str
     result: Result
     identical: bool | None  # None: no stored result.json to compare with

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from types import ModuleType
 
-__all__ = ["load", "modules", "pending"]
+__all__ = ["later", "load", "modules", "pending"]
 
 _pending: list[ModuleType] = []
+_work: list[Callable[[], object]] = []
 
 
 def modules(package: str, *names: str) -> tuple[ModuleType, ...]:
@@ -52,13 +54,21 @@ def _module(name: str) -> ModuleType:
     return module
 
 
+def later(prepare: Callable[[], object]) -> None:
+    """Have `load()` call `prepare` too: work that would otherwise be done on first use (and
+    must still be, if `load()` never comes), such as building a deferred pydantic model."""
+    _work.append(prepare)
+
+
 def pending() -> bool:
-    """Whether a module handed out has not run yet."""
-    return bool(_pending)
+    """Whether a module handed out has not run yet, or work is waiting."""
+    return bool(_pending or _work)
 
 
 def load() -> None:
-    """Run the code of every module handed out and not used yet."""
+    """Run the code of every module handed out and not used yet, then the work left for later."""
     while _pending:
         module = _pending.pop(0)
         getattr(module, "__name__", None)  # any attribute access runs the module's code
+    while _work:
+        _work.pop(0)()

@@ -31,6 +31,8 @@ __all__ = ["Plan", "check_config", "config_schema", "load_config", "participants
 
 @dataclass(frozen=True)
 class Plan:
+    """What runs: the protocol's record, the config and the protocol's validated options."""
+
     record: ProtocolRecord[Any]
     config: RunConfig  # the protocol's section holds its validated options
     options: Section

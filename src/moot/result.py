@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from moot import lazy
 from moot.types import Outcome
 
 __all__ = [
@@ -171,3 +172,7 @@ def build_result(
 def unsealed(result: Result, events: int, head: str, signed: bool) -> Result:
     stub = JournalSeal(events=events, head=head, signed=signed, seal="")
     return result.model_copy(update={"journal": stub})
+
+
+# Validators built while the first asks are in flight, not after the last reply (moot.lazy).
+lazy.later(lambda: [model.model_rebuild() for model in (AgentUsage, JournalSeal, Result)])

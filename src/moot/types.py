@@ -15,6 +15,7 @@ from pydantic import (
     model_serializer,
 )
 
+from moot import lazy
 from moot.errors import ConfigError
 
 __all__ = [
@@ -38,7 +39,8 @@ __all__ = [
 
 
 class _Frozen(BaseModel):
-    # Validators are built on first use: a run's first request needs only Message and Request.
+    # Validators are built on first use, or while the first asks are in flight (moot.lazy):
+    # a run's first request needs only Message, Request and Event.
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
@@ -368,6 +370,8 @@ class ModelSettings:
 
 @dataclass(frozen=True)
 class Spec:
+    """A model spec, `provider:name` (`parse_spec` reads one)."""
+
     provider: str
     name: str
 
@@ -389,3 +393,7 @@ def parse_spec(text: str) -> Spec:
 def estimate_tokens(text: str) -> int:
     """A cheap, deterministic token estimate (about four characters a token)."""
     return (len(text) + 3) // 4
+
+
+lazy.later(lambda: [model.model_rebuild() for model in (Usage, ModelFailure, Completion)])
+lazy.later(lambda: [model.model_rebuild() for model in (RoundSummary, Outcome)])

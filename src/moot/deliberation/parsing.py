@@ -53,6 +53,8 @@ def parse_solution(text: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Verdict:
+    """A judge's verdict, parsed."""
+
     decision: Literal["CONSENSUS", "CONTINUE"]
     score: int
     remaining_disagreements: int | None

@@ -48,6 +48,8 @@ def anchors(key: bytes | None) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Head:
+    """What the sealed head says of its journal: how many events, the last one's hash."""
+
     events: int  # how many events the journal held
     hash: str  # the hash of the last of them
     signed: bool  # written with MOOT_JOURNAL_KEY

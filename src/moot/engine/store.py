@@ -71,6 +71,8 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class SessionFolder:
+    """A session's folder and the files in it."""
+
     path: Path
 
     @property

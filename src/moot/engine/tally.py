@@ -36,6 +36,8 @@ def active_seconds(events: Iterable[Event]) -> float:
 
 @dataclass
 class AgentTally:
+    """One agent's part of the tally: where it is and what it has cost."""
+
     alias: str
     model: str = ""
     status: str = "waiting"  # waiting, thinking, retrying, done, failed, stopped
@@ -96,6 +98,8 @@ class AgentTally:
 
 @dataclass
 class Tally:
+    """Where a session stands, folded from its events (what the faces render)."""
+
     agents: dict[str, AgentTally] = field(default_factory=dict)
     stage: str = "round"
     round: int | None = None

@@ -101,6 +101,8 @@ Factory = Callable[[Spec, ModelSettings], Model]
 
 @dataclass(frozen=True)
 class ProviderInfo:
+    """A provider in the registry: where its class lives and what it needs."""
+
     name: str
     module: str
     attribute: str

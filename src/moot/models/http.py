@@ -108,6 +108,8 @@ def _warm_quietly(url: str) -> None:
 
 @dataclass
 class _Shared:
+    """One endpoint's client on one event loop, and how many models use it."""
+
     client: httpx2.AsyncClient
     users: int = 0
 

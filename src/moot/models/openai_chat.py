@@ -47,6 +47,8 @@ _ACCOUNT_HEADERS = (
 
 @dataclass(frozen=True)
 class Preset:
+    """A named OpenAI-compatible service: its address, key and token parameter."""
+
     base_url: str | None
     key_env: tuple[str, ...] = ()
     key_required: bool = False

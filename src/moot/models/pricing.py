@@ -47,6 +47,8 @@ _DATE_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
 @dataclass(frozen=True)
 class Price:
+    """USD per million tokens of one model."""
+
     input: float
     output: float
     cache_read: float | None = None  # None: billed as input
