@@ -28,6 +28,11 @@ critical    the critical path: the sum over the run's phases of the longest serv
 ratio       wall / critical (none at 0 ms latency, where the critical path is about 0).
 over        wall - critical: moot's own cost per process (interpreter start included).
 
+floor       (its own line) the same `first` for a process that imports only the libraries moot
+            must import before its first request (click, asyncio, pydantic with one model built,
+            filelock, httpx2 with its connection pool and async backend) and then posts one chat
+            request: what any tool built on them pays. `first` minus `floor` is moot's own part.
+
 Targets (issue 12): over <= 0.3 s for 3 agents, 1 round, 300 ms; ratio <= 1.15 for 3 agents,
 3 rounds, 300 ms; first <= 0.25 s for 3 agents; waves equal to the ideal at 300 ms for up to 32
 agents. The machine is shared and noisy: one run each, figures to read, not to gate on. A missed
@@ -118,6 +123,36 @@ def run_once(
     )
 
 
+# The libraries' part of `first`: their imports, one model built, one request posted.
+FLOOR = """
+import asyncio, json, sys
+import click, filelock
+from pydantic import BaseModel
+import httpx2
+
+class Message(BaseModel):
+    role: str
+    content: str
+
+async def post(url):
+    async with httpx2.AsyncClient(verify=False) as client:
+        body = {"model": "m0", "messages": [Message(role="user", content="hi").model_dump()]}
+        await client.post(url + "/chat/completions", json=body)
+
+asyncio.run(post(sys.argv[1]))
+"""
+
+
+def floor_once(server: ChatServer, home: Path) -> float:
+    """Seconds from spawning a process that runs FLOOR to its request arriving."""
+    server.latency, server.calls = 0.0, []
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(home / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, server.url], env=env, check=True, timeout=60)
+    return min(c.arrived for c in server.calls) - started
+
+
 def describe(run: Run) -> str:
     ratio = f"{run.wall / run.critical:.2f}" if run.latency else "-"
     return (
@@ -128,7 +163,7 @@ def describe(run: Run) -> str:
     )
 
 
-def targets(runs: list[Run]) -> list[str]:
+def targets(runs: list[Run], floors: list[float]) -> list[str]:
     def verdict(value: float, limit: float) -> str:
         return f"{value:.2f} (target <= {limit:.2f}: {'met' if value <= limit else 'MISSED'})"
 
@@ -142,6 +177,13 @@ def targets(runs: list[Run]) -> list[str]:
     if firsts:
         first = verdict(firsts[len(firsts) // 2], 0.25)
         lines.append(f"first request, 3 agents, median of {len(firsts)} runs: {first}")
+    if firsts and floors:
+        floor = sorted(floors)[len(floors) // 2]
+        own = firsts[len(firsts) // 2] - floor
+        lines.append(
+            f"first request floor (the libraries alone), median of {len(floors)} runs: "
+            f"{floor:.2f}; moot's own part: {own:.2f}"
+        )
     extra = [f"{r.agents}x{r.rounds}: {r.waves}/{r.ideal}" for r in runs if r.latency]
     missed = [r for r in runs if r.latency and r.waves != r.ideal]
     state = "all ideal" if not missed else "MISSED"
@@ -167,13 +209,17 @@ def main() -> None:
     runs = []
     try:
         run_once(server, home, src, 3, 1, 0.0)  # not measured: warms the disk and bytecode caches
+        floor_once(server, home)
+        floors = []
         for agents in (3,) if args.quick else (3, 6, 12):
             for rounds in (1, 3):
                 for latency in (0.0, args.latency):
                     run = run_once(server, home, src, agents, rounds, latency)
                     runs.append(run)
                     print(describe(run), flush=True)
-        for line in targets(runs):
+                    if agents == 3:  # taken between them, under the same conditions
+                        floors.append(floor_once(server, home))
+        for line in targets(runs, floors):
             print(line)
     finally:
         server.shutdown()
