@@ -156,6 +156,22 @@ def default_cache_path() -> Path:
     return sessions_root().parent / "cache.sqlite"
 
 
+def _while_locked(statement: Callable[[], object], seconds: float) -> None:
+    """Run `statement`, again while SQLite says the database is locked, for up to `seconds`.
+    Two processes switching a new file to WAL at once can be told "database is locked" at
+    once, without SQLite's busy timeout being waited (it would be a deadlock): the other has
+    done the switch a moment later, and the statement then goes through."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            statement()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteCache:
     """A SQLite file shared by every moot process on the machine.
 
@@ -184,7 +200,7 @@ class SqliteCache:
             raise CacheError(f"cannot open the response cache {path}: {exc}") from exc
         try:
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            self._db.execute("PRAGMA journal_mode = WAL")
+            _while_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL"), busy_timeout)
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
         except sqlite3.Error as exc:
