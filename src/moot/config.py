@@ -52,9 +52,9 @@ class AgentConfig(_Strict):
     timeout: float | None = Field(default=None, gt=0)
     base_url: str | None = None
     api_key_env: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = {}
     concurrency: int | None = Field(default=None, gt=0)
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = {}
     system_prompt: str | None = Field(
         default=None,
         max_length=4000,
@@ -154,12 +154,12 @@ class CodeSettings(_Strict):
 
     repo: str = Field(min_length=1, description="the git repository (any folder inside it)")
     context: list[str] = Field(
-        default_factory=list,
+        default=[],
         description="globs of files API models see whole (--context); none: a file listing",
     )
     context_budget_tokens: int = Field(default=20_000, ge=100, description="for those files")
     verify_commands: list[str] = Field(
-        default_factory=list, description="shell commands run in each worktree after a change"
+        default=[], description="shell commands run in each worktree after a change"
     )
     verify_timeout: float = Field(default=600.0, gt=0, description="seconds per verify command")
     output_tail_chars: int = Field(
@@ -195,7 +195,7 @@ class RunConfig(_Strict):
     cache: CacheSettings | None = Field(default=None, description="the response cache; unset: off")
     code: CodeSettings | None = Field(default=None, description="a code task; unset: a question")
     prices: dict[str, dict[str, float]] = Field(
-        default_factory=dict,
+        default={},
         description='USD per million tokens by "provider:model" (input, output, cache_read, '
         "cache_write); overrides the bundled table and $MOOT_HOME/prices.toml",
     )

@@ -59,7 +59,7 @@ class Request(_Frozen):
     seed: int | None = None
     json_schema: dict[str, Any] | None = None
     timeout: float | None = None
-    meta: dict[str, str] = Field(default_factory=dict)
+    meta: dict[str, str] = {}
 
     @property
     def prompt(self) -> str:
@@ -208,7 +208,7 @@ class Event(BaseModel):
 
     kind: EventKind
     step: str | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = {}
     seq: int | None = None
     ts: float | None = None
 
@@ -288,7 +288,7 @@ class RoundSummary(_Frozen):
     score: float | None = None
     scale: int = 10
     threshold: float | None = None
-    votes: dict[str, float] = Field(default_factory=dict)
+    votes: dict[str, float] = {}
     needed: float | None = None
     problem: str | None = None
     # How the score was measured, when a protocol has several ways ("semantic layer").
@@ -349,8 +349,8 @@ class Outcome(_Frozen):
     rounds: int
     trust: str = ""  # how far to trust it, in plain words (deliberation/trust.py)
     disagreements: tuple[str, ...] = ()
-    positions: dict[str, str] = Field(default_factory=dict)
-    details: dict[str, Any] = Field(default_factory=dict)
+    positions: dict[str, str] = {}
+    details: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)

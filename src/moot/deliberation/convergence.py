@@ -162,8 +162,8 @@ class ConvergenceResult(BaseModel):
 
     layer: Layer
     score: float = Field(ge=0, le=100)
-    details: dict[str, Any] = Field(default_factory=dict)
-    scores: dict[str, float] = Field(default_factory=dict)
+    details: dict[str, Any] = {}
+    scores: dict[str, float] = {}
     notes: tuple[str, ...] = ()
 
     def reached(self, threshold: float) -> bool:

@@ -16,7 +16,7 @@ class ArenaOptions(Section):
         default=50_000, ge=500, description="past this estimate, later rounds start fresh"
     )
     max_quote_chars: int = Field(default=12_000, ge=200, description="per quoted agent text")
-    verify_commands: list[str] = Field(default_factory=list)
+    verify_commands: list[str] = Field(default=[])
     reask_on_bad_format: bool = True
     stop_on_agreement: bool = Field(
         default=True,

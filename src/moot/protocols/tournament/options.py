@@ -36,7 +36,7 @@ class TournamentOptions(Section):
         "agents, a separate arbiter on the first agent's model)",
     )
     backups: list[AgentConfig] = Field(
-        default_factory=list,
+        default=[],
         max_length=10,
         description="models that replace a side failing in round 0, in turn",
     )
