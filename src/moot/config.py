@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from pydantic import (
 )
 
 from moot.errors import ConfigError
-from moot.text import plural
+from moot.text import closest, plural
 from moot.types import ModelSettings, parse_spec
 
 __all__ = [
@@ -227,8 +226,8 @@ def problem_lines(
         # pydantic prefixes a validator's own message with its error type; the message is ours
         message = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "extra_forbidden" and item["loc"]:
-            close = difflib.get_close_matches(str(item["loc"][-1]), sorted(known), n=1)
-            message = "unknown key" + (f"; did you mean {close[0]!r}?" if close else "")
+            close = closest(str(item["loc"][-1]), sorted(known))
+            message = "unknown key" + (f"; did you mean {close!r}?" if close else "")
         lines.append(f"{path or '(top level)'}: {message}")
     return lines
 

@@ -8,7 +8,6 @@ apply to the protocol that runs, whatever the file or the flags name it.
 
 from __future__ import annotations
 
-import difflib
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from moot.engine.session import Agent
 from moot.errors import ConfigError
 from moot.models.base import provider_info, providers
 from moot.protocols.record import ProtocolRecord
-from moot.text import plural
+from moot.text import closest, plural
 
 __all__ = ["Plan", "check_config", "config_schema", "load_config", "participants", "resolve"]
 
@@ -99,8 +98,8 @@ def _agent_count(record: ProtocolRecord[Any], count: int) -> list[str]:
 
 def _unknown_key(name: str) -> str:
     known = [*RunConfig.model_fields, *protocols.names()]
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    close = closest(name, known)
+    hint = f"; did you mean {close!r}?" if close else ""
     return f"{name}: unknown key{hint}"
 
 
@@ -198,8 +197,8 @@ def _unknown_provider(where: str, spec: str) -> list[str]:
     if not provider or provider_info(provider) is not None:
         return []
     known = [p.name for p in providers()]
-    close = difflib.get_close_matches(provider, known, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(provider, known)
+    hint = f" (did you mean {close!r}?)" if close else ""
     return [
         f"{where}: unknown model provider {provider!r} in {spec!r}{hint}; "
         f"known providers: {', '.join(known)}"

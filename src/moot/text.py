@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
 from moot.textsafe import strip_sequences
 
@@ -13,6 +14,14 @@ __all__ = ["clean_text", "cut", "plural", "summarize"]
 # Category Cc (C0, DEL, C1) except tab and newline, and lone surrogates (Cs): one regex pass
 # instead of a per-character category lookup (reports of long sessions clean megabytes).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name `name` most likely misspells, if one is close (for a "did you mean")."""
+    import difflib  # here: only a mistake needs it, and a run starts without it
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return close[0] if close else None
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -8,11 +8,11 @@ Each protocol is a folder (`protocols/<name>/`) whose `__init__` exports `PROTOC
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from typing import TYPE_CHECKING, Any
 
 from moot.errors import ConfigError
+from moot.text import closest
 
 if TYPE_CHECKING:  # records import the engine: only when a protocol is used (`moot --help`)
     from moot.protocols.record import ProtocolRecord
@@ -58,6 +58,6 @@ def get(name: str) -> ProtocolRecord[Any]:
 
 
 def unknown_protocol(name: str) -> str:
-    close = difflib.get_close_matches(name, names(), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(name, names())
+    hint = f" (did you mean {close!r}?)" if close else ""
     return f"unknown protocol {name!r}{hint}; choose one of: {', '.join(names())}"
