@@ -4,6 +4,7 @@ what start-up built frozen, when its event loop starts."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
 from typing import Any
@@ -92,3 +93,46 @@ def test_moot_run_sets_up_without_collection_and_runs_with_it(
     assert exit_info.value.code == 0
     assert seen == {"config": False, "run": True}
     assert gc.isenabled()
+
+
+def test_resuming_a_finished_session_replays_it_with_collection_on(
+    monkeypatch: pytest.MonkeyPatch, isolated: object
+) -> None:
+    """`moot resume` of a session that had ended replays it without the engine's loop: start-up
+    ends there too, or the collector stayed off for the whole replay and its reports."""
+    args = ["run", "What is 6 times 7?", "--seed", "3"]
+    for spec in Debate().specs():
+        args += ["--models", spec]
+    with pytest.raises(SystemExit):
+        main(args)
+    seen: list[bool] = []
+    protocol_call = lifecycle._call
+
+    async def calling(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return await protocol_call(*args)
+
+    monkeypatch.setattr(lifecycle, "_call", calling)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["resume"])
+    assert exit_info.value.code == 0
+    assert seen == [True]
+
+
+def test_under_a_policy_of_the_callers_own_the_engine_runs_on_its_loop() -> None:
+    class Policy(asyncio.DefaultEventLoopPolicy):
+        pass
+
+    seen: list[type] = []
+
+    async def run() -> Any:
+        seen.append(type(asyncio.get_running_loop()._selector))  # type: ignore[attr-defined]
+
+    asyncio.set_event_loop_policy(Policy())
+    try:
+        lifecycle.run_sync(run)
+    finally:
+        asyncio.set_event_loop_policy(None)
+    lifecycle.run_sync(run)
+    assert seen[0] is not seen[1]
+    assert seen[1].__module__ == "moot.engine.startup"

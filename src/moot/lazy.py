@@ -2,11 +2,11 @@
 
 A protocol's judging, trust and substance checks cost some 15 ms of imports, all before the
 first request if imported at the top of the protocol: yet nothing of them runs until a reply
-is in. `modules()` hands out such modules unloaded (importlib's LazyLoader): each runs its code
-on its first attribute access, or at the latest when `load()` is called, which the engine does
-once its event loop has had nothing to do for a few milliseconds: the first asks are then on
-the wire, and the import overlaps the models' time instead of delaying the first request
-(engine/startup.py, `event_loop`).
+is in. `modules()` hands out stand-ins for such modules: the first attribute read through one
+imports its module and is answered from it. `load()` imports every module handed out and not
+used yet; the engine calls it once its event loop has had nothing to do for a few
+milliseconds (engine/startup.py, `event_loop`): the first asks are then on the wire, and the
+import overlaps the models' time instead of delaying the first request.
 
 A module that uses them keeps its types checked by importing them as usual for the checker:
 
@@ -15,60 +15,68 @@ A module that uses them keeps its types checked by importing them as usual for t
     else:
         substance, trust = lazy.modules("moot.deliberation", "substance", "trust")
 
-The loop and the modules' users share one thread (LazyLoader is not safe across threads).
+Imports go through `importlib.import_module`, whose per-module lock makes a stand-in safe to
+use from any thread (batch replays run in worker threads): a module is imported once, and a
+thread that reads it while another imports it waits for the module whole. The stand-in itself
+is never in `sys.modules`, so a plain import elsewhere gets the real module.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
-import sys
+import threading
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 __all__ = ["later", "load", "modules", "pending"]
 
-_pending: list[ModuleType] = []
+_lock = threading.Lock()
+_pending: list[str] = []
 _work: list[Callable[[], object]] = []
 
 
+class _StandIn(ModuleType):
+    """Stands for the module of the same name until it is used."""
+
+    def __getattr__(self, attr: str) -> Any:  # only for what the stand-in itself lacks
+        return getattr(importlib.import_module(self.__name__), attr)
+
+
 def modules(package: str, *names: str) -> tuple[ModuleType, ...]:
-    """The submodules `names` of `package`, each loaded on first use (or by `load()`); one
-    already imported is returned as it is."""
-    return tuple(_module(f"{package}.{name}") for name in names)
-
-
-def _module(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    parent, _, child = name.rpartition(".")
-    setattr(sys.modules[parent], child, module)  # as an import binds it in its package
-    _pending.append(module)
-    return module
+    """Stand-ins for the submodules `names` of `package`, each imported on first use (or by
+    `load()`). A name that is no module is an error now, not on first use."""
+    found = []
+    for name in names:
+        full = f"{package}.{name}"
+        if importlib.util.find_spec(full) is None:
+            raise ModuleNotFoundError(f"no module named {full!r}", name=full)
+        with _lock:
+            _pending.append(full)
+        found.append(_StandIn(full))
+    return tuple(found)
 
 
 def later(prepare: Callable[[], object]) -> None:
     """Have `load()` call `prepare` too: work that would otherwise be done on first use (and
     must still be, if `load()` never comes), such as building a deferred pydantic model."""
-    _work.append(prepare)
+    with _lock:
+        _work.append(prepare)
 
 
 def pending() -> bool:
-    """Whether a module handed out has not run yet, or work is waiting."""
+    """Whether a module handed out may not be imported yet, or work is waiting."""
     return bool(_pending or _work)
 
 
 def load() -> None:
-    """Run the code of every module handed out and not used yet, then the work left for later."""
-    while _pending:
-        module = _pending.pop(0)
-        getattr(module, "__name__", None)  # any attribute access runs the module's code
-    while _work:
-        _work.pop(0)()
+    """Import every module handed out and not used yet, then do the work left for later."""
+    with _lock:
+        names, work = list(_pending), list(_work)
+        _pending.clear()
+        _work.clear()
+    for name in names:
+        importlib.import_module(name)
+    for prepare in work:
+        prepare()

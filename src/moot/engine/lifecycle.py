@@ -423,7 +423,9 @@ def replay_session(
     agents: list[Agent],
     protocol: ProtocolFn,
 ) -> Result:
-    """The result that the journal alone gives, with zero model calls."""
+    """The result that the journal alone gives, with zero model calls. Start-up ends here too
+    (a paused garbage collector is resumed): `moot resume` of a finished session replays it."""
+    startup.resume()
     session = _session(folder, journal, config, agents, mode="replay")
     stop = last_stop(journal.events)
     message: str | None

@@ -58,8 +58,11 @@ def resume() -> None:
 
 def event_loop() -> asyncio.AbstractEventLoop:
     """A new event loop that loads the modules `moot.lazy` handed out once it has been idle for
-    `IDLE` seconds."""
+    `IDLE` seconds. Under an event loop policy of the caller's own (uvloop, say), that policy's
+    loop: the modules then load on first use."""
     if sys.platform == "win32":  # the selector loop lacks subprocesses there
+        return asyncio.new_event_loop()
+    if type(asyncio.get_event_loop_policy()) is not asyncio.DefaultEventLoopPolicy:
         return asyncio.new_event_loop()
     return asyncio.SelectorEventLoop(_LoadWhenIdle())
 
