@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,6 +133,19 @@ LOADED = (
 )
 
 
+def _loaded_by_a_question(script: str, server: ChatServer, home: Path, tmp_path: Path) -> Any:
+    """Run a 3-agent question in a process started by `script`, which writes what it loaded
+    (JSON) to the file named by $LOADED; return that."""
+    loaded = tmp_path / "loaded.json"
+    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPATH": SRC, "LOADED": str(loaded)}
+    argv = [sys.executable, "-c", script, "run", TASK, "--rounds", "1"]
+    for model in _models(server, 3):
+        argv += ["--models", model]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(loaded.read_text())
+
+
 def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
     server: ChatServer, isolated: Path, tmp_path: Path
 ) -> None:
@@ -139,14 +153,7 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
     commands, verify commands' process supervisor, the TOML parser and the retry machinery cost
     a run that is a question, with no cache, no config file, printing plain lines, whose calls
     all succeed, about 0.1 s of start-up: they are not loaded."""
-    loaded = tmp_path / "loaded.json"
-    env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC, "LOADED": str(loaded)}
-    argv = [sys.executable, "-c", LOADED, "run", TASK, "--rounds", "1"]
-    for model in _models(server, 3):
-        argv += ["--models", model]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    modules = set(json.loads(loaded.read_text()))
+    modules = set(_loaded_by_a_question(LOADED, server, isolated, tmp_path))
     assert "moot.protocols.arena.run" in modules and "moot.engine.session" in modules
     unused = (
         "moot.workspace",
@@ -189,14 +196,7 @@ def test_the_first_request_does_not_wait_for_what_judges_the_replies(
     code-task modules, never used by a question, are loaded only because the process had that
     time to spare: each reply takes 50 ms here.)"""
     server.latency = 0.05
-    loaded = tmp_path / "loaded.json"
-    env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC, "LOADED": str(loaded)}
-    argv = [sys.executable, "-c", AT_FIRST_REQUEST, "run", TASK, "--rounds", "1"]
-    for model in _models(server, 3):
-        argv += ["--models", model]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(loaded.read_text())
+    seen = _loaded_by_a_question(AT_FIRST_REQUEST, server, isolated, tmp_path)
     later = [
         "moot.deliberation.substance",
         "moot.deliberation.agreement",
