@@ -33,6 +33,10 @@ floor       (its own line) the same `first` for a process that imports only the 
             filelock, httpx2 with its connection pool and async backend) and then posts one chat
             request: what any tool built on them pays. `first` minus `floor` is moot's own part.
 
+Then `--repeat` more 3-agent, 1-round runs at that latency, each with a floor run: the
+targets' `over` and `first` figures are medians over all such runs, since single runs on
+these shared machines vary by tens of milliseconds.
+
 Targets (issue 12): over <= 0.3 s for 3 agents, 1 round, 300 ms; ratio <= 1.15 for 3 agents,
 3 rounds, 300 ms; first <= 0.25 s for 3 agents; waves equal to the ideal at 300 ms for up to 32
 agents. The machine is shared and noisy: one run each, figures to read, not to gate on. A missed
@@ -42,8 +46,10 @@ target is printed, never raised.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,6 +76,7 @@ class Run:
     ideal: int
     critical: float
     outcome: str
+    repeat: bool = False  # one of the extra runs for the targets' medians, not of the grid
 
 
 def moot_command() -> list[str]:
@@ -168,24 +175,27 @@ def targets(runs: list[Run], floors: list[float]) -> list[str]:
         return f"{value:.2f} (target <= {limit:.2f}: {'met' if value <= limit else 'MISSED'})"
 
     lines = []
+    overs = [r.wall - r.critical for r in runs if (r.agents, r.rounds) == (3, 1) and r.latency]
+    if overs:
+        over = verdict(statistics.median(overs), 0.3)
+        lines.append(f"over, 3 agents 1 round, median of {len(overs)} runs: {over}")
     for run in runs:
-        if run.agents == 3 and run.rounds == 1 and run.latency:
-            lines.append(f"over, 3 agents 1 round: {verdict(run.wall - run.critical, 0.3)}")
         if run.agents == 3 and run.rounds == 3 and run.latency:
             lines.append(f"ratio, 3 agents 3 rounds: {verdict(run.wall / run.critical, 1.15)}")
-    firsts = sorted(r.first for r in runs if r.agents == 3)
+    firsts = [r.first for r in runs if r.agents == 3]
     if firsts:
-        first = verdict(firsts[len(firsts) // 2], 0.25)
+        first = verdict(statistics.median(firsts), 0.25)
         lines.append(f"first request, 3 agents, median of {len(firsts)} runs: {first}")
     if firsts and floors:
-        floor = sorted(floors)[len(floors) // 2]
-        own = firsts[len(firsts) // 2] - floor
+        floor = statistics.median(floors)
+        own = statistics.median(firsts) - floor
         lines.append(
             f"first request floor (the libraries alone), median of {len(floors)} runs: "
             f"{floor:.2f}; moot's own part: {own:.2f}"
         )
-    extra = [f"{r.agents}x{r.rounds}: {r.waves}/{r.ideal}" for r in runs if r.latency]
-    missed = [r for r in runs if r.latency and r.waves != r.ideal]
+    grid = [r for r in runs if r.latency and not r.repeat]
+    extra = [f"{r.agents}x{r.rounds}: {r.waves}/{r.ideal}" for r in grid]
+    missed = [r for r in grid if r.waves != r.ideal]
     state = "all ideal" if not missed else "MISSED"
     lines.append(f"waves with latency: {state} ({', '.join(extra)})")
     return lines
@@ -195,6 +205,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 agents only")
     parser.add_argument("--latency", type=float, default=0.3, help="seconds (default 0.3)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=6,
+        help="extra 3-agent, 1-round runs (each with a floor run) for the targets' medians",
+    )
     parser.add_argument(
         "--src",
         type=Path,
@@ -219,6 +235,10 @@ def main() -> None:
                     print(describe(run), flush=True)
                     if agents == 3:  # taken between them, under the same conditions
                         floors.append(floor_once(server, home))
+        for _ in range(args.repeat):  # the targets' figures are medians: this machine is noisy
+            run = run_once(server, home, src, 3, 1, args.latency)
+            runs.append(dataclasses.replace(run, repeat=True))
+            floors.append(floor_once(server, home))
         for line in targets(runs, floors):
             print(line)
     finally:
