@@ -46,7 +46,6 @@ target is printed, never raised.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import shutil
 import statistics
@@ -55,7 +54,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +131,7 @@ def run_once(
 
 # The libraries' part of `first`: their imports, one model built, one request posted.
 FLOOR = """
-import asyncio, json, sys
+import asyncio, sys
 import click, filelock
 from pydantic import BaseModel
 import httpx2
@@ -237,7 +236,7 @@ def main() -> None:
                         floors.append(floor_once(server, home))
         for _ in range(args.repeat):  # the targets' figures are medians: this machine is noisy
             run = run_once(server, home, src, 3, 1, args.latency)
-            runs.append(dataclasses.replace(run, repeat=True))
+            runs.append(replace(run, repeat=True))
             floors.append(floor_once(server, home))
         for line in targets(runs, floors):
             print(line)

@@ -58,11 +58,12 @@ def modules(package: str, *names: str) -> tuple[ModuleType, ...]:
     return tuple(found)
 
 
-def later(prepare: Callable[[], object]) -> None:
-    """Have `load()` call `prepare` too: work that would otherwise be done on first use (and
-    must still be, if `load()` never comes), such as building a deferred pydantic model."""
+def later(*prepare: Callable[[], object]) -> None:
+    """Have `load()` call each of `prepare` too: work that would otherwise be done on first use
+    (and must still be, if `load()` never comes), such as a deferred pydantic model's
+    `model_rebuild`."""
     with _lock:
-        _work.append(prepare)
+        _work.extend(prepare)
 
 
 def pending() -> bool:

@@ -175,4 +175,4 @@ def unsealed(result: Result, events: int, head: str, signed: bool) -> Result:
 
 
 # Validators built while the first asks are in flight, not after the last reply (moot.lazy).
-lazy.later(lambda: [model.model_rebuild() for model in (AgentUsage, JournalSeal, Result)])
+lazy.later(AgentUsage.model_rebuild, JournalSeal.model_rebuild, Result.model_rebuild)

@@ -395,5 +395,11 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-lazy.later(lambda: [model.model_rebuild() for model in (Usage, ModelFailure, Completion)])
-lazy.later(lambda: [model.model_rebuild() for model in (RoundSummary, Outcome)])
+# The deferred validators, built while the first asks are in flight (moot.lazy).
+lazy.later(
+    Usage.model_rebuild,
+    ModelFailure.model_rebuild,
+    Completion.model_rebuild,
+    RoundSummary.model_rebuild,
+    Outcome.model_rebuild,
+)
