@@ -19,13 +19,18 @@ from moot import lazy
 from moot.errors import ConfigError
 
 __all__ = [
+    "ChangeOfMind",
+    "ClaimAt",
     "Completion",
     "Event",
     "EventKind",
     "FailureKind",
+    "Finding",
+    "FindingLabel",
     "Message",
     "ModelFailure",
     "ModelSettings",
+    "ModelVerdict",
     "Outcome",
     "Request",
     "RoundSummary",
@@ -338,8 +343,74 @@ def alias_label(alias: str | None) -> str:
     return alias
 
 
+class ClaimAt(_Frozen):
+    """One agent's claim after one round (round 0: its first, independent answer), or why it
+    had none (`valid` false: it failed or its answer was no answer)."""
+
+    agent: str
+    round: int
+    claim: str
+    valid: bool = True
+    reason: str = ""
+
+
+class ChangeOfMind(_Frozen):
+    """An agent whose claim after `round` contradicts its claim before it. `toward` are the
+    agents whose earlier claim it took up; `critics` those whose critique it had just read."""
+
+    agent: str
+    round: int
+    before: str
+    after: str
+    toward: tuple[str, ...] = ()
+    critics: tuple[str, ...] = ()
+
+
+class ModelVerdict(_Frozen):
+    """A model's verdict, score or pick, weighed as evidence (never the decision itself).
+    `claims_agreement`: the model says the answers agree; `upheld`: moot's finding bears it
+    out; `problem`: why the verdict itself was invalid (its fields contradict each other)."""
+
+    by: str
+    role: str
+    says: str
+    round: int | None = None
+    claims_agreement: bool = False
+    valid: bool = True
+    problem: str = ""
+    upheld: bool = True
+
+
+FindingLabel = Literal["consensus", "persuasion", "no_consensus", "tie", "converged", "chosen"]
+
+
+class Finding(_Frozen):
+    """moot's own finding on the agents' final answers: the label and its reason, the claim
+    that more than half of the agents that started agree on (if any), the groups of agents
+    whose final claims agree (claim, agents), and how many held the agreed claim in their
+    first, independent answer. `confirmed_by` names the evidence that confirmed agreement the
+    wording alone could not (a judge), where nothing contradicted it."""
+
+    label: FindingLabel
+    reason: str
+    claim: str | None = None
+    agreed: tuple[str, ...] = ()
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    started: int = 0
+    valid: int = 0
+    independent: int | None = None
+    confirmed_by: str | None = None
+
+    @property
+    def consensus(self) -> bool:
+        return self.label in ("consensus", "persuasion")
+
+
 class Outcome(_Frozen):
-    """How a deliberation ended, in terms every protocol shares."""
+    """How a deliberation ended, in terms every protocol shares. `finding`, `claims`,
+    `changes` and `verdicts` are moot's finding and what it weighed (deliberation/finding.py);
+    outcomes of protocols that have no claims to compare (a code change picked) leave them
+    empty."""
 
     protocol: str
     status: Literal["consensus", "no_consensus", "failed"]
@@ -351,6 +422,10 @@ class Outcome(_Frozen):
     disagreements: tuple[str, ...] = ()
     positions: dict[str, str] = {}
     details: dict[str, Any] = {}
+    finding: Finding | None = None
+    claims: tuple[ClaimAt, ...] = ()
+    changes: tuple[ChangeOfMind, ...] = ()
+    verdicts: tuple[ModelVerdict, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,399 @@
+"""What an answer claims, and when two claims agree: the one agreement relation of every protocol.
+
+An answer reduces to a `Claim`: its explicit final answer where it gives one (`<answer>`, a box,
+"Answer: X", "the answer is X"), else the whole text, cut to its head. The claim keeps what can
+contradict another: its numbers with their units, the option or yes/no it picks, the content
+words it asserts and those it denies ("not safe").
+
+Two claims are compared in a fixed order, contradictions first:
+
+  1. the same normalised answer                           -> agree
+  2. different options (B vs C), yes against no            -> contradict
+  3. quantities of one unit that differ (30 s vs 300 s)    -> contradict
+  4. a word one claim asserts and the other only denies    -> contradict  ("safe" / "not safe")
+  5. two short claims that each name something the other
+     does not, one or two words each (Paris vs Lyon)       -> contradict
+  6. nothing contradicts, and the wording confirms it
+     (one short claim's content inside the other's, or
+     nearly the same words)                                -> agree
+  7. otherwise                                             -> unsure
+
+Similarity (rule 6, or a caller's embeddings or judge) may confirm agreement where nothing
+contradicts; it never overrides a contradiction. `group_claims` groups agents whose claims agree
+pairwise (complete linkage: no chain of near-matches joins two answers that contradict).
+
+Pure and deterministic; model text is hostile, so every claim is capped and every pattern is
+linear.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from moot.deliberation.answers import extract_answer, normalize_answer
+from moot.deliberation.markup import strip_markup
+from moot.text import clean_text
+
+__all__ = [
+    "Claim",
+    "ClaimGroup",
+    "Comparison",
+    "Relation",
+    "compare",
+    "extract_claim",
+    "group_claims",
+]
+
+MAX_CLAIM_WORDS = 400  # a long answer is compared on its head
+SHORT = 12  # content words: at most this many makes a claim short
+_SUBSTITUTION = 2  # rule 5: each side names at most this many words the other lacks
+_SIMILAR = 0.85  # rule 6: word-sequence similarity that confirms agreement
+_SHARED = 0.6  # rule 6: share of content words in common that confirms agreement
+
+ClaimKind = Literal["number", "option", "yesno", "statement"]
+
+# Words, numbers (with a sign, separators, a percent) and the punctuation that ends a clause,
+# which ends a negation's reach too.
+_TOKEN = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
+_STOPS = frozenset(".;:!?,")
+_NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?")
+_LIST_ITEM = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+", re.MULTILINE)
+_NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without".split())
+# Words too common to carry an answer's content ("it's Paris" says Paris).
+_FILLER = frozenset(
+    "a an the is are was were be been being of to in on at for with by and or but if so as it "
+    "its it's this that that's these those there there's here i i'm we you he she they my our "
+    "your me us do does did will would should could can may might must has have had than then "
+    "also just very answer final think believe say says said yes well sure course indeed "
+    "which what who whom whose why how when where because".split()
+)
+_YES = frozenset({"yes", "yeah", "yep", "correct", "true", "affirmative"})
+_NO = frozenset({"no", "nope", "false", "incorrect", "negative"})
+# Scale words fold into the number ("2 million" is 2000000); the word after is the unit.
+_SCALE = {"thousand": 1_000, "k": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_UNIT_ALIASES = {
+    "s": "second", "sec": "second", "secs": "second", "seconds": "second",
+    "ms": "millisecond", "milliseconds": "millisecond",
+    "min": "minute", "mins": "minute", "minutes": "minute",
+    "h": "hour", "hr": "hour", "hrs": "hour", "hours": "hour",
+    "%": "percent", "percent": "percent",
+}  # fmt: skip
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
+# Words a negation reaches past to the word it denies: "not at all safe", "isn't really safe".
+_DEGREE = frozenset(
+    "at all really quite entirely completely necessarily always fully totally particularly "
+    "going to get become".split()
+)
+
+
+class Relation(enum.StrEnum):
+    AGREE = "agree"
+    CONTRADICT = "contradict"
+    UNSURE = "unsure"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How two claims relate, and why in words ("408 vs 418")."""
+
+    relation: Relation
+    reason: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one answer claims.
+
+    `text` is the claim as shown to a reader (the explicit final answer, or the answer's head);
+    `key` its normalised form (equal keys are one answer); `quantities` maps a unit ("" for a
+    bare number) to the values given in it; `asserted` and `denied` are content words said
+    plainly and under a negation; `content` every content word beyond filler."""
+
+    text: str
+    kind: ClaimKind
+    key: str
+    words: tuple[str, ...]
+    terms: tuple[str, ...]  # the content words in order, each once
+    content: frozenset[str]
+    asserted: frozenset[str]
+    denied: frozenset[str]
+    quantities: tuple[tuple[str, frozenset[Fraction]], ...]
+    choice: str | None = None  # an option letter, or "yes"/"no"
+
+    @property
+    def short(self) -> bool:
+        return len(self.content) <= SHORT
+
+    def values(self) -> dict[str, frozenset[Fraction]]:
+        return dict(self.quantities)
+
+
+def _fold(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", strip_markup(clean_text(text)))
+    return folded.replace("’", "'").replace("−", "-").casefold()
+
+
+def _number(token: str) -> Fraction | None:
+    digits = token.rstrip("%").replace(",", "")
+    if digits.count(".") > 1 or len(digits) > 40:
+        return None
+    try:
+        return Fraction(digits)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _unit(word: str | None) -> str:
+    if word is None or _NUMBER.fullmatch(word):
+        return ""
+    word = _UNIT_ALIASES.get(word, word)
+    if word in _FILLER or word in _NEGATIONS:
+        return ""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _read(tokens: list[str]) -> tuple[dict[str, set[Fraction]], set[str], set[str]]:
+    """Quantities by unit, asserted words and denied words of a token sequence. A negation
+    denies the first content word after it ("not really safe" denies "safe"), within its
+    clause."""
+    quantities: dict[str, set[Fraction]] = {}
+    asserted: set[str] = set()
+    denied: set[str] = set()
+    negated = False
+    i = 0
+    while i < len(tokens):
+        word = tokens[i]
+        if word in _STOPS:
+            negated = False
+        elif word in _NEGATIONS or word.endswith("n't"):
+            negated = True
+        elif _NUMBER.fullmatch(word):
+            value = _number(word)
+            if value is not None:
+                after = tokens[i + 1] if i + 1 < len(tokens) else None
+                if after in _SCALE:
+                    value *= _SCALE[after]
+                    i += 1
+                    after = tokens[i + 1] if i + 1 < len(tokens) else None
+                unit = "percent" if word.endswith("%") else _unit(after)
+                quantities.setdefault(unit, set()).add(value)
+        elif word not in _FILLER and word not in _DEGREE:
+            (denied if negated else asserted).add(word)
+            negated = False
+        i += 1
+    return quantities, asserted, denied
+
+
+def _claim_text(answer: str) -> str:
+    """The explicit final answer where the answer gives one, else the answer itself."""
+    found = extract_answer(answer)
+    if found is not None and found.source in ("tag", "boxed", "answer_line"):
+        return found.text
+    return clean_text(answer).strip()
+
+
+def extract_claim(answer: str) -> Claim:
+    """The claim an answer makes (module docstring). An empty answer makes an empty claim."""
+    text = _claim_text(answer)
+    tokens = _TOKEN.findall(_fold(_LIST_ITEM.sub("", text[:20_000])))[: MAX_CLAIM_WORDS * 2]
+    words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]
+    if 1 <= len(words) <= 3 and words[0] in _NUMBER_WORDS:  # "Four." is 4
+        words[0] = _NUMBER_WORDS[words[0]]
+        tokens = words
+        text = " ".join(words)
+    norm = normalize_answer(text)
+    choice: str | None = None
+    kind: ClaimKind = "statement"
+    if norm.kind == "choice":
+        kind, choice = "option", norm.key.removeprefix("choice:")
+    elif norm.kind == "number":
+        kind = "number"
+    elif words and (words[0] in _YES or words[0] in _NO):
+        # "No, it is not safe": the leading no is the answer, not a negation of what follows
+        kind, choice = "yesno", "yes" if words[0] in _YES else "no"
+        tokens = tokens[1:]
+    quantities, asserted, denied = _read(tokens)
+    terms = tuple(
+        dict.fromkeys(
+            w
+            for w in words
+            if w not in _FILLER
+            and w not in _NEGATIONS
+            and w not in _DEGREE
+            and not w.endswith("n't")
+            and not _NUMBER.fullmatch(w)
+            and (kind != "yesno" or w not in _YES | _NO)
+        )
+    )
+    content = frozenset(terms)
+    return Claim(
+        text=" ".join(text.split())[:500],
+        kind=kind,
+        key=norm.key if norm.kind != "text" else "text:" + " ".join(words),
+        words=tuple(words),
+        terms=terms,
+        content=content,
+        asserted=frozenset(asserted & content),
+        denied=frozenset(denied & content),
+        quantities=tuple(sorted((u, frozenset(v)) for u, v in quantities.items())),
+        choice=choice,
+    )
+
+
+def _show(values: frozenset[Fraction], unit: str) -> str:
+    shown = ", ".join(str(v) if v.denominator != 1 else str(v.numerator) for v in sorted(values))
+    return f"{shown} {unit}".strip()
+
+
+def _quantity_conflict(a: Claim, b: Claim) -> str | None:
+    qa, qb = a.values(), b.values()
+
+    def clash(x: frozenset[Fraction], y: frozenset[Fraction]) -> bool:
+        return not (x <= y or y <= x)
+
+    for unit in sorted(set(qa) & set(qb)):
+        if clash(qa[unit], qb[unit]):
+            return f"{_show(qa[unit], unit)} vs {_show(qb[unit], unit)}"
+    # A bare number against a claim whose numbers all carry units: "408" vs "408 apples".
+    for x, y, flip in ((qa, qb, False), (qb, qa, True)):
+        if "" in x and "" not in y and y:
+            union = frozenset().union(*y.values())
+            if not x[""] & union:
+                left, right = _show(x[""], ""), _show(union, "")
+                return f"{right} vs {left}" if flip else f"{left} vs {right}"
+    return None
+
+
+def _negation_conflict(a: Claim, b: Claim) -> str | None:
+    for x, y, first in ((a, b, True), (b, a, False)):
+        only_denied = x.denied - x.asserted
+        clash = sorted(only_denied & (y.asserted - y.denied))
+        if clash:
+            word = clash[0]
+            return (
+                f"one says not '{word}', the other says '{word}'"
+                if first
+                else f"one says '{word}', the other says not '{word}'"
+            )
+    for x, y in ((a, b), (b, a)):
+        for word in sorted(x.asserted):
+            for prefix in ("un", "non"):
+                rest = word.removeprefix(prefix)
+                if rest != word and len(rest) >= 3 and rest in y.asserted and word not in y.content:
+                    return f"'{word}' vs '{rest}'"
+    return None
+
+
+def _similar(a: Claim, b: Claim) -> float:
+    if not a.words or not b.words:
+        return 0.0
+    return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False).ratio()
+
+
+def compare(a: Claim, b: Claim) -> Comparison:
+    """How claim `a` relates to claim `b` (the rules in the module docstring)."""
+    if not a.words or not b.words:
+        return Comparison(Relation.UNSURE, "an empty claim agrees with nothing")
+    if a.kind == "option" and b.kind == "option" and a.choice != b.choice:
+        return Comparison(Relation.CONTRADICT, f"option {a.choice} vs option {b.choice}")
+    if a.kind == "yesno" and b.kind == "yesno" and a.choice != b.choice:
+        return Comparison(Relation.CONTRADICT, f"{a.choice} vs {b.choice}")
+    numbers = _quantity_conflict(a, b)
+    if numbers is not None:
+        return Comparison(Relation.CONTRADICT, numbers)
+    if a.kind == "number" and b.kind == "number":
+        units_a, units_b = set(a.values()) - {""}, set(b.values()) - {""}
+        if units_a and units_b and not units_a & units_b:
+            return Comparison(
+                Relation.CONTRADICT, f"{' '.join(sorted(units_a))} vs {' '.join(sorted(units_b))}"
+            )
+        return Comparison(Relation.AGREE, "the same number")
+    if a.key == b.key:
+        return Comparison(Relation.AGREE, "the same answer")
+    negation = _negation_conflict(a, b)
+    if negation is not None:
+        return Comparison(Relation.CONTRADICT, negation)
+    if (a.kind == "yesno") != (b.kind == "yesno"):
+        # "No" beside a statement: whether the statement says no cannot be read off its words
+        return Comparison(Relation.UNSURE, "a yes or no beside a statement")
+    a_only, b_only = a.content - b.content, b.content - a.content
+    if a.short and b.short:
+        swapped = _substitution(a, b)
+        if swapped is not None:
+            return Comparison(Relation.CONTRADICT, swapped)
+        if not a_only or not b_only:
+            return Comparison(Relation.AGREE, "one says all the other says")
+    union = a.content | b.content
+    shared = len(a.content & b.content) / len(union) if union else 0.0
+    if _similar(a, b) >= _SIMILAR or shared >= _SHARED:
+        return Comparison(Relation.AGREE, "nearly the same words, and nothing contradicts")
+    return Comparison(Relation.UNSURE, "nothing contradicts, but the wording does not confirm it")
+
+
+def _substitution(a: Claim, b: Claim) -> str | None:
+    """The words swapped when two claims say the same but for one or two words in one place
+    ("use SQLite" / "use Postgres", "Paris" / "Lyon"): another entity, another choice."""
+    ops = [op for op in _opcodes(a.terms, b.terms) if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    if i2 - i1 > _SUBSTITUTION or j2 - j1 > _SUBSTITUTION:
+        return None
+    return f"{' '.join(a.terms[i1:i2])} vs {' '.join(b.terms[j1:j2])}"
+
+
+def _opcodes(a: Sequence[str], b: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+@dataclass(frozen=True)
+class ClaimGroup:
+    """Agents whose claims agree pairwise. `claim` is in the words of its most common member."""
+
+    claim: str
+    agents: tuple[str, ...]
+
+
+def group_claims(
+    claims: Mapping[str, Claim], *, confirmed: bool = False, order: Sequence[str] | None = None
+) -> tuple[ClaimGroup, ...]:
+    """Group agents (in `order`, default sorted) whose claims agree pairwise; largest first, then
+    by first member. With `confirmed` (a judge or another signal says they agree) pairs that are
+    merely unsure join too; a contradiction never does."""
+    agents = [a for a in (order or sorted(claims)) if a in claims]
+    joins: dict[tuple[str, str], bool] = {}
+    for i, x in enumerate(agents):
+        for y in agents[i + 1 :]:
+            relation = compare(claims[x], claims[y]).relation
+            ok = relation is Relation.AGREE or (confirmed and relation is Relation.UNSURE)
+            joins[(x, y)] = joins[(y, x)] = ok
+    groups: list[list[str]] = []
+    for agent in agents:
+        for group in groups:
+            if all(joins[(agent, member)] for member in group):
+                group.append(agent)
+                break
+        else:
+            groups.append([agent])
+    groups.sort(key=lambda g: (-len(g), agents.index(g[0])))
+    return tuple(ClaimGroup(_most_common(claims, g), tuple(g)) for g in groups)
+
+
+def _most_common(claims: Mapping[str, Claim], group: Sequence[str]) -> str:
+    counts = Counter(claims[a].key for a in group)
+    top = max(counts.values())
+    first = next(a for a in group if counts[claims[a].key] == top)
+    return claims[first].text

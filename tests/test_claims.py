@@ -1,0 +1,195 @@
+"""The one agreement relation: what contradicts, what agrees, what stays unsure."""
+
+from __future__ import annotations
+
+import pytest
+
+from moot.deliberation.claims import Relation, compare, extract_claim, group_claims
+
+
+def relation(a: str, b: str) -> Relation:
+    forward = compare(extract_claim(a), extract_claim(b)).relation
+    backward = compare(extract_claim(b), extract_claim(a)).relation
+    assert forward is backward, f"not symmetric: {a!r} / {b!r}"
+    return forward
+
+
+CONTRADICT = [
+    # a negation on one side
+    ("The migration is safe to run on Friday.", "The migration is not safe to run on Friday."),
+    ("The migration isn't safe.", "The migration is safe."),
+    ("It is not at all safe.", "It is safe."),
+    ("The migration is unsafe.", "The migration is safe."),
+    ("Deploy without a feature flag.", "Deploy with a feature flag."),
+    # numbers, with and without units
+    ("30 seconds", "300 seconds"),
+    ("The timeout should be 30 seconds.", "The timeout should be 300 seconds."),
+    ("The answer is 391.", "The answer is 381."),
+    ("408", "418"),
+    ("30 seconds", "30 minutes"),
+    ("2 + 3 = 5", "4"),
+    ("It takes 5%.", "It takes 50%."),
+    ("About 2 million people.", "About 3 million people."),
+    ("408", "It costs 400 dollars."),
+    # options and yes/no
+    ("B", "C"),
+    ("(A) Paris", "Option D"),
+    ("Yes, it is safe.", "No, it is not safe."),
+    ("yes", "no"),
+    # another entity or choice in the same place
+    ("Paris", "Lyon"),
+    ("Use SQLite.", "Use Postgres."),
+    ("The sky is blue.", "The sky is red."),
+    ("The capital is Paris.", "Lyon"),
+    ("Yes, on Monday.", "Yes, on Friday."),
+    ("The capital is Lyon, not Paris.", "Paris"),
+]
+
+AGREE = [
+    ("Paris", "The capital of France is Paris."),
+    ("It's Paris, of course.", "Paris"),
+    ("Paris", "paris"),
+    ("B", "(B) Paris"),
+    ("Four.", "4"),
+    ("$1,000", "1000 dollars"),
+    ("Answer: 408", "After checking, 17*24 = 408.\nAnswer: 408"),
+    ("The answer is 408.", "<answer>408</answer>"),
+    ("Yes.", "Yes, it is safe."),
+    ("yes", "yeah"),
+    ("Use SQLite.", "Use SQLite, not Postgres."),
+    ("It is not blue, it is red.", "It is red."),
+    ("The migration is safe.", "The migration is safe to run on Friday."),
+    (
+        "Rayleigh scattering makes the sky blue.",
+        "The sky is blue because of Rayleigh scattering of sunlight.",
+    ),
+    ("No, it is not safe.", "No. It is not safe to run it."),
+]
+
+UNSURE = [
+    ("No", "The migration is safe."),
+    (
+        "Shorter wavelengths scatter more strongly off the molecules of the air.",
+        "Blue light is bent and spread around by gas in the atmosphere more than red light is.",
+    ),
+    ("", "Paris"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), CONTRADICT)
+def test_contradictions_are_found(a: str, b: str) -> None:
+    assert relation(a, b) is Relation.CONTRADICT
+
+
+@pytest.mark.parametrize(("a", "b"), AGREE)
+def test_paraphrases_agree(a: str, b: str) -> None:
+    assert relation(a, b) is Relation.AGREE
+
+
+@pytest.mark.parametrize(("a", "b"), UNSURE)
+def test_what_the_wording_cannot_settle_stays_unsure(a: str, b: str) -> None:
+    assert relation(a, b) is Relation.UNSURE
+
+
+def test_reasons_name_what_differs() -> None:
+    def reason(a: str, b: str) -> str:
+        return compare(extract_claim(a), extract_claim(b)).reason
+
+    assert reason("30 seconds", "300 seconds") == "30 second vs 300 second"
+    assert reason("The answer is 391.", "The answer is 381.") == "391 vs 381"
+    assert reason("It is safe.", "It is not safe.") == "one says 'safe', the other says not 'safe'"
+    assert reason("Use SQLite.", "Use Postgres.") == "sqlite vs postgres"
+    assert reason("B", "C") == "option B vs option C"
+    assert reason("yes", "no") == "yes vs no"
+    assert reason("unsafe", "safe") == "'unsafe' vs 'safe'"
+
+
+def test_a_claim_is_the_explicit_final_answer_where_there_is_one() -> None:
+    claim = extract_claim("Let me think. 17 * 24 is 408, not 418.\n\nFinal answer: 408")
+    assert claim.text == "408"
+    assert claim.kind == "number"
+    assert extract_claim("\\boxed{B}").kind == "option"
+    assert extract_claim("Yes, deploy it.").kind == "yesno"
+    assert extract_claim("Yes, deploy it.").choice == "yes"
+    # without one, the answer itself
+    assert extract_claim("The sky is blue.").text == "The sky is blue."
+
+
+def test_a_negation_denies_the_word_it_governs_within_its_clause() -> None:
+    claim = extract_claim("It is not safe, but it is fast.")
+    assert claim.denied == {"safe"}
+    assert "fast" in claim.asserted
+    assert "safe" not in claim.asserted
+
+
+def test_quantities_keep_their_units_and_scales() -> None:
+    claim = extract_claim("2 million users wait 30 secs and 5% fail")
+    values = claim.values()
+    assert values["user"] == {2_000_000}
+    assert values["second"] == {30}
+    assert values["percent"] == {5}
+
+
+def test_hostile_text_is_capped() -> None:
+    claim = extract_claim("word " * 100_000)
+    assert len(claim.words) <= 400
+    assert len(claim.text) <= 500
+    assert extract_claim("9" * 5000).kind in ("number", "statement")
+
+
+def test_groups_join_only_agents_that_agree_pairwise() -> None:
+    claims = {
+        "a": extract_claim("408"),
+        "b": extract_claim("The answer is 408."),
+        "c": extract_claim("418"),
+        "d": extract_claim("Answer: 418"),
+        "e": extract_claim("400"),
+    }
+    groups = group_claims(claims)
+    assert [g.agents for g in groups] == [("a", "b"), ("c", "d"), ("e",)]
+
+
+def test_a_chain_of_near_matches_does_not_join_contradicting_answers() -> None:
+    # "safe" agrees with "safe on Friday" and with "safe, not on Friday" is unsure, but "safe on
+    # Friday" and "not on Friday" contradict: complete linkage keeps them apart.
+    claims = {
+        "a": extract_claim("Run it on Friday."),
+        "b": extract_claim("Run it."),
+        "c": extract_claim("Run it, not on Friday."),
+    }
+    groups = group_claims(claims)
+    assert all(not {"a", "c"} <= set(g.agents) for g in groups)
+
+
+def test_a_group_speaks_in_the_words_of_its_most_common_member() -> None:
+    claims = {
+        "a": extract_claim("The capital of France is Paris."),
+        "b": extract_claim("Paris"),
+        "c": extract_claim("paris"),
+    }
+    (group,) = group_claims(claims)
+    assert group.claim == "Paris"
+    assert group.agents == ("a", "b", "c")
+
+
+def test_confirmation_joins_unsure_pairs_never_contradicting_ones() -> None:
+    claims = {
+        "a": extract_claim(UNSURE[1][0]),
+        "b": extract_claim(UNSURE[1][1]),
+        "c": extract_claim("Shorter wavelengths scatter less, not more."),
+    }
+    assert len(group_claims(claims)) == 3
+    confirmed = group_claims(claims, confirmed=True)
+    assert confirmed[0].agents == ("a", "b")
+    assert len(confirmed) == 2
+
+
+def test_an_earlier_conflicting_pair_is_remembered_with_three_agents() -> None:
+    # b agrees with a and with c, but a and c contradict: b joins a's group, c stays apart.
+    claims = {
+        "a": extract_claim("Use SQLite."),
+        "b": extract_claim("SQLite or Postgres both work."),
+        "c": extract_claim("Use Postgres."),
+    }
+    groups = group_claims(claims, confirmed=True)
+    assert not any({"a", "c"} <= set(g.agents) for g in groups)
