@@ -193,3 +193,13 @@ def test_an_earlier_conflicting_pair_is_remembered_with_three_agents() -> None:
     }
     groups = group_claims(claims, confirmed=True)
     assert not any({"a", "c"} <= set(g.agents) for g in groups)
+
+
+def test_a_denied_number_is_no_claim_of_it() -> None:
+    assert relation("The answer is 4.", "The answer is not 4.") is Relation.CONTRADICT
+    assert relation("The answer is not 4.", "5") is Relation.UNSURE
+    assert relation("It is not 30 seconds, it is 300 seconds.", "30 seconds") is (
+        Relation.CONTRADICT
+    )
+    assert relation("It is not 30 seconds, it is 300 seconds.", "300 seconds") is Relation.AGREE
+    assert relation("2 + 2 = 4", "4") is Relation.AGREE

@@ -189,7 +189,11 @@ def _read(tokens: list[str]) -> tuple[dict[str, set[Fraction]], set[str], set[st
                     i += 1
                     after = tokens[i + 1] if i + 1 < len(tokens) else None
                 unit = "percent" if word.endswith("%") else _unit(after)
-                quantities.setdefault(unit, set()).add(value)
+                # "not 4" denies the number; it claims no quantity
+                (denied if negated else asserted).add(f"#{value}")
+                if not negated:
+                    quantities.setdefault(unit, set()).add(value)
+                negated = False
         elif word not in _FILLER and word not in _DEGREE:
             (denied if negated else asserted).add(word)
             negated = False
@@ -246,8 +250,8 @@ def extract_claim(answer: str) -> Claim:
         words=tuple(words),
         terms=terms,
         content=content,
-        asserted=frozenset(asserted & content),
-        denied=frozenset(denied & content),
+        asserted=frozenset(w for w in asserted if w in content or w.startswith("#")),
+        denied=frozenset(w for w in denied if w in content or w.startswith("#")),
         quantities=tuple(sorted((u, frozenset(v)) for u, v in quantities.items())),
         choice=choice,
     )
@@ -282,7 +286,7 @@ def _negation_conflict(a: Claim, b: Claim) -> str | None:
         only_denied = x.denied - x.asserted
         clash = sorted(only_denied & (y.asserted - y.denied))
         if clash:
-            word = clash[0]
+            word = clash[0].removeprefix("#")
             return (
                 f"one says not '{word}', the other says '{word}'"
                 if first
@@ -329,13 +333,17 @@ def compare(a: Claim, b: Claim) -> Comparison:
     if (a.kind == "yesno") != (b.kind == "yesno"):
         # "No" beside a statement: whether the statement says no cannot be read off its words
         return Comparison(Relation.UNSURE, "a yes or no beside a statement")
+    if a.kind == "yesno" and not a.content and not b.content and a.choice == b.choice:
+        return Comparison(Relation.AGREE, "the same answer")
     a_only, b_only = a.content - b.content, b.content - a.content
     if a.short and b.short:
         swapped = _substitution(a, b)
         if swapped is not None:
             return Comparison(Relation.CONTRADICT, swapped)
-        if not a_only or not b_only:
+        if (a.content or b.content) and (not a_only or not b_only):
             return Comparison(Relation.AGREE, "one says all the other says")
+        if not a.content and not b.content and a.quantities and a.denied == b.denied:
+            return Comparison(Relation.AGREE, "the same numbers")
     union = a.content | b.content
     shared = len(a.content & b.content) / len(union) if union else 0.0
     if _similar(a, b) >= _SIMILAR or shared >= _SHARED:
