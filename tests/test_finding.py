@@ -153,3 +153,17 @@ def test_an_invalid_verdict_is_named_and_weighs_nothing() -> None:
 def test_no_agents_is_a_caller_error() -> None:
     with pytest.raises(ValueError, match="no agents started"):
         judge_answers([{}], started=[])
+
+
+def test_a_judge_that_denies_agreement_moot_finds_is_named_too() -> None:
+    j = judge_answers(
+        [{"agent_a": "Paris", "agent_b": "It's Paris."}],
+        started=["agent_a", "agent_b"],
+        verdicts=[judge("scored the convergence 3/10", agrees=False)],
+    )
+    assert j.consensus
+    assert j.verdicts[0].upheld is False
+    assert (
+        "Agent B scored the convergence 3/10, but moot's check finds the final answers agree."
+        in (j.sentences())
+    )

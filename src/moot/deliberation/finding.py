@@ -95,6 +95,8 @@ class Judgement:
                 out.append(f"{v.by}'s verdict was invalid: {v.problem}.")
             elif not v.upheld and v.claims_agreement:
                 out.append(f"{v.by} {v.says}, but moot's check does not bear it out.")
+            elif not v.upheld:
+                out.append(f"{v.by} {v.says}, but moot's check finds the final answers agree.")
         return out
 
 
