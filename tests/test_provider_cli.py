@@ -84,7 +84,15 @@ def test_the_prompt_goes_where_each_tool_reads_it(fakes: Path) -> None:
     ask(create_model("cli:codex"))
     ask(create_model("cli:cursor-agent"))
     claude, codex, cursor = calls(fakes)
-    assert claude["argv"] == ["--model", "claude-sonnet-4-6", "-p", "--output-format", "json"]
+    assert claude["argv"] == [
+        "--model",
+        "claude-sonnet-4-6",
+        "-p",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "dontAsk",  # no worktree: read-only (tests/test_cli_modes.py has each tool's)
+    ]
     assert codex["argv"][0] == "exec" and codex["argv"][-1] == "-"  # '-' reads stdin
     assert cursor["argv"][:3] == ["-p", "--output-format", "json"]
     assert "What is 6 x 7?" in cursor["argv"][-1]  # cursor-agent takes it as an argument

@@ -200,7 +200,8 @@ def main() -> int:
     log = os.environ.get("FAKE_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"tool": tool, "argv": args, "prompt": prompt}) + "\n")
+            entry = {"tool": tool, "argv": args, "prompt": prompt, "cwd": os.getcwd()}
+            handle.write(json.dumps(entry) + "\n")
     mode = os.environ.get("FAKE_MODE", "ok")
     if mode in ("hang", "hang_escaped"):
         child = subprocess.Popen(  # a grandchild that would outlive us if not killed

@@ -749,18 +749,27 @@ class Session:
 
 
 async def read_choice(prompt: str, options: Sequence[str]) -> str | None:
-    """Ask on standard error, read the answer from standard input: an option's number or its
-    name, as listed ("Agent B") or as journaled ("agent_b"). An empty line or the end of input
-    chooses nothing; a wrong answer asks again (three times at most)."""
+    """Ask on standard error, read the answer from standard input: an option's number, its
+    letter ("B" or "b" for Agent B, when no two options share one) or its name, as listed
+    ("Agent B") or as journaled ("agent_b"). An empty line or the end of input chooses nothing;
+    a wrong answer asks again (three times at most)."""
     import sys
 
-    named = {alias_label(option).casefold(): option for option in options}
+    letters: dict[str, list[str]] = {}
+    for option in options:
+        label = alias_label(option)
+        if label != option:  # "Agent B": its letter is the last word
+            letters.setdefault(label.rsplit(" ", 1)[-1].casefold(), []).append(option)
+    named = {letter: found[0] for letter, found in letters.items() if len(found) == 1}
+    named.update({alias_label(option).casefold(): option for option in options})
     named.update({option.casefold(): option for option in options})
 
     def ask() -> str | None:
         listed = "\n".join(f"  {i}. {alias_label(option)}" for i, option in enumerate(options, 1))
         for _ in range(3):
-            sys.stderr.write(f"{prompt}\n{listed}\nChoose 1-{len(options)} (empty: none): ")
+            sys.stderr.write(
+                f"{prompt}\n{listed}\nChoose 1-{len(options)} or a letter (empty: none): "
+            )
             sys.stderr.flush()
             line = sys.stdin.readline()
             answer = line.strip()

@@ -1,33 +1,59 @@
 """`cli:TOOL`: coding agents' command-line tools in print mode, and any command.
 
-    cli:claude[#MODEL]        claude -p --output-format json            prompt on stdin
-    cli:codex[#MODEL]         codex exec --json ... -                   prompt on stdin
-    cli:gemini[#MODEL]        gemini --output-format json               prompt on stdin
-    cli:cursor-agent[#MODEL]  cursor-agent -p --output-format json PROMPT
-    cli:qwen[#MODEL]          qwen --output-format json                 prompt on stdin
+What each built-in tool is started with (CWD: where it runs; MODEL from `cli:TOOL#MODEL`):
+
+    cli:claude        claude [--model M] -p --output-format json MODE         prompt on stdin
+        code task:    --permission-mode acceptEdits   (file edits in CWD; no shell, no web)
+        text task:    --permission-mode dontAsk       (read-only: whatever would ask is denied)
+    cli:codex         codex exec [--model M] --json --skip-git-repo-check MODE -   prompt on stdin
+        code task:    --sandbox workspace-write --cd CWD
+                      -c sandbox_workspace_write.network_access=false
+        text task:    --sandbox read-only --cd CWD
+    cli:gemini        gemini [--model M] --output-format json MODE            prompt on stdin
+        code task:    --approval-mode auto_edit --skip-trust
+        text task:    --approval-mode default         (headless: tools that ask are off)
+    cli:qwen          qwen [--model M] --output-format json MODE              prompt on stdin
+        code task:    --approval-mode auto-edit
+        text task:    --approval-mode default
+    cli:cursor-agent  cursor-agent [--model M] -p --output-format json MODE PROMPT
+        code task:    --workspace CWD --trust         (edits; no --force: no shell commands)
+        text task:    --mode ask --workspace CWD --trust
     cli:NAME  with options.command = "/abs/path" and options.args = [...]   any command
     cli:/abs/path/to/tool     the same, the path in the spec
 
-A custom command's args may hold {{PROMPT}}, {{MAX_TOKENS}}, {{TEMPERATURE}} and {{MODEL}};
-without {{PROMPT}} the prompt goes to stdin. Its output may be any of the tools' JSON shapes or
-plain text (`options.output = "text"` forces text). `options.chat_template` (plain, chatml,
-llama3, gemma) shapes the conversation into one prompt. Each tool's `--version` is journaled
-once per session as a checkpoint, so a report can say which build answered.
+A code task's agent runs in its own worktree; every other call (a text task, a judge) runs in
+an empty temporary folder that is removed afterwards, never in moot's working directory.
+`options.args` replaces a tool's whole argument list (for both kinds of task);
+`options.extra_args` adds arguments before the prompt. Args may hold {{PROMPT}},
+{{MAX_TOKENS}}, {{TEMPERATURE}}, {{MODEL}} and {{CWD}}; without {{PROMPT}} the prompt goes to
+stdin. Output may be any of the tools' JSON shapes or plain text (`options.output = "text"`
+forces text). `options.chat_template` (plain, chatml, llama3, gemma) shapes the conversation
+into one prompt.
+
+Each built-in tool's `--version` is journaled once per session as a checkpoint, so a report can
+say which build answered; the probe runs in an empty temporary folder with stdin closed. A
+custom command is never started for a probe: its path and the sha256 of its file are journaled
+instead.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
+import re
+import shlex
 import shutil
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
 from moot.models.classify import classify_message
-from moot.models.cli_process import MAX_STDIN, run_process, tool_version
+from moot.models.cli_process import MAX_STDIN, file_sha256, run_process, tool_version
 from moot.models.pricing import Pricer
 from moot.models.provider import Provider, ProviderError, Reply
 from moot.models.transcript import render_transcript
@@ -37,33 +63,79 @@ __all__ = ["TOOLS", "CliModel", "CliReply", "Tool", "parse_output"]
 
 MAX_ARG_PROMPT = 100_000  # bytes; Linux refuses a single argument over 128 KiB
 DEFAULT_TIMEOUT = 600.0
+_TOKEN = re.compile(r"\{\{[A-Z_]+\}\}")
 
 
 @dataclass(frozen=True)
 class Tool:
+    """A built-in coding CLI: `command [subcommand] [--model M] args MODE [extra_args] tail`,
+    MODE being `edit` in a code task's worktree and `read_only` everywhere else."""
+
     command: str
     args: tuple[str, ...]
+    edit: tuple[str, ...]  # edit files in CWD (its worktree) without asking; nothing more
+    read_only: tuple[str, ...]  # read, never write, never run commands that change anything
+    tail: tuple[str, ...] = ()
     subcommand: tuple[str, ...] = ()
     vendor: str = ""  # whose price table prices a named model
     install: str = ""
 
+    def argv(self, model: str, *, code: bool, extra: tuple[str, ...] = ()) -> list[str]:
+        """Everything after the executable, with the {{...}} tokens still in."""
+        mode = self.edit if code else self.read_only
+        named = ["--model", model] if model else []
+        return [*self.subcommand, *named, *self.args, *mode, *extra, *self.tail]
+
 
 TOOLS: dict[str, Tool] = {
     "claude": Tool(
-        "claude", ("-p", "--output-format", "json"), vendor="anthropic", install="Claude Code"
+        "claude",
+        ("-p", "--output-format", "json"),
+        edit=("--permission-mode", "acceptEdits"),
+        read_only=("--permission-mode", "dontAsk"),
+        vendor="anthropic",
+        install="Claude Code",
     ),
     "codex": Tool(
         "codex",
-        ("--json", "--skip-git-repo-check", "--sandbox", "read-only", "-"),
+        ("--json", "--skip-git-repo-check"),
+        edit=(
+            "--sandbox",
+            "workspace-write",
+            "--cd",
+            "{{CWD}}",
+            "-c",
+            "sandbox_workspace_write.network_access=false",
+        ),
+        read_only=("--sandbox", "read-only", "--cd", "{{CWD}}"),
+        tail=("-",),  # the prompt from stdin
         subcommand=("exec",),
         vendor="openai",
         install="the Codex CLI",
     ),
-    "gemini": Tool("gemini", ("--output-format", "json"), vendor="google", install="Gemini CLI"),
-    "cursor-agent": Tool(
-        "cursor-agent", ("-p", "--output-format", "json", "{{PROMPT}}"), install="the Cursor CLI"
+    "gemini": Tool(
+        "gemini",
+        ("--output-format", "json"),
+        edit=("--approval-mode", "auto_edit", "--skip-trust"),
+        read_only=("--approval-mode", "default"),
+        vendor="google",
+        install="Gemini CLI",
     ),
-    "qwen": Tool("qwen", ("--output-format", "json"), install="Qwen Code"),
+    "cursor-agent": Tool(
+        "cursor-agent",
+        ("-p", "--output-format", "json"),
+        edit=("--workspace", "{{CWD}}", "--trust"),
+        read_only=("--mode", "ask", "--workspace", "{{CWD}}", "--trust"),
+        tail=("{{PROMPT}}",),
+        install="the Cursor CLI",
+    ),
+    "qwen": Tool(
+        "qwen",
+        ("--output-format", "json"),
+        edit=("--approval-mode", "auto-edit"),
+        read_only=("--approval-mode", "default"),
+        install="Qwen Code",
+    ),
 }
 
 
@@ -89,13 +161,17 @@ class CliModel(Provider):
         options = settings.options
         name, _, model = spec.name.partition("#")
         tool = TOOLS.get(name)
+        extra = options.get("extra_args", [])
+        if not isinstance(extra, list):
+            raise ConfigError(f"{spec}: options.extra_args must be a list of strings")
+        self.extra = tuple(map(str, extra))
+        self.builtin: Tool | None = None  # set for a built-in tool with moot's arguments
         if tool is not None and "command" not in options:
             executable = shutil.which(tool.command)
             if executable is None:
                 raise ConfigError(
                     f"{spec} needs the `{tool.command}` command on PATH: install {tool.install}"
                 )
-            args = [*tool.subcommand, *(["--model", model] if model else []), *tool.args]
         else:
             command = str(options.get("command") or name)
             if not os.path.isabs(command):
@@ -105,17 +181,22 @@ class CliModel(Provider):
                 )
             if not (os.path.isfile(command) and os.access(command, os.X_OK)):
                 raise ConfigError(f"{spec}: {command} is not an executable file")
-            executable, raw = command, options.get("args", [])
+            executable = command
+        self.custom = tool is None or "command" in options  # never started for a probe
+        raw = options.get("args")
+        if raw is not None:  # the user's own argument list, for both kinds of task
             if not isinstance(raw, list) or not all(isinstance(a, str) for a in raw):
                 raise ConfigError(f"{spec}: options.args must be a list of strings")
-            args = list(raw)
-        extra = options.get("extra_args", [])
-        if not isinstance(extra, list):
-            raise ConfigError(f"{spec}: options.extra_args must be a list of strings")
+            self.own_args: list[str] | None = [*raw, *self.extra]
+        elif tool is not None and "command" not in options:
+            self.own_args = None
+            self.builtin = tool
+        else:
+            self.own_args = list(self.extra)
         self.tool = name
         self.model = model
         self.executable = executable
-        self.args = [*args, *map(str, extra)]
+        self.args = self.arguments(code=False)
         self.template = str(options.get("chat_template", "plain"))
         self.output = str(options.get("output", "auto"))
         self.cwd = options.get("cwd")
@@ -135,18 +216,33 @@ class CliModel(Provider):
             pricer=Pricer(str(spec), keys, settings),
         )
 
+    def arguments(self, *, code: bool) -> list[str]:
+        """The arguments after the executable, {{...}} tokens unfilled: in a code task's
+        worktree (`code`) or anywhere else."""
+        if self.builtin is not None:
+            return self.builtin.argv(self.model, code=code, extra=self.extra)
+        return list(self.own_args or [])
+
+    def command_line(self, *, code: bool) -> str:
+        """What `moot doctor` shows: the whole command as a shell would read it, the prompt
+        and the folder left as {{PROMPT}} and {{CWD}}."""
+        argv = [self.executable, *self.arguments(code=code)]
+        line = " ".join(a if _TOKEN.fullmatch(a) else shlex.quote(a) for a in argv)
+        return line if any("{{PROMPT}}" in a for a in argv) else f"{line} < {{{{PROMPT}}}}"
+
     async def send(self, request: Request, timeout: float) -> Reply:
         await self._record_version()
         prompt = render_transcript(request.messages, self.template)
-        argv, stdin = self._argv(request, prompt)
-        try:
-            context = call_context()  # a code task runs the agent in its own worktree
-            cwd = context.cwd if context is not None and context.cwd else self.cwd
-            result = await run_process(argv, stdin=stdin, timeout=timeout, cwd=cwd)
-        except OSError as exc:
-            raise ProviderError(
-                FailureKind.CONNECTION, f"cannot run {self.executable}: {exc}"
-            ) from None
+        context = call_context()  # a code task runs the agent in its own worktree
+        tree = context.cwd if context is not None and context.cwd else None
+        with _workdir(tree or self.cwd) as cwd:
+            argv, stdin = self._argv(request, prompt, cwd=cwd, code=tree is not None)
+            try:
+                result = await run_process(argv, stdin=stdin, timeout=timeout, cwd=cwd)
+            except OSError as exc:
+                raise ProviderError(
+                    FailureKind.CONNECTION, f"cannot run {self.executable}: {exc}"
+                ) from None
         if result.timed_out:
             raise ProviderError(
                 FailureKind.TIMEOUT,
@@ -172,7 +268,9 @@ class CliModel(Provider):
         )
         return Reply(reply.text, usage, reply.cost)
 
-    def _argv(self, request: Request, prompt: str) -> tuple[list[str], bytes | None]:
+    def _argv(
+        self, request: Request, prompt: str, *, cwd: str, code: bool
+    ) -> tuple[list[str], bytes | None]:
         encoded = prompt.encode("utf-8")
         temperature = request.temperature
         if temperature is None:
@@ -182,8 +280,10 @@ class CliModel(Provider):
             "{{MAX_TOKENS}}": str(request.max_tokens or self.settings.max_tokens or 2048),
             "{{TEMPERATURE}}": f"{0.7 if temperature is None else temperature:g}",
             "{{MODEL}}": self.model,
+            "{{CWD}}": cwd,
         }
-        in_args = any("{{PROMPT}}" in a for a in self.args)
+        args = self.arguments(code=code)
+        in_args = any("{{PROMPT}}" in a for a in args)
         limit, where = (
             (MAX_ARG_PROMPT, "a command-line argument") if in_args else (MAX_STDIN, "stdin")
         )
@@ -194,7 +294,7 @@ class CliModel(Provider):
                 f"{limit:,}-byte limit for {where}",
             )
         argv = [self.executable]
-        for arg in self.args:
+        for arg in args:
             for token, value in values.items():
                 arg = arg.replace(token, value)
             argv.append(arg)
@@ -215,14 +315,30 @@ class CliModel(Provider):
         context = call_context()
         if context is None:
             return
-        version = await tool_version(self.executable)
+        if self.custom:  # never started for a probe: it may do its whole job on any argument
+            data = {"cli": self.tool, "executable": self.executable}
+            data["sha256"] = await asyncio.to_thread(file_sha256, self.executable)
+            key = "sha256"
+        else:
+            version = await tool_version(self.executable)
+            data = {"cli": self.tool, "executable": self.executable, "cli_version": version}
+            key = "cli_version"
         if not any(
-            item.get("cli_version") == version and item.get("executable") == self.executable
+            item.get(key) == data[key] and item.get("executable") == self.executable
             for item in context.recorded
         ):
-            context.checkpoint(
-                {"cli": self.tool, "executable": self.executable, "cli_version": version}
-            )
+            context.checkpoint(data)
+
+
+@contextlib.contextmanager
+def _workdir(folder: str | None) -> Iterator[str]:
+    """`folder`, or an empty temporary folder removed afterwards: a CLI agent never runs in
+    moot's own working directory, which is often the user's repository."""
+    if folder:
+        yield str(folder)
+        return
+    with tempfile.TemporaryDirectory(prefix="moot-cli-", ignore_cleanup_errors=True) as empty:
+        yield empty
 
 
 def _tail(stderr: str) -> str:

@@ -24,10 +24,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import hashlib
 import os
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -43,6 +45,7 @@ __all__ = [
     "OutputCopy",
     "ProcessResult",
     "copy_output",
+    "file_sha256",
     "run_process",
     "tool_version",
 ]
@@ -280,15 +283,44 @@ _VERSIONS: dict[str, str] = {}
 
 
 async def tool_version(executable: str) -> str:
-    """`<executable> --version`, first line, asked once per process and executable."""
+    """`<executable> --version`, first line, asked once per process and executable. It runs in
+    an empty temporary folder with stdin closed: a tool that ignores `--version` and does its
+    whole job finds nothing there to change (the caller's folder may be the user's repository).
+    Only for the built-in tools: custom commands are identified by `file_sha256` instead."""
     if executable not in _VERSIONS:
-        try:
-            result = await run_process(
-                [executable, "--version"], stdin=None, timeout=15, max_stdout=4096
-            )
-            text = result.stdout.decode("utf-8", "replace") or result.stderr
-            lines = [line.strip() for line in text.splitlines() if line.strip()]
-            _VERSIONS[executable] = lines[0][:200] if lines and not result.timed_out else "unknown"
-        except OSError:
-            _VERSIONS[executable] = "unknown"
+        with tempfile.TemporaryDirectory(prefix="moot-probe-", ignore_cleanup_errors=True) as empty:
+            try:
+                result = await run_process(
+                    [executable, "--version"],
+                    stdin=None,
+                    timeout=15,
+                    max_stdout=4096,
+                    cwd=empty,
+                )
+                text = result.stdout.decode("utf-8", "replace") or result.stderr
+                lines = [line.strip() for line in text.splitlines() if line.strip()]
+                found = lines[0][:200] if lines and not result.timed_out else "unknown"
+                _VERSIONS[executable] = found
+            except OSError:
+                _VERSIONS[executable] = "unknown"
     return _VERSIONS[executable]
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str) -> str:
+    """The sha256 of the file at `path` (symlinks followed), or "unknown" when it cannot be
+    read; remembered per path, size and modification time."""
+    try:
+        info = os.stat(path)
+        key = (os.path.realpath(path), info.st_size, info.st_mtime_ns)
+        if key not in _HASHES:
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            _HASHES[key] = digest.hexdigest()
+        return _HASHES[key]
+    except OSError:
+        return "unknown"

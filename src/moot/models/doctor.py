@@ -9,12 +9,16 @@ import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from moot.config import AgentConfig
 from moot.errors import ConfigError
 from moot.models.base import Model, create_model, parse_spec, provider_info, providers
 from moot.models.keys import redact
 from moot.types import Message, Request
+
+if TYPE_CHECKING:
+    from moot.models.cli_agents import CliModel
 
 __all__ = ["Check", "ModelReport", "check_models", "provider_lines"]
 
@@ -104,11 +108,10 @@ async def _check(agent: AgentConfig, ping: bool) -> ModelReport:
         checks.append(Check(False, redact(str(exc))))
         return report
     try:
-        if spec.provider == "cli":
-            from moot.models.cli_process import tool_version
+        from moot.models.cli_agents import CliModel
 
-            executable = getattr(model, "executable", "?")
-            checks.append(Check(True, f"{executable}: {await tool_version(executable)}"))
+        if isinstance(model, CliModel):
+            checks.extend(await _cli_checks(model))
         else:
             checks.append(Check(True, "model created"))
         if ping:
@@ -116,6 +119,24 @@ async def _check(agent: AgentConfig, ping: bool) -> ModelReport:
     finally:
         await model.aclose()
     return report
+
+
+async def _cli_checks(model: CliModel) -> list[Check]:
+    """The installed version (asked in an empty folder; a custom command is not started:
+    its file's sha256 instead) and the exact command line of each kind of task."""
+    from moot.models.cli_process import file_sha256, tool_version
+
+    executable = model.executable
+    if model.custom:
+        digest = await asyncio.to_thread(file_sha256, executable)
+        found = Check(True, f"{executable}: custom command (not started), sha256 {digest}")
+    else:
+        found = Check(True, f"{executable}: {await tool_version(executable)}")
+    return [
+        found,
+        Check(True, f"code task: {model.command_line(code=True)}"),
+        Check(True, f"text task: {model.command_line(code=False)}"),
+    ]
 
 
 async def _ping(model: Model) -> Check:
