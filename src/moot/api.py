@@ -35,7 +35,7 @@ from moot.engine.store import SessionFolder, atomic_write, find_session, session
 from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model
 from moot.plan import Plan, load_config, participants, resolve
-from moot.result import Result, exit_code_for
+from moot.result import Result, exit_code_for, unsealed
 from moot.text import plural
 from moot.types import Event, EventKind, estimate_tokens
 
@@ -43,8 +43,10 @@ if TYPE_CHECKING:
     from moot.engine.cache import ResponseCache
 
 __all__ = [
+    "FINDING_RULE",
     "ReplayReport",
     "RunResult",
+    "outcome_change",
     "replay",
     "resume",
     "resume_async",
@@ -69,14 +71,22 @@ class RunResult:
 OnOutcome = Callable[[RunResult], None]
 
 
+# The rule under which an outcome replayed today may differ from one stored before it.
+FINDING_RULE = "moot's finding (labels are decided from the agents' final answers)"
+
+
 @dataclass(frozen=True)
 class ReplayReport:
-    """A replay's result, and whether it matches the stored result.json."""
+    """A replay's result, and whether it matches the stored result.json. `changed` explains a
+    difference that is not a mismatch: the stored result was computed from this very journal
+    (its seal holds) before labels were moot's finding, and the replay gives the outcome under
+    that rule ("outcome changed: ..."); None when identical, or when nothing explains it."""
 
     session_id: str
     result: Result
     identical: bool | None  # None: no stored result.json to compare with
     steps: int
+    changed: str | None = None
 
 
 def _protocol(plan: Plan) -> ProtocolFn:
@@ -406,4 +416,53 @@ def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
     stored = folder.result_json.read_text(encoding="utf-8") if folder.result_json.exists() else None
     identical = None if stored is None else result.same_as_stored(stored)
     steps = sum(1 for e in journal.events if e.kind in (EventKind.ASK, EventKind.SHELL))
-    return ReplayReport(folder.id, result, identical, steps)
+    changed = None
+    if stored is not None and identical is False:
+        changed = outcome_change(folder, journal, stored, result)
+    return ReplayReport(folder.id, result, identical, steps, changed)
+
+
+def outcome_change(
+    folder: SessionFolder, journal: Journal, stored_text: str, replayed: Result
+) -> str | None:
+    """Why the replayed result differs from the stored one, when the only cause is that labels
+    are now moot's finding: the stored result carries no finding, it was computed from this
+    journal as it stands (its seal holds: nobody edited it) and names the same session, task
+    and agents, and the replay carries a finding. None for any other difference."""
+    try:
+        stored = Result.model_validate_json(stored_text)
+    except ValueError:
+        return None
+    if stored.finding is not None or replayed.finding is None:
+        return None
+    if not _computed_from(folder, stored, journal):
+        return None
+    same = ("session_id", "protocol", "task", "aliases")
+    if any(getattr(stored, name) != getattr(replayed, name) for name in same):
+        return None
+    finding = replayed.finding
+    if stored.status != finding.label or stored.consensus != replayed.consensus:
+        return (
+            f"outcome changed: the stored result was labelled {stored.status} ({stored.how}); "
+            f"under {FINDING_RULE} it is {finding.label}: {finding.reason}"
+        )
+    return (
+        f"outcome changed: the stored result ({stored.status}) was written before "
+        f"{FINDING_RULE}; the replay adds the finding, {finding.label}: {finding.reason}"
+    )
+
+
+def _computed_from(folder: SessionFolder, stored: Result, journal: Journal) -> bool:
+    """Whether `stored` was computed from `journal` and not edited since: its seal holds over
+    its content and names a head of this journal, after which only warnings were journaled (a
+    replay with changed prompts notes each one). A result from before sealed results passes
+    unless its folder says its journal is sealed."""
+    seal = stored.journal
+    if seal is None:
+        return not (folder.meta() or {}).get("journal_head")
+    if seal.signed != journal.signed or not 0 < seal.events <= len(journal.events):
+        return False
+    expected = journal.seal_text(unsealed(stored, seal.events, seal.head, seal.signed).to_json())
+    if seal.seal != expected or journal.hashes[seal.events - 1] != seal.head:
+        return False
+    return all(e.kind == EventKind.WARNING for e in journal.events[seal.events :])

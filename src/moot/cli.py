@@ -795,6 +795,13 @@ def replay(session_id: str | None) -> None:
     if report.identical:
         click.echo("Identical to the stored result.json, byte for byte.")
         return
+    if report.changed is not None:  # the journal verifies: a rule changed, not the record
+        _say(report.changed[0].upper() + report.changed[1:] + ".")
+        click.echo(
+            "The journal verifies and the stored result.json was computed from it: the "
+            "difference is the new rule, not corruption (`moot resume` rewrites result.json)."
+        )
+        return
     click.echo(
         "DIFFERENT from the stored result.json: the code that computes the outcome "
         "changed, or result.json was edited."

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from moot import lazy
-from moot.types import Outcome
+from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, Outcome
 
 __all__ = [
     "FORMAT_VERSION",
@@ -92,6 +92,13 @@ class Result(BaseModel):
     rounds: int
     disagreements: list[str]
     positions: dict[str, str]
+    # moot's finding on the agents' final answers and what it weighed (deliberation/finding.py).
+    # Absent from results written before labels were moot's finding, and from outcomes with no
+    # claims to compare (a code change picked): left out of the JSON when empty.
+    finding: Finding | None = None
+    claims: list[ClaimAt] = []
+    changes: list[ChangeOfMind] = []
+    verdicts: list[ModelVerdict] = []
     details: dict[str, Any]
     aliases: dict[str, str]
     agents: dict[str, AgentUsage]
@@ -117,6 +124,8 @@ class Result(BaseModel):
         exclude = {"journal"} if self.journal is None else set()
         if not self.trust:  # results from before trust statements read back byte for byte
             exclude.add("trust")
+        # ... and so do results from before moot's finding, and outcomes without claims
+        exclude |= {name for name in _TYPED_OUTCOME if not getattr(self, name)}
         return self.model_dump_json(indent=2, exclude=exclude) + "\n"
 
     def same_as_stored(self, stored: str) -> bool:
@@ -130,6 +139,10 @@ class Result(BaseModel):
             return False
         unsealed = self.model_copy(update={"journal": None})
         return isinstance(old, dict) and "journal" not in old and stored == unsealed.to_json()
+
+
+# The typed outcome's fields: left out of result.json when empty.
+_TYPED_OUTCOME = ("finding", "claims", "changes", "verdicts")
 
 
 def build_result(
@@ -165,6 +178,10 @@ def build_result(
         tokens=tokens,
         cost=cost,
         stop_message=stop_message,
+        finding=outcome.finding if outcome else None,
+        claims=list(outcome.claims) if outcome else [],
+        changes=list(outcome.changes) if outcome else [],
+        verdicts=list(outcome.verdicts) if outcome else [],
     )
     return result
 

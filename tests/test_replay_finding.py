@@ -1,0 +1,143 @@
+"""Old sessions under the rule that labels are moot's finding: session folders written by the
+code before it (tests/sessions/, made at commit 80fd3df with scripted agents) still show, their
+result.json reads and writes back byte for byte, and `moot replay` reports a label that
+changes under the new rule as a changed outcome naming the rule, not as corruption.
+
+    20261126-093435-e1585e  a judge says CONSENSUS 10/10 over final answers 408, 418, 400
+    20261126-093436-cf1ad1  B and C move from 418 to A's 408 in round 1; the judge says 9/10
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot import api
+from moot.deliberation.finding import judge_answers
+from moot.engine.journal import Journal
+from moot.engine.store import SessionFolder
+from moot.plan import Plan
+from moot.result import Result
+from moot.types import ModelVerdict, Outcome
+from tests.test_cli import moot
+
+SESSIONS = Path(__file__).resolve().parent / "sessions"
+JUDGED = "20261126-093435-e1585e"
+PERSUADED = "20261126-093436-cf1ad1"
+
+
+def old_session(home: Path, session_id: str) -> Path:
+    target = home / "sessions" / session_id
+    shutil.copytree(SESSIONS / session_id, target)
+    return target
+
+
+RECORDED: Callable[[Plan], Any] = api._protocol
+
+
+def on_the_finding(monkeypatch: pytest.MonkeyPatch, says: str = "called it consensus") -> None:
+    """Until every protocol returns moot's finding, stand in for one that does: the protocol
+    runs as recorded, and its final answers are judged by moot with the judge's verdict as
+    evidence (as deliberation/finding.py asks every protocol to)."""
+
+    def protocol(plan: Plan) -> Any:
+        run = RECORDED(plan)
+
+        async def judged(session: Any) -> Outcome:
+            outcome: Outcome = await run(session)
+            if outcome.finding is not None:
+                return outcome
+            verdict = ModelVerdict(by="Agent C", role="judge", says=says, claims_agreement=True)
+            j = judge_answers(
+                [outcome.positions], started=list(outcome.positions), verdicts=[verdict]
+            )
+            return outcome.model_copy(
+                update={
+                    **j.outcome_fields(),
+                    "status": "consensus" if j.consensus else "no_consensus",
+                    "consensus": j.consensus,
+                    "how": j.finding.reason,
+                }
+            )
+
+        return judged
+
+    monkeypatch.setattr(api, "_protocol", protocol)
+
+
+@pytest.mark.parametrize("session_id", [JUDGED, PERSUADED])
+def test_an_old_result_reads_and_writes_back_byte_for_byte(session_id: str) -> None:
+    text = (SESSIONS / session_id / "result.json").read_text(encoding="utf-8")
+    result = Result.model_validate_json(text)
+    assert result.finding is None and not result.claims and not result.verdicts
+    assert result.to_json() == text
+
+
+def test_an_old_session_still_shows(capsys: pytest.CaptureFixture[str], isolated: Path) -> None:
+    old_session(isolated, JUDGED)
+    code, out, err = moot(capsys, "show", JUDGED)
+    assert code == 0, err
+    assert "Agent C judged consensus in round 1" in out
+
+
+def test_replay_names_the_rule_when_the_label_changes(
+    capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = old_session(isolated, JUDGED)
+    on_the_finding(monkeypatch)
+    report = api.replay(JUDGED)
+    assert report.identical is False
+    assert report.changed is not None
+    assert report.changed.startswith(
+        "outcome changed: the stored result was labelled consensus (Agent C judged consensus "
+        "in round 1 (score 10/10)); under moot's finding (labels are decided from the agents' "
+        "final answers) it is no_consensus: Agent C called it consensus"
+    )
+    assert report.changed.endswith("the final answers differ: 408 (A); 418 (B); 400 (C)")
+    code, out, _ = moot(capsys, "replay", JUDGED)
+    assert code == 0, out  # explained: the journal verifies and the result was not edited
+    assert "Outcome changed: the stored result was labelled consensus" in out
+    assert "it is no_consensus: Agent C called it consensus" in out
+    assert "not corruption" in out and "DIFFERENT" not in out
+    stored = json.loads((folder / "result.json").read_text())
+    assert "finding" not in stored  # replay reads; it never rewrites
+
+
+def test_replay_of_an_edited_old_result_is_still_a_mismatch(
+    capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = old_session(isolated, JUDGED)
+    result = folder / "result.json"
+    result.write_text(result.read_text().replace("The answer is 418.", "The answer is 408."))
+    on_the_finding(monkeypatch)
+    assert api.replay(JUDGED).changed is None
+    code, out, _ = moot(capsys, "replay", JUDGED)
+    assert code == 1 and "DIFFERENT" in out and "Outcome changed" not in out
+
+
+def test_replay_of_a_result_that_already_carries_a_finding_compares_bytes(
+    capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result written with a finding that the replay no longer gives is a mismatch: the
+    rule only explains results written before it."""
+    folder = old_session(isolated, JUDGED)
+    on_the_finding(monkeypatch)
+    api.resume(JUDGED)  # a finished session: result.json is rewritten from the replay
+    stored = json.loads((folder / "result.json").read_text())
+    assert stored["finding"]["label"] == "no_consensus"
+    assert stored["verdicts"][0]["upheld"] is False
+    code, out, _ = moot(capsys, "replay", JUDGED)
+    assert code == 0 and "byte for byte" in out
+    replayed = api.replay(JUDGED).result
+    assert replayed.finding is not None
+    other = replayed.model_copy(
+        update={"finding": replayed.finding.model_copy(update={"reason": "another reason"})}
+    )
+    journal, _ = Journal.open(folder / "events.jsonl", repair=False)
+    stored_text = (folder / "result.json").read_text()
+    assert api.outcome_change(SessionFolder(folder), journal, stored_text, other) is None
