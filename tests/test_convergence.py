@@ -18,6 +18,7 @@ from moot.deliberation.convergence import (
     StaticEmbedder,
     Thresholds,
     arbiter_prompt,
+    contradiction,
     converge,
     default_embedder,
     semantic_similarity,
@@ -314,3 +315,54 @@ def test_without_the_extra_there_is_no_embedder_and_one_note(
     assert default_embedder() == (None, NO_EMBEDDER_NOTE)
     with pytest.raises(ImportError, match=r"pip install 'moot\[embed\]'"):
         StaticEmbedder()
+
+
+# -- similarity confirms convergence, never overrides a contradiction (issue 29) --------------
+ALWAYS_100 = json.dumps(
+    {
+        "overall_convergence": 100,
+        "core_recommendation": 100,
+        "reasoning_alignment": 100,
+        "tradeoff_alignment": 100,
+        "implementation_alignment": 100,
+        "key_disagreements": [],
+    }
+)
+CONTRADICTING = [
+    ("The answer is 391.", "The answer is 381.", "391 vs 381"),
+    (
+        "The migration is safe to run on Friday.",
+        "The migration is not safe to run on Friday.",
+        "'safe'",
+    ),
+    ("Expire sessions after 30 seconds.", "Expire sessions after 300 seconds.", "30 second"),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "why"), CONTRADICTING)
+def test_positions_that_contradict_never_converge_whatever_the_score(
+    embedder: StaticEmbedder, a: str, b: str, why: str
+) -> None:
+    """'391' and '381' were converged by the structural layer (94 of 100 alike) or the semantic
+    one (100): the text layers no longer decide, and an arbiter's 100 is only a score."""
+    lenient = Thresholds(structural=90, semantic=90)
+    arbiter = ScriptedArbiter(ALWAYS_100)
+    result = asyncio.run(converge(a, b, embedder=embedder, arbiter=arbiter, thresholds=lenient))
+    assert result.scores["structural"] >= 90 and result.scores["semantic"] >= 90
+    assert result.layer == "arbiter" and result.score == 100  # the arbiter is still asked
+    assert why in result.contradiction
+    assert not result.reached(80) and not result.reached(0)
+    assert any("the positions contradict" in n for n in result.notes)
+    # without an arbiter the text score stands, and still does not converge
+    alone = asyncio.run(converge(a, b, embedder=embedder, arbiter=None, thresholds=lenient))
+    assert alone.layer == "semantic" and alone.score >= 90 and not alone.reached(80)
+    assert alone.notes[-1].endswith("the positions contradict")
+    assert ConvergenceResult.model_validate_json(alone.model_dump_json()) == alone
+
+
+def test_the_same_claim_in_other_words_still_converges_without_a_contradiction(
+    embedder: StaticEmbedder,
+) -> None:
+    result = asyncio.run(converge(*REORDERED, embedder=embedder, arbiter=None))
+    assert result.contradiction == "" and result.reached(80)
+    assert contradiction("The answer is 391.", "Final answer: 391") == ""

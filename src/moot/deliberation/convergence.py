@@ -4,6 +4,11 @@
     semantic     cosine similarity of embeddings, 0-100; at or above 90 it decides
     arbiter      a model scores the agreement (validated JSON); its overall score decides
 
+Similarity may confirm convergence, never override a contradiction: before any layer,
+`claims.compare` reads the two positions' claims, and where they contradict ("The answer is
+391." against "... 381.", yes against no) neither text layer decides, the arbiter's score is
+kept as evidence only, and the result never counts as converged (`contradiction` says why).
+
 Pure: no Session, no provider. The embedder and the arbiter are injected, so any protocol can
 call `converge` (the tournament after every round, the arena's judge as evidence) and tests run
 the real layers on real texts. Positions are model output: untrusted, possibly empty or huge.
@@ -22,6 +27,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, utils
 
+from moot.deliberation.claims import Relation, compare, extract_claim
+
 __all__ = [
     "ARBITER_SCHEMA",
     "DEFAULT_THRESHOLDS",
@@ -34,6 +41,7 @@ __all__ = [
     "StaticEmbedder",
     "Thresholds",
     "arbiter_prompt",
+    "contradiction",
     "converge",
     "default_embedder",
     "semantic_similarity",
@@ -156,7 +164,9 @@ Arbiter = Callable[[str, str], Awaitable[ArbiterScores | None]]
 
 class ConvergenceResult(BaseModel):
     """What one convergence check found. `layer` decided and gave `score`; `scores` holds every
-    layer that ran, cheapest first; `notes` are for the journal (a skipped layer, a fallback)."""
+    layer that ran, cheapest first; `notes` are for the journal (a skipped layer, a fallback);
+    `contradiction` says how the two positions' claims contradict ("391 vs 381"), empty when
+    they do not."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -165,10 +175,12 @@ class ConvergenceResult(BaseModel):
     details: dict[str, Any] = {}
     scores: dict[str, float] = {}
     notes: tuple[str, ...] = ()
+    contradiction: str = ""
 
     def reached(self, threshold: float) -> bool:
-        """Whether the positions converged by a match's standard (the tournament's 80)."""
-        return self.score >= threshold
+        """Whether the positions converged by a match's standard (the tournament's 80): the
+        score reaches it and nothing in the two positions contradicts the other."""
+        return not self.contradiction and self.score >= threshold
 
 
 def _normalise(text: str) -> str:
@@ -199,6 +211,13 @@ def semantic_similarity(vector_a: Sequence[float], vector_b: Sequence[float]) ->
     return max(0.0, min(100.0, 100.0 * dot / norm))
 
 
+def contradiction(a: str, b: str) -> str:
+    """How the claims of positions `a` and `b` contradict each other ("391 vs 381"), or ""
+    when nothing contradicts (moot's one agreement relation, `claims.compare`)."""
+    found = compare(extract_claim(a), extract_claim(b))
+    return found.reason if found.relation is Relation.CONTRADICT else ""
+
+
 async def converge(
     a: str,
     b: str,
@@ -211,7 +230,9 @@ async def converge(
 
     Without an embedder the semantic layer is skipped (note `NO_EMBEDDER_NOTE`). Without an
     arbiter, or when it gives no usable reply, the last layer that ran gives the score and a note
-    says so. An empty position scores 0 at once: there is nothing to agree with."""
+    says so. An empty position scores 0 at once: there is nothing to agree with. Where the two
+    positions' claims contradict, no text layer decides: every layer runs, the arbiter (if
+    any) gives the score, and the result carries the contradiction, so it never converges."""
     if not a.strip() or not b.strip():
         return ConvergenceResult(
             layer="structural",
@@ -221,9 +242,14 @@ async def converge(
         )
     notes: list[str] = []
     scores: dict[str, float] = {}
+    differ = contradiction(a, b)
+    if differ:
+        notes.append(
+            f"the positions contradict ({differ}): text similarity may not confirm convergence"
+        )
     structural = round(structural_similarity(a, b), 1)
     scores["structural"] = structural
-    if structural >= thresholds.structural:
+    if structural >= thresholds.structural and not differ:
         return _result("structural", structural, {"scorer": "rapidfuzz ratio"}, scores, notes)
 
     semantic_details: dict[str, Any] = {}
@@ -240,18 +266,19 @@ async def converge(
         else:
             scores["semantic"] = round(semantic, 1)
             semantic_details = {"embedder": embedder.name}
-            if scores["semantic"] >= thresholds.semantic:
+            if scores["semantic"] >= thresholds.semantic and not differ:
                 return _result("semantic", scores["semantic"], semantic_details, scores, notes)
 
     verdict = await arbiter(a, b) if arbiter is not None else None
     if verdict is not None:
         scores["arbiter"] = float(verdict.overall_convergence)
-        return _result("arbiter", scores["arbiter"], verdict.model_dump(), scores, notes)
+        return _result("arbiter", scores["arbiter"], verdict.model_dump(), scores, notes, differ)
     fallback: Layer = "semantic" if "semantic" in scores else "structural"
     why = "no arbiter configured" if arbiter is None else "the arbiter gave no usable reply"
-    notes.append(f"{why}: the {fallback} score stands, below its threshold")
+    below = "the positions contradict" if differ else "below its threshold"
+    notes.append(f"{why}: the {fallback} score stands, {below}")
     details = semantic_details if fallback == "semantic" else {"scorer": "rapidfuzz ratio"}
-    return _result(fallback, scores[fallback], details, scores, notes)
+    return _result(fallback, scores[fallback], details, scores, notes, differ)
 
 
 def _result(
@@ -260,9 +287,15 @@ def _result(
     details: dict[str, Any],
     scores: dict[str, float],
     notes: list[str],
+    differ: str = "",
 ) -> ConvergenceResult:
     return ConvergenceResult(
-        layer=layer, score=score, details=details, scores=dict(scores), notes=tuple(notes)
+        layer=layer,
+        score=score,
+        details=details,
+        scores=dict(scores),
+        notes=tuple(notes),
+        contradiction=differ,
     )
 
 
