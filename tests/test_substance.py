@@ -176,3 +176,219 @@ def test_huge_and_hostile_replies_are_judged_quickly() -> None:
     for verdict in verdicts:
         if verdict is not None:
             assert str(verdict).isprintable() and len(str(verdict)) < 200
+
+
+# -- a valid answer answers the question (issue 29) -------------------------------------------
+
+TWO = "What is 2+2?"
+FRIDAY = "Should we deploy on Friday?"
+MIGRATION = "Is it safe to run the migration on Friday?"
+BOTH_PROMPTS = [_arena_solve, _court_propose]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # what the court certified in the field
+        "You are an AI, you will not be allowed to speak in the debate.",
+        "As per the instructions, I will now give my position.",
+        "As an AI language model, I will answer.",
+        "Here is my answer:",
+        "I am an AI assistant and I will give my position in this round.",
+    ],
+)
+@pytest.mark.parametrize("task", [FRANCE, STORE, None])
+def test_talk_about_the_debate_the_instructions_or_being_an_ai_is_invalid(
+    reply: str, task: str | None
+) -> None:
+    for build in BOTH_PROMPTS:
+        problem = _invalid(reply, build(task or STORE), task)
+        assert problem.reason is Reason.META
+        assert "the debate, the instructions or being an AI" in str(problem)
+        assert reply[:20] in str(problem)  # named in the reply's own spelling
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        (FRANCE, "Paris, as per the instructions."),
+        (FRANCE, "My answer is Paris."),
+        (STORE, "As per the instructions, my position is: use SQLite."),
+        (STORE, "My position is that we should use SQLite."),
+        # the task's own words are the answer's, not talk about the debate
+        ("Should the judge speak in the debate?", "The judge should speak in the debate."),
+        ("When should we vote?", "Not now."),
+    ],
+)
+def test_talk_around_an_answer_is_an_answer(task: str, reply: str) -> None:
+    for build in BOTH_PROMPTS:
+        assert check_substance(reply, build(task), task=task) is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "{{...}}",
+        "{{ }}",
+        "[...]",
+        "<…>",
+        "[Your position]",
+        "<your answer>",
+        "{{answer}}",
+        "Position: [Your position]",
+    ],
+)
+@pytest.mark.parametrize("task", [FRANCE, None])
+def test_placeholders_are_invalid(reply: str, task: str | None) -> None:
+    problem = _invalid(reply, _court_propose(task or STORE), task)
+    assert problem.reason is Reason.TEMPLATE
+    assert _invalid(reply, [], task).reason is Reason.TEMPLATE
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "\x1b[1A\x1b[2K",
+        # what is left once something stripped the ESC: the digits must not pass as words
+        "[1A[2K",
+        "[1A[2K[1A[2K\n[0m",
+        "\x1b[2J\x1b[H",
+        "\x1b]0;title\x07",
+        "[?25l",
+        "\x00\x07",
+        "\x1b[31m\x1b[0m",
+    ],
+)
+@pytest.mark.parametrize("task", [FRANCE, None])
+def test_control_and_escape_codes_are_invalid(reply: str, task: str | None) -> None:
+    for prompts in (_arena_solve(FRANCE), []):
+        problem = _invalid(reply, prompts, task)
+        assert problem.reason is Reason.CONTROL
+        assert "control or escape codes" in str(problem)
+        assert str(problem).isprintable()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "\x1b[31mParis\x1b[0m",
+        "[1A[2KParis",
+        "See [2b]: Paris.",
+        "[1] Paris",
+        "Paris\r\n",
+    ],
+)
+def test_an_answer_among_escape_codes_or_brackets_is_an_answer(reply: str) -> None:
+    assert check_substance(reply, _arena_solve(FRANCE), task=FRANCE) is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ", no more than 40 words.",
+        "no more than 40 words",
+        "In at most three sentences.",
+        "Under 100 words, please.",
+        "Answer in one sentence.",
+        "Reply with 2 paragraphs.",
+        "Maximum of 5 bullet points.",
+    ],
+)
+@pytest.mark.parametrize("task", [FRANCE, None])
+def test_instruction_fragments_are_invalid(reply: str, task: str | None) -> None:
+    for prompts in (_arena_solve(FRANCE), []):
+        problem = _invalid(reply, prompts, task)
+        assert problem.reason is Reason.INSTRUCTION
+        assert "a piece of an instruction" in str(problem)
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        (FRANCE, "Paris, in no more than 40 words."),
+        # a limit that answers a question about a size or a count
+        ("How long can a post be?", "At most 280 characters."),
+        ("What is the post limit, in characters?", "No more than 280 characters."),
+        ("How many slides should the talk have?", "At most 10 points."),
+    ],
+)
+def test_a_limit_that_answers_is_an_answer(task: str, reply: str) -> None:
+    assert check_substance(reply, _arena_solve(task), task=task) is None
+
+
+@pytest.mark.parametrize(
+    ("task", "reply", "said"),
+    [
+        (TWO, "no", "no"),
+        (TWO, "Yes.", "yes"),
+        (FRANCE, "Absolutely not.", "no"),
+        (FRANCE, "Yeah", "yeah"),
+        (TWO, "I would vote yes.", "yes"),
+        # alternatives are no yes/no question, and neither is an instruction
+        (STORE, "No.", "no"),
+        ("Which is better, Postgres or SQLite?", "Yes", "yes"),
+        ("Pick a database for a session store.", "No.", "no"),
+    ],
+)
+def test_a_bare_yes_or_no_to_another_question_is_invalid(task: str, reply: str, said: str) -> None:
+    for build in BOTH_PROMPTS:
+        problem = _invalid(reply, build(task), task)
+        assert problem.reason is Reason.BARE_YES_NO
+        assert f"a bare {said!r} to a question that is not a yes/no question" in str(problem)
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        (FRIDAY, "No."),
+        (FRIDAY, "Absolutely not."),
+        (MIGRATION, "Yes."),
+        (MIGRATION, "no"),
+        ("Isn't it safer to wait?", "Yes."),
+        ("Can we ship today?", "Yes"),
+        ("Were the tests green?", "No"),
+        ("Has the build passed?", "Yes."),
+        ("Would a cache help?", "No."),
+        ("Is 2.5 bigger than 2?", "Yes"),
+        ("Is it safe, or not?", "No"),
+        ("Context: we run Postgres. Question: should we add Redis?", "No."),
+        ("Given the load, is it safe to deploy?", "No."),
+        ("Decide whether to deploy on Friday.", "No."),
+        ("We have a migration ready.\nIs it safe to run it on Friday", "No."),
+        (TWO, "No, 5."),
+        (TWO, "4"),
+        (TWO, "The answer is 4."),
+    ],
+)
+def test_a_yes_or_no_that_answers_is_an_answer(task: str, reply: str) -> None:
+    for build in BOTH_PROMPTS:
+        assert check_substance(reply, build(task), task=task) is None
+
+
+def test_without_the_task_a_bare_yes_or_no_cannot_be_judged() -> None:
+    for reply in ("No.", "yes"):
+        assert check_substance(reply, _arena_solve(TWO), task=None) is None
+
+
+def test_hostile_replies_for_the_new_rules_are_judged_quickly() -> None:
+    prompts = _arena_solve(FRANCE)
+    hostile = [
+        "\x1b[" * 3_000_000,
+        "[1" * 3_000_000,
+        "[1;" * 2_000_000 + "A",
+        ", no more than 40 words. " * 300_000,  # 25 characters: the cuts fall between copies
+        "words " * 1_000_000,
+        "yes " * 1_000_000,
+        "you are an ai " * 500_000,
+    ]
+    started = time.perf_counter()
+    verdicts = [check_substance(text, prompts, task=TWO) for text in hostile]
+    assert time.perf_counter() - started < 10
+    assert verdicts[3] is not None and verdicts[3].reason is Reason.INSTRUCTION
+    for verdict in verdicts:
+        if verdict is not None:
+            assert str(verdict).isprintable() and len(str(verdict)) < 200
+    long_question = "Is it " + "very " * 1_000_000 + "safe?"
+    started = time.perf_counter()
+    assert check_substance("No.", prompts, task=long_question) is None
+    assert time.perf_counter() - started < 5

@@ -12,6 +12,11 @@ in a run of three words that also occurs, in that order, in the prompt. That cat
 near-verbatim paraphrases in linear time, while a short answer built from the task's own words
 ("Use SQLite." to "Postgres or SQLite?") stays: it shares no three-word run with the prompt.
 
+A valid answer also answers the question (issue 29): talk about the debate, the instructions or
+being an AI ("You are an AI, you will not be allowed to speak in the debate."), terminal escape
+codes (also the "[1A[2K" left once the ESC is stripped), a piece of an instruction (", no more
+than 40 words.") and a bare "no" to a question that is not a yes/no question are invalid too.
+
 Everything here is pure and deterministic, and model text is treated as hostile: the reply and
 the prompts are capped before scanning, and every pattern is linear.
 """
@@ -19,9 +24,11 @@ the prompts are capped before scanning, and every pattern is linear.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from moot.deliberation.markup import strip_markup
@@ -44,6 +51,10 @@ class Reason(enum.StrEnum):
     ECHO = "echo"  # the prompt's instructions or the task, copied back
     REFUSAL = "refusal"  # "I can't help with that", "As an AI language model I cannot"
     REPETITION = "repetition"  # a loop of the same few words, as tiny models fall into
+    META = "meta"  # talk about the debate, the instructions or being an AI, not an answer
+    CONTROL = "control"  # terminal escape codes or control characters, not text
+    INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
+    BARE_YES_NO = "bare_yes_no"  # "No." to a question that is not a yes/no question
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,36 @@ _FILL_IN = re.compile(
     r"|[^<>\[\]()\n]{0,60}\bhere)[ \t]*[>\])]",
     re.IGNORECASE,
 )
+# An empty slot: `{{...}}`, `{{ }}`, `[...]`, `<...>` (NFKC folds "…" to "...")
+_EMPTY_SLOT = re.compile(r"\{\{[^{}\w\n]{0,20}\}\}|[{\[<(][ \t]*\.{2,}[ \t]*[}\]>)]")
+# Terminal control: a CSI or OSC sequence with its ESC, a lone ESC pair, a CSI whose ESC was
+# stripped ("[1A[2K", "[0m", "[?25l": digits and a final letter, not a bracketed note like
+# "[2b]"), and C0/C1 control characters other than tab, newline and carriage return.
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]?|\x1b\][^\x07\x1b\n]{0,200}(?:\x07|\x1b\\)?|\x1b[@-_]?"
+    r"|\[\??\d{1,4}(?:;\d{1,4}){0,8}[a-z](?!\])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+# a character every control match starts with: one class, so ordinary text is scanned fast
+_CONTROL_HINT = re.compile(r"[\[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# A piece of an instruction: a length limit ("no more than 40 words", "in at most 3 sentences")
+# or a request about the form of the answer ("answer in one sentence", "be concise").
+# Searched from the unit back: a unit word is rare, so the scan is fast.
+_UNIT = re.compile(
+    r"\b(?:words?|sentences?|characters?|chars|lines?|paragraphs?|tokens?|bullets?|points?)\b"
+)
+# what must stand right before the unit, matched on a bounded window that ends at it
+_BEFORE_UNIT = re.compile(
+    r"(?:\b(?:(?:in|with|using|within)\s+)?(?:no\s+more\s+than|not\s+more\s+than|"
+    r"no\s+longer\s+than|at\s+most|at\s+least|fewer\s+than|less\s+than|up\s+to|under|"
+    r"maximum(?:\s+of)?|max)\s+(?:\d{1,5}|one|two|three|four|five|ten|twenty|fifty|"
+    r"a\s+hundred)\s+(?:bullet\s+)?"
+    r"|\b(?:answer|respond|reply|write)\s+(?:in|with)\s+(?:one|a\s+single|a\s+short|\d{1,5})\s+"
+    r")\Z"
+)
+_WINDOW = 48
+# a task that asks for a size or a count may well be answered with a limit ("At most 280
+# characters." to "How long can a post be?")
+_ASKS_SIZE = frozenset("long many much length limit limits maximum minimum size".split())
 # JSON-schema keywords as keys, and type names as values: `"type": "object"`
 _SCHEMA = re.compile(
     r'"(?:\$schema|\$ref|type|properties|required|additionalProperties|minLength|maxLength|'
@@ -91,7 +132,8 @@ _REFUSAL = re.compile(
 )
 # `Reasoning:` or `"confidence":`, and the value after it up to the next field
 # (the value is a lookahead, so a label inside another's value is still seen: JSON nests)
-_LABEL = re.compile(r'"?([a-z][\w-]{0,40})"?[ \t]*:(?=([^,;\n]{0,400}))')
+# (a name starts a word: inside one the scan fails at once instead of trying 40 characters)
+_LABEL = re.compile(r'(?<![\w-])"?([a-z][\w-]{0,40})"?[ \t]*:(?=([^,;\n]{0,400}))')
 # `## PLAN` or `## CHANGES -` on a line of its own: a header whose words all come from the prompt
 _HEADER = re.compile(r"^[ \t]*#{1,6}[ \t]*([a-z][a-z ]{0,40}?)[ \t]*[-:]?[ \t]*$", re.M)
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
@@ -103,6 +145,57 @@ _FILLER = frozenset(
     "a an the is are was were be been of to in on at for with by and or but if so as it its "
     "this that these those i we you he she they my our your me us".split()
 )
+
+
+# Talk about the deliberation instead of an answer. A reply is META when it names the debate, the
+# instructions, its own answer or being an AI (an anchor below) and every word of its own is a
+# word of such talk (`_META_WORDS`, the task's words taken out): "As per the instructions, I will
+# now give my position." One word of anything else ("My answer is Paris.") makes it an answer.
+_META_ANCHOR = re.compile(
+    r"\b(?:(?:you|i|we)\s+(?:are|am)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?"
+    r"(?:ai|assistant|language\s+model|chatbot|bot)"
+    r"|(?:you're|i'm)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|chatbot)"
+    r"|as\s+an?\s+(?:ai|assistant|language\s+model|chatbot)"
+    r"|(?:the|this|these|your|my|our)\s+(?:instructions?|prompt|rules|debate|discussion|"
+    r"deliberation|court|arena|tournament|vote|round|format|template)"
+    r"|(?:my|our|the)\s+(?:final\s+|own\s+)?(?:answer|position|response|reply|stance|opinion|"
+    r"view|vote|solution)"
+    r"|per\s+(?:the\s+)?instructions?|as\s+instructed)\b"
+)
+_META_WORDS = frozenset(
+    """
+    ai assistant language model chatbot bot artificial intelligence human
+    am i'm you're i'll we'll you'll not will shall would could can cannot can't won't allowed
+    permitted able unable going now here below above following follows then first next ok okay
+    sure certainly alright let let's give giving state present share provide offer write put
+    make express speak speaking talk say argue participate take part join engage contribute
+    answer answers answering respond response reply position positions stance view opinion
+    vote final own instructions instruction instructed prompt rules rule format template task
+    question per according follow followed accordance debate discussion deliberation court
+    arena tournament round rounds turn judge judges agent agents participant participants
+    panel other others do does did has have had being ready happy glad request requested
+    asked required about must should may might need want please thank thanks there what
+    which who how why when just only also all
+    """.split()
+)
+_YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
+# words that may stand around a bare yes/no without making it an answer: "Absolutely not."
+_INTENSIFIERS = frozenset(
+    "absolutely definitely certainly surely sure indeed course not really".split()
+)
+# A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
+# migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?").
+_AUXILIARIES = frozenset(
+    """
+    is are was were am do does did can could should would will shall has have had may might must
+    need ought isn't aren't wasn't weren't don't doesn't didn't can't couldn't shouldn't
+    wouldn't won't hasn't haven't hadn't mustn't shan't mightn't needn't
+    """.split()
+)
+# where a question's sentence begins: after a sentence end, a line break or a colon
+# ("Context ... Question: is it safe?"); its clauses split at commas and semicolons
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
+_CLAUSE = re.compile(r"[,;]|\s-+\s")
 
 
 def _fold(text: str) -> str:
@@ -139,9 +232,13 @@ def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
     }
 
 
-def _instructions(prompts: Iterable[str], task: str | None) -> tuple[list[str | None], set[str]]:
-    """The prompts' own words (quoted material and the task taken out, a `None` where they
-    were so no trigram spans the hole) and their vocabulary."""
+@functools.lru_cache(maxsize=32)
+def _instructions(
+    prompts: tuple[str, ...], task: str | None
+) -> tuple[frozenset[tuple[str, str, str]], frozenset[str]]:
+    """The prompts' own word trigrams (quoted material and the task taken out, so no trigram
+    spans the hole) and their vocabulary. Every agent of a round is asked the same prompts, and
+    a resume checks every saved answer again: the prompts are read once, not once per reply."""
     folded_task = _fold(task).strip() if task else ""
     words: list[str | None] = []
     for prompt in prompts:
@@ -150,10 +247,34 @@ def _instructions(prompts: Iterable[str], task: str | None) -> tuple[list[str | 
         for part in parts:
             words.extend(m.group() for m in _WORD.finditer(part))
             words.append(None)
-    return words, {w for w in words if w is not None}
+    return frozenset(_trigrams(words)), frozenset(w for w in words if w is not None)
 
 
-def _covered(reply_words: Sequence[str], grams: set[tuple[str, str, str]]) -> list[bool]:
+def _is_yes_no_question(task: str) -> bool:
+    """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
+    else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
+    and offers no alternatives ("or", other than "or not")."""
+    folded = _fold(task[:PROMPT_CAP])
+    end = folded.rfind("?")
+    if end == -1:
+        end = len(folded.rstrip(" \t\n.!"))
+    start = 0
+    for boundary in _SENTENCE_END.finditer(folded, 0, end):
+        start = boundary.end()
+    question = folded[start:end]
+    words = [m.group() for m in _WORD.finditer(question)]
+    if "whether" in words:
+        return True
+    if "or" in words and " or not " not in f" {' '.join(words)} ":
+        return False
+    for clause in _CLAUSE.split(question):
+        first_word = _WORD.search(clause)
+        if first_word is not None and first_word.group() in _AUXILIARIES:
+            return True
+    return False
+
+
+def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> list[bool]:
     covered = [False] * len(reply_words)
     for i in range(len(reply_words) - 2):
         if (reply_words[i], reply_words[i + 1], reply_words[i + 2]) in grams:
@@ -165,7 +286,15 @@ _DETAIL = {
     Reason.TEMPLATE: "it only repeats the prompt's template",
     Reason.ECHO: "it only repeats the prompt (its instructions or the task)",
     Reason.REFUSAL: "it refuses to answer",
+    Reason.CONTROL: "it holds only control or escape codes",
+    Reason.INSTRUCTION: "it is a piece of an instruction, not an answer",
 }
+# The mask below holds one byte per character: 0 for the model's own text, else the code of the
+# first reason that masked it. Covering a span translates its zeros to the code in one C call.
+_CODE = {why: code for code, why in enumerate(Reason, start=1)}
+_FILL = {
+    why: bytes([code]) + bytes(range(1, 256)) for why, code in _CODE.items()
+}  # a translate table: 0 -> code, every other byte to itself
 
 
 def _sample(text: str) -> str:
@@ -181,7 +310,9 @@ _FRAGMENT = 3
 _ANSWER_WORDS = frozenset("yes no true false none".split())
 
 
-def _fragment(text: str, content: Sequence[str], vocabulary: set[str]) -> NotSubstantive | None:
+def _fragment(
+    text: str, content: Sequence[str], vocabulary: frozenset[str]
+) -> NotSubstantive | None:
     """A few words of the model's own can still be junk a tiny model writes: a piece of the
     template (`SOLUTION}`, `{{exampleurl)}}`: doubled or unbalanced braces around a word) or a
     field name or two from the instructions ("Solution analysis"). A short real answer uses
@@ -198,6 +329,36 @@ def _fragment(text: str, content: Sequence[str], vocabulary: set[str]) -> NotSub
     return None
 
 
+def _talk_instead_of_answer(
+    text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
+) -> NotSubstantive | None:
+    """META or BARE_YES_NO when the model's own words are only talk about the deliberation, or
+    only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
+    when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
+    talk = [w for w in content if w in _META_WORDS and w not in task_words]
+    if len(talk) == len(content) and instructed:
+        return NotSubstantive(
+            Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
+        )
+    if len(talk) == len(content) and _META_ANCHOR.search(folded) is not None:
+        return NotSubstantive(
+            Reason.META,
+            "it talks about the debate, the instructions or being an AI instead of answering "
+            f"({_sample(text)})",
+        )
+    said = [w for w in content if w in _YES_NO]
+    rest = [w for w in content if w not in _YES_NO and w not in _INTENSIFIERS]
+    if not said and not rest and "not" in content:
+        said = ["no"]  # "Absolutely not.", "Certainly not."
+    if said and all(w in _META_WORDS and w not in task_words for w in rest):
+        return NotSubstantive(
+            Reason.BARE_YES_NO,
+            f"it is a bare {said[0]!r} to a question that is not a yes/no question "
+            f"({_sample(text)})",
+        )
+    return None
+
+
 def check_substance(
     reply: str, prompts: str | Sequence[str] = (), *, task: str | None = None
 ) -> NotSubstantive | None:
@@ -208,39 +369,50 @@ def check_substance(
     earlier assistant turns: an agent keeping its own solution is not an echo); quoted material
     in them is ignored. `task`, when given, is taken out of the prompts, so an answer that
     reuses the task's words ("Use SQLite.") is never an echo, while a reply that only repeats
-    the task is one."""
-    if isinstance(prompts, str):
-        prompts = [prompts]
+    the task is one; it also tells whether a bare yes or no can answer it."""
+    prompts = (prompts,) if isinstance(prompts, str) else tuple(prompts)
     if not reply.strip():
         return NotSubstantive(Reason.EMPTY, "it is empty")
     scanned = _scan(reply)
     text = strip_markup(scanned)
+    folded = _fold(text)
     if not _WORD.search(text):
+        if _EMPTY_SLOT.search(folded):
+            return NotSubstantive(Reason.TEMPLATE, f"it is a placeholder ({_sample(text)})")
+        if _CONTROL.search(folded):
+            return NotSubstantive(Reason.CONTROL, f"{_DETAIL[Reason.CONTROL]} ({_sample(text)})")
         if text != scanned.strip():
             return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
-    prompt_words, vocabulary = _instructions(prompts, task)
-    folded = _fold(text)
-    # per character, what masked it (None: the model's own text); spans are fixed by position
-    # in `folded`, which NFKC can make a little longer or shorter than `text`, so all matching
-    # below runs on `folded`
-    mask: list[Reason | None] = [None] * len(folded)
+    grams, vocabulary = _instructions(prompts, task)
+    task_words = frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))) if task else frozenset()
+    # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
+    # which NFKC can make a little longer or shorter than `text`, so all matching below runs
+    # on `folded`
+    mask = bytearray(len(folded))
 
     def cover(start: int, end: int, why: Reason) -> None:
-        for i in range(start, end):
-            if mask[i] is None:
-                mask[i] = why
+        mask[start:end] = mask[start:end].translate(_FILL[why])
 
-    for pattern in (_PLACEHOLDER, _FILL_IN, _SCHEMA):
+    def blank(m: re.Match[str]) -> str:
+        cover(m.start(), m.end(), Reason.CONTROL)
+        return " " * (m.end() - m.start())
+
+    # control codes become blanks of the same length, so their digits and letters ("[2K") are
+    # no words and cannot glue onto the words beside them
+    if _CONTROL_HINT.search(folded):
+        folded = _CONTROL.sub(blank, folded)
+    slots = (_EMPTY_SLOT,) if ".." in folded or "{{" in folded else ()
+    for pattern in (*slots, _PLACEHOLDER, _FILL_IN, _SCHEMA):
         for m in pattern.finditer(folded):
             cover(m.start(), m.end(), Reason.TEMPLATE)
     for m in _LABEL.finditer(folded):
         # a label the prompt uses, or one whose value holds no word of the model's own
         # (`Reasoning: {`), is template; the value itself is judged on its own
         name = m.group(1)
-        value = list(_WORD.finditer(folded, m.start(2), m.end(2)))
-        empty = all(mask[i] is not None for w in value for i in range(w.start(), w.end()))
+        value = _WORD.finditer(folded, m.start(2), m.end(2))
+        empty = all(mask.count(0, w.start(), w.end()) == 0 for w in value)
         if name in vocabulary or name.replace("-", "") in vocabulary or empty:
             cover(m.start(), m.start(2), Reason.TEMPLATE)
     for m in _HEADER.finditer(folded):
@@ -249,47 +421,66 @@ def check_substance(
             cover(m.start(), m.end(), Reason.TEMPLATE)
     for m in _REFUSAL.finditer(folded):
         cover(m.start(), m.end(), Reason.REFUSAL)
+    for m in _UNIT.finditer(folded):
+        # "at most 280 characters" answers "How long can a post be, in characters?"
+        unit = m.group()
+        if {unit, unit.removesuffix("s"), unit + "s"} & task_words or _ASKS_SIZE & task_words:
+            continue
+        before = _BEFORE_UNIT.search(folded, max(0, m.start() - _WINDOW), m.start())
+        if before is not None:
+            cover(before.start(), m.end(), Reason.INSTRUCTION)
 
     words = list(_WORD.finditer(folded))
     tokens = [m.group() for m in words]
-    from_prompt = _covered(tokens, _trigrams(prompt_words))
-    task_words = [m.group() for m in _WORD.finditer(_fold(task))] if task else []
-    from_task = _covered(tokens, _trigrams(task_words))
-    for m, copied, restated in zip(words, from_prompt, from_task, strict=True):
+    spans = [m.span() for m in words]
+    from_prompt = _covered(tokens, grams)
+    task_tokens = _WORD.findall(_fold(task)) if task else []
+    from_task = _covered(tokens, _trigrams(task_tokens))
+    for (start, end), copied, restated in zip(spans, from_prompt, from_task, strict=True):
         if copied or restated:
-            cover(m.start(), m.end(), Reason.ECHO)
+            cover(start, end, Reason.ECHO)
 
     # what is left: words no mask touches
-    own = [m.group() for m in words if all(mask[i] is None for i in range(m.start(), m.end()))]
+    own = [
+        token
+        for token, (start, end) in zip(tokens, spans, strict=True)
+        if mask.count(0, start, end) == end - start
+    ]
     content = [w for w in own if w not in _FILLER]
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
+    if content:
+        instructed = _CODE[Reason.INSTRUCTION] in mask
+        talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
+        if talk is not None and (
+            talk.reason is not Reason.BARE_YES_NO or (task and not _is_yes_no_question(task))
+        ):
+            return talk
     # invalid: nothing of its own left, or a long copy of the prompt with a stray word or two
     # ("... each with its reason. Okay."); restating the task before a short answer is fine
     # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
     beyond_task = len(tokens) - sum(from_task)
     if content and len(content) <= _FRAGMENT:
         # without the task at hand its words are part of the instructions: only braces tell
-        fragment = _fragment(text, content, vocabulary if task else set())
+        fragment = _fragment(text, content, vocabulary if task else frozenset())
         if fragment is not None:
             return fragment
     if content and not (len(own) * 10 < beyond_task and len(content) <= _FRAGMENT):
         return None
-    counts: dict[Reason, int] = {}
-    for why in mask:
-        if why is not None:
-            counts[why] = counts.get(why, 0) + 1
-    if not counts:  # only filler words of its own: "it is"
+    # the reason that masked the most characters (a tie: a refusal first, then the earliest)
+    masked = sorted(
+        (why for why in Reason if _CODE[why] in mask), key=lambda why: mask.index(_CODE[why])
+    )
+    if not masked:  # only filler words of its own: "it is"
         return NotSubstantive(Reason.ECHO, f"it says nothing of substance ({_sample(text)})")
-    main = max(counts, key=lambda why: (counts[why], why == Reason.REFUSAL))
+    main = max(masked, key=lambda why: (mask.count(_CODE[why]), why == Reason.REFUSAL))
     # the first run of text masked for that reason, in the reply's own spelling if folding
     # kept the positions
-    start = mask.index(main)
+    code = _CODE[main]
+    start = mask.index(code)
     end = start
-    while end < len(mask) and (
-        mask[end] == main or (mask[end] is None and not folded[end].isalnum())
-    ):
+    while end < len(mask) and (mask[end] == code or (mask[end] == 0 and not folded[end].isalnum())):
         end += 1
     source = text if len(text) == len(folded) else folded
     return NotSubstantive(main, f"{_DETAIL[main]} ({_sample(source[start:end])})")
