@@ -1,8 +1,12 @@
-"""What the bench reads from a session: its final answer, and each agent's answer per round.
+"""What the bench reads from a session: its final answer, each agent's answer per round, and
+the calls it made.
 
-Replies are untrusted model text. An answer is taken from a `<solution>` block when there is one
-(arena's format), else from a JSON object's `answer`-like field (court and tournament reply in
-JSON), else from the whole reply; then `extract_answer` finds the final answer in it.
+Replies are untrusted model text. Each agent's answer per round is, where the session's
+`result.json` carries moot's claims (`claims`: one per agent per round), that claim; else it is
+read from the journal: a `<solution>` block when there is one (arena's format), else a JSON
+object's answer-like field (tournament), else the whole reply. A court reply is read as the
+position it supports: a "yes" vote is the candidate position it names (never a number from its
+reasoning or confidence), a "no" or a proposal its own position text, an abstention no answer.
 """
 
 from __future__ import annotations
@@ -10,33 +14,49 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from moot.deliberation.answers import extract_answer
+from moot.deliberation.consensus import position_id
 from moot.types import Step
 
-__all__ = ["agent_trajectories", "answer_of"]
+__all__ = ["agent_trajectories", "answer_of", "calls_made", "position_of"]
 
 _SOLUTION = re.compile(r"<solution>(.*?)(?:</solution>|$)", re.DOTALL | re.IGNORECASE)
 _JSON_KEYS = ("answer", "final_answer", "newPositionText", "recommendation", "position")
 _MAX_JSON = 200_000  # a reply larger than this is not parsed as JSON
+_CANDIDATE = re.compile(
+    r'<quoted from="candidate position ([0-9a-f]{12})" id="([0-9A-Za-z_-]+)">\n(.*?)\n'
+    r'</quoted id="\2">',
+    re.DOTALL,
+)
+
+
+def _json(reply: str) -> dict[str, Any] | None:
+    stripped = reply.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`").removeprefix("json").strip()
+    if not stripped.startswith("{") or len(stripped) >= _MAX_JSON:
+        return None
+    try:
+        data = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _text(reply: str) -> str:
     found = _SOLUTION.findall(reply[-_MAX_JSON:])
     if found and found[-1].strip():
         return str(found[-1])
-    stripped = reply.strip()
-    if stripped.startswith("{") and len(stripped) < _MAX_JSON:
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            return reply
-        if isinstance(data, dict):
-            for key in _JSON_KEYS:
-                value = data.get(key)
-                if isinstance(value, str | int | float) and not isinstance(value, bool):
-                    return str(value)
+    data = _json(reply)
+    if data is not None:
+        for key in _JSON_KEYS:
+            value = data.get(key)
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                return str(value)
     return reply
 
 
@@ -46,34 +66,113 @@ def answer_of(reply: str) -> str | None:
     return None if found is None else found.text
 
 
-def agent_trajectories(folder: Path) -> dict[str, list[str | None]]:
-    """Each agent's answer per round (round 0 first), from the session's journal.
+def position_of(reply: str, prompt: str = "", positions: Mapping[str, str] | None = None) -> str:
+    """The answer text a reply stands for. A court vote (a JSON object with a "vote") stands
+    for the position it supports: "yes" the candidate it names (its text from `positions`, id
+    -> text, or quoted in the `prompt`), otherwise its own "newPositionText"; "" when it holds
+    none (an abstention). Any other reply: its `<solution>` or answer field (`_text`)."""
+    data = _json(reply)
+    if data is None or "vote" not in data:
+        return _text(reply)
+    if data.get("vote") == "yes":
+        target = data.get("targetPositionId")
+        if isinstance(target, str) and positions and target in positions:
+            return positions[target]
+        for pid, _, text in _CANDIDATE.findall(prompt):
+            if not isinstance(target, str) or pid == target:
+                return str(text)
+        return ""
+    text = data.get("newPositionText")
+    return text if isinstance(text, str) else ""
 
-    An agent's answer in a round is its reply in the last phase of that round that every agent
-    answering in that round was asked (arena: `revise`, not the one-agent `verify`); judges'
-    stages (`j1/...`) are not rounds. A failed or missing reply is None."""
+
+def _result_claims(folder: Path) -> dict[str, list[str | None]] | None:
+    """Each agent's claim per round from result.json's `claims`, when it carries them."""
+    try:
+        data = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rows = data.get("claims") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows:
+        return None
+    found: dict[str, dict[int, str | None]] = defaultdict(dict)
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        agent, rnd, claim = row.get("agent"), row.get("round"), row.get("claim")
+        if not isinstance(agent, str) or not isinstance(rnd, int) or isinstance(rnd, bool):
+            continue
+        valid = row.get("valid", True) is not False and isinstance(claim, str) and claim.strip()
+        found[agent][rnd] = str(claim) if valid else None
+    if not found:
+        return None
+    last = max(r for rounds in found.values() for r in rounds)
+    first = min(r for rounds in found.values() for r in rounds)
+    return {a: [found[a].get(r) for r in range(first, last + 1)] for a in sorted(found)}
+
+
+def _events(folder: Path) -> list[dict[str, Any]]:
     events = folder / "events.jsonl"
     if not events.exists():
-        return {}
-    # round -> phase -> agent -> reply (None: failed); phases in the order first seen
-    rounds: dict[int, dict[str, dict[str, str | None]]] = defaultdict(dict)
+        return []
+    out = []
     with events.open(encoding="utf-8") as handle:
         for line in handle:
             try:
                 event = json.loads(line)
             except ValueError:
                 continue  # a torn last line
-            if event.get("kind") != "ask":
-                continue
-            step = Step.parse(event.get("step"))
-            data = event.get("data") or {}
-            agent = data.get("agent")
-            if step.round is None or not isinstance(agent, str):
-                continue
-            completion = data.get("completion") or {}
-            ok = completion.get("status") != "error" and isinstance(completion.get("text"), str)
-            phase = rounds[step.round].setdefault(step.phase or "", {})
-            phase[agent] = completion["text"] if ok else None
+            if isinstance(event, dict):
+                out.append(event)
+    return out
+
+
+def calls_made(folder: Path) -> int | None:
+    """The model calls a session made: its journal's ask events, less the answers its response
+    cache gave (a call retried is one call; its failed tries are `attempt` events). None when
+    the session has no journal."""
+    if not (folder / "events.jsonl").exists():
+        return None
+    return sum(
+        1
+        for event in _events(folder)
+        if event.get("kind") == "ask" and not (event.get("data") or {}).get("cache")
+    )
+
+
+def agent_trajectories(folder: Path) -> dict[str, list[str | None]]:
+    """Each agent's answer per round (round 0 first, or the protocol's first round), from the
+    session's claims in result.json where present, else from its journal.
+
+    From the journal, an agent's answer in a round is its reply in the last phase of that round
+    that every agent answering in that round was asked (arena: `revise`, not the one-agent
+    `verify`), read by `position_of`; judges' stages (`j1/...`) are not rounds. A failed or
+    missing reply, or one that holds no answer, is None."""
+    claims = _result_claims(folder)
+    if claims is not None:
+        return claims
+    # round -> phase -> agent -> answer text (None: failed or none); phases in the order seen
+    rounds: dict[int, dict[str, dict[str, str | None]]] = defaultdict(dict)
+    positions: dict[str, str] = {}  # court: position id -> text
+    for event in _events(folder):
+        if event.get("kind") != "ask":
+            continue
+        step = Step.parse(event.get("step"))
+        data = event.get("data") or {}
+        agent = data.get("agent")
+        if step.round is None or not isinstance(agent, str):
+            continue
+        completion = data.get("completion") or {}
+        ok = completion.get("status") != "error" and isinstance(completion.get("text"), str)
+        phase = rounds[step.round].setdefault(step.phase or "", {})
+        if not ok:
+            phase[agent] = None
+            continue
+        prompt = data.get("prompt")
+        text = position_of(completion["text"], prompt if isinstance(prompt, str) else "", positions)
+        if text.strip():
+            positions.setdefault(position_id(text), text)
+        phase[agent] = text if text.strip() else None
     agents = sorted({a for phases in rounds.values() for p in phases.values() for a in p})
     trajectories: dict[str, list[str | None]] = {a: [] for a in agents}
     for number in sorted(rounds):

@@ -80,11 +80,11 @@ def markdown(report: BenchReport) -> str:
             f"{row.mean([float(t) for t in row.tokens]):,.0f} | {_money(row.cost_per_question)}"
             f" | {row.seconds:.1f}s | {row.failed} |"
         )
-    lines += ["", "## Against vote at an equal number of calls", ""]
+    lines += ["", "## Against vote at about the same number of calls", ""]
     compared = [row for row in rows if row.comparison]
     for row in compared:
         assert row.comparison is not None
-        lines.append(f"- {row.comparison['sentence']}")
+        lines.append(f"- {row.comparison['sentence']} {calls_sentence(row, report)}")
     if not compared:
         lines.append("- (no protocol other than vote was run)")
     flipping = [row for row in rows if row.flips]
@@ -111,6 +111,28 @@ def markdown(report: BenchReport) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def calls_sentence(row: ProtocolRow, report: BenchReport) -> str:
+    """The calls the protocol and its baseline actually made, counted in their journals, and
+    whether they were equal or only approximately so (vote's calls come in steps of its agent
+    count, so they can match a protocol's only approximately)."""
+    assert row.comparison is not None
+    calls, base_calls = int(row.comparison["calls"]), int(row.comparison["baseline_calls"])
+    base = next((r for r in report.rows if r.name == row.comparison["baseline"]), None)
+    n = max(row.n, 1)
+    base_n = max(base.n, 1) if base else n
+    made = (
+        f"Calls made: {row.name} {calls} ({calls / n:.1f} per question), "
+        f"{row.comparison['baseline']} {base_calls} ({base_calls / base_n:.1f} per question)"
+    )
+    if calls == base_calls:
+        return made + ": equal calls."
+    more = (base_calls - calls) / calls if calls else 0.0
+    return (
+        made + f": approximately equal calls (the baseline made {abs(more):.0%} "
+        f"{'more' if more > 0 else 'fewer'})."
+    )
 
 
 def _audit(audit: dict[str, Any]) -> str:

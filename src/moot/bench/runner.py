@@ -2,17 +2,24 @@
 
 1. One batch (`moot.batch`) runs each protocol on every question of the suite: each question is
    an ordinary session, so `moot show` explains any single result.
-2. For each protocol, vote's `samples` is chosen so that vote's calls (samples x agents) match
-   the protocol's mean calls per question; one more batch runs vote at each such size.
+   Each session's seed derives from the bench seed and the question (`session_seed`), so alias
+   maps, presentation orders and judge rotations vary across questions while a rerun with the
+   same seed gives the same sessions.
+2. For each protocol, vote's `samples` is chosen so that vote's calls (samples x agents) come
+   closest to the protocol's mean calls per question; one more batch runs vote at each such
+   size. The calls each made are counted exactly from the sessions' journals and reported side
+   by side; where they differ the report says "approximately" equal calls, with both counts.
 3. Each session's final answer is extracted and scored by the question's scorer; a session that
    reached no outcome counts as wrong (it answered nothing). Accuracy gets a Wilson 95% interval
    and each protocol a paired McNemar comparison with its vote, on the same questions.
-4. Debate protocols (agents answering in several rounds) also get flips per round, from each
-   session's journal (`moot.bench.journals`).
+4. Debate protocols (agents answering in several rounds) also get flips per round, on claims:
+   each agent's claim per round (result.json's claims, else read from the journal, a court vote
+   as the position it supports: `moot.bench.journals`), right or wrong by the question's scorer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,16 +28,25 @@ from typing import Any
 
 from moot import batch as batches
 from moot import protocols
-from moot.bench.journals import agent_trajectories, answer_of
+from moot.bench.journals import agent_trajectories, answer_of, calls_made
 from moot.bench.statistics import RoundFlips, compare, count_flips, wilson_interval
 from moot.bench.suites import Suite, suite_for
 from moot.bench.swap import audit_judgements, pairwise_judgements
+from moot.config import RunConfig
 from moot.errors import ConfigError
 from moot.plan import Plan, load_config
 
-__all__ = ["BASELINE", "BenchOptions", "BenchReport", "ProtocolRow", "run_bench"]
+__all__ = ["BASELINE", "BenchOptions", "BenchReport", "ProtocolRow", "run_bench", "session_seed"]
 
 BASELINE = "vote"
+
+
+def session_seed(seed: int, question: str) -> int:
+    """The seed of one question's sessions: a stable hash (SHA-256, not Python's salted
+    `hash`) of the bench seed and the question's text, 31 bits. Every protocol answering the
+    question, and its vote baseline, gets the same seed; each question a different one."""
+    digest = hashlib.sha256(f"{seed}\n{question}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,10 @@ class ProtocolRow:
         return sum(values) / len(values) if values else 0.0
 
     @property
+    def total_calls(self) -> int:
+        return sum(self.calls)
+
+    @property
     def cost_per_question(self) -> float | None:
         if any(c is None for c in self.costs):
             return None
@@ -93,6 +113,7 @@ class ProtocolRow:
             "correct": sum(self.correct),
             "accuracy": self.accuracy,
             "interval_95": [interval.low, interval.high],
+            "calls": self.total_calls,
             "calls_per_question": self.mean([float(c) for c in self.calls]),
             "tokens_per_question": self.mean([float(t) for t in self.tokens]),
             "cost_per_question": self.cost_per_question,
@@ -153,7 +174,7 @@ def _runner(options: BenchOptions) -> batches.Runner:
 
 def _run(
     options: BenchOptions,
-    lines: list[tuple[str, str, Plan]],
+    lines: list[tuple[str, str, RunConfig]],
     observer: batches.BatchObserver | None,
 ) -> tuple[str, dict[str, batches.LineResult]]:
     folder = batches.create_batch(lines, source=f"moot bench --suite {options.suite}")
@@ -171,6 +192,26 @@ def _run(
     return folder.id, {r.label: r for r in summary.results}
 
 
+def _lines(
+    options: BenchOptions, suite: Suite, label: str, plan: Plan
+) -> list[tuple[str, str, RunConfig]]:
+    """One batch line per question, each with its own seed (`session_seed`)."""
+    return [
+        (
+            f"{label}/{q.id}",
+            q.question,
+            plan.config.model_copy(update={"seed": session_seed(options.seed, q.question)}),
+        )
+        for q in suite.questions
+    ]
+
+
+def _calls(result: batches.LineResult) -> int:
+    """The calls a session made, counted in its journal (the batch's count without one)."""
+    counted = calls_made(Path(result.folder)) if result.folder else None
+    return result.calls if counted is None else counted
+
+
 def _row(
     name: str, protocol: str, suite: Suite, results: Mapping[str, batches.LineResult]
 ) -> ProtocolRow:
@@ -179,7 +220,7 @@ def _row(
         result = results[f"{name}/{question.id}"]
         reached = result.status in batches.DONE
         row.correct.append(reached and question.score(answer_of(result.final_answer)))
-        row.calls.append(result.calls)
+        row.calls.append(_calls(result))
         row.tokens.append(result.tokens)
         row.costs.append(result.cost)
         row.seconds += result.seconds
@@ -189,7 +230,8 @@ def _row(
 
 
 def _flips(row: ProtocolRow, suite: Suite, results: Mapping[str, batches.LineResult]) -> None:
-    """Flips per round, for protocols whose agents answered in more than one round."""
+    """Flips per round, for protocols whose agents answered in more than one round: each
+    agent's claim per round scored against the question's answer."""
     trajectories: list[list[bool | None]] = []
     for question in suite.questions:
         folder = results[f"{row.name}/{question.id}"].folder
@@ -244,7 +286,7 @@ def run_bench(
     if not names:
         raise ConfigError("--protocols is empty: name at least one protocol, e.g. arena,vote")
     plans = {name: _plan(options, name) for name in names}
-    lines = [(f"{name}/{q.id}", q.question, plans[name]) for name in names for q in suite.questions]
+    lines = [line for name in names for line in _lines(options, suite, name, plans[name])]
     first_id, results = _run(options, lines, observer)
     rows = {name: _row(name, name, suite, results) for name in names}
     for name in names:
@@ -264,9 +306,9 @@ def run_bench(
             for k in sorted(set(sizes.values()))
         }
         vote_lines = [
-            (f"{BASELINE} (samples={k})/{q.id}", q.question, plan)
+            line
             for k, plan in baseline_plans.items()
-            for q in suite.questions
+            for line in _lines(options, suite, f"{BASELINE} (samples={k})", plan)
         ]
         vote_id, vote_results = _run(options, vote_lines, observer)
         baseline_ids.append(vote_id)
@@ -279,6 +321,9 @@ def run_bench(
         comparison = compare(name, row.correct, base.name, base.correct, options.alpha)
         row.comparison = {
             "baseline": base.name,
+            "calls": row.total_calls,
+            "baseline_calls": base.total_calls,
+            "equal_calls": row.total_calls == base.total_calls,
             "only_protocol_right": comparison.test.only_first,
             "only_baseline_right": comparison.test.only_second,
             "p_value": comparison.test.p_value,

@@ -2,7 +2,9 @@
 (`gym:DATASET`, `moot.bench.gym`) and a user's JSONL file.
 
 A question's scorer judges the answer extracted from a reply (`moot.deliberation.answers`):
-  - `exact`    equal after answer normalisation ("1,000" = "1000", "(B)" = "B", "Paris" = "paris");
+  - `exact`    equal after answer normalisation ("1,000" = "1000", "(B)" = "B", "Paris" = "paris"),
+               or the same claim by moot's agreement relation (`deliberation.claims`: "The
+               capital is Paris." is "Paris"; "not safe" is never "safe");
   - `numeric`  both are numbers within `tolerance` (absolute) or `relative_tolerance`;
   - `regex`    the question's `answer` is a regular expression that must match the whole extracted
                answer (the user's own pattern: write it without nested repeats);
@@ -28,6 +30,7 @@ from typing import Any, Literal, get_args
 
 from moot.bench.gym import GYM_PREFIX, gym_suite
 from moot.deliberation.answers import normalize_answer, parse_number
+from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.errors import ConfigError
 
 __all__ = [
@@ -51,8 +54,13 @@ _FIELDS = ("id", "question", "answer", "scorer", "tolerance", "relative_toleranc
 
 
 def score_exact(answer: str | None, expected: str) -> bool:
-    """True when the answer equals the expected one after normalisation."""
-    return answer is not None and normalize_answer(answer).key == normalize_answer(expected).key
+    """True when the answer equals the expected one after normalisation, or claims the same
+    by moot's agreement relation (nothing contradicts, and the wording confirms it)."""
+    if answer is None or not answer.strip():
+        return False
+    if normalize_answer(answer).key == normalize_answer(expected).key:
+        return True
+    return compare(extract_claim(answer), extract_claim(expected)).relation is Relation.AGREE
 
 
 def score_numeric(
