@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from moot.deliberation.borda import borda, is_valid_ranking
+from moot.deliberation.borda import borda, is_valid_ranking, ranking_problem
 
 ABC = ("A", "B", "AB")
 
@@ -55,6 +55,90 @@ def test_invalid_rankings_abstain() -> None:
     assert result.winner == "AB" and result.scores == {"A": 0, "B": 1, "AB": 2}
 
 
+def test_a_ranking_that_names_a_candidate_twice_abstains_and_scores_nothing() -> None:
+    # every candidate is named, one of them twice: counted, A would score 2 + 0
+    rankings = [["A", "B", "AB", "A"], ["B", "A", "AB"]]
+    result = borda(ABC, rankings, incumbent="A")
+    assert result.abstained == (0,) and result.valid_rankings == 1
+    assert result.problems == ("it names 'A' twice",)
+    assert result.scores == {"A": 1, "B": 2, "AB": 0} and result.winner == "B"
+    assert result.as_dict()["problems"] == ["it names 'A' twice"]
+    assert not is_valid_ranking(["A", "B", "AB", "A"], ABC)
+    assert not is_valid_ranking(("AB", "B", "AB", "A"), ABC)
+    # as long as the candidates, and a duplicate in place of one left out
+    assert not is_valid_ranking(["A", "B", "AB", "A"], ("A", "B", "AB", "C"))
+
+
+@pytest.mark.parametrize(
+    ("ranking", "problem"),
+    [
+        (None, "it gave no ranking"),
+        ("A B AB", "it is not a list of labels but a str"),
+        ({"A": 1}, "it is not a list of labels but a dict"),
+        (["A", 3, "B"], "it holds 3, which is not a label"),
+        (["A", "B", "C"], "it names 'C', which is not a candidate"),
+        (["A", "B", "AB", "A"], "it names 'A' twice"),
+        (["B", "B", "AB"], "it names 'B' twice"),
+        (["A", "AB"], "it leaves out 'B'"),
+        ([], "it leaves out 'A'"),
+        (["AB", "A"], "it leaves out 'B'"),
+        (["a", "B", "AB"], "it names 'a', which is not a candidate"),
+    ],
+)
+def test_an_invalid_ranking_says_why(ranking: object, problem: str) -> None:
+    assert ranking_problem(ranking, ABC) == problem
+    assert not is_valid_ranking(ranking, ABC)
+    result = borda(ABC, [ranking, ["B", "A", "AB"]], incumbent="A")  # type: ignore[list-item]
+    assert result.abstained == (0,) and result.problems == (problem,)
+    assert result.scores == {"A": 1, "B": 2, "AB": 0}
+
+
+@pytest.mark.parametrize("ranking", [["A", "B", "AB"], ("AB", "A", "B"), ["B", "AB", "A"]])
+def test_a_permutation_is_valid(ranking: list[str] | tuple[str, ...]) -> None:
+    assert ranking_problem(ranking, ABC) is None and is_valid_ranking(ranking, ABC)
+
+
+# Ties to the incumbent, pinned where the candidates' order would pick another winner.
+
+
+def test_a_two_way_tie_goes_to_the_incumbent_even_when_listed_later() -> None:
+    rankings = [("A", "B", "AB"), ("B", "A", "AB")]
+    # A: 2+1, B: 1+2, AB: 0; the first listed would be A
+    result = borda(ABC, rankings, incumbent="B")
+    assert result.scores == {"A": 3, "B": 3, "AB": 0}
+    assert result.winner == "B" and result.incumbent_won
+    assert result.tie and result.tied == ("A", "B") and result.tiebreak == "incumbent"
+    last = borda(ABC, [("B", "AB", "A"), ("AB", "B", "A")], incumbent="AB")
+    assert last.winner == "AB" and last.tied == ("B", "AB") and last.tiebreak == "incumbent"
+
+
+def test_a_three_way_tie_goes_to_the_incumbent_listed_last() -> None:
+    rankings = [("A", "B", "AB"), ("B", "AB", "A"), ("AB", "A", "B")]
+    result = borda(ABC, rankings, incumbent="AB")
+    assert result.winner == "AB" and result.tied == ("A", "B", "AB")
+    assert result.tiebreak == "incumbent"
+
+
+def test_the_incumbent_must_tie_for_the_top_to_keep_its_place() -> None:
+    # A and AB tie below B: B wins outright, the incumbent's tie does not count
+    rankings = [("B", "A", "AB"), ("B", "AB", "A")]
+    result = borda(ABC, rankings, incumbent="A")
+    assert result.scores == {"A": 1, "B": 4, "AB": 1}
+    assert result.winner == "B" and not result.incumbent_won
+    assert not result.tie and result.tied == () and result.tiebreak == "none"
+    # one point behind is not a tie
+    close = borda(ABC, [("B", "A", "AB"), ("A", "AB", "B"), ("B", "AB", "A")], incumbent="A")
+    assert close.scores == {"A": 3, "B": 4, "AB": 2} and close.winner == "B"
+    assert close.tiebreak == "none"
+
+
+def test_a_single_candidate_wins_alone() -> None:
+    result = borda(("A",), [("A",), None], incumbent="A")
+    assert result.scores == {"A": 0} and result.winner == "A"
+    assert not result.tie and result.tiebreak == "none" and result.valid_rankings == 1
+    assert result.abstained == (1,) and result.problems == ("it gave no ranking",)
+
+
 def test_no_valid_ranking_keeps_the_incumbent_and_says_so() -> None:
     result = borda(ABC, [None, ["B"], None], incumbent="A")
     assert result.winner == "A" and result.no_valid_ranking
@@ -93,6 +177,7 @@ def test_as_dict_is_json_ready() -> None:
         "tiebreak": "none",
         "valid_rankings": 1,
         "abstained": [],
+        "problems": [],
         "no_valid_ranking": False,
     }
 

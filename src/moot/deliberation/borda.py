@@ -7,7 +7,8 @@ valid ranking ranks every candidate, any other equally spaced scale (n..1, say) 
 constant to every candidate and so gives the same winner and the same ties.
 
 A judge whose ranking is missing or is not a permutation of the candidates abstains: it adds no
-points. Ties:
+points, and `problems` says why ("it names 'A' twice": a ranking that names a candidate twice
+would score it twice). Ties:
   1. the incumbent wins a tie it is part of (conservative: a revision must beat it outright);
   2. otherwise the tied candidate listed first in `candidates` wins, so a caller lists its
      candidates from the most to the least conservative (refine: A, B, AB);
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["BordaResult", "TieBreak", "borda", "is_valid_ranking"]
+__all__ = ["BordaResult", "TieBreak", "borda", "is_valid_ranking", "ranking_problem"]
 
 TieBreak = Literal["none", "incumbent", "candidate_order", "no_valid_ranking"]
 
@@ -43,6 +44,7 @@ class BordaResult:
     tiebreak: TieBreak
     valid_rankings: int
     abstained: tuple[int, ...]  # positions in the input of the judges that abstained
+    problems: tuple[str, ...]  # why each of them abstained, in the same order
 
     @property
     def no_valid_ranking(self) -> bool:
@@ -65,15 +67,37 @@ class BordaResult:
             "tiebreak": self.tiebreak,
             "valid_rankings": self.valid_rankings,
             "abstained": list(self.abstained),
+            "problems": list(self.problems),
             "no_valid_ranking": self.no_valid_ranking,
         }
 
 
+def ranking_problem(ranking: object, candidates: Sequence[str]) -> str | None:
+    """None when `ranking` is a list or tuple naming every candidate exactly once, else why not:
+    the first of a non-label, an unknown label, a label named twice, a candidate left out."""
+    if ranking is None:
+        return "it gave no ranking"
+    if not isinstance(ranking, list | tuple):
+        return f"it is not a list of labels but a {type(ranking).__name__}"
+    known = set(candidates)
+    seen: set[str] = set()
+    for label in ranking:
+        if not isinstance(label, str):
+            return f"it holds {label!r}, which is not a label"
+        if label not in known:
+            return f"it names {label!r}, which is not a candidate"
+        if label in seen:
+            return f"it names {label!r} twice"
+        seen.add(label)
+    missing = [name for name in candidates if name not in seen]
+    if missing:
+        return f"it leaves out {missing[0]!r}"
+    return None
+
+
 def is_valid_ranking(ranking: object, candidates: Sequence[str]) -> bool:
     """True when `ranking` is a list or tuple naming every candidate exactly once."""
-    if not isinstance(ranking, list | tuple) or len(ranking) != len(candidates):
-        return False
-    return all(isinstance(label, str) for label in ranking) and set(ranking) == set(candidates)
+    return ranking_problem(ranking, candidates) is None
 
 
 def _check_candidates(candidates: Sequence[str], incumbent: str) -> tuple[str, ...]:
@@ -100,10 +124,14 @@ def borda(
     top_points = len(names) - 1
     scores = dict.fromkeys(names, 0)
     abstained: list[int] = []
+    problems: list[str] = []
     for judge, ranking in enumerate(rankings):
-        if ranking is None or not is_valid_ranking(ranking, names):
+        problem = ranking_problem(ranking, names)
+        if problem is not None:
             abstained.append(judge)
+            problems.append(problem)
             continue
+        assert ranking is not None  # ranking_problem refuses None
         for place, name in enumerate(ranking):
             scores[name] += top_points - place
     valid = len(rankings) - len(abstained)
@@ -118,6 +146,7 @@ def borda(
             tiebreak="no_valid_ranking",
             valid_rankings=0,
             abstained=tuple(abstained),
+            problems=tuple(problems),
         )
     best = max(scores.values())
     leaders = tuple(name for name in names if scores[name] == best)
@@ -139,4 +168,5 @@ def borda(
         tiebreak=tiebreak,
         valid_rankings=valid,
         abstained=tuple(abstained),
+        problems=tuple(problems),
     )
