@@ -1,9 +1,9 @@
 """Consensus is earned in the vote protocol (issue 9): a junk answer (a template echo, markup
-only, a refusal) is invalid with its reason and never part of the majority, the majority counts
-only as valid answers, every outcome says how far to trust it (invalid and failed
-answers named, tiny models a demonstration), a majority is more than half of every answer
-asked (issue 29: invalid and failed answers count against it), no protocol markup reaches the answer or the
-result, and no agent's text ever reaches another agent."""
+only, a refusal) is invalid with its reason and never part of the majority, a majority is more
+than half of every answer asked (issue 29: invalid and failed answers count against it), every
+outcome says how far to trust it (invalid and failed answers named, tiny models a
+demonstration), no protocol markup reaches the answer or the result, and no agent's text ever
+reaches another agent."""
 
 from __future__ import annotations
 
