@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from moot.api import RunResult
     from moot.display import Face
+    from moot.result import Result
 
 __all__ = ["cli", "main"]
 
@@ -149,6 +150,7 @@ def _shown(face: Face, quiet: bool) -> Callable[[RunResult], None]:
     the face's live view ends, and the outcome is printed (and flushed)."""
 
     def show(run: RunResult) -> None:
+        face.outcome(run.result)  # the live view's last frame, or the log's last lines
         face.__exit__(None, None, None)  # the live view stops before the outcome prints
         _show(run, quiet)
         sys.stdout.flush()
@@ -168,6 +170,7 @@ def _show(run: RunResult, quiet: bool) -> None:
     _say(f"Session {run.session_id}: {result.status_words}: {result.how}")
     if result.trust:
         _say(f"How far to trust it: {result.trust}")
+    _finding_lines(result)
     _code_lines(result)
     if result.final_answer:
         click.echo("")
@@ -180,6 +183,31 @@ def _show(run: RunResult, quiet: bool) -> None:
     click.echo(f"Web page: {run.folder / 'report.html'}")
     if run.message and run.message != result.how:  # (a note after the outcome's how)
         _say(run.message.removeprefix(result.how).strip())
+
+
+def _finding_lines(result: Result) -> None:
+    """moot's finding: its label and reason (unless the outcome line says it already), each
+    agent's claim round by round, changes of mind (unless the trust statement names them)
+    and the model verdicts that moot's check does not bear out."""
+    from moot.display.outcome import change_line, claims_table, finding_line, verdict_line
+    from moot.types import alias_label
+
+    finding = result.finding
+    if finding is None:
+        return
+    if finding.reason not in result.how:
+        _say(f"moot's finding: {finding_line(finding)}")
+    table = claims_table(result.claims)
+    if table.rows and len(table.rounds) > 1:
+        _say("Claims by round (" + ", ".join(str(r) for r in table.rounds) + "):")
+        for agent, cells in table.rows:
+            _say(f"  {alias_label(agent)}: " + " -> ".join(table.cell(c, 40) for c in cells))
+    if "Changes of mind" not in result.trust:
+        for change in result.changes:
+            _say(f"  changed their mind: {change_line(change)}")
+    for verdict in result.verdicts:
+        if not verdict.valid or not verdict.upheld:
+            _say(f"  model verdict: {verdict_line(verdict)}")
 
 
 def _code_lines(result: Any) -> None:

@@ -108,10 +108,27 @@ class Result(BaseModel):
     journal: JournalSeal | None = None  # None: written before results carried it
 
     @property
+    def round_records(self) -> list[Mapping[str, Any]]:
+        """The protocol's own records of its rounds, opaque to every face: only the protocol's
+        record reads them (`ProtocolRecord.describe_round` gives a typed `RoundSummary`)."""
+        records = self.details.get("rounds")
+        if not isinstance(records, list):
+            return []
+        return [r for r in records if isinstance(r, Mapping)]
+
+    @property
+    def picked_by(self) -> str | None:
+        """Who chose the outcome ("human", "judge", "none") when it is a choice among code
+        changes, not agents agreeing. A code task's choice has no typed field in the outcome
+        yet: it is the one fact read from the details of a pick."""
+        picked = self.details.get("picked_by")
+        return picked if isinstance(picked, str) else None
+
+    @property
     def status_words(self) -> str:
-        """The status as the outcome line says it: a choice among changes (`picked_by` in the
-        details) is "change chosen" or "no change chosen", since nobody deliberated."""
-        if isinstance(self.details.get("picked_by"), str):
+        """The status as the outcome line says it: a choice among changes (`picked_by`) is
+        "change chosen" or "no change chosen", since nobody deliberated."""
+        if self.picked_by is not None:
             if self.status == "consensus":
                 return "change chosen"
             if self.status == "no_consensus":

@@ -7,8 +7,12 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from moot.types import Event
+
+if TYPE_CHECKING:
+    from moot.result import Result
 
 __all__ = ["Face"]
 
@@ -33,6 +37,23 @@ class Face:
 
     def handle(self, event: Event) -> None:
         """Show one event; the base face shows nothing (`--quiet`)."""
+
+    def outcome(self, result: Result) -> None:
+        """Show how the run ended, once its outcome is known (the CLI calls it before it
+        closes the face): moot's finding, changes of mind, verdicts not borne out."""
+        if self._broken:
+            return
+        try:
+            self.show_outcome(result)
+        except Exception as exc:  # as for events: a display bug must not hide the outcome
+            self._broken = True
+            print(
+                f"moot: the display stopped after an error ({type(exc).__name__}: {exc})",
+                file=sys.stderr,
+            )
+
+    def show_outcome(self, result: Result) -> None:
+        """The base face shows nothing."""
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

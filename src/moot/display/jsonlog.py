@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.display.face import Face
 from moot.types import Event, EventKind, Step
+
+if TYPE_CHECKING:
+    from moot.result import Result
 
 __all__ = ["JsonLog", "json_records"]
 
@@ -48,6 +52,23 @@ class JsonLog(Face):
     def handle(self, event: Event) -> None:
         for record in self.records(event):
             print(json.dumps(record, ensure_ascii=False), file=self.stream, flush=True)
+
+    def show_outcome(self, result: Result) -> None:
+        print(json.dumps(self.outcome_record(result), ensure_ascii=False), file=self.stream)
+        self.stream.flush()
+
+    def outcome_record(self, result: Result) -> dict[str, Any]:
+        """The last object of a run: its status and moot's finding, with each agent's claims,
+        the changes of mind and the model verdicts weighed (as in result.json)."""
+        event = Event(kind=EventKind.FINISHED, ts=time.time(), data={"status": result.status})
+        record = self._base(event, "outcome", "info", None, None, None)
+        record["status"] = result.status
+        finding = result.finding
+        record["finding"] = None if finding is None else finding.model_dump(mode="json")
+        record["claims"] = [c.model_dump(mode="json") for c in result.claims]
+        record["changes"] = [c.model_dump(mode="json") for c in result.changes]
+        record["verdicts"] = [v.model_dump(mode="json") for v in result.verdicts]
+        return record
 
     def records(self, event: Event) -> list[dict[str, Any]]:
         if event.kind == EventKind.CALL_STARTED:  # model_call already said it was asked

@@ -14,8 +14,9 @@ import contextlib
 import io
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -27,10 +28,13 @@ from rich.text import Text
 
 from moot.display.board import Board
 from moot.display.face import Face
-from moot.display.plain import format_event
+from moot.display.plain import format_event, result_lines
 from moot.textsafe import terminal_safe
 from moot.types import Event
 from moot.types import alias_label as label
+
+if TYPE_CHECKING:
+    from moot.result import Result
 
 __all__ = ["LiveView", "render_board"]
 
@@ -112,9 +116,15 @@ def _latest(board: Board) -> Text | None:
 
 
 def render_board(
-    board: Board, now: float, *, reveal: bool = False, width: int | None = None
+    board: Board,
+    now: float,
+    *,
+    reveal: bool = False,
+    width: int | None = None,
+    outcome: Sequence[str] = (),
 ) -> RenderableType:
-    """The view for one moment. Models are shown with `reveal` or once the session ended.
+    """The view for one moment. Models are shown with `reveal` or once the session ended;
+    `outcome` lines (moot's finding, changes of mind) follow the end line once known.
     Below 100 columns, or where the wide table does not fit (long model names need about 115),
     the table drops its vertical rules and cuts long model names, so each agent keeps one line
     and every column stays on screen (readable at 80x24)."""
@@ -139,6 +149,8 @@ def render_board(
         if board.message:
             ended.append(f"  {terminal_safe(board.message)}", style="dim")
         parts.append(ended)
+    for line in outcome:
+        parts.append(Text(terminal_safe(line), style="bold" if line.startswith("finding") else ""))
     return Group(*parts)
 
 
@@ -209,6 +221,7 @@ class LiveView(Face):
         self.reveal = reveal
         self.clock = clock
         self.board = Board()
+        self.outcome_lines: list[str] = []  # moot's finding, once the run's outcome is known
         self._open = False  # inside the caller's `with`: the only time the display may draw
         self._paused = False  # the user is answering a question: no drawing
         self._lock = threading.Lock()  # events arrive on the loop; refreshes on rich's thread
@@ -223,7 +236,13 @@ class LiveView(Face):
     def renderable(self) -> RenderableType:
         with self._lock:
             width = self.console.width
-            return render_board(self.board, self.clock(), reveal=self.reveal, width=width)
+            return render_board(
+                self.board,
+                self.clock(),
+                reveal=self.reveal,
+                width=width,
+                outcome=self.outcome_lines,
+            )
 
     def handle(self, event: Event) -> None:
         with self._lock:
@@ -239,6 +258,18 @@ class LiveView(Face):
             self.console.print(Text(line), soft_wrap=True, highlight=False)
         if self._live.is_started:
             self._live.refresh()
+
+    def show_outcome(self, result: Result) -> None:
+        """The end of the view: how the run ended and moot's finding, drawn in the last frame
+        (or printed, if the view never drew)."""
+        with self._lock:
+            self.board.ended = result.status
+            self.outcome_lines = result_lines(result)
+        if self._live.is_started:
+            self._live.refresh()
+        else:
+            for line in self.outcome_lines:
+                self.console.print(Text(terminal_safe(line)), soft_wrap=True, highlight=False)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

@@ -4,14 +4,17 @@ above its table for the events worth keeping in the scrollback)."""
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.display.face import Face
 from moot.text import clean_text
 from moot.types import Event, RoundSummary
 from moot.types import alias_label as label
 
-__all__ = ["PlainLog", "format_event"]
+if TYPE_CHECKING:
+    from moot.result import Result
+
+__all__ = ["PlainLog", "format_event", "result_lines"]
 
 
 def _who(data: dict[str, Any]) -> str:
@@ -92,6 +95,16 @@ def _format(event: Event, reveal: bool) -> str | None:
     return None
 
 
+def result_lines(result: Result) -> list[str]:
+    """The lines that end a run's log: moot's finding, who changed their mind, and the model
+    verdicts that moot's check does not bear out (none for an outcome without a finding)."""
+    from moot.display.outcome import outcome_lines
+
+    return [
+        clean_text(line) for line in outcome_lines(result.finding, result.changes, result.verdicts)
+    ]
+
+
 class PlainLog(Face):
     def __init__(self, stream: TextIO | None = None, *, reveal: bool = False) -> None:
         self.stream = stream or sys.stderr
@@ -100,6 +113,10 @@ class PlainLog(Face):
     def handle(self, event: Event) -> None:
         line = format_event(event, reveal=self.reveal)
         if line:
+            print(line, file=self.stream, flush=True)
+
+    def show_outcome(self, result: Result) -> None:
+        for line in result_lines(result):
             print(line, file=self.stream, flush=True)
 
     @staticmethod

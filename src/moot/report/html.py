@@ -15,6 +15,7 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
+from moot.display.outcome import change_line, claims_table, finding_line, verdict_line
 from moot.report.chart import score_chart, tally_chart
 from moot.report.code import code_html
 from moot.report.markdown import verdict_facts
@@ -125,6 +126,61 @@ def _verdict(view: SessionView) -> str:
     return "".join(parts)
 
 
+def _finding(view: SessionView) -> str:
+    """moot's finding: its label and reason, the claims table (agent x round), changes of
+    mind and the model verdicts weighed as evidence. Every cell is model text: escaped."""
+    finding = view.finding
+    if finding is None:
+        return ""
+    parts = [
+        '<section class="card finding"><h2>moot\'s finding</h2>',
+        f'<p class="status">{_pill(finding.label, finding.label.replace("_", " "))} '
+        f"{escape(finding_line(finding))}</p>",
+    ]
+    if finding.consensus and finding.independent is not None:
+        parts.append(
+            f"<p>{finding.independent} of the {finding.started} agents held this answer in "
+            "their first, independent answer.</p>"
+        )
+    table = claims_table(view.claims)
+    if table.rows:
+        moved = {(c.agent, c.round) for c in view.changes}
+        head = "".join(f"<th>Round {r}</th>" for r in table.rounds)
+        rows = []
+        for agent, cells in table.rows:
+            tds = []
+            for r, claim in zip(table.rounds, cells, strict=True):
+                classes = [
+                    *(["invalid"] if claim is not None and not claim.valid else []),
+                    *(["changed"] if (agent, r) in moved else []),
+                ]
+                mark = ' <span class="mark">changed</span>' if (agent, r) in moved else ""
+                cls = f' class="{" ".join(classes)}"' if classes else ""
+                tds.append(f"<td{cls}>{escape(table.cell(claim))}{mark}</td>")
+            rows.append(f"<tr><th>{escape(label(agent))}</th>{''.join(tds)}</tr>")
+        parts.append(
+            '<h3>Claims by round</h3><table class="claims"><thead><tr><th>Agent</th>'
+            f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+    if view.changes:
+        parts.append("<h3>Changes of mind</h3><ul>")
+        parts += [f"<li>{escape(change_line(c))}</li>" for c in view.changes]
+        parts.append("</ul>")
+    if view.verdicts:
+        parts.append(
+            '<h3>Model verdicts</h3><p class="note">Weighed as evidence; moot\'s check '
+            "decides.</p><ul>"
+        )
+        parts += [
+            f'<li class="{"upheld" if v.valid and v.upheld else "not-upheld"}">'
+            f"{escape(verdict_line(v))}</li>"
+            for v in view.verdicts
+        ]
+        parts.append("</ul>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def _chart(view: SessionView) -> str:
     results = view.chart_results
     if view.chart_kind == "score":
@@ -223,7 +279,15 @@ h4 { font-size: 13px; margin: 12px 0 6px; color: var(--muted); text-transform: u
 .pill { display: inline-block; padding: 2px 10px; border-radius: 999px; font-size: 12px;
   font-weight: 600; background: #eaeef2; color: #424a53; margin-right: 6px; }
 .pill.consensus { background: #dafbe1; color: #116329; }
-.pill.continue, .pill.no_consensus { background: #fff1c2; color: #7d4e00; }
+.pill.continue, .pill.no_consensus, .pill.tie, .pill.persuasion { background: #fff1c2;
+  color: #7d4e00; }
+table.claims { border-collapse: collapse; margin: 8px 0; }
+table.claims th, table.claims td { border: 1px solid var(--line); padding: 4px 10px;
+  text-align: left; }
+table.claims td.invalid { color: #a40e26; font-style: italic; }
+table.claims td.changed { background: #fff8e1; }
+table.claims .mark { color: var(--muted); font-size: 12px; }
+li.not-upheld { color: #a40e26; }
 .pill.failed { background: #ffebe9; color: #a40e26; }
 .pill.paused, .pill.interrupted, .pill.incomplete { background: #ddf4ff; color: #0550ae; }
 .status { font-size: 15px; }
@@ -292,7 +356,8 @@ def html_for(view: SessionView) -> str:
         f"{view.tokens:,} tokens · cost {_cost(view.cost)}</div></header>"
         f'<section class="card"><h2>Task</h2><div class="md task">{markdown_html(view.task)}'
         "</div></section>"
-        f"{_verdict(view)}{code_html(view.code, view.session_id)}{_chart(view)}{timeline}"
+        f"{_verdict(view)}{_finding(view)}{code_html(view.code, view.session_id)}"
+        f"{_chart(view)}{timeline}"
         f"{_positions(view)}{_agents(view)}{warnings}"
         f"<footer>Written by moot {escape(__version__)}. Model text is shown as untrusted "
         "content: sanitized, with no script and no external load."

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from moot.display.outcome import change_line, claims_table, finding_line, verdict_line
 from moot.report.code import code_markdown
 from moot.report.view import SessionView, Turn, label, summarize
 from moot.types import RoundSummary
 
-__all__ = ["fence", "render_markdown", "verdict_facts"]
+__all__ = ["fence", "finding_markdown", "render_markdown", "verdict_facts"]
 
 _VERDICT_LABELS = {
     "judge": "Judge",
@@ -48,6 +49,55 @@ def verdict_facts(view: SessionView) -> list[tuple[str, str]]:
             shown = f"{value}/10"
         facts.append((name, shown))
     return facts
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: a pipe cannot end the cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def finding_markdown(view: SessionView) -> list[str]:
+    """moot's finding: the label and its reason, each agent's claim after every round, who
+    changed their mind, and the model verdicts weighed as evidence."""
+    finding = view.finding
+    if finding is None:
+        return []
+    lines = ["## moot's Finding", "", f"**{finding_line(finding)}**", ""]
+    if finding.consensus and finding.independent is not None:
+        lines += [
+            f"{finding.independent} of the {finding.started} agents held this answer in their "
+            "first, independent answer.",
+            "",
+        ]
+    table = claims_table(view.claims)
+    if table.rows:
+        moved = {(c.agent, c.round) for c in view.changes}
+        lines += [
+            "### Claims by Round",
+            "",
+            "| Agent | " + " | ".join(f"Round {r}" for r in table.rounds) + " |",
+            "|---|" + "---|" * len(table.rounds),
+        ]
+        for agent, cells in table.rows:
+            shown = []
+            for r, claim in zip(table.rounds, cells, strict=True):
+                text = _cell(table.cell(claim))
+                if claim is not None and not claim.valid:
+                    text = f"*{text}*"
+                if (agent, r) in moved:
+                    text += " (changed)"
+                shown.append(text)
+            lines.append(f"| {label(agent)} | " + " | ".join(shown) + " |")
+        lines.append("")
+    if view.changes:
+        lines += ["### Changes of Mind", ""]
+        lines += [f"- {change_line(c)}." for c in view.changes]
+        lines.append("")
+    if view.verdicts:
+        lines += ["### Model Verdicts", "", "Weighed as evidence; moot's check decides.", ""]
+        lines += [f"- {verdict_line(v)}." for v in view.verdicts]
+        lines.append("")
+    return lines
 
 
 def _cost(cost: float | None) -> str:
@@ -134,6 +184,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         + ", ".join(f"{label(a)} = `{spec}`" for a, spec in view.aliases.items()),
         "",
     ]
+    lines += finding_markdown(view)
     if view.final_answer and view.code:  # a patch: shown verbatim
         lines += ["## Final Answer", "", fence(view.final_answer), ""]
     elif view.final_answer:

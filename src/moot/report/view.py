@@ -2,10 +2,10 @@
 report.html), built from `result.json` and the journal.
 
 It relies only on what every protocol shares: step ids (`types.Step`), `ask` events carrying
-the agent, prompt and completion, `shell` events, and the round records of
-`result.details["rounds"]`, which the protocol's record turns into typed `RoundSummary`s
-(`ProtocolRecord.describe_round`). A session without a result yet (running, or stopped by a
-crash) gives a view of what the journal holds so far.
+the agent, prompt and completion, `shell` events, the typed outcome (moot's finding, each
+agent's claims, changes of mind, model verdicts), and the protocol's round records, which its
+record turns into typed `RoundSummary`s (`ProtocolRecord.describe_round`). A session without
+a result yet (running, or stopped by a crash) gives a view of what the journal holds so far.
 """
 
 from __future__ import annotations
@@ -25,7 +25,16 @@ from moot.protocols.record import ProtocolRecord
 from moot.report.code import CodeRow, code_rows, read_applied
 from moot.result import AgentUsage, Result
 from moot.text import clean_text, cut, summarize
-from moot.types import Event, EventKind, RoundSummary, Step
+from moot.types import (
+    ChangeOfMind,
+    ClaimAt,
+    Event,
+    EventKind,
+    Finding,
+    ModelVerdict,
+    RoundSummary,
+    Step,
+)
 from moot.types import alias_label as label
 
 __all__ = [
@@ -167,8 +176,14 @@ class SessionView:
     journal_head: str | None = None  # the journal head the result was computed from
     code: list[CodeRow] = field(default_factory=list)  # a code task's changes
     # who chose the outcome ("human", "judge", "none") when it is a choice among changes
-    # (`details["picked_by"]`), not agents agreeing: the report then speaks of a chosen change
+    # (`Result.picked_by`), not agents agreeing: the report then speaks of a chosen change
     picked_by: str | None = None
+    # moot's finding and what it weighed (None and empty: a result from before the finding,
+    # one without claims to compare, or no result yet)
+    finding: Finding | None = None
+    claims: list[ClaimAt] = field(default_factory=list)
+    changes: list[ChangeOfMind] = field(default_factory=list)
+    verdicts: list[ModelVerdict] = field(default_factory=list)
 
     @property
     def status_text(self) -> str:
@@ -328,15 +343,14 @@ def build_view(
     find which change `moot apply` applied, if any."""
     meta: dict[str, Any] = events[0].data if events and events[0].kind == "begin" else {}
     protocol = result.protocol if result else str(meta.get("protocol", "?"))
-    records = result.details.get("rounds") if result else None
     record = _record(protocol)
     options = record.options_from(meta.get("config")) if record is not None else None
     round_results = [
         r
         for r in (
             record.describe_round(x, options)
-            for x in (records if isinstance(records, list) else [])
-            if isinstance(x, Mapping) and record is not None
+            for x in (result.round_records if result is not None else [])
+            if record is not None
         )
         if r is not None
     ]
@@ -374,9 +388,11 @@ def build_view(
             max_rounds=max_rounds,
             journal_head=result.journal.describe() if result.journal else None,
             code=code_rows(result.details, read_applied(folder.path) if folder else None),
-            picked_by=picked
-            if isinstance(picked := result.details.get("picked_by"), str)
-            else None,
+            picked_by=result.picked_by,
+            finding=_clean_finding(result.finding),
+            claims=list(result.claims),
+            changes=list(result.changes),
+            verdicts=list(result.verdicts),
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
@@ -406,6 +422,18 @@ def build_view(
         rounds=rounds,
         warnings=warnings,
         max_rounds=max_rounds,
+    )
+
+
+def _clean_finding(finding: Finding | None) -> Finding | None:
+    """The finding with its reason and claim free of control characters (they quote answers)."""
+    if finding is None:
+        return None
+    return finding.model_copy(
+        update={
+            "reason": clean_text(finding.reason),
+            "claim": None if finding.claim is None else clean_text(finding.claim),
+        }
     )
 
 

@@ -1,0 +1,136 @@
+"""moot's finding in words, the same for every face (the live view's end, plain lines, JSON logs,
+report.md, report.html, `moot show`): the label and its reason, each agent's claim after every
+round, who changed their mind, and the model verdicts weighed as evidence, marked where moot's
+check does not bear them out.
+
+Read from the typed outcome (`Result.finding`, `claims`, `changes`, `verdicts`), never from a
+protocol's details. Claims and verdicts quote model text: the lines here are one line each,
+without control characters; each face still escapes them for its medium (HTML, Markdown, a
+terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from moot.text import clean_text, cut
+from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict
+from moot.types import alias_label as label
+
+__all__ = [
+    "LABELS",
+    "ClaimsTable",
+    "change_line",
+    "claims_table",
+    "finding_line",
+    "label_text",
+    "outcome_lines",
+    "verdict_line",
+]
+
+LABELS = {
+    "consensus": "Consensus",
+    "persuasion": "Converged by persuasion",
+    "no_consensus": "No consensus",
+    "tie": "Tie",
+    "converged": "Converged",
+    "chosen": "Chosen",
+}
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Model text as one printable line of at most `limit` characters."""
+    return cut(" ".join(clean_text(text).split()), limit)
+
+
+def label_text(label_: str) -> str:
+    return LABELS.get(label_, label_.replace("_", " ").capitalize())
+
+
+def finding_line(finding: Finding) -> str:
+    """'No consensus: the final answers differ: 408 (A); 418 (B)'; a reason that already names
+    its label ('converged by persuasion: ...', 'a tie: ...') is not prefixed twice."""
+    name = label_text(finding.label)
+    reason = one_line(finding.reason, 600)
+    said = reason.lower()
+    if said.startswith((name.lower(), "a " + name.lower())):
+        return reason[:1].upper() + reason[1:]
+    return f"{name}: {reason}"
+
+
+def _names(agents: Sequence[str]) -> str:
+    shown = [label(a) for a in agents]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def change_line(change: ChangeOfMind) -> str:
+    """'Agent B moved from '418' to '408' in round 1 after Agent A's critique'."""
+    after = f" after {_names(change.critics)}'s critique" if change.critics else ""
+    return (
+        f"{label(change.agent)} moved from '{one_line(change.before, 60)}' to "
+        f"'{one_line(change.after, 60)}' in round {change.round}{after}"
+    )
+
+
+def not_upheld(verdict: ModelVerdict) -> str:
+    """Why a verdict is not borne out, in the words every face uses."""
+    role = one_line(verdict.role, 40) or "model"
+    if verdict.claims_agreement:
+        return f"the {role} called it consensus; moot's check does not bear it out"
+    return f"the {role} did not call it consensus; moot's check finds agreement"
+
+
+def verdict_line(verdict: ModelVerdict) -> str:
+    """'Agent C (judge, round 1): called it consensus (10/10); not upheld: the judge called it
+    consensus; moot's check does not bear it out'."""
+    where = one_line(verdict.role, 40) + (
+        f", round {verdict.round}" if verdict.round is not None else ""
+    )
+    head = f"{one_line(verdict.by, 60)} ({where}): {one_line(verdict.says)}"
+    if not verdict.valid:
+        return f"{head}; invalid verdict: {one_line(verdict.problem)}"
+    if not verdict.upheld:
+        return f"{head}; not upheld: {not_upheld(verdict)}"
+    return f"{head}; upheld by moot's check"
+
+
+@dataclass(frozen=True)
+class ClaimsTable:
+    """Each agent's claim after every round: `rows` in the order agents first appear, one cell
+    per round (None: no record for that round)."""
+
+    rounds: list[int]
+    rows: list[tuple[str, list[ClaimAt | None]]]
+
+    @staticmethod
+    def cell(claim: ClaimAt | None, limit: int = 60) -> str:
+        if claim is None:
+            return "-"
+        if not claim.valid:
+            return f"invalid: {one_line(claim.reason or 'no valid answer', limit)}"
+        return one_line(claim.claim, limit) or "(empty)"
+
+
+def claims_table(claims: Sequence[ClaimAt]) -> ClaimsTable:
+    rounds = sorted({c.round for c in claims})
+    agents: list[str] = []
+    at: dict[tuple[str, int], ClaimAt] = {}
+    for c in claims:
+        if c.agent not in agents:
+            agents.append(c.agent)
+        at[(c.agent, c.round)] = c
+    return ClaimsTable(rounds, [(a, [at.get((a, r)) for r in rounds]) for a in agents])
+
+
+def outcome_lines(
+    finding: Finding | None,
+    changes: Sequence[ChangeOfMind] = (),
+    verdicts: Sequence[ModelVerdict] = (),
+) -> list[str]:
+    """The finding as plain lines, for the end of a run (plain log, live view)."""
+    if finding is None:
+        return []
+    lines = [f"finding: {finding_line(finding)}"]
+    lines += [f"changed their mind: {change_line(c)}" for c in changes]
+    lines += [f"model verdict: {verdict_line(v)}" for v in verdicts if not v.valid or not v.upheld]
+    return lines
