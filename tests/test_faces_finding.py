@@ -22,6 +22,7 @@ from moot import api
 from moot.deliberation.finding import judge_answers
 from moot.display.jsonlog import JsonLog
 from moot.display.live import LiveView
+from moot.display.outcome import verdict_line
 from moot.display.plain import PlainLog
 from moot.engine.journal import Journal
 from moot.engine.session import Session
@@ -299,3 +300,29 @@ def test_a_result_without_a_finding_shows_no_finding_section() -> None:
     stream = io.StringIO()
     PlainLog(stream).outcome(result)
     assert stream.getvalue() == ""
+
+
+def test_verdict_lines_mark_what_moot_does_not_bear_out() -> None:
+    contradicted = ModelVerdict(
+        by="Agent C (judge, round 1)",
+        role="judge",
+        round=1,
+        says="called it consensus (score 10/10)",
+        claims_agreement=True,
+        upheld=False,
+    )
+    assert verdict_line(contradicted) == (
+        "Agent C (judge, round 1): called it consensus (score 10/10); not upheld: " + NOT_UPHELD
+    )
+    invalid = contradicted.model_copy(
+        update={"valid": False, "problem": "CONSENSUS with 2 remaining disagreements"}
+    )
+    assert verdict_line(invalid).endswith(
+        "; invalid verdict: CONSENSUS with 2 remaining disagreements"
+    )
+    upheld = ModelVerdict(by="Agent A", role="arbiter", says="scored 90", claims_agreement=True)
+    assert verdict_line(upheld) == "Agent A (arbiter): scored 90; upheld by moot's check"
+    denied = upheld.model_copy(update={"claims_agreement": False, "upheld": False})
+    assert verdict_line(denied).endswith(
+        "not upheld: the arbiter did not call it consensus; moot's check finds agreement"
+    )

@@ -83,10 +83,12 @@ def not_upheld(verdict: ModelVerdict) -> str:
 def verdict_line(verdict: ModelVerdict) -> str:
     """'Agent C (judge, round 1): called it consensus (10/10); not upheld: the judge called it
     consensus; moot's check does not bear it out'."""
-    where = one_line(verdict.role, 40) + (
-        f", round {verdict.round}" if verdict.round is not None else ""
-    )
-    head = f"{one_line(verdict.by, 60)} ({where}): {one_line(verdict.says)}"
+    by = one_line(verdict.by, 60)
+    if verdict.role and verdict.role.lower() not in by.lower():  # "Agent C", not "... (judge)"
+        where = one_line(verdict.role, 40)
+        where += f", round {verdict.round}" if verdict.round is not None else ""
+        by = f"{by} ({where})"
+    head = f"{by}: {one_line(verdict.says)}"
     if not verdict.valid:
         return f"{head}; invalid verdict: {one_line(verdict.problem)}"
     if not verdict.upheld:
