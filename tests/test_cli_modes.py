@@ -97,7 +97,7 @@ READ_ARGS = {
         "{tree}",
         "-",
     ],
-    "gemini": ["--output-format", "json", "--approval-mode", "default"],
+    "gemini": ["--output-format", "json", "--approval-mode", "default", "--skip-trust"],
     "qwen": ["--output-format", "json", "--approval-mode", "default"],
     "cursor-agent": [
         "-p",

@@ -11,7 +11,9 @@ What each built-in tool is started with (CWD: where it runs; MODEL from `cli:TOO
         text task:    --sandbox read-only --cd CWD
     cli:gemini        gemini [--model M] --output-format json MODE            prompt on stdin
         code task:    --approval-mode auto_edit --skip-trust
-        text task:    --approval-mode default         (headless: tools that ask are off)
+        text task:    --approval-mode default --skip-trust   (headless: tools that ask are off)
+        (headless gemini refuses to start in a folder it does not trust: --skip-trust trusts
+        the worktree or the empty folder for this one run)
     cli:qwen          qwen [--model M] --output-format json MODE              prompt on stdin
         code task:    --approval-mode auto-edit
         text task:    --approval-mode default
@@ -117,7 +119,7 @@ TOOLS: dict[str, Tool] = {
         "gemini",
         ("--output-format", "json"),
         edit=("--approval-mode", "auto_edit", "--skip-trust"),
-        read_only=("--approval-mode", "default"),
+        read_only=("--approval-mode", "default", "--skip-trust"),
         vendor="google",
         install="Gemini CLI",
     ),
