@@ -152,9 +152,17 @@ def test_a_match_that_never_converges_shows_the_analysis_and_exits_2() -> None:
     verdict_prompt = t.prompts("verdict")[0]
     assert "did not converge" in verdict_prompt and "fundamental_disagreement" in verdict_prompt
 
+    # accept_arbiter_choice names the arbiter's choice as the final answer; the two final
+    # positions still differ, so it is no consensus (issue 29: it used to exit 0)
     accepted = start(TASK, t.config(("one", "two"), max_rounds=2, accept_arbiter_choice=True))
-    assert accepted.exit_code == 0 and accepted.result.status == "consensus"
-    assert "the arbiter's choice is accepted" in accepted.result.how
+    assert accepted.exit_code == 2 and accepted.result.status == "no_consensus"
+    assert not accepted.result.consensus
+    assert "the arbiter's choice is the final answer" in accepted.result.how
+    assert "not a consensus" in accepted.result.how
+    (chosen,) = _matches(accepted.result.details)
+    assert accepted.result.final_answer == accepted.result.positions[str(chosen["winner"])]
+    assert accepted.result.finding is not None
+    assert accepted.result.finding.label == "no_consensus"
 
 
 def test_a_side_failing_in_round_0_is_replaced_by_a_backup() -> None:

@@ -36,6 +36,10 @@ def moves(before: str, after: str, at: int, match: int | None = None) -> Stance:
 class Tourney:
     stances: dict[str, Stance]
     overall: Callable[[Request], int] = lambda request: 40  # the arbiter's convergence score
+    # the arbiter's key disagreements (default: one below a score of 80, none from 80 on)
+    disagreements: Callable[[Request, int], list[str]] = lambda request, score: (
+        [] if score >= 80 else ["which store to use"]
+    )
     winner: Callable[[Request], str] = lambda request: "A"  # the arbiter's verdict
     fail: set[tuple[str, str]] = field(default_factory=set)  # (name, phase kind)
     requests: list[Request] = field(default_factory=list)
@@ -61,7 +65,7 @@ class Tourney:
                         "reasoning_alignment": score,
                         "tradeoff_alignment": score,
                         "implementation_alignment": score,
-                        "key_disagreements": [] if score >= 80 else ["which store to use"],
+                        "key_disagreements": self.disagreements(request, score),
                     }
                 )
             if kind == "verdict":

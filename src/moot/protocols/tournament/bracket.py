@@ -14,7 +14,7 @@ from typing import Any
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
 from moot.engine.session import Session
 from moot.protocols.tournament.options import TournamentOptions
-from moot.types import RoundSummary, alias_label
+from moot.types import ChangeOfMind, RoundSummary, alias_label
 
 __all__ = [
     "Match",
@@ -64,6 +64,8 @@ class Match:
     replaced: dict[str, str] = field(default_factory=dict)  # failed side -> its backup
     last: ConvergenceResult | None = None
     last_pair: tuple[str, str] | None = None
+    # every pair of positions measured: (round, result, the two positions in side order)
+    checks: list[tuple[int, ConvergenceResult, tuple[str, str]]] = field(default_factory=list)
     converged: bool = False
     ended_early: str | None = None
     forfeit: str | None = None  # the side that lost by failing a challenge round
@@ -139,6 +141,13 @@ class Tournament:
     out: dict[str, str] = field(default_factory=dict)  # agents that left, and why
     failed: dict[str, str] = field(default_factory=dict)  # no reply (an error), and why
     invalid: dict[str, str] = field(default_factory=dict)  # malformed or junk, and why
+    # what moot judges the finding on (tournament/finding.py): each contestant's first stated
+    # position (None: it had none), every contestant's latest position after each round, the
+    # sides that took up the other's position, and whose challenge each side had read
+    first: dict[str, str | None] = field(default_factory=dict)
+    said: list[dict[str, str | None]] = field(default_factory=list)
+    concessions: list[ChangeOfMind] = field(default_factory=list)
+    critics: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
 
     def next_round(self) -> int:
         self.round_no += 1

@@ -20,6 +20,7 @@ from moot.deliberation.convergence import (
     ArbiterScores,
     ConvergenceResult,
     arbiter_prompt,
+    contradiction,
     converge,
     structural_similarity,
 )
@@ -30,7 +31,7 @@ from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
 from moot.protocols.shown import anonymous
-from moot.protocols.tournament import prompts
+from moot.protocols.tournament import finding, prompts
 from moot.protocols.tournament.bracket import (
     Match,
     Stance,
@@ -363,9 +364,12 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
 
 def _move(m: Match, alias: str, position: str, confidence: float) -> bool:
     """Update a side's stance; whether its position changed (the texts differ beyond the
-    structural layer's idea of the same text)."""
+    structural layer's idea of the same text, or they contradict: "391" is not "381")."""
     stance = m.stances[alias]
-    changed = structural_similarity(stance.recommendation, position) < 95.0
+    before = stance.recommendation
+    changed = structural_similarity(before, position) < 95.0 or bool(
+        contradiction(before, position)
+    )
     stance.recommendation, stance.confidence = position, confidence
     return changed
 
@@ -403,6 +407,7 @@ async def _check(t: Tournament, m: Match, g: int) -> ConvergenceResult:
     if NO_EMBEDDER_NOTE in result.notes:
         t.s.warn(NO_EMBEDDER_NOTE)
     m.last, m.last_pair = result, (a, b)
+    m.checks.append((g, result, (a, b)))
     return result
 
 
@@ -514,6 +519,12 @@ def _record_round(
         notes = [n for n in result.notes if n != NO_EMBEDDER_NOTE]
         if notes:
             entry["notes"] = notes
+        invalid = finding.arbiter_problem(result, t.opts.convergence_threshold)
+        if invalid:
+            entry["problem"] = f"the arbiter's verdict is invalid: {invalid}"
+        if result.contradiction:  # whatever the score: similarity never overrides it
+            entry["contradiction"] = result.contradiction
+            entry["problem"] = f"the positions contradict: {result.contradiction}"
     else:
         entry["decision"] = "forfeit" if m.forfeit else "incomplete"
         entry["problem"] = m.reasons[0] if m.forfeit else m.incomplete
@@ -533,6 +544,7 @@ async def play_match(t: Tournament, m: Match, held: Stance | None) -> Match:
                 break
         g = t.next_round()
         m.rounds.append(g)
+        before = {x: m.stances[x].recommendation for x in m.sides if x in m.stances}
         if r == 0:
             kind = "positions"
             extra = await _positions(t, m, g, held)
@@ -542,11 +554,15 @@ async def play_match(t: Tournament, m: Match, held: Stance | None) -> Match:
         else:
             kind = "defense"
             extra = await _defense(t, m, g, r)
+        finding.remember(t, m, g)
+        if r > 0:
+            finding.moves(t, m, g, before)
         if m.forfeit or m.incomplete:
             _record_round(t, m, g, r, kind, extra, None)
             break
         result = await _check(t, m, g)
-        m.converged = result.reached(threshold)
+        # an arbiter whose scores contradict each other cannot make the match converge
+        m.converged = result.reached(threshold) and not finding.arbiter_problem(result, threshold)
         _record_round(t, m, g, r, kind, extra, result)
         if m.converged:
             break

@@ -9,19 +9,26 @@ challenger, and so on: N-1 matches for N models.
         leader, held = match.winner, match.winner's final position
     champion = leader
 
-The outcome succeeds (exit 0) when the final match converged, or when the arbiter's choice is
-accepted (`accept_arbiter_choice`), and a quorum of the contestants (more than half) gave valid
-answers; otherwise it shows both positions, the convergence progression and the arbiter's
-analysis (exit 2). A position that is junk (empty, an echo of the prompt or its template, a
-refusal) counts like a failed reply. The outcome's trust statement says who won how, what
-failed or was invalid, and whether a tiny model took part.
+The label is moot's finding (tournament/finding.py), never the arbiter's: the bracket
+winner's last position is the final answer, and the outcome is a consensus (exit 0) only when
+more than half of all the contestants that started end on positions that agree by moot's check,
+the winner among them (persuasion when they got there by giving up their own); otherwise it
+shows the positions, the convergence progression and the arbiter's analysis (exit 2). The
+arbiter's convergence scores and choices are evidence: a score of 100 on positions that
+contradict is named as such. `accept_arbiter_choice` only says that the arbiter's choice is
+the final answer; it never makes a consensus. A position that is junk (empty, an echo of the
+prompt or its template, a refusal) counts like a failed reply. The outcome's trust statement
+says who won how, what moot found, who changed their mind after whose challenge, what failed
+or was invalid, and whether a tiny model took part.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
+from moot.deliberation.finding import Judgement, names
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import check_substance
 from moot.deliberation.trust import Participant, assess, plain_reason, tiny_note
@@ -35,9 +42,10 @@ from moot.protocols.tournament.bracket import (
     progression,
 )
 from moot.protocols.tournament.code import run_code
+from moot.protocols.tournament.finding import judge, started
 from moot.protocols.tournament.match import play_match
 from moot.protocols.tournament.options import TournamentOptions
-from moot.types import Outcome
+from moot.types import Finding, Outcome
 
 __all__ = ["run"]
 
@@ -107,18 +115,18 @@ async def run(s: Session, task: str, opts: TournamentOptions) -> Outcome:
 
 def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     final = t.matches[-1]
-    accepted = (
-        not final.converged and t.opts.accept_arbiter_choice and final.decided_by == "arbiter"
-    )
     answer = strip_markup(held.recommendation) if held is not None else ""
     junk = check_substance(answer, task=t.task)  # every position was checked; this is the last
-    reached = (final.converged or accepted) and junk is None
-    trust = assess(
-        _participants(t, champion, final),
-        reached=reached,
-        models=_models(t),
+    judgement = _finding(t, champion, judge(t), junk)
+    f = judgement.finding
+    trust = assess(_participants(t, f.agreed), reached=f.consensus, models=_models(t))
+    success = f.consensus and trust.consensus_allowed
+    accepted = (
+        not success
+        and not final.converged
+        and t.opts.accept_arbiter_choice
+        and final.decided_by == "arbiter"
     )
-    success = trust.consensus_allowed
     if final.converged:
         ended = (
             f"the final match converged ({progression(final.scores)}, "
@@ -127,15 +135,18 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     else:
         ended = f"the final match did not converge ({progression(final.scores)})"
         if accepted:
-            ended += "; the arbiter's choice is accepted (accept_arbiter_choice)"
+            ended += (
+                "; the arbiter's choice is the final answer (accept_arbiter_choice), "
+                "not a consensus"
+            )
     earlier = "".join(f"; {_result_line(m)}" for m in t.matches[:-1])
     how = (
         f"{label(champion)} won the tournament: {len(t.seeds)} models, {len(t.matches)} "
         f"match(es){earlier}; {ended}; decided by {final.decided_by}: "
-        f"{'; '.join(final.reasons)}"
+        f"{'; '.join(final.reasons)}; {_said(f)}"
     )
     qualifiers = trust.label.split("; ")[1:]
-    if reached and not success:
+    if f.consensus and not success:
         how = f"{how}, but {trust.label}"
     elif qualifiers:
         how = f"{how}; {'; '.join(qualifiers)}"
@@ -148,10 +159,10 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
         status="consensus" if success else "no_consensus",
         consensus=success,
         how=how,
-        trust=_statement(t, champion, final, trust.consensus_allowed, reached, junk, accepted),
+        trust=_statement(t, champion, final, judgement, success, junk, accepted),
         final_answer=answer,
         rounds=t.round_no,
-        disagreements=tuple(_disagreement(m) for m in t.matches if not m.converged),
+        disagreements=tuple(_disagreement(t, m) for m in t.matches if not m.converged),
         positions=positions,
         details={
             "rounds": t.rounds,
@@ -160,26 +171,61 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
             "invalid_agents": dict(t.invalid),
             "final_from": champion,
         },
+        finding=judgement.finding,
+        claims=judgement.claims,
+        changes=judgement.changes,
+        verdicts=judgement.verdicts,
     )
 
 
-def _started(t: Tournament) -> list[str]:
-    """Every contestant that took part: the seeds, and the backups that replaced one."""
-    backups = [b for m in t.matches for b in m.replaced.values()]
-    return [*t.seeds, *backups]
+def _finding(t: Tournament, champion: str, judgement: Judgement, junk: object | None) -> Judgement:
+    """moot's finding, held to the bracket: the final answer is the winner's last position, so
+    a majority that the winner is not part of (or a winner whose position is no answer) is no
+    consensus on that answer."""
+    f = judgement.finding
+    if not f.consensus:
+        return judgement
+    if junk is not None:
+        why = f"{f.reason}, but the winner's final position is not an answer to the task: {junk}"
+    elif champion not in f.agreed:
+        why = (
+            f"{f.reason}, but the bracket's winner, {label(champion)}, holds another position, "
+            "and its position is the final answer"
+        )
+    else:
+        return judgement
+    changed = f.model_copy(
+        update={"label": "no_consensus", "reason": why, "claim": None, "agreed": ()}
+    )
+    return dataclasses.replace(judgement, finding=changed)
 
 
-def _participants(t: Tournament, champion: str, final: Match) -> list[Participant]:
+def _said(f: Finding) -> str:
+    """The finding as the outcome line says it; the agreed answer itself is the final answer,
+    shown after the trust statement, so the line names who agreed, not what."""
+    who = names(f.agreed)
+    agreed = f"{len(f.agreed)} of {f.started} contestants' final positions agree ({who})"
+    if f.label == "consensus":
+        how = f"confirmed by {f.confirmed_by}" if f.confirmed_by else "by moot's check"
+        return f"consensus: {agreed}, {how}"
+    if f.label == "persuasion":
+        return (
+            f"converged by persuasion: {agreed}, but only {f.independent} held that position first"
+        )
+    return f"no consensus: {f.reason}"
+
+
+def _participants(t: Tournament, agreed: tuple[str, ...]) -> list[Participant]:
     """Each contestant, as the trust assessment counts it: a side that failed or gave an
-    invalid answer (in any round) is not valid; the champion agreed with the outcome, and so
-    did its final opponent when the final match converged; the others lost to it."""
+    invalid answer (in any round) is not valid; those whose final positions agree with the
+    agreed answer agreed; the others held another position."""
     people = []
-    for alias in _started(t):
+    for alias in started(t):
         if alias in t.failed:
             people.append(Participant(label(alias), "failed", t.failed[alias]))
         elif alias in t.invalid:
             people.append(Participant(label(alias), "invalid", t.invalid[alias]))
-        elif alias == champion or (final.converged and alias in final.sides):
+        elif alias in agreed:
             people.append(Participant(label(alias), "agreed"))
         else:
             people.append(Participant(label(alias), "dissented"))
@@ -189,7 +235,7 @@ def _participants(t: Tournament, champion: str, final: Match) -> list[Participan
 def _models(t: Tournament) -> list[str]:
     """The model specs that took part: the contestants and the arbiters of the matches."""
     specs = t.s.specs
-    used = [*_started(t), *(m.arbiter for m in t.matches if m.arbiter is not None)]
+    used = [*started(t), *(m.arbiter for m in t.matches if m.arbiter is not None)]
     return [specs[a] for a in used if a in specs]
 
 
@@ -199,22 +245,37 @@ _LAYERS = {
 }
 
 
+def _called_converged(t: Tournament, m: Match) -> str:
+    """ "Agent C, as arbiter, called the positions converged (100/100), but they still differ:
+    391 vs 381", when the arbiter's last score on a match's positions reached the threshold
+    while the positions contradict; else ""."""
+    last = m.last
+    if last is None or not last.contradiction:
+        return ""
+    if last.layer == "arbiter" and m.arbiter and last.score >= t.opts.convergence_threshold:
+        return (
+            f"{label(m.arbiter)}, as arbiter, called the positions converged "
+            f"({last.score:g}/100), but they still differ: {last.contradiction}"
+        )
+    return f"the positions still differ: {last.contradiction}"
+
+
 def _statement(
     t: Tournament,
     champion: str,
     final: Match,
-    allowed: bool,
-    reached: bool,
+    judgement: Judgement,
+    success: bool,
     junk: object | None,
     accepted: bool,
 ) -> str:
     """How far to trust the outcome, in plain words: tiny models first, then who won how (the
-    arbiter's verdicts, the convergence of the final match and which layer measured it), what
-    failed or was invalid, and why a consensus is or is not claimed."""
+    arbiter's verdicts, the convergence of the final match and which layer measured it), moot's
+    finding on the final positions and who changed their mind, what failed or was invalid."""
     tiny = tiny_note(_models(t))
     sentences: list[str] = [tiny] if tiny else []
-    started = _started(t)
-    backups = len(started) - len(t.seeds)
+    who = started(t)
+    backups = len(who) - len(t.seeds)
     sentences.append(
         f"{label(champion)} won the tournament of {len(t.seeds)} models"
         + (f" and {backups} backup(s)" if backups else "")
@@ -235,8 +296,10 @@ def _statement(
             f"{why}."
         )
     else:
+        differ = _called_converged(t, final)
         sentences.append(
-            f"The final match ({a} vs {b}) did not converge ({progression(final.scores)})."
+            f"The final match ({a} vs {b}) did not converge ({progression(final.scores)})"
+            + (f": {differ}." if differ else ".")
         )
     reasons = plain_reason("; ".join(final.reasons))
     if final.decided_by == "arbiter" and final.arbiter:
@@ -247,24 +310,24 @@ def _statement(
         sentences.append(f"{label(champion)} won by forfeit (named below).")
     else:
         sentences.append(f"No arbiter's verdict decided it: {reasons}.")
-    if accepted and allowed:
+    if accepted:
         sentences.append(
-            "The arbiter's choice is accepted without agreement (accept_arbiter_choice)."
+            "The arbiter's choice is the final answer (accept_arbiter_choice); a choice is "
+            "no consensus."
         )
-    if junk is not None:
-        sentences.append(f"No consensus: the final position is not an answer to the task: {junk}.")
-    elif not reached:
+    f = judgement.finding
+    if success:
+        sentences.append(f"moot's check of the contestants' final positions: {f.reason}.")
+    elif f.consensus:
+        valid = len(who) - len(t.failed.keys() | t.invalid.keys())
         sentences.append(
-            "No consensus is claimed: the final two positions did not converge"
-            + (", and the arbiter's choice alone is not accepted." if final.analysis else ".")
-        )
-    elif not allowed:
-        valid = len(started) - len(t.failed.keys() | t.invalid.keys())
-        sentences.append(
-            f"No consensus can be claimed: only {valid} of the {len(started)} models gave a "
+            f"No consensus can be claimed: only {valid} of the {len(who)} models gave a "
             "valid answer, and a quorum needs more than half of them."
         )
-    for alias in started:
+    else:
+        sentences.append(f"No consensus: {plain_reason(f.reason, limit=400)}.")
+    sentences += judgement.sentences(label)
+    for alias in who:
         if alias in t.failed:
             sentences.append(f"{label(alias)} failed: {plain_reason(t.failed[alias])}.")
         elif alias in t.invalid:
@@ -285,12 +348,15 @@ def _result_line(m: Match) -> str:
     )
 
 
-def _disagreement(m: Match) -> str:
+def _disagreement(t: Tournament, m: Match) -> str:
     a, b = m.sides
     text = (
         f"match {m.number} ({label(a)} vs {label(b)}) did not converge: convergence "
         f"{progression(m.scores)}"
     )
+    differ = _called_converged(t, m)
+    if differ:
+        text += f"; {differ}"
     if m.analysis:
         text += (
             f"; fundamental disagreement: {m.analysis['fundamental_disagreement']}; why: "

@@ -1,0 +1,191 @@
+"""moot's finding on a tournament: the label follows the contestants' final positions, never the
+arbiter's say-so (issue 29).
+
+    history[0] = each contestant's first stated position (a challenger entering a later match
+                 states it after reading the leader's, as the seed has it)
+    history[g] = every contestant's latest position after debate round g (the step ids' rN);
+                 one that left the bracket keeps the last position it stated
+    final      = the last of them; a contestant that failed or gave junk has no valid answer
+    verdicts   = the arbiter's convergence scores and its choices of a winner, as evidence
+    judgement  = finding.judge_answers(history, started, verdicts, critics)
+
+An arbiter's score claims agreement when it reaches the match's threshold. It is invalid when
+its own fields contradict each other (100/100 with disagreements listed, converged with the
+core recommendations scored as opposed) and not upheld where the two positions it scored
+contradict. Only a score of the pair of positions both sides finally held may confirm agreement
+the wording cannot (never a contradiction). A side that takes up the other's position in a
+match changed its mind after the other's challenge, though the two texts may not contradict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from moot.deliberation.claims import Relation, compare, extract_claim
+from moot.deliberation.convergence import ConvergenceResult, structural_similarity
+from moot.deliberation.finding import Judgement, judge_answers
+from moot.protocols.tournament.bracket import Match, Tournament, label
+from moot.types import ChangeOfMind, ModelVerdict
+
+__all__ = ["arbiter_problem", "judge", "moves", "remember", "started"]
+
+_OPPOSED = 50  # an arbiter's core_recommendation below this says the two recommend different things
+
+
+def started(t: Tournament) -> list[str]:
+    """Every contestant that took part: the seeds, and the backups that replaced one."""
+    backups = [b for m in t.matches for b in m.replaced.values()]
+    return [*t.seeds, *(b for b in backups if b not in t.seeds)]
+
+
+def remember(t: Tournament, m: Match, g: int) -> None:
+    """After debate round `g` of match `m`: the sides' positions join the record; a side
+    replaced in round 0 had none."""
+    latest = dict(t.said[-1]) if t.said else {}
+    for gone in m.replaced:
+        t.first.setdefault(gone, None)
+        latest[gone] = None
+    for alias in m.sides:
+        if alias in m.stances:
+            position = m.stances[alias].recommendation
+            t.first.setdefault(alias, position)
+            latest[alias] = position
+    assert len(t.said) == g - 1, "one record per debate round"
+    t.said.append(latest)
+
+
+def _agrees(t: Tournament, a: str, b: str) -> bool:
+    """Two positions say the same by moot's relation, or nearly word for word with nothing
+    contradicting."""
+    relation = compare(extract_claim(a), extract_claim(b)).relation
+    if relation is Relation.AGREE:
+        return True
+    return relation is Relation.UNSURE and structural_similarity(a, b) >= t.thresholds.structural
+
+
+def moves(t: Tournament, m: Match, g: int, before: dict[str, str]) -> None:
+    """After challenge or defense round `g`: each side has read the other's challenge; a side
+    whose new position takes up the other's (as it stood before the round) conceded to it."""
+    for alias in m.sides:
+        other = m.other(alias)
+        if alias not in before or other not in before:
+            continue
+        t.critics[(alias, g)] = (other,)
+        old, new = before[alias], m.stances[alias].recommendation
+        if new == old or not _agrees(t, new, before[other]) or _agrees(t, old, before[other]):
+            continue
+        t.concessions.append(
+            ChangeOfMind(
+                agent=alias,
+                round=g,
+                before=extract_claim(old).text,
+                after=extract_claim(new).text,
+                toward=(other,),
+                critics=(other,),
+            )
+        )
+
+
+def arbiter_problem(result: ConvergenceResult, threshold: float) -> str:
+    """Why the arbiter's scores in `result` contradict each other, or "" (and for a result that
+    another layer decided)."""
+    if result.layer != "arbiter":
+        return ""
+    d = result.details
+    overall = d.get("overall_convergence")
+    core = d.get("core_recommendation")
+    listed = d.get("key_disagreements") or []
+    if overall == 100 and listed:
+        return (
+            f"it scored the positions 100/100, the same, yet listed {len(listed)} "
+            "disagreement(s) between them"
+        )
+    if isinstance(overall, int | float) and overall >= threshold:
+        if isinstance(core, int | float) and core < _OPPOSED:
+            return (
+                f"it called the positions converged ({overall:g}/100) yet scored their core "
+                f"recommendations {core:g}/100"
+            )
+    return ""
+
+
+def _score(
+    t: Tournament, m: Match, g: int, result: ConvergenceResult, pair: tuple[str, str]
+) -> ModelVerdict | None:
+    """The arbiter's convergence score on `pair`, as evidence (None: no arbiter scored it)."""
+    if result.layer != "arbiter" or m.arbiter is None:
+        return None
+    a, b = (label(x) for x in m.sides)
+    threshold = t.opts.convergence_threshold
+    claims = result.score >= threshold
+    says = (
+        f"called the positions of {a} and {b} converged ({result.score:g}/100, match {m.number})"
+        if claims
+        else f"scored the convergence of {a} and {b} {result.score:g}/100 (match {m.number})"
+    )
+    problem = arbiter_problem(result, threshold)
+    return ModelVerdict(
+        by=label(m.arbiter),
+        role="arbiter",
+        says=says,
+        round=g,
+        claims_agreement=claims,
+        valid=not problem,
+        problem=problem,
+        upheld=not (claims and result.contradiction),
+    )
+
+
+def _scores(t: Tournament, final: dict[str, str | None]) -> tuple[list[ModelVerdict], set[int]]:
+    """Every score the arbiters gave, and the indices of those on the two positions both sides
+    finally held (the only ones that may confirm agreement)."""
+    verdicts: list[ModelVerdict] = []
+    about_final: set[int] = set()
+    for m in t.matches:
+        for g, result, pair in m.checks:
+            verdict = _score(t, m, g, result, pair)
+            if verdict is None:
+                continue
+            held = [final.get(side) for side in m.sides]
+            if held == list(pair):
+                about_final.add(len(verdicts))
+            verdicts.append(verdict)
+    return verdicts, about_final
+
+
+def _choices(t: Tournament) -> list[ModelVerdict]:
+    """The arbiters' choices of a match's winner: evidence, no claim that anyone agrees."""
+    return [
+        ModelVerdict(
+            by=label(m.arbiter),
+            role="arbiter",
+            says=f"chose {label(m.winner)}'s position in match {m.number}",
+            round=m.rounds[-1] if m.rounds else None,
+        )
+        for m in t.matches
+        if m.decided_by == "arbiter" and m.arbiter is not None and m.winner is not None
+    ]
+
+
+def judge(t: Tournament) -> Judgement:
+    """moot's finding on the bracket (the module docstring)."""
+    who = started(t)
+    history: list[dict[str, str | None]] = [dict(t.first), *(dict(r) for r in t.said)]
+    final = history[-1]
+    reasons = {**t.failed, **t.invalid}
+    for alias in who:
+        if alias in reasons:
+            final[alias] = None  # its last answer was no answer
+    scores, about_final = _scores(t, final)
+    judgement = judge_answers(
+        history,
+        started=who,
+        verdicts=[v for i, v in enumerate(scores) if i in about_final],
+        critics=t.critics,
+        reasons=reasons,
+        name=label,
+    )
+    seen = {(c.agent, c.round) for c in judgement.changes}
+    changes = [*judgement.changes, *(c for c in t.concessions if (c.agent, c.round) not in seen)]
+    changes.sort(key=lambda c: (c.round, who.index(c.agent) if c.agent in who else len(who)))
+    return dataclasses.replace(judgement, changes=tuple(changes), verdicts=(*scores, *_choices(t)))
