@@ -141,8 +141,10 @@ def test_a_single_candidate_wins_alone() -> None:
 
 def test_no_valid_ranking_keeps_the_incumbent_and_says_so() -> None:
     result = borda(ABC, [None, ["B"], None], incumbent="A")
-    assert result.winner == "A" and result.no_valid_ranking
-    assert result.tiebreak == "no_valid_ranking"
+    assert result.winner == "A" and result.incumbent == "A" and result.no_valid_ranking
+    assert result.tie is False and result.tied == () and result.valid_rankings == 0
+    assert result.tiebreak == "no_valid_ranking" and result.abstained == (0, 1, 2)
+    assert result.problems == ("it gave no ranking", "it leaves out 'A'", "it gave no ranking")
     assert result.scores == {"A": 0, "B": 0, "AB": 0}
     assert result.as_dict()["no_valid_ranking"] is True
     assert borda(ABC, [], incumbent="B").winner == "B"
@@ -150,7 +152,11 @@ def test_no_valid_ranking_keeps_the_incumbent_and_says_so() -> None:
 
 @pytest.mark.parametrize(
     ("candidates", "incumbent", "message"),
-    [((), "A", "at least one"), (("A", "A"), "A", "distinct"), (ABC, "C", "not among")],
+    [
+        ((), "A", r"^Borda needs at least one candidate$"),
+        (("A", "A"), "A", r"^candidates must be distinct, got \['A', 'A'\]$"),
+        (ABC, "C", r"^the incumbent 'C' is not among the candidates \['A', 'B', 'AB'\]$"),
+    ],
 )
 def test_bad_candidates_are_refused(
     candidates: tuple[str, ...], incumbent: str, message: str
