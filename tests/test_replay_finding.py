@@ -19,6 +19,7 @@ import pytest
 
 from moot import api
 from moot.deliberation.finding import judge_answers
+from moot.engine import session as session_module
 from moot.engine.journal import Journal
 from moot.engine.store import SessionFolder
 from moot.plan import Plan
@@ -141,3 +142,20 @@ def test_replay_of_a_result_that_already_carries_a_finding_compares_bytes(
     journal, _ = Journal.open(folder / "events.jsonl", repair=False)
     stored_text = (folder / "result.json").read_text()
     assert api.outcome_change(SessionFolder(folder), journal, stored_text, other) is None
+
+
+def test_replaying_with_changed_prompts_writes_nothing_and_show_still_works(
+    capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Newer code asks with other prompts than an old session recorded: the replay keeps the
+    recorded answers and says so, but journals nothing (a replay is read-only), so the stored
+    result still matches its journal and `moot show` still shows it."""
+    folder = old_session(isolated, JUDGED)
+    before = (folder / "events.jsonl").read_bytes()
+    monkeypatch.setattr(session_module, "request_hash", lambda request: "another prompt")
+    code, out, _ = moot(capsys, "replay", JUDGED)
+    assert code == 0, out
+    assert (folder / "events.jsonl").read_bytes() == before
+    code, out, err = moot(capsys, "show", JUDGED)
+    assert code == 0, err
+    assert "Agent C judged consensus in round 1" in out

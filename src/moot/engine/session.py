@@ -381,7 +381,10 @@ class Session:
         if recorded is not None:
             if recorded.data.get("request_hash") != digest and step not in self._warned:
                 self._warned.add(step)
-                self.record(
+                # A resume journals it; a replay only tells the faces (it writes nothing: an
+                # old session replayed by newer code must still match its result.json).
+                tell = self.record if self.mode == "live" else self.signal
+                tell(
                     "warning",
                     step,
                     message="the prompt differs from the recorded one (code changed since it "
