@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -88,7 +89,8 @@ def test_a_ranking_that_names_a_candidate_twice_abstains_and_scores_nothing() ->
 def test_an_invalid_ranking_says_why(ranking: object, problem: str) -> None:
     assert ranking_problem(ranking, ABC) == problem
     assert not is_valid_ranking(ranking, ABC)
-    result = borda(ABC, [ranking, ["B", "A", "AB"]], incumbent="A")  # type: ignore[list-item]
+    rankings: list[Any] = [ranking, ["B", "A", "AB"]]  # model output: anything at all
+    result = borda(ABC, rankings, incumbent="A")
     assert result.abstained == (0,) and result.problems == (problem,)
     assert result.scores == {"A": 1, "B": 2, "AB": 0}
 
