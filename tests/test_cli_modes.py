@@ -42,9 +42,11 @@ def calls(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def ask(model: Any, cwd: str | None = None) -> tuple[Completion, list[dict[str, Any]]]:
-    """One call as a session makes it: in a worktree (`cwd`) or not; returns what the call
-    journaled as checkpoints."""
+def ask(
+    model: Any, cwd: str | None = None, *, read_only: bool = False
+) -> tuple[Completion, list[dict[str, Any]]]:
+    """One call as a session makes it: in a worktree (`cwd`), in a judge's sandbox (`cwd`,
+    `read_only`) or neither; returns what the call journaled as checkpoints."""
     recorded: list[dict[str, Any]] = []
 
     async def call() -> Completion:
@@ -55,6 +57,7 @@ def ask(model: Any, cwd: str | None = None) -> tuple[Completion, list[dict[str, 
             recorded.append,
             lambda message: None,
             cwd,
+            read_only,
         )
         token = CALL_CONTEXT.set(context)
         try:
@@ -141,6 +144,20 @@ def test_outside_a_worktree_each_tool_is_read_only_in_an_empty_folder(
     assert ran_in != users and not ran_in.exists()  # a temporary folder, removed afterwards
     argv = call["argv"][:-1] if tool == "cursor-agent" else call["argv"]
     assert argv == [a.replace("{tree}", str(ran_in)) for a in READ_ARGS[tool]]
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_a_judge_in_a_code_task_runs_in_its_sandbox_read_only(
+    fakes: Path, tmp_path: Path, tool: str
+) -> None:
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    completion, _ = ask(create_model(f"cli:{tool}"), cwd=str(sandbox), read_only=True)
+    assert completion.ok, completion.failure
+    [call] = calls(fakes)
+    argv = call["argv"][:-1] if tool == "cursor-agent" else call["argv"]
+    assert argv == [a.replace("{tree}", str(sandbox)) for a in READ_ARGS[tool]]
+    assert call["cwd"] == str(sandbox)
 
 
 def test_options_change_the_arguments_extra_before_the_prompt_args_replace_them(

@@ -327,14 +327,16 @@ class Session:
             recorded.append({**data, "step": step})
 
         cwd = None
+        read_only = False
         if self.code is not None and self.edits_in_place(alias):
             # a coding agent edits its own worktree, or the one the protocol named (ask_in)
             tree = self.code.path(self._worktree_at.get(step, alias))
             if not tree.is_dir():  # a judge or an arbiter has none: never the user's folder
                 tree = self.folder.path / "sandbox"
                 tree.mkdir(exist_ok=True)
+                read_only = True  # and it judges: it runs with its CLI's read-only arguments
             cwd = str(tree)
-        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn, cwd)
+        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn, cwd, read_only)
 
     # -- effects ----------------------------------------------------------------------------
     def _claim(self, step: str) -> None:

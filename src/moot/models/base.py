@@ -83,6 +83,7 @@ class CallContext:
     checkpoint: Callable[[dict[str, Any]], None]
     warn: Callable[[str], None]  # journaled once per session and message
     cwd: str | None = None  # a code task's worktree: where a coding agent works
+    read_only: bool = False  # cwd is only a place to run in (a judge's sandbox): change nothing
 
     def for_step(self) -> list[dict[str, Any]]:
         return [item for item in self.recorded if item.get("step") == self.step]

@@ -237,8 +237,9 @@ class CliModel(Provider):
         prompt = render_transcript(request.messages, self.template)
         context = call_context()  # a code task runs the agent in its own worktree
         tree = context.cwd if context is not None and context.cwd else None
+        edits = tree is not None and context is not None and not context.read_only
         with _workdir(tree or self.cwd) as cwd:
-            argv, stdin = self._argv(request, prompt, cwd=cwd, code=tree is not None)
+            argv, stdin = self._argv(request, prompt, cwd=cwd, code=edits)
             try:
                 result = await run_process(argv, stdin=stdin, timeout=timeout, cwd=cwd)
             except OSError as exc:
