@@ -20,11 +20,12 @@ import pytest
 from moot import api
 from moot.deliberation.finding import judge_answers
 from moot.engine import session as session_module
+from moot.engine.head import Head, write_head
 from moot.engine.journal import Journal
 from moot.engine.store import SessionFolder
 from moot.plan import Plan
 from moot.result import Result
-from moot.types import ModelVerdict, Outcome
+from moot.types import Message, ModelVerdict, Outcome
 from tests.test_cli import moot
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
@@ -159,3 +160,61 @@ def test_replaying_with_changed_prompts_writes_nothing_and_show_still_works(
     code, out, err = moot(capsys, "show", JUDGED)
     assert code == 0, err
     assert "Agent C judged consensus in round 1" in out
+
+
+def going_on(plan: Plan) -> Any:
+    """Today's arena does not stop at a judge's CONSENSUS that moot's check does not bear out:
+    after the recorded rounds it asks for one more step, which the old journal never held."""
+    run = RECORDED(plan)
+
+    async def protocol(session: Any) -> Outcome:
+        outcome: Outcome = await run(session)
+        go_on = [Message(role="user", content="evaluate again")]
+        await session.ask("agent_a", go_on, step="r2/evaluate/agent_a")
+        return outcome
+
+    return protocol
+
+
+def test_a_session_that_today_s_code_would_not_have_ended_replays_as_a_changed_outcome(
+    capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = old_session(isolated, JUDGED)
+    monkeypatch.setattr(api, "_protocol", going_on)
+    code, out, _ = moot(capsys, "replay", JUDGED)
+    assert code == 0, out
+    assert (
+        "Outcome changed: the stored result was labelled consensus (Agent C judged consensus in "
+        "round 1 (score 10/10)); under moot's finding (labels are decided from the agents' "
+        "final answers) it is no_consensus: the final answers differ: 408 (A); 418 (B); 400 (C). "
+        "Today's code would not have ended the session there (step r2/evaluate/agent_a is not "
+        "in the journal)"
+    ) in out
+    assert "DIFFERENT" not in out and "never finished" not in out
+    # resume rewrites result.json under the rule; show renders it; replay now matches it
+    code, out, _ = moot(capsys, "resume", JUDGED)
+    assert code == 2, out
+    stored = json.loads((folder / "result.json").read_text())
+    assert stored["finding"]["label"] == "no_consensus" and stored["final_answer"] == ""
+    assert [(c["agent"], c["round"], c["claim"]) for c in stored["claims"]] == [
+        ("agent_a", 1, "408"),
+        ("agent_b", 1, "418"),
+        ("agent_c", 1, "400"),
+    ]
+    code, out, _ = moot(capsys, "show", JUDGED)
+    assert code == 0 and "**No consensus: the final answers differ: 408 (A); 418 (B)" in out
+    code, out, _ = moot(capsys, "replay", JUDGED)
+    assert code == 0 and "byte for byte" in out
+
+
+def test_a_session_that_never_finished_is_still_refused(
+    capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = old_session(isolated, JUDGED)
+    events = (folder / "events.jsonl").read_text().splitlines(keepends=True)
+    (folder / "events.jsonl").write_text("".join(events[:-1]))  # the finished event is gone
+    last = json.loads(events[-2])  # and its head sealed where a crash would have left it
+    write_head(folder / "head.json", Head(len(events) - 1, last["hash"], False), None)
+    monkeypatch.setattr(api, "_protocol", going_on)
+    code, _, err = moot(capsys, "replay", JUDGED)
+    assert code == 1 and "never finished" in err

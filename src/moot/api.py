@@ -32,7 +32,7 @@ from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended, ProtocolFn
 from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
-from moot.errors import ConfigError, JournalError, WorkspaceError
+from moot.errors import ConfigError, JournalError, ReplayIncomplete, WorkspaceError
 from moot.models.base import create_model
 from moot.plan import Plan, load_config, participants, resolve
 from moot.result import Result, exit_code_for, unsealed
@@ -412,14 +412,78 @@ def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
     journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
     meta = lifecycle.begin_meta(journal, folder)
     plan, agents = _reopen(meta)
-    result = lifecycle.replay_session(folder, journal, plan.config, agents, _protocol(plan))
     stored = folder.result_json.read_text(encoding="utf-8") if folder.result_json.exists() else None
+    try:
+        result = lifecycle.replay_session(folder, journal, plan.config, agents, _protocol(plan))
+    except ReplayIncomplete as exc:
+        ended = _ended_earlier(folder, journal, stored, exc)
+        if ended is None:
+            raise
+        return ended
     identical = None if stored is None else result.same_as_stored(stored)
-    steps = sum(1 for e in journal.events if e.kind in (EventKind.ASK, EventKind.SHELL))
+    steps = _steps(journal)
     changed = None
     if stored is not None and identical is False:
         changed = outcome_change(folder, journal, stored, result)
     return ReplayReport(folder.id, result, identical, steps, changed)
+
+
+def _steps(journal: Journal) -> int:
+    return sum(1 for e in journal.events if e.kind in (EventKind.ASK, EventKind.SHELL))
+
+
+def _ended_earlier(
+    folder: SessionFolder, journal: Journal, stored_text: str | None, why: ReplayIncomplete
+) -> ReplayReport | None:
+    """A finished session that today's code would not have ended where it did: a judge's
+    CONSENSUS ended it, and under moot's finding the deliberation goes on. Its outcome under
+    the rule is moot's finding over the final answers as journaled (the stored result's
+    positions), with every agent that started counted. A stored result from before the rule
+    gives a changed outcome; one written under it (by `moot resume`) is compared byte for byte.
+    None if nothing explains the stop (no stored result, or one edited since)."""
+    from moot.deliberation.finding import judge_answers
+    from moot.engine.seal import seal_result
+
+    if stored_text is None:
+        return None
+    try:
+        stored = Result.model_validate_json(stored_text)
+    except ValueError:
+        return None
+    started = [a for a in stored.aliases if a.startswith("agent_")]
+    if not started or (stored.finding is None and not _computed_from(folder, stored, journal)):
+        return None
+    j = judge_answers([dict(stored.positions)], started=started)
+    finding = j.finding
+    reason = finding.reason[:1].upper() + finding.reason[1:]
+    missing = str(why).rsplit(": ", 1)[-1]  # "step r2/evaluate/agent_a is not in the journal"
+    replayed = seal_result(
+        stored.model_copy(
+            update={
+                "status": "consensus" if finding.consensus else "no_consensus",
+                "consensus": finding.consensus,
+                "how": f"{finding.reason} (today's code would not have ended the session there)",
+                "trust": " ".join([f"{reason}.", *j.sentences()]),
+                "final_answer": stored.final_answer if finding.consensus else "",
+                "finding": finding,
+                "claims": [c.model_copy(update={"round": stored.rounds}) for c in j.claims],
+                "changes": list(j.changes),
+                "verdicts": list(j.verdicts),
+                "journal": None,
+            }
+        ),
+        journal,
+    )
+    if stored.finding is not None:  # written under the rule (by `moot resume`): compare
+        same = replayed.same_as_stored(stored_text)
+        return ReplayReport(folder.id, replayed, same, _steps(journal))
+    changed = (
+        f"outcome changed: the stored result was labelled {stored.status} ({stored.how}); "
+        f"under {FINDING_RULE} it is {finding.label}: {finding.reason}. Today's code would "
+        f"not have ended the session there ({missing}): this is the finding over the final "
+        "answers as journaled"
+    )
+    return ReplayReport(folder.id, replayed, False, _steps(journal), changed)
 
 
 def outcome_change(

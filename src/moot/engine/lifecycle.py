@@ -433,7 +433,12 @@ def replay_session(
         outcome: Outcome | None = asyncio.run(_call(protocol, session))
         status: Status = outcome.status if outcome else "failed"
         message = None
-    except ReplayIncomplete:
+    except ReplayIncomplete as exc:
+        if stop is None and finished(journal):  # today's code would not have ended there
+            raise ReplayIncomplete(
+                f"session {folder.id} finished, but the code that computes its outcome does not "
+                f"end where it did: {exc}"
+            ) from None
         if stop is None:
             raise MootError(
                 f"session {folder.id} never finished and holds no stop record (it may still be "
