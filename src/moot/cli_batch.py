@@ -130,15 +130,16 @@ def batch(
     help=(
         "arithmetic; reasoning-gym's "
         + ", ".join(GYM_PREFIX + name for name in GYM_DATASETS)
-        + f" ({INSTALL}); or the path of a .jsonl suite."
+        + f" ({INSTALL}); the path of a .jsonl suite; or adversarial (scripted personas: "
+        "false consensus and false disagreement per protocol; exit 1 if a target is missed)."
     ),
 )
 @click.option(
     "--protocols",
     "protocol_names",
-    default="arena,vote",
-    show_default=True,
-    help="Comma-separated protocols to compare; vote is always run as the baseline.",
+    default=None,
+    help="Comma-separated protocols to compare; vote is always run as the baseline "
+    "(default: arena,vote; with --suite adversarial: arena,court,tournament,refine,vote).",
 )
 @click.option("--models", multiple=True, metavar="SPEC", help="One agent per use.")
 @click.option(
@@ -168,7 +169,7 @@ def batch(
 @_concurrency_options
 def bench(
     suite: str,
-    protocol_names: str,
+    protocol_names: str | None,
     models: tuple[str, ...],
     config_path: Path | None,
     count: int | None,
@@ -185,6 +186,8 @@ def bench(
     from moot.bench.runner import BenchOptions, run_bench
     from moot.display.batch import BatchProgress
 
+    if protocol_names is None:
+        protocol_names = "" if suite == "adversarial" else "arena,vote"
     names = [name.strip() for name in protocol_names.split(",") if name.strip()]
     options = BenchOptions(
         suite=suite,
@@ -204,3 +207,6 @@ def bench(
     report = run_bench(options, observer=progress, out=out)
     click.echo(report.markdown)
     click.echo(f"reports: {report.folder}", err=True)
+    met = report.data.get("protocols") if suite == "adversarial" else None
+    if isinstance(met, dict) and not all(row["targets_met"] for row in met.values()):
+        sys.exit(1)

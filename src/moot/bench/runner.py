@@ -28,6 +28,7 @@ from typing import Any
 
 from moot import batch as batches
 from moot import protocols
+from moot.bench import adversarial
 from moot.bench.journals import agent_trajectories, answer_of, calls_made
 from moot.bench.statistics import RoundFlips, compare, count_flips, wilson_interval
 from moot.bench.suites import Suite, suite_for
@@ -271,6 +272,41 @@ def _swap_audit(
     }
 
 
+def _adversarial(options: BenchOptions, out: Path | None, began: float) -> BenchReport:
+    """`--suite adversarial`: scripted personas on each protocol (`moot.bench.adversarial`);
+    the report is its table, its data the table's numbers (`targets_met` per protocol). The
+    sessions are kept under the report folder's `sessions/`."""
+    if options.models:
+        raise ConfigError(
+            "--suite adversarial runs scripted personas, not models: leave --models out"
+        )
+    known = set(adversarial.PROTOCOLS)
+    unknown = [p for p in options.protocols if p not in known]
+    if unknown:
+        raise ConfigError(
+            f"--suite adversarial runs {', '.join(adversarial.PROTOCOLS)}; not {', '.join(unknown)}"
+        )
+    chosen = tuple(dict.fromkeys(options.protocols)) or adversarial.PROTOCOLS
+    cases = adversarial.CASES[: options.n] if options.n else adversarial.CASES
+    folder = out or batches.batches_root() / (
+        time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-adversarial"
+    )
+    table = adversarial.run_suite(chosen, cases, root=folder / "sessions", seed=options.seed)
+    adversarial.write(table, folder)
+    data = table.to_json()
+    return BenchReport(
+        options=options,
+        suite=Suite(adversarial.SUITE, ()),
+        rows=[],
+        models=[],
+        batches=[],
+        seconds=time.monotonic() - began,
+        folder=folder,
+        markdown=adversarial.markdown(table),
+        data=data,
+    )
+
+
 def run_bench(
     options: BenchOptions,
     *,
@@ -281,6 +317,8 @@ def run_bench(
     from moot.bench.report import write_report
 
     began = time.monotonic()
+    if options.suite == adversarial.SUITE:
+        return _adversarial(options, out, began)
     suite = suite_for(options.suite, options.n, options.seed)
     names = list(dict.fromkeys(options.protocols))
     if not names:

@@ -1,0 +1,253 @@
+"""`moot bench --suite adversarial` (issue 29): scripted personas against every protocol, a table
+of false consensus and false disagreement per protocol, and the targets (0 false consensus;
+false disagreement on paraphrases under 10%).
+
+The suite's own logic (personas, what counts as a false label) is pinned on synthetic outcomes
+first, so that it stays right whatever today's protocols do; then each protocol runs the suite.
+A protocol whose change to moot's finding has not landed yet is marked xfail(strict=True) with
+the cases it still gets wrong: the lead removes the mark when it lands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.bench import adversarial
+from moot.bench.adversarial import (
+    CASES,
+    PROTOCOLS,
+    Case,
+    CaseResult,
+    Persona,
+    Table,
+    _judge_result,
+    markdown,
+    run_suite,
+)
+from moot.types import Finding, Outcome
+from tests.test_cli import moot
+
+NUMBERS = next(c for c in CASES if c.name == "stubborn-numbers")
+PARAPHRASE = next(c for c in CASES if c.name == "paraphrase-capital")
+NEGATION = next(c for c in CASES if c.name == "negation-majority")
+SYCOPHANTS = next(c for c in CASES if c.name == "sycophants")
+
+
+def _outcome(
+    status: str = "consensus", finding: Finding | None = None, answer: str = "408"
+) -> Outcome:
+    return Outcome(
+        protocol="arena",
+        status=status,  # type: ignore[arg-type]
+        consensus=status == "consensus",
+        how="scripted",
+        final_answer=answer,
+        rounds=1,
+        finding=finding,
+    )
+
+
+# -- the suite's own logic ---------------------------------------------------------------------
+def test_the_issue_s_personas_and_judges_are_all_there() -> None:
+    kinds = {p.kind for c in CASES for p in c.agents}
+    assert kinds == {"stubborn", "sycophant", "yes_man", "abstainer", "junk", "paraphraser"}
+    assert any(p.confidence == 1.0 for c in CASES for p in c.agents)  # overconfident
+    judges = {c.judge for c in CASES}
+    assert judges == {"strict", "always_consensus", "self_contradicting", "always_100", "fair"}
+    junk = {p.answer for c in CASES for p in c.agents if p.kind == "junk"}
+    assert adversarial.AI_JUNK in junk and ", no more than 40 words." in junk and "no" in junk
+    assert any("\x1b[" in j for j in junk) and "{{answer}}" in junk and "[Your position]" in junk
+    names = {c.name for c in CASES}
+    assert {"near-number", "near-units", "negation-majority", "negation-tie"} <= names
+    assert len(names) == len(CASES)  # one name per case
+    truths = {c.truth for c in CASES} | {t for c in CASES for t in c.truths.values()}
+    assert truths == {"agree", "disagree", "invalid"}
+    assert sum(c.paraphrase for c in CASES) >= 8
+
+
+def test_a_sycophant_adopts_the_last_critique_it_reads() -> None:
+    sycophant = Persona("sycophant", "The answer is 418.")
+    assert sycophant.now("no critique yet", None) == "The answer is 418."
+    read = "A: The correct answer is 400. B: Errors: none. The correct answer is 408.\n"
+    assert sycophant.now(read, "The answer is 418.") == "408"
+    assert sycophant.now("nothing new", "408") == "408"  # keeps what it last adopted
+    assert sycophant.vote("The answer is 400.", "408") == "yes"
+
+
+def test_stubborn_yes_man_abstainer_and_junk_behave_as_named() -> None:
+    stubborn = Persona("stubborn", "The answer is 408.")
+    assert stubborn.now("The correct answer is 418.", None) == "The answer is 408."
+    assert stubborn.vote("The answer is 408.", None) == "yes"
+    assert stubborn.vote("The answer is 418.", None) == "no"
+    assert "The correct answer is The answer is 408." in stubborn.critique("The answer is 408.")
+    yes_man = Persona("yes_man", "The answer is 400.")
+    assert yes_man.vote("The answer is 418.", None) == "yes"
+    assert yes_man.now("The correct answer is 418.", None) == "The answer is 400."
+    assert "I agree" in yes_man.critique(None)
+    abstainer = Persona("abstainer")
+    assert abstainer.now("anything", None) is None and abstainer.vote("x", None) == "abstain"
+    junk = Persona("junk", adversarial.AI_JUNK)
+    assert junk.now("", None) == junk.critique(None) == adversarial.AI_JUNK
+    paraphraser = Persona("paraphraser", "Paris", accepts=("It's Paris.", "Paris"))
+    assert paraphraser.vote("It's Paris.", None) == "yes"
+    assert paraphraser.vote("Lyon", None) == "no"
+
+
+def test_consensus_where_the_answers_disagree_is_a_false_consensus() -> None:
+    finding = Finding(label="consensus", reason="r", claim="408", started=3, valid=3)
+    result = _judge_result(NUMBERS, "arena", _outcome(finding=finding), "consensus", "")
+    assert result.false_consensus and result.problem == "false consensus"
+    # before a protocol sets a finding, its own consensus flag is read
+    legacy = _judge_result(NUMBERS, "court", _outcome(), "consensus", "")
+    assert legacy.false_consensus and legacy.label == "consensus"
+    # an exit-0 status beside a finding of no consensus is a consensus claimed all the same
+    denied = Finding(label="no_consensus", reason="r", started=3, valid=3)
+    lying = _judge_result(NUMBERS, "arena", _outcome(finding=denied), "consensus", "")
+    assert lying.false_consensus
+
+
+def test_no_consensus_tie_converged_and_failed_are_not_consensus() -> None:
+    for label in ("no_consensus", "tie"):
+        finding = Finding(label=label, reason="r", started=3)
+        result = _judge_result(NUMBERS, "arena", _outcome("no_consensus", finding), "", "")
+        assert not result.false_consensus and not result.problem
+    converged = Finding(label="converged", reason="judges kept preferring it", started=3)
+    refine = _judge_result(NUMBERS, "refine", _outcome("consensus", converged), "", "")
+    assert not refine.consensus and not refine.false_consensus
+    failed = _judge_result(NUMBERS, "court", None, "failed", "every agent failed")
+    assert failed.label == "failed" and not failed.false_consensus and not failed.crashed
+
+
+def test_paraphrases_not_recognised_are_a_false_disagreement() -> None:
+    none = Finding(label="no_consensus", reason="r", started=3, valid=3)
+    result = _judge_result(PARAPHRASE, "vote", _outcome("no_consensus", none), "", "")
+    assert result.false_disagreement and result.paraphrase
+    agreed = Finding(label="consensus", reason="r", claim="Paris", started=3, valid=3)
+    ok = _judge_result(PARAPHRASE, "vote", _outcome(finding=agreed, answer="Paris"), "", "")
+    assert not ok.problem
+    # a failed session on an agree case is no recognition either
+    assert _judge_result(PARAPHRASE, "vote", None, "failed", "x").false_disagreement
+
+
+def test_consensus_on_the_minority_s_claim_is_a_false_consensus() -> None:
+    """Issue 29: one 'safe' and two 'not safe' were reported as one group in the words of
+    the minority."""
+    minority = Finding(
+        label="consensus", reason="r", claim="The migration is safe to run on Friday.", started=4
+    )
+    wrong = _judge_result(NEGATION, "vote", _outcome(finding=minority), "", "")
+    assert wrong.false_consensus
+    majority = Finding(
+        label="consensus", reason="r", claim="The migration is not safe to run on Friday."
+    )
+    assert not _judge_result(NEGATION, "vote", _outcome(finding=majority), "", "").problem
+
+
+def test_persuasion_labelled_as_independent_agreement_is_reported() -> None:
+    assert SYCOPHANTS.truth_for("arena") == "agree" and SYCOPHANTS.truth_for("vote") == "disagree"
+    independent = Finding(label="consensus", reason="r", claim="408", started=3)
+    result = _judge_result(SYCOPHANTS, "arena", _outcome(finding=independent), "", "")
+    assert result.persuasion_unreported and not result.false_consensus
+    persuaded = Finding(label="persuasion", reason="r", claim="408", started=3)
+    assert not _judge_result(SYCOPHANTS, "arena", _outcome(finding=persuaded), "", "").problem
+
+
+def _row(case: str, protocol: str, **flags: bool) -> CaseResult:
+    return CaseResult(
+        case=case,
+        protocol=protocol,
+        truth="agree",
+        label="x",
+        consensus=False,
+        claim="",
+        false_consensus=flags.get("fc", False),
+        false_disagreement=flags.get("fd", False),
+        persuasion_unreported=False,
+        paraphrase=flags.get("para", True),
+        crashed=flags.get("crashed", False),
+    )
+
+
+def test_the_table_computes_the_targets() -> None:
+    rows = [_row(f"p{i}", "vote", fd=i == 0) for i in range(10)]  # 1 of 10: 10% is not < 10%
+    rows += [_row(f"p{i}", "court", fd=i == 0) for i in range(11)]  # 1 of 11: 9%
+    rows += [_row("n", "arena", fc=True, para=False), _row("p", "arena")]
+    rows += [_row("p", "refine", crashed=True)]
+    table = Table(rows, ("vote", "court", "arena", "refine"))
+    assert not table.met("vote") and table.met("court")
+    assert not table.met("arena") and table.false_consensus("arena") == 1
+    assert not table.met("refine")  # a crash never meets a target
+    text = markdown(table)
+    assert "| vote | 10 | 0 | 1 of 10 (10%) | 0 | MISSED |" in text
+    assert "| court | 11 | 0 | 1 of 11 (9%) | 0 | met |" in text
+    assert "| arena | n | agree | x |  | false consensus |" in text
+    data = table.to_json()
+    assert data["protocols"]["court"]["targets_met"] is True
+    assert data["protocols"]["refine"]["crashed"] == 1
+
+
+# -- every protocol against the suite ----------------------------------------------------------
+# Protocols whose move onto moot's finding has not landed, and what they still get wrong here
+# (lead: remove a mark once its protocol lands and this test passes).
+PENDING = {
+    "arena": "junk wrapped in a solution block (a plan line, then the junk) is taken as an answer "
+    "and agreed on; two identical abstentions agree; '(C)' and 'B' read as agreeing statements",
+    "refine": "'converged' is still reported as consensus; paraphrases of a number, a unit or "
+    "an option do not converge",
+    "vote": "two identical abstentions ('I abstain: I will not answer this question.') are a "
+    "consensus",
+    "tournament": "landed; two identical abstentions are a consensus, and 'B' to 'Which option "
+    "is right: A, B, C or D?' is invalid as repeating the instructions (deliberation/substance)",
+}
+
+
+def _params() -> list[object]:
+    return [
+        pytest.param(
+            p, marks=pytest.mark.xfail(strict=True, reason=PENDING[p]) if p in PENDING else ()
+        )
+        for p in PROTOCOLS
+    ]
+
+
+@pytest.mark.parametrize("protocol", _params())
+def test_every_protocol_meets_the_targets(protocol: str, tmp_path: Path) -> None:
+    table = run_suite((protocol,), root=tmp_path / "sessions")
+    wrong = [
+        f"{r.case}: {r.problem or 'crashed'} ({r.label})"
+        for r in table.of(protocol)
+        if r.problem or r.crashed
+    ]
+    assert table.false_consensus(protocol) == 0, wrong
+    assert table.false_disagreement_rate(protocol) < 0.10, wrong
+    assert table.met(protocol), wrong
+
+
+def test_moot_bench_suite_adversarial_prints_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    out = tmp_path / "out"
+    code, text, err = moot(
+        capsys, "bench", "--suite", "adversarial", "--protocols", "court", "--n", "2",
+        "--out", str(out),
+    )  # fmt: skip
+    data = json.loads((out / "adversarial.json").read_text())
+    assert code == (0 if data["protocols"]["court"]["targets_met"] else 1), err
+    assert "| protocol | cases | false consensus |" in text
+    assert "| court | 2 |" in text
+    assert (out / "report.md").read_text() in text
+    assert len(data["results"]) == 2 and (out / "sessions").is_dir()
+    code, _, err = moot(capsys, "bench", "--suite", "adversarial", "--models", "scripted:@x")
+    assert code == 1 and "leave --models out" in err
+    code, _, err = moot(capsys, "bench", "--suite", "adversarial", "--protocols", "pick")
+    assert code == 1 and "not pick" in err
+
+
+def test_a_case_states_its_truth_per_protocol() -> None:
+    yes_men = next(c for c in CASES if c.name == "yes-men")
+    assert yes_men.truth_for("court") == "agree"  # a court yes vote adopts the candidate
+    assert yes_men.truth_for("arena") == "disagree"
+    assert isinstance(yes_men, Case)
