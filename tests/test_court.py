@@ -27,6 +27,12 @@ PG, LITE, FILES = "Use Postgres.", "Use SQLite.", "Use flat files."
 JUDGES = {"j1": selects(PG), "j2": selects(PG), "j3": selects(PG)}
 
 
+def court_alias(run: runner.RunResult, name: str) -> str:
+    """The alias the scripted participant `name` played (aliases are random per session)."""
+    aliases = {spec: alias for alias, spec in run.result.aliases.items()}
+    return aliases[f"scripted:@{name}"]
+
+
 def output(run: runner.RunResult) -> dict:  # type: ignore[type-arg]
     court: dict = run.result.details["court"]  # type: ignore[type-arg]
     return court
@@ -88,7 +94,14 @@ def test_a_split_that_the_judges_settle() -> None:
         {"j1": selects(PG, 0.9), "j2": selects(PG, 0.8), "j3": selects(LITE, 0.95)},
     )
     run = start("Which database?", court.config(max_agent_rounds=2))
-    assert run.exit_code == 0 and run.result.final_answer == PG
+    # the panel's pick is the court's answer, chosen by the judges: the agents did not agree,
+    # so it is no consensus (it was exit 0, "consensus")
+    assert run.exit_code == 2 and run.result.status == "no_consensus"
+    assert run.result.final_answer == PG
+    assert run.result.finding is not None and run.result.finding.label == "chosen"
+    assert run.result.finding.agreed == (court_alias(run, "one"),)
+    assert run.result.how.startswith("chosen by the judges: the judge panel selected")
+    assert "the agents did not agree" in run.result.finding.reason
     assert run.result.details["phase"] == "consensus_reached"
     out = output(run)
     assert out["finalVerdict"]["source"] == "judge_consensus"
@@ -239,7 +252,8 @@ def test_more_than_half_failing_with_a_panel_goes_to_the_judges() -> None:
         {"one": stubborn(PG), "two": fails_later(LITE), "three": fails_later(FILES)}, JUDGES
     )
     run = start("Which database?", court.config(engine={"attempts": 1}))
-    assert run.exit_code == 0 and run.result.final_answer == PG
+    assert run.exit_code == 2 and run.result.final_answer == PG  # chosen by the judges
+    assert run.result.finding is not None and run.result.finding.label == "chosen"
     out = output(run)
     assert len(out["agentDebate"]["rounds"]) == 2  # the debate stopped at the failing round
     assert out["session"]["phases"][-2:] == ["judge_evaluation", "consensus_reached"]
@@ -309,7 +323,7 @@ def test_model_names_never_reach_a_prompt_and_quotes_are_fenced() -> None:
         {"judge-gpt": selects(LITE), "judge-claude": selects(LITE), "judge-gem": selects(LITE)},
     )
     run = start("Which database?", court.config(max_agent_rounds=2))
-    assert run.exit_code == 0
+    assert run.exit_code == 2 and run.result.final_answer == LITE  # chosen by the judges
     for request in court.requests:
         text = "\n".join(m.content for m in request.messages)
         for name in ("gpt", "claude", "gemini", "scripted", "judge-"):
@@ -408,7 +422,7 @@ def test_judge_positions_scope_last_round_shows_only_the_last_rounds_positions()
         "Which database?",
         court.config(max_agent_rounds=2, judge_positions_scope="last_round", consensus_threshold=1),
     )
-    assert run.exit_code == 0
+    assert run.exit_code == 2 and run.result.final_answer == PG  # chosen by the judges
     shown = output(run)["judgePanel"]["rounds"][0]["positionIds"]
     assert shown == sorted([position_id(PG), position_id(FILES)])  # SQLite was round 1 only
 
@@ -427,7 +441,8 @@ def test_a_judge_scoring_only_some_positions_is_reasked() -> None:
         {"j1": partial, "j2": selects(PG), "j3": selects(PG)},
     )
     run = start("Which database?", court.config(max_agent_rounds=2))
-    assert run.exit_code == 0
+    assert run.result.final_answer == PG  # chosen by the judges, all three valid
+    assert [v.valid for v in run.result.verdicts] == [True, True, True]
     reask = next(r for r in court.requests if r.meta["step"].endswith("/reask"))
     assert "no score for" in reask.prompt
 

@@ -175,8 +175,9 @@ def test_run_with_models_gets_judges_from_the_same_models(
     for spec in both.specs(both.agents):
         args += ["--models", spec]
     code, out, _ = moot(capsys, *args)
-    assert code == 0, out
+    assert code == 2, out  # chosen by the judges, who are the agents' own models
     assert "judge panel selected" in out
+    assert "The judges are the agents' own models (scripted:@one, scripted:@three, " in out
     judges = {s.split("/")[-1] for s in both.asked("j1/")}
     assert judges == {"judge_a", "judge_b", "judge_c"}
     assert both.asked("r2/") and not both.asked("r3/")  # --rounds sets maxAgentRounds

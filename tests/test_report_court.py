@@ -24,12 +24,12 @@ def test_a_court_settled_by_its_judges(capsys: pytest.CaptureFixture[str]) -> No
     )
     seen: list[Event] = []
     run = start("Which database?", court.config(max_agent_rounds=2), subscribers=[seen.append])
-    assert run.exit_code == 0
+    assert run.exit_code == 2  # chosen by the judges: the agents did not agree
 
     board = Board()
     for event in seen:
         board.apply(event)
-    assert board.rounds_done == 2 and board.ended == "consensus"
+    assert board.rounds_done == 2 and board.ended == "no_consensus"
     assert board.latest is not None and board.latest.stage == "judges"
     assert sum(board.latest.votes.values()) == 3  # two for one position, one for another
     lines = [format_event(e) for e in seen if e.kind == "round_result"]

@@ -14,6 +14,7 @@ from moot.deliberation.trust import (
     Votes,
     assess,
     is_tiny,
+    own_judges_note,
 )
 
 
@@ -138,14 +139,44 @@ def test_a_judges_score_and_verify_commands_are_the_evidence() -> None:
     assert statement.endswith("Verify commands: 1 of 2 passed.")
 
 
-def test_a_judge_panel_decision() -> None:
+def test_a_judge_panel_pick_is_chosen_by_the_judges_never_consensus() -> None:
+    """A panel's pick over agents that did not agree was "judge panel decision", a consensus
+    (issue 29: a model's selection is evidence, never the agents' agreement)."""
+    for reached in (True, False):
+        label, statement, allowed = assess(
+            _agents("agreed", "dissented", "dissented"),
+            reached=reached,
+            evidence=JudgePanel(selected=2, judges=3, confidence=0.8),
+        )
+        assert (label, allowed) == (
+            "chosen by the judges (2 of 3 judges); no consensus among the agents",
+            False,
+        )
+        assert statement == (
+            "The 3 valid agents of the 3 that started did not agree. 2 of 3 judges chose this "
+            "answer (average confidence 0.80): a decision by the judges, not an agreement of the "
+            "agents."
+        )
+
+
+def test_abstentions_are_abstentions_not_disagreement() -> None:
     label, statement, allowed = assess(
-        _agents("agreed", "dissented", "dissented"),
-        reached=True,
-        evidence=JudgePanel(selected=2, judges=3, confidence=0.8),
+        _agents("abstained", "abstained", "abstained"), reached=False
     )
-    assert (label, allowed) == ("judge panel decision (2 of 3 judges)", True)
-    assert "2 of 3 judges selected this answer (average confidence 0.80)" in statement
+    assert (label, allowed) == ("no consensus", False)
+    assert statement == "Agent A, Agent B and Agent C abstained."
+    _, statement, _ = assess(_agents("agreed", "abstained", "dissented"), reached=False)
+    assert statement == "Agent B abstained, and the 2 agents that took a side did not agree."
+    assert "voted against" not in statement
+
+
+def test_judges_on_the_agents_own_models_are_named() -> None:
+    note = own_judges_note(["local:smollm2", "openai:gpt-5.2"], ["local:smollm2"])
+    assert note == (
+        "The judges are the agents' own models (local:smollm2): their verdict is not an "
+        "independent check of the agents' answers."
+    )
+    assert own_judges_note(["openai:gpt-5.2"], ["anthropic:claude-opus-4-6"]) is None
 
 
 def test_a_tiny_model_makes_the_answer_a_demonstration() -> None:

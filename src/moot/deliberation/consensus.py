@@ -1,6 +1,11 @@
 """Pure tallies for the court (seed 002, sections 3 and 6): position ids, the candidate for the
 next round, the agents' supermajority and the judges' consensus.
 
+A position id is the hash of the position's normalised text (the seed's, kept for the record);
+support is counted over positions moot finds to be one (`merge_positions`: texts whose claims
+agree by the one agreement relation, deliberation/claims.py), so a paraphrase of a position
+supports it instead of splitting its support.
+
 Nothing here calls a model or reads a clock: the same responses give the same answer, which is
 what lets a journal replay to the same verdict."""
 
@@ -10,9 +15,11 @@ import hashlib
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from moot.deliberation.claims import extract_claim, group_claims
 
 __all__ = [
     "AgentConsensus",
@@ -23,11 +30,13 @@ __all__ = [
     "Vote",
     "detect_agent_consensus",
     "detect_judge_consensus",
+    "merge_positions",
     "normalize_position",
     "position_id",
     "rank_positions",
     "required_votes",
     "select_candidate",
+    "support_of",
 ]
 
 Vote = Literal["yes", "no", "abstain"]
@@ -97,14 +106,33 @@ class AgentConsensus:
     tally: Tally
 
 
-def rank_positions(
-    responses: Iterable[Response], *, proposals: bool = False
+def merge_positions(
+    support: Mapping[str, tuple[float, int]], texts: Mapping[str, str]
 ) -> list[tuple[str, float, int]]:
-    """Positions by support (seed 3.3): (id, summed confidence, supporters), best first.
+    """Positions by support, those whose texts agree by moot's check merged into one: (id,
+    summed confidence, supporters), best first. A merged position goes by its member with the
+    most supporters (then confidence, then the smaller id); `support` maps an id to its summed
+    confidence and supporters, `texts` an id to its text (an id without one stands alone)."""
+    known = {pid: extract_claim(texts[pid]) for pid in sorted(support) if pid in texts}
+    groups = [g.agents for g in group_claims(known)] + [
+        (pid,) for pid in sorted(support) if pid not in texts
+    ]
+    merged = []
+    for members in groups:
+        lead = min(members, key=lambda pid: (-support[pid][1], -round(support[pid][0], 9), pid))
+        score = sum(support[pid][0] for pid in members)
+        count = sum(support[pid][1] for pid in members)
+        merged.append((lead, score, count))
+    # rounding keeps 0.1 + 0.2 and 0.3 equal, so a tie falls to the supporters and the id
+    return sorted(merged, key=lambda item: (-round(item[1], 9), -item[2], item[0]))
 
-    Only ok responses that take a side count (not abstentions), grouped by position id, sorted
-    by summed confidence, then supporters, then id. With `proposals` (round 1, where everyone
-    abstains by rule) an ok response's own proposal counts as its support."""
+
+def support_of(
+    responses: Iterable[Response], *, proposals: bool = False
+) -> dict[str, tuple[float, int]]:
+    """Each position's summed confidence and supporters (seed 3.3): only ok responses that take
+    a side count (not abstentions); with `proposals` (round 1, where everyone abstains by rule)
+    an ok response's own proposal counts as its support."""
     score: dict[str, float] = defaultdict(float)
     count: dict[str, int] = defaultdict(int)
     for r in responses:
@@ -112,16 +140,30 @@ def rank_positions(
             continue
         score[r.position_id] += r.confidence
         count[r.position_id] += 1
-    # rounding keeps 0.1 + 0.2 and 0.3 equal, so a tie falls to the supporters and the id
-    return sorted(
-        ((pid, score[pid], count[pid]) for pid in score),
-        key=lambda item: (-round(item[1], 9), -item[2], item[0]),
-    )
+    return {pid: (score[pid], count[pid]) for pid in score}
 
 
-def select_candidate(responses: Iterable[Response], *, proposals: bool = False) -> str | None:
+def rank_positions(
+    responses: Iterable[Response],
+    *,
+    proposals: bool = False,
+    texts: Mapping[str, str] | None = None,
+) -> list[tuple[str, float, int]]:
+    """Positions by support (seed 3.3): (id, summed confidence, supporters), best first.
+
+    Sorted by summed confidence, then supporters, then id. With `texts` (id -> text) positions
+    whose texts agree by moot's check count as one (`merge_positions`)."""
+    return merge_positions(support_of(responses, proposals=proposals), texts or {})
+
+
+def select_candidate(
+    responses: Iterable[Response],
+    *,
+    proposals: bool = False,
+    texts: Mapping[str, str] | None = None,
+) -> str | None:
     """The position the next round votes on, or None if nobody took a side."""
-    ranked = rank_positions(responses, proposals=proposals)
+    ranked = rank_positions(responses, proposals=proposals, texts=texts)
     return ranked[0][0] if ranked else None
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "Votes",
     "assess",
     "is_tiny",
+    "own_judges_note",
     "plain_reason",
     "tiny_note",
 ]
@@ -74,7 +75,9 @@ class JudgeScore:
 
 @dataclass(frozen=True)
 class JudgePanel:
-    """A panel of judges selected the answer (the court's judge rounds)."""
+    """A panel of judges selected the answer (the court's judge rounds). A panel's pick is a
+    decision over agents that did not agree, never their consensus: the outcome is labelled
+    "chosen by the judges" and no consensus is allowed."""
 
     selected: int
     judges: int
@@ -128,12 +131,29 @@ def tiny_note(models: Iterable[str]) -> str | None:
     )
 
 
+def own_judges_note(agents: Iterable[str], judges: Iterable[str]) -> str | None:
+    """The sentence a trust statement needs when judges run on the agents' own models (model
+    specs): their verdict is the same models judging their own debate, not an independent
+    check. None when no judge shares a model with an agent."""
+    shared = sorted(set(agents) & set(judges))
+    if not shared:
+        return None
+    return (
+        f"The judges are the agents' own models ({', '.join(shared)}): their verdict is not an "
+        "independent check of the agents' answers."
+    )
+
+
 def plain_reason(reason: str, limit: int = 200) -> str:
     """A reason for a trust statement (it can quote model text or a provider's error): one
     printable line of at most `limit` characters, without a closing full stop."""
     flat = " ".join(str(reason).split())
     flat = "".join(ch if ch.isprintable() else "?" for ch in flat).rstrip(". ")
     return flat[:limit] + ("..." if len(flat) > limit else "")
+
+
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _valid(count: int) -> str:
@@ -148,9 +168,6 @@ def _head(evidence: Evidence | None, agreed: int, valid: int, started: int, drop
     if isinstance(evidence, JudgeScore):
         head = f"judged consensus ({evidence.judge}, score {evidence.score}/{evidence.out_of})"
         return head + (f" among {_valid(valid)}" if dropped else "")
-    if isinstance(evidence, JudgePanel):
-        head = f"judge panel decision ({evidence.selected} of {evidence.judges} judges)"
-        return head + (f" among the positions of {_valid(valid)}" if dropped else "")
     if agreed == started:
         return "unanimous"
     if not dropped:
@@ -166,11 +183,6 @@ def _how(evidence: Evidence | None, agreed: int, started: int, valid: int) -> st
         return (
             f"{evidence.judge}, as judge, scored the convergence of the solutions of "
             f"{_valid(valid)} {evidence.score}/{evidence.out_of}."
-        )
-    if isinstance(evidence, JudgePanel):
-        return (
-            f"The agents did not agree; {evidence.selected} of {evidence.judges} judges "
-            f"selected this answer (average confidence {evidence.confidence:.2f})."
         )
     if isinstance(evidence, MatchingAnswers):
         how = {
@@ -195,7 +207,8 @@ def assess(
     """The label, trust statement and whether a consensus may stand, for an outcome.
 
     `participants` are every agent that started. `reached` is what the protocol's own rule found
-    (a supermajority of votes, matching answers, a judge's CONSENSUS, a panel's majority);
+    (a supermajority of votes, matching answers, a judge's CONSENSUS); a judge panel's pick
+    (`JudgePanel`) is labelled "chosen by the judges" and never allows a consensus;
     `evidence` says which; `checks` the verify commands' results; `models` every model spec that
     took part (agents and judges), to spot tiny ones. A consensus is allowed only when `reached`
     and more than `quorum` of the participants gave a valid answer."""
@@ -208,6 +221,8 @@ def assess(
     valid = started - len(dropped)
     agreed = sum(1 for p in participants if p.status == "agreed")
     quorum_met = valid > quorum * started
+    chosen = evidence if isinstance(evidence, JudgePanel) else None
+    reached = reached and chosen is None  # a panel's pick is never the agents' consensus
     allowed = reached and quorum_met
 
     qualifiers = [
@@ -218,6 +233,11 @@ def assess(
         qualifiers.append(f"{checks.total - checks.passed} of {checks.total} checks failed")
     if allowed:
         head = _head(evidence, agreed, valid, started, bool(dropped))
+    elif chosen is not None:
+        head = (
+            f"chosen by the judges ({chosen.selected} of {chosen.judges} judges); no consensus "
+            "among the agents"
+        )
     elif reached:
         head = f"no consensus: no quorum ({valid} of {started} agents valid)"
     else:
@@ -239,7 +259,18 @@ def assess(
             f"answer, and a quorum needs more than {_share(quorum)} of them."
         )
     else:
-        if valid == 1:
+        abstained = [p.name for p in participants if p.status == "abstained"]
+        sided = valid - len(abstained)
+        if abstained:
+            sentences.append(
+                f"{_names(abstained)} abstained"
+                + (
+                    f", and the {sided} agents that took a side did not agree."
+                    if sided > 1
+                    else "."
+                )
+            )
+        elif valid == 1:
             sentences.append(
                 f"Only 1 of the {started} agents that started gave a valid answer: it had no one "
                 "to agree with."
@@ -247,6 +278,12 @@ def assess(
         else:
             sentences.append(
                 f"The {valid} valid agents of the {started} that started did not agree."
+            )
+        if chosen is not None:
+            sentences.append(
+                f"{chosen.selected} of {chosen.judges} judges chose this answer (average "
+                f"confidence {chosen.confidence:.2f}): a decision by the judges, not an agreement "
+                "of the agents."
             )
         if isinstance(evidence, JudgeScore):
             sentences.append(

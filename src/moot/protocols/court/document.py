@@ -71,7 +71,9 @@ class AgentRound:
     responses: list[Response]
     answers: list[Parsed[Any]]
     steps: list[str]
-    consensus: AgentConsensus | None = None
+    consensus: AgentConsensus | None = None  # the seed's tally of the votes
+    reached: bool = False  # moot's finding: the positions agree, by a supermajority
+    method: str = "none"  # unanimous | supermajority | none, over the agreeing positions
     truncated: dict[str, list[int]] = field(default_factory=dict)  # alias -> rounds left out
 
 
@@ -126,7 +128,7 @@ class Verdict:
     position_id: str
     position_text: str
     confidence: float
-    source: str  # agent_consensus | judge_consensus | deadlock
+    source: str  # the seed's: agent_consensus | judge_consensus (the judges chose) | deadlock
 
 
 def _iso(ts: float | None) -> str | None:
@@ -174,8 +176,8 @@ def _agent_response(r: Response, answer: Parsed[Any]) -> dict[str, Any]:
 def round_result(s: Session, rnd: AgentRound, texts: dict[str, str]) -> dict[str, Any]:
     """The seed's RoundResult."""
     consensus = rnd.consensus
-    reached = consensus is not None and consensus.reached
-    chosen = consensus.position_id if consensus is not None and reached else None
+    reached = consensus is not None and rnd.reached
+    chosen = rnd.candidate if reached else None
     return {
         "roundNumber": rnd.number,
         "candidatePositionId": rnd.candidate,
@@ -186,7 +188,7 @@ def round_result(s: Session, rnd: AgentRound, texts: dict[str, str]) -> dict[str
         "consensusReached": reached,
         "consensusPositionId": chosen,
         "consensusPositionText": texts.get(chosen) if chosen else None,
-        "consensusMethod": consensus.method if consensus is not None else "none",
+        "consensusMethod": rnd.method,
         "voteTally": consensus.tally.as_dict() if consensus is not None else None,
         "contextTruncated": rnd.truncated,
         "timestamp": _when(s, rnd.answers, rnd.steps),
@@ -231,8 +233,7 @@ def build_output(s: Session, c: Court, verdict: Verdict) -> dict[str, Any]:
     agent_rounds = [round_result(s, r, texts) for r in rounds]
     judged = [judge_round_result(s, r) for r in judge_rounds]
     stamps = [r["timestamp"] for r in agent_rounds + judged if r["timestamp"]]
-    agreed = rounds[-1].consensus if rounds else None
-    final_id = agreed.position_id if agreed is not None and agreed.reached else None
+    final_id = rounds[-1].candidate if rounds and rounds[-1].reached else None
     panel = judge_rounds[-1].result if judge_rounds else None
     return {
         "version": OUTPUT_VERSION,

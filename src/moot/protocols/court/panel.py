@@ -1,11 +1,18 @@
 """The judge panel (seed 6.2): each judge scores every position from 0 to 100 and selects one;
-a majority with enough confidence settles the court. From the second judge round on, judges
-see what the panel said before."""
+a majority with enough confidence picks the court's answer, a decision over agents that did not
+agree (labelled "chosen by the judges", never their consensus). A judge whose pick is not its
+own top score contradicts itself: its evaluation is invalid and named. From the second judge
+round on, judges see what the panel said before."""
 
 from __future__ import annotations
 
 from moot.deliberation.anonymize import quote
-from moot.deliberation.consensus import Evaluation, detect_judge_consensus, rank_positions
+from moot.deliberation.consensus import (
+    Evaluation,
+    detect_judge_consensus,
+    merge_positions,
+    support_of,
+)
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.protocols.court import prompts
@@ -14,19 +21,22 @@ from moot.protocols.court.replies import JudgeReply, judge_parser, judge_schema
 from moot.protocols.shown import anonymous
 from moot.types import RoundSummary, Step
 
-__all__ = ["judge_positions", "judge_round", "record_judges"]
+__all__ = ["judge_positions", "judge_round", "own_pick_problem", "record_judges"]
 
 
 def judge_positions(c: Court) -> list[str]:
     """The positions the panel weighs (judgePositionsScope): every position that had support
-    in the rounds in scope, by id."""
+    in the rounds in scope, by id; positions whose texts agree by moot's check are one, shown
+    by the id of the text most agents held."""
     scope = c.rounds if c.opts.judge_positions_scope == "all_rounds" else c.rounds[-1:]
-    found = {
-        pid
-        for rnd in scope
-        for pid, _, _ in rank_positions(rnd.responses, proposals=rnd.candidate is None)
-    }
-    return sorted(found)
+    support: dict[str, tuple[float, int]] = {}
+    for rnd in scope:
+        for pid, (score, count) in support_of(
+            rnd.responses, proposals=rnd.candidate is None
+        ).items():
+            before = support.get(pid, (0.0, 0))
+            support[pid] = (before[0] + score, before[1] + count)
+    return sorted(pid for pid, _, _ in merge_positions(support, c.texts))
 
 
 def _prompt(s: Session, c: Court, j: int, positions: list[str], step: str) -> str:
@@ -73,8 +83,33 @@ def _evaluation(judge: str, j: int, answer: Parsed[JudgeReply]) -> Evaluation:
     if reply is None:
         return Evaluation(judge, j, None, 0.0, ok=False, error=answer.problem or "no valid answer")
     scores = {k.strip().lower(): v for k, v in reply.scores_by_position_id.items()}
+    selected = reply.selected_position_id
+    problem = own_pick_problem(selected, scores)
     return Evaluation(
-        judge, j, reply.selected_position_id, reply.confidence, scores, reply.reasoning
+        judge,
+        j,
+        selected,
+        reply.confidence,
+        scores,
+        reply.reasoning,
+        ok=problem is None,
+        error=problem,
+    )
+
+
+def own_pick_problem(selected: str, scores: dict[str, int]) -> str | None:
+    """Why a judge's selection contradicts its own scores (it selected a position it did not
+    score highest), else None."""
+    if not scores:
+        return None
+    top = max(scores.values())
+    mine = scores.get(selected)
+    if mine is not None and mine >= top:
+        return None
+    best = min(pid for pid, score in scores.items() if score == top)
+    return (
+        f"its selectedPositionId {selected} is not its own top score: it scored {selected} "
+        f"{mine if mine is not None else 'not at all'} and {best} {top}"
     )
 
 

@@ -6,19 +6,47 @@ candidate, the position with the broadest support in the round before: yes (nami
 (with an alternative) or abstain. Each prompt carries the earlier rounds its context topology
 allows, cut to fit (`court_context`); the panel is in `court_panel`; what is kept of each round
 and the output document are in `court_record`. Phases follow the seed's state machine (2.1).
+
+The label is moot's finding (deliberation/finding.py) on the agents' positions after every
+round, each the position its last vote supports (yes: the candidate's text; no: its own
+alternative; abstain: none):
+
+    positions = [{agent: supported position} for every round]
+    finding   = judge_answers(positions, started=agents)   # consensus | persuasion | ...
+    settled   = finding agrees on the candidate, held by a supermajority of the agents that
+                took a side (consensus_threshold of yes + no)
+    panel     = the judges' pick is evidence (ModelVerdict): "chosen by the judges", a labelled
+                decision over agents that did not agree, never their consensus (exit 2)
+
+Positions whose texts agree by moot's check are one position: they pool their support for the
+candidate and the panel sees them once; the seed's position ids (hashes of the normalised text)
+stay in the record.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from moot.deliberation.anonymize import quote
+from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.consensus import (
     Response,
     detect_agent_consensus,
     position_id,
     rank_positions,
+    required_votes,
     select_candidate,
 )
-from moot.deliberation.trust import Evidence, JudgePanel, Participant, Votes, assess
+from moot.deliberation.finding import Judgement, judge_answers, names
+from moot.deliberation.trust import (
+    Evidence,
+    JudgePanel,
+    Participant,
+    Votes,
+    assess,
+    own_judges_note,
+    plain_reason,
+)
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import ProtocolAborted
@@ -38,9 +66,25 @@ from moot.protocols.court.panel import judge_positions, judge_round, record_judg
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
 from moot.protocols.shown import anonymous
 from moot.text import plural
-from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
+from moot.types import (
+    ChangeOfMind,
+    ClaimAt,
+    Finding,
+    Message,
+    ModelVerdict,
+    Outcome,
+    RoundSummary,
+    Step,
+    estimate_tokens,
+)
 
 __all__ = ["run"]
+
+
+def question(c: Court) -> str:
+    """The task as the agents are given it (the topic, and the question if there is one): what
+    a position must answer (deliberation/substance.py)."""
+    return f"{c.task}\nQuestion: {c.opts.initial_query}" if c.opts.initial_query else c.task
 
 
 def _system(s: Session, c: Court, alias: str, *, judge: bool) -> Message:
@@ -120,7 +164,7 @@ async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
                 agent_parser(
                     candidate,
                     repair=not c.strict,
-                    task=c.task,
+                    task=question(c),
                     asked=[c.systems[alias].content, prompt],
                 ),
                 step=step,
@@ -163,7 +207,7 @@ def _record_agents(s: Session, c: Court, rnd: AgentRound) -> None:
         "candidate": rnd.candidate,
         # the seed's VoteTally once there is a candidate (failed = total - eligible)
         "tally": rnd.consensus.tally.as_dict() if rnd.consensus else counts,
-        "method": rnd.consensus.method if rnd.consensus else None,
+        "method": rnd.method if rnd.consensus else None,
         "next_candidate": c.candidate,
         "failed": [r.agent for r in rnd.responses if not r.ok],
     }
@@ -176,56 +220,155 @@ def _record_agents(s: Session, c: Court, rnd: AgentRound) -> None:
     s.round_done(Step.at(rnd.number, phase), RoundSummary(round=rnd.number, votes=dict(counts)))
 
 
+# -- moot's finding ---------------------------------------------------------------------------
+def supported(c: Court, resp: Response) -> str | None:
+    """The position a response supports: the candidate's text for yes, its own for no (and for
+    a proposal), none for an abstention or an error."""
+    if not resp.ok or resp.position_id is None:
+        return None
+    if resp.vote == "yes":
+        return c.texts.get(resp.position_id, resp.position_text)
+    if resp.vote == "abstain" and c.rounds and resp.round > c.rounds[0].number:
+        return None
+    return resp.position_text
+
+
+def _why_none(resp: Response) -> str:
+    if not resp.ok:
+        return plain_reason(resp.error or "no valid answer")
+    return "abstained"
+
+
+def _agree(a: str, b: str) -> bool:
+    return compare(extract_claim(a), extract_claim(b)).relation is Relation.AGREE
+
+
+def _renumber(j: Judgement, first: int) -> Judgement:
+    """The finding's rounds as the court numbers them (its round 0 is the court's round 1)."""
+    if first == 0:
+        return j
+    return replace(
+        j,
+        claims=tuple(ClaimAt(**{**x.model_dump(), "round": x.round + first}) for x in j.claims),
+        changes=tuple(
+            ChangeOfMind(**{**x.model_dump(), "round": x.round + first}) for x in j.changes
+        ),
+    )
+
+
+def judge_court(c: Court, verdicts: list[ModelVerdict] | None = None) -> Judgement:
+    """moot's finding on the agents' positions after every round so far. A change of mind in a
+    vote round names the agents whose position the agent had just been shown as the candidate."""
+    history: list[dict[str, str | None]] = []
+    critics: dict[tuple[str, int], list[str]] = {}
+    reasons: dict[str, str] = {}
+    for index, rnd in enumerate(c.rounds):
+        history.append({r.agent: supported(c, r) for r in rnd.responses})
+        reasons = {r.agent: _why_none(r) for r in rnd.responses if history[-1][r.agent] is None}
+        if index and rnd.candidate is not None:
+            shown = c.texts.get(rnd.candidate, "")
+            holders = [a for a, text in history[-2].items() if text and _agree(text, shown)]
+            for r in rnd.responses:
+                critics[(r.agent, index)] = [h for h in holders if h != r.agent]
+    j = judge_answers(
+        history,
+        started=c.agents,
+        verdicts=verdicts or [],
+        critics=critics,
+        reasons=reasons,
+        name=label,
+    )
+    return _renumber(j, c.rounds[0].number if c.rounds else 0)
+
+
+def _settle(c: Court, rnd: AgentRound, j: Judgement) -> None:
+    """Whether the round settles the court: moot finds a majority of all agents in agreement on
+    the candidate, and the agreeing agents are a supermajority of those that took a side."""
+    f, tally = j.finding, rnd.consensus
+    if rnd.candidate is None or tally is None or not f.consensus or f.claim is None:
+        return
+    if not _agree(c.texts[rnd.candidate], f.claim):
+        return
+    needed = required_votes(tally.tally.voting_total, c.opts.consensus_threshold)
+    if needed and len(f.agreed) >= needed:
+        rnd.reached = True
+        rnd.method = "unanimous" if len(f.agreed) == len(c.agents) else "supermajority"
+
+
+def _verdicts(c: Court) -> list[ModelVerdict]:
+    """Every judge's evaluation, as evidence; one whose pick is not its own top score is an
+    invalid verdict, named."""
+    out = []
+    for rnd in c.judge_rounds:
+        for e in rnd.evaluations:
+            if e.selected is None:
+                continue  # no reply to weigh: the judge failed
+            text = " ".join(c.texts.get(e.selected, "").split())
+            out.append(
+                ModelVerdict(
+                    by=label(e.judge),
+                    role="judge",
+                    says=f"selected position {e.selected} ('{text[:60]}')",
+                    round=rnd.number,
+                    valid=e.ok,
+                    problem="" if e.ok else (e.error or "invalid"),
+                )
+            )
+    return out
+
+
 # -- the verdict ------------------------------------------------------------------------------
-def _participants(c: Court, verdict: Verdict) -> list[Participant]:
-    """Every agent that started, by how its last answer stands to the verdict."""
+def _participants(c: Court, finding: Finding) -> list[Participant]:
+    """Every agent that started, by its last answer: agreed (its position agrees with the
+    outcome's), dissented, abstained, failed or invalid."""
     people = []
-    last_round = list(c.rounds[-1].responses) if c.rounds else []
-    if verdict.source != "agent_consensus":
-        # the judges weigh every position proposed in any round: an agent counts by its last
-        # valid answer, and fails only if it never gave one
-        for i, resp in enumerate(last_round):
-            earlier = [
-                r for rnd in c.rounds for r in rnd.responses if r.agent == resp.agent and r.ok
-            ]
-            if not resp.ok and earlier:
-                last_round[i] = earlier[-1]
-    for resp in last_round:
+    for resp in c.rounds[-1].responses if c.rounds else []:
         name = label(resp.agent)
         if not resp.ok:
             error = resp.error or "no valid answer"
             called = resp.error is not None and "not an answer" not in error
             people.append(Participant(name, "failed" if called else "invalid", error))
-        elif verdict.source == "agent_consensus":
-            status = {"yes": "agreed", "no": "dissented"}.get(resp.vote, "abstained")
-            people.append(Participant(name, status))  # type: ignore[arg-type]
+            continue
+        held = supported(c, resp)
+        if held is None:
+            people.append(Participant(name, "abstained"))
+        elif resp.agent in finding.agreed:
+            people.append(Participant(name, "agreed"))
         else:
-            held = resp.position_id == verdict.position_id and verdict.source != "deadlock"
-            people.append(Participant(name, "agreed" if held else "dissented"))
+            people.append(Participant(name, "dissented"))
     return people
 
 
-def _outcome(s: Session, c: Court, verdict: Verdict, how: str) -> Outcome:
-    reached = verdict.source != "deadlock"
+def _outcome(s: Session, c: Court, verdict: Verdict, how: str, j: Judgement) -> Outcome:
+    f = j.finding
     evidence: Evidence | None = None
     if verdict.source == "judge_consensus" and c.judge_rounds:
         result = c.judge_rounds[-1].result
         votes = result.votes.get(verdict.position_id or "", 0)
         evidence = JudgePanel(votes, len(c.judges), result.confidence)
-    elif reached:
+    elif f.consensus:
         evidence = Votes()
+    aliases = {str(a): str(spec) for a, spec in s.meta.get("aliases", {}).items()}
     trust = assess(
-        _participants(c, verdict),
-        reached=reached,
+        _participants(c, f),
+        reached=f.consensus,
         evidence=evidence,
-        models=list(s.meta.get("aliases", {}).values()),
+        models=list(aliases.values()),
     )
-    consensus = trust.consensus_allowed
+    consensus = trust.consensus_allowed and f.consensus
     qualifiers = trust.label.split("; ")[1:]
-    if reached and not consensus:
+    if f.consensus and not consensus:
         how = f"{how}, but {trust.label}"
     elif qualifiers:
         how = f"{how}; {'; '.join(qualifiers)}"
+    sentences = [trust.statement, *j.sentences(label)]
+    if c.judge_rounds:
+        own = own_judges_note(
+            [aliases[a] for a in c.agents if a in aliases],
+            [aliases[a] for a in c.judges if a in aliases],
+        )
+        if own:
+            sentences.append(own)
     last: dict[str, str] = {}  # each agent's latest position
     for rnd in c.rounds:
         for r in rnd.responses:
@@ -233,20 +376,17 @@ def _outcome(s: Session, c: Court, verdict: Verdict, how: str) -> Outcome:
                 last[r.agent] = c.texts.get(r.position_id, r.position_text)
     disagreements: tuple[str, ...] = ()
     if not consensus:
-        holders: dict[str, list[str]] = {}
-        for alias, text in last.items():
-            holders.setdefault(position_id(text), []).append(label(alias))
         disagreements = tuple(
-            f"position {pid} ({', '.join(who)}): {c.texts.get(pid, '')[:300]}"
-            for pid, who in sorted(holders.items())
+            f"position {position_id(claim)} ({', '.join(label(a) for a in agents)}): {claim[:300]}"
+            for claim, agents in f.groups
         )
     return Outcome(
         protocol="court",
         status="consensus" if consensus else "no_consensus",
         consensus=consensus,
         how=how,
-        trust=trust.statement,
-        final_answer=verdict.position_text if consensus else "",
+        trust=" ".join(sentences),
+        final_answer=verdict.position_text if consensus or f.label == "chosen" else "",
         rounds=len(c.rounds) + len(c.judge_rounds),
         disagreements=disagreements,
         positions=last,
@@ -255,11 +395,26 @@ def _outcome(s: Session, c: Court, verdict: Verdict, how: str) -> Outcome:
             "phase": c.phases.current,
             "court": build_output(s, c, verdict),
         },
+        **j.outcome_fields(),  # type: ignore[arg-type]
     )
 
 
 def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 6) if values else 0.0
+
+
+def _short(c: Court, j: Judgement) -> Judgement:
+    """A finding of agreement that the court's own bar (a supermajority of the agents that took a
+    side on the candidate) did not reach is no consensus, and says so."""
+    f = j.finding
+    if not f.consensus:
+        return j
+    reason = (
+        f"{f.reason}; short of the court's supermajority (consensus_threshold "
+        f"{c.opts.consensus_threshold:g} of the agents that took a side on the candidate)"
+    )
+    update = {"label": "no_consensus", "reason": reason, "claim": None, "agreed": ()}
+    return replace(j, finding=f.model_copy(update=update))
 
 
 def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcome:
@@ -274,7 +429,28 @@ def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcom
         how += "; the judge panel is disabled"
     else:
         how += f"; only {len(positions)} position(s) for the judges"
-    return _outcome(s, c, Verdict(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how)
+    j = _short(c, judge_court(c, _verdicts(c)))
+    how += f"; {j.finding.reason}"
+    return _outcome(s, c, Verdict(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how, j)
+
+
+def _chosen(c: Court, j: Judgement, pid: str, how: str) -> Judgement:
+    """The panel's pick as the court's answer: "chosen by the judges", a decision that the agents
+    did not agree on, never their consensus."""
+    f = _short(c, j).finding
+    text = c.texts[pid]
+    final = {x.agent: x.claim for x in j.claims if x.valid and x.round == c.rounds[-1].number}
+    agreed = tuple(a for a in c.agents if a in final and _agree(final[a], text))
+    chosen = Finding(
+        label="chosen",
+        reason=f"{how}; the agents did not agree: {f.reason}",
+        claim=extract_claim(text).text,
+        agreed=agreed,
+        groups=f.groups,
+        started=f.started,
+        valid=f.valid,
+    )
+    return replace(j, finding=chosen)
 
 
 async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
@@ -288,12 +464,16 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
     for r in range(1, opts.max_agent_rounds + 1):
         rnd = await _agent_round(s, c, r)
         c.rounds.append(rnd)
+        judgement = judge_court(c)
         if rnd.candidate is not None:
             rnd.consensus = detect_agent_consensus(
                 rnd.responses, rnd.candidate, opts.consensus_threshold
             )
+            _settle(c, rnd, judgement)
         proposals = rnd.candidate is None
-        c.candidate = select_candidate(rnd.responses, proposals=proposals) or c.candidate
+        c.candidate = (
+            select_candidate(rnd.responses, proposals=proposals, texts=c.texts) or c.candidate
+        )
         _record_agents(s, c, rnd)
         failed = [resp for resp in rnd.responses if not resp.ok]
         if len(failed) * 2 > len(rnd.responses):  # seed 8.1
@@ -304,19 +484,26 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
                 f"{len(failed)} of {len(rnd.responses)} agents failed in round {r} and no "
                 f"judge panel can take over ({why})"
             )
-        agreed = rnd.consensus
-        if agreed is not None and agreed.reached and rnd.candidate is not None:
+        if rnd.reached and rnd.candidate is not None and rnd.consensus is not None:
             c.phases.go("consensus_reached")
+            f = judgement.finding
             yes = [x.confidence for x in rnd.responses if x.ok and x.vote == "yes"]
-            # "unanimous" only when every agent that started voted yes
-            method = "unanimous" if agreed.tally.yes == len(c.agents) else "supermajority"
-            how = (
-                f"the agents reached {method} consensus in round {r}: "
-                f"{agreed.tally.yes} of {agreed.tally.voting_total} yes on position "
-                f"{rnd.candidate}"
-            )
+            votes = f"{rnd.consensus.tally.yes} of {rnd.consensus.tally.voting_total} yes"
+            if f.label == "persuasion":
+                how = (
+                    f"the agents converged by persuasion in round {r}: {votes} on position "
+                    f"{rnd.candidate}, but only {f.independent} of {len(c.agents)} agents held "
+                    "it in their first proposal"
+                )
+            else:
+                how = (
+                    f"the agents reached {rnd.method} consensus in round {r}: {votes} on "
+                    f"position {rnd.candidate}"
+                )
+            if len(f.agreed) > rnd.consensus.tally.yes:
+                how += f"; {names(f.agreed, label)}'s positions agree with it by moot's check"
             verdict = Verdict(rnd.candidate, c.texts[rnd.candidate], _mean(yes), "agent_consensus")
-            return _outcome(s, c, verdict, how)
+            return _outcome(s, c, verdict, how, judgement)
 
     positions = judge_positions(c)
     if not panel or len(positions) < 2:
@@ -331,10 +518,11 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
             c.phases.go("consensus_reached")
             pid = result.position_id
             how = (
-                f"the judge panel selected position {pid} in judge round {j} "
-                f"({result.votes[pid]} of {len(c.judges)} judges, average confidence "
+                f"chosen by the judges: the judge panel selected position {pid} in judge round "
+                f"{j} ({result.votes[pid]} of {len(c.judges)} judges, average confidence "
                 f"{result.confidence:.2f})"
             )
             verdict = Verdict(pid, c.texts[pid], round(result.confidence, 6), "judge_consensus")
-            return _outcome(s, c, verdict, how)
+            chosen = _chosen(c, judge_court(c, _verdicts(c)), pid, how)
+            return _outcome(s, c, verdict, how, chosen)
     return _deadlock(s, c, panel, positions)

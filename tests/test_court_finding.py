@@ -1,0 +1,216 @@
+"""The court's label is moot's finding on the agents' positions (issue 29): persuasion is told
+apart from agreement and who moved is reported; a paraphrase of a position is that position;
+abstentions are abstentions; a judge panel's pick is "chosen by the judges", never consensus; a
+judge that contradicts its own scores is an invalid verdict; a non-answer is no position."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from moot import api as runner
+from moot.deliberation.consensus import position_id
+from tests.court_scripts import Ask, Behaviour, Court, agreeable, reply, selects, stubborn
+from tests.scripts import start
+
+PG, LITE, FILES = "Use Postgres.", "Use SQLite.", "Use flat files."
+TASK = "Which database should the service use for its sessions?"
+
+
+def alias(run: runner.RunResult, name: str) -> str:
+    """The alias the scripted participant `name` played (aliases are random per session)."""
+    return {spec: a for a, spec in run.result.aliases.items()}[f"scripted:@{name}"]
+
+
+def abstains(text: str, confidence: float = 0.8) -> Behaviour:
+    """Proposes `text`, then abstains."""
+
+    def behave(ask: Ask) -> str:
+        if ask.candidate is None:
+            return reply(text=text, confidence=confidence)
+        return reply("abstain", confidence=confidence)
+
+    return behave
+
+
+def test_one_confident_agent_and_two_yes_votes_is_persuasion_and_says_who_moved() -> None:
+    """Agent 'one' proposes at confidence 1.0; the two others drop their own proposals and vote
+    yes. That was "unanimous consensus", with no word of who changed."""
+    court = Court(
+        {"one": stubborn(PG, 1.0), "two": agreeable(LITE, 0.4), "three": agreeable(FILES, 0.4)}
+    )
+    run = start(TASK, court.config())
+    result = run.result
+    assert run.exit_code == 0 and result.final_answer == PG
+    assert result.finding is not None and result.finding.label == "persuasion"
+    assert result.finding.independent == 1
+    assert "converged by persuasion in round 2" in result.how
+    assert "unanimous" not in result.how
+    one, two, three = (alias(run, n) for n in ("one", "two", "three"))
+    moved = {(c.agent, c.round, c.before, c.after, c.critics) for c in result.changes}
+    assert moved == {(two, 2, LITE, PG, (one,)), (three, 2, FILES, PG, (one,))}
+    assert "Changes of mind:" in result.trust and "in round 2" in result.trust
+    assert "1 of the 3 agents held this answer in their first, independent answer" in result.trust
+    claims = {(c.agent, c.round): c.claim for c in result.claims}
+    assert claims[(two, 1)] == LITE and claims[(two, 2)] == PG
+
+
+def test_an_independent_majority_stays_consensus_and_names_the_one_who_moved() -> None:
+    court = Court({"one": agreeable(PG, 0.9), "two": agreeable(LITE, 0.5), "three": agreeable(PG)})
+    run = start(TASK, court.config())
+    assert run.exit_code == 0 and run.result.finding is not None
+    assert run.result.finding.label == "consensus"
+    assert "unanimous consensus in round 2" in run.result.how
+    (change,) = run.result.changes
+    assert change.agent == alias(run, "two") and change.round == 2
+
+
+def test_identical_proposals_restated_with_no_are_one_position_not_a_deadlock() -> None:
+    """Three agents propose the same text, then vote "no" restating it (a tiny model's habit):
+    that was four rounds of "no" and a deadlock, "did not agree"."""
+
+    def restates(ask: Ask) -> str:
+        if ask.candidate is None:
+            return reply(text=PG)
+        return reply("no", text="We should use Postgres.")
+
+    court = Court({"one": restates, "two": restates, "three": restates})
+    run = start(TASK, court.config())
+    assert run.exit_code == 0, run.result.how
+    assert run.result.final_answer == PG and run.result.rounds == 2
+    assert "did not agree" not in run.result.trust
+    assert "positions agree with it by moot's check" in run.result.how
+
+
+def test_paraphrased_proposals_pool_their_support_for_the_candidate() -> None:
+    """Two paraphrases of one position (0.5 each) used to lose the candidacy to one confident
+    outlier (0.9), on which the agreeable agents then agreed."""
+    court = Court(
+        {
+            "one": agreeable(PG, 0.5),
+            "two": agreeable("We should use Postgres.", 0.5),
+            "three": stubborn(LITE, 0.9),
+        }
+    )
+    run = start(TASK, court.config(consensus_threshold=0.66))
+    rounds = run.result.details["court"]["agentDebate"]["rounds"]
+    postgres = {PG, "We should use Postgres."}
+    assert rounds[1]["candidatePositionId"] in {position_id(t) for t in postgres}
+    assert run.exit_code == 0 and run.result.final_answer in postgres
+
+
+def test_one_yes_among_abstentions_is_no_consensus_and_abstentions_are_named() -> None:
+    """One yes and two abstentions was a supermajority (1 of 1 voting) and exit 0."""
+    court = Court({"one": stubborn(PG, 0.9), "two": abstains(LITE), "three": abstains(FILES)})
+    run = start(TASK, court.config(max_agent_rounds=2))
+    assert run.exit_code == 2 and run.result.final_answer == ""
+    two, three = alias(run, "two"), alias(run, "three")
+    names = sorted(f"Agent {a[-1].upper()}" for a in (two, three))
+    assert f"{names[0]} and {names[1]} abstained" in run.result.trust
+    assert "voted against" not in run.result.trust
+    bad = {c.agent: c.reason for c in run.result.claims if c.round == 2 and not c.valid}
+    assert bad == {two: "abstained", three: "abstained"}
+
+
+def test_an_abstention_under_a_judges_pick_is_not_a_vote_against() -> None:
+    court = Court(
+        {"one": stubborn(PG), "two": stubborn(LITE), "three": abstains(FILES)},
+        {"j1": selects(PG), "j2": selects(PG), "j3": selects(PG)},
+    )
+    run = start(TASK, court.config(max_agent_rounds=2))
+    assert run.exit_code == 2 and run.result.final_answer == PG
+    assert run.result.finding is not None and run.result.finding.label == "chosen"
+    three = alias(run, "three")
+    assert f"Agent {three[-1].upper()} abstained" in run.result.trust
+    assert "voted against" not in run.result.trust
+    assert "3 of 3 judges chose this answer" in run.result.trust
+
+
+def contradicts_itself(ask: Ask) -> str:
+    """A judge that selects Postgres but scores SQLite highest."""
+    scores = {pid: (90 if pid == position_id(LITE) else 40) for pid in ask.positions}
+    return json.dumps(
+        {
+            "selectedPositionId": position_id(PG),
+            "scoresByPositionId": scores,
+            "reasoning": "Postgres.",
+            "confidence": 0.9,
+        }
+    )
+
+
+def test_a_judge_whose_pick_is_not_its_own_top_score_is_an_invalid_verdict() -> None:
+    """Counted, its pick made Postgres 2 of 3 and settled the court."""
+    court = Court(
+        {"one": stubborn(PG), "two": stubborn(LITE)},
+        {"j1": contradicts_itself, "j2": selects(PG), "j3": selects(LITE)},
+    )
+    run = start(TASK, court.config(max_agent_rounds=2, max_judge_rounds=1))
+    assert run.exit_code == 2 and run.result.final_answer == ""
+    assert "deadlock" in run.result.how
+    judge = alias(run, "j1")
+    invalid = [v for v in run.result.verdicts if not v.valid]
+    assert [v.by for v in invalid] == [f"Judge {judge[-1].upper()}"]
+    assert f"is not its own top score: it scored {position_id(PG)} 40" in invalid[0].problem
+    assert f"Judge {judge[-1].upper()}'s verdict was invalid" in run.result.trust
+    evaluations = run.result.details["court"]["judgePanel"]["rounds"][0]["evaluations"]
+    (bad,) = [e for e in evaluations if e["judgeId"] == judge]
+    assert bad["status"] == "error" and "not its own top score" in bad["error"]
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "You are an AI, you will not be allowed to speak in the debate.",
+        "\x1b[1A\x1b[2K",
+        "[1A[2K",
+        ", no more than 40 words.",
+        "no",
+    ],
+)
+def test_a_non_answer_is_no_position(junk: str) -> None:
+    court = Court({"one": stubborn(junk), "two": stubborn(PG), "three": stubborn(PG)})
+    run = start(TASK, court.config(max_agent_rounds=2))
+    assert run.exit_code == 0 and run.result.final_answer == PG
+    one = alias(run, "one")
+    bad = {(c.agent, c.round): c.reason for c in run.result.claims if not c.valid}
+    assert set(bad) == {(one, 1), (one, 2)}
+    assert "is not an answer to the topic" in bad[(one, 1)]
+    assert f"Agent {one[-1].upper()} gave an invalid answer" in run.result.trust
+    # two such agents are no majority for anything: the court stops (seed 8.1)
+    court = Court({"one": stubborn(junk), "two": stubborn(junk), "three": stubborn(PG)})
+    run = start(TASK, court.config(max_agent_rounds=2, consensus_threshold=0.66))
+    assert run.exit_code == 1 and "not an answer to the topic" in (run.message or "")
+
+
+def test_the_court_gives_the_substance_check_its_question() -> None:
+    """With the question in `initial_query`, the check saw only the topic, which reads as a
+    yes/no question: a bare "No." was a position, and two of them a consensus (exit 0)."""
+    court = Court({"one": stubborn("No."), "two": stubborn("No."), "three": stubborn(PG)})
+    run = start(
+        "Is our session store ready for growth?",
+        court.config(
+            initial_query="Which database should the service use for its sessions?",
+            consensus_threshold=0.66,
+        ),
+    )
+    assert run.exit_code == 1, run.result.how
+    assert "a bare 'no' to a question that is not a yes/no question" in (run.message or "")
+
+
+def test_a_judges_pick_over_agents_that_disagree_is_chosen_and_named_as_such() -> None:
+    court = Court(
+        {"one": stubborn(PG), "two": stubborn(LITE), "three": stubborn(FILES)},
+        {"j1": selects(PG), "j2": selects(PG), "j3": selects(LITE)},
+    )
+    run = start(TASK, court.config(max_agent_rounds=2))
+    result = run.result
+    assert run.exit_code == 2 and result.status == "no_consensus" and not result.consensus
+    assert result.final_answer == PG
+    assert result.finding is not None and result.finding.label == "chosen"
+    assert "2 of 3 judges chose this answer" in result.trust
+    assert "not an agreement of the agents" in result.trust
+    assert "The judges are the agents' own models" not in result.trust
+    assert [v.role for v in result.verdicts] == ["judge"] * 3
+    assert runner.replay(run.session_id).identical is True
