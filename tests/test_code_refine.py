@@ -117,7 +117,9 @@ def test_b_wins_its_worktree_is_kept_the_losers_pruned_and_apply_applies_it(
     result = run.result
     passes = result.details["rounds"]
     assert [p["winner"] for p in passes] == ["B", "A"]  # B wins, then holds: converged (k=1)
-    assert result.consensus and run.exit_code == 0
+    # converged is done (exit 0), not a consensus on the change (issue 29)
+    assert run.exit_code == 0 and not result.consensus
+    assert result.finding is not None and result.finding.label == "converged"
     assert result.details["winner"] == "b1"
     # the winner's worktree stays; a, ab1, b2, ab2 and the agents' own are pruned
     assert _worktrees(repo) == ["b1"]

@@ -15,11 +15,18 @@
 Every role is one fresh message: no conversation is carried between roles or passes. The
 artifacts beside the journal (`refine/`) are written through the Session.
 
-Consensus is earned (issue 9): a text counts as a candidate only if it is a substantive answer
-(`check_substance`: not empty, not an echo of the prompt or its template, not a refusal), and a
-synthesis only if it keeps what A and B agree on (`keeps_agreed_content`); an invalid candidate
-is recorded and journaled with its reason and never ranked. A pass counts toward convergence
-only when more than half of its judges ranked validly. Every agent's text shown to another
+A text counts as a candidate only if it is a substantive answer (`check_substance`: not empty,
+not an echo of the prompt or its template, not a refusal), and a synthesis only if it keeps what
+A and B agree on (`keeps_agreed_content`); where A and B contradict each other (moot's claims
+relation) there is nothing agreed to keep, and a synthesis that says what A or B says is never
+invalid for leaving the other's answer out. An invalid candidate is recorded and journaled with
+its reason and never ranked. A pass counts toward convergence only when more than half of its
+judges ranked validly.
+
+The end is "converged" (the judges preferred one text k passes in a row), never a consensus on
+correctness: the outcome's finding is labelled `converged` (exit 0: the run is done) or
+`no_consensus` (not converged, exit 2), and every judge's ranking is a `ModelVerdict`, evidence
+of which text it preferred. Every agent's text shown to another
 participant is scrubbed of the phrases that name its model (journaled as `.../scrub` notes), and
 no protocol markup reaches the final text. The outcome's `trust` says how the winner was chosen.
 """
@@ -33,6 +40,7 @@ from typing import Any
 from moot.deliberation.agreement import keeps_agreed_content
 from moot.deliberation.anonymize import quote, scrub_identity
 from moot.deliberation.borda import BordaResult
+from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import check_substance
 from moot.engine.session import Session
@@ -45,7 +53,7 @@ from moot.protocols.refine.summary import describe_round
 from moot.protocols.refine.trust import qualifiers, trust_statement
 from moot.protocols.shown import anonymous
 from moot.text import plural
-from moot.types import Message, Outcome, Step
+from moot.types import Finding, Message, ModelVerdict, Outcome, Step, alias_label
 
 __all__ = ["run"]
 
@@ -117,6 +125,24 @@ def _substance(text: str, prompt: str, task: str) -> str:
     """An empty string for a substantive text, else "invalid: <why>"."""
     problem = check_substance(text, prompt, task=task)
     return "" if problem is None else f"invalid: {problem}"
+
+
+def _drops_agreed(ab: str, basis: list[str], task: str) -> str:
+    """An empty string for a synthesis that keeps what A and B agree on, else "invalid: <why>".
+    A synthesis whose claim agrees with A's or B's says what one of them says, and where A and
+    B contradict each other they agree on nothing it must keep: neither is invalid for leaving
+    the other's answer out."""
+    claims = [extract_claim(text) for text in basis]
+    mine = extract_claim(ab)
+    if any(compare(mine, c).relation is Relation.AGREE for c in claims):
+        return ""
+    if compare(claims[0], claims[1]).relation is Relation.CONTRADICT:
+        return ""
+    kept, reason = keeps_agreed_content(ab, basis, task=task)
+    if kept:
+        return ""
+    reason = reason.replace("every agent's answer holds", "both A and B hold")
+    return f"invalid: it drops what A and B agree on: {reason}"
 
 
 def _pass_path(number: int, name: str) -> str:
@@ -203,10 +229,7 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
     if ab is not None and not why:
         # the synthesis must keep what A and B agree on, as the synthesizer saw them
         basis = [a if st.writer is None else _content(a), _content(b)]
-        kept, reason = keeps_agreed_content(ab, basis, task=st.task)
-        if not kept:
-            reason = reason.replace("every agent's answer holds", "both A and B hold")
-            why = f"invalid: it drops what A and B agree on: {reason}"
+        why = _drops_agreed(ab, basis, st.task)
     if ab is not None and not why:
         s.artifact(_pass_path(number, "version_ab.md"), ab)
         texts["AB"] = ab
@@ -317,22 +340,22 @@ async def run(s: Session, task: str, opts: RefineOptions) -> Outcome:
 
 def _outcome(s: Session, st: _State, final: str) -> Outcome:
     """The outcome of the passes; `final` is the answer to give (the last incumbent as text,
-    or a code task's patch)."""
+    or a code task's patch). Converged is "done" (exit 0), not a consensus: the finding says
+    the judges preferred this text k passes in a row, and `consensus` stays false."""
     passes = len(st.rounds)
     k = st.opts.convergence_k
     converged = bool(st.rounds) and st.rounds[-1]["converged"]
     changes = sum(1 for r in st.rounds if r["winner"] != "A")
+    adopted = plural(changes, "revision")
     if converged:
         how = (
-            f"converged after {plural(passes, 'pass', 'passes')}: the incumbent won "
-            f"{plural(k, 'pass', 'passes')} in a row "
-            f"({plural(changes, 'revision')} adopted)"
+            f"converged after {plural(passes, 'pass', 'passes')}: {preferred(k)} "
+            f"({adopted} adopted)"
         )
     else:
         how = (
             f"not converged in {plural(passes, 'pass', 'passes')}: the incumbent's streak is "
-            f"{st.streak} of {k} ({plural(changes, 'revision')} adopted); the final output is "
-            "the last incumbent"
+            f"{st.streak} of {k} ({adopted} adopted); the final output is the last incumbent"
         )
     noted = qualifiers(st.issues)
     if noted:
@@ -349,15 +372,30 @@ def _outcome(s: Session, st: _State, final: str) -> Outcome:
         issues=st.issues,
         specs=s.specs,
     )
+    failed = {i["by"] for i in st.issues}
+    finding = Finding(
+        label="converged" if converged else "no_consensus",
+        reason=(
+            f"converged: {preferred(k)}"
+            if converged
+            else f"not converged: the judges preferred the incumbent {st.streak} of the {k} "
+            f"passes in a row it needs, after {plural(passes, 'pass', 'passes')}"
+        ),
+        claim=extract_claim(final).text if converged else None,
+        started=len(s.specs),
+        valid=len([a for a in s.specs if a not in failed]),
+    )
     return Outcome(
         protocol="refine",
-        status="consensus" if converged else "no_consensus",
-        consensus=converged,
+        status="consensus" if converged else "no_consensus",  # exit 0: done, not agreement
+        consensus=False,
         how=how,
         trust=trust,
         final_answer=final,
         rounds=passes,
         disagreements=tuple(r["problem"] for r in st.rounds if r.get("problem")),
+        finding=finding,
+        verdicts=rankings(st.rounds),
         details={
             "rounds": st.rounds,
             "history": _history(st),
@@ -374,3 +412,31 @@ def _outcome(s: Session, st: _State, final: str) -> Outcome:
             },
         },
     )
+
+
+def preferred(k: int) -> str:
+    """What convergence means: "the judges preferred this text 2 passes in a row"."""
+    return f"the judges preferred this text {plural(k, 'pass', 'passes')} in a row"
+
+
+def rankings(rounds: list[dict[str, Any]]) -> tuple[ModelVerdict, ...]:
+    """Every judge's ranking, as evidence of which text it preferred (never a claim that the
+    text is right); a ranking that was no permutation of the candidates is an invalid verdict.
+    A judge whose call failed gave no verdict."""
+    verdicts = []
+    for record in rounds:
+        number = int(record["round"])
+        for judge in record.get("judges") or []:
+            by, ranking = alias_label(judge["judge"]), judge.get("ranking")
+            if ranking:
+                says = f"ranked {' over '.join(ranking)} in pass {number}"
+                verdicts.append(ModelVerdict(by=by, role="judge", says=says, round=number))
+            elif judge.get("invalid"):
+                problem = str(judge.get("problem") or "an invalid ranking")
+                says = f"gave no valid ranking in pass {number}"
+                verdicts.append(
+                    ModelVerdict(
+                        by=by, role="judge", says=says, round=number, valid=False, problem=problem
+                    )
+                )
+    return tuple(verdicts)

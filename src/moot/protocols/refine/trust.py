@@ -1,7 +1,8 @@
 """How far to trust a refine outcome (issue 9: "Every outcome carries a short plain
-statement"): how the final text was chosen (Borda rankings by N judges, passes, the incumbent's
-streak against k), who failed or wrote an invalid text (named, with the reason), whether judges
-ranked their own texts, and that a tiny model's text is a demonstration."""
+statement"): that converged means the judges preferred the text k passes in a row, never a
+consensus (issue 29); how the final text was chosen (Borda rankings by N judges, passes, the
+incumbent's streak against k), who failed or wrote an invalid text (named, with the reason),
+whether judges ranked their own texts, and that a tiny model's text is a demonstration."""
 
 from __future__ import annotations
 
@@ -72,6 +73,10 @@ def trust_statement(
         held = rounds[-k:]
         valid = sum(int((r.get("borda") or {}).get("valid_rankings", 0)) for r in held)
         asked = sum(len(r.get("judges") or []) for r in held)
+        sentences.append(
+            f"Converged: the judges preferred this text {plural(k, 'pass', 'passes')} in a row; "
+            "that is a preference, not agents agreeing on an answer."
+        )
         sentences.append(
             f"The final text ({origin}) won {plural(k, 'pass', 'passes')} in a row as the "
             f"incumbent (convergence k = {k}) after {plural(passes, 'pass', 'passes')}: "
