@@ -86,6 +86,9 @@ def test_two_of_three_is_a_supermajority_only_at_or_below_two_thirds() -> None:
     assert all(t["yes"] == 2 and t["supermajorityThreshold"] == 3 for t in tallies)
     assert output(run)["finalVerdict"]["source"] == "deadlock"
     assert "the judge panel is disabled" in run.result.how
+    # moot finds 2 of 3 in agreement, short of the court's bar: no consensus, and it says why
+    assert run.result.finding is not None and run.result.finding.label == "no_consensus"
+    assert "short of the court's supermajority" in run.result.finding.reason
 
 
 def test_a_split_that_the_judges_settle() -> None:

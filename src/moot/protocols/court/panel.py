@@ -142,14 +142,13 @@ def record_judges(s: Session, c: Court, rnd: JudgeRound) -> None:
     """Keep the round in the outcome's details and the readable archive, and tell the faces
     its tally."""
     for e in rnd.evaluations:
-        if e.ok:
+        text = f"error: {e.error}\n" if not e.ok else ""
+        if e.selected is not None:  # a reply, valid or contradicting its own scores
             scores = "\n".join(f"- {pid}: {score}" for pid, score in sorted(e.scores.items()))
-            text = (
+            text += (
                 f"selected: {e.selected}\nconfidence: {e.confidence:g}\n\nscores:\n{scores}"
                 f"\n\nreasoning: {e.reasoning}\n"
             )
-        else:
-            text = f"error: {e.error}\n"
         letter = e.judge.rsplit("_", 1)[-1]
         s.archive(f"judges{rnd.number}/{letter}_evaluation", text)
     result = rnd.result
