@@ -2,6 +2,10 @@
 
 No agent sees another's work. The human choice (`by = "human"`) and the judge's answer are
 journaled like every effect, so resume and replay pick the same winner.
+
+A pick is a choice, not agents agreeing (issue 29): the outcome's finding is labelled `chosen`
+(or `no_consensus` when nothing was chosen), and the judge's pick is a `ModelVerdict`, evidence
+of which change it preferred. The exit codes stay: 0 when a winner was picked, 2 when none.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from moot.errors import ProtocolAborted
 from moot.protocols.codework import Work, evidence, rows, work
 from moot.protocols.pick.options import PickOptions
 from moot.protocols.record import Role
-from moot.types import Message, Outcome, Step
+from moot.types import Finding, Message, ModelVerdict, Outcome, Step, alias_label
 
 __all__ = ["check", "participants", "run", "table"]
 
@@ -100,7 +104,11 @@ def trust_statement(works: list[Work], winner: str | None, by: str, specs: dict[
     return " ".join(sentences)
 
 
-async def _judge(s: Session, task: str, works: list[Work], opts: PickOptions) -> str | None:
+async def _judge(
+    s: Session, task: str, works: list[Work], opts: PickOptions
+) -> tuple[str | None, ModelVerdict]:
+    """The agent whose change the judge picked (None: it named none that made a usable
+    change), and its pick as evidence."""
     judge = next(a for a in s.aliases if a.startswith("judge_"))
     step = Step.at(1, "pick", judge)
     order = s.shuffle([w.alias for w in works], step=step + "/order")
@@ -120,7 +128,22 @@ async def _judge(s: Session, task: str, works: list[Work], opts: PickOptions) ->
     s.archive(f"pick/judge_{judge.rsplit('_', 1)[-1]}", reply.text)
     found = _WINNER.findall(reply.text) if reply.ok else []
     alias = f"agent_{found[-1].lower()}" if found else None
-    return alias if alias in by_alias else None
+    by = alias_label(judge)
+    if alias in by_alias:
+        assert alias is not None
+        return alias, ModelVerdict(by=by, role="judge", says=f"picked {_label(alias)}'s change")
+    if not reply.ok:
+        return None, ModelVerdict(
+            by=by, role="judge", says="gave no verdict", valid=False, problem="its call failed"
+        )
+    problem = (
+        f"it named {_label(alias)}, which made no usable change"
+        if alias is not None
+        else "it named no winner (no 'WINNER: Agent X' line)"
+    )
+    return None, ModelVerdict(
+        by=by, role="judge", says="named no valid winner", valid=False, problem=problem
+    )
 
 
 async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
@@ -135,12 +158,14 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
     if not done:
         raise ProtocolAborted("no agent made a usable change:\n" + summary)
     winner: str | None = None
+    verdicts: tuple[ModelVerdict, ...] = ()
     if opts.by == "human":
         options = [w.alias for w in done]
         prompt = f"The agents' changes:\n{summary}\n\nWhich change do you pick?"
         winner = await s.choose(prompt, options, step="pick/choice")
     elif opts.by == "judge":
-        winner = await _judge(s, task, done, opts)
+        winner, verdict = await _judge(s, task, done, opts)
+        verdicts = (verdict,)
     details: dict[str, object] = {
         "code": rows(works),
         "summary": summary,
@@ -155,6 +180,19 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
         who = {"human": "you", "judge": "the judge"}.get(opts.by, opts.by)
         how = f"{who} picked {_label(winner)}; apply it with: moot apply {s.folder.id}"
     final = next((w.change.patch for w in works if w.alias == winner and w.change), "")
+    if winner is None:
+        reason = "no change was chosen" + (
+            f": {verdicts[0].problem}" if verdicts and verdicts[0].problem else ""
+        )
+    else:
+        who = {"human": "a human", "judge": "a judge model"}.get(opts.by, opts.by)
+        reason = f"{who} chose {_label(winner)}'s change; no agent reviewed another's"
+    finding = Finding(
+        label="chosen" if winner else "no_consensus",
+        reason=reason,
+        started=len(works),
+        valid=len(done),
+    )
     return Outcome(
         protocol="pick",
         status="consensus" if winner else "no_consensus",
@@ -165,4 +203,6 @@ async def run(s: Session, task: str, opts: PickOptions) -> Outcome:
         positions={w.alias: (w.change.patch if w.change else "") for w in works},
         details=details,
         trust=trust_statement(works, winner, opts.by, s.specs),
+        finding=finding,
+        verdicts=verdicts,
     )
