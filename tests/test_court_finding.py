@@ -214,3 +214,18 @@ def test_a_judges_pick_over_agents_that_disagree_is_chosen_and_named_as_such() -
     assert "The judges are the agents' own models" not in result.trust
     assert [v.role for v in result.verdicts] == ["judge"] * 3
     assert runner.replay(run.session_id).identical is True
+
+
+def test_each_round_names_why_an_agent_held_no_position_then() -> None:
+    def late(ask: Ask) -> str:
+        if ask.candidate is None:
+            return reply(text=", no more than 40 words.")
+        return reply("yes", target=ask.candidate)
+
+    court = Court({"one": late, "two": stubborn(PG), "three": stubborn(PG)})
+    run = start(TASK, court.config())
+    assert run.exit_code == 0 and run.result.final_answer == PG
+    one = alias(run, "one")
+    rows = {c.round: c for c in run.result.claims if c.agent == one}
+    assert not rows[1].valid and "a piece of an instruction" in rows[1].reason
+    assert rows[2].valid and rows[2].claim == PG and rows[2].reason == ""

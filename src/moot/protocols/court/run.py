@@ -67,8 +67,6 @@ from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
 from moot.protocols.shown import anonymous
 from moot.text import plural
 from moot.types import (
-    ChangeOfMind,
-    ClaimAt,
     Finding,
     Message,
     ModelVerdict,
@@ -243,16 +241,21 @@ def _agree(a: str, b: str) -> bool:
     return compare(extract_claim(a), extract_claim(b)).relation is Relation.AGREE
 
 
-def _renumber(j: Judgement, first: int) -> Judgement:
-    """The finding's rounds as the court numbers them (its round 0 is the court's round 1)."""
-    if first == 0:
-        return j
+def _as_court(j: Judgement, numbers: list[int], reasons: dict[tuple[str, int], str]) -> Judgement:
+    """The finding in the court's terms: its rounds numbered as the court's (the finding's round
+    0 is the court's round 1), and why each agent had no position in each round."""
     return replace(
         j,
-        claims=tuple(ClaimAt(**{**x.model_dump(), "round": x.round + first}) for x in j.claims),
-        changes=tuple(
-            ChangeOfMind(**{**x.model_dump(), "round": x.round + first}) for x in j.changes
+        claims=tuple(
+            x.model_copy(
+                update={
+                    "round": numbers[x.round],
+                    "reason": reasons.get((x.agent, x.round), x.reason) if not x.valid else "",
+                }
+            )
+            for x in j.claims
         ),
+        changes=tuple(x.model_copy(update={"round": numbers[x.round]}) for x in j.changes),
     )
 
 
@@ -261,24 +264,27 @@ def judge_court(c: Court, verdicts: list[ModelVerdict] | None = None) -> Judgeme
     vote round names the agents whose position the agent had just been shown as the candidate."""
     history: list[dict[str, str | None]] = []
     critics: dict[tuple[str, int], list[str]] = {}
-    reasons: dict[str, str] = {}
+    reasons: dict[tuple[str, int], str] = {}
     for index, rnd in enumerate(c.rounds):
         history.append({r.agent: supported(c, r) for r in rnd.responses})
-        reasons = {r.agent: _why_none(r) for r in rnd.responses if history[-1][r.agent] is None}
+        for r in rnd.responses:
+            if history[-1][r.agent] is None:
+                reasons[(r.agent, index)] = _why_none(r)
         if index and rnd.candidate is not None:
             shown = c.texts.get(rnd.candidate, "")
             holders = [a for a, text in history[-2].items() if text and _agree(text, shown)]
             for r in rnd.responses:
                 critics[(r.agent, index)] = [h for h in holders if h != r.agent]
+    last = len(history) - 1
     j = judge_answers(
         history,
         started=c.agents,
         verdicts=verdicts or [],
         critics=critics,
-        reasons=reasons,
+        reasons={agent: why for (agent, r), why in reasons.items() if r == last},
         name=label,
     )
-    return _renumber(j, c.rounds[0].number if c.rounds else 0)
+    return _as_court(j, [rnd.number for rnd in c.rounds] or [0], reasons)
 
 
 def _settle(c: Court, rnd: AgentRound, j: Judgement) -> None:
@@ -372,8 +378,9 @@ def _outcome(s: Session, c: Court, verdict: Verdict, how: str, j: Judgement) -> 
     last: dict[str, str] = {}  # each agent's latest position
     for rnd in c.rounds:
         for r in rnd.responses:
-            if r.ok and r.position_id:
-                last[r.agent] = c.texts.get(r.position_id, r.position_text)
+            held = supported(c, r)
+            if held is not None:
+                last[r.agent] = held
     disagreements: tuple[str, ...] = ()
     if not consensus:
         disagreements = tuple(
