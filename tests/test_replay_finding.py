@@ -10,8 +10,8 @@ changes under the new rule as a changed outcome naming the rule, not as corrupti
 from __future__ import annotations
 
 import json
+import re
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,11 @@ from moot.deliberation.finding import judge_answers
 from moot.engine import session as session_module
 from moot.engine.head import Head, write_head
 from moot.engine.journal import Journal
+from moot.engine.session import Session
 from moot.engine.store import SessionFolder
 from moot.plan import Plan
 from moot.result import Result
-from moot.types import Message, ModelVerdict, Outcome
+from moot.types import Message, ModelVerdict, Outcome, Step
 from tests.test_cli import moot
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
@@ -39,32 +40,45 @@ def old_session(home: Path, session_id: str) -> Path:
     return target
 
 
-RECORDED: Callable[[Plan], Any] = api._protocol
+ROUNDS = ((0, "solve"), (1, "revise"))  # the steps that hold each round's answers
+
+
+def _solution(text: str) -> str:
+    found = re.search(r"<solution>(.*?)</solution>", text, re.DOTALL)
+    return found.group(1).strip() if found else text
+
+
+async def recorded_answers(s: Session, agents: list[str]) -> list[dict[str, str | None]]:
+    """Each agent's answer after rounds 0 and 1, as the old session recorded them (a replay
+    returns the recorded completion whatever the prompt)."""
+    history: list[dict[str, str | None]] = []
+    for r, phase in ROUNDS:
+        asks = [Message(role="user", content=phase)]
+        replies = await s.gather(*(s.ask(a, asks, step=Step.at(r, phase, a)) for a in agents))
+        history.append({a: _solution(c.text) for a, c in zip(agents, replies, strict=True) if c.ok})
+    return history
 
 
 def on_the_finding(monkeypatch: pytest.MonkeyPatch, says: str = "called it consensus") -> None:
-    """Until every protocol returns moot's finding, stand in for one that does: the protocol
-    runs as recorded, and its final answers are judged by moot with the judge's verdict as
+    """A protocol on the finding, in place of the arena (whatever today's arena does): it reads
+    the answers the old session recorded, and moot judges them, the judge's verdict weighed as
     evidence (as deliberation/finding.py asks every protocol to)."""
 
     def protocol(plan: Plan) -> Any:
-        run = RECORDED(plan)
-
-        async def judged(session: Any) -> Outcome:
-            outcome: Outcome = await run(session)
-            if outcome.finding is not None:
-                return outcome
+        async def judged(s: Session) -> Outcome:
+            agents = sorted(a for a in s.aliases if a.startswith("agent_"))
+            history = await recorded_answers(s, agents)
             verdict = ModelVerdict(by="Agent C", role="judge", says=says, claims_agreement=True)
-            j = judge_answers(
-                [outcome.positions], started=list(outcome.positions), verdicts=[verdict]
-            )
-            return outcome.model_copy(
-                update={
-                    **j.outcome_fields(),
-                    "status": "consensus" if j.consensus else "no_consensus",
-                    "consensus": j.consensus,
-                    "how": j.finding.reason,
-                }
+            j = judge_answers(history, started=agents, verdicts=[verdict])
+            return Outcome(
+                protocol="arena",
+                status="consensus" if j.consensus else "no_consensus",
+                consensus=j.consensus,
+                how=j.finding.reason,
+                final_answer=j.finding.claim or "",
+                rounds=1,
+                positions={a: t for a, t in history[-1].items() if t},
+                **j.outcome_fields(),  # type: ignore[arg-type]
             )
 
         return judged
@@ -163,15 +177,16 @@ def test_replaying_with_changed_prompts_writes_nothing_and_show_still_works(
 
 
 def going_on(plan: Plan) -> Any:
-    """Today's arena does not stop at a judge's CONSENSUS that moot's check does not bear out:
-    after the recorded rounds it asks for one more step, which the old journal never held."""
-    run = RECORDED(plan)
+    """A protocol that does not stop at a judge's CONSENSUS that moot's check does not bear out
+    (as the arena on the finding): after the recorded rounds it asks for a step of round 2,
+    which the old journal never held."""
 
-    async def protocol(session: Any) -> Outcome:
-        outcome: Outcome = await run(session)
+    async def protocol(s: Session) -> Outcome:
+        agents = sorted(a for a in s.aliases if a.startswith("agent_"))
+        await recorded_answers(s, agents)
         go_on = [Message(role="user", content="evaluate again")]
-        await session.ask("agent_a", go_on, step="r2/evaluate/agent_a")
-        return outcome
+        await s.ask("agent_a", go_on, step="r2/evaluate/agent_a")
+        raise AssertionError("a replay cannot get here")
 
     return protocol
 
