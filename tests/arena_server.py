@@ -1,10 +1,11 @@
 """A loopback OpenAI-compatible chat server whose agents play a whole arena, and its log.
 
 Each agent is its own model name (`openai-compat:URL#m0`, `#m1`, ...). The agents differ in
-their first answers and in every revision, so the debate runs every round; the judge says
-CONTINUE until round `rounds`, then CONSENSUS. Every request sleeps `latency` seconds, then
-answers; the server logs when it arrived, when its answer was sent, and the arena phase its
-prompt belongs to. Used by the process tests and by benchmarks/process.py.
+their first answers (their numbers contradict) and their revisions do not agree by wording, so
+the debate runs every round; the judge says CONTINUE until round `rounds`, then CONSENSUS, which
+moot's check can confirm (nothing in the revisions contradicts). Every request sleeps `latency`
+seconds, then answers; the server logs when it arrived, when its answer was sent, and the arena
+phase its prompt belongs to. Used by the process tests and by benchmarks/process.py.
 """
 
 from __future__ import annotations
@@ -67,9 +68,12 @@ def answer(body: dict[str, Any], rounds: int) -> str:
     if phase == "evaluate":
         return "Strengths: clear. Weaknesses: a different approach from mine. Errors: none."
     if phase == "revise":
+        # without the variant's number: revisions that neither agree nor contradict by their
+        # wording, so the judge's CONSENSUS can confirm them (a number that differs could not)
+        plain = APPROACHES[index % len(APPROACHES)]
         return SOLUTION.format(
-            text=f"Still: {approach}, revised in round {r}.",
-            dis=f"I still prefer to {approach}.",
+            text=f"Still: {plain}, revised in round {r}.",
+            dis=f"I still prefer to {plain}.",
         )
     if r >= rounds:
         return VERDICT.format(decision="CONSENSUS", score=9, left=0)

@@ -97,11 +97,12 @@ def test_yaml_and_json_configs_work(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 def test_run_then_list_status_show_replay(capsys: pytest.CaptureFixture[str]) -> None:
+    # Agents A and B agree (C's answer contradicts B's); the base solution is in the agreed group
     code, out, err = scripted_run(
-        capsys, Debate(verdicts=[verdict("CONSENSUS", 9, base="Agent C")])
+        capsys, Debate(verdicts=[verdict("CONSENSUS", 9, base="Agent B")])
     )
     assert code == 0
-    assert "consensus" in out and "the answer is 42 (agent_c)" in out
+    assert "consensus" in out and "the answer is 42 (agent_b)" in out
     assert "r0/solve/agent_a" in err  # one plain line per event on a non-terminal
     session_id = out.split("Session ", 1)[1].split(":", 1)[0]
 
@@ -129,7 +130,11 @@ def test_replay_detects_an_edited_result(
 
 
 def test_no_consensus_exits_two(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = scripted_run(capsys, Debate(verdicts=[verdict("CONTINUE", 3)]), "--rounds", "1")
+    differ = Debate(
+        verdicts=[verdict("CONTINUE", 3)],
+        answer=lambda alias, step: solution(f"use {alias}'s way"),
+    )
+    code, out, _ = scripted_run(capsys, differ, "--rounds", "1")
     assert code == 2 and "no consensus" in out
 
 

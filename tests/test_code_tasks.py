@@ -532,7 +532,8 @@ def test_the_arena_on_a_code_task_judges_diffs_with_their_verification(
     assert "[passed]" in judged[0] and "[failed (exit code 1)]" in judged[0]
     assert "+    return a + b" in judged[0] and "+    return a * b" in judged[0]
     assert judged[0].count("<quoted from=") >= 2
-    assert run.result.consensus
+    # two different changes: the judge's CONSENSUS is not borne out, its base is still the winner
+    assert not run.result.consensus and run.exit_code == 2
     assert run.result.details["winner"] == aliases["arena_good"]
     assert "+    return a + b" in run.result.final_answer
     apply_session(find_session(run.session_id))

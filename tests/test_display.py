@@ -25,7 +25,7 @@ from moot.display.live import LiveView, render_board
 from moot.display.plain import PlainLog, format_event
 from moot.models.scripted import ScriptedFailure
 from moot.types import Completion, Event, FailureKind, Request, RoundSummary, Usage
-from tests.scripts import Debate, no_sleep, start, verdict
+from tests.scripts import Debate, no_sleep, solution, start, verdict
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 T0 = 1_767_268_800.0  # 2026-01-01T12:00:00Z
@@ -232,7 +232,11 @@ def test_the_live_view_draws_on_a_terminal_and_prints_round_results_above(
 def test_a_consensus_word_below_the_needed_score_is_shown_as_not_taken() -> None:
     """A judge that says CONSENSUS with a score of 4 ends the run with no consensus; the round
     line says why instead of contradicting the next line."""
-    debate, recorder = Debate(verdicts=[verdict("CONSENSUS", 4)]), Recorder()
+    differ = Debate(
+        verdicts=[verdict("CONSENSUS", 4)],
+        answer=lambda alias, step: solution(f"use {alias}'s way"),
+    )
+    debate, recorder = differ, Recorder()
     run = start("Pick a queue.", debate.config(arena={"max_rounds": 1}), subscribers=[recorder])
     assert run.result.status == "no_consensus"
     lines = [format_event(e) for e in recorder.events]

@@ -14,7 +14,7 @@ from pathlib import Path
 from moot import api as runner
 from moot.models.scripted import register_script
 from moot.types import Completion, Request, Usage
-from tests.scripts import Debate, events, no_sleep, start, verdict
+from tests.scripts import Debate, events, no_sleep, solution, start, verdict
 
 
 def test_cost_limit_pauses_and_a_raised_limit_finishes() -> None:
@@ -56,7 +56,10 @@ def test_session_time_limit_pauses() -> None:
 
 
 def test_a_call_past_its_timeout_fails_as_a_timeout_and_the_debate_goes_on() -> None:
-    debate = Debate(verdicts=[verdict("CONSENSUS", 9)])
+    # the two agents left agree: 2 of the 3 that started
+    debate = Debate(
+        verdicts=[verdict("CONSENSUS", 9)], answer=lambda alias, step: solution("The answer is 42.")
+    )
     inner = debate.script("hang")
 
     async def hang(request: Request) -> str:
@@ -132,5 +135,6 @@ def test_ctrl_c_on_a_real_process_exits_130_and_resume_finishes(tmp_path: Path) 
     state = json.loads((journal.parent / "state.json").read_text())
     assert state["status"] == "interrupted"
     done = subprocess.run([moot, "resume"], env=env, capture_output=True, text=True, timeout=30)
-    assert done.returncode == 0, done.stderr
-    assert json.loads((journal.parent / "result.json").read_text())["status"] == "consensus"
+    # three different plans: the judge's CONSENSUS is not borne out, so no consensus (exit 2)
+    assert done.returncode == 2, done.stderr
+    assert json.loads((journal.parent / "result.json").read_text())["status"] == "no_consensus"

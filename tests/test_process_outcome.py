@@ -191,7 +191,7 @@ AT_FIRST_REQUEST = (
 def test_the_first_request_does_not_wait_for_what_judges_the_replies(
     server: ChatServer, isolated: Path, tmp_path: Path
 ) -> None:
-    """Issue 12: the checks that read the replies (substance, agreement, trust) and a code
+    """Issue 12: the checks that read the replies (substance, claims, finding, trust) and a code
     task's machinery are imported while the first asks are in flight, not before them. (The
     code-task modules, never used by a question, are loaded only because the process had that
     time to spare: each reply takes 50 ms here.)"""
@@ -199,10 +199,11 @@ def test_the_first_request_does_not_wait_for_what_judges_the_replies(
     seen = _loaded_by_a_question(AT_FIRST_REQUEST, server, isolated, tmp_path)
     later = [
         "moot.deliberation.substance",
-        "moot.deliberation.agreement",
+        "moot.deliberation.claims",
+        "moot.deliberation.finding",
         "moot.deliberation.trust",
         "moot.protocols.codework",
-        "difflib",  # the agreement check's; "did you mean" for a mistake before that
+        "difflib",  # the claims' comparison; "did you mean" for a mistake before that
     ]
     assert "moot.protocols.arena.run" in seen["first"]
     assert [name for name in later if name in seen["first"]] == []

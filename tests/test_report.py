@@ -350,8 +350,9 @@ def test_status_shows_a_session_running_in_another_process(
         assert "scripted:" in out
     finally:
         _, stderr = child.communicate(timeout=60)
-    assert child.returncode == 0, stderr
+    # three different plans: the judge's CONSENSUS is evidence, not borne out by the answers
+    assert child.returncode == 2, stderr
     code, out, _ = moot(capsys, "status")
-    assert code == 0 and "consensus" in out
+    assert code == 0 and "no consensus" in out
     assert "Latest: round 1: judge Agent" in out and "CONSENSUS, convergence score 9/10" in out
     assert "scripted:" in out  # and appear once it ended

@@ -17,6 +17,8 @@ Write your answer in exactly these two sections:
 <solution>
 ## PLAN - the key decisions, numbered, each with its reason.
 ## CHANGES - the answer itself: a unified diff, code, or a precise description.
+The last line of the solution: "Final answer: " then your answer in one line (a number with
+its unit, a name, a choice, or one short sentence).
 </solution>
 
 <analysis>
@@ -29,6 +31,7 @@ Use the same two sections as before:
 
 <solution>
 ## PLAN and ## CHANGES, revised.
+The last line of the solution: "Final answer: " then your answer now, in one line.
 </solution>
 
 <analysis>
@@ -54,6 +57,11 @@ For each solution:
 - Strengths: what it does well.
 - Weaknesses: what is wrong or could be better.
 - Errors: anything factually or technically incorrect.
+- Whether it answers the question, as one line with its alias: "Agent X ANSWERS THE QUESTION:
+  yes" or "Agent X ANSWERS THE QUESTION: no". Say no only if it does not answer the task at
+  all: it is about something else, about the debate, the instructions or being an AI, repeats
+  the task, or is empty or a placeholder. A wrong answer still answers the question: name its
+  errors instead.
 
 Then state your position:
 - What you keep from your own approach, and why.

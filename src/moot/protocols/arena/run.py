@@ -1,16 +1,26 @@
-"""The arena (seed 000): solve, then rounds of evaluate, revise and verify until a judge finds
-consensus (score >= 8) or the rounds run out.
+"""The arena (seed 000): solve, then rounds of evaluate, revise and verify until the agents'
+answers agree or the rounds run out.
 
 Round 0 is the solve; round N is the Nth evaluate -> revise -> verify cycle. Agents keep their
 own conversation across phases; once a prompt's estimated size passes the context budget, the
 remaining asks start fresh conversations that carry the task and the agent's current solution.
+
+The label is moot's finding over every agent's answer after every round (deliberation/finding):
+
+    after the solve and after each revision: every remaining agent's answer agrees -> done
+    verify: a judge's CONSENSUS (score >= threshold) is evidence; it ends the debate only where
+            moot's check bears it out (a judge may confirm answers whose wording cannot tell,
+            never answers that contradict); otherwise the debate goes on
+    evaluate: a solution that more than half of its reviewers mark as not answering the
+            question is invalid
+    rounds run out -> the finding over the final answers (no consensus, a tie, or agreement)
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from moot import lazy
@@ -30,17 +40,19 @@ from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.shown import anonymous
 from moot.text import cut, plural
-from moot.types import Message, Outcome, RoundSummary, Step, estimate_tokens
+from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 # What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
 if TYPE_CHECKING:
-    from moot.deliberation import agreement, markup, substance, trust
+    from moot.deliberation import claims, finding, markup, substance, trust
     from moot.protocols import codework
+    from moot.protocols.arena import weigh
 else:
-    agreement, markup, substance, trust = lazy.modules(
-        "moot.deliberation", "agreement", "markup", "substance", "trust"
+    claims, finding, markup, substance, trust = lazy.modules(
+        "moot.deliberation", "claims", "finding", "markup", "substance", "trust"
     )
     (codework,) = lazy.modules("moot.protocols", "codework")
+    (weigh,) = lazy.modules("moot.protocols.arena", "weigh")
 
 __all__ = ["describe_round", "run"]
 
@@ -64,6 +76,11 @@ class _State:
     rounds: list[dict[str, object]] = field(default_factory=list)
     checks: trust.Checks | None = None  # the last round's verify commands: passed of total
     works: dict[str, codework.Work] = field(default_factory=dict)  # a code task's changes
+    # what moot's finding reads: each agent's answer after every round (None: no valid one),
+    # whose critiques each agent read before revising, and every judge's verdict as weighed
+    history: list[dict[str, str | None]] = field(default_factory=list)
+    critics: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+    verdicts: list[ModelVerdict] = field(default_factory=list)
 
     @property
     def active(self) -> list[str]:
@@ -237,6 +254,9 @@ async def _solve(s: Session, st: _State) -> None:
 
 
 async def _evaluate(s: Session, st: _State, r: int) -> dict[str, str]:
+    """Every agent critiques the others' solutions and says, per solution, whether it answers
+    the question; a solution more than half of its reviewers say does not is invalid, and its
+    agent leaves the debate."""
     active = st.active
     asks = []
     for a in active:
@@ -246,11 +266,17 @@ async def _evaluate(s: Session, st: _State, r: int) -> dict[str, str]:
         asks.append((a, _messages(s, st, a, prompt, step), step))
     replies = await s.gather(*(s.ask(a, msgs, step=step) for a, msgs, step in asks))
     critiques: dict[str, str] = {}
+    marks: dict[str, dict[str, bool]] = {}
     for (alias, msgs, _), reply in zip(asks, replies, strict=True):
         if reply.ok and reply.text.strip():
             critiques[alias] = reply.text.strip()
+            marks[alias] = weigh.read_marks(critiques[alias], [b for b in active if b != alias])
             st.conversations[alias] = [*msgs, Message(role="assistant", content=reply.text)]
             s.archive(f"round{r}/{alias.rsplit('_', 1)[-1]}_critique", critiques[alias])
+    reviewers = {b: [a for a in active if a != b] for b in active}
+    for alias, why in weigh.not_answering(marks, reviewers, r).items():
+        st.invalid[alias] = why
+        st.history[-1][alias] = None  # the answer they reviewed
     return critiques
 
 
@@ -260,6 +286,7 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
     for a in active:
         step = Step.at(r, "revise", a)
         order = s.shuffle(sorted(critiques), step=step + "/order")
+        st.critics[(a, r)] = tuple(c for c in s.aliases if c in critiques and c != a)
         prompt = prompts.REVISE.format(
             critiques=_quoted(s, st, critiques, order, step) or "(no critiques were written)",
             format=codework.revise_format(s, a) if s.code_task else prompts.REVISED_FORMAT,
@@ -347,19 +374,6 @@ async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]
     return judge, parsed
 
 
-def _resolve_alias(name: str | None, active: list[str]) -> str | None:
-    """'Agent B', 'agent_b', 'B' or 'Agent B's solution' -> agent_b, if that agent is active."""
-    if not name:
-        return None
-    match = re.fullmatch(r"\W*(?:agent[\s_-]*)?([a-z]{1,2})\W*", name, re.IGNORECASE) or re.search(
-        r"agent[\s_-]*([a-z]{1,2})\b", name, re.IGNORECASE
-    )
-    if match is None:
-        return None
-    alias = f"agent_{match.group(1).lower()}"
-    return alias if alias in active else None
-
-
 def _disagreements(st: _State) -> tuple[str, ...]:
     found = []
     for alias in st.active:
@@ -374,7 +388,34 @@ def _disagreements(st: _State) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _participants(s: Session, st: _State, agreed: bool) -> list[trust.Participant]:
+def _answers(s: Session, st: _State) -> dict[str, str | None]:
+    """Each agent's answer now, as moot's finding reads it: a code task's diff, else the
+    solution; None for an agent that failed or whose answer was invalid."""
+    active = st.active
+    answers: dict[str, str | None] = {}
+    for alias in s.aliases:
+        work = st.works.get(alias)
+        if alias not in active:
+            answers[alias] = None
+        elif work is not None and work.change is not None and work.change.patch.strip():
+            answers[alias] = work.change.patch
+        else:
+            answers[alias] = st.solutions[alias]
+    return answers
+
+
+def _judge(s: Session, st: _State, verdicts: Sequence[ModelVerdict]) -> finding.Judgement:
+    """moot's finding over every round's answers, weighing `verdicts`."""
+    return finding.judge_answers(
+        st.history,
+        started=s.aliases,
+        verdicts=verdicts,
+        critics=st.critics,
+        reasons={**st.failed, **st.invalid},
+    )
+
+
+def _participants(s: Session, st: _State, agreed: Sequence[str]) -> list[trust.Participant]:
     people = []
     for alias in s.aliases:
         if alias in st.failed:
@@ -382,49 +423,58 @@ def _participants(s: Session, st: _State, agreed: bool) -> list[trust.Participan
         elif alias in st.invalid:
             people.append(trust.Participant(_label(alias), "invalid", st.invalid[alias]))
         else:
-            people.append(trust.Participant(_label(alias), "agreed" if agreed else "dissented"))
+            status: Literal["agreed", "dissented"] = "agreed" if alias in agreed else "dissented"
+            people.append(trust.Participant(_label(alias), status))
     return people
 
 
 def _outcome(
     s: Session,
     st: _State,
-    reached: bool,
+    judgement: finding.Judgement,
     how: str,
     verdict: Verdict | None,
     judge: str | None,
     rounds: int,
     evidence: trust.Evidence | None = None,
 ) -> Outcome:
-    """The outcome, labelled by how far it can be trusted: a consensus stands only with a
-    quorum of valid agents, and the agents that failed or gave junk are named."""
+    """The outcome, labelled by moot's finding: consensus only where more than half of the
+    agents that started agree by moot's check (a judge's verdict is evidence, never the
+    decision); the agents that failed or gave junk are named, and so is who changed their
+    mind. The final answer is the agreed group's (the judge's base solution if it is in that
+    group, else the group's first member); with no consensus, the judge's base solution or the
+    first remaining agent's, which the outcome does not call agreed."""
+    found = judgement.finding
     active = st.active
-    base = _resolve_alias(verdict.base_solution if verdict else None, active)
-    chosen = base or (active[0] if active else None)
+    base = weigh.resolve_alias(verdict.base_solution if verdict else None, active)
+    if found.consensus:
+        chosen: str | None = base if base in found.agreed else found.agreed[0]
+    else:
+        chosen = base or (active[0] if active else None)
     final = st.solutions[chosen] if chosen else ""
     assessed = trust.assess(
-        _participants(s, st, reached),
-        reached=reached,
+        _participants(s, st, found.agreed if found.consensus else ()),
+        reached=found.consensus,
         evidence=evidence,
         checks=st.checks,
         models=list(s.meta.get("aliases", {}).values()),
     )
     consensus = assessed.consensus_allowed
     qualifiers = assessed.label.split("; ")[1:]
-    if reached and not consensus:
+    if found.consensus and not consensus:
         how = f"{how}, but {assessed.label}"
     elif qualifiers:
         how = f"{how}; {'; '.join(qualifiers)}"
+    sentences = [assessed.statement, *judgement.sentences()]
     if chosen is not None:
-        if base:
+        if chosen == base:
             why = f"the judge named it as the base solution{_mods(verdict)}"
-        elif isinstance(evidence, trust.MatchingAnswers):
-            why = "the agents' answers agreed, and it is the first of them"
+        elif consensus:
+            why = "it is the first of the agreeing agents' answers"
         else:
             why = "no judge named a valid base solution, so it is the first remaining agent's"
-        trust_text = f"{assessed.statement} The final answer is {_label(chosen)}'s solution: {why}."
-    else:
-        trust_text = assessed.statement
+        agreed = "" if consensus else ", which the agents did not agree on"
+        sentences.append(f"The final answer is {_label(chosen)}'s solution{agreed}: {why}.")
     details: dict[str, object] = {
         "rounds": st.rounds,
         "judges": st.judges,
@@ -454,12 +504,13 @@ def _outcome(
         status="consensus" if consensus else "no_consensus",
         consensus=consensus,
         how=how,
-        trust=trust_text,
+        trust=" ".join(sentences),
         final_answer=final,
         rounds=rounds,
-        disagreements=() if consensus else _disagreements(st),
+        disagreements=() if consensus else (_disagreements(st) or (found.reason,)),
         positions={a: st.solutions[a] for a in active},
         details=details,
+        **judgement.outcome_fields(),  # type: ignore[arg-type]
     )
 
 
@@ -471,21 +522,24 @@ def _mods(verdict: Verdict | None) -> str:
 
 
 def _agreed(s: Session, st: _State, r: int) -> Outcome | None:
-    """When the agents' answers already agree (a cheap, deterministic comparison), the debate
-    ends here instead of revising a settled answer into a worse one."""
+    """When every remaining agent's answer already agrees with every other's by moot's check,
+    the debate ends here instead of revising a settled answer into a worse one (and without a
+    judge: nothing it says could change the finding)."""
     active = st.active
     if not st.opts.stop_on_agreement or len(active) < 2:
         return None
-    comparison = agreement.check_agreement({a: st.solutions[a] for a in active})
-    if not comparison.agreed:
+    judgement = _judge(s, st, ())
+    found = judgement.finding
+    if not found.consensus or set(found.agreed) != set(active):
         return None
-    method: Literal["exact", "similar"] = "exact" if comparison.method == "exact" else "similar"
-    lowest = min(min(row) for row in comparison.scores)
+    keys = {claims.extract_claim(text).key for text in _answers(s, st).values() if text}
+    method: Literal["exact", "similar"] = "exact" if len(keys) == 1 else "similar"
     when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
     how = f"the {len(active)} remaining agents gave the same answer {when}"
-    return _outcome(
-        s, st, True, how, None, None, r, trust.MatchingAnswers(method, round(lowest, 2))
-    )
+    if found.label == "persuasion":
+        how = f"{how}; {found.reason}"
+    judgement = replace(judgement, verdicts=tuple(st.verdicts))
+    return _outcome(s, st, judgement, how, None, None, r, trust.MatchingAnswers(method))
 
 
 def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
@@ -518,49 +572,80 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     st.conversations = {a: [st.system] for a in aliases}
 
     await _solve(s, st)
+    st.history.append(_answers(s, st))
     active = st.active
     if not active:
         reasons = "; ".join(f"{_label(a)}: {why}" for a, why in {**st.failed, **st.invalid}.items())
         raise ProtocolAborted(f"every agent failed to answer the task ({reasons})")
     if len(active) == 1:
-        return _outcome(
-            s,
-            st,
-            False,
-            f"only {_label(active[0])} answered; nobody to deliberate with",
-            None,
-            None,
-            0,
-        )
+        how = f"only {_label(active[0])} answered; nobody to deliberate with"
+        return _outcome(s, st, _judge(s, st, ()), how, None, None, 0)
     settled = _agreed(s, st, 0)
     if settled is not None:
         return settled
 
     verdict: Verdict | None = None
     judge: str | None = None
+    last: ModelVerdict | None = None  # the verdict over the answers as they are now
+    rounds = 0
     for r in range(1, opts.max_rounds + 1):
         critiques = await _evaluate(s, st, r)
+        if len(st.active) < 2:  # the others marked the answers as no answers
+            last = None
+            break
         await _revise(s, st, r, critiques)
+        st.history.append(_answers(s, st))
+        rounds = r
+        settled = _agreed(s, st, r)
+        if settled is not None:
+            return settled
         judge, parsed = await _verify(s, st, r)
         verdict = parsed.value
+        last = weigh.model_verdict(
+            verdict,
+            parsed.problem,
+            judge=judge,
+            round=r,
+            active=st.active,
+            threshold=opts.consensus_score,
+        )
+        judgement = _judge(s, st, [last])
+        st.verdicts.append(judgement.verdicts[0])
         entry: dict[str, object] = {
             "round": r,
             "judge": judge,
             "decision": verdict.decision if verdict else None,
             "convergence_score": verdict.score if verdict else None,
-            "problem": parsed.problem,
+            "problem": parsed.problem or last.problem or None,
         }
         st.rounds.append(entry)
         s.round_done(Step.at(r, "verify", judge), describe_round(entry, opts))
-        if verdict and verdict.decision == "CONSENSUS" and verdict.score >= opts.consensus_score:
-            how = f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10)"
-            evidence = trust.JudgeScore(_label(judge), verdict.score)
-            return _outcome(s, st, True, how, verdict, judge, r, evidence)
-    last = st.rounds[-1]
-    score = last["convergence_score"]
-    how = (
-        f"no consensus after {plural(opts.max_rounds, 'round')}; last score "
-        f"{score if score is not None else 'none (no valid verdict)'}"
-    )
-    last_score = trust.JudgeScore(_label(judge), verdict.score) if verdict and judge else None
-    return _outcome(s, st, False, how, verdict, judge, opts.max_rounds, last_score)
+        if not last.valid:
+            verdict = None  # an invalid verdict weighs nothing, its base solution included
+        if verdict and last.claims_agreement and judgement.consensus:
+            # the judge's CONSENSUS, borne out by moot's check; one it does not bear out is
+            # evidence against the judge, not the end: the debate goes on while rounds remain
+            how = (
+                f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10); "
+                f"{judgement.finding.reason}"
+            )
+            judgement = replace(judgement, verdicts=tuple(st.verdicts))
+            scored = trust.JudgeScore(_label(judge), verdict.score)
+            return _outcome(s, st, judgement, how, verdict, judge, r, scored)
+    judgement = replace(_judge(s, st, [last] if last else []), verdicts=tuple(st.verdicts))
+    found = judgement.finding
+    score = st.rounds[-1]["convergence_score"] if st.rounds else None
+    after = f"after {plural(rounds, 'round')}"
+    said = f"last score {score if score is not None else 'none (no valid verdict)'}"
+    if found.consensus:
+        how = f"{found.reason}, {after} ({said})"
+    else:
+        how = f"no consensus {after}; {said}: {found.reason}"
+    evidence: trust.Evidence | None = None
+    if found.consensus and found.confirmed_by and verdict and judge:
+        evidence = trust.JudgeScore(_label(judge), verdict.score)
+    elif found.consensus:
+        evidence = trust.MatchingAnswers("similar")
+    elif verdict and judge:
+        evidence = trust.JudgeScore(_label(judge), verdict.score)
+    return _outcome(s, st, judgement, how, verdict, judge, rounds, evidence)

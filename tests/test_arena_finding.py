@@ -1,0 +1,326 @@
+"""The arena's label is moot's finding over the agents' answers (issue 29): a judge's verdict is
+evidence, an agreement stop reads claims after every round, peers can mark an answer as no
+answer, and the outcome says who changed their mind."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from moot import api
+from moot.deliberation.parsing import Verdict
+from moot.protocols.arena import prompts
+from moot.protocols.arena.weigh import (
+    model_verdict,
+    not_answering,
+    read_marks,
+    remaining_disagreements,
+)
+from moot.types import Request
+from tests.scripts import Debate, events, start, verdict
+
+ACTIVE = ["agent_a", "agent_b", "agent_c"]
+# Plans that neither agree nor contradict by their wording: only a judge can confirm them.
+PLANS = {
+    "agent_a": "Run the export from a queue worker that retries failed batches.",
+    "agent_b": "Schedule it nightly and alert the on-call engineer when a batch fails.",
+    "agent_c": "Keep the exporter idempotent so a rerun after a crash is harmless.",
+}
+
+
+def said(answer: str, work: str = "Counted the boxes twice.") -> str:
+    """A solve or revise reply in the arena's format, ending with its final answer line."""
+    return (
+        f"<solution>\n## PLAN\n1. {work}\n## CHANGES\n{work}\nFinal answer: {answer}\n"
+        "</solution>\n<analysis>\n## RISKS\nnone\n## DISAGREEMENTS\nNone.\n</analysis>"
+    )
+
+
+def plan(alias: str, step: str) -> str:
+    return said(PLANS[alias], work=PLANS[alias])
+
+
+class Arena(Debate):
+    """A Debate whose critiques differ per agent and round: `critiques(alias, step)`."""
+
+    def __init__(self, critiques: Callable[[str, str], str] | None = None, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.critiques = critiques
+
+    def script(self, name: str) -> Callable[[Request], str]:
+        inner = super().script(name)
+
+        def reply(request: Request) -> str:
+            text = inner(request)
+            step = request.meta["step"]
+            if "/evaluate/" in step and self.critiques is not None:
+                return self.critiques(request.meta["agent"], step)
+            return text
+
+        return reply
+
+
+def by_round(answers: dict[int, dict[str, str]]) -> Callable[[str, str], str]:
+    """answer(alias, step) from {round: {alias: final answer}}; a later round missing keeps the
+    latest given."""
+
+    def answer(alias: str, step: str) -> str:
+        r = int(step.split("/")[0][1:])
+        given = max(k for k in answers if k <= r)
+        return said(answers[given][alias])
+
+    return answer
+
+
+DIFFERENT = {0: {"agent_a": "408", "agent_b": "418", "agent_c": "400"}}
+
+
+# -- a judge's CONSENSUS is evidence ----------------------------------------------------------
+def test_a_judges_consensus_over_answers_that_differ_is_no_consensus_and_the_debate_goes_on() -> (
+    None
+):
+    debate = Debate(answer=by_round(DIFFERENT), verdicts=[verdict("CONSENSUS", 10)])
+    run = start("How many boxes are there?", debate.config(arena={"max_rounds": 2}))
+    assert run.exit_code == 2 and run.result.status == "no_consensus"
+    assert not run.result.consensus
+    # the judge's claim did not end round 1: both rounds ran, each with its verify
+    assert sorted(s for s in debate.steps if "/verify/" in s)[0].startswith("r1/")
+    assert any(s.startswith("r2/verify/") for s in debate.steps)
+    found = run.result.finding
+    assert found is not None and found.label == "no_consensus"
+    last = run.result.details["judges"][-1]
+    judge = "Agent " + last[-1].upper()
+    assert found.reason == (
+        f"{judge} judged it consensus (score 10/10); "
+        "the final answers differ: 408 (A); 418 (B); 400 (C)"
+    )
+    assert found.reason in run.result.how
+    assert [v.upheld for v in run.result.verdicts] == [False, False]
+    assert all(v.claims_agreement and v.valid for v in run.result.verdicts)
+    assert [(v.role, v.round) for v in run.result.verdicts] == [("judge", 1), ("judge", 2)]
+    assert "judged it consensus (score 10/10), but moot's check does not bear it out" in (
+        run.result.trust
+    )
+    assert "did not agree on" in run.result.trust  # the final answer is not called agreed
+    stored = json.loads((run.folder / "result.json").read_text())
+    assert stored["finding"]["label"] == "no_consensus"
+
+
+def test_a_judge_confirms_answers_whose_wording_cannot_tell() -> None:
+    debate = Debate(answer=plan, verdicts=[verdict("CONSENSUS", 9, base="Agent B")])
+    run = start("How should we run the nightly export?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 0 and run.result.status == "consensus"
+    found = run.result.finding
+    assert found is not None and found.consensus and found.agreed == tuple(ACTIVE)
+    judge = "Agent " + run.result.details["judges"][0][-1].upper()
+    assert found.confirmed_by == judge
+    assert not run.result.changes  # nobody moved
+    assert PLANS["agent_b"] in run.result.final_answer  # the base, in the agreed group
+
+
+def test_a_verdict_that_lists_remaining_disagreements_with_consensus_is_invalid() -> None:
+    """Seen on the embedded model: CONSENSUS 10/10 with 23 remaining disagreements."""
+    contradictory = verdict("CONSENSUS", 10).replace(
+        "remaining_disagreements: 0", "remaining_disagreements: 23"
+    )
+    debate = Debate(answer=plan, verdicts=[contradictory])
+    run = start("How should we run the nightly export?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2  # it weighs nothing: it confirms nothing
+    (weighed,) = run.result.verdicts
+    assert not weighed.valid
+    assert weighed.problem == "it says CONSENSUS but lists remaining disagreements (23)"
+    assert "verdict was invalid: it says CONSENSUS but lists remaining" in run.result.trust
+    assert run.result.details["rounds"][0]["problem"] == weighed.problem
+
+
+def test_a_verdict_whose_base_solution_names_no_agent_is_invalid() -> None:
+    debate = Debate(answer=plan, verdicts=[verdict("CONSENSUS", 9, base="Agent F")])
+    run = start("How should we run the nightly export?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2
+    (weighed,) = run.result.verdicts
+    assert not weighed.valid and "'Agent F' names no agent in the debate" in weighed.problem
+
+
+def test_verdict_fields_are_checked_against_each_other() -> None:
+    def parsed(decision: str, remaining: str, base: str | None = "Agent A") -> Verdict:
+        raw = (
+            f"<verdict>\ndecision: {decision}\nconvergence_score: 9\n"
+            f"remaining_disagreements: {remaining}\nbase_solution: {base}\n</verdict>"
+        )
+        return Verdict(decision, 9, None, base, "", raw)  # type: ignore[arg-type]
+
+    def check(v: Verdict) -> tuple[bool, str]:
+        made = model_verdict(v, None, judge="agent_c", round=1, active=ACTIVE, threshold=8)
+        return made.valid, made.problem
+
+    for fine in ("0", "None.", "none (only naming)", "", "**0**"):
+        assert check(parsed("CONSENSUS", fine)) == (True, ""), fine
+    assert not check(parsed("CONSENSUS", "the cache TTL still differs"))[0]
+    assert not check(parsed("CONSENSUS", "2"))[0]
+    assert check(parsed("CONTINUE", "2")) == (True, "")  # CONTINUE with some left agrees
+    assert check(parsed("CONSENSUS", "0", base="merged"))[0]
+    assert check(parsed("CONSENSUS", "0", base="Agent B's solution"))[0]
+    assert not check(parsed("CONSENSUS", "0", base="agent_d"))[0]
+    json_raw = '{"decision": "CONSENSUS", "convergence_score": 9, "remaining_disagreements": 3}'
+    from_json = Verdict("CONSENSUS", 9, 3, None, "", json_raw)
+    assert remaining_disagreements(from_json) == "3" and not check(from_json)[0]
+    low = model_verdict(
+        Verdict("CONSENSUS", 7, 0, "Agent A", "", "<verdict></verdict>"),
+        None,
+        judge="agent_a",
+        round=2,
+        active=ACTIVE,
+        threshold=8,
+    )
+    assert low.valid and not low.claims_agreement
+    assert low.says == "judged it consensus with too low a score (7/10, 8 needed)"
+    missing = model_verdict(
+        None, "it has no <verdict>", judge="agent_b", round=1, active=ACTIVE, threshold=8
+    )
+    assert not missing.valid and missing.problem == "it has no <verdict>"
+
+
+# -- the agreement stop reads claims, after every round ----------------------------------------
+def test_paris_worded_three_ways_ends_the_arena_after_round_0() -> None:
+    worded = {
+        "agent_a": said("Paris"),
+        "agent_b": said("The capital of France is Paris."),
+        "agent_c": said("It's Paris."),
+    }
+    debate = Debate(answer=lambda alias, step: worded[alias], verdicts=[verdict("CONTINUE", 3)])
+    run = start("What is the capital of France?", debate.config())
+    assert run.exit_code == 0 and run.result.status == "consensus" and run.result.rounds == 0
+    assert set(debate.steps) == {f"r0/solve/{a}" for a in ACTIVE}
+    found = run.result.finding
+    assert found is not None and found.label == "consensus" and found.agreed == tuple(ACTIVE)
+    assert "gave the same answer in their first answers" in run.result.how
+
+
+def test_agreement_after_a_revision_ends_the_arena_there_and_is_labelled_persuasion() -> None:
+    answers = {
+        0: {"agent_a": "408", "agent_b": "418", "agent_c": "418"},
+        1: {"agent_a": "408", "agent_b": "408", "agent_c": "408"},
+    }
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
+    run = start("How many boxes are there?", debate.config(arena={"max_rounds": 3}))
+    assert run.exit_code == 0 and run.result.status == "consensus" and run.result.rounds == 1
+    assert not [s for s in debate.steps if "/verify/" in s or s.startswith("r2/")]
+    found = run.result.finding
+    assert found is not None and found.label == "persuasion" and found.independent == 1
+    assert found.reason.startswith("converged by persuasion: 3 of 3 agents end on '408'")
+    assert "converged by persuasion" in run.result.how
+    moved = {(c.agent, c.before, c.after, c.round) for c in run.result.changes}
+    assert moved == {("agent_b", "418", "408", 1), ("agent_c", "418", "408", 1)}
+    critics = {c.agent: c.critics for c in run.result.changes}
+    assert critics == {"agent_b": ("agent_a", "agent_c"), "agent_c": ("agent_a", "agent_b")}
+    assert "Agent B moved from '418' to '408' in round 1 after Agent A and Agent C's" in (
+        run.result.trust
+    )
+    assert "1 of the 3 agents held this answer in their first, independent answer" in (
+        run.result.trust
+    )
+    rows = {(c.agent, c.round): c.claim for c in run.result.claims}
+    assert rows[("agent_b", 0)] == "418" and rows[("agent_b", 1)] == "408"
+    assert api.replay(run.session_id).identical is True
+
+
+def test_without_the_agreement_stop_the_rounds_run_and_the_label_is_still_moots() -> None:
+    answers = {0: {a: "408" for a in ACTIVE}}
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 4)])
+    arena = {"max_rounds": 2, "stop_on_agreement": False}
+    run = start("How many boxes are there?", debate.config(arena=arena))
+    assert run.result.rounds == 2 and run.exit_code == 0 and run.result.consensus
+    assert all(not v.upheld and not v.claims_agreement for v in run.result.verdicts)
+    assert "continue (score 4/10), but moot's check finds the final answers agree" in (
+        run.result.trust
+    )
+
+
+def test_the_final_answer_comes_from_the_agreed_group_not_a_dissenting_base() -> None:
+    answers = {0: {"agent_a": "408", "agent_b": "408 boxes", "agent_c": "418"}}
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONSENSUS", 9, base="Agent C")])
+    run = start("How many boxes are there?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 0 and run.result.finding is not None
+    assert run.result.finding.agreed == ("agent_a", "agent_b")
+    assert run.result.details["final_from"] == "agent_a"
+    assert "Final answer: 408" in run.result.final_answer
+
+
+def test_solve_and_revise_prompts_ask_for_a_final_answer_line() -> None:
+    debate = Debate(answer=by_round(DIFFERENT), verdicts=[verdict("CONTINUE", 3)])
+    start("How many boxes are there?", debate.config(arena={"max_rounds": 1}))
+    for phase in ("/solve/", "/revise/"):
+        asked = [r.prompt for r in debate.requests if phase in r.meta["step"]]
+        assert asked and all('"Final answer: "' in p for p in asked), phase
+    evaluate = [r.prompt for r in debate.requests if "/evaluate/" in r.meta["step"]]
+    assert evaluate and all("ANSWERS THE QUESTION: no" in p for p in evaluate)
+    assert '"Final answer: "' in prompts.FORMAT and '"Final answer: "' in prompts.REVISED_FORMAT
+
+
+# -- peers mark answers that do not answer the question ----------------------------------------
+OFF_TOPIC = "I enjoy long walks and the weather has been lovely this week."
+
+
+def test_an_answer_its_reviewers_mark_as_no_answer_is_invalid() -> None:
+    answers = {"agent_a": said("408"), "agent_b": said("408 boxes"), "agent_c": said(OFF_TOPIC)}
+
+    def critique(alias: str, step: str) -> str:
+        return "\n".join(
+            f"Agent {b[-1].upper()} ANSWERS THE QUESTION: {'no' if b == 'agent_c' else 'yes'}"
+            for b in ACTIVE
+            if b != alias
+        )
+
+    debate = Arena(
+        critiques=critique,
+        answer=lambda alias, step: answers[alias],
+        verdicts=[verdict("CONTINUE", 3)],
+    )
+    run = start("How many boxes are there?", debate.config(arena={"max_rounds": 1}))
+    invalid = run.result.details["invalid_agents"]
+    assert invalid == {
+        "agent_c": "Agent A and Agent B (2 of its 2 reviewers) marked its answer as not "
+        "answering the question in round 1"
+    }
+    assert "r1/revise/agent_c" not in debate.steps  # it left the debate
+    row = next(c for c in run.result.claims if c.agent == "agent_c" and c.round == 0)
+    assert not row.valid and "marked its answer as not answering" in row.reason
+    assert "Agent C gave an invalid answer: Agent A and Agent B" in run.result.trust
+    assert run.exit_code == 0  # A and B still agree: 2 of the 3 that started
+
+
+def test_one_reviewer_of_two_saying_no_is_not_enough() -> None:
+    def critique(alias: str, step: str) -> str:
+        return "Agent C ANSWERS THE QUESTION: no" if alias == "agent_a" else "Fine."
+
+    debate = Arena(critiques=critique, answer=plan, verdicts=[verdict("CONTINUE", 3)])
+    run = start("How should we run the nightly export?", debate.config(arena={"max_rounds": 1}))
+    assert run.result.details["invalid_agents"] == {}
+    assert "r1/revise/agent_c" in debate.steps
+
+
+def test_marks_are_read_per_solution_in_the_forms_models_write() -> None:
+    text = (
+        "Agent B: strong.\n**Agent B ANSWERS THE QUESTION: no**\n"
+        "- Agent C answers the question: Yes, fully.\n"
+        "Agent A ANSWERS THE QUESTION: no\n"  # not shown to this critic: its own alias
+        "Agent D ANSWERS THE QUESTION: no\n"  # no such agent
+        "ANSWERS THE QUESTION: no\n"  # no alias
+    )
+    assert read_marks(text, ["agent_b", "agent_c"]) == {"agent_b": False, "agent_c": True}
+    assert read_marks("Agent B ANSWERS THE QUESTION: not really", ["agent_b"]) == {}
+    marks = {"agent_a": {"agent_c": False}, "agent_b": {"agent_c": False}}
+    reviewers = {"agent_c": ["agent_a", "agent_b", "agent_d"]}
+    assert set(not_answering(marks, reviewers, 1)) == {"agent_c"}  # 2 of 3
+    reviewers = {"agent_c": ["agent_a", "agent_b", "agent_d", "agent_e"]}
+    assert not_answering(marks, reviewers, 1) == {}  # 2 of 4 is not more than half
+
+
+def test_the_finding_is_derived_again_on_replay_without_new_calls() -> None:
+    debate = Debate(answer=by_round(DIFFERENT), verdicts=[verdict("CONSENSUS", 10)])
+    run = start("How many boxes are there?", debate.config(arena={"max_rounds": 1}))
+    asked = sum(debate.steps.values())
+    assert api.replay(run.session_id).identical is True
+    assert sum(debate.steps.values()) == asked
+    kinds = [e["kind"] for e in events(run.folder)]
+    assert kinds[-1] == "finished"
