@@ -48,7 +48,7 @@ def old_session() -> tuple[Path, dict[str, Any], dict[str, bytes]]:
         {"j1": selects(PG), "j2": selects(PG), "j3": selects(LITE)},
     )
     run = start("Which database?", court.config(max_agent_rounds=2))
-    assert run.exit_code == 0
+    assert run.exit_code == 2  # the judges' pick: chosen by the judges, not consensus
     current = json.loads((run.folder / "result.json").read_text())
     return run.folder, current, make_v0(run.folder)
 
@@ -90,7 +90,7 @@ def test_an_old_folder_is_refused_then_migrated_and_works(
     code, out, _ = moot(capsys, "show", session_id)
     assert code == 0 and PG in out
     code, out, _ = moot(capsys, "resume", session_id)
-    assert code == 0 and "already finished" in out
+    assert code == 2 and "already finished" in out  # the session's own exit code
     code, out, _ = moot(capsys, "migrate", session_id)
     assert code == 0 and "at format version 1 already" in out
 
