@@ -19,6 +19,7 @@ from tests import test_code_tasks as base
 from tests.scripts import no_sleep
 
 FIXED = base.diff("    return a + b", old="    return a * b")  # from the wrong change to the fix
+OFF = base.diff("    return a + b + 1")  # applies, fails verification, differs from WRONG
 
 TOURNAMENT = f"""
 import json, os, re
@@ -27,6 +28,7 @@ from pathlib import Path
 GOOD = {base.GOOD!r}
 WRONG = {base.WRONG!r}
 FIXED = {FIXED!r}
+OFF = {OFF!r}
 LOG = Path(os.environ["AGENT_LOG"])
 
 
@@ -67,6 +69,10 @@ def wrong(request):
 
 def learner(request):
     return _play("learner", request, WRONG, FIXED)
+
+
+def off(request):
+    return _play("off", request, OFF, None)
 """
 
 
@@ -130,8 +136,12 @@ def test_the_arbiter_sees_both_diffs_and_verifications_and_the_champion_is_appli
     result = run.result
     assert result.details["winner"] == aliases["good"]
     assert result.details["bracket"]["matches"][0]["decided_by"] == "arbiter"
-    assert result.consensus and run.exit_code == 0
+    # the arbiter's choice is a change chosen (exit 0, as in pick), not a consensus (issue 29)
+    assert run.exit_code == 0 and not result.consensus and result.status_words == "change chosen"
+    assert result.finding is not None and result.finding.label == "chosen"
     assert "the final match was decided by the arbiter: " in result.how
+    (verdict,) = result.verdicts
+    assert verdict.role == "arbiter" and verdict.valid and "chose" in verdict.says
     code = result.details["code"]
     assert code[aliases["wrong"]]["checks"][0]["exit_code"] == 1
     assert "+    return a + b" in result.final_answer
@@ -173,6 +183,13 @@ def test_a_side_that_adopts_the_better_change_converges_and_the_bracket_goes_on(
     assert second["sides"] == [aliases["learner"], aliases["wrong"]]
     assert second["winner"] == aliases["learner"]
     assert run.result.details["winner"] == aliases["learner"]
+    # two of the three end with the same change, the champion's: a consensus by moot's check
+    finding = run.result.finding
+    assert finding is not None and finding.label == "consensus"
+    assert set(finding.agreed) == {aliases["learner"], aliases["good"]}
+    assert run.exit_code == 0 and run.result.consensus
+    (change,) = run.result.changes
+    assert (change.agent, change.toward) == (aliases["learner"], (aliases["good"],))
 
 
 def test_the_tournament_on_a_code_task_from_the_command_line(repo: Path, agents_file: Path) -> None:
@@ -263,3 +280,22 @@ def test_a_cli_arbiter_without_a_worktree_runs_in_a_sandbox_not_the_users_tree(
         if u.model == "cli:editor" and a.startswith("agent_")
     )
     assert run.result.details["winner"] == editor_alias  # its checks alone passed
+
+
+def test_an_arbiter_naming_no_side_is_an_invalid_verdict_and_the_fallback_no_consensus(
+    repo: Path, agents_file: Path
+) -> None:
+    """Both changes fail verification: the scripted arbiter answers 'WINNER: None'."""
+    run = api.start(
+        base.TASK,
+        _config(agents_file, repo, ["wrong", "off"], tournament={"max_rounds": 1}),
+        sleep=no_sleep,
+    )
+    result = run.result
+    (match,) = result.details["bracket"]["matches"]
+    assert run.exit_code == 2 and match["decided_by"] == "fallback"
+    assert result.finding is not None and result.finding.label == "no_consensus"
+    assert "no arbiter's choice decided the final match" in result.finding.reason
+    (verdict,) = result.verdicts
+    assert not verdict.valid and "named no winner" in verdict.problem
+    assert "verdict in match 1 was invalid" in result.trust

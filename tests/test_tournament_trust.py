@@ -202,7 +202,8 @@ def test_a_tournament_of_changes_says_how_far_to_trust_its_champion(
     agents_file.write_text(TOURNAMENT)
     config = _config(agents_file, repo, ["good", "wrong"], tournament={"max_rounds": 2})
     run = api.start(base.TASK, config, sleep=no_sleep)
-    assert run.exit_code == 0 and run.result.consensus
+    # the arbiter chose it: a change chosen (exit 0), not a consensus (issue 29)
+    assert run.exit_code == 0 and not run.result.consensus
     good = _agents(run)["good"]
     trust = json.loads((run.folder / "result.json").read_text())["trust"]
     assert trust == run.result.trust

@@ -17,6 +17,13 @@ winner, who carries its change into the match with the next challenger.
         leader = winner                               #      else the leader
     champion = leader: what `moot apply` applies
 
+The label is moot's, never the arbiter's (issue 29): a consensus (exit 0) when more than half of
+all the contestants end with the very same change, the champion's; else, when the arbiter chose
+the final match's winner, `chosen` (a change chosen, as in `pick`: exit 0, the faces say
+"change chosen", `consensus` false); else no consensus (exit 2). The arbiter's choices are
+model verdicts (invalid when it names neither side), and a side that takes up the other's
+change changed its mind after reading it.
+
 Every effect is a Session step, so resume and replay play the same bracket.
 """
 
@@ -26,13 +33,23 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from moot.deliberation.finding import majority, names
 from moot.deliberation.trust import Participant, assess, tiny_note
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.codework import Work
 from moot.protocols.tournament.options import TournamentOptions
-from moot.types import Message, Outcome, RoundSummary, Step, alias_label
+from moot.types import (
+    ChangeOfMind,
+    Finding,
+    Message,
+    ModelVerdict,
+    Outcome,
+    RoundSummary,
+    Step,
+    alias_label,
+)
 
 __all__ = ["run_code"]
 
@@ -72,6 +89,7 @@ class _CodeMatch:
     winner: str | None = None
     decided_by: str = ""
     reason: str = ""
+    verdict: ModelVerdict | None = None  # the arbiter's choice, as evidence
 
     def record(self) -> dict[str, Any]:
         return {
@@ -100,6 +118,7 @@ class _Bracket:
     matches: list[_CodeMatch] = field(default_factory=list)
     rounds: list[dict[str, Any]] = field(default_factory=list)
     round_no: int = 0
+    changes: list[ChangeOfMind] = field(default_factory=list)  # sides that took the other's
 
     def arbiter_for(self, index: int, sides: list[str]) -> str | None:
         """The configured arbiter, else the next seed not in the match (not one that failed)."""
@@ -154,6 +173,7 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
     b.round_no += 1
     r = b.round_no
     m.rounds.append(r)
+    before = {x: b.works[x] for x in m.sides}
     asks = []
     for alias in m.sides:
         other = m.sides[1] if alias == m.sides[0] else m.sides[0]
@@ -184,11 +204,24 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
     )
     moved = False
     for item in revised:
-        before = b.works[item.alias]
+        earlier = before[item.alias]
         b.convos[item.alias] = list(item.messages)
         if item.ok:  # a revision that failed leaves the earlier change standing
-            moved = moved or _patch(item) != _patch(before)
+            moved = moved or _patch(item) != _patch(earlier)
             b.works[item.alias] = item
+            other = m.sides[1] if item.alias == m.sides[0] else m.sides[0]
+            took = _patch(before[other])
+            if _patch(item) != _patch(earlier) and took and _patch(item) == took:
+                b.changes.append(
+                    ChangeOfMind(
+                        agent=item.alias,
+                        round=r,
+                        before=_stats(earlier),
+                        after=f"{alias_label(other)}'s change ({_stats(item)})",
+                        toward=(other,),
+                        critics=(other,),
+                    )
+                )
     a, c = (b.works[x] for x in m.sides)
     same = bool(_patch(a)) and _patch(a) == _patch(c)
     decision = "the changes are the same" if same else ("changed" if moved else "nobody moved")
@@ -246,10 +279,29 @@ async def _arbitrate(b: _Bracket, m: _CodeMatch) -> None:
         s.archive(f"match{m.number}/arbiter_{m.arbiter.rsplit('_', 1)[-1]}", reply.text)
         found = _WINNER.findall(reply.text) if reply.ok else []
         named = f"agent_{found[-1].lower()}" if found else None
+        by = alias_label(m.arbiter)
         if named in m.sides:
             picked = named
             m.decided_by = "arbiter"
-            m.reason = f"{alias_label(m.arbiter)} chose {alias_label(named)}'s change"
+            m.reason = f"{by} chose {alias_label(named)}'s change"
+            says = f"chose {alias_label(named)}'s change in match {m.number}"
+            m.verdict = ModelVerdict(by=by, role="arbiter", says=says, round=b.round_no)
+        else:
+            problem = (
+                "its call failed"
+                if not reply.ok
+                else f"it named {alias_label(named)}, not a side of the match"
+                if named
+                else "it named no winner (no 'WINNER: Agent X' line)"
+            )
+            m.verdict = ModelVerdict(
+                by=by,
+                role="arbiter",
+                says=f"named no winner of match {m.number}",
+                round=b.round_no,
+                valid=False,
+                problem=problem,
+            )
     if picked is None:
         passing = [a for a in m.sides if b.works[a].passed]
         picked = passing[0] if len(passing) == 1 else leader
@@ -295,15 +347,31 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
     works = [b.works[a] for a in b.seeds]
     if final is None:
         how = f"only {alias_label(champion)} made a usable change; it wins without a match"
-        success = False
     else:
-        success = final.converged or final.decided_by == "arbiter"
         how = (
             f"{alias_label(champion)} won the tournament of changes: {len(b.seeds)} agents, "
             f"{len(b.matches)} match(es); the final match was decided by "
             f"{_DECIDED_BY.get(final.decided_by, final.decided_by)}: "
             f"{final.reason}"
         )
+    finding = _finding(b, champion, final)
+    reached = finding.consensus or finding.label == "chosen"
+    agreed = finding.agreed if finding.consensus else (champion,)
+    trust = assess(_participants(b, agreed), reached=reached, models=_models(b))
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not trust.consensus_allowed:
+        how = f"{how}, but {trust.label}"
+        finding = finding.model_copy(
+            update={
+                "label": "no_consensus",
+                "reason": f"{finding.reason}, but {trust.label}",
+                "agreed": (),
+            }
+        )
+    elif qualifiers:
+        how = f"{how}; {'; '.join(qualifiers)}"
+    how = f"{how}; {finding.reason}"
+    success = trust.consensus_allowed and reached
     details: dict[str, object] = {
         "rounds": b.rounds,
         "bracket": {
@@ -316,19 +384,14 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         "code": codework.rows(works),
         "winner": champion,
     }
-    trust = assess(_participants(b, champion, final), reached=success, models=_models(b))
-    qualifiers = trust.label.split("; ")[1:]
-    if success and not trust.consensus_allowed:
-        how = f"{how}, but {trust.label}"
-    elif qualifiers:
-        how = f"{how}; {'; '.join(qualifiers)}"
-    success = trust.consensus_allowed
+    if finding.label == "chosen":
+        details["picked_by"] = "arbiter"  # a change chosen, not agents agreeing
     return Outcome(
         protocol="tournament",
         status="consensus" if success else "no_consensus",
-        consensus=success,
+        consensus=success and finding.consensus,
         how=how,
-        trust=_statement(b, champion, final, success),
+        trust=_statement(b, champion, final, finding),
         final_answer=_patch(b.works[champion]),
         rounds=b.round_no,
         disagreements=tuple(
@@ -336,17 +399,68 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         ),
         positions={a: codework.solution_text(b.works[a]) for a in b.seeds},
         details=details,
+        finding=finding,
+        changes=tuple(b.changes),
+        verdicts=tuple(m.verdict for m in b.matches if m.verdict is not None),
     )
 
 
-def _participants(b: _Bracket, champion: str, final: _CodeMatch | None) -> list[Participant]:
-    """Each contestant for the trust assessment: one without a usable change failed."""
+def _finding(b: _Bracket, champion: str, final: _CodeMatch | None) -> Finding:
+    """moot's finding on the contestants' final changes: the same change (the same patch) held
+    by more than half of all that started, the champion's, is a consensus; an arbiter's choice
+    of the final match's winner is `chosen`; anything else is no consensus."""
+    groups: dict[str, list[str]] = {}
+    for alias in b.seeds:
+        if b.works[alias].ok:
+            groups.setdefault(_patch(b.works[alias]), []).append(alias)
+    ranked = sorted(groups.values(), key=lambda g: (-len(g), b.seeds.index(g[0])))
+    shown = tuple((_stats(b.works[g[0]]), tuple(g)) for g in ranked)
+    started, valid = len(b.seeds), sum(len(g) for g in ranked)
+    top = ranked[0] if ranked else []
+    if majority(len(top), started) and champion in top:
+        return Finding(
+            label="consensus",
+            reason=(
+                f"consensus: {len(top)} of {started} contestants end with the same change "
+                f"({names(top)})"
+            ),
+            agreed=tuple(top),
+            groups=shown,
+            started=started,
+            valid=valid,
+        )
+    held = next((g for g in ranked if champion in g), [champion])
+    differ = f"{len(held)} of {started} contestants end with its change"
+    if final is not None and final.decided_by == "arbiter" and final.arbiter is not None:
+        return Finding(
+            label="chosen",
+            reason=(
+                f"chosen: {alias_label(final.arbiter)}, as arbiter, chose "
+                f"{alias_label(champion)}'s change; {differ}, a choice, not a consensus"
+            ),
+            groups=shown,
+            started=started,
+            valid=valid,
+        )
+    why = "no match was played" if final is None else "no arbiter's choice decided the final match"
+    return Finding(
+        label="no_consensus",
+        reason=f"no consensus: {why}; {differ}",
+        groups=shown,
+        started=started,
+        valid=valid,
+    )
+
+
+def _participants(b: _Bracket, agreed: tuple[str, ...]) -> list[Participant]:
+    """Each contestant for the trust assessment: one without a usable change failed; those
+    holding the agreed (or chosen) change agreed."""
     people = []
     for alias in b.seeds:
         work = b.works[alias]
         if not work.ok:
             people.append(Participant(alias_label(alias), "failed", work.problem or "no change"))
-        elif alias == champion or (final is not None and final.converged and alias in final.sides):
+        elif alias in agreed:
             people.append(Participant(alias_label(alias), "agreed"))
         else:
             people.append(Participant(alias_label(alias), "dissented"))
@@ -359,9 +473,10 @@ def _models(b: _Bracket) -> list[str]:
     return [specs[a] for a in used if a in specs]
 
 
-def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, success: bool) -> str:
+def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Finding) -> str:
     """How far to trust the champion's change: tiny models, who won how (the arbiter's choice,
-    the same change on both sides, or the fallback), its verification, what failed."""
+    the same change on both sides, or the fallback), moot's finding, its verification, what
+    failed."""
     tiny = tiny_note(_models(b))
     sentences: list[str] = [tiny] if tiny else []
     if final is None:
@@ -380,8 +495,21 @@ def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, success: bo
             "fallback": "no arbiter's choice decided the final match",
         }.get(final.decided_by, final.decided_by)
         sentences.append(f"{how[0].upper()}{how[1:]}: {final.reason}.")
-        if not success:
+        reason = finding.reason
+        sentences.append(f"{reason[0].upper()}{reason[1:]}.")
+        if finding.label == "no_consensus":
             sentences.append("No consensus is claimed.")
+    moved = [
+        f"{alias_label(c.agent)} took up {alias_label(c.toward[0])}'s change in round {c.round}"
+        for c in b.changes
+    ]
+    if moved:
+        sentences.append("Changes of mind: " + "; ".join(moved) + ".")
+    for m in b.matches:
+        if m.verdict is not None and not m.verdict.valid:
+            sentences.append(
+                f"{m.verdict.by}'s verdict in match {m.number} was invalid: {m.verdict.problem}."
+            )
     checks = b.works[champion].checks
     if checks:
         passed = sum(1 for c in checks if c.passed)

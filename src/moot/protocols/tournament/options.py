@@ -42,8 +42,9 @@ class TournamentOptions(Section):
     )
     accept_arbiter_choice: bool = Field(
         default=False,
-        description="a final match that did not converge still succeeds (exit 0) with the "
-        "arbiter's choice",
+        description="when the final match did not converge, say that the arbiter's choice is "
+        "the final answer; it never makes a consensus (exit 0 needs more than half of the "
+        "contestants' final positions to agree)",
     )
     max_quote_chars: int = Field(
         default=6000, ge=200, le=50_000, description="per quoted position or review"
