@@ -32,7 +32,7 @@ from moot.report.markdown import render_markdown
 from moot.report.view import build_view
 from moot.result import Result
 from moot.types import Message, ModelVerdict, Outcome, Step
-from tests.scripts import Debate, start
+from tests.scripts import Debate, solution, start, verdict
 from tests.test_cli import moot
 
 Answers = dict[str, str]
@@ -326,3 +326,46 @@ def test_verdict_lines_mark_what_moot_does_not_bear_out() -> None:
     assert verdict_line(denied).endswith(
         "not upheld: the arbiter did not call it consensus; moot's check finds agreement"
     )
+
+
+def arena_answers(answers: list[Answers]) -> Callable[[str, str], str]:
+    def answer(alias: str, step: str) -> str:
+        r = int(step.split("/")[0][1:])
+        return solution(f"The answer is {answers[min(r, len(answers) - 1)][alias]}.")
+
+    return answer
+
+
+def test_the_arena_s_outcome_reaches_every_face(capsys: pytest.CaptureFixture[str]) -> None:
+    """The arena itself, on the finding: B and C give up 418 for A's 408 after round 1's
+    critiques (persuasion, exit 0); a judge's CONSENSUS 10/10 over 408, 418 and 400 is not
+    borne out (no consensus, exit 2)."""
+    persuaded = Debate(
+        verdicts=[verdict("CONSENSUS", 9, base="Agent A")], answer=arena_answers(PERSUADED)
+    )
+    run = start("What is 17 times 24?", persuaded.config(arena={"max_rounds": 2}))
+    assert run.exit_code == 0
+    finding = run.result.finding
+    assert finding is not None and finding.label == "persuasion"
+    assert "moved from '418' to '408' in round 1" in finding.reason
+    md = (run.folder / "report.md").read_text()
+    assert "**Converged by persuasion: 3 of 3 agents end on '408'" in md
+    assert "| Agent B | 418 | 408 (changed) |" in md
+    page = (run.folder / "report.html").read_text()
+    assert '<span class="mark">changed</span>' in page
+    code, out, _ = moot(capsys, "show", run.session_id)
+    assert code == 0 and "Converged by persuasion" in out
+
+    judged = Debate(
+        verdicts=[verdict("CONSENSUS", 10, base="Agent A")], answer=arena_answers(DIFFERING)
+    )
+    run = start("What is 17 times 24?", judged.config(arena={"max_rounds": 2}))
+    assert run.exit_code == 2 and run.result.status == "no_consensus"
+    assert run.result.finding is not None
+    assert run.result.finding.reason.endswith(DIFFER)
+    assert run.result.verdicts and not any(v.upheld for v in run.result.verdicts)
+    md = (run.folder / "report.md").read_text()
+    assert DIFFER in md and NOT_UPHELD in md
+    assert NOT_UPHELD.replace("'", "&#x27;") in (run.folder / "report.html").read_text()
+    code, out, _ = moot(capsys, "show", run.session_id)
+    assert code == 0 and NOT_UPHELD in out

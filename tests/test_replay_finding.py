@@ -233,3 +233,26 @@ def test_a_session_that_never_finished_is_still_refused(
     monkeypatch.setattr(api, "_protocol", going_on)
     code, _, err = moot(capsys, "replay", JUDGED)
     assert code == 1 and "never finished" in err
+
+
+def test_the_arena_replays_old_sessions_under_the_rule(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    """The arena itself, on the finding, replaying the sessions the code before it wrote: the
+    persuaded one is labelled persuasion; the judged one, which today's arena would not have
+    ended at the judge's CONSENSUS, gets the finding over its final answers."""
+    old_session(isolated, PERSUADED)
+    old_session(isolated, JUDGED)
+    code, out, _ = moot(capsys, "replay", PERSUADED)
+    assert code == 0, out
+    assert (
+        "Outcome changed: the stored result was labelled consensus (Agent C judged consensus in "
+        "round 1 (score 9/10)); under moot's finding (labels are decided from the agents' final "
+        "answers) it is persuasion: converged by persuasion: 3 of 3 agents end on '408'"
+    ) in out
+    code, out, _ = moot(capsys, "replay", JUDGED)
+    assert code == 0, out
+    assert "it is no_consensus: the final answers differ: 408 (A); 418 (B); 400 (C)" in out
+    assert "Today's code would not have ended the session there" in out
+    code, out, _ = moot(capsys, "show", JUDGED)  # the stored result still shows
+    assert code == 0 and "Agent C judged consensus in round 1" in out

@@ -146,8 +146,10 @@ def test_show_gives_the_verdict_first_then_rounds_scores_and_usage(
     order = [
         "# Arena Report",
         "**Status:** Consensus reached",
+        "## moot's Finding",
+        "### Claims by Round",
+        "### Model Verdicts",
         "## Final Answer",
-        "## Final Verdict",
         "## Rounds",
         "### Round 0",
         "#### Solve",
@@ -162,6 +164,8 @@ def test_show_gives_the_verdict_first_then_rounds_scores_and_usage(
     positions = [out.index(marker) for marker in order]
     assert positions == sorted(positions)
     assert "| 1 | Agent" in out and "| CONTINUE | 6/10 |" in out and "| CONSENSUS | 9/10 |" in out
+    # the judges' verdicts are evidence, each marked by whether moot's check bears it out
+    assert "(judge, round 2): judged it consensus (score 9/10); upheld by moot's check" in out
     # summaries: one line per answer, not the whole text
     solve = out[out.index("#### Solve") : out.index("### Round 1")]
     assert solve.count("- **Agent") == 3 and "```" not in solve
@@ -209,7 +213,9 @@ def test_disagreements_and_failed_agents_are_reported(capsys: pytest.CaptureFixt
     assert run.exit_code == 2
     _, out, _ = moot(capsys, "show", run.session_id)
     assert "## Remaining Disagreements" in out and ": Use SQLite." in out
-    assert "## Agents That Left" in out
+    # the agent that failed has no valid final answer, and the report says why
+    assert "## Agents Without a Valid Final Answer" in out
+    assert re.search(r"- Agent [ABC] \(round 1\): invalid: this agent always fails", out)
     assert out.index("## Rounds") < out.index("## Remaining Disagreements") < out.index("## Usage")
     assert "`scripted:@three` | 1 | 1 |" in out  # one call, failed after its retries
 

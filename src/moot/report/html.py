@@ -15,10 +15,15 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
-from moot.display.outcome import change_line, claims_table, finding_line, verdict_line
+from moot.display.outcome import (
+    ClaimsTable,
+    change_line,
+    claims_table,
+    finding_line,
+    verdict_line,
+)
 from moot.report.chart import score_chart, tally_chart
 from moot.report.code import code_html
-from moot.report.markdown import verdict_facts
 from moot.report.view import Round, SessionView, Turn, label
 from moot.text import plural
 from moot.version import __version__
@@ -98,26 +103,16 @@ def _verdict(view: SessionView) -> str:
         parts.append(
             f'<h3>Final answer</h3><div class="md answer">{markdown_html(view.final_answer)}</div>'
         )
-    facts = verdict_facts(view)
-    if facts:
-        parts.append('<dl class="facts">')
-        parts += [f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts]
-        parts.append("</dl>")
-    text = (view.verdict or {}).get("text")
-    if text:
-        parts.append(
-            '<details class="turn"><summary>Full verdict</summary>'
-            f'<div class="md">{markdown_html(str(text))}</div></details>'
-        )
     if view.disagreements:
         parts.append("<h3>Remaining disagreements</h3><ul>")
         parts += [f'<li class="md">{markdown_html(d)}</li>' for d in view.disagreements]
         parts.append("</ul>")
-    if view.failed_agents:
-        parts.append("<h3>Agents that left</h3><ul>")
+    if view.without_answer:
+        parts.append("<h3>Agents without a valid final answer</h3><ul>")
         parts += [
-            f"<li>{escape(label(a))}: {escape(str(why))}</li>"
-            for a, why in view.failed_agents.items()
+            f"<li>{escape(label(c.agent))} (round {c.round}): "
+            f"{escape(ClaimsTable.cell(c, 300))}</li>"
+            for c in view.without_answer
         ]
         parts.append("</ul>")
     if view.stop_message:

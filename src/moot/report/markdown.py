@@ -1,27 +1,23 @@
-"""`report.md` (seed 000 section 9) and `moot show`: the verdict first, then every round's
-exchanges, scores or votes, remaining disagreements, final solutions and usage. One renderer
+"""`report.md` (seed 000 section 9) and `moot show`: the outcome first (moot's finding, the
+claims per round, changes of mind, model verdicts as evidence), then every round's exchanges,
+scores or votes, remaining disagreements, final solutions and usage. One renderer
 for both: `full=True` gives every answer whole (report.md, `show --full`), `full=False` one
 summary line per answer."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from moot.display.outcome import change_line, claims_table, finding_line, verdict_line
+from moot.display.outcome import (
+    ClaimsTable,
+    change_line,
+    claims_table,
+    finding_line,
+    verdict_line,
+)
 from moot.report.code import code_markdown
 from moot.report.view import SessionView, Turn, label, summarize
 from moot.types import RoundSummary
 
-__all__ = ["fence", "finding_markdown", "render_markdown", "verdict_facts"]
-
-_VERDICT_LABELS = {
-    "judge": "Judge",
-    "decision": "Decision",
-    "convergence_score": "Convergence score",
-    "remaining_disagreements": "Remaining disagreements",
-    "base_solution": "Base solution",
-    "modifications": "Modifications",
-}
+__all__ = ["fence", "finding_markdown", "render_markdown"]
 
 
 def fence(text: str) -> str:
@@ -32,23 +28,6 @@ def fence(text: str) -> str:
         longest = max(longest, run)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}text\n{text}\n{ticks}"
-
-
-def verdict_facts(view: SessionView) -> list[tuple[str, str]]:
-    """(name, value) pairs of the final verdict, whatever protocol wrote it."""
-    verdict: dict[str, Any] = view.verdict or {}
-    facts = []
-    for key, value in verdict.items():
-        if key == "text" or value is None or value == "" or isinstance(value, dict | list):
-            continue
-        name = _VERDICT_LABELS.get(key, key.replace("_", " ").capitalize())
-        shown = str(value)
-        if key in ("judge", "base_solution"):
-            shown = label(shown)
-        elif key == "convergence_score":
-            shown = f"{value}/10"
-        facts.append((name, shown))
-    return facts
 
 
 def _cell(text: str) -> str:
@@ -189,21 +168,6 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         lines += ["## Final Answer", "", fence(view.final_answer), ""]
     elif view.final_answer:
         lines += ["## Final Answer", "", view.final_answer, ""]
-    facts = verdict_facts(view)
-    if facts:
-        lines += ["## Final Verdict", ""]
-        lines += [f"- **{name}:** {value}" for name, value in facts]
-        lines.append("")
-        text = (view.verdict or {}).get("text")
-        if full and text:
-            lines += [
-                "<details><summary>Full verdict</summary>",
-                "",
-                fence(str(text)),
-                "",
-                "</details>",
-                "",
-            ]
     lines += code_markdown(view.code, view.session_id)
     if view.rounds:
         lines += ["## Rounds", ""]
@@ -222,9 +186,12 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         lines += ["## Remaining Disagreements", ""]
         lines += [f"- {item}" for item in view.disagreements]
         lines.append("")
-    if view.failed_agents:
-        lines += ["## Agents That Left", ""]
-        lines += [f"- {label(a)}: {why}" for a, why in view.failed_agents.items()]
+    if view.without_answer:
+        lines += ["## Agents Without a Valid Final Answer", ""]
+        lines += [
+            f"- {label(c.agent)} (round {c.round}): {ClaimsTable.cell(c, 300)}"
+            for c in view.without_answer
+        ]
         lines.append("")
     if view.positions:
         lines += ["## Final Solutions", ""]

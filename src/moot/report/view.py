@@ -166,8 +166,6 @@ class SessionView:
     rounds: list[Round]
     disagreements: list[str]
     positions: dict[str, str]
-    verdict: dict[str, Any] | None
-    failed_agents: dict[str, str]
     warnings: list[str]
     tokens: int
     cost: float | None
@@ -200,6 +198,16 @@ class SessionView:
             chosen = next((r.title for r in self.code if r.chosen), None)
             return "Chosen change", chosen or "none"
         return "Consensus", "Yes" if self.consensus else "No"
+
+    @property
+    def without_answer(self) -> list[ClaimAt]:
+        """The agents whose last claim was no valid answer (failed, or not an answer), each
+        with its round and reason."""
+        last: dict[str, ClaimAt] = {}
+        for claim in self.claims:
+            if claim.agent not in last or claim.round >= last[claim.agent].round:
+                last[claim.agent] = claim
+        return [c for c in last.values() if not c.valid]
 
     @property
     def results(self) -> list[RoundSummary]:
@@ -339,7 +347,7 @@ def build_view(
     result: Result | None, events: list[Event], folder: SessionFolder | None = None
 ) -> SessionView:
     """The session as faces show it. `events` is the journal (its first event is `begin`);
-    without a result, the verdict fields say what the journal allows. `folder`: where to
+    without a result, the outcome fields say what the journal allows. `folder`: where to
     find which change `moot apply` applied, if any."""
     meta: dict[str, Any] = events[0].data if events and events[0].kind == "begin" else {}
     protocol = result.protocol if result else str(meta.get("protocol", "?"))
@@ -362,8 +370,6 @@ def build_view(
     rounds = _rounds(events, round_results)
     max_rounds = record.max_rounds(options) if record is not None else None
     if result is not None:
-        verdict = result.details.get("verdict")
-        failed = result.details.get("failed_agents")
         return SessionView(
             session_id=result.session_id,
             protocol=result.protocol,
@@ -378,8 +384,6 @@ def build_view(
             agents=_agents_from_result(result.agents),
             disagreements=[clean_text(d) for d in result.disagreements],
             positions={a: clean_text(t) for a, t in result.positions.items()},
-            verdict=dict(verdict) if isinstance(verdict, Mapping) else None,
-            failed_agents=dict(failed) if isinstance(failed, Mapping) else {},
             tokens=result.tokens,
             cost=result.cost,
             stop_message=result.stop_message,
@@ -414,8 +418,6 @@ def build_view(
         agents=agents,
         disagreements=[],
         positions={},
-        verdict=None,
-        failed_agents={},
         tokens=sum(a.tokens for a in agents),
         cost=None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6),
         stop_message=how if stop else None,
