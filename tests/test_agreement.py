@@ -1,5 +1,6 @@
-"""Agreement is noticed when it happens, and a synthesis that drops the agreed content is caught
-(issue 9: the arena revised three "Paris" answers into an instruction echo without "Paris")."""
+"""Agreement is noticed when it happens, by the one agreement relation (deliberation/claims),
+and a synthesis that drops the agreed content is caught (issue 9: the arena revised three
+"Paris" answers into an instruction echo without "Paris")."""
 
 from __future__ import annotations
 
@@ -7,12 +8,8 @@ import time
 
 import pytest
 
-from moot.deliberation.agreement import (
-    check_agreement,
-    keeps_agreed_content,
-    normalize_answer,
-    similarity,
-)
+from moot.deliberation.agreement import keeps_agreed_content
+from moot.deliberation.claims import Relation, compare, extract_claim, group_claims
 from moot.protocols.arena import prompts as arena
 
 FRANCE = "What is the capital of France?"
@@ -20,92 +17,78 @@ STORE = "Should a small team use Postgres or SQLite for a session store?"
 PARIS = "The capital of France is Paris."
 
 
+def groups(answers: dict[str, str]) -> tuple[tuple[str, ...], ...]:
+    found = group_claims({a: extract_claim(text) for a, text in answers.items()})
+    return tuple(g.agents for g in found)
+
+
+def relation(a: str, b: str) -> Relation:
+    return compare(extract_claim(a), extract_claim(b)).relation
+
+
 def test_three_paris_answers_agree_in_round_0() -> None:
     # what the three agents' round-0 solutions were, as written and as extracted
-    found = check_agreement(
-        {
-            "agent_a": PARIS,
-            "agent_b": "the capital of France is Paris!",
-            "agent_c": "<solution>\nThe  capital of France is PARIS\n</solution>",
-        }
-    )
-    assert found.agreed and found.method == "exact" and not found.needs_judge
-    assert found.groups == (("agent_a", "agent_b", "agent_c"),)
-    assert found.scores == ((1.0, 1.0, 1.0),) * 3
+    answers = {
+        "agent_a": PARIS,
+        "agent_b": "the capital of France is Paris!",
+        "agent_c": "<solution>\nThe  capital of France is PARIS\n</solution>",
+    }
+    assert groups(answers) == (("agent_a", "agent_b", "agent_c"),)
 
 
-def test_a_reworded_answer_agrees_by_similarity() -> None:
-    found = check_agreement(
-        {"agent_a": PARIS, "agent_b": PARIS, "agent_c": "The capital city of France is Paris."}
-    )
-    assert found.agreed and found.method == "similar"
-    assert 0.85 <= found.score("agent_a", "agent_c") < 1.0
+def test_a_reworded_answer_agrees() -> None:
+    answers = {
+        "agent_a": PARIS,
+        "agent_b": PARIS,
+        "agent_c": "The capital city of France is Paris.",
+    }
+    assert groups(answers) == (("agent_a", "agent_b", "agent_c"),)
+    assert relation(PARIS, "Paris is the capital of France.") is Relation.AGREE
 
 
-def test_paris_and_lyon_do_not_agree_and_need_no_judge() -> None:
-    found = check_agreement({"agent_a": "Paris", "agent_b": "Lyon"})
-    assert not found.agreed and found.method == "none" and not found.needs_judge
-    assert found.groups == (("agent_a",), ("agent_b",))
-    assert found.score("agent_a", "agent_b") == 0.0
+def test_paris_and_lyon_do_not_agree() -> None:
+    assert groups({"agent_a": "Paris", "agent_b": "Lyon"}) == (("agent_a",), ("agent_b",))
 
 
 def test_two_against_one_is_grouped_but_not_agreed() -> None:
-    found = check_agreement({"agent_a": PARIS, "agent_b": "Lyon.", "agent_c": PARIS})
-    assert not found.agreed and not found.needs_judge
-    assert found.groups == (("agent_a", "agent_c"), ("agent_b",))
+    found = groups({"agent_a": PARIS, "agent_b": "Lyon.", "agent_c": PARIS})
+    assert found == (("agent_a", "agent_c"), ("agent_b",))
 
 
 @pytest.mark.parametrize(
     ("a", "b"),
     [
-        # same words, another order: maybe the same answer
-        (PARIS, "Paris is the capital of France."),
-        # alike in words, opposite in meaning: a cheap check must not call these agreed
+        # alike in words, opposite in meaning: the wording must not call these agreed
         ("Paris is the capital of France.", "Paris is not the capital of France."),
         ("The answer is 42 in the second edition.", "The answer is 43 in the second edition."),
         (PARIS, "The capital of France is Lyon."),
+        ("Use SQLite, not Postgres.", "Use Postgres, not SQLite."),
     ],
 )
-def test_the_grey_zone_asks_for_a_judge(a: str, b: str) -> None:
-    found = check_agreement({"agent_a": a, "agent_b": b})
-    assert not found.agreed and found.needs_judge
-
-
-def test_swapped_options_do_not_agree() -> None:
-    assert similarity("Use SQLite, not Postgres.", "Use Postgres, not SQLite.") < 0.85
-    assert not check_agreement(
-        {"a": "Use SQLite, not Postgres.", "b": "Use Postgres, not SQLite."}
-    ).agreed
+def test_answers_alike_in_words_but_not_in_meaning_contradict(a: str, b: str) -> None:
+    assert relation(a, b) is Relation.CONTRADICT
+    assert len(groups({"agent_a": a, "agent_b": b})) == 2
 
 
 def test_one_answer_is_not_an_agreement() -> None:
-    found = check_agreement({"agent_a": PARIS})
-    assert not found.agreed and not found.needs_judge and found.groups == (("agent_a",),)
-    assert not check_agreement({}).agreed
+    assert groups({"agent_a": PARIS}) == (("agent_a",),)
+    assert groups({}) == ()
 
 
-def test_normalisation_and_thresholds() -> None:
-    assert normalize_answer("<solution>The ＣＡＰＩＴＡＬ’s  answer: 4,5!</solution>") == (
-        "the capital's answer 4,5"
-    )
-    with pytest.raises(ValueError, match="differ_below"):
-        check_agreement({"a": "x", "b": "y"}, agree_at=0.4, differ_below=0.6)
-
-
-def test_the_order_answers_are_given_in_does_not_change_the_result() -> None:
+def test_the_order_answers_are_given_in_does_not_change_the_groups() -> None:
     answers = {
         "agent_c": "Lyon",
         "agent_a": PARIS,
         "agent_b": "The capital city of France is Paris.",
     }
     reordered = dict(reversed(list(answers.items())))
-    assert check_agreement(answers) == check_agreement(reordered)
+    assert groups(answers) == groups(reordered) == (("agent_a", "agent_b"), ("agent_c",))
 
 
 def test_long_answers_are_compared_quickly() -> None:
     long = " ".join(f"word{i % 500}" for i in range(200_000))
     started = time.perf_counter()
-    check_agreement({f"agent_{c}": long + c for c in "abcdef"})
+    groups({f"agent_{c}": long + c for c in "abcdef"})
     assert time.perf_counter() - started < 10
 
 
@@ -153,3 +136,33 @@ def test_headings_of_the_answer_format_are_not_content() -> None:
     assert keeps_agreed_content("Paris.", answers, task=FRANCE)[0]
     kept, why = keeps_agreed_content("## PLAN\n## CHANGES", answers, task=FRANCE)
     assert not kept and why == "it leaves out 'paris', which every agent's answer holds"
+
+
+BOOK = "In the second edition of the book, what is the answer on page ten?"
+LAUNCH = (
+    "Should the team migrate the old session store to Postgres before the big launch next week?"
+)
+
+
+def test_a_synthesis_alike_in_words_but_with_another_number_is_caught() -> None:
+    """Nearly the same words (similarity above the bar), but the number differs: the wording
+    alone would pass it."""
+    answers = ["The answer given in the second edition of the book on page ten is 42."] * 2
+    kept, why = keeps_agreed_content(
+        "The answer given in the second edition of the book on page ten is 43.", answers, task=BOOK
+    )
+    assert not kept and why == "it leaves out '42', which every agent's answer holds"
+
+
+def test_a_synthesis_alike_in_words_that_drops_a_negation_ending_in_nt_is_caught() -> None:
+    answers = [
+        "The team needn't migrate the old session store to Postgres before the big product "
+        "launch next week."
+    ]
+    kept, why = keeps_agreed_content(
+        "The team must migrate the old session store to Postgres before the big product launch "
+        "next week.",
+        answers * 2,
+        task=LAUNCH,
+    )
+    assert not kept and "'needn't'" in why

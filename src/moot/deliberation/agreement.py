@@ -1,17 +1,12 @@
-"""Do the agents' answers already agree? A cheap, deterministic check first (issue 9: "Agreement
-is noticed when it happens"), a judge only when it cannot tell.
+"""Does a synthesis keep what the agents' answers agree on? (issue 9: the arena revised three
+"Paris" answers into an instruction echo without "Paris".)
 
-Answers are normalised (markup out, Unicode folded, case and punctuation dropped), compared for
-an exact match, then scored for similarity: the lower of two measures, so that both must be
-high for a match. Word order counts (difflib's ratio over the word sequences) and so does the
-vocabulary (Jaccard over the word sets): "use SQLite, not Postgres" and "use Postgres, not
-SQLite" share every word but not their order, and score low. Two cheap guards send a pair that
-looks alike but may mean the opposite to a judge instead: one answer negates and the other
-does not, or their numbers differ.
-
-`keeps_agreed_content` applies the same idea to a synthesis: the words every agent's answer
-holds (beyond the task's own) must survive into it, so a synthesis that drops "Paris" from three
-answers that said "Paris" is caught.
+Whether answers agree with each other is `deliberation/claims` (`compare`, `group_claims`): the
+one agreement relation of every protocol. What is left here is `keeps_agreed_content`, which
+refine uses on a synthesis: the words every agent's answer holds (beyond the task's own) must
+survive into it, so a synthesis that drops "Paris" from three answers that said "Paris" is
+caught. A synthesis that says nearly what an answer says passes at once, unless the two differ
+in a number or only one negates (alike in wording, maybe opposite in meaning).
 """
 
 from __future__ import annotations
@@ -21,23 +16,12 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from moot.deliberation.markup import strip_markup
 
-__all__ = [
-    "AGREE_AT",
-    "DIFFER_BELOW",
-    "Agreement",
-    "check_agreement",
-    "keeps_agreed_content",
-    "normalize_answer",
-    "similarity",
-]
+__all__ = ["AGREE_AT", "keeps_agreed_content"]
 
-AGREE_AT = 0.85  # at or above: the two answers say the same thing
-DIFFER_BELOW = 0.5  # below: they clearly differ; in between, a judge decides
+AGREE_AT = 0.85  # at or above: the synthesis says what an answer says
 
 # Long answers are compared on their head: the cost of difflib grows with the product of the
 # lengths, and an answer that long is a poor candidate for agreement by wording anyway.
@@ -73,18 +57,6 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(folded.replace("’", "'").casefold())
 
 
-def normalize_answer(text: str) -> str:
-    """The answer's words, lower case, single-spaced: markup, punctuation, case and Unicode
-    look-alikes do not make two answers different."""
-    return " ".join(_words(text))
-
-
-def similarity(a: str, b: str) -> float:
-    """From 0.0 (nothing alike) to 1.0 (the same words in the same order), rounded to 3 places
-    so that a journal replays to the same groups."""
-    return _score(_words(a)[:_MAX_WORDS], _words(b)[:_MAX_WORDS])
-
-
 def _score(a: list[str], b: list[str]) -> float:
     if a == b:
         return 1.0
@@ -102,75 +74,6 @@ def _conflict(a: list[str], b: list[str]) -> bool:
     numbers_a = Counter(w for w in a if _NUMBER.fullmatch(w))
     numbers_b = Counter(w for w in b if _NUMBER.fullmatch(w))
     return negated_a != negated_b or numbers_a != numbers_b
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """How far the answers agree.
-
-    `agents` orders the rows and columns of `scores` (sorted). `groups` are the agents whose
-    answers all match pairwise, largest first; `agreed` means one group holds every agent (and
-    there are at least two). `needs_judge` means the check cannot tell: no agreement, yet no
-    pair clearly differs (every score at least `differ_below`, or a pair alike in words but
-    possibly opposite in meaning)."""
-
-    agreed: bool
-    method: Literal["exact", "similar", "none"]
-    agents: tuple[str, ...]
-    groups: tuple[tuple[str, ...], ...]
-    scores: tuple[tuple[float, ...], ...]
-    needs_judge: bool
-
-    def score(self, a: str, b: str) -> float:
-        """The similarity of agent `a`'s answer to agent `b`'s."""
-        return self.scores[self.agents.index(a)][self.agents.index(b)]
-
-
-def check_agreement(
-    answers: Mapping[str, str], *, agree_at: float = AGREE_AT, differ_below: float = DIFFER_BELOW
-) -> Agreement:
-    """Compare every pair of `answers` (agent -> answer text) and group those that match."""
-    if not 0.0 <= differ_below <= agree_at <= 1.0:
-        raise ValueError(
-            f"need 0 <= differ_below ({differ_below}) <= agree_at ({agree_at}) <= 1; "
-            "lower differ_below or raise agree_at"
-        )
-    agents = tuple(sorted(answers))
-    words = [_words(answers[a])[:_MAX_WORDS] for a in agents]
-    n = len(agents)
-    scores = [[1.0] * n for _ in range(n)]
-    match = [[True] * n for _ in range(n)]
-    unsure = False
-    for i in range(n):
-        for j in range(i + 1, n):
-            score = _score(words[i], words[j])
-            scores[i][j] = scores[j][i] = score
-            conflict = score >= agree_at and _conflict(words[i], words[j])
-            match[i][j] = match[j][i] = score >= agree_at and not conflict
-            unsure = unsure or conflict
-    # an agent joins the first group whose every member it matches (complete linkage: no chain
-    # of near-matches pulls two different answers into one group)
-    groups: list[list[int]] = []
-    for i in range(n):
-        for group in groups:
-            if all(match[i][j] for j in group):
-                group.append(i)
-                break
-        else:
-            groups.append([i])
-    groups.sort(key=lambda g: (-len(g), g[0]))
-    agreed = n >= 2 and len(groups) == 1
-    exact = agreed and all(w == words[0] for w in words)
-    pairs = [scores[i][j] for i in range(n) for j in range(i + 1, n)]
-    needs_judge = not agreed and n >= 2 and (all(s >= differ_below for s in pairs) or unsure)
-    return Agreement(
-        agreed=agreed,
-        method="exact" if exact else "similar" if agreed else "none",
-        agents=agents,
-        groups=tuple(tuple(agents[i] for i in g) for g in groups),
-        scores=tuple(tuple(row) for row in scores),
-        needs_judge=needs_judge,
-    )
 
 
 def keeps_agreed_content(
