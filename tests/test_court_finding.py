@@ -45,6 +45,9 @@ def test_one_confident_agent_and_two_yes_votes_is_persuasion_and_says_who_moved(
     assert run.exit_code == 0 and result.final_answer == PG
     assert result.finding is not None and result.finding.label == "persuasion"
     assert result.finding.independent == 1
+    # the rounds as the court numbers them: round 1 proposes, round 2 is the first vote
+    assert "only 1 held it in their first proposal" in result.finding.reason
+    assert "in round 2 after" in result.finding.reason and "round 1" not in result.finding.reason
     assert "converged by persuasion in round 2" in result.how
     assert "unanimous" not in result.how
     one, two, three = (alias(run, n) for n in ("one", "two", "three"))

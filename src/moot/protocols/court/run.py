@@ -244,7 +244,7 @@ def _agree(a: str, b: str) -> bool:
 def _as_court(j: Judgement, numbers: list[int], reasons: dict[tuple[str, int], str]) -> Judgement:
     """The finding in the court's terms: its rounds numbered as the court's (the finding's round
     0 is the court's round 1), and why each agent had no position in each round."""
-    return replace(
+    court = replace(
         j,
         claims=tuple(
             x.model_copy(
@@ -257,6 +257,19 @@ def _as_court(j: Judgement, numbers: list[int], reasons: dict[tuple[str, int], s
         ),
         changes=tuple(x.model_copy(update={"round": numbers[x.round]}) for x in j.changes),
     )
+    f = court.finding
+    if f.label != "persuasion":
+        return court
+    # the reason names rounds too: say it again in the court's numbering
+    movers = replace(court, changes=tuple(x for x in court.changes if x.agent in f.agreed))
+    moved = [x for x in movers.sentences(label) if x.startswith("Changes of mind: ")]
+    reason = (
+        f"converged by persuasion: {len(f.agreed)} of {f.started} agents end on '{f.claim}' "
+        f"({names(f.agreed, label)}), but only {f.independent} held it in their first proposal"
+    )
+    if moved:
+        reason += "; " + moved[0].removeprefix("Changes of mind: ").rstrip(".")
+    return replace(court, finding=f.model_copy(update={"reason": reason}))
 
 
 def judge_court(c: Court, verdicts: list[ModelVerdict] | None = None) -> Judgement:
@@ -383,9 +396,13 @@ def _outcome(s: Session, c: Court, verdict: Verdict, how: str, j: Judgement) -> 
                 last[r.agent] = held
     disagreements: tuple[str, ...] = ()
     if not consensus:
+        final = {r.agent: supported(c, r) for r in c.rounds[-1].responses} if c.rounds else {}
+        texts = [
+            next((t for a in agents if (t := final.get(a))), claim) for claim, agents in f.groups
+        ]
         disagreements = tuple(
-            f"position {position_id(claim)} ({', '.join(label(a) for a in agents)}): {claim[:300]}"
-            for claim, agents in f.groups
+            f"position {position_id(text)} ({', '.join(label(a) for a in agents)}): {text[:300]}"
+            for text, (_, agents) in zip(texts, f.groups, strict=True)
         )
     return Outcome(
         protocol="court",
