@@ -6,8 +6,11 @@ label counts every agent that started: "unanimous" only when all of them agreed;
 failed or gave an invalid answer are named and lower the label ("supermajority of the 2 valid
 agents; Agent B failed"); and no consensus stands without a quorum of valid agents (by default
 more than half of those that started). The statement says what the agreement rests on (votes,
-matching answers, a judge's score, a judge panel, verify commands), what failed and why, and,
-when a model known to be tiny took part, that the answer is a demonstration, not evidence.
+matching answers, a judge's score, verify commands), what failed and why, who abstained (an
+abstention is never a vote against), and, when a model known to be tiny took part, that the
+answer is a demonstration, not evidence. A judge panel's pick is never a consensus (issue 29: a
+model's selection is evidence): it is labelled "chosen by the judges", and `own_judges_note`
+says when the judges are the agents' own models.
 
 Pure: protocols describe what happened with the types below and call `assess`.
 """
