@@ -170,6 +170,12 @@ def test_abstentions_are_abstentions_not_disagreement() -> None:
     assert "voted against" not in statement
 
 
+def test_no_valid_answer_is_not_a_disagreement() -> None:
+    _, statement, _ = assess(_agents("failed", "invalid"), reached=False)
+    assert statement.startswith("None of the 2 agents that started gave a valid answer.")
+    assert "did not agree" not in statement
+
+
 def test_judges_on_the_agents_own_models_are_named() -> None:
     note = own_judges_note(["local:smollm2", "openai:gpt-5.2"], ["local:smollm2"])
     assert note == (

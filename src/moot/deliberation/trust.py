@@ -273,6 +273,8 @@ def assess(
                     else "."
                 )
             )
+        elif valid == 0:
+            sentences.append(f"None of the {started} agents that started gave a valid answer.")
         elif valid == 1:
             sentences.append(
                 f"Only 1 of the {started} agents that started gave a valid answer: it had no one "
