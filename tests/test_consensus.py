@@ -12,7 +12,9 @@ from moot.deliberation.consensus import (
     Response,
     detect_agent_consensus,
     detect_judge_consensus,
+    merge_positions,
     position_id,
+    rank_positions,
     required_votes,
     select_candidate,
 )
@@ -153,3 +155,23 @@ def test_fit_rounds_drops_middle_rounds_oldest_first_and_keeps_the_first_and_las
     assert [b.round for b in kept] == [3] and dropped == [1, 2]
     kept, dropped = fit_rounds(blocks(500), budget=10)
     assert [b.round for b in kept] == [1] and dropped == []  # the last round always stays
+
+
+def test_positions_whose_texts_agree_are_one_and_pool_their_support() -> None:
+    pg, we_pg, lite = position_id("Use Postgres."), position_id("We should use Postgres."), "l" * 12
+    texts = {pg: "Use Postgres.", we_pg: "We should use Postgres.", lite: "Use SQLite."}
+    responses = [
+        vote("x", "no", pg, 0.5),
+        vote("y", "no", we_pg, 0.5),
+        vote("w", "no", we_pg, 0.1),
+        vote("z", "no", lite, 0.9),
+    ]
+    # by id, SQLite's single confident supporter leads; by claims, Postgres's three do
+    assert select_candidate(responses) == lite
+    assert rank_positions(responses, texts=texts) == [
+        (we_pg, pytest.approx(1.1), 3),
+        (lite, 0.9, 1),
+    ]
+    # a contradiction is never merged, however alike the words
+    apart = {pg: "Use Postgres.", lite: "Do not use Postgres."}
+    assert len(merge_positions({pg: (0.5, 1), lite: (0.5, 1)}, apart)) == 2
