@@ -120,7 +120,7 @@ def test_a_judge_confirms_answers_whose_wording_cannot_tell() -> None:
 
 def test_a_verdict_that_lists_remaining_disagreements_with_consensus_is_invalid() -> None:
     """Seen on the embedded model: CONSENSUS 10/10 with 23 remaining disagreements."""
-    contradictory = verdict("CONSENSUS", 10).replace(
+    contradictory = verdict("CONSENSUS", 10, base="Agent C").replace(
         "remaining_disagreements: 0", "remaining_disagreements: 23"
     )
     debate = Debate(answer=plan, verdicts=[contradictory])
@@ -131,6 +131,9 @@ def test_a_verdict_that_lists_remaining_disagreements_with_consensus_is_invalid(
     assert weighed.problem == "it says CONSENSUS but lists remaining disagreements (23)"
     assert "verdict was invalid: it says CONSENSUS but lists remaining" in run.result.trust
     assert run.result.details["rounds"][0]["problem"] == weighed.problem
+    # nor does its base solution: the final answer is the first remaining agent's
+    assert run.result.details["final_from"] == "agent_a"
+    assert run.result.details["verdict"]["remaining_disagreements"] == 23
 
 
 def test_a_verdict_whose_base_solution_names_no_agent_is_invalid() -> None:

@@ -446,7 +446,9 @@ def _outcome(
     first remaining agent's, which the outcome does not call agreed."""
     found = judgement.finding
     active = st.active
-    base = weigh.resolve_alias(verdict.base_solution if verdict else None, active)
+    # an invalid verdict weighs nothing, its base solution included
+    valid = bool(st.verdicts) and st.verdicts[-1].valid and st.verdicts[-1].round == rounds
+    base = weigh.resolve_alias(verdict.base_solution if verdict and valid else None, active)
     if found.consensus:
         chosen: str | None = base if base in found.agreed else found.agreed[0]
     else:
@@ -620,9 +622,7 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         }
         st.rounds.append(entry)
         s.round_done(Step.at(r, "verify", judge), describe_round(entry, opts))
-        if not last.valid:
-            verdict = None  # an invalid verdict weighs nothing, its base solution included
-        if verdict and last.claims_agreement and judgement.consensus:
+        if verdict and last.valid and last.claims_agreement and judgement.consensus:
             # the judge's CONSENSUS, borne out by moot's check; one it does not bear out is
             # evidence against the judge, not the end: the debate goes on while rounds remain
             how = (
@@ -642,10 +642,11 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     else:
         how = f"no consensus {after}; {said}: {found.reason}"
     evidence: trust.Evidence | None = None
+    weighed = verdict is not None and last is not None and last.valid
     if found.consensus and found.confirmed_by and verdict and judge:
         evidence = trust.JudgeScore(_label(judge), verdict.score)
     elif found.consensus:
         evidence = trust.MatchingAnswers("similar")
-    elif verdict and judge:
+    elif verdict and judge and weighed:
         evidence = trust.JudgeScore(_label(judge), verdict.score)
     return _outcome(s, st, judgement, how, verdict, judge, rounds, evidence)
