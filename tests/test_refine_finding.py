@@ -71,4 +71,9 @@ def test_a_synthesis_that_sides_with_the_revision_is_not_invalid_for_dropping_th
     assert "issues" not in first, first.get("issues")
     assert first["borda"]["candidates"] == ["A", "B", "AB"] and first["winner"] == "AB"
     assert run.result.final_answer == "No: the migration is not safe on Friday."
+    # each writer's claim, by pass: the first text, then B and AB of each pass
+    said = [(c.round, c.claim, c.valid) for c in run.result.claims]
+    assert said[0] == (0, "Yes, it is safe to run the migration on Friday.", True)
+    assert (1, "No, it is not safe to run the migration on Friday.", True) in said
+    assert (1, "No: the migration is not safe on Friday.", True) in said
     # a synthesis that drops what A and B both say is still invalid (test_refine_trust)

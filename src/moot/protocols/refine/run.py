@@ -53,7 +53,7 @@ from moot.protocols.refine.summary import describe_round
 from moot.protocols.refine.trust import qualifiers, trust_statement
 from moot.protocols.shown import anonymous
 from moot.text import plural
-from moot.types import Finding, Message, ModelVerdict, Outcome, Step, alias_label
+from moot.types import ClaimAt, Finding, Message, ModelVerdict, Outcome, Step, alias_label
 
 __all__ = ["run"]
 
@@ -69,6 +69,7 @@ class _State:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     warned_self_judging: bool = False
     issues: list[dict[str, Any]] = field(default_factory=list)  # failed or invalid, in order
+    said: list[ClaimAt] = field(default_factory=list)  # what each writer's text claims, by pass
 
 
 def _nonce(s: Session, step: str) -> str:
@@ -121,6 +122,18 @@ def _content(text: str) -> str:
     return scrubbed
 
 
+def _wrote(st: _State, alias: str, number: int, text: str | None, why: str) -> None:
+    """The claim of the text `alias` wrote in pass `number` (0: the first text), or why it
+    had none; one row per writer and pass (a synthesizer that also wrote B keeps B's)."""
+    if any(c.agent == alias and c.round == number for c in st.said):
+        return
+    if text is None or why:
+        reason = why.partition(": ")[2] or why or "no text"
+        st.said.append(ClaimAt(agent=alias, round=number, claim="", valid=False, reason=reason))
+    else:
+        st.said.append(ClaimAt(agent=alias, round=number, claim=extract_claim(text).text))
+
+
 def _substance(text: str, prompt: str, task: str) -> str:
     """An empty string for a substantive text, else "invalid: <why>"."""
     problem = check_substance(text, prompt, task=task)
@@ -166,6 +179,7 @@ async def _initial(s: Session, st: _State) -> None:
                 "with --input FILE"
             )
         st.incumbent, st.writer = text, author
+        _wrote(st, author, 0, text, "")
     s.artifact("refine/initial_a.md", st.incumbent)
 
 
@@ -207,6 +221,7 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
     b, why = await _say(s, cast.author_b, prompt, step)
     if b is not None:
         why = _substance(b, prompt, st.task)
+    _wrote(st, cast.author_b, number, b, why)
     if b is None or why:
         issue(s, st, record, "author B", cast.author_b, why, step)
         what = "wrote no revision" if b is None else "wrote an invalid revision"
@@ -230,6 +245,7 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
         # the synthesis must keep what A and B agree on, as the synthesizer saw them
         basis = [a if st.writer is None else _content(a), _content(b)]
         why = _drops_agreed(ab, basis, st.task)
+    _wrote(st, cast.synthesizer, number, ab, why)
     if ab is not None and not why:
         s.artifact(_pass_path(number, "version_ab.md"), ab)
         texts["AB"] = ab
@@ -395,6 +411,7 @@ def _outcome(s: Session, st: _State, final: str) -> Outcome:
         rounds=passes,
         disagreements=tuple(r["problem"] for r in st.rounds if r.get("problem")),
         finding=finding,
+        claims=tuple(st.said),
         verdicts=rankings(st.rounds),
         details={
             "rounds": st.rounds,
