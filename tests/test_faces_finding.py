@@ -22,7 +22,6 @@ from moot import api
 from moot.deliberation.finding import judge_answers
 from moot.display.jsonlog import JsonLog
 from moot.display.live import LiveView
-from moot.display.outcome import verdict_line
 from moot.display.plain import PlainLog
 from moot.engine.journal import Journal
 from moot.engine.session import Session
@@ -31,6 +30,7 @@ from moot.report.html import html_for, markdown_html
 from moot.report.markdown import render_markdown
 from moot.report.view import build_view
 from moot.result import Result
+from moot.text import verdict_line
 from moot.types import Message, ModelVerdict, Outcome, Step
 from tests.scripts import Debate, solution, start, verdict
 from tests.test_cli import moot

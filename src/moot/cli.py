@@ -189,7 +189,7 @@ def _finding_lines(result: Result) -> None:
     """moot's finding: its label and reason (unless the outcome line says it already), each
     agent's claim round by round, changes of mind (unless the trust statement names them)
     and the model verdicts that moot's check does not bear out."""
-    from moot.display.outcome import change_line, claims_table, finding_line, verdict_line
+    from moot.text import change_line, claims_table, finding_line, verdict_line
     from moot.types import alias_label
 
     finding = result.finding

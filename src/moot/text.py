@@ -1,15 +1,38 @@
-"""Text helpers shared by the faces (live view, plain lines, reports): model text made safe to
-show, and short summaries of answers. Pure functions."""
+"""Text helpers shared by the faces (live view, plain lines, JSON logs, reports, `moot show`):
+model text made safe to show, short summaries of answers, and moot's finding in words (its label
+and reason, each agent's claim after every round, who changed their mind, the model verdicts
+weighed as evidence, marked where moot's check does not bear them out). Pure functions.
+
+The finding is read from the typed outcome (`Result.finding`, `claims`, `changes`,
+`verdicts`), never from a protocol's details. Claims and verdicts quote model text: the lines
+here are one line each, without control characters; each face still escapes them for its
+medium (HTML, Markdown, a terminal)."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from moot.textsafe import strip_sequences
+from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict
+from moot.types import alias_label as label
 
-__all__ = ["clean_text", "cut", "plural", "summarize"]
+__all__ = [
+    "FINDING_LABELS",
+    "ClaimsTable",
+    "change_line",
+    "claims_table",
+    "clean_text",
+    "cut",
+    "finding_line",
+    "label_text",
+    "outcome_lines",
+    "plural",
+    "summarize",
+    "verdict_line",
+]
 
 # Category Cc (C0, DEL, C1) except tab and newline, and lone surrogates (Cs): one regex pass
 # instead of a per-character category lookup (reports of long sessions clean megabytes).
@@ -85,3 +108,114 @@ def cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+# -- moot's finding in words ---------------------------------------------------------------
+FINDING_LABELS = {
+    "consensus": "Consensus",
+    "persuasion": "Converged by persuasion",
+    "no_consensus": "No consensus",
+    "tie": "Tie",
+    "converged": "Converged",
+    "chosen": "Chosen",
+}
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Model text as one printable line of at most `limit` characters."""
+    return cut(" ".join(clean_text(text).split()), limit)
+
+
+def label_text(label_: str) -> str:
+    return FINDING_LABELS.get(label_, label_.replace("_", " ").capitalize())
+
+
+def finding_line(finding: Finding) -> str:
+    """'No consensus: the final answers differ: 408 (A); 418 (B)'; a reason that already names
+    its label ('converged by persuasion: ...', 'a tie: ...') is not prefixed twice."""
+    name = label_text(finding.label)
+    reason = one_line(finding.reason, 600)
+    said = reason.lower()
+    if said.startswith((name.lower(), "a " + name.lower())):
+        return reason[:1].upper() + reason[1:]
+    return f"{name}: {reason}"
+
+
+def _names(agents: Sequence[str]) -> str:
+    shown = [label(a) for a in agents]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def change_line(change: ChangeOfMind) -> str:
+    """'Agent B moved from '418' to '408' in round 1 after Agent A's critique'."""
+    after = f" after {_names(change.critics)}'s critique" if change.critics else ""
+    return (
+        f"{label(change.agent)} moved from '{one_line(change.before, 60)}' to "
+        f"'{one_line(change.after, 60)}' in round {change.round}{after}"
+    )
+
+
+def not_upheld(verdict: ModelVerdict) -> str:
+    """Why a verdict is not borne out, in the words every face uses."""
+    role = one_line(verdict.role, 40) or "model"
+    if verdict.claims_agreement:
+        return f"the {role} called it consensus; moot's check does not bear it out"
+    return f"the {role} did not call it consensus; moot's check finds agreement"
+
+
+def verdict_line(verdict: ModelVerdict) -> str:
+    """'Agent C (judge, round 1): called it consensus (10/10); not upheld: the judge called it
+    consensus; moot's check does not bear it out'."""
+    by = one_line(verdict.by, 60)
+    if verdict.role and verdict.role.lower() not in by.lower():  # "Agent C", not "... (judge)"
+        where = one_line(verdict.role, 40)
+        where += f", round {verdict.round}" if verdict.round is not None else ""
+        by = f"{by} ({where})"
+    head = f"{by}: {one_line(verdict.says)}"
+    if not verdict.valid:
+        return f"{head}; invalid verdict: {one_line(verdict.problem)}"
+    if not verdict.upheld:
+        return f"{head}; not upheld: {not_upheld(verdict)}"
+    return f"{head}; upheld by moot's check"
+
+
+@dataclass(frozen=True)
+class ClaimsTable:
+    """Each agent's claim after every round: `rows` in the order agents first appear, one cell
+    per round (None: no record for that round)."""
+
+    rounds: list[int]
+    rows: list[tuple[str, list[ClaimAt | None]]]
+
+    @staticmethod
+    def cell(claim: ClaimAt | None, limit: int = 60) -> str:
+        if claim is None:
+            return "-"
+        if not claim.valid:
+            return f"invalid: {one_line(claim.reason or 'no valid answer', limit)}"
+        return one_line(claim.claim, limit) or "(empty)"
+
+
+def claims_table(claims: Sequence[ClaimAt]) -> ClaimsTable:
+    rounds = sorted({c.round for c in claims})
+    agents: list[str] = []
+    at: dict[tuple[str, int], ClaimAt] = {}
+    for c in claims:
+        if c.agent not in agents:
+            agents.append(c.agent)
+        at[(c.agent, c.round)] = c
+    return ClaimsTable(rounds, [(a, [at.get((a, r)) for r in rounds]) for a in agents])
+
+
+def outcome_lines(
+    finding: Finding | None,
+    changes: Sequence[ChangeOfMind] = (),
+    verdicts: Sequence[ModelVerdict] = (),
+) -> list[str]:
+    """The finding as plain lines, for the end of a run (plain log, live view)."""
+    if finding is None:
+        return []
+    lines = [f"finding: {finding_line(finding)}"]
+    lines += [f"changed their mind: {change_line(c)}" for c in changes]
+    lines += [f"model verdict: {verdict_line(v)}" for v in verdicts if not v.valid or not v.upheld]
+    return lines

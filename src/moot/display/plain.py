@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.display.face import Face
-from moot.text import clean_text
+from moot.text import clean_text, outcome_lines
 from moot.types import Event, RoundSummary
 from moot.types import alias_label as label
 
@@ -98,8 +98,6 @@ def _format(event: Event, reveal: bool) -> str | None:
 def result_lines(result: Result) -> list[str]:
     """The lines that end a run's log: moot's finding, who changed their mind, and the model
     verdicts that moot's check does not bear out (none for an outcome without a finding)."""
-    from moot.display.outcome import outcome_lines
-
     return [
         clean_text(line) for line in outcome_lines(result.finding, result.changes, result.verdicts)
     ]

@@ -15,17 +15,17 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
-from moot.display.outcome import (
+from moot.report.chart import score_chart, tally_chart
+from moot.report.code import code_html
+from moot.report.view import Round, SessionView, Turn, label
+from moot.text import (
     ClaimsTable,
     change_line,
     claims_table,
     finding_line,
+    plural,
     verdict_line,
 )
-from moot.report.chart import score_chart, tally_chart
-from moot.report.code import code_html
-from moot.report.view import Round, SessionView, Turn, label
-from moot.text import plural
 from moot.version import __version__
 
 __all__ = ["CSP", "html_for", "markdown_html"]

@@ -6,15 +6,15 @@ summary line per answer."""
 
 from __future__ import annotations
 
-from moot.display.outcome import (
+from moot.report.code import code_markdown
+from moot.report.view import SessionView, Turn, label, summarize
+from moot.text import (
     ClaimsTable,
     change_line,
     claims_table,
     finding_line,
     verdict_line,
 )
-from moot.report.code import code_markdown
-from moot.report.view import SessionView, Turn, label, summarize
 from moot.types import RoundSummary
 
 __all__ = ["fence", "finding_markdown", "render_markdown"]
