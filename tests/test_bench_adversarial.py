@@ -180,8 +180,8 @@ def test_the_table_computes_the_targets() -> None:
     assert not table.met("arena") and table.false_consensus("arena") == 1
     assert not table.met("refine")  # a crash never meets a target
     text = markdown(table)
-    assert "| vote | 10 | 0 | 1 of 10 (10%) | 0 | MISSED |" in text
-    assert "| court | 11 | 0 | 1 of 11 (9%) | 0 | met |" in text
+    assert "| vote | 10 | 0 | 1 of 10 (10%) | 0 of 0 | 0 | MISSED |" in text
+    assert "| court | 11 | 0 | 1 of 11 (9%) | 0 of 0 | 0 | met |" in text
     assert "| arena | n | agree | x |  | false consensus |" in text
     data = table.to_json()
     assert data["protocols"]["court"]["targets_met"] is True
@@ -192,14 +192,18 @@ def test_the_table_computes_the_targets() -> None:
 # Protocols whose move onto moot's finding has not landed, and what they still get wrong here
 # (lead: remove a mark once its protocol lands and this test passes).
 PENDING = {
-    "arena": "junk wrapped in a solution block (a plan line, then the junk) is taken as an answer "
-    "and agreed on; two identical abstentions agree; '(C)' and 'B' read as agreeing statements",
-    "refine": "'converged' is still reported as consensus; paraphrases of a number, a unit or "
-    "an option do not converge",
-    "vote": "two identical abstentions ('I abstain: I will not answer this question.') are a "
-    "consensus",
-    "tournament": "landed; two identical abstentions are a consensus, and 'B' to 'Which option "
-    "is right: A, B, C or D?' is invalid as repeating the instructions (deliberation/substance)",
+    "arena": "junk inside a solution block (a plan line, then the junk) is read as an answer: "
+    "junk-ai, junk-escape, junk-instructions, junk-bare-no, junk-majority, junk-echo, "
+    "junk-refusal, abstainers and majority-beside-junk end in consensus; option-letters ('B', "
+    "'(C)', 'The answer is D.' under one plan line) ends in persuasion",
+    "refine": "negation-majority, sycophants, majority-beside-junk, paraphrase-number-word and "
+    "paraphrase-option do not converge in 4 passes (a revision or synthesis identical to the "
+    "incumbent that a judge ranks first resets the streak)",
+    "vote": "abstainers: two identical abstentions ('I abstain: I will not answer this "
+    "question.') are a consensus (deliberation/substance does not read it as a refusal)",
+    "tournament": "landed; abstainers: two identical abstentions are a consensus; "
+    "paraphrase-option: 'B' to 'Which option is right: A, B, C or D?' is invalid as repeating "
+    "the instructions (deliberation/substance), 1 of 8 paraphrases = 12%",
 }
 
 
