@@ -82,10 +82,21 @@ EDIT_ARGS = {
         "{tree}",
         "-c",
         "sandbox_workspace_write.network_access=false",
+        "-c",
+        "sandbox_workspace_write.exclude_slash_tmp=true",
+        "-c",
+        "sandbox_workspace_write.exclude_tmpdir_env_var=true",
         "-",
     ],
     "gemini": ["--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"],
-    "qwen": ["--output-format", "json", "--approval-mode", "auto-edit"],
+    "qwen": [
+        "--output-format",
+        "json",
+        "--approval-mode",
+        "default",
+        "--allowed-tools",
+        "edit(./**)",
+    ],
     "cursor-agent": ["-p", "--output-format", "json", "--workspace", "{tree}", "--trust"],
 }
 READ_ARGS = {
@@ -302,8 +313,9 @@ def test_doctor_shows_the_version_and_each_command_line(fakes: Path, tmp_path: P
     bin_codex = str(tmp_path / "bin" / "codex")
     assert (
         f"code task: {bin_codex} exec --model o3 --json --skip-git-repo-check --sandbox "
-        "workspace-write --cd {{CWD}} -c sandbox_workspace_write.network_access=false - "
-        "< {{PROMPT}}" in out
+        "workspace-write --cd {{CWD}} -c sandbox_workspace_write.network_access=false -c "
+        "sandbox_workspace_write.exclude_slash_tmp=true -c "
+        "sandbox_workspace_write.exclude_tmpdir_env_var=true - < {{PROMPT}}" in out
     ), out
     assert (
         f"text task: {bin_codex} exec --model o3 --json --skip-git-repo-check --sandbox "

@@ -3,10 +3,11 @@
 .ci/run installs the npm packages, at the exact versions it names, into .ci/node. Each test
 runs tests/fakes/real_cli_run.py inside a network namespace of its own (`unshare -n`, or
 `unshare -rn` when not root): the CLI, moot and the fake API see nothing but loopback. The fake
-answers with the tool calls that read and edit calc.py; the test checks that the edit landed in
-the agent's worktree, that moot collected it as that agent's change, that `--verify` ran on it,
-that the user's dirty repository is byte for byte unchanged, and that the same CLI answers a
-text task with moot's read-only arguments.
+first asks the CLI to write a file into the user's repository, then answers with the tool calls
+that read and edit calc.py; the test checks that the write outside was refused, that the edit
+landed in the agent's worktree, that moot collected it as that agent's change, that `--verify`
+ran on it, that the user's dirty repository is byte for byte unchanged, and that the same CLI
+answers a text task with moot's read-only arguments.
 
 A CLI that is not installed is skipped with the reason, except under CI (env CI set), where
 every npm CLI must run. cursor-agent is in no package registry: it is started only when found
@@ -110,6 +111,9 @@ def test_the_real_cli_edits_its_worktree_and_moot_verifies_the_change(
     [check] = row["checks"]
     assert check["exit_code"] == 0 and "calc.add(2, 3)" in check["command"]
     assert DONE in report["events"]  # the CLI's own answer, journaled
+    # the fake's first tool call wrote into the user's repository: the CLI refused it
+    assert requests[0].get("turn") == 0 and requests[0].get("answer") != "text", context
+    assert not (repo / "escaped-by-agent.txt").exists(), context
     # the user's repository: tree, index, stash and branches untouched
     assert state(repo) == before
     # a text task: moot's read-only arguments are accepted and the answer comes back

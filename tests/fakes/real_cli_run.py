@@ -3,8 +3,9 @@ network namespace of its own (tests/test_real_cli.py starts it under `unshare -n
 
     python tests/fakes/real_cli_run.py TOOL EXECUTABLE REPO WORK OUT
 
-It brings up the namespace's loopback (nothing else is reachable), serves the fake API there,
-points the CLI at it through the CLI's own settings with its telemetry and update checks off,
+It brings up the namespace's loopback (nothing else is reachable), serves the fake API there
+(which first asks the CLI to write a file into REPO, outside its worktree), points the CLI at
+it through the CLI's own settings with its telemetry and update checks off,
 runs `moot`'s pick protocol (`--pick none`, one verify command) on REPO with the agent
 `cli:TOOL`, then asks the same agent one question outside any worktree (a text task). What
 happened is written as JSON to OUT; the fake's request log to WORK/api.jsonl.
@@ -40,6 +41,8 @@ QUIET = {  # every CLI's telemetry, error reporting and update checks off
     "QWEN_TELEMETRY_ENABLED": "false",
     "OTEL_SDK_DISABLED": "true",
     "NO_UPDATE_NOTIFIER": "1",
+    "GEMINI_CLI_NO_RELAUNCH": "true",  # no second node process (with a larger heap): faster
+    "QWEN_CODE_NO_RELAUNCH": "true",
     "NO_BROWSER": "1",
     "CI": "1",
 }
@@ -93,6 +96,7 @@ def agent(tool: str, url: str, home: Path) -> tuple[dict[str, Any], dict[str, st
     elif tool == "qwen":
         env.update(OPENAI_API_KEY="fake", OPENAI_BASE_URL=f"{url}/v1", OPENAI_MODEL=model)
         settings = dict(SETTINGS, security={"auth": {"selectedType": "openai"}})
+        settings["memory"] = {"enableManagedAutoMemory": False, "enableManagedAutoDream": False}
         (home / ".qwen").mkdir(parents=True, exist_ok=True)
         (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
     spec = {"model": f"cli:{tool}#{model}", "timeout": 60, "options": {"extra_args": extra}}
@@ -124,7 +128,8 @@ def main() -> int:
     home.mkdir(parents=True, exist_ok=True)
     loopback_up()
     report: dict[str, Any] = {}
-    with serving(work_dir / "api.jsonl") as server:
+    escape = str(Path(repo) / "escaped-by-agent.txt")  # in the user's repository
+    with serving(work_dir / "api.jsonl", escape) as server:
         spec, env = agent(tool, server.url, home)
         os.environ.update(QUIET, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), **env)
         os.environ["PATH"] = f"{Path(executable).parent}{os.pathsep}{os.environ['PATH']}"

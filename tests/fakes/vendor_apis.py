@@ -2,12 +2,13 @@
 tests/test_real_cli.py: Anthropic's Messages API (claude), OpenAI's Responses API (codex),
 OpenAI's Chat Completions (qwen) and Gemini's generateContent (gemini), streaming or not.
 
-Each one plays the same small coding agent: read calc.py (where the CLI wants a file read
-before it is edited), change `a - b` into `a + b` with the CLI's own edit tool, then say it is
-done. Which step comes next is read from the conversation (how many tool results it holds), so
-the fake keeps no state between requests. The worktree's path is read from the request (the
-CLIs tell their model where they work); a request that names no worktree (a text task) gets
-ANSWER at once. Every request is logged as one JSON line to `log`.
+Each one plays the same small coding agent: first, when given an `escape` path, try to write
+that file (outside the worktree: the CLI must refuse), then read calc.py (where the CLI wants
+a file read before it is edited), change `a - b` into `a + b` with the CLI's own edit tool,
+then say it is done. Which step comes next is read from the conversation (how many tool
+results it holds), so the fake keeps no state between requests. The worktree's path is read
+from the request (the CLIs tell their model where they work); a request that names no
+worktree (a text task) gets ANSWER at once. Every request is logged as one JSON line to `log`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -125,12 +127,16 @@ class _Handler(BaseHTTPRequestHandler):
         entry.update(tools=sorted(str(t) for t in tools), turn=results)
         tree = _tree(body)
         block: dict[str, Any]
+        step = results - self.server.escapes
         if tree is None:
             block = {"type": "text", "text": ANSWER}
-        elif "Edit" in tools and results == 0:
+        elif "Write" in tools and step < 0:
+            block = {"type": "tool_use", "id": "toolu_escape", "name": "Write"}
+            block["input"] = {"file_path": self.server.escape, "content": "escaped\n"}
+        elif "Edit" in tools and step == 0:
             block = {"type": "tool_use", "id": "toolu_read", "name": "Read"}
             block["input"] = {"file_path": f"{tree}/calc.py"}
-        elif "Edit" in tools and results == 1:
+        elif "Edit" in tools and step == 1:
             block = {"type": "tool_use", "id": "toolu_edit", "name": "Edit"}
             block["input"] = {
                 "file_path": f"{tree}/calc.py",
@@ -194,8 +200,11 @@ class _Handler(BaseHTTPRequestHandler):
         entry.update(tools=sorted(names), turn=results)
         tree = _tree(body)
         item: dict[str, Any] = {}
-        if tree is not None and results == 0:
-            item = _patch_call(names)
+        step = results - self.server.escapes
+        if tree is not None and step < 0:
+            item = _patch_call(names, _add_patch(self.server.escape))
+        elif tree is not None and step == 0:
+            item = _patch_call(names, PATCH)
         if not item:
             item = {
                 "type": "message",
@@ -245,14 +254,22 @@ class _Handler(BaseHTTPRequestHandler):
         entry.update(tools=sorted(tools), turn=results)
         tree = _tree(body)
         call: dict[str, Any] | None = None
-        if tree is None:
+        step = results - self.server.escapes
+        system = str((body.get("messages") or [{}])[0].get("content"))
+        if tree is None or "memory extraction" in system:  # qwen's background memory agent
             pass
-        elif "edit" in tools and results == 0:
+        elif "write_file" in tools and step < 0:
+            args = {"file_path": self.server.escape, "content": "escaped\n"}
+            call = {"name": "write_file", "arguments": args}
+        elif "edit" in tools and step < 0:  # an empty old_string creates the file
+            args = {"file_path": self.server.escape, "old_string": "", "new_string": "escaped\n"}
+            call = {"name": "edit", "arguments": args}
+        elif "edit" in tools and step == 0:
             call = {
                 "name": "read_file",
                 "arguments": {"absolute_path": f"{tree}/calc.py", "file_path": f"{tree}/calc.py"},
             }
-        elif "edit" in tools and results == 1:
+        elif "edit" in tools and step == 1:
             call = {
                 "name": "edit",
                 "arguments": {"file_path": f"{tree}/calc.py", "old_string": OLD, "new_string": NEW},
@@ -317,6 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
         config = body.get("generationConfig") or {}
         part: dict[str, Any]
         edit = "replace" if "replace" in tools else "edit"
+        step = results - self.server.escapes
         wants_json = config.get("responseMimeType") == "application/json" or any(
             key in config for key in ("responseJsonSchema", "responseSchema")
         )
@@ -325,10 +343,13 @@ class _Handler(BaseHTTPRequestHandler):
             part = {"text": json.dumps(side)}
         elif tree is None:
             part = {"text": ANSWER}
-        elif edit in tools and results == 0:
+        elif "write_file" in tools and step < 0:
+            args = {"file_path": self.server.escape, "content": "escaped\n"}
+            part = {"functionCall": {"name": "write_file", "args": args}}
+        elif edit in tools and step == 0:
             path = f"{tree}/calc.py"
             part = {"functionCall": {"name": "read_file", "args": {"file_path": path}}}
-        elif edit in tools and results == 1:
+        elif edit in tools and step == 1:
             args = {"file_path": f"{tree}/calc.py", "old_string": OLD, "new_string": NEW}
             part = {"functionCall": {"name": edit, "args": {**args, "instruction": "Fix add()."}}}
         else:
@@ -350,20 +371,24 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(answer)
 
 
-def _patch_call(tools: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """codex's patch, through whichever tool this codex offers for it (none: empty)."""
+def _add_patch(path: str) -> str:
+    return f"*** Begin Patch\n*** Add File: {path}\n+escaped\n*** End Patch\n"
+
+
+def _patch_call(tools: dict[str, dict[str, Any]], patch: str) -> dict[str, Any]:
+    """codex's `patch`, through whichever tool this codex offers for it (none: empty)."""
     if "apply_patch" in tools:
         if tools["apply_patch"].get("type") == "custom":
-            item = {"type": "custom_tool_call", "name": "apply_patch", "input": PATCH}
+            item = {"type": "custom_tool_call", "name": "apply_patch", "input": patch}
         else:
             item = {"type": "function_call", "name": "apply_patch"}
-            item["arguments"] = json.dumps({"input": PATCH})
+            item["arguments"] = json.dumps({"input": patch})
     elif "shell" in tools:
         item = {"type": "function_call", "name": "shell"}
-        item["arguments"] = json.dumps({"command": ["apply_patch", PATCH]})
+        item["arguments"] = json.dumps({"command": ["apply_patch", patch]})
     elif "exec_command" in tools:
         item = {"type": "function_call", "name": "exec_command"}
-        item["arguments"] = json.dumps({"cmd": f"apply_patch <<'EOF'\n{PATCH}EOF"})
+        item["arguments"] = json.dumps({"cmd": f"apply_patch <<'EOF'\n{patch}EOF"})
     else:
         return {}
     return {**item, "call_id": "call_patch", "id": "fc_1", "status": "completed"}
@@ -372,23 +397,26 @@ def _patch_call(tools: dict[str, dict[str, Any]]) -> dict[str, Any]:
 class VendorServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, escape: str = "") -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.log = log
         self.lock = threading.Lock()
+        self.escape = escape  # first try to write this file, outside the worktree
+        self.escapes = 1 if escape else 0
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
     def note(self, entry: dict[str, Any]) -> None:
+        entry["at"] = round(time.time(), 2)
         with self.lock, self.log.open("a") as handle:
             handle.write(json.dumps(entry) + "\n")
 
 
 @contextmanager
-def serving(log: Path) -> Iterator[VendorServer]:
-    server = VendorServer(log)
+def serving(log: Path, escape: str = "") -> Iterator[VendorServer]:
+    server = VendorServer(log, escape)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server

@@ -8,6 +8,8 @@ What each built-in tool is started with (CWD: where it runs; MODEL from `cli:TOO
     cli:codex         codex exec [--model M] --json --skip-git-repo-check MODE -   prompt on stdin
         code task:    --sandbox workspace-write --cd CWD
                       -c sandbox_workspace_write.network_access=false
+                      -c sandbox_workspace_write.exclude_slash_tmp=true
+                      -c sandbox_workspace_write.exclude_tmpdir_env_var=true
         text task:    --sandbox read-only --cd CWD
     cli:gemini        gemini [--model M] --output-format json MODE            prompt on stdin
         code task:    --approval-mode auto_edit --skip-trust
@@ -15,7 +17,8 @@ What each built-in tool is started with (CWD: where it runs; MODEL from `cli:TOO
         (headless gemini refuses to start in a folder it does not trust: --skip-trust trusts
         the worktree or the empty folder for this one run)
     cli:qwen          qwen [--model M] --output-format json MODE              prompt on stdin
-        code task:    --approval-mode auto-edit
+        code task:    --approval-mode default --allowed-tools 'edit(./**)'
+                      (auto-edit would approve edits anywhere: the rule allows CWD only)
         text task:    --approval-mode default
     cli:cursor-agent  cursor-agent [--model M] -p --output-format json MODE PROMPT
         code task:    --workspace CWD --trust         (edits; no --force: no shell commands)
@@ -108,6 +111,10 @@ TOOLS: dict[str, Tool] = {
             "{{CWD}}",
             "-c",
             "sandbox_workspace_write.network_access=false",
+            "-c",  # by default /tmp and $TMPDIR are writable too: only the worktree is
+            "sandbox_workspace_write.exclude_slash_tmp=true",
+            "-c",
+            "sandbox_workspace_write.exclude_tmpdir_env_var=true",
         ),
         read_only=("--sandbox", "read-only", "--cd", "{{CWD}}"),
         tail=("-",),  # the prompt from stdin
@@ -134,7 +141,7 @@ TOOLS: dict[str, Tool] = {
     "qwen": Tool(
         "qwen",
         ("--output-format", "json"),
-        edit=("--approval-mode", "auto-edit"),
+        edit=("--approval-mode", "default", "--allowed-tools", "edit(./**)"),
         read_only=("--approval-mode", "default"),
         install="Qwen Code",
     ),
