@@ -26,8 +26,10 @@ What each built-in tool is started with (CWD: where it runs; MODEL from `cli:TOO
     cli:NAME  with options.command = "/abs/path" and options.args = [...]   any command
     cli:/abs/path/to/tool     the same, the path in the spec
 
-A code task's agent runs in its own worktree; every other call (a text task, a judge) runs in
-an empty temporary folder that is removed afterwards, never in moot's working directory.
+A code task's agent runs in its own worktree with the edit arguments; every other call runs
+with the read-only ones: a code task's judge or arbiter in the session's sandbox folder, a
+text task in `options.cwd` if set, else in an empty temporary folder removed afterwards; never
+in moot's working directory (often the user's repository).
 `options.args` replaces a tool's whole argument list (for both kinds of task);
 `options.extra_args` adds arguments before the prompt. Args may hold {{PROMPT}},
 {{MAX_TOKENS}}, {{TEMPERATURE}}, {{MODEL}} and {{CWD}}; without {{PROMPT}} the prompt goes to
