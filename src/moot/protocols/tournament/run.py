@@ -317,7 +317,7 @@ def _statement(
         )
     f = judgement.finding
     if success:
-        sentences.append(f"moot's check of the contestants' final positions: {f.reason}.")
+        sentences.append(f"{f.reason[0].upper()}{f.reason[1:]}.")
     elif f.consensus:
         valid = len(who) - len(t.failed.keys() | t.invalid.keys())
         sentences.append(
