@@ -233,7 +233,7 @@ def test_a_yes_vote_stands_for_the_candidate_position() -> None:
 def test_claims_in_result_json_are_the_trajectories(tmp_path: Path) -> None:
     claims = [
         {"agent": "agent_a", "round": 0, "claim": "408", "valid": True},
-        {"agent": "agent_a", "round": 1, "claim": "418", "valid": True},
+        {"agent": "agent_a", "round": 1, "claim": "So the answer is 418.", "valid": True},
         {"agent": "agent_b", "round": 0, "claim": "You are an AI", "valid": False},
         {"agent": "agent_b", "round": 1, "claim": "408", "valid": True},
     ]

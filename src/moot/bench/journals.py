@@ -87,7 +87,8 @@ def position_of(reply: str, prompt: str = "", positions: Mapping[str, str] | Non
 
 
 def _result_claims(folder: Path) -> dict[str, list[str | None]] | None:
-    """Each agent's claim per round from result.json's `claims`, when it carries them."""
+    """Each agent's claim per round from result.json's `claims`, when it carries them, as the
+    answer it gives (`answer_of`: "The answer is 14." is 14), for the question's scorer."""
     try:
         data = json.loads((folder / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -103,7 +104,7 @@ def _result_claims(folder: Path) -> dict[str, list[str | None]] | None:
         if not isinstance(agent, str) or not isinstance(rnd, int) or isinstance(rnd, bool):
             continue
         valid = row.get("valid", True) is not False and isinstance(claim, str) and claim.strip()
-        found[agent][rnd] = str(claim) if valid else None
+        found[agent][rnd] = (answer_of(str(claim)) or str(claim)) if valid else None
     if not found:
         return None
     last = max(r for rounds in found.values() for r in rounds)
