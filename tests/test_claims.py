@@ -203,3 +203,10 @@ def test_a_denied_number_is_no_claim_of_it() -> None:
     )
     assert relation("It is not 30 seconds, it is 300 seconds.", "300 seconds") is Relation.AGREE
     assert relation("2 + 2 = 4", "4") is Relation.AGREE
+
+
+def test_a_claim_without_content_words_is_inside_no_other() -> None:
+    assert relation("42", "Paris") is Relation.UNSURE
+    assert relation("7", "I would rather not say.") is Relation.UNSURE
+    assert relation("42", "There are 42 apples.") is Relation.AGREE
+    assert relation("Yes.", "Yes, because it is safe.") is Relation.AGREE

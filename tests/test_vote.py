@@ -70,12 +70,6 @@ def test_exactly_k_times_agents_calls_even_when_answers_are_unreadable() -> None
     assert vote["total"] == 20
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="claims.compare finds '7' and 'I would rather not say.' in agreement, and '42' and "
-    "'Paris' ('one says all the other says': a claim with no content word is taken as saying "
-    "nothing the other does not); remove this mark when the relation is fixed",
-)
 def test_a_number_and_a_statement_without_one_are_two_groups() -> None:
     v = Voters(lambda a, k: "I would rather not say." if a == "agent_a" else "Answer: 7")
     run = start(TASK, v.config(agents=4, samples=5))

@@ -340,9 +340,13 @@ def compare(a: Claim, b: Claim) -> Comparison:
         swapped = _substitution(a, b)
         if swapped is not None:
             return Comparison(Relation.CONTRADICT, swapped)
-        if (a.content or b.content) and (not a_only or not b_only):
+        # A claim with no content words says nothing another could contain ("42" is not
+        # inside "Paris"), except a yes or no beside the same yes or no with its reasons.
+        both_yesno = a.kind == b.kind == "yesno"
+        if ((a.content and b.content) or both_yesno) and (not a_only or not b_only):
             return Comparison(Relation.AGREE, "one says all the other says")
-        if not a.content and not b.content and a.quantities and a.denied == b.denied:
+        numbers_only = not a.content or not b.content
+        if numbers_only and a.quantities and b.quantities and a.denied == b.denied:
             return Comparison(Relation.AGREE, "the same numbers")
     union = a.content | b.content
     shared = len(a.content & b.content) / len(union) if union else 0.0
