@@ -351,6 +351,8 @@ def test_the_arena_s_outcome_reaches_every_face(capsys: pytest.CaptureFixture[st
     md = (run.folder / "report.md").read_text()
     assert "**Converged by persuasion: 3 of 3 agents end on '408'" in md
     assert "| Agent B | 418 | 408 (changed) |" in md
+    section = md[md.index("## moot's Finding") : md.index("### Claims by Round")]
+    assert "independent answer" not in section  # the persuasion's reason says it once
     page = (run.folder / "report.html").read_text()
     assert '<span class="mark">changed</span>' in page
     code, out, _ = moot(capsys, "show", run.session_id)

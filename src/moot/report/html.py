@@ -132,7 +132,7 @@ def _finding(view: SessionView) -> str:
         f'<p class="status">{_pill(finding.label, finding.label.replace("_", " "))} '
         f"{escape(finding_line(finding))}</p>",
     ]
-    if finding.consensus and finding.independent is not None:
+    if finding.label == "consensus" and finding.independent is not None:  # persuasion says it
         parts.append(
             f"<p>{finding.independent} of the {finding.started} agents held this answer in "
             "their first, independent answer.</p>"

@@ -42,7 +42,7 @@ def finding_markdown(view: SessionView) -> list[str]:
     if finding is None:
         return []
     lines = ["## moot's Finding", "", f"**{finding_line(finding)}**", ""]
-    if finding.consensus and finding.independent is not None:
+    if finding.label == "consensus" and finding.independent is not None:  # persuasion says it
         lines += [
             f"{finding.independent} of the {finding.started} agents held this answer in their "
             "first, independent answer.",
