@@ -26,7 +26,7 @@ from moot.bench.adversarial import (
     markdown,
     run_suite,
 )
-from moot.types import Finding, Outcome
+from moot.types import Finding, ModelVerdict, Outcome
 from tests.test_cli import moot
 
 NUMBERS = next(c for c in CASES if c.name == "stubborn-numbers")
@@ -154,6 +154,20 @@ def test_persuasion_labelled_as_independent_agreement_is_reported() -> None:
     assert not _judge_result(SYCOPHANTS, "arena", _outcome(finding=persuaded), "", "").problem
 
 
+def test_a_self_contradicting_verdict_weighed_as_valid_is_reported() -> None:
+    judge = next(c for c in CASES if c.name == "self-contradicting-judge")
+    none = Finding(label="no_consensus", reason="r", started=3, valid=3)
+    said = ModelVerdict(by="Agent C", role="judge", says="CONSENSUS", claims_agreement=True)
+    weighed = _outcome("no_consensus", none).model_copy(update={"verdicts": (said,)})
+    result = _judge_result(judge, "arena", weighed, "", "")
+    assert result.contradiction_unflagged and "not marked invalid" in result.problem
+    flagged = said.model_copy(update={"valid": False, "problem": "CONSENSUS with 23 left"})
+    caught = weighed.model_copy(update={"verdicts": (flagged,)})
+    assert not _judge_result(judge, "arena", caught, "", "").problem
+    # no verdict weighed at all (no judge was asked): nothing to say
+    assert not _judge_result(judge, "vote", _outcome("no_consensus", none), "", "").problem
+
+
 def _row(case: str, protocol: str, **flags: bool) -> CaseResult:
     return CaseResult(
         case=case,
@@ -180,8 +194,8 @@ def test_the_table_computes_the_targets() -> None:
     assert not table.met("arena") and table.false_consensus("arena") == 1
     assert not table.met("refine")  # a crash never meets a target
     text = markdown(table)
-    assert "| vote | 10 | 0 | 1 of 10 (10%) | 0 of 0 | 0 | MISSED |" in text
-    assert "| court | 11 | 0 | 1 of 11 (9%) | 0 of 0 | 0 | met |" in text
+    assert "| vote | 10 | 0 | 1 of 10 (10%) | 0 of 0 | 0 | 0 | MISSED |" in text
+    assert "| court | 11 | 0 | 1 of 11 (9%) | 0 of 0 | 0 | 0 | met |" in text
     assert "| arena | n | agree | x |  | false consensus |" in text
     data = table.to_json()
     assert data["protocols"]["court"]["targets_met"] is True

@@ -792,6 +792,8 @@ class CaseResult:
     paraphrase: bool
     error: str = ""  # why the session ended without an outcome (a refusal to go on, a crash)
     crashed: bool = False  # moot raised instead of ending the session
+    # a self-contradicting judge's verdicts were weighed and none was marked invalid
+    contradiction_unflagged: bool = False
 
     @property
     def problem(self) -> str:
@@ -801,6 +803,8 @@ class CaseResult:
             return "false disagreement"
         if self.persuasion_unreported:
             return "persuasion reported as independent agreement"
+        if self.contradiction_unflagged:
+            return "a self-contradicting verdict was not marked invalid"
         return ""
 
 
@@ -864,6 +868,12 @@ def _judge_result(
         ),
         paraphrase=case.paraphrase,
         error=error,
+        contradiction_unflagged=(
+            case.judge == "self_contradicting"
+            and outcome is not None
+            and bool(outcome.verdicts)
+            and all(v.valid for v in outcome.verdicts)
+        ),
     )
 
 
@@ -942,6 +952,7 @@ class Table:
                     "paraphrases": len(self.paraphrases(p)),
                     "false_disagreement_rate": self.false_disagreement_rate(p),
                     "persuasion_unreported": sum(r.persuasion_unreported for r in self.of(p)),
+                    "contradiction_unflagged": sum(r.contradiction_unflagged for r in self.of(p)),
                     "crashed": sum(r.crashed for r in self.of(p)),
                     "targets_met": self.met(p),
                 }
@@ -982,8 +993,9 @@ def markdown(table: Table) -> str:
         f"false disagreement on paraphrases under {FALSE_DISAGREEMENT_TARGET:.0%}.",
         "",
         "| protocol | cases | false consensus | false disagreement (paraphrases) | "
-        "false disagreement (other agreement) | persuasion unreported | targets |",
-        "|---|---|---|---|---|---|---|",
+        "false disagreement (other agreement) | persuasion unreported | "
+        "contradicting verdict unflagged | targets |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for p in table.protocols:
         para = table.paraphrases(p)
@@ -994,6 +1006,7 @@ def markdown(table: Table) -> str:
             f"{missed} of {len(para)} ({table.false_disagreement_rate(p):.0%}) | "
             f"{sum(r.false_disagreement for r in other)} of {len(other)} | "
             f"{sum(r.persuasion_unreported for r in table.of(p))} | "
+            f"{sum(r.contradiction_unflagged for r in table.of(p))} | "
             f"{'met' if table.met(p) else 'MISSED'} |"
         )
     failing = [r for r in table.results if r.problem or r.crashed]
