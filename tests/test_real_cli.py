@@ -153,3 +153,16 @@ def test_cursor_agent_accepts_moots_arguments() -> None:
             "error: option",
         ):
             assert parse_error not in said, said[-2000:]
+
+
+def test_a_missing_cli_is_skipped_but_fails_under_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "LOCAL_BIN", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="under CI every coding CLI must run"):
+        _executable("claude")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="claude is not installed"):
+        _executable("claude")
