@@ -59,15 +59,19 @@ async def recorded_answers(s: Session, agents: list[str]) -> list[dict[str, str 
     return history
 
 
-def on_the_finding(monkeypatch: pytest.MonkeyPatch, says: str = "called it consensus") -> None:
+def on_the_finding(
+    monkeypatch: pytest.MonkeyPatch, says: str = "called it consensus", *, final_only: bool = False
+) -> None:
     """A protocol on the finding, in place of the arena (whatever today's arena does): it reads
     the answers the old session recorded, and moot judges them, the judge's verdict weighed as
-    evidence (as deliberation/finding.py asks every protocol to)."""
+    evidence (as deliberation/finding.py asks every protocol to). `final_only`: moot sees only
+    the final answers (no first answers to tell persuasion apart)."""
 
     def protocol(plan: Plan) -> Any:
         async def judged(s: Session) -> Outcome:
             agents = sorted(a for a in s.aliases if a.startswith("agent_"))
             history = await recorded_answers(s, agents)
+            history = history[-1:] if final_only else history
             verdict = ModelVerdict(by="Agent C", role="judge", says=says, claims_agreement=True)
             j = judge_answers(history, started=agents, verdicts=[verdict])
             return Outcome(
@@ -256,3 +260,23 @@ def test_the_arena_replays_old_sessions_under_the_rule(
     assert "Today's code would not have ended the session there" in out
     code, out, _ = moot(capsys, "show", JUDGED)  # the stored result still shows
     assert code == 0 and "Agent C judged consensus in round 1" in out
+
+
+def test_a_replay_that_only_adds_the_finding_is_a_changed_outcome_too(
+    capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The label stays consensus (the final answers agree); the replay's only difference is the
+    typed outcome the stored result lacks: a changed outcome of the same rule, not a mismatch."""
+    old_session(isolated, PERSUADED)
+    on_the_finding(monkeypatch, final_only=True)
+    report = api.replay(PERSUADED)
+    assert report.identical is False and report.result.status == "consensus"
+    assert report.changed == (
+        "outcome changed: the stored result (consensus) was written before moot's finding "
+        "(labels are decided from the agents' final answers); the replay adds the finding, "
+        "consensus: 3 of 3 agents' final answers agree on '408' (Agent A, Agent B and Agent C), "
+        "by moot's check"
+    )
+    code, out, _ = moot(capsys, "replay", PERSUADED)
+    assert code == 0 and "Outcome changed: the stored result (consensus)" in out
+    assert "DIFFERENT" not in out
