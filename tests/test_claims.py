@@ -210,3 +210,14 @@ def test_a_claim_without_content_words_is_inside_no_other() -> None:
     assert relation("7", "I would rather not say.") is Relation.UNSURE
     assert relation("42", "There are 42 apples.") is Relation.AGREE
     assert relation("Yes.", "Yes, because it is safe.") is Relation.AGREE
+
+
+def test_an_entity_swapped_in_the_first_sentence_contradicts() -> None:
+    assert (
+        relation(
+            "Use SQLite for the sessions.",
+            "Use PostgreSQL for the sessions; SQLite cannot take concurrent writes.",
+        )
+        is Relation.CONTRADICT
+    )
+    assert relation("Paris.", "Paris. Lyon is the second city.") is Relation.AGREE

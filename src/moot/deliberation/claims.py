@@ -64,6 +64,7 @@ ClaimKind = Literal["number", "option", "yesno", "statement"]
 # which ends a negation's reach too.
 _TOKEN = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
+_SENTENCE_ENDS = frozenset(".;!?")
 _NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?")
 _LIST_ITEM = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+", re.MULTILINE)
 _NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without".split())
@@ -127,6 +128,7 @@ class Claim:
     key: str
     words: tuple[str, ...]
     terms: tuple[str, ...]  # the content words in order, each once
+    head: tuple[str, ...]  # those of its first sentence
     content: frozenset[str]
     asserted: frozenset[str]
     denied: frozenset[str]
@@ -163,6 +165,22 @@ def _unit(word: str | None) -> str:
     if word in _FILLER or word in _NEGATIONS:
         return ""
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _terms(words: Sequence[str], kind: ClaimKind) -> tuple[str, ...]:
+    """The content words in order, each once: no filler, negation, degree word or number."""
+    return tuple(
+        dict.fromkeys(
+            w
+            for w in words
+            if w not in _FILLER
+            and w not in _NEGATIONS
+            and w not in _DEGREE
+            and not w.endswith("n't")
+            and not _NUMBER.fullmatch(w)
+            and (kind != "yesno" or w not in _YES | _NO)
+        )
+    )
 
 
 def _read(tokens: list[str]) -> tuple[dict[str, set[Fraction]], set[str], set[str]]:
@@ -230,18 +248,9 @@ def extract_claim(answer: str) -> Claim:
         kind, choice = "yesno", "yes" if words[0] in _YES else "no"
         tokens = tokens[1:]
     quantities, asserted, denied = _read(tokens)
-    terms = tuple(
-        dict.fromkeys(
-            w
-            for w in words
-            if w not in _FILLER
-            and w not in _NEGATIONS
-            and w not in _DEGREE
-            and not w.endswith("n't")
-            and not _NUMBER.fullmatch(w)
-            and (kind != "yesno" or w not in _YES | _NO)
-        )
-    )
+    terms = _terms(words, kind)
+    sentence_end = next((i for i, t in enumerate(tokens) if t in _SENTENCE_ENDS), len(tokens))
+    head = _terms([t for t in tokens[:sentence_end] if t not in _STOPS], kind)
     content = frozenset(terms)
     return Claim(
         text=" ".join(text.split())[:500],
@@ -249,6 +258,7 @@ def extract_claim(answer: str) -> Claim:
         key=norm.key if norm.kind != "text" else "text:" + " ".join(words),
         words=tuple(words),
         terms=terms,
+        head=head,
         content=content,
         asserted=frozenset(w for w in asserted if w in content or w.startswith("#")),
         denied=frozenset(w for w in denied if w in content or w.startswith("#")),
@@ -337,7 +347,9 @@ def compare(a: Claim, b: Claim) -> Comparison:
         return Comparison(Relation.AGREE, "the same answer")
     a_only, b_only = a.content - b.content, b.content - a.content
     if a.short and b.short:
-        swapped = _substitution(a, b)
+        # the same sentence with one entity swapped, in the whole claim or in its first
+        # sentence ("Use SQLite for X." / "Use Postgres for X; SQLite cannot ...")
+        swapped = _substitution(a.terms, b.terms) or _substitution(a.head, b.head)
         if swapped is not None:
             return Comparison(Relation.CONTRADICT, swapped)
         # A claim with no content words says nothing another could contain ("42" is not
@@ -355,16 +367,16 @@ def compare(a: Claim, b: Claim) -> Comparison:
     return Comparison(Relation.UNSURE, "nothing contradicts, but the wording does not confirm it")
 
 
-def _substitution(a: Claim, b: Claim) -> str | None:
-    """The words swapped when two claims say the same but for one or two words in one place
-    ("use SQLite" / "use Postgres", "Paris" / "Lyon"): another entity, another choice."""
-    ops = [op for op in _opcodes(a.terms, b.terms) if op[0] != "equal"]
+def _substitution(a: Sequence[str], b: Sequence[str]) -> str | None:
+    """The words swapped when two term sequences say the same but for one or two words in one
+    place ("use SQLite" / "use Postgres", "Paris" / "Lyon"): another entity, another choice."""
+    ops = [op for op in _opcodes(a, b) if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
         return None
     _, i1, i2, j1, j2 = ops[0]
     if i2 - i1 > _SUBSTITUTION or j2 - j1 > _SUBSTITUTION:
         return None
-    return f"{' '.join(a.terms[i1:i2])} vs {' '.join(b.terms[j1:j2])}"
+    return f"{' '.join(a[i1:i2])} vs {' '.join(b[j1:j2])}"
 
 
 def _opcodes(a: Sequence[str], b: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:

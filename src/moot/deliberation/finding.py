@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from moot.deliberation.claims import Claim, Relation, compare, extract_claim, group_claims
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, alias_label
 
-__all__ = ["Judgement", "judge_answers", "majority", "names"]
+__all__ = ["Judgement", "OutcomeFields", "judge_answers", "majority", "names"]
 
 Name = Callable[[str], str]
 
@@ -55,6 +56,15 @@ def _quote(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+class OutcomeFields(TypedDict):
+    """The typed parts of an `Outcome` that a judgement fills."""
+
+    finding: Finding
+    claims: tuple[ClaimAt, ...]
+    changes: tuple[ChangeOfMind, ...]
+    verdicts: tuple[ModelVerdict, ...]
+
+
 @dataclass(frozen=True)
 class Judgement:
     """The finding and what it rests on, ready for an `Outcome`."""
@@ -68,7 +78,7 @@ class Judgement:
     def consensus(self) -> bool:
         return self.finding.consensus
 
-    def outcome_fields(self) -> dict[str, object]:
+    def outcome_fields(self) -> OutcomeFields:
         """`Outcome(**judgement.outcome_fields(), ...)`."""
         return {
             "finding": self.finding,
