@@ -4,8 +4,8 @@ false disagreement on paraphrases under 10%).
 
 The suite's own logic (personas, what counts as a false label) is pinned on synthetic outcomes
 first, so that it stays right whatever today's protocols do; then each protocol runs the suite.
-A protocol whose change to moot's finding has not landed yet is marked xfail(strict=True) with
-the cases it still gets wrong: the lead removes the mark when it lands."""
+A protocol that still misses a target is marked xfail(strict=True) with the cases it gets wrong:
+remove the mark when it passes (strict: the test fails as soon as it does)."""
 
 from __future__ import annotations
 
@@ -203,21 +203,23 @@ def test_the_table_computes_the_targets() -> None:
 
 
 # -- every protocol against the suite ----------------------------------------------------------
-# Protocols whose move onto moot's finding has not landed, and what they still get wrong here
-# (lead: remove a mark once its protocol lands and this test passes).
+# Protocols that still miss a target, and on which cases. Every protocol's move onto moot's
+# finding has landed (arena 4dc107f, court 98386d4, tournament 4aca061, refine ac0aed5, vote
+# 0551814); the marks stay only so main stays green: remove one once its protocol passes.
 PENDING = {
-    "arena": "junk inside a solution block (a plan line, then the junk) is read as an answer: "
-    "junk-ai, junk-escape, junk-instructions, junk-bare-no, junk-majority, junk-echo, "
-    "junk-refusal, abstainers and majority-beside-junk end in consensus; option-letters ('B', "
-    "'(C)', 'The answer is D.' under one plan line) ends in persuasion",
-    "refine": "negation-majority, sycophants, majority-beside-junk, paraphrase-number-word and "
-    "paraphrase-option do not converge in 4 passes (a revision or synthesis identical to the "
-    "incumbent that a judge ranks first resets the streak)",
+    "arena": "junk after a plan line inside <solution> passes the substance check (the whole "
+    "solution is read, not its answer): junk-ai, junk-escape, junk-instructions, junk-bare-no, "
+    "junk-majority, junk-echo, junk-refusal, abstainers and majority-beside-junk end in "
+    "consensus; option-letters ('B', '(C)', 'The answer is D.' under one plan line) ends in "
+    "persuasion",
+    "refine": "paraphrase-number-word and paraphrase-option do not converge in 4 passes (a "
+    "revision or synthesis identical to the incumbent that a judge ranks first resets the "
+    "streak): 2 of 8 paraphrases",
     "vote": "abstainers: two identical abstentions ('I abstain: I will not answer this "
     "question.') are a consensus (deliberation/substance does not read it as a refusal)",
-    "tournament": "landed; abstainers: two identical abstentions are a consensus; "
-    "paraphrase-option: 'B' to 'Which option is right: A, B, C or D?' is invalid as repeating "
-    "the instructions (deliberation/substance), 1 of 8 paraphrases = 12%",
+    "tournament": "abstainers: two identical abstentions are a consensus; paraphrase-option: "
+    "'B' to 'Which option is right: A, B, C or D?' is invalid as repeating the instructions "
+    "(deliberation/substance): 1 of 8 paraphrases",
 }
 
 
