@@ -87,7 +87,7 @@ def two_rounds(judge_says_consensus: bool) -> Callable[[Plan], Any]:
                 rounds=1,
                 trust=" ".join(j.sentences()),
                 positions={a: t for a, t in history[-1].items() if t},
-                **j.outcome_fields(),  # type: ignore[arg-type]
+                **j.outcome_fields(),
             )
 
         return run

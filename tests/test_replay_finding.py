@@ -28,6 +28,7 @@ from moot.plan import Plan
 from moot.result import Result
 from moot.types import Message, ModelVerdict, Outcome, Step
 from tests.test_cli import moot
+from tests.test_migrate import make_v0
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
 JUDGED = "20261126-093435-e1585e"
@@ -82,7 +83,7 @@ def on_the_finding(
                 final_answer=j.finding.claim or "",
                 rounds=1,
                 positions={a: t for a, t in history[-1].items() if t},
-                **j.outcome_fields(),  # type: ignore[arg-type]
+                **j.outcome_fields(),
             )
 
         return judged
@@ -280,3 +281,19 @@ def test_a_replay_that_only_adds_the_finding_is_a_changed_outcome_too(
     code, out, _ = moot(capsys, "replay", PERSUADED)
     assert code == 0 and "Outcome changed: the stored result (consensus)" in out
     assert "DIFFERENT" not in out
+
+
+def test_migrating_a_format_0_session_from_before_the_finding_names_the_rule(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    """An older folder still: migrated, its replay under today's arena differs from its stored
+    result only as the rule explains, so the migration succeeds and says so."""
+    folder = old_session(isolated, PERSUADED)
+    make_v0(folder)
+    code, out, _ = moot(capsys, "migrate", PERSUADED)
+    assert code == 0, out
+    assert "format version 0 -> 1" in out
+    assert "Outcome changed: the stored result was labelled consensus" in out
+    assert "it is persuasion: converged by persuasion" in out and "NOT" not in out
+    code, out, _ = moot(capsys, "show", PERSUADED)
+    assert code == 0 and "Agent C judged consensus in round 1" in out

@@ -53,6 +53,9 @@ class Migration:
     backup: Path | None  # None: nothing to do
     events: int
     replay_identical: bool | None
+    # The replay differs only as the rule that labels are moot's finding explains (api.replay's
+    # ReplayReport.changed): what it says, else None.
+    replay_changed: str | None = None
 
 
 def _read_unchained(path: Path) -> list[Event]:
@@ -177,4 +180,6 @@ def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: P
     state = StateWriter(folder, meta)
     state.absorb(journal.events)
     state.set_status(report.result.status, report.result.stop_message)
-    return Migration(folder.id, version, FORMAT_VERSION, backup, len(events), report.identical)
+    return Migration(
+        folder.id, version, FORMAT_VERSION, backup, len(events), report.identical, report.changed
+    )
