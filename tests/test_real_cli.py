@@ -7,7 +7,7 @@ first asks the CLI to write a file into the user's repository, then answers with
 that read and edit calc.py; the test checks that the write outside was refused, that the edit
 landed in the agent's worktree, that moot collected it as that agent's change, that `--verify`
 ran on it, that the user's dirty repository is byte for byte unchanged, and that the same CLI
-answers a text task with moot's read-only arguments.
+answers a text task with moot's read-only arguments, refusing the write the fake asks for there.
 
 A CLI that is not installed is skipped with the reason, except under CI (env CI set), where
 every npm CLI must run. cursor-agent is in no package registry: it is started only when found
@@ -119,6 +119,7 @@ def test_the_real_cli_edits_its_worktree_and_moot_verifies_the_change(
     # a text task: moot's read-only arguments are accepted and the answer comes back
     text = report["text_answer"]
     assert text["failure"] is None and text["text"] == ANSWER, text
+    assert text["left"] == [], text  # read-only: the write the fake asked for was refused
 
 
 def test_cursor_agent_accepts_moots_arguments() -> None:

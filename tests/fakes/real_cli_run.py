@@ -7,7 +7,8 @@ It brings up the namespace's loopback (nothing else is reachable), serves the fa
 (which first asks the CLI to write a file into REPO, outside its worktree), points the CLI at
 it through the CLI's own settings with its telemetry and update checks off,
 runs `moot`'s pick protocol (`--pick none`, one verify command) on REPO with the agent
-`cli:TOOL`, then asks the same agent one question outside any worktree (a text task). What
+`cli:TOOL`, then asks the same agent one question outside any worktree (a text task, in a
+folder of its own where the fake asks it to write a file: read-only, it must refuse). What
 happened is written as JSON to OUT; the fake's request log to WORK/api.jsonl.
 """
 
@@ -103,22 +104,25 @@ def agent(tool: str, url: str, home: Path) -> tuple[dict[str, Any], dict[str, st
     return spec, env
 
 
-def text_task(spec: dict[str, Any]) -> dict[str, Any]:
-    """One question outside any worktree: the CLI's read-only arguments, in a temporary
-    folder; returns the answer and the command line it ran."""
+def text_task(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """One question outside any worktree, run in `folder` (options.cwd) with the CLI's
+    read-only arguments; returns the answer, the command line it ran and what `folder` holds
+    afterwards (the fake asked the CLI to write a file there)."""
     import asyncio
 
     from moot.config import AgentConfig
     from moot.models.base import create_model
     from moot.types import Message, Request
 
-    agent = AgentConfig.model_validate(spec)
+    options = {**spec["options"], "cwd": str(folder)}
+    agent = AgentConfig.model_validate({**spec, "options": options})
     model = create_model(agent.model, agent.settings())
     request = Request(messages=(Message(role="user", content="What is 6 x 7?"),), timeout=60)
     completion = asyncio.run(model.complete(request))
     failure = completion.failure.message if completion.failure else None
     line = model.command_line(code=False)  # type: ignore[attr-defined]
-    return {"text": completion.text, "failure": failure, "command": line}
+    left = sorted(p.name for p in folder.iterdir())
+    return {"text": completion.text, "failure": failure, "command": line, "left": left}
 
 
 def main() -> int:
@@ -129,7 +133,10 @@ def main() -> int:
     loopback_up()
     report: dict[str, Any] = {}
     escape = str(Path(repo) / "escaped-by-agent.txt")  # in the user's repository
-    with serving(work_dir / "api.jsonl", escape) as server:
+    text_folder = work_dir / "text-task"
+    text_folder.mkdir()
+    text_write = str(text_folder / "written-in-a-text-task.txt")
+    with serving(work_dir / "api.jsonl", escape, text_write) as server:
         spec, env = agent(tool, server.url, home)
         os.environ.update(QUIET, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), **env)
         os.environ["PATH"] = f"{Path(executable).parent}{os.pathsep}{os.environ['PATH']}"
@@ -160,7 +167,7 @@ def main() -> int:
                 "worktree_calc": calc.read_text() if calc.exists() else None,
                 "events": (folder / "events.jsonl").read_text()[-20000:],
             }
-            report["text_answer"] = text_task(spec)
+            report["text_answer"] = text_task(spec, text_folder)
         except Exception:
             report = {"error": traceback.format_exc()}
     Path(out).write_text(json.dumps(report))

@@ -7,8 +7,10 @@ that file (outside the worktree: the CLI must refuse), then read calc.py (where 
 a file read before it is edited), change `a - b` into `a + b` with the CLI's own edit tool,
 then say it is done. Which step comes next is read from the conversation (how many tool
 results it holds), so the fake keeps no state between requests. The worktree's path is read
-from the request (the CLIs tell their model where they work); a request that names no
-worktree (a text task) gets ANSWER at once. Every request is logged as one JSON line to `log`.
+from the request (the CLIs tell their model where they work). A request that names no
+worktree is a text task: given a `text_write` path (in the folder the CLI runs in), the fake
+first tries to write that file (the CLI, read-only there, must refuse), then answers ANSWER.
+Every request is logged as one JSON line to `log`.
 """
 
 from __future__ import annotations
@@ -128,7 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
         tree = _tree(body)
         block: dict[str, Any]
         step = results - self.server.escapes
-        if tree is None:
+        if tree is None and "Write" in tools and self.server.text_write and results == 0:
+            block = {"type": "tool_use", "id": "toolu_write", "name": "Write"}
+            block["input"] = {"file_path": self.server.text_write, "content": "written\n"}
+        elif tree is None:
             block = {"type": "text", "text": ANSWER}
         elif "Write" in tools and step < 0:
             block = {"type": "tool_use", "id": "toolu_escape", "name": "Write"}
@@ -201,7 +206,9 @@ class _Handler(BaseHTTPRequestHandler):
         tree = _tree(body)
         item: dict[str, Any] = {}
         step = results - self.server.escapes
-        if tree is not None and step < 0:
+        if tree is None and self.server.text_write and results == 0:
+            item = _patch_call(names, _add_patch(self.server.text_write))
+        elif tree is not None and step < 0:
             item = _patch_call(names, _add_patch(self.server.escape))
         elif tree is not None and step == 0:
             item = _patch_call(names, PATCH)
@@ -256,7 +263,11 @@ class _Handler(BaseHTTPRequestHandler):
         call: dict[str, Any] | None = None
         step = results - self.server.escapes
         system = str((body.get("messages") or [{}])[0].get("content"))
-        if tree is None or "memory extraction" in system:  # qwen's background memory agent
+        if "memory extraction" in system:  # qwen's background memory agent: not ours
+            pass
+        elif tree is None and self.server.text_write and results == 0:
+            call = _write_call(tools, self.server.text_write) or None
+        elif tree is None:
             pass
         elif "write_file" in tools and step < 0:
             args = {"file_path": self.server.escape, "content": "escaped\n"}
@@ -341,6 +352,11 @@ class _Handler(BaseHTTPRequestHandler):
         if wants_json:  # the CLI's own side questions (routing, who speaks next)
             side = {"reasoning": "simple", "model_choice": "flash", "next_speaker": "user"}
             part = {"text": json.dumps(side)}
+        elif tree is None and self.server.text_write and results == 0:
+            found = _write_call(tools, self.server.text_write)
+            part = {"text": ANSWER}
+            if found:
+                part = {"functionCall": {"name": found["name"], "args": found["arguments"]}}
         elif tree is None:
             part = {"text": ANSWER}
         elif "write_file" in tools and step < 0:
@@ -371,6 +387,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(answer)
 
 
+def _write_call(tools: set[str], path: str) -> dict[str, Any]:
+    """gemini's and qwen's call that creates `path`, with whichever tool is offered."""
+    if "write_file" in tools:
+        return {"name": "write_file", "arguments": {"file_path": path, "content": "written\n"}}
+    if "edit" in tools:  # an empty old_string creates the file
+        args = {"file_path": path, "old_string": "", "new_string": "written\n"}
+        return {"name": "edit", "arguments": args}
+    return {}
+
+
 def _add_patch(path: str) -> str:
     return f"*** Begin Patch\n*** Add File: {path}\n+escaped\n*** End Patch\n"
 
@@ -397,12 +423,13 @@ def _patch_call(tools: dict[str, dict[str, Any]], patch: str) -> dict[str, Any]:
 class VendorServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, log: Path, escape: str = "") -> None:
+    def __init__(self, log: Path, escape: str = "", text_write: str = "") -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.log = log
         self.lock = threading.Lock()
         self.escape = escape  # first try to write this file, outside the worktree
         self.escapes = 1 if escape else 0
+        self.text_write = text_write  # in a text task, first try to write this file
 
     @property
     def url(self) -> str:
@@ -415,8 +442,8 @@ class VendorServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def serving(log: Path, escape: str = "") -> Iterator[VendorServer]:
-    server = VendorServer(log, escape)
+def serving(log: Path, escape: str = "", text_write: str = "") -> Iterator[VendorServer]:
+    server = VendorServer(log, escape, text_write)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server
