@@ -5,7 +5,9 @@
 
 Every object carries every one of those keys (null where it does not apply), plus `step` and
 `phase`, and event-specific extras in camelCase. A new round is announced by a `round_start`
-object derived from the step ids."""
+object derived from the step ids. The last object of a run is its `outcome` (`Face.outcome`):
+the status and moot's finding, with each agent's claims, the changes of mind and the model
+verdicts weighed, as in result.json."""
 
 from __future__ import annotations
 
