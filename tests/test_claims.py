@@ -221,3 +221,12 @@ def test_an_entity_swapped_in_the_first_sentence_contradicts() -> None:
         is Relation.CONTRADICT
     )
     assert relation("Paris.", "Paris. Lyon is the second city.") is Relation.AGREE
+
+
+def test_times_are_compared_in_seconds_and_fractions_as_values() -> None:
+    assert relation("2 minutes", "120 seconds") is Relation.AGREE
+    assert relation("2 days", "48 hours") is Relation.AGREE
+    assert relation("30 seconds", "30 minutes") is Relation.CONTRADICT
+    assert relation("0.5", "1/2") is Relation.AGREE
+    assert relation("The answer is 3/4.", "0.75") is Relation.AGREE
+    assert relation("1/3", "0.75") is Relation.CONTRADICT

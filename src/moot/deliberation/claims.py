@@ -62,10 +62,10 @@ ClaimKind = Literal["number", "option", "yesno", "statement"]
 
 # Words, numbers (with a sign, separators, a percent) and the punctuation that ends a clause,
 # which ends a negation's reach too.
-_TOKEN = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
+_TOKEN = re.compile(r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
 _SENTENCE_ENDS = frozenset(".;!?")
-_NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?")
+_NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?")
 _LIST_ITEM = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+", re.MULTILINE)
 _NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without".split())
 # Words too common to carry an answer's content ("it's Paris" says Paris).
@@ -92,6 +92,15 @@ _NUMBER_WORDS = {
     for i, w in enumerate(
         "zero one two three four five six seven eight nine ten eleven twelve".split()
     )
+}
+# Units of time are compared in seconds: "2 minutes" is "120 seconds".
+_SECONDS = {
+    "millisecond": Fraction(1, 1000),
+    "second": Fraction(1),
+    "minute": Fraction(60),
+    "hour": Fraction(3600),
+    "day": Fraction(86400),
+    "week": Fraction(604800),
 }
 # Words a negation reaches past to the word it denies: "not at all safe", "isn't really safe".
 _DEGREE = frozenset(
@@ -150,7 +159,7 @@ def _fold(text: str) -> str:
 
 def _number(token: str) -> Fraction | None:
     digits = token.rstrip("%").replace(",", "")
-    if digits.count(".") > 1 or len(digits) > 40:
+    if digits.count(".") > 1 or len(digits) > 40 or digits.endswith("/0"):
         return None
     try:
         return Fraction(digits)
@@ -207,6 +216,8 @@ def _read(tokens: list[str]) -> tuple[dict[str, set[Fraction]], set[str], set[st
                     i += 1
                     after = tokens[i + 1] if i + 1 < len(tokens) else None
                 unit = "percent" if word.endswith("%") else _unit(after)
+                if unit in _SECONDS:
+                    value, unit = value * _SECONDS[unit], "second"
                 # "not 4" denies the number; it claims no quantity
                 (denied if negated else asserted).add(f"#{value}")
                 if not negated:
