@@ -34,7 +34,7 @@ __all__ = ["git_env", "repo"]  # fixtures used here, defined with the code-task 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL_BIN = ROOT / ".ci" / "node" / "node_modules" / ".bin"
 RUNNER = ROOT / "tests" / "fakes" / "real_cli_run.py"
-TIMEOUT = 120  # seconds for one CLI's code task and text task; each takes a few
+TIMEOUT = 240  # seconds for one CLI's code task and text task (each call: 90 at most)
 
 
 def _executable(name: str) -> str:

@@ -100,7 +100,7 @@ def agent(tool: str, url: str, home: Path) -> tuple[dict[str, Any], dict[str, st
         settings["memory"] = {"enableManagedAutoMemory": False, "enableManagedAutoDream": False}
         (home / ".qwen").mkdir(parents=True, exist_ok=True)
         (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
-    spec = {"model": f"cli:{tool}#{model}", "timeout": 60, "options": {"extra_args": extra}}
+    spec = {"model": f"cli:{tool}#{model}", "timeout": 90, "options": {"extra_args": extra}}
     return spec, env
 
 
@@ -117,7 +117,7 @@ def text_task(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
     options = {**spec["options"], "cwd": str(folder)}
     agent = AgentConfig.model_validate({**spec, "options": options})
     model = create_model(agent.model, agent.settings())
-    request = Request(messages=(Message(role="user", content="What is 6 x 7?"),), timeout=60)
+    request = Request(messages=(Message(role="user", content="What is 6 x 7?"),), timeout=90)
     completion = asyncio.run(model.complete(request))
     failure = completion.failure.message if completion.failure else None
     line = model.command_line(code=False)  # type: ignore[attr-defined]
@@ -150,6 +150,7 @@ def main() -> int:
                 "seed": 3,
                 "code": {"repo": repo, "verify_commands": [VERIFY]},
                 "pick": {"by": "none"},
+                "engine": {"attempts": 1},  # a CLI that fails is not started again
             }
         )
         try:
