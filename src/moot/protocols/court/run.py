@@ -419,7 +419,7 @@ def _outcome(s: Session, c: Court, verdict: Verdict, how: str, j: Judgement) -> 
             "phase": c.phases.current,
             "court": build_output(s, c, verdict),
         },
-        **j.outcome_fields(),  # type: ignore[arg-type]
+        **j.outcome_fields(),
     )
 
 

@@ -344,7 +344,7 @@ def _outcome(
         ),
         positions=positions,
         details={"rounds": [record], "samples": samples},
-        **judgement.outcome_fields(),  # type: ignore[arg-type]
+        **judgement.outcome_fields(),
     )
 
 
