@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from moot.deliberation import substance
 from moot.deliberation.anonymize import quote
 from moot.deliberation.parsing import parse_solution
 from moot.deliberation.substance import NotSubstantive, Reason, check_substance
@@ -15,6 +16,14 @@ from moot.protocols.court import prompts as court
 
 FRANCE = "What is the capital of France?"
 STORE = "Should a small team use Postgres or SQLite for a session store?"
+
+
+@pytest.fixture(autouse=True)
+def _prompts_read_afresh() -> None:
+    """check_substance reads each set of prompts once and keeps the reading: every test starts
+    without it, so none passes on a reading another test made (benchmarks/mutation.py forks
+    its mutants from a process that ran every test once)."""
+    substance._instructions.cache_clear()
 
 
 def _arena_solve(task: str) -> list[str]:
@@ -392,3 +401,206 @@ def test_hostile_replies_for_the_new_rules_are_judged_quickly() -> None:
     started = time.perf_counter()
     assert check_substance("No.", prompts, task=long_question) is None
     assert time.perf_counter() - started < 5
+
+
+# -- the rules' edges, each pinned where a changed rule would change a verdict ------------------
+# (benchmarks/mutation.py runs mutmut over this module with this file; these tests are what
+# tells its mutants from the rules)
+
+SYSTEM_COPY = "You are one of 3 independent experts working on the same task. Each expert"
+
+
+@pytest.mark.parametrize(
+    ("reply", "prompts", "task", "detail"),
+    [
+        ("", [], None, "it is empty"),
+        ("<solution>\n</solution>", [], None, "it holds only protocol markup"),
+        ("!" * 60, [], None, f"it holds no words ('{'!' * 60}')"),
+        ("!" * 61, [], None, f"it holds no words ('{'!' * 60}...')"),
+        ("\x00\x01", [], None, "it holds only control or escape codes ('??')"),
+        ("{{...}}", [], None, "it is a placeholder ('{{...}}')"),
+        ("{{answer}}", [], None, "it only repeats the prompt's template ('{{answer}}')"),
+        ("SOLUTION}", [], FRANCE, "it is a fragment of a template ('SOLUTION}')"),
+        ("it is", [], None, "it says nothing of substance ('it is')"),
+        ("I'm sorry, it is", [], None, 'it refuses to answer ("I\'m sorry,")'),
+        ("I can’t help with that.", [], None, "it refuses to answer ('I can’t help with that.')"),
+        # folding changed the length: the sample is the folded text
+        (
+            "I can't help with the ﬁle.",
+            [],
+            None,
+            'it refuses to answer ("i can\'t help with the file.")',
+        ),
+        (
+            ", no more than 40 words.",
+            [],
+            None,
+            "it is a piece of an instruction, not an answer ('no more than 40 words.')",
+        ),
+        ("x y z " * 7, [], None, "it repeats the same few words ('x y z x y z x y ...')"),
+    ],
+)
+def test_the_detail_names_what_is_wrong(
+    reply: str, prompts: list[str], task: str | None, detail: str
+) -> None:
+    assert str(_invalid(reply, prompts, task)) == detail
+
+
+def test_the_detail_of_instructions_and_talk_in_full() -> None:
+    fragment = _invalid("Solution.", _arena_solve(FRANCE), FRANCE)
+    assert str(fragment) == "it only repeats words of the instructions ('Solution.')"
+    meta = _invalid("Here is my answer:", [], None)
+    assert str(meta) == (
+        "it talks about the debate, the instructions or being an AI instead of answering "
+        "('Here is my answer:')"
+    )
+    bare = _invalid("No.", [], TWO)
+    assert str(bare) == "it is a bare 'no' to a question that is not a yes/no question ('No.')"
+
+
+def test_a_curly_apostrophe_is_read_as_one() -> None:
+    assert _invalid("I can’t help with that.", [], FRANCE).reason is Reason.REFUSAL
+    assert _invalid("As an AI, I won’t answer.", [], FRANCE).reason is Reason.REFUSAL
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        # twenty words, three of them: a loop; nineteen, or four different, are not
+        ("x y z " * 6 + "x y", Reason.REPETITION),
+        ("x y z " * 6 + "x", None),
+        ("w x y z " * 5, None),
+    ],
+)
+def test_repetition_starts_at_twenty_words_of_three(reply: str, reason: Reason | None) -> None:
+    problem = check_substance(reply, [], task=None)
+    assert (problem and problem.reason) == reason
+
+
+def test_the_reason_that_masks_most_names_the_reply_ties_the_first() -> None:
+    # eight characters of template and eight of escape codes: the first one named
+    assert _invalid("[your x] \x1b[2K\x1b[2K", [], None).reason is Reason.TEMPLATE
+    assert _invalid("\x1b[2K [your x] \x1b[2K", [], None).reason is Reason.CONTROL
+    # a refusal wins a tie
+    assert _invalid("[your x] I refuse.", [], None).reason is Reason.REFUSAL
+    # more characters win
+    assert _invalid("[your answer] \x1b[2K", [], None).reason is Reason.TEMPLATE
+
+
+@pytest.mark.parametrize(
+    ("reply", "task", "valid"),
+    [
+        # a stray word after a copy: an answer while the copy is under ten times as long
+        (SYSTEM_COPY.split(" of 3")[0] + " of 3 independent experts working on. Okay.", None, True),
+        (SYSTEM_COPY.split(" the same")[0] + " the. Okay.", None, False),
+        # three words of its own after a long copy are still a stray remark; four are not
+        (_arena_solve(FRANCE)[0] + " Paris Lyon Nice.", FRANCE, False),
+        (_arena_solve(FRANCE)[0] + " Paris Lyon Nice Lille.", FRANCE, True),
+        # three words copied whole, nothing else
+        ("the key decisions", None, False),
+        ("Plan changes solution.", FRANCE, False),
+    ],
+)
+def test_a_copy_with_a_few_words_of_its_own(reply: str, task: str | None, valid: bool) -> None:
+    problem = check_substance(reply, _arena_solve(FRANCE), task=task)
+    assert (problem is None) == valid, problem
+    if problem is not None:
+        assert problem.reason is Reason.ECHO
+
+
+@pytest.mark.parametrize(
+    ("reply", "valid"),
+    [
+        # a mask covers what it matched, not the answer before or after it
+        ("Paris. <your answer here>", True),
+        ("<your answer here> Paris", True),
+        ("Paris\n## PLAN", True),
+        ("Paris. I can't help with more.", True),
+        ("## Paris", True),
+        ("## PLAN\n## CHANGES", False),
+        # a label whose value is empty is template, whatever the label
+        ("Answer: , it is.", False),
+        ("Confidence: { confidence }", False),
+        ("Solution: it is.", False),
+        # braces doubled on one side only
+        ("{{name} Paris}", False),
+        ("{Paris {x}}", False),
+    ],
+)
+@pytest.mark.parametrize("task", [FRANCE, None])
+def test_masks_cover_what_they_matched(reply: str, valid: bool, task: str | None) -> None:
+    problem = check_substance(reply, _arena_solve(FRANCE), task=task)
+    assert (problem is None) == valid, problem
+    if problem is not None:
+        assert problem.reason is Reason.TEMPLATE
+
+
+def test_a_stray_brace_beside_a_real_answer_is_no_template() -> None:
+    assert check_substance("Use SQLite: one file, no server to run :-}", [], task=None) is None
+
+
+def test_a_placeholder_after_the_task_is_template() -> None:
+    reply = f"{FRANCE} [{'.' * 100}]"
+    assert _invalid(reply, _arena_solve(FRANCE), FRANCE).reason is Reason.TEMPLATE
+
+
+def test_a_single_prompt_text_is_read_whole() -> None:
+    prompt = _arena_solve(FRANCE)[1]
+    problem = check_substance(prompt, prompt, task=FRANCE)
+    assert problem is not None and problem.reason is Reason.ECHO
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        ("Should the abstract be counted in words or characters?", "At most 200 words."),
+        ("What counts as a word?", "No more than 3 words."),
+        ("How are sentences counted?", "At most one sentence."),
+    ],
+)
+def test_a_limit_in_the_tasks_own_unit_is_an_answer(task: str, reply: str) -> None:
+    assert check_substance(reply, _arena_solve(task), task=task) is None
+
+
+@pytest.mark.parametrize(
+    ("task", "reply", "valid"),
+    [
+        ("What do we know? Is it safe to deploy?", "No.", True),
+        ("Is it safe to deploy on Friday? Answer briefly.", "No.", True),
+        ("Well,, should we deploy?", "No.", True),
+        ("We have a migration ready.\nIs it safe to run it on Friday\n", "No.", True),
+        ("Explain the risks, then say whether", "No.", True),
+        ("Is it safe to deploy? What would you change?", "No.", False),
+        ("?", "No.", False),
+    ],
+)
+def test_the_question_is_the_last_one_asked(task: str, reply: str, valid: bool) -> None:
+    problem = check_substance(reply, [], task=task)
+    assert (problem is None) == valid, problem
+
+
+def test_a_reply_is_scanned_at_its_head_and_its_tail() -> None:
+    # the head and the tail together, when that is all of it: "No" is read whole
+    whole = " " * 15_999 + "No" + " " * 3_999
+    assert len(whole) == substance.REPLY_HEAD + substance.REPLY_TAIL
+    assert _invalid(whole, [], TWO).reason is Reason.BARE_YES_NO
+    # longer: the middle is left out, and nothing is added where it was
+    cut = " " * 30_000 + "No"
+    assert _invalid(cut, [], TWO).reason is Reason.BARE_YES_NO
+    assert _invalid("Yes" + " " * 30_000 + "No", [], TWO).reason is Reason.BARE_YES_NO
+    assert check_substance("Paris" + " " * 10_000 + "x" * 30_000 + " Lyon", [], task=None) is None
+
+
+@pytest.mark.parametrize("position", ["start", "second", "cut"])
+def test_quoted_material_anywhere_in_a_prompt_is_not_instructions(position: str) -> None:
+    solution = "Use SQLite in WAL mode."
+    other = "Use Postgres with a pool of ten connections and nightly backups."
+    first = quote("Agent B", other, nonce="0c218a4f73d5", limit=4000)
+    second = quote("Agent C", solution, nonce="9d3e1f0a6b27", limit=4000)
+    prompt = {
+        "start": quote("Agent C", solution, nonce="9d3e1f0a6b27", limit=4000) + "\nRevise.",
+        "second": f"Revise your solution.\n{first}\n{second}\nKeep what is right.",
+        "cut": f"Revise your solution.\n{second}\nKeep what is right.",
+    }[position]
+    assert check_substance(solution, [prompt], task=STORE) is None
+    assert check_substance(other, [prompt], task=STORE) is None
