@@ -535,6 +535,24 @@ def test_masks_cover_what_they_matched(reply: str, valid: bool, task: str | None
         assert problem.reason is Reason.TEMPLATE
 
 
+def test_a_label_the_prompt_spells_without_hyphens_is_template() -> None:
+    # the court's format asks for "newPositionText"
+    problem = _invalid("New-Position-Text: it is.", _court_propose(STORE), STORE)
+    assert problem.reason is Reason.TEMPLATE
+
+
+def test_each_limit_is_judged_on_its_own() -> None:
+    # the first limit is in the task's unit (and restates it), the second is an instruction
+    task = "Should the summary be counted in words?"
+    reply = "Counted in words, no more than 3 sentences."
+    assert _invalid(reply, [], task).reason in (Reason.INSTRUCTION, Reason.ECHO)
+
+
+def test_only_filler_words_say_nothing() -> None:
+    problem = _invalid("it is", [], None)
+    assert problem.reason is Reason.ECHO and "nothing of substance" in str(problem)
+
+
 def test_a_stray_brace_beside_a_real_answer_is_no_template() -> None:
     assert check_substance("Use SQLite: one file, no server to run :-}", [], task=None) is None
 
@@ -598,9 +616,10 @@ def test_quoted_material_anywhere_in_a_prompt_is_not_instructions(position: str)
     first = quote("Agent B", other, nonce="0c218a4f73d5", limit=4000)
     second = quote("Agent C", solution, nonce="9d3e1f0a6b27", limit=4000)
     prompt = {
-        "start": quote("Agent C", solution, nonce="9d3e1f0a6b27", limit=4000) + "\nRevise.",
+        "start": f"{second}\nRevise.",
         "second": f"Revise your solution.\n{first}\n{second}\nKeep what is right.",
-        "cut": f"Revise your solution.\n{second}\nKeep what is right.",
+        # a prompt capped inside the second quote: what follows its opener is quoted too
+        "cut": f"Revise your solution.\n{first}\n{second}".split('</quoted id="9d3e')[0],
     }[position]
     assert check_substance(solution, [prompt], task=STORE) is None
     assert check_substance(other, [prompt], task=STORE) is None

@@ -223,7 +223,8 @@ def _drop_quoted(prompt: str) -> str:
         # the closer names the opener's nonce, which occurs once, after it: where the search
         # starts and which way it goes cannot matter (equivalent mutants)
         end = prompt.find(closing, opening.end())  # pragma: no mutate
-        pos = opening.end() if end == -1 else end + len(closing)
+        # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
+        pos = len(prompt) if end == -1 else end + len(closing)
     out.append(prompt[pos:])
     return "\n".join(out)
 
