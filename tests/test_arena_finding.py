@@ -254,10 +254,11 @@ def test_solve_and_revise_prompts_ask_for_a_final_answer_line() -> None:
     start("How many boxes are there?", debate.config(arena={"max_rounds": 1}))
     for phase in ("/solve/", "/revise/"):
         asked = [r.prompt for r in debate.requests if phase in r.meta["step"]]
-        assert asked and all('"Final answer: "' in p for p in asked), phase
+        assert asked and all("\nFinal answer: your answer" in p for p in asked), phase
     evaluate = [r.prompt for r in debate.requests if "/evaluate/" in r.meta["step"]]
     assert evaluate and all("ANSWERS THE QUESTION: no" in p for p in evaluate)
-    assert '"Final answer: "' in prompts.FORMAT and '"Final answer: "' in prompts.REVISED_FORMAT
+    assert "Final answer: your answer in a few words.\n</solution>" in prompts.FORMAT
+    assert "Final answer: your answer now, in a few words.\n</solution>" in prompts.REVISED_FORMAT
 
 
 # -- peers mark answers that do not answer the question ----------------------------------------
@@ -327,3 +328,18 @@ def test_the_finding_is_derived_again_on_replay_without_new_calls() -> None:
     assert sum(debate.steps.values()) == asked
     kinds = [e["kind"] for e in events(run.folder)]
     assert kinds[-1] == "finished"
+
+
+def test_the_answer_line_copied_from_the_format_is_no_claim() -> None:
+    """Three solutions that end with the format's own line "Final answer: your answer in a few
+    words." do not agree on it: their claims are read from what they actually say."""
+    echo = "Final answer: your answer in a few words."
+    texts = {"agent_a": "Use a queue.", "agent_b": "Use a cron job.", "agent_c": "Use systemd."}
+    debate = Debate(
+        answer=lambda alias, step: said(echo.removeprefix("Final answer: "), work=texts[alias]),
+        verdicts=[verdict("CONTINUE", 3)],
+    )
+    run = start("How should we run the nightly export?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2 and run.result.rounds == 1
+    first = {c.agent: c.claim for c in run.result.claims if c.round == 0}
+    assert all(echo not in claim and "your answer" not in claim for claim in first.values())

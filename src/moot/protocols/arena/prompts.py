@@ -17,8 +17,7 @@ Write your answer in exactly these two sections:
 <solution>
 ## PLAN - the key decisions, numbered, each with its reason.
 ## CHANGES - the answer itself: a unified diff, code, or a precise description.
-The last line of the solution: "Final answer: " then your answer in one line (a number with
-its unit, a name, a choice, or one short sentence).
+Final answer: your answer in a few words.
 </solution>
 
 <analysis>
@@ -31,7 +30,7 @@ Use the same two sections as before:
 
 <solution>
 ## PLAN and ## CHANGES, revised.
-The last line of the solution: "Final answer: " then your answer now, in one line.
+Final answer: your answer now, in a few words.
 </solution>
 
 <analysis>

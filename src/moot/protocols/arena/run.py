@@ -400,8 +400,16 @@ def _answers(s: Session, st: _State) -> dict[str, str | None]:
         elif work is not None and work.change is not None and work.change.patch.strip():
             answers[alias] = work.change.patch
         else:
-            answers[alias] = st.solutions[alias]
+            answers[alias] = _ECHOED_ANSWER_LINE.sub("", st.solutions[alias])
     return answers
+
+
+# The format's answer line copied as it stands: it says nothing, so the claim is read from the
+# rest of the solution (three copies of it must not agree with each other).
+_ECHOED_ANSWER_LINE = re.compile(
+    r"^[ \t]*final answer:[ \t]*your answer(?: now)?,? in a few words\.?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _judge(s: Session, st: _State, verdicts: Sequence[ModelVerdict]) -> finding.Judgement:
@@ -512,7 +520,7 @@ def _outcome(
         disagreements=() if consensus else (_disagreements(st) or (found.reason,)),
         positions={a: st.solutions[a] for a in active},
         details=details,
-        **judgement.outcome_fields(),  # type: ignore[arg-type]
+        **judgement.outcome_fields(),
     )
 
 
@@ -534,14 +542,19 @@ def _agreed(s: Session, st: _State, r: int) -> Outcome | None:
     found = judgement.finding
     if not found.consensus or set(found.agreed) != set(active):
         return None
-    keys = {claims.extract_claim(text).key for text in _answers(s, st).values() if text}
-    method: Literal["exact", "similar"] = "exact" if len(keys) == 1 else "similar"
     when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
     how = f"the {len(active)} remaining agents gave the same answer {when}"
     if found.label == "persuasion":
         how = f"{how}; {found.reason}"
     judgement = replace(judgement, verdicts=tuple(st.verdicts))
-    return _outcome(s, st, judgement, how, None, None, r, trust.MatchingAnswers(method))
+    return _outcome(s, st, judgement, how, None, None, r, _matching(s, st, found.agreed))
+
+
+def _matching(s: Session, st: _State, agreed: Sequence[str]) -> trust.MatchingAnswers:
+    """How the agreed answers match: word for word (one normalised claim), or not quite."""
+    answers = _answers(s, st)
+    keys = {claims.extract_claim(answers[a] or "").key for a in agreed}
+    return trust.MatchingAnswers("exact" if len(keys) == 1 else "similar")
 
 
 def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
@@ -637,6 +650,8 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     score = st.rounds[-1]["convergence_score"] if st.rounds else None
     after = f"after {plural(rounds, 'round')}"
     said = f"last score {score if score is not None else 'none (no valid verdict)'}"
+    if last is not None and not last.valid and score is not None:
+        said += ", from an invalid verdict"
     if found.consensus:
         how = f"{found.reason}, {after} ({said})"
     else:
@@ -646,7 +661,7 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     if found.consensus and found.confirmed_by and verdict and judge:
         evidence = trust.JudgeScore(_label(judge), verdict.score)
     elif found.consensus:
-        evidence = trust.MatchingAnswers("similar")
+        evidence = _matching(s, st, found.agreed)
     elif verdict and judge and weighed:
         evidence = trust.JudgeScore(_label(judge), verdict.score)
     return _outcome(s, st, judgement, how, verdict, judge, rounds, evidence)
