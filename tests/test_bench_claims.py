@@ -218,16 +218,43 @@ def test_a_yes_vote_stands_for_the_candidate_position() -> None:
     text = "The answer is 14."
     pid = position_id(text)
     yes = json.dumps({"vote": "yes", "targetPositionId": pid, "confidence": 0.7})
-    assert position_of(yes, positions={pid: text}) == text
+    assert position_of(yes, positions={pid: text}, protocol="court") == text
     prompt = (
         f'has the id "{pid}":\n\n<quoted from="candidate position {pid}" id="n1">\n{text}\n'
         '</quoted id="n1">\n'
     )
-    assert position_of(yes, prompt) == text
+    assert position_of(yes, prompt, protocol="court") == text
     no = json.dumps({"vote": "no", "newPositionText": "It is 15.", "confidence": 0.9})
-    assert position_of(no) == "It is 15."
-    assert position_of(json.dumps({"vote": "abstain", "confidence": 1.0})) == ""
-    assert answer_of(position_of(yes, prompt)) == "14"
+    assert position_of(no, protocol="court") == "It is 15."
+    abstain = json.dumps({"vote": "abstain", "confidence": 1.0})
+    assert position_of(abstain, protocol="court") == ""
+    assert answer_of(position_of(yes, prompt, protocol="court")) == "14"
+    # the court reads its votes (its record's `stands_for`); other replies are read as text
+    assert position_of("<solution>\nIt is 14.\n</solution>", protocol="court") == "\nIt is 14.\n"
+
+
+def test_a_court_journal_without_claims_is_read_as_the_votes(tmp_path: Path) -> None:
+    """A session whose result.json has no claims (from before moot's finding) is read from its
+    journal, each reply as its protocol reads it (the begin event names the protocol)."""
+    text, other = "The answer is 14.", "The answer is 15."
+    pid = position_id(text)
+    propose = [json.dumps({"vote": "abstain", "newPositionText": t}) for t in (text, other)]
+    yes = json.dumps({"vote": "yes", "targetPositionId": pid, "confidence": 0.7})
+    no = json.dumps({"vote": "no", "newPositionText": other, "confidence": 0.7})
+
+    def ask(round_: int, agent: str, reply: str) -> dict[str, object]:
+        data = {"agent": agent, "prompt": "vote", "completion": {"status": "ok", "text": reply}}
+        return {"kind": "ask", "step": Step.at(round_, "vote", agent), "data": data}
+
+    events = [
+        {"kind": "begin", "data": {"protocol": "court"}},
+        ask(1, "agent_a", propose[0]),
+        ask(1, "agent_b", propose[1]),
+        ask(2, "agent_a", no),
+        ask(2, "agent_b", yes),
+    ]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert agent_trajectories(tmp_path) == {"agent_a": ["14", "15"], "agent_b": ["15", "14"]}
 
 
 def test_claims_in_result_json_are_the_trajectories(tmp_path: Path) -> None:

@@ -3,10 +3,10 @@ the calls it made.
 
 Replies are untrusted model text. Each agent's answer per round is, where the session's
 `result.json` carries moot's claims (`claims`: one per agent per round), that claim; else it is
-read from the journal: a `<solution>` block when there is one (arena's format), else a JSON
-object's answer-like field (tournament), else the whole reply. A court reply is read as the
-position it supports: a "yes" vote is the candidate position it names (never a number from its
-reasoning or confidence), a "no" or a proposal its own position text, an abstention no answer.
+read from the journal: as the position the reply stands for where the session's protocol says
+(its record's `stands_for`: a vote stands for the position it supports, never a number from
+its reasoning or confidence), else a `<solution>` block when there is one, else a JSON
+object's answer-like field, else the whole reply.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from moot import protocols
 from moot.deliberation.answers import extract_answer
 from moot.deliberation.consensus import position_id
+from moot.errors import ConfigError
 from moot.types import Step
 
 __all__ = ["agent_trajectories", "answer_of", "calls_made", "position_of"]
@@ -27,11 +29,7 @@ __all__ = ["agent_trajectories", "answer_of", "calls_made", "position_of"]
 _SOLUTION = re.compile(r"<solution>(.*?)(?:</solution>|$)", re.DOTALL | re.IGNORECASE)
 _JSON_KEYS = ("answer", "final_answer", "newPositionText", "recommendation", "position")
 _MAX_JSON = 200_000  # a reply larger than this is not parsed as JSON
-_CANDIDATE = re.compile(
-    r'<quoted from="candidate position ([0-9a-f]{12})" id="([0-9A-Za-z_-]+)">\n(.*?)\n'
-    r'</quoted id="\2">',
-    re.DOTALL,
-)
+Reader = Callable[[str, str, Mapping[str, str]], str | None]
 
 
 def _json(reply: str) -> dict[str, Any] | None:
@@ -66,24 +64,31 @@ def answer_of(reply: str) -> str | None:
     return None if found is None else found.text
 
 
-def position_of(reply: str, prompt: str = "", positions: Mapping[str, str] | None = None) -> str:
-    """The answer text a reply stands for. A court vote (a JSON object with a "vote") stands
-    for the position it supports: "yes" the candidate it names (its text from `positions`, id
-    -> text, or quoted in the `prompt`), otherwise its own "newPositionText"; "" when it holds
-    none (an abstention). Any other reply: its `<solution>` or answer field (`_text`)."""
-    data = _json(reply)
-    if data is None or "vote" not in data:
-        return _text(reply)
-    if data.get("vote") == "yes":
-        target = data.get("targetPositionId")
-        if isinstance(target, str) and positions and target in positions:
-            return positions[target]
-        for pid, _, text in _CANDIDATE.findall(prompt):
-            if not isinstance(target, str) or pid == target:
-                return str(text)
-        return ""
-    text = data.get("newPositionText")
-    return text if isinstance(text, str) else ""
+def _reader(protocol: str | None) -> Reader | None:
+    """How `protocol` reads a recorded reply (its record's `stands_for`); None: unknown, or it
+    does not say."""
+    if not protocol:
+        return None
+    try:
+        return protocols.get(protocol).stands_for
+    except ConfigError:  # a protocol no longer registered
+        return None
+
+
+def position_of(
+    reply: str,
+    prompt: str = "",
+    positions: Mapping[str, str] | None = None,
+    *,
+    protocol: str | None = None,
+) -> str:
+    """The answer text a reply recorded by `protocol` stands for: as the protocol reads it
+    (its record's `stands_for`; e.g. a vote for the position it supports, its text from
+    `positions`, id -> text, or quoted in the `prompt`; "" when it holds none); any other
+    reply, its `<solution>` or answer field (`_text`)."""
+    reader = _reader(protocol)
+    found = reader(reply, prompt, positions or {}) if reader is not None else None
+    return _text(reply) if found is None else found
 
 
 def _result_claims(folder: Path) -> dict[str, list[str | None]] | None:
@@ -154,8 +159,12 @@ def agent_trajectories(folder: Path) -> dict[str, list[str | None]]:
         return claims
     # round -> phase -> agent -> answer text (None: failed or none); phases in the order seen
     rounds: dict[int, dict[str, dict[str, str | None]]] = defaultdict(dict)
-    positions: dict[str, str] = {}  # court: position id -> text
+    positions: dict[str, str] = {}  # position id -> text, of the answers read so far
+    protocol: str | None = None
     for event in _events(folder):
+        if event.get("kind") == "begin":
+            named = (event.get("data") or {}).get("protocol")
+            protocol = named if isinstance(named, str) else None
         if event.get("kind") != "ask":
             continue
         step = Step.parse(event.get("step"))
@@ -170,7 +179,8 @@ def agent_trajectories(folder: Path) -> dict[str, list[str | None]]:
             phase[agent] = None
             continue
         prompt = data.get("prompt")
-        text = position_of(completion["text"], prompt if isinstance(prompt, str) else "", positions)
+        said = prompt if isinstance(prompt, str) else ""
+        text = position_of(completion["text"], said, positions, protocol=protocol)
         if text.strip():
             positions.setdefault(position_id(text), text)
         phase[agent] = text if text.strip() else None

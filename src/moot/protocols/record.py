@@ -120,6 +120,11 @@ class ProtocolRecord(Generic[OptionsT]):
     # Problems of the raw config data (a dict as read from the file) that pydantic cannot see,
     # such as files named outside the working folder; each as `dotted.path: message`.
     check: Callable[[Mapping[str, Any], Path], list[str]] | None = None
+    # The answer text a recorded agent reply stands for (reply, its prompt, position id -> text
+    # of the answers read so far): "" when it holds none, None to read it as any reply (its
+    # `<solution>` or answer field). `moot bench` reads journals with it where result.json has
+    # no claims.
+    stands_for: Callable[[str, str, Mapping[str, str]], str | None] | None = None
 
     def options_from(self, config: Mapping[str, Any] | None) -> OptionsT:
         """The options recorded in a session's config (its begin event); defaults for a

@@ -11,6 +11,7 @@ from moot.config import RunConfig
 from moot.protocols.court.options import COURT_DEFAULTS, CourtOptions
 from moot.protocols.court.paths import path_problems
 from moot.protocols.court.projection import project
+from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.record import ProtocolRecord, Role
@@ -57,4 +58,5 @@ PROTOCOL = ProtocolRecord(
     default_task=lambda options: options.topic,
     sessions_root=_sessions_root,
     check=_check,
+    stands_for=stands_for,
 )
