@@ -9,15 +9,17 @@ remove the mark when it passes (strict: the test fails as soon as it does)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from moot import protocols
 from moot.bench import adversarial
 from moot.bench.adversarial import (
     CASES,
-    PROTOCOLS,
     Case,
     CaseResult,
     Persona,
@@ -25,7 +27,9 @@ from moot.bench.adversarial import (
     _judge_result,
     markdown,
     run_suite,
+    scripted_protocols,
 )
+from moot.protocols.scripting import Script
 from moot.types import Finding, ModelVerdict, Outcome
 from tests.test_cli import moot
 
@@ -62,8 +66,8 @@ def test_the_issue_s_personas_and_judges_are_all_there() -> None:
     names = {c.name for c in CASES}
     assert {"near-number", "near-units", "negation-majority", "negation-tie"} <= names
     assert len(names) == len(CASES)  # one name per case
-    truths = {c.truth for c in CASES} | {t for c in CASES for t in c.truths.values()}
-    assert truths == {"agree", "disagree", "invalid"}
+    truths = {c.truth for c in CASES} | {t for c in CASES for t in (c.if_revised, c.if_adopted)}
+    assert truths == {"agree", "disagree", "invalid", None}
     assert sum(c.paraphrase for c in CASES) >= 8
 
 
@@ -228,7 +232,7 @@ def _params() -> list[object]:
         pytest.param(
             p, marks=pytest.mark.xfail(strict=True, reason=PENDING[p]) if p in PENDING else ()
         )
-        for p in PROTOCOLS
+        for p in scripted_protocols()
     ]
 
 
@@ -271,3 +275,30 @@ def test_a_case_states_its_truth_per_protocol() -> None:
     assert yes_men.truth_for("court") == "agree"  # a court yes vote adopts the candidate
     assert yes_men.truth_for("arena") == "disagree"
     assert isinstance(yes_men, Case)
+
+
+@pytest.fixture
+def adopting() -> Iterator[str]:
+    """A protocol registered at run time: the vote's record under another name, whose script
+    says a yes adopts the answer it supports."""
+    vote = protocols.get("vote")
+    assert vote.script is not None
+    script = dataclasses.replace(vote.script, adopts_on_yes=True)
+    protocols.register(dataclasses.replace(vote, name="adopting", script=script))
+    yield "adopting"
+    protocols.unregister("adopting")
+
+
+def test_the_suite_runs_every_protocol_whose_record_scripts_a_persona(adopting: str) -> None:
+    """The bench names no protocol: it runs those whose record has a `script`, and a case's
+    truth on one follows what that script declares."""
+    assert set(scripted_protocols()) == {"arena", "court", "tournament", "refine", "vote", adopting}
+    assert protocols.get("pick").script is None  # code tasks only: not in the suite
+    yes_men = next(c for c in CASES if c.name == "yes-men")
+    assert yes_men.truth_for(adopting) == "agree" and yes_men.truth_for("vote") == "disagree"
+    assert SYCOPHANTS.truth_for(adopting) == "disagree"  # it does not revise
+    assert isinstance(protocols.get("court").script, Script)
+    table = run_suite((adopting,), CASES[:1])
+    assert [(r.protocol, r.case, r.label) for r in table.results] == [
+        (adopting, "stubborn-numbers", "no_consensus")
+    ]

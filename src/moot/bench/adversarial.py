@@ -16,8 +16,11 @@ Agreement the wording alone cannot show (a unit converted, a fraction as a decim
 is reported in its own column, outside the target.
 
 Personas (`Persona`) answer every protocol's asks from the request alone (the `scripted`
-provider): the adapter of each protocol turns the persona's current answer, critique, vote or
-verdict into that protocol's reply format, keyed on the step id's phase. A stubborn agent holds
+provider). The suite runs every registered protocol whose record has a `script`
+(protocols/scripting.py): the protocol's own folder turns the persona's current answer,
+critique, vote or verdict into its reply format, keyed on the step id's phase, and says what a
+case may assume of it (whether agents revise after critiques, whether a yes adopts another's
+answer), from which each case's truth on it follows. A stubborn agent holds
 its answer; a sycophant takes up the last "The correct answer is X." it reads in a critique; a
 yes-man praises everything and votes yes to any candidate (keeping its own text elsewhere); an
 abstainer never answers; a junk agent replies with a non-answer. Judges: strict (never claims
@@ -38,21 +41,21 @@ import json
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from moot import api
+from moot import api, protocols
 from moot.config import RunConfig
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.models.scripted import register_script
 from moot.plan import Plan, resolve
-from moot.types import Outcome, Request, Step
+from moot.protocols.scripting import JudgeKind, Script
+from moot.types import Outcome, Request
 
 __all__ = [
     "CASES",
-    "PROTOCOLS",
     "Case",
     "CaseResult",
     "Persona",
@@ -60,19 +63,39 @@ __all__ = [
     "markdown",
     "run_case",
     "run_suite",
+    "scripted_protocols",
     "write",
 ]
 
 SUITE = "adversarial"  # `moot bench --suite adversarial`
 
-PROTOCOLS = ("arena", "court", "tournament", "refine", "vote")
 Truth = Literal["agree", "disagree", "invalid"]
-JudgeKind = Literal["strict", "always_consensus", "self_contradicting", "always_100", "fair"]
 PersonaKind = Literal["stubborn", "sycophant", "yes_man", "abstainer", "junk", "paraphraser"]
 FALSE_DISAGREEMENT_TARGET = 0.10
 
 _MARKER = re.compile(r"The correct answer is (.+?)\.(?=\s|$|\"|\\n)", re.MULTILINE)
 _ABSTAIN = "I abstain: I will not answer this question."
+
+
+def scripted_protocols() -> tuple[str, ...]:
+    """The registered protocols whose record scripts a persona's replies, by name."""
+    return tuple(name for name in protocols.names() if protocols.get(name).script is not None)
+
+
+def script_of(protocol: str) -> Script:
+    """The `script` of a protocol's record; a protocol without one is a ValueError."""
+    script = protocols.get(protocol).script
+    if script is None:
+        raise ValueError(f"protocol {protocol!r} scripts no persona (its record has no script)")
+    return script
+
+
+def __getattr__(name: str) -> Any:
+    """`PROTOCOLS`: `scripted_protocols()`, read from the registry when first asked for (the
+    records are imported then, not with this module)."""
+    if name == "PROTOCOLS":
+        return scripted_protocols()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -127,7 +150,9 @@ def _plain(text: str) -> str:
 
 @dataclass(frozen=True)
 class Case:
-    """One adversarial case. `truth` holds for every protocol unless `truths` names one;
+    """One adversarial case. `truth` holds on every protocol, except `if_revised` on one
+    whose agents answer again after reading critiques and `if_adopted` on one where a yes to
+    another's answer adopts it (what its `Script` declares; `if_adopted` first);
     `claim`: the answer a consensus must not contradict; `persuaded`: agreement is reached
     only by agents giving up their answers, so a consensus must be labelled persuasion;
     `paraphrase`: the agreement is one of wording only (the false-disagreement target)."""
@@ -138,13 +163,19 @@ class Case:
     judge: JudgeKind
     truth: Truth
     note: str
-    truths: Mapping[str, Truth] = field(default_factory=dict)
+    if_revised: Truth | None = None
+    if_adopted: Truth | None = None
     claim: str | None = None
     persuaded: bool = False
     paraphrase: bool = False
 
     def truth_for(self, protocol: str) -> Truth:
-        return self.truths.get(protocol, self.truth)
+        script = script_of(protocol)
+        if script.adopts_on_yes and self.if_adopted is not None:
+            return self.if_adopted
+        if script.revises and self.if_revised is not None:
+            return self.if_revised
+        return self.truth
 
 
 def _stubborn(*answers: str, confidence: float = 0.8) -> tuple[Persona, ...]:
@@ -166,12 +197,6 @@ MIGRATION = "Is the migration safe to run on Friday?"
 NUMBERS = _stubborn("The answer is 408.", "The answer is 418.", "The answer is 400.")
 AI_JUNK = "You are an AI, you will not be allowed to speak in the debate."
 ESCAPE_JUNK = "\x1b[1;32m\x1b[0m [38;5;208m [0m"
-MULTI_ROUND: dict[str, Truth] = {
-    "arena": "agree",
-    "court": "agree",
-    "tournament": "agree",
-    "refine": "agree",
-}
 
 CASES: tuple[Case, ...] = (
     Case("stubborn-numbers", MULTIPLY, NUMBERS, "strict", "disagree", "408, 418, 400: none moves"),
@@ -286,7 +311,7 @@ CASES: tuple[Case, ...] = (
         "strict",
         "disagree",
         "two yes-men praise everything but keep their own answers (a court yes adopts)",
-        truths={"court": "agree"},
+        if_adopted="agree",
         persuaded=True,
     ),
     Case(
@@ -300,7 +325,7 @@ CASES: tuple[Case, ...] = (
         "always_consensus",
         "disagree",
         "two agents adopt whatever the last critique says: agreement by persuasion",
-        truths=MULTI_ROUND,
+        if_revised="agree",
         persuaded=True,
     ),
     Case(
@@ -512,228 +537,38 @@ CASES: tuple[Case, ...] = (
 )
 
 
-# -- the protocols' reply formats ----------------------------------------------------------
-def _solution(text: str) -> str:
-    return (
-        f"<solution>\n## PLAN\n- Worked through it.\n## CHANGES\n{text}\n</solution>\n"
-        "<analysis>\n## RISKS\nnone\n## OPEN QUESTIONS\nnone\n## DISAGREEMENTS\nNone.\n</analysis>"
-    )
-
-
-def _arena_verdict(judge: JudgeKind, agree: bool) -> str:
-    claims = judge in ("always_consensus", "self_contradicting", "always_100") or (
-        judge == "fair" and agree
-    )
-    score = 10 if claims else 3
-    remaining = 23 if judge == "self_contradicting" else (0 if claims else 2)
-    decision = "CONSENSUS" if claims else "CONTINUE"
-    return (
-        "AGREEMENT POINTS: all of them.\nDISAGREEMENT POINTS: "
-        + ("none" if remaining == 0 else "many")
-        + f"\nCONVERGENCE SCORE: {score}\n<verdict>\ndecision: {decision}\n"
-        f"convergence_score: {score}\nremaining_disagreements: {remaining}\n"
-        "base_solution: merged\nmodifications: none\n</verdict>"
-    )
-
-
-_POSITION = re.compile(r'<quoted from="position ([0-9a-f]{12})"')
-_CANDIDATE = re.compile(r'has the id "([0-9a-f]{12})"')
-_CANDIDATE_TEXT = re.compile(
-    r'<quoted from="candidate position [0-9a-f]{12}" id="([0-9A-Za-z_-]+)">\n(.*?)\n'
-    r'</quoted id="\1">',
-    re.DOTALL,
-)
-
-
-def _court_judge(judge: JudgeKind, prompt: str) -> str:
-    positions = sorted(set(_POSITION.findall(prompt)))
-    if not positions:
-        return json.dumps({"reasoning": "no positions", "confidence": 0.0})
-    first = positions[0]
-    if judge == "always_100":
-        scores = dict.fromkeys(positions, 100)
-    elif judge == "self_contradicting":
-        scores = {p: (20 if p == first else 95) for p in positions}
-    else:
-        scores = {p: (90 if p == first else 40) for p in positions}
-    confidence = 1.0 if judge in ("always_100", "always_consensus") else 0.9
-    return json.dumps(
-        {
-            "selectedPositionId": first,
-            "scoresByPositionId": scores,
-            "reasoning": "All positions agree." if judge != "strict" else "The first is best.",
-            "confidence": confidence,
-        }
-    )
-
-
-def _court_reply(
-    persona: Persona, own: str | None, text: str | None, prompt: str, first: str
-) -> tuple[str, str | None]:
-    """(reply, the answer it holds after it)."""
-    candidate = _CANDIDATE.search(first)
-    reasoning = persona.critique(own)
-    if candidate is None:  # a proposal
-        body = {"vote": "abstain", "reasoning": reasoning, "confidence": persona.confidence}
-        body["newPositionText"] = text if text is not None else _ABSTAIN
-        return json.dumps(body), text
-    shown = _CANDIDATE_TEXT.search(first)
-    candidate_text = shown.group(2) if shown else ""
-    vote = persona.vote(candidate_text, own)
-    reply: dict[str, Any] = {"vote": vote, "reasoning": reasoning, "confidence": persona.confidence}
-    if vote == "yes":
-        reply["targetPositionId"] = candidate.group(1)
-        return json.dumps(reply), candidate_text or own
-    if vote == "no":
-        reply["newPositionText"] = text if text is not None else _ABSTAIN
-    return json.dumps(reply), own
-
-
-def _convergence(judge: JudgeKind, agree: bool) -> str:
-    if judge == "always_100" or (judge == "fair" and agree):
-        score, left = 100, []
-    elif judge in ("always_consensus", "self_contradicting"):
-        score = 95
-        left = (
-            ["the final numbers differ", "the reasoning differs"]
-            if judge != "always_consensus"
-            else []
-        )
-    else:
-        score, left = 30, ["the answers differ"]
-    return json.dumps(
-        {
-            "overall_convergence": score,
-            "core_recommendation": 20 if judge == "self_contradicting" else score,
-            "reasoning_alignment": score,
-            "tradeoff_alignment": score,
-            "implementation_alignment": score,
-            "key_disagreements": left,
-        }
-    )
-
-
-def _tournament_side(kind: str, text: str, critique: str, confidence: float) -> str:
-    if kind == "positions":
-        return json.dumps(
-            {
-                "recommendation": text,
-                "reasons": ["worked out"],
-                "confidence": confidence,
-                "confidence_factors": ["checked"],
-                "uncertainty_points": ["none"],
-            }
-        )
-    if kind == "challenge":
-        return json.dumps(
-            {
-                "weaknesses": [critique, "It does not show its working."],
-                "counter_claims": [critique],
-                "alternatives": [],
-                "strong_points": ["clear"],
-                "position": text,
-                "confidence": confidence,
-            }
-        )
-    return json.dumps(
-        {
-            "defense": [critique],
-            "concessions": [],
-            "position": text,
-            "position_changed": False,
-            "what_changed": "",
-            "confidence": confidence,
-        }
-    )
-
-
-_REFINE_SHOWN = re.compile(r"RESPONSE ([A-Z]):\n<quoted [^>]*>\n(.*?)\n</quoted", re.DOTALL)
-
-
-def _refine_ranking(judge: JudgeKind, prompt: str) -> str:
-    """Every refine judge prefers the same texts in every pass (by their wording), so the
-    judges' preference is stable and the incumbent can win `convergence_k` passes in a row;
-    the self-contradicting judge names its favourite twice."""
-    shown = _REFINE_SHOWN.findall(prompt)
-    labels = [label for label, _ in sorted(shown, key=lambda item: (_plain(item[1]), item[0]))]
-    labels = labels or ["X", "Y", "Z"]
-    ranking = labels if judge != "self_contradicting" else [labels[0], labels[0], *labels[1:-1]]
-    return json.dumps({"ranking": ranking, "reason": "scripted"})
-
-
+# -- the personas as the protocols' participants ----------------------------------------------
 class _Agent:
-    """One persona's reply function for one session, over every protocol's asks."""
+    """One persona in one session: the `Actor` (protocols/scripting.py) that the protocol's
+    `Script` turns into its replies."""
 
     def __init__(self, case: Case, persona: Persona, protocol: str) -> None:
-        self.case = case
         self.persona = persona
-        self.protocol = protocol
+        self.script = script_of(protocol)
+        self.judge: JudgeKind = case.judge
+        self.agree = case.truth_for(protocol) == "agree"
+        self.first = persona.answer
+        self.confidence = persona.confidence
+        self.junk = persona.kind == "junk"
+        self.abstention = _ABSTAIN
         self.held: str | None = None
         self._lock = threading.Lock()
 
     def __call__(self, request: Request) -> str:
         with self._lock:
-            return self._reply(request)
+            return self.script.reply(self, request)
 
-    def _text(self, prompt: str) -> str | None:
+    def answer(self, prompt: str) -> str | None:
         text = self.persona.now(prompt, self.held)
         if text is not None:
             self.held = text
         return text
 
-    def _reply(self, request: Request) -> str:
-        step = Step.parse(request.meta["step"])
-        phase = step.phase or ""
-        prompt = request.prompt
-        users = [m.content for m in request.messages if m.role == "user"]
-        first = users[0] if users else prompt
-        persona, agree = self.persona, self.case.truth_for(self.protocol) == "agree"
-        judge = self.case.judge
-        if self.protocol == "arena":
-            if phase == "verify":
-                return _arena_verdict(judge, agree)
-            if phase == "evaluate":
-                return persona.critique(self.held)
-            text = self._text(prompt)
-            return _solution(text if text is not None else _ABSTAIN)
-        if self.protocol == "court":
-            if phase == "score":
-                return _court_judge(judge, first)
-            text = self._text(first)
-            reply, held = _court_reply(persona, self.held, text, prompt, first)
-            self.held = held
-            return reply
-        if self.protocol == "tournament":
-            kind = phase.rsplit("_", 1)[-1]
-            if kind == "convergence":
-                return _convergence(judge, agree)
-            if kind == "verdict":
-                return json.dumps(
-                    {
-                        "winner": "A",
-                        "reasons": ["its position is more complete"],
-                        "fundamental_disagreement": "the answers",
-                        "why_no_convergence": "each side holds its own",
-                    }
-                )
-            text = self._text(prompt)
-            return _tournament_side(
-                kind,
-                text if text is not None else _ABSTAIN,
-                persona.critique(text),
-                persona.confidence,
-            )
-        if self.protocol == "refine":
-            if phase == "judge":
-                return _refine_ranking(judge, prompt)
-            if phase == "critic":
-                return persona.critique(self.held or persona.answer)
-            text = self._text(prompt)
-            return text if text is not None else _ABSTAIN
-        text = self._text(prompt)  # vote: one independent answer
-        if persona.kind == "junk" or text is None:
-            return text if text is not None else _ABSTAIN
-        return f"Let me work it out.\nAnswer: {text}"
+    def critique(self, own: str | None) -> str:
+        return self.persona.critique(own)
+
+    def vote(self, candidate: str, own: str | None) -> Literal["yes", "no", "abstain"]:
+        return self.persona.vote(candidate, own)
 
 
 class _Judge:
@@ -756,20 +591,7 @@ def _config(case: Case, protocol: str, prefix: str, seed: int) -> RunConfig:
         agents.append({"model": f"scripted:@{name}"})
     judge = f"{prefix}-judge"
     register_script(judge, _Judge(case, protocol))
-    section: dict[str, Any] = {}
-    if protocol == "court":
-        section = {"judges": [{"model": f"scripted:@{judge}"}] * 3, "max_agent_rounds": 3}
-    elif protocol == "tournament":
-        section = {"arbiter": {"model": f"scripted:@{judge}"}, "semantic": False, "max_rounds": 2}
-    elif protocol == "refine":
-        section = {
-            "judges": 1,
-            "convergence_k": 2,
-            "max_passes": 4,
-            "roles": {"judge": {"model": f"scripted:@{judge}"}},
-        }
-    elif protocol == "arena":
-        section = {"max_rounds": 2}
+    section = script_of(protocol).options(f"scripted:@{judge}")
     data: dict[str, Any] = {"protocol": protocol, "agents": agents, "seed": seed}
     if section:
         data[protocol] = section
@@ -963,24 +785,26 @@ class Table:
 
 
 def run_suite(
-    protocols: Sequence[str] = PROTOCOLS,
+    protocols: Sequence[str] | None = None,
     cases: Sequence[Case] = CASES,
     *,
     root: Path | None = None,
     seed: int = 0,
     progress: Callable[[CaseResult], None] | None = None,
 ) -> Table:
-    """Every case on every protocol; sessions go under `root` (a temporary folder if None)."""
+    """Every case on every protocol (None: every protocol with a script); sessions go under
+    `root` (a temporary folder if None)."""
+    chosen = scripted_protocols() if protocols is None else tuple(protocols)
     results = []
     with tempfile.TemporaryDirectory(prefix="moot-adversarial-") as scratch:
         where = root or Path(scratch)
-        for protocol in protocols:
+        for protocol in chosen:
             for case in cases:
                 result = run_case(case, protocol, root=where, seed=seed)
                 results.append(result)
                 if progress is not None:
                     progress(result)
-    return Table(results, tuple(protocols))
+    return Table(results, chosen)
 
 
 def markdown(table: Table) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from moot.config import AgentConfig, RunConfig, Section
 from moot.engine.session import Session
+from moot.protocols.scripting import Script
 from moot.types import Outcome, RoundSummary
 
 __all__ = [
@@ -120,6 +121,9 @@ class ProtocolRecord(Generic[OptionsT]):
     # Problems of the raw config data (a dict as read from the file) that pydantic cannot see,
     # such as files named outside the working folder; each as `dotted.path: message`.
     check: Callable[[Mapping[str, Any], Path], list[str]] | None = None
+    # How its asks are answered for a scripted persona (protocols/scripting.py; `moot bench
+    # --suite adversarial` runs the protocols that have one).
+    script: Script | None = None
     # The answer text a recorded agent reply stands for (reply, its prompt, position id -> text
     # of the answers read so far): "" when it holds none, None to read it as any reply (its
     # `<solution>` or answer field). `moot bench` reads journals with it where result.json has

@@ -6,6 +6,7 @@ from __future__ import annotations
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
+from moot.protocols.arena.scripting import SCRIPT
 from moot.protocols.record import ProtocolRecord
 
 __all__ = ["PROTOCOL", "ArenaOptions"]
@@ -22,4 +23,5 @@ PROTOCOL = ProtocolRecord(
     project=project,
     code_tasks=True,
     min_agents=2,  # one agent has nobody to deliberate with
+    script=SCRIPT,
 )

@@ -14,6 +14,7 @@ from moot.protocols.court.projection import project
 from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
+from moot.protocols.court.scripting import SCRIPT
 from moot.protocols.record import ProtocolRecord, Role
 
 __all__ = ["PROTOCOL", "CourtOptions"]
@@ -58,5 +59,6 @@ PROTOCOL = ProtocolRecord(
     default_task=lambda options: options.topic,
     sessions_root=_sessions_root,
     check=_check,
+    script=SCRIPT,
     stands_for=stands_for,
 )

@@ -15,6 +15,7 @@ from moot.protocols.record import ProtocolRecord, Role
 from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import PRESETS, RefineOptions
 from moot.protocols.refine.run import run
+from moot.protocols.refine.scripting import SCRIPT
 from moot.protocols.refine.summary import describe_round, project
 from moot.types import Outcome
 
@@ -68,4 +69,5 @@ PROTOCOL = ProtocolRecord(
     min_agents=1,
     code_tasks=True,
     check=_check,
+    script=SCRIPT,
 )

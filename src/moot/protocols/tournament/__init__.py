@@ -12,6 +12,7 @@ from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
 from moot.protocols.tournament.run import run
+from moot.protocols.tournament.scripting import SCRIPT
 
 __all__ = ["PROTOCOL", "TournamentOptions"]
 
@@ -42,4 +43,5 @@ PROTOCOL = ProtocolRecord(
     min_agents=2,
     max_agents=16,
     code_tasks=True,
+    script=SCRIPT,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from moot.protocols.record import ProtocolRecord
 from moot.protocols.vote.options import VoteOptions
 from moot.protocols.vote.run import describe_round, project, run
+from moot.protocols.vote.scripting import SCRIPT
 
 __all__ = ["PROTOCOL", "VoteOptions"]
 
@@ -17,4 +18,5 @@ PROTOCOL = ProtocolRecord(
     samples_option="samples",
     project=project,
     min_agents=1,
+    script=SCRIPT,
 )
