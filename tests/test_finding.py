@@ -167,3 +167,15 @@ def test_a_judge_that_denies_agreement_moot_finds_is_named_too() -> None:
         "Agent B scored the convergence 3/10, but moot's check finds the final answers agree."
         in (j.sentences())
     )
+
+
+def test_answers_a_judge_confirmed_from_the_start_are_independent_not_persuaded() -> None:
+    plans = {
+        "agent_a": "Shorter wavelengths scatter more strongly off the molecules of the air.",
+        "agent_b": "Blue light is bent and spread around by gas in the atmosphere more than red.",
+        "agent_c": "Air molecules scatter the short blue wavelengths of sunlight the most.",
+    }
+    j = judge_answers([plans, plans], started=ABC, verdicts=[judge()])
+    assert j.finding.label == "consensus"
+    assert j.finding.independent == 3
+    assert j.changes == ()

@@ -225,3 +225,13 @@ def test_reasons_quoting_model_text_stay_one_printable_line() -> None:
     )
     statement = assess(agents, reached=True).statement
     assert statement.isprintable() and "\n" not in statement and len(statement) < 400
+
+
+def test_a_dissent_without_votes_is_another_answer_not_a_vote() -> None:
+    _, statement, _ = assess(
+        _agents("agreed", "agreed", "dissented"),
+        reached=True,
+        evidence=MatchingAnswers("similar", 0.9),
+    )
+    assert "Agent C gave another answer." in statement
+    assert "voted against" not in statement

@@ -172,7 +172,9 @@ def judge_answers(
 
     if top is not None and majority(len(top.agents), total):
         independent = (
-            _independent(parsed[0], final, top.agents, started) if len(parsed) > 1 else None
+            _independent(parsed[0], final, top.agents, started, confirmed=confirmed_by is not None)
+            if len(parsed) > 1
+            else None
         )
         held = f"'{_quote(top.claim)}'"
         agreed_by = names(top.agents, name)
@@ -245,13 +247,17 @@ def _independent(
     final: Mapping[str, Claim],
     agreed: Sequence[str],
     started: Sequence[str],
+    *,
+    confirmed: bool,
 ) -> int:
-    """How many agents' first answers already agreed with the agreed final claim."""
+    """How many agents' first answers already agreed with the agreed final claim (by the same
+    standard as the final answers: with a confirming verdict, nothing may contradict)."""
     reference = [final[a] for a in agreed]
+    ok = {Relation.AGREE, Relation.UNSURE} if confirmed else {Relation.AGREE}
     return sum(
         1
         for a in started
-        if a in first and all(compare(first[a], r).relation is Relation.AGREE for r in reference)
+        if a in first and all(compare(first[a], r).relation in ok for r in reference)
     )
 
 

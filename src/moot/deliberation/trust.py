@@ -254,7 +254,15 @@ def assess(
         others = [p for p in participants if p.status in ("dissented", "abstained")]
         for p in others:
             sentences.append(
-                f"{p.name} {'voted against' if p.status == 'dissented' else 'abstained'}."
+                f"{p.name} "
+                + (
+                    "abstained"
+                    if p.status == "abstained"
+                    else "voted against"
+                    if isinstance(evidence, Votes)
+                    else "gave another answer"
+                )
+                + "."
             )
     elif reached:
         sentences.append(
