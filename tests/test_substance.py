@@ -535,6 +535,29 @@ def test_masks_cover_what_they_matched(reply: str, valid: bool, task: str | None
         assert problem.reason is Reason.TEMPLATE
 
 
+def test_the_words_on_either_side_of_a_quote_are_no_run() -> None:
+    quoted = quote("Agent B", "Use SQLite in WAL mode.", nonce="0c218a4f73d5", limit=4000)
+    prompt = f"Decide between Postgres and Paris\n{quoted}\nfor sure this time."
+    assert check_substance("Paris for sure.", [prompt], task=None) is None
+    assert _invalid("Paris for sure.", [prompt.replace(quoted, "")], None).reason is Reason.ECHO
+
+
+def test_an_instruction_covers_the_limit_not_the_answer_after_it() -> None:
+    assert check_substance("In at most 5 words: Paris is the capital.", [], task=None) is None
+
+
+@pytest.mark.parametrize("reply", ["Answer: , it is.", "Confidence: { confidence }."])
+def test_a_label_with_no_word_of_its_own_is_template_whatever_its_name(reply: str) -> None:
+    assert _invalid(reply, [], None).reason is Reason.TEMPLATE
+    # once its value holds a word of the model's own, the label is a word like any other
+    assert (
+        check_substance(
+            reply.replace(",", "Paris,").replace("{ confidence }", "high"), [], task=None
+        )
+        is None
+    )
+
+
 def test_a_label_the_prompt_spells_without_hyphens_is_template() -> None:
     # the court's format asks for "newPositionText"
     problem = _invalid("New-Position-Text: it is.", _court_propose(STORE), STORE)

@@ -209,7 +209,8 @@ def _scan(reply: str) -> str:
     return reply[:REPLY_HEAD] + "\n" + reply[-REPLY_TAIL:]
 
 
-def _drop_quoted(prompt: str) -> str:
+def _drop_quoted(prompt: str) -> list[str]:
+    """The prompt's text outside quoted material, in the pieces between the quotes."""
     out: list[str] = []
     pos = 0
     # a prompt quotes a handful of texts; the bound keeps this linear (mutation testing: any
@@ -226,7 +227,7 @@ def _drop_quoted(prompt: str) -> str:
         # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
         pos = len(prompt) if end == -1 else end + len(closing)
     out.append(prompt[pos:])
-    return "\n".join(out)
+    return out
 
 
 def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
@@ -243,17 +244,18 @@ def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
 def _instructions(
     prompts: tuple[str, ...], task: str | None
 ) -> tuple[frozenset[tuple[str, str, str]], frozenset[str]]:
-    """The prompts' own word trigrams (quoted material and the task taken out, so no trigram
-    spans the hole) and their vocabulary. Every agent of a round is asked the same prompts, and
-    a resume checks every saved answer again: the prompts are read once, not once per reply."""
+    """The prompts' own word trigrams (quoted material and the task taken out, a `None` where
+    they were, so no trigram spans the hole) and their vocabulary. Every agent of a round is
+    asked the same prompts, and a resume checks every saved answer again: the prompts are read
+    once, not once per reply."""
     folded_task = _fold(task).strip() if task else ""
     words: list[str | None] = []
     for prompt in prompts:
-        text = _fold(_drop_quoted(prompt[:PROMPT_CAP]))
-        parts = text.split(folded_task) if folded_task else [text]
-        for part in parts:
-            words.extend(m.group() for m in _WORD.finditer(part))
-            words.append(None)
+        for piece in _drop_quoted(prompt[:PROMPT_CAP]):
+            text = _fold(piece)
+            for part in text.split(folded_task) if folded_task else [text]:
+                words.extend(_WORD.findall(part))
+                words.append(None)
     return frozenset(_trigrams(words)), frozenset(w for w in words if w is not None)
 
 
