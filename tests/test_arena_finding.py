@@ -11,6 +11,7 @@ from moot import api
 from moot.deliberation.parsing import Verdict
 from moot.protocols.arena import prompts
 from moot.protocols.arena.weigh import (
+    answer_part,
     model_verdict,
     not_answering,
     read_marks,
@@ -343,3 +344,13 @@ def test_the_answer_line_copied_from_the_format_is_no_claim() -> None:
     assert run.exit_code == 2 and run.result.rounds == 1
     first = {c.agent: c.claim for c in run.result.claims if c.round == 0}
     assert all(echo not in claim and "your answer" not in claim for claim in first.values())
+
+
+def test_weigh_reads_the_answer_from_the_changes_section_without_a_final_answer_line() -> None:
+    plan = "## PLAN\n- Worked through it.\n## CHANGES\nYou are an AI.\n## NOTES\nmore"
+    assert answer_part(plan) == "You are an AI."
+    with_line = "## PLAN\n- ok\n## CHANGES\nx = 408\nFinal answer: 408"
+    assert answer_part(with_line) == with_line
+    echoed = "## PLAN\n- ok\n## CHANGES\n408\nFinal answer: your answer in a few words."
+    assert answer_part(echoed) == "408"
+    assert answer_part("Just 408.") == "Just 408."

@@ -147,12 +147,26 @@ def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, s
     def parse(text: str) -> tuple[str, str]:
         solution, analysis = parse_solution_any(text)
         solution = markup.strip_markup(solution)
-        problem = substance.check_substance(solution, asked, task=st.task)
+        problem = _no_answer(solution, asked, st.task)
         if problem is not None:
             raise FormatError(f"its solution is not an answer to the task: {problem}")
         return solution, markup.strip_markup(analysis)
 
     return parse
+
+
+def _no_answer(solution: str, asked: Sequence[str], task: str) -> str | None:
+    """Why a solution is no answer to the task, or None: the solution as a whole, then the
+    part that answers (a plan line must not carry junk in its CHANGES or final answer)."""
+    problem = substance.check_substance(solution, asked, task=task)
+    if problem is not None:
+        return str(problem)
+    part = weigh.answer_part(solution)
+    if part != solution:
+        problem = substance.check_substance(part, asked, task=task)
+        if problem is not None:
+            return f"its answer is no answer: {problem}"
+    return None
 
 
 def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
@@ -171,7 +185,7 @@ def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s:
     else:
         solution, analysis = _unparsed(parsed.completion.text)
         asked = [m.content for m in parsed.messages if m.role != "assistant"][-2:]
-        problem = substance.check_substance(solution, asked, task=st.task)
+        problem = _no_answer(solution, asked, st.task)
         if problem is not None:
             if alias not in st.solutions:
                 st.invalid[alias] = str(problem)
@@ -400,16 +414,8 @@ def _answers(s: Session, st: _State) -> dict[str, str | None]:
         elif work is not None and work.change is not None and work.change.patch.strip():
             answers[alias] = work.change.patch
         else:
-            answers[alias] = _ECHOED_ANSWER_LINE.sub("", st.solutions[alias])
+            answers[alias] = weigh.answer_part(st.solutions[alias])
     return answers
-
-
-# The format's answer line copied as it stands: it says nothing, so the claim is read from the
-# rest of the solution (three copies of it must not agree with each other).
-_ECHOED_ANSWER_LINE = re.compile(
-    r"^[ \t]*final answer:[ \t]*your answer(?: now)?,? in a few words\.?[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
-)
 
 
 def _judge(s: Session, st: _State, verdicts: Sequence[ModelVerdict]) -> finding.Judgement:

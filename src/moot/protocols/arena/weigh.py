@@ -22,7 +22,7 @@ from moot.errors import FormatError
 from moot.text import cut
 from moot.types import ModelVerdict, alias_label
 
-__all__ = ["model_verdict", "not_answering", "read_marks", "resolve_alias"]
+__all__ = ["answer_part", "model_verdict", "not_answering", "read_marks", "resolve_alias"]
 
 # A base solution that names no agent on purpose: the prompt allows "merged".
 _NO_BASE = frozenset({"merged", "merge", "none", "n/a", "na", "-", "null", "nil"})
@@ -35,6 +35,35 @@ _KEYS = frozenset(
 _MARK = re.compile(r"answers?\s+the\s+(?:question|task)", re.IGNORECASE)
 _SAYS = re.compile(r"^[\s*_`'\"]*[:=\-–—]?[\s*_`'\"]*(yes|no)\b", re.IGNORECASE)
 _AGENT = re.compile(r"\bagent[\s_-]*([a-z]{1,2})\b", re.IGNORECASE)
+
+
+# The format's answer line copied as it stands: it says nothing, so the claim is read from the
+# rest of the solution (three copies of it must not agree with each other).
+_ECHOED_ANSWER_LINE = re.compile(
+    r"^[ \t]*final answer:[ \t]*your answer(?: now)?,? in a few words\.?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ANSWER_LINE = re.compile(
+    r"^[ \t*_#>-]*(?:final\s+)?answer[ \t*_]*:[ \t]*\S", re.IGNORECASE | re.MULTILINE
+)
+_CHANGES = re.compile(r"^[ \t]*#{1,6}[ \t]*CHANGES\b[^\n]*\n?", re.IGNORECASE | re.MULTILINE)
+_NEXT_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]*\S", re.MULTILINE)
+
+
+def answer_part(solution: str) -> str:
+    """The part of a solution that answers: the whole solution where it ends with a final
+    answer line (the claim is read from that line), else its CHANGES section (the format's
+    "answer itself"), else the whole solution. A copy of the template's answer line is no
+    answer and is dropped first."""
+    solution = _ECHOED_ANSWER_LINE.sub("", solution).strip()
+    if _ANSWER_LINE.search(solution):
+        return solution
+    heading = _CHANGES.search(solution)
+    if heading is None:
+        return solution
+    following = _NEXT_HEADING.search(solution, heading.end())
+    part = solution[heading.end() : following.start() if following else len(solution)].strip()
+    return part or solution
 
 
 def resolve_alias(name: str | None, active: Sequence[str]) -> str | None:
