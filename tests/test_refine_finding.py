@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from tests.refine_scripts import INITIAL, Refinery
+from moot.types import Request
+from tests.refine_scripts import INITIAL, Refinery, shown
 from tests.scripts import start
 from tests.test_refine_trust import Scripted
 
@@ -77,3 +78,27 @@ def test_a_synthesis_that_sides_with_the_revision_is_not_invalid_for_dropping_th
     assert (1, "No, it is not safe to run the migration on Friday.", True) in said
     assert (1, "No: the migration is not safe on Friday.", True) in said
     # a synthesis that drops what A and B both say is still invalid (test_refine_trust)
+
+
+class Echoing(Refinery):
+    """Author B hands the incumbent back in other case and punctuation; judges rank it first."""
+
+    def answer(self, request: Request, phase: str, number: int, judge: int) -> str:
+        if phase == "revise":
+            return INITIAL.upper().replace(":", " -")
+        if phase == "judge":
+            labels = shown(request.prompt)
+            order = sorted(labels, key=lambda lb: labels[lb] != INITIAL.upper().replace(":", " -"))
+            return json.dumps({"ranking": order, "reason": "scripted"})
+        return super().answer(request, phase, number, judge)
+
+
+def test_a_challenger_that_only_repeats_the_incumbent_keeps_its_streak() -> None:
+    """It used to become the new incumbent and reset the streak, so refine never converged on a
+    text its writers kept handing back."""
+    r = Echoing(lambda p, j: ["A"])
+    run = start(TASK, r.config(judges=1, convergence_k=2, max_passes=3))
+    assert run.exit_code == 0, run.message
+    finding = run.result.finding
+    assert finding is not None and finding.label == "converged"
+    assert run.result.final_answer == INITIAL

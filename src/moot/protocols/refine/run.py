@@ -34,6 +34,7 @@ no protocol markup reaches the final text. The outcome's `trust` says how the wi
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,10 +262,24 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
         s, st.task, number, shown, cast.judges, st.opts.max_quote_chars
     )
     winner = decide(s, st, record, judges, result)
-    if winner is not None:
+    if winner is not None and _same_text(texts[winner], a):
+        # a challenger that only repeats the incumbent is the incumbent preferred again
+        record["problem"] = f"{winner} repeats the incumbent: the incumbent stays"
+        st.streak += 1 if record["quorum"] else 0
+    elif winner is not None:
         st.incumbent, st.writer, st.streak = texts[winner], record["writers"][winner], 0
         st.adopted = (number, winner)
     return _end_pass(s, st, record)
+
+
+def _same_text(text: str, incumbent: str) -> bool:
+    """Whether two texts are one after normalisation (case, spacing, punctuation, markup)."""
+    return _WORDS.findall(strip_markup(text).casefold()) == _WORDS.findall(
+        strip_markup(incumbent).casefold()
+    )
+
+
+_WORDS = re.compile(r"[^\W_]+")
 
 
 def decide(
