@@ -265,6 +265,7 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
     if winner is not None and _same_text(texts[winner], a):
         # a challenger that only repeats the incumbent is the incumbent preferred again
         record["problem"] = f"{winner} repeats the incumbent: the incumbent stays"
+        record["winner"] = "A"
         st.streak += 1 if record["quorum"] else 0
     elif winner is not None:
         st.incumbent, st.writer, st.streak = texts[winner], record["writers"][winner], 0
@@ -273,10 +274,18 @@ async def _pass(s: Session, st: _State, number: int) -> dict[str, Any]:
 
 
 def _same_text(text: str, incumbent: str) -> bool:
-    """Whether two texts are one after normalisation (case, spacing, punctuation, markup)."""
-    return _WORDS.findall(strip_markup(text).casefold()) == _WORDS.findall(
-        strip_markup(incumbent).casefold()
-    )
+    """Whether two texts are one after normalisation (case, spacing, punctuation, markup), or
+    two short answers that agree by moot's check ("(B)" and "Option B", "Paris." and "It's
+    Paris")."""
+    mine, theirs = strip_markup(text), strip_markup(incumbent)
+    words, other = _WORDS.findall(mine.casefold()), _WORDS.findall(theirs.casefold())
+    if words == other:
+        return True
+    short = max(len(words), len(other)) <= _SHORT_ANSWER
+    return short and compare(extract_claim(mine), extract_claim(theirs)).relation is Relation.AGREE
+
+
+_SHORT_ANSWER = 6  # words: an answer this short is compared as an answer, not as a text
 
 
 _WORDS = re.compile(r"[^\W_]+")
