@@ -90,7 +90,8 @@ _CONTROL = re.compile(
 # a character every control match starts with: one class, so ordinary text is scanned fast
 _CONTROL_HINT = re.compile(r"[\[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # A piece of an instruction: a length limit ("no more than 40 words", "in at most 3 sentences")
-# or a request about the form of the answer ("answer in one sentence", "be concise").
+# or a request about the form of the answer ("answer in one sentence"). A piece that names the
+# task's own unit, or answers a task about a size, is an answer ("At most 280 characters.").
 # Searched from the unit back: a unit word is rare, so the scan is fast.
 _UNIT = re.compile(
     r"\b(?:words?|sentences?|characters?|chars|lines?|paragraphs?|tokens?|bullets?|points?)\b"
@@ -105,8 +106,7 @@ _BEFORE_UNIT = re.compile(
     r")\Z"
 )
 _WINDOW = 48
-# a task that asks for a size or a count may well be answered with a limit ("At most 280
-# characters." to "How long can a post be?")
+# a task that asks for a size or a count ("How long can a post be?")
 _ASKS_SIZE = frozenset("long many much length limit limits maximum minimum size".split())
 # JSON-schema keywords as keys, and type names as values: `"type": "object"`
 _SCHEMA = re.compile(
