@@ -646,3 +646,10 @@ def test_quoted_material_anywhere_in_a_prompt_is_not_instructions(position: str)
     }[position]
     assert check_substance(solution, [prompt], task=STORE) is None
     assert check_substance(other, [prompt], task=STORE) is None
+
+
+def test_the_instructions_after_a_quote_are_instructions() -> None:
+    quoted = quote("Agent B", "Use SQLite in WAL mode.", nonce="0c218a4f73d5", limit=4000)
+    after = "Keep what is right and fix what is wrong, each with its reason."
+    problem = _invalid(after, [f"Revise your solution.\n{quoted}\n{after}"], STORE)
+    assert problem.reason is Reason.ECHO
