@@ -53,6 +53,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "deliberation/agreement.py": ("tests/test_agreement.py",),
     "deliberation/answers.py": ("tests/test_answers.py",),
     "deliberation/claims.py": ("tests/test_claims.py",),
+    "deliberation/finding.py": ("tests/test_finding.py",),
 }
 
 # mutmut's exit code for a mutant -> what it means here (mutmut's own table, `mutmut.stats`)

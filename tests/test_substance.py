@@ -82,6 +82,9 @@ def test_an_echo_of_the_arena_solve_prompt_is_invalid() -> None:
         "As an AI language model I cannot provide opinions on that.",
         "Sorry, I am unable to answer this question.",
         "I must decline.",
+        "I abstain: I will not answer this question.",
+        "I abstain.",
+        "I decline to answer.",
     ],
 )
 def test_refusals_are_invalid(reply: str) -> None:
@@ -653,3 +656,14 @@ def test_the_instructions_after_a_quote_are_instructions() -> None:
     after = "Keep what is right and fix what is wrong, each with its reason."
     problem = _invalid(after, [f"Revise your solution.\n{quoted}\n{after}"], STORE)
     assert problem.reason is Reason.ECHO
+
+
+def test_a_word_of_the_task_is_an_answer_even_where_the_instructions_use_it_too() -> None:
+    """'C' to 'A, B, C or D?' was an echo of the instructions because the system prompt
+    names the agent 'Agent C'."""
+    task = "Which option is right: A, B, C or D?"
+    prompts = [f"You are Agent C, one side of a debate.\n\nTask:\n{task}", "State your position."]
+    assert check_substance("(C)", prompts, task=task) is None
+    assert check_substance("C", prompts, task=task) is None
+    problem = check_substance("Agent", prompts, task=task)
+    assert problem is not None and problem.reason is Reason.ECHO

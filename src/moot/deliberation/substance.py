@@ -122,7 +122,7 @@ _REFUSAL = re.compile(
     r"am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|am\s+not\s+allowed|"
     r"'m\s+not\s+allowed)\s+(?:to\s+)?(?:help|assist|provide|answer|comply|fulfil+|complete|"
     r"engage|generate|respond|give|browse|access|do\s+that)"
-    r"|i\s+must\s+(?:decline|refuse)|i\s+refuse"
+    r"|i\s+must\s+(?:decline|refuse)|i\s+refuse|i\s+(?:abstain|decline)"
     r"|i\s+(?:do\s+not|don't)\s+(?:have\s+(?:access|the\s+ability|personal|opinions)|"
     r"feel\s+comfortable)"
     r"|as\s+an\s+ai(?:\s+language)?(?:\s+model|\s+assistant)?"
@@ -467,7 +467,8 @@ def check_substance(
     beyond_task = len(tokens) - sum(from_task)
     if content and len(content) <= _FRAGMENT:
         # without the task at hand its words are part of the instructions: only braces tell
-        fragment = _fragment(text, content, vocabulary if task else frozenset())
+        # (a word the task uses is the task's too: "C" to "A, B, C or D?" beside "Agent C")
+        fragment = _fragment(text, content, vocabulary - task_words if task else frozenset())
         if fragment is not None:
             return fragment
     if content and not (len(own) * 10 < beyond_task and len(content) <= _FRAGMENT):
