@@ -4,8 +4,8 @@ false disagreement on paraphrases under 10%).
 
 The suite's own logic (personas, what counts as a false label) is pinned on synthetic outcomes
 first, so that it stays right whatever today's protocols do; then each protocol runs the suite.
-A protocol that still misses a target is marked xfail(strict=True) with the cases it gets wrong:
-remove the mark when it passes (strict: the test fails as soon as it does)."""
+Every protocol meets the targets; a change that makes one miss fails here with the cases it
+gets wrong."""
 
 from __future__ import annotations
 
@@ -207,36 +207,9 @@ def test_the_table_computes_the_targets() -> None:
 
 
 # -- every protocol against the suite ----------------------------------------------------------
-# Protocols that still miss a target, and on which cases. Every protocol's move onto moot's
-# finding has landed (arena 4dc107f, court 98386d4, tournament 4aca061, refine ac0aed5, vote
-# 0551814); the marks stay only so main stays green: remove one once its protocol passes.
-PENDING = {
-    "arena": "junk after a plan line inside <solution> passes the substance check (the whole "
-    "solution is read, not its answer): junk-ai, junk-escape, junk-instructions, junk-bare-no, "
-    "junk-majority, junk-echo, junk-refusal, abstainers and majority-beside-junk end in "
-    "consensus; option-letters ('B', '(C)', 'The answer is D.' under one plan line) ends in "
-    "persuasion",
-    "refine": "paraphrase-number-word and paraphrase-option do not converge in 4 passes (a "
-    "revision or synthesis identical to the incumbent that a judge ranks first resets the "
-    "streak): 2 of 8 paraphrases",
-    "vote": "abstainers: two identical abstentions ('I abstain: I will not answer this "
-    "question.') are a consensus (deliberation/substance does not read it as a refusal)",
-    "tournament": "abstainers: two identical abstentions are a consensus; paraphrase-option: "
-    "'B' to 'Which option is right: A, B, C or D?' is invalid as repeating the instructions "
-    "(deliberation/substance): 1 of 8 paraphrases",
-}
 
 
-def _params() -> list[object]:
-    return [
-        pytest.param(
-            p, marks=pytest.mark.xfail(strict=True, reason=PENDING[p]) if p in PENDING else ()
-        )
-        for p in scripted_protocols()
-    ]
-
-
-@pytest.mark.parametrize("protocol", _params())
+@pytest.mark.parametrize("protocol", scripted_protocols())
 def test_every_protocol_meets_the_targets(protocol: str, tmp_path: Path) -> None:
     table = run_suite((protocol,), root=tmp_path / "sessions")
     wrong = [
