@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from moot.deliberation.finding import judge_answers, majority
+from moot.deliberation.finding import judge_answers, majority, names
 from moot.types import ModelVerdict
 
 ABC = ["agent_a", "agent_b", "agent_c"]
@@ -179,3 +179,280 @@ def test_answers_a_judge_confirmed_from_the_start_are_independent_not_persuaded(
     assert j.finding.label == "consensus"
     assert j.finding.independent == 3
     assert j.changes == ()
+
+
+def test_majority_needs_someone_to_have_started() -> None:
+    assert majority(1, 1)
+    assert not majority(1, 0)
+
+
+def test_names_join_with_commas_and_a_final_and() -> None:
+    assert names([]) == ""
+    assert names(["agent_a"]) == "Agent A"
+    assert names(["agent_a", "agent_b"]) == "Agent A and Agent B"
+    assert names(["agent_a", "agent_b", "agent_c"]) == "Agent A, Agent B and Agent C"
+
+
+def test_a_consensus_reason_names_the_claim_and_its_agents() -> None:
+    j = judge_answers([{"agent_a": "408", "agent_b": "Answer: 408", "agent_c": "418"}], started=ABC)
+    f = j.finding
+    assert f.label == "consensus"
+    assert (
+        f.reason
+        == "2 of 3 agents' final answers agree on '408' (Agent A and Agent B), by moot's check"
+    )
+    assert f.claim == "408"
+    assert f.agreed == ("agent_a", "agent_b")
+    assert f.groups == (("408", ("agent_a", "agent_b")), ("418", ("agent_c",)))
+    assert (f.started, f.valid, f.independent, f.confirmed_by) == (3, 3, None, None)
+    # one round: nothing to say about independence, nobody moved
+    assert j.sentences() == []
+    assert j.outcome_fields() == {
+        "finding": f,
+        "claims": j.claims,
+        "changes": (),
+        "verdicts": (),
+    }
+    assert [(c.agent, c.round, c.claim, c.valid) for c in j.claims] == [
+        ("agent_a", 0, "408", True),
+        ("agent_b", 0, "408", True),
+        ("agent_c", 0, "418", True),
+    ]
+
+
+def test_a_confirmed_consensus_names_its_confirmer_and_how_many_held_it_first() -> None:
+    unsure = {
+        "agent_a": "Shorter wavelengths scatter more strongly off the molecules of the air.",
+        "agent_b": "Blue light is bent and spread around by gas in the atmosphere more than red.",
+        "agent_c": "Longer wavelengths scatter more strongly off the molecules of the air.",
+    }
+    first = judge(agrees=True)
+    last = ModelVerdict(by="Judge C", role="judge", says="said they agree", claims_agreement=True)
+    j = judge_answers([unsure, unsure], started=ABC, verdicts=[first, last])
+    f = j.finding
+    assert f.label == "consensus"
+    assert f.confirmed_by == "Judge C"
+    assert f.reason == (
+        "2 of 3 agents' final answers agree on 'Shorter wavelengths scatter more strongly off the "
+        "molecules of the air.' (Agent A and Agent B), confirmed by Judge C, and nothing in them "
+        "contradicts"
+    )
+    assert f.independent == 2
+    assert j.sentences() == [
+        "2 of the 3 agents held this answer in their first, independent answer."
+    ]
+    assert [v.upheld for v in j.verdicts] == [True, True]
+
+
+def test_a_judge_is_not_needed_where_the_wording_already_makes_a_majority() -> None:
+    j = judge_answers(
+        [{"agent_a": "Paris", "agent_b": "Paris", "agent_c": "Lyon"}],
+        started=ABC,
+        verdicts=[judge()],
+    )
+    assert j.finding.label == "consensus"
+    assert j.finding.confirmed_by is None
+    assert j.finding.reason.endswith("by moot's check")
+
+
+def test_a_judge_cannot_widen_a_group_past_what_stays_a_minority() -> None:
+    unsure = {
+        "agent_a": "Shorter wavelengths scatter more strongly off the molecules of the air.",
+        "agent_b": "Blue light is bent and spread around by gas in the atmosphere more than red.",
+    }
+    j = judge_answers([unsure], started=[*ABC, "agent_d"], verdicts=[judge()])
+    assert j.finding.label == "no_consensus"
+    assert j.finding.confirmed_by is None
+    assert j.finding.groups == (
+        ("Shorter wavelengths scatter more strongly off the molecules of the air.", ("agent_a",)),
+        (
+            "Blue light is bent and spread around by gas in the atmosphere more than red.",
+            ("agent_b",),
+        ),
+    )
+    assert j.verdicts[0].upheld is False
+
+
+def test_a_judge_that_says_they_differ_confirms_nothing() -> None:
+    unsure = {
+        "agent_a": "Shorter wavelengths scatter more strongly off the molecules of the air.",
+        "agent_b": "Blue light is bent and spread around by gas in the atmosphere more than red.",
+    }
+    j = judge_answers(
+        [unsure], started=["agent_a", "agent_b"], verdicts=[judge("said they differ", agrees=False)]
+    )
+    assert j.finding.label == "no_consensus"
+    assert j.finding.reason.startswith("the final answers differ: ")
+    assert j.verdicts[0].upheld is True
+    assert j.sentences() == []
+
+
+def test_persuasion_names_who_moved_and_after_whose_critique() -> None:
+    j = judge_answers(
+        [
+            {"agent_a": "408", "agent_b": "418", "agent_c": "400"},
+            {"agent_a": "408", "agent_b": "408", "agent_c": "408"},
+        ],
+        started=ABC,
+        critics={("agent_b", 1): ["agent_c"]},
+    )
+    f = j.finding
+    assert f.label == "persuasion"
+    assert f.consensus
+    assert f.reason == (
+        "converged by persuasion: 3 of 3 agents end on '408' (Agent A, Agent B and Agent C), but "
+        "only 1 held it in their first answer; Agent B moved from '418' to '408' in round 1 after "
+        "Agent C's critique; Agent C moved from '400' to '408' in round 1 after Agent A's critique"
+    )
+    assert j.sentences() == [
+        "Changes of mind: Agent B moved from '418' to '408' in round 1 after Agent C's critique; "
+        "Agent C moved from '400' to '408' in round 1 after Agent A's critique.",
+        "1 of the 3 agents held this answer in their first, independent answer.",
+    ]
+    assert [(c.agent, c.before, c.after, c.toward, c.critics) for c in j.changes] == [
+        ("agent_b", "418", "408", ("agent_a",), ("agent_c",)),
+        ("agent_c", "400", "408", ("agent_a",), ("agent_a",)),
+    ]
+
+
+def test_persuasion_without_a_change_of_mind_says_only_how_many_held_it() -> None:
+    # b and c had no valid first answer: they did not move, yet did not hold it independently
+    j = judge_answers(
+        [
+            {"agent_a": "408", "agent_b": None, "agent_c": ""},
+            {"agent_a": "408", "agent_b": "408", "agent_c": "408"},
+        ],
+        started=ABC,
+        reasons={"agent_b": "it timed out"},
+    )
+    assert j.finding.label == "persuasion"
+    assert j.finding.reason == (
+        "converged by persuasion: 3 of 3 agents end on '408' (Agent A, Agent B and Agent C), but "
+        "only 1 held it in their first answer"
+    )
+    assert j.changes == ()
+    assert [(c.agent, c.round, c.claim, c.valid, c.reason) for c in j.claims] == [
+        ("agent_a", 0, "408", True, ""),
+        ("agent_b", 0, "", False, "it timed out"),
+        ("agent_c", 0, "", False, "no valid answer"),
+        ("agent_a", 1, "408", True, ""),
+        ("agent_b", 1, "408", True, ""),
+        ("agent_c", 1, "408", True, ""),
+    ]
+
+
+def test_a_change_of_mind_without_critics_or_a_model_to_follow() -> None:
+    j = judge_answers(
+        [
+            {"agent_a": "408", "agent_b": "408", "agent_c": "418"},
+            {"agent_a": "408", "agent_b": "408", "agent_c": "400", "agent_d": "400"},
+        ],
+        started=[*ABC, "agent_d"],
+    )
+    (change,) = j.changes
+    assert (change.agent, change.toward, change.critics) == ("agent_c", (), ())
+    assert j.sentences() == ["Changes of mind: Agent C moved from '418' to '400' in round 1."]
+    assert j.finding.label == "tie"
+
+
+def test_a_change_of_mind_is_judged_against_the_round_just_before() -> None:
+    j = judge_answers(
+        [
+            {"agent_a": "408", "agent_b": "418"},
+            {"agent_a": "408", "agent_b": "418"},
+            {"agent_a": "408", "agent_b": "408"},
+        ],
+        started=["agent_a", "agent_b"],
+    )
+    assert [(c.agent, c.round, c.toward) for c in j.changes] == [("agent_b", 2, ("agent_a",))]
+
+
+def test_two_single_answers_are_no_tie() -> None:
+    j = judge_answers([{"agent_a": "408", "agent_b": "418"}], started=["agent_a", "agent_b"])
+    assert j.finding.label == "no_consensus"
+    assert j.finding.reason == "the final answers differ: 408 (A); 418 (B)"
+    assert j.finding.claim is None
+    assert j.finding.agreed == ()
+
+
+def test_a_tie_lists_every_group_of_the_largest_size() -> None:
+    six = [f"agent_{x}" for x in "abcdef"]
+    j = judge_answers(
+        [
+            {
+                "agent_a": "408",
+                "agent_b": "408",
+                "agent_c": "418",
+                "agent_d": "418",
+                "agent_e": "400",
+                "agent_f": "400",
+            }
+        ],
+        started=six,
+        verdicts=[judge()],
+    )
+    assert j.finding.label == "tie"
+    assert j.finding.reason == (
+        "Agent B called it consensus (10/10); a tie: '408' (A, B) against '418' (C, D) "
+        "against '400' (E, F)"
+    )
+    assert j.finding.valid == 6
+
+
+def test_a_tie_names_agents_by_the_given_names() -> None:
+    j = judge_answers(
+        [{"x": "408", "y": "418", "z": "408", "w": "418"}],
+        started=["x", "y", "z", "w"],
+        name=str.upper,
+    )
+    assert j.finding.reason == "a tie: '408' (X, Z) against '418' (Y, W)"
+
+
+def test_with_no_valid_answer_the_reason_says_so() -> None:
+    j = judge_answers([{"agent_a": None, "agent_b": "  "}], started=["agent_a", "agent_b"])
+    assert j.finding.reason == "only 0 of 2 agents gave a valid answer"
+    assert j.finding.valid == 0
+    assert j.finding.groups == ()
+    empty = judge_answers([], started=["agent_a"])
+    assert empty.finding.reason == "only 0 of 1 agents gave a valid answer"
+    assert empty.claims == ()
+
+
+def test_one_valid_answer_of_two_is_named() -> None:
+    j = judge_answers([{"agent_a": "Paris", "agent_b": None}], started=["agent_a", "agent_b"])
+    assert j.finding.reason == "only 1 of 2 agents gave a valid answer (Paris (A))"
+
+
+def test_long_claims_are_quoted_short_and_printable() -> None:
+    long = "word " * 30 + "soft\u00adhyphen"
+    j = judge_answers([{"agent_a": long, "agent_b": "408"}], started=["agent_a", "agent_b"])
+    shown = j.finding.reason.removeprefix("the final answers differ: ")
+    assert shown == "word " * 11 + "wo... (A); 408 (B)"
+    j = judge_answers([{"agent_a": long, "agent_b": long, "agent_c": "408"}], started=ABC)
+    assert j.finding.reason.startswith("2 of 3 agents' final answers agree on '" + "word " * 15)
+    assert "'" + "word " * 15 + "wo...' (Agent A and Agent B)" in j.finding.reason
+    # an invisible character is shown as "?" in a quote, kept in the claim
+    assert j.finding.claim == "word " * 30 + "soft\u00adhyphen"
+    short = judge_answers(
+        [{"agent_a": "soft\u00adhyphen", "agent_b": "408"}], started=["agent_a", "agent_b"]
+    )
+    assert short.finding.reason == "the final answers differ: soft?hyphen (A); 408 (B)"
+
+
+def test_an_invalid_verdict_is_kept_as_it_came() -> None:
+    bad = ModelVerdict(
+        by="Judge A",
+        role="judge",
+        says="called it consensus",
+        claims_agreement=True,
+        valid=False,
+        problem="it says CONSENSUS and lists 23 remaining disagreements",
+    )
+    j = judge_answers(
+        [{"agent_a": "408", "agent_b": "418"}], started=["agent_a", "agent_b"], verdicts=[bad]
+    )
+    assert j.verdicts == (bad,)
+    assert j.finding.reason == "the final answers differ: 408 (A); 418 (B)"
+    assert j.sentences() == [
+        "Judge A's verdict was invalid: it says CONSENSUS and lists 23 remaining disagreements."
+    ]
