@@ -166,3 +166,126 @@ def test_a_synthesis_alike_in_words_that_drops_a_negation_ending_in_nt_is_caught
         task=LAUNCH,
     )
     assert not kept and "'needn't'" in why
+
+
+MIGRATE = (
+    "The team should migrate the old session store to Postgres before the big product launch "
+    "next week."
+)
+
+
+def test_a_synthesis_saying_what_the_answers_say_passes_at_once() -> None:
+    # one word short of the answers, the same number: nearly their words, so it says what they say
+    answers = [MIGRATE.replace("big ", ""), MIGRATE.replace("big ", "")]
+    assert keeps_agreed_content(MIGRATE, answers, task=LAUNCH) == (
+        True,
+        "it says what the agents' answers say",
+    )
+    dated = ["On 3 May the team should migrate the old session store to Postgres."] * 2
+    assert keeps_agreed_content(dated[0], dated, task=LAUNCH) == (
+        True,
+        "it says what the agents' answers say",
+    )
+
+
+@pytest.mark.parametrize(
+    "synthesis",
+    [
+        MIGRATE.replace("should", "should not"),
+        MIGRATE.replace("should", "needn't"),
+        MIGRATE.replace("should", "needn’t"),
+    ],
+)
+def test_a_synthesis_negating_what_every_answer_says_is_caught(synthesis: str) -> None:
+    """Every word of the answers is still there (and "must" is filler), so only the negation the
+    synthesis adds shows that it turns them around."""
+    answers = [MIGRATE, MIGRATE.replace("should", "must")]
+    assert keeps_agreed_content(synthesis, answers, task=LAUNCH) == (
+        False,
+        "it negates what every agent's answer says",
+    )
+
+
+def test_a_synthesis_dropping_a_negation_with_a_curly_apostrophe_is_caught() -> None:
+    answers = [MIGRATE.replace("should", "needn’t")] * 2
+    kept, why = keeps_agreed_content(MIGRATE.replace("should", "must"), answers, task=LAUNCH)
+    assert (kept, why) == (False, "it leaves out 'needn't', which every agent's answer holds")
+
+
+def test_a_synthesis_at_the_similarity_bar_says_what_the_answer_says() -> None:
+    # 17 words in common, one of the synthesis's own and two of the answer's: similar at 0.85
+    shared = "ant bee cat dog elk fox gnu hen ibis jay kite lark mole newt owl pig quail"
+    answer = shared + " seal toad"
+    assert keeps_agreed_content(shared + " ram", [answer]) == (
+        True,
+        "it says what the agents' answers say",
+    )
+
+
+def test_a_synthesis_adding_a_word_to_a_short_answer_is_checked_word_by_word() -> None:
+    # one word more than five: similar at 5/6 < 0.85, so its words are checked one by one
+    answer = "Paris remains France's capital city"
+    assert keeps_agreed_content(answer + " today", [answer]) == (
+        True,
+        "it keeps what every answer holds ('capital', 'city', 'france's', 'paris', 'remains')",
+    )
+
+
+def test_an_empty_synthesis_keeps_nothing() -> None:
+    assert keeps_agreed_content("", [PARIS] * 2, task=FRANCE) == (
+        False,
+        "it leaves out 'paris', which every agent's answer holds",
+    )
+    assert keeps_agreed_content("anything", []) == (
+        True,
+        "there are no answers to compare it with",
+    )
+
+
+def test_list_numbers_are_not_content() -> None:
+    answers = ["1. Paris\n2. Lyon", "1. Paris\n2. Marseille"]
+    assert keeps_agreed_content("Paris.", answers) == (
+        True,
+        "it keeps what every answer holds ('paris')",
+    )
+
+
+RECIPE = "ant bee cat dog elk fox gnu hen ibis jay"  # ten words every answer holds
+
+
+def test_up_to_five_shared_words_every_one_must_be_kept() -> None:
+    answers = ["ant bee cat dog elk owl", "ant bee cat dog elk pig"]
+    assert keeps_agreed_content("ant bee cat dog ram", answers) == (
+        False,
+        "it leaves out 'elk', which every agent's answer holds",
+    )
+
+
+def test_past_five_shared_words_a_paraphrase_may_drop_a_fifth() -> None:
+    six = ["ant bee cat dog elk fox owl", "ant bee cat dog elk fox pig"]
+    assert keeps_agreed_content("ant bee cat dog elk ram", six) == (
+        True,
+        "it keeps what every answer holds ('ant', 'bee', 'cat', 'dog', 'elk')",
+    )
+    ten = [RECIPE + " owl", RECIPE + " pig"]
+    assert keeps_agreed_content("ant bee cat dog elk fox gnu hen ram", ten)[0]  # 8 of 10
+    kept, why = keeps_agreed_content("ant bee cat dog elk fox gnu ram", ten)  # 7 of 10
+    assert (kept, why) == (
+        False,
+        "it leaves out 'hen', 'ibis', 'jay', which every agent's answer holds",
+    )
+
+
+def test_a_long_list_of_left_out_words_is_cut_after_eight() -> None:
+    eight = [RECIPE.removesuffix(" ibis jay") + " owl", RECIPE.removesuffix(" ibis jay") + " pig"]
+    assert keeps_agreed_content("ram", eight) == (
+        False,
+        "it leaves out 'ant', 'bee', 'cat', 'dog', 'elk', 'fox', 'gnu', 'hen', which every "
+        "agent's answer holds",
+    )
+    ten = [RECIPE + " owl", RECIPE + " pig"]
+    assert keeps_agreed_content("ram", ten) == (
+        False,
+        "it leaves out 'ant', 'bee', 'cat', 'dog', 'elk', 'fox', 'gnu', 'hen' and 2 more, which "
+        "every agent's answer holds",
+    )

@@ -6,7 +6,8 @@ one agreement relation of every protocol. What is left here is `keeps_agreed_con
 refine uses on a synthesis: the words every agent's answer holds (beyond the task's own) must
 survive into it, so a synthesis that drops "Paris" from three answers that said "Paris" is
 caught. A synthesis that says nearly what an answer says passes at once, unless the two differ
-in a number or only one negates (alike in wording, maybe opposite in meaning).
+in a number or only one negates (alike in wording, maybe opposite in meaning); one that negates
+where no answer does is caught ("should not migrate" from answers saying "should migrate").
 """
 
 from __future__ import annotations
@@ -58,22 +59,25 @@ def _words(text: str) -> list[str]:
 
 
 def _score(a: list[str], b: list[str]) -> float:
+    # Equal lists (two empty ones too, where the share below would divide by zero) are alike.
+    # The score is only compared with AGREE_AT, which 1.0 and any value above it pass alike.
     if a == b:
-        return 1.0
-    if not a or not b:
-        return 0.0
+        return 1.0  # pragma: no mutate
+    # One list empty: both measures are 0.
     ordered = difflib.SequenceMatcher(None, a, b).ratio()
     shared = len(set(a) & set(b)) / len(set(a) | set(b))
     return round(min(ordered, shared), 3)
 
 
+def _negates(words: list[str]) -> bool:
+    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
+
+
 def _conflict(a: list[str], b: list[str]) -> bool:
     """Alike in wording, maybe opposite in meaning: only one negates, or the numbers differ."""
-    negated_a = any(w in _NEGATIONS or w.endswith("n't") for w in a)
-    negated_b = any(w in _NEGATIONS or w.endswith("n't") for w in b)
     numbers_a = Counter(w for w in a if _NUMBER.fullmatch(w))
     numbers_b = Counter(w for w in b if _NUMBER.fullmatch(w))
-    return negated_a != negated_b or numbers_a != numbers_b
+    return _negates(a) != _negates(b) or numbers_a != numbers_b
 
 
 def keeps_agreed_content(
@@ -95,6 +99,10 @@ def keeps_agreed_content(
     if any(_score(mine[:_MAX_WORDS], w[:_MAX_WORDS]) >= AGREE_AT for w in words):
         if not any(_conflict(mine[:_MAX_WORDS], w[:_MAX_WORDS]) for w in words):
             return True, "it says what the agents' answers say"
+        # The answers' words are all there, but a negation no answer holds turns them around
+        # ("should not migrate" from two "should migrate"): the shared words would not see it.
+        if _negates(mine[:_MAX_WORDS]) and not any(_negates(w[:_MAX_WORDS]) for w in words):
+            return False, "it negates what every agent's answer says"
     shared = set.intersection(*(_content_words(text) for text in texts))
     required = shared - set(_words(task or "")) or shared
     if not required:
