@@ -193,16 +193,19 @@ def _imports_of(tree: Tree, module: str, nodes: Sequence[ast.AST]) -> Iterator[I
             for alias in node.names:  # `from moot import protocols` imports moot.protocols
                 full = f"{base}.{alias.name}"
                 yield Import(module, full if full in tree.modules else base, node.lineno, "import")
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, ast.Call) and node.args:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            args = [a for a in node.args if isinstance(a, ast.Constant)]
-            strings = [a.value for a in args if isinstance(a.value, str)]
-            if not strings or not strings[0].startswith("moot"):
+            args = [a for a in node.args if isinstance(a, ast.Constant | ast.JoinedStr)]
+            strings = [_head(a) for a in args]
+            if args[:1] != node.args[:1] or not strings[0]:
                 continue
             if name in ("import_module", "__import__"):
-                used.add(id(args[0]))
-                yield Import(module, strings[0], node.lineno, "importlib")
+                used.update(id(a) for a in args[:2])
+                target = strings[0]
+                if target.startswith(".") and len(strings) > 1:  # import_module(".x", "moot.y")
+                    target = strings[1] + target
+                yield Import(module, target, node.lineno, "importlib")
             elif name == "modules":  # moot.lazy.modules(package, *names)
                 used.update(id(a) for a in args)
                 for sub in strings[1:]:
@@ -216,6 +219,17 @@ def _imports_of(tree: Tree, module: str, nodes: Sequence[ast.AST]) -> Iterator[I
             and node.value.split(":")[0] in tree.modules
         ):
             yield Import(module, node.value.split(":")[0], node.lineno, "names")
+
+
+def _head(node: ast.expr) -> str:
+    """A string constant, or the constant start of an f-string up to its last dot
+    (f"moot.protocols.{name}" names moot.protocols: at least that much is imported)."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else ""
+    first = node.values[0] if isinstance(node, ast.JoinedStr) and node.values else None
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value.rpartition(".")[0]
+    return ""
 
 
 def imports(tree: Tree) -> list[Import]:

@@ -225,6 +225,18 @@ PLANTED = [
         "moot.engine.session",
     ),
     plants(
+        "importlib of an f-string upward",
+        {"engine/session.py": 'import importlib\nimportlib.import_module(f"moot.protocols.{x}")\n'},
+        "upward",
+        "moot.engine.session",
+    ),
+    plants(
+        "relative importlib upward",
+        {"engine/session.py": 'import importlib\nimportlib.import_module(".api", "moot")\n'},
+        "upward",
+        "moot.engine.session",
+    ),
+    plants(
         "__import__ upward",
         {"models/base.py": '__import__("moot.report.markdown")\n'},
         "upward",
