@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -14,6 +15,7 @@ from moot.deliberation.answers import (
     MAX_ANSWER_CHARS,
     extract_answer,
     normalize_answer,
+    parse_number,
 )
 
 # -- extraction ---------------------------------------------------------------------------------
@@ -36,6 +38,16 @@ from moot.deliberation.answers import (
         ("Some thoughts\nParis", "Paris", "last_line"),
         ("The variant is COVID-19", "19", "last_number"),
         ("it drops to -3", "-3", "last_number"),
+        ("I counted 1,250, more or less", "1,250", "last_number"),
+        ("Answer: $42$", "42", "answer_line"),
+        ("Answer: between $5 and $6", "between $5 and $6", "answer_line"),
+        ("Work.\nFinal answer:\n42", "42", "answer_line"),
+        ("Answer: 7\nchecking\nFinal answer:", "7", "answer_line"),  # the last one is empty
+        ("\\boxed{5}", "5", "boxed"),
+        ("\\boxed{42}", "42", "boxed"),
+        ("We get $x^{2}=\\boxed{25}$", "25", "boxed"),
+        ("\\boxed{4} then \\boxed{oops", "4", "boxed"),  # the unbalanced box is skipped
+        ("<answer>12</answer> Then I wrote <answer> again", "12", "tag"),
     ],
 )
 def test_the_ladder(reply: str, answer: str, source: str) -> None:
@@ -55,7 +67,15 @@ def test_empty_tag_and_unbalanced_box_fall_through() -> None:
     assert found is not None and (found.text, found.source) == ("9", "answer_line")
 
 
-@pytest.mark.parametrize("reply", ["", "   \n\t\n", "***"])
+def test_a_long_boxed_answer_is_found_but_a_box_closing_far_away_is_noise() -> None:
+    long = "x" * 1_000
+    found = extract_answer(f"\\boxed{{{long}}}")
+    assert found is not None and (found.text, found.source) == (long[:MAX_ANSWER_CHARS], "boxed")
+    far = extract_answer("\\boxed{" + "x" * 2_100 + "}")
+    assert far is not None and far.source == "last_line"
+
+
+@pytest.mark.parametrize("reply", ["", "   \n\t\n", "***", "$$"])
 def test_nothing_to_extract(reply: str) -> None:
     assert extract_answer(reply) is None
 
@@ -102,7 +122,7 @@ def test_only_the_tail_is_read() -> None:
     "forms",
     [
         ["1,000", "1000", "1000.0", "$1000", "$1,000.00", "1000 dollars", "**1000**", "\\$1{,}000"],
-        ["0.75", "3/4", ".75", "$0.75$"],
+        ["0.75", "3/4", ".75", "$0.75$", "3 / 4"],
         ["-7", "−7", "- 7"],
         ["50%", "50", "50\\%"],
         ["(B)", "B)", "B", "[B]", "Option B", "(b)", "B) Paris", "(B) Paris is right", "B."],
@@ -124,6 +144,7 @@ def test_equal_forms_share_a_key(forms: list[str]) -> None:
         ("B. Paris", "B"),  # an initial, not an option
         ("3", "C"),
         ("1/0", "1"),
+        ("-7", "7"),
         ("Paris", "Rome"),
     ],
 )
@@ -137,6 +158,23 @@ def test_kinds() -> None:
     assert normalize_answer("a red fox").kind == "text"
     assert normalize_answer("9" * 5_000).kind == "text"  # too long to be a number we parse
     assert normalize_answer("?!").key == "text:?!"  # punctuation only: kept, not emptied
+    assert normalize_answer("?! ?").key == "text:?! ?"
+    assert normalize_answer("9" * 100).kind == "number"  # a hundred digits still are
+
+
+def test_keys() -> None:
+    assert normalize_answer("(b)").key == "choice:B"
+    assert normalize_answer("$1,000.50").key == "number:2001/2"
+    assert normalize_answer("- 7").key == "number:-7"
+    assert normalize_answer("  New-York!  ").key == "text:new york"
+
+
+def test_parse_number() -> None:
+    assert parse_number("$1,000.50") == Fraction(2001, 2)
+    assert parse_number("-3/4") == Fraction(-3, 4)
+    assert parse_number("50%") == 50
+    assert parse_number("Paris") is None
+    assert parse_number("B") is None
 
 
 @given(st.integers(min_value=-(10**12), max_value=10**12))

@@ -108,7 +108,8 @@ def _from_tag(text: str) -> str | None:
 
 
 def _from_boxed(text: str) -> str | None:
-    end = len(text)
+    # The search starts at the end of the text: `None` there would mean the same to rfind.
+    end = len(text)  # pragma: no mutate
     for _ in range(_BOXED_TRIES):
         start = text.rfind("\\boxed{", 0, end)
         if start < 0:
