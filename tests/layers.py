@@ -377,17 +377,20 @@ def _constant_names(node: ast.AST | None, names: Sequence[str]) -> Iterator[str]
     """Protocol names `node` is, or holds as a tuple, list or set member."""
     members = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
     for member in members:
-        if isinstance(member, ast.Constant) and member.value in names:
-            yield member.value
+        if isinstance(member, ast.Constant) and isinstance(member.value, str):
+            if member.value in names:
+                yield member.value
 
 
 def _prefix_names(node: ast.AST, names: Sequence[str]) -> Iterator[str]:
-    """Protocol names a `startswith`-like argument tests for: "court", "court/", ":court"."""
+    """Protocol names a `startswith`-like argument begins or ends with as a word: "court",
+    "court/r1", ":court"."""
     members = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
     for member in members:
         if isinstance(member, ast.Constant) and isinstance(member.value, str):
             words = re.findall(r"[A-Za-z_]+", member.value)
-            yield from (w for w in words if w in names and len(words) == 1)
+            ends = {words[0], words[-1]} if words else set()
+            yield from sorted(ends & set(names))
 
 
 def name_tests(nodes: Sequence[ast.AST], names: Sequence[str]) -> Iterator[tuple[int, str, str]]:

@@ -436,7 +436,7 @@ PLANTED = [
     ),
     plants(
         "startswith on a protocol name",
-        {"display/board.py": returns('p.startswith("court/")')},
+        {"display/board.py": returns('p.startswith("court/r1")')},
         "name",
         "moot.display.board",
     ),
