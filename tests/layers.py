@@ -29,6 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Top first. A higher number may import a lower one; the same number is a sibling (no import).
+# The order is docs/architecture.md's: faces (cli, serve, integrations; api, the library face;
+# display, report) > batch, bench, pipeline > plan > protocols > deliberation (pure) > engine >
+# models, workspace/code > config, result > text, types, errors. Within the faces, cli composes
+# the rest and api writes the reports, so each stands on the ones it uses.
 FLOORS: dict[str, int] = {
     # the faces: composition roots over the library
     "moot": 24,  # moot/__init__ only: `import moot`, naming the library face lazily

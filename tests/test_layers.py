@@ -21,10 +21,11 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "moot"
 TODAY = Allowed(
     imports=frozenset(
         {
-            # batch runs its sessions through the library face (`api.start`); it should call
-            # the run lifecycle below the faces (issue 28: the lifecycle in one place)
+            # batch runs its sessions through the library face (`api.start_async`,
+            # `api.resume_async`); it should call the run lifecycle below the faces (issue 28:
+            # the lifecycle in one place, a run going down the floors)
             ("moot.batch", "moot.api"),
-            # the adversarial bench starts runs through `api` too (same fix)
+            # the adversarial bench starts its runs through `api.start` too (same fix)
             ("moot.bench.adversarial", "moot.api"),
             # bench's HTML report borrows the face's chart size (report/chart.py): a face's
             # module used below the faces (issue 28: bench owns its report or the size moves down)
