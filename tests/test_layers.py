@@ -448,6 +448,12 @@ PLANTED = [
         "moot.display.board",
     ),
     plants(
+        "a shared protocol helper names a protocol",
+        {"protocols/record.py": returns('"court" != p')},
+        "name",
+        "moot.protocols.record",
+    ),
+    plants(
         "one protocol names another",
         {"protocols/court/__init__.py": returns('p == "arena"')},
         "name",
