@@ -265,11 +265,19 @@ def _rank_problems(tree: Tree, found: Sequence[Import]) -> Iterator[Problem]:
         where = f"{verb} {imp.target}"
         if low > high:
             yield Problem(
-                "upward", imp.source, imp.line, f"{where}: floor {low} > {high}", imp.target
+                "upward",
+                imp.source,
+                imp.line,
+                f"{where}: {target} (floor {low}) is above {source} (floor {high})",
+                imp.target,
             )
         elif low == high:
             yield Problem(
-                "sideways", imp.source, imp.line, f"{where}: both on floor {low}", imp.target
+                "sideways",
+                imp.source,
+                imp.line,
+                f"{where}: {target} and {source} are siblings on floor {low}",
+                imp.target,
             )
         elif source in REACH and low > REACH[source]:
             limit = f"{where}: {source} imports floors <= {REACH[source]}"
@@ -410,7 +418,7 @@ def name_tests(nodes: Sequence[ast.AST], names: Sequence[str]) -> Iterator[tuple
         elif isinstance(node, ast.Dict):
             for key in node.keys:
                 for name in _constant_names(key, names):
-                    yield node.lineno, name, "keys a dict with"
+                    yield getattr(key, "lineno", node.lineno), name, "keys a dict with"
         elif isinstance(node, ast.MatchValue):
             for name in _constant_names(node.value, names):
                 yield node.lineno, name, "matches a case on"
