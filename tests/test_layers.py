@@ -182,9 +182,12 @@ def returns(expression: str) -> str:
     return f"def f(p: object) -> object:\n    return {expression}\n"
 
 
-def plants(name: str, files: dict[str, str], kind: str, module: str) -> ParameterSet:
-    """`files` planted in the clean tree must give a problem of `kind` in `module`."""
-    return pytest.param(files, kind, module, id=name)
+def plants(
+    name: str, files: dict[str, str], kind: str, module: str, target: str | None = None
+) -> ParameterSet:
+    """`files` planted in the clean tree must give a problem of `kind` in `module` (importing
+    `target`, where the way it is found matters)."""
+    return pytest.param(files, kind, module, target, id=name)
 
 
 PLANTED = [
@@ -248,6 +251,7 @@ PLANTED = [
         {"models/base.py": LAZY + '(s,) = lazy.modules("moot.engine", "session")\n'},
         "upward",
         "moot.models.base",
+        "moot.engine.session",
     ),
     plants(
         "a table names a module above",
@@ -298,6 +302,7 @@ PLANTED = [
         },
         "sideways",
         "moot.protocols.court",
+        "moot.protocols.arena.weigh",
     ),
     plants(
         "a protocol imports the registry",
@@ -341,6 +346,7 @@ PLANTED = [
         {"deliberation/claims.py": LAZY + '(s,) = lazy.modules("moot.engine", "session")\n'},
         "reach",
         "moot.deliberation.claims",
+        "moot.engine.session",
     ),
     # a module no floor knows
     plants(
@@ -462,12 +468,14 @@ PLANTED = [
 ]
 
 
-@pytest.mark.parametrize(("files", "kind", "module"), PLANTED)
+@pytest.mark.parametrize(("files", "kind", "module", "target"), PLANTED)
 def test_each_planted_violation_is_reported(
-    tmp_path: Path, files: dict[str, str], kind: str, module: str
+    tmp_path: Path, files: dict[str, str], kind: str, module: str, target: str | None
 ) -> None:
     problems = check(plant(tmp_path, files))
-    assert any(p.kind == kind and p.module == module for p in problems), problems
+    assert any(
+        p.kind == kind and p.module == module and target in (None, p.target) for p in problems
+    ), problems
 
 
 def test_a_package_loop_is_reported_where_no_module_loops(tmp_path: Path) -> None:
