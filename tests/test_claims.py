@@ -230,3 +230,120 @@ def test_times_are_compared_in_seconds_and_fractions_as_values() -> None:
     assert relation("0.5", "1/2") is Relation.AGREE
     assert relation("The answer is 3/4.", "0.75") is Relation.AGREE
     assert relation("1/3", "0.75") is Relation.CONTRADICT
+
+
+REASONS = [
+    ("", "Paris", Relation.UNSURE, "an empty claim agrees with nothing"),
+    ("Paris", "", Relation.UNSURE, "an empty claim agrees with nothing"),
+    ("Paris", "paris", Relation.AGREE, "the same answer"),
+    ("B", "(B) Paris", Relation.AGREE, "the same answer"),
+    ("yes", "yeah", Relation.AGREE, "the same answer"),
+    ("Four.", "4", Relation.AGREE, "the same number"),
+    ("5 apples", "5 pears", Relation.CONTRADICT, "apple vs pear"),
+    ("It costs 400 dollars.", "408", Relation.CONTRADICT, "400 vs 408"),
+    ("408", "It costs 400 dollars.", Relation.CONTRADICT, "408 vs 400"),
+    ("1/3", "0.75", Relation.CONTRADICT, "1/3 vs 3/4"),
+    ("2 or 3", "5", Relation.CONTRADICT, "2, 3 vs 5"),
+    (
+        "It is not safe.",
+        "It is safe.",
+        Relation.CONTRADICT,
+        "one says not 'safe', the other says 'safe'",
+    ),
+    (
+        "The answer is not 4.",
+        "The answer is 4.",
+        Relation.CONTRADICT,
+        "one says not '4', the other says '4'",
+    ),
+    ("nonlinear", "linear", Relation.CONTRADICT, "'nonlinear' vs 'linear'"),
+    ("unfit", "fit", Relation.CONTRADICT, "'unfit' vs 'fit'"),
+    ("No", "The migration is safe.", Relation.UNSURE, "a yes or no beside a statement"),
+    ("Paris", "The capital of France is Paris.", Relation.AGREE, "one says all the other says"),
+    ("42", "There are 42 apples.", Relation.AGREE, "the same numbers"),
+    (
+        "I live in New York.",
+        "I live in Los Angeles.",
+        Relation.CONTRADICT,
+        "new york vs los angeles",
+    ),
+    (
+        "Rayleigh scattering makes the sky blue.",
+        "The sky is blue because of Rayleigh scattering of sunlight.",
+        Relation.AGREE,
+        "nearly the same words, and nothing contradicts",
+    ),
+    (
+        "Use SQLite.",
+        "Use a managed cloud database.",
+        Relation.UNSURE,
+        "nothing contradicts, but the wording does not confirm it",
+    ),
+    # a number before punctuation has no unit: "408." is the bare number 408
+    ("The total is 408.", "The total is 418 apples.", Relation.CONTRADICT, "408 vs 418"),
+    (
+        "We sold 408; the rest spoiled.",
+        "We sold 418 apples; the rest spoiled.",
+        Relation.CONTRADICT,
+        "408 vs 418",
+    ),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "expected", "why"), REASONS)
+def test_each_rule_gives_its_reason(a: str, b: str, expected: Relation, why: str) -> None:
+    comparison = compare(extract_claim(a), extract_claim(b))
+    assert (comparison.relation, comparison.reason) == (expected, why)
+
+
+def test_curly_apostrophes_and_minus_signs_read_as_plain_ones() -> None:
+    assert extract_claim("It’s Paris.").content == {"paris"}
+    assert relation("The migration isn’t safe.", "The migration is safe.") is Relation.CONTRADICT
+    assert extract_claim("The temperature is −5 degrees.").values() == {"degree": {-5}}
+
+
+def test_numbers_read_with_separators_scales_and_units() -> None:
+    assert extract_claim("1,000 users").values() == {"user": {1000}}
+    assert extract_claim("The population is 2 million").values() == {"": {2_000_000}}
+    assert extract_claim("About 2 million people.").values() == {"people": {2_000_000}}
+    assert extract_claim("In 2020, 2 million people voted.").values() == {
+        "": {2020},
+        "people": {2_000_000},
+    }
+    assert extract_claim("It is 5 of them").values() == {"": {5}}  # filler is no unit
+    assert extract_claim("2 bus").values() == {"bus": {2}}  # too short to be a plural
+    assert extract_claim("3 glass").values() == {"glass": {3}}
+
+
+def test_a_number_of_more_than_40_digits_is_no_number() -> None:
+    assert extract_claim("1" * 40).values() == {"": {int("1" * 40)}}
+    assert extract_claim("1" * 41).values() == {}
+
+
+def test_content_words_leave_out_negations_and_a_yes_or_no_answer() -> None:
+    assert extract_claim("It isn't safe.").terms == ("safe",)
+    # a yes or no answer's own yes-words are its choice, not its content
+    yes = extract_claim("Yes, that is true. But it is slow.")
+    assert (yes.kind, yes.choice, yes.terms, yes.head) == ("yesno", "yes", ("slow",), ())
+    # in a statement, "true" is content
+    assert extract_claim("That is true.").terms == ("true",)
+    assert extract_claim("The sky is blue.").choice is None
+    assert extract_claim("No not safe.").denied == {"safe"}
+
+
+def test_a_claim_reads_its_explicit_answer_and_the_items_of_a_list() -> None:
+    assert extract_claim("I first thought 418. <answer>408</answer>").text == "408"
+    assert extract_claim("1. Paris").words == ("paris",)
+    assert extract_claim("The sky is blue.").key == "text:the sky is blue"
+    # a short number in words is the number; a longer sentence is left as written
+    assert extract_claim("Four apples each.").text == "4 apples each"
+    assert extract_claim("Four apples and pears").text == "Four apples and pears"
+
+
+def test_a_long_answer_is_read_on_its_head() -> None:
+    assert extract_claim("x. " * 400 + "5 apples").values() == {}
+
+
+def test_groups_are_ordered_largest_first() -> None:
+    claims = {"a": extract_claim("400"), "b": extract_claim("408"), "c": extract_claim("408")}
+    assert [g.agents for g in group_claims(claims)] == [("b", "c"), ("a",)]

@@ -159,7 +159,7 @@ def _fold(text: str) -> str:
 
 def _number(token: str) -> Fraction | None:
     digits = token.rstrip("%").replace(",", "")
-    if digits.count(".") > 1 or len(digits) > 40 or digits.endswith("/0"):
+    if len(digits) > 40:  # "1.2.3" and "1/0" are no number either: Fraction refuses them
         return None
     try:
         return Fraction(digits)
@@ -168,7 +168,7 @@ def _number(token: str) -> Fraction | None:
 
 
 def _unit(word: str | None) -> str:
-    if word is None or _NUMBER.fullmatch(word):
+    if word is None or word in _STOPS or _NUMBER.fullmatch(word):  # "408." has no unit "."
         return ""
     word = _UNIT_ALIASES.get(word, word)
     if word in _FILLER or word in _NEGATIONS:
@@ -323,8 +323,7 @@ def _negation_conflict(a: Claim, b: Claim) -> str | None:
 
 
 def _similar(a: Claim, b: Claim) -> float:
-    if not a.words or not b.words:
-        return 0.0
+    """How alike two claims' word sequences are (compare has set empty claims aside)."""
     return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False).ratio()
 
 
