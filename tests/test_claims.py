@@ -244,6 +244,7 @@ REASONS = [
     ("408", "It costs 400 dollars.", Relation.CONTRADICT, "408 vs 400"),
     ("1/3", "0.75", Relation.CONTRADICT, "1/3 vs 3/4"),
     ("2 or 3", "5", Relation.CONTRADICT, "2, 3 vs 5"),
+    ("0.5", "3", Relation.CONTRADICT, "1/2 vs 3"),
     (
         "It is not safe.",
         "It is safe.",
@@ -347,3 +348,25 @@ def test_a_long_answer_is_read_on_its_head() -> None:
 def test_groups_are_ordered_largest_first() -> None:
     claims = {"a": extract_claim("400"), "b": extract_claim("408"), "c": extract_claim("408")}
     assert [g.agents for g in group_claims(claims)] == [("b", "c"), ("a",)]
+
+
+def test_nearly_the_same_words_agree_where_content_words_alone_would_not() -> None:
+    # four words in fifteen reworded: under 0.6 of the content words shared, but the same
+    # sentence word for word elsewhere
+    a = (
+        "We should run the database migration on Sunday night because the traffic is at its "
+        "lowest then and the team is on call to watch the error rates and roll back if needed."
+    )
+    b = (
+        "We should execute the database migration on Sunday night because the traffic is at its "
+        "smallest then and the team is on call to monitor the error rates and roll back if "
+        "required."
+    )
+    assert relation(a, b) is Relation.AGREE
+
+
+def test_three_of_five_content_words_shared_is_enough_to_agree() -> None:
+    # a word added in front and another dropped at the end: no single swap, 3 of 5 shared
+    assert relation("Restart the web server now.", "Please restart the web server.") is (
+        Relation.AGREE
+    )
