@@ -354,3 +354,20 @@ def test_weigh_reads_the_answer_from_the_changes_section_without_a_final_answer_
     echoed = "## PLAN\n- ok\n## CHANGES\n408\nFinal answer: your answer in a few words."
     assert answer_part(echoed) == "408"
     assert answer_part("Just 408.") == "Just 408."
+
+
+def test_a_final_answer_that_repeats_the_question_agrees_with_nothing() -> None:
+    """Replayed from a run on the embedded model: 'what the capital of France?,' was found to
+    agree with 'The capital of France lies in Paris.' (every word of the one is in the other),
+    a consensus, exit 0, on an echo of the question."""
+    answers = {
+        "agent_a": said("what the capital of France?,", work="Thought about it."),
+        "agent_b": said("Your answer is a unique solution to everything.", work="Wrote it."),
+        "agent_c": said("The capital of France lies in Paris.", work="Looked it up."),
+    }
+    debate = Debate(answer=lambda alias, step: answers[alias], verdicts=[verdict("CONTINUE", 3)])
+    run = start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2, run.message
+    found = run.result.finding
+    assert found is not None and found.label == "no_consensus"
+    assert not any(c.agent == "agent_a" and c.valid for c in run.result.claims)

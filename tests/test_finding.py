@@ -456,3 +456,22 @@ def test_an_invalid_verdict_is_kept_as_it_came() -> None:
     assert j.sentences() == [
         "Judge A's verdict was invalid: it says CONSENSUS and lists 23 remaining disagreements."
     ]
+
+
+def test_an_answer_that_only_repeats_the_question_is_no_answer() -> None:
+    """The embedded model answered 'what the capital of France?,' and it agreed with 'The
+    capital of France lies in Paris.': a consensus, exit 0, on an echo of the question."""
+    task = "What is the capital of France?"
+    answers = {
+        "agent_a": "what the capital of France?,",
+        "agent_b": "Your answer is a unique solution to everything.",
+        "agent_c": "The capital of France lies in Paris.",
+    }
+    j = judge_answers([answers], started=ABC, task=task)
+    assert not j.consensus
+    assert j.finding.valid == 2
+    (echo,) = [c for c in j.claims if c.agent == "agent_a"]
+    assert not echo.valid
+    assert echo.reason == "its answer only repeats the question ('what the capital of France?,')"
+    # without the task the echo is a claim like any other
+    assert judge_answers([answers], started=ABC).finding.valid == 3

@@ -453,7 +453,7 @@ def _ended_earlier(
     started = [a for a in stored.aliases if a.startswith("agent_")]
     if not started or (stored.finding is None and not _computed_from(folder, stored, journal)):
         return None
-    j = judge_answers([dict(stored.positions)], started=started)
+    j = judge_answers([dict(stored.positions)], started=started, task=stored.task)
     finding = j.finding
     reason = finding.reason[:1].upper() + finding.reason[1:]
     missing = str(why).rsplit(": ", 1)[-1]  # "step r2/evaluate/agent_a is not in the journal"

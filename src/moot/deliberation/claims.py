@@ -143,6 +143,10 @@ class Claim:
     denied: frozenset[str]
     quantities: tuple[tuple[str, frozenset[Fraction]], ...]
     choice: str | None = None  # an option letter, or "yes"/"no"
+    # with the task known: the content words the task does not hold, and whether the claim is
+    # the task's own content words and nothing else ("what the capital of France?")
+    new: frozenset[str] | None = None
+    repeats_task: bool = False
 
     @property
     def short(self) -> bool:
@@ -238,8 +242,10 @@ def _claim_text(answer: str) -> str:
     return clean_text(answer).strip()
 
 
-def extract_claim(answer: str) -> Claim:
-    """The claim an answer makes (module docstring). An empty answer makes an empty claim."""
+def extract_claim(answer: str, task: str | None = None) -> Claim:
+    """The claim an answer makes (module docstring). An empty answer makes an empty claim.
+    With the `task`, the claim knows which of its words are its own (`new`) and whether it
+    only repeats the task."""
     text = _claim_text(answer)
     tokens = _TOKEN.findall(_fold(_LIST_ITEM.sub("", text[:20_000])))[: MAX_CLAIM_WORDS * 2]
     words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]
@@ -263,6 +269,13 @@ def extract_claim(answer: str) -> Claim:
     sentence_end = next((i for i, t in enumerate(tokens) if t in _SENTENCE_ENDS), len(tokens))
     head = _terms([t for t in tokens[:sentence_end] if t not in _STOPS], kind)
     content = frozenset(terms)
+    asked = None
+    if task:
+        asked = frozenset(
+            _terms(
+                [t for t in _TOKEN.findall(_fold(task[:20_000])) if t not in _STOPS], "statement"
+            )
+        )
     return Claim(
         text=" ".join(text.split())[:500],
         kind=kind,
@@ -275,6 +288,17 @@ def extract_claim(answer: str) -> Claim:
         denied=frozenset(w for w in denied if w in content or w.startswith("#")),
         quantities=tuple(sorted((u, frozenset(v)) for u, v in quantities.items())),
         choice=choice,
+        new=None if asked is None else content - asked,
+        repeats_task=bool(
+            asked
+            and content
+            and content == asked
+            and kind == "statement"
+            and not quantities
+            and not denied
+            and task
+            and _asks_what(task)
+        ),
     )
 
 
@@ -353,6 +377,8 @@ def compare(a: Claim, b: Claim) -> Comparison:
     if (a.kind == "yesno") != (b.kind == "yesno"):
         # "No" beside a statement: whether the statement says no cannot be read off its words
         return Comparison(Relation.UNSURE, "a yes or no beside a statement")
+    if a.repeats_task or b.repeats_task:
+        return Comparison(Relation.UNSURE, "an answer that only repeats the question")
     if a.kind == "yesno" and not a.content and not b.content and a.choice == b.choice:
         return Comparison(Relation.AGREE, "the same answer")
     a_only, b_only = a.content - b.content, b.content - a.content
@@ -365,7 +391,10 @@ def compare(a: Claim, b: Claim) -> Comparison:
         # A claim with no content words says nothing another could contain ("42" is not
         # inside "Paris"), except a yes or no beside the same yes or no with its reasons.
         both_yesno = a.kind == b.kind == "yesno"
-        if ((a.content and b.content) or both_yesno) and (not a_only or not b_only):
+        # (and a claim that says nothing beyond the task is inside no other: "what the capital
+        # of France?" is not "The capital of France is Paris")
+        own = _own(a) and _own(b)
+        if (own or both_yesno) and (not a_only or not b_only):
             return Comparison(Relation.AGREE, "one says all the other says")
         numbers_only = not a.content or not b.content
         if numbers_only and a.quantities and b.quantities and a.denied == b.denied:
@@ -375,6 +404,24 @@ def compare(a: Claim, b: Claim) -> Comparison:
     if _similar(a, b) >= _SIMILAR or shared >= _SHARED:
         return Comparison(Relation.AGREE, "nearly the same words, and nothing contradicts")
     return Comparison(Relation.UNSURE, "nothing contradicts, but the wording does not confirm it")
+
+
+_WH = frozenset("what which who whom whose where when why how".split())
+
+
+def _asks_what(task: str) -> bool:
+    """Whether the task asks a wh-question ("What is the capital of France?"), which a
+    restatement does not answer; a restated yes/no question ("The migration is safe to run on
+    Friday.") does answer it."""
+    folded = _fold(task[:2_000])
+    question = folded[: folded.rfind("?")] if "?" in folded else folded
+    return any(w in _WH for w in _TOKEN.findall(question.split(".")[-1]))
+
+
+def _own(claim: Claim) -> bool:
+    """Whether a claim says anything of its own: content words that are not just the task's
+    ("SQLite" to "Postgres or SQLite?" picks one; "the capital of France" repeats the task)."""
+    return bool(claim.content) and not claim.repeats_task
 
 
 def _substitution(a: Sequence[str], b: Sequence[str]) -> str | None:

@@ -134,6 +134,7 @@ def judge_answers(
     critics: Mapping[tuple[str, int], Sequence[str]] | None = None,
     reasons: Mapping[str, str] | None = None,
     name: Name = alias_label,
+    task: str | None = None,
 ) -> Judgement:
     """moot's finding over the agents' answers.
 
@@ -143,15 +144,23 @@ def judge_answers(
     was not dropped (pass it again to keep it). `started`: every agent that started, failed ones
     included. `verdicts`: model verdicts to weigh (a judge that claims agreement may confirm pairs
     the wording cannot, never pairs that contradict). `critics[(agent, r)]`: whose critique the
-    agent read before round r's answer. `reasons[agent]`: why an agent had no valid answer."""
+    agent read before round r's answer. `reasons[agent]`: why an agent had no valid answer.
+    `task`: the question; an answer whose claim only repeats it is no answer."""
     if not started:
         raise ValueError("no agents started: pass every agent that started, failed ones included")
     if not history:
         history = [{}]
-    parsed: list[dict[str, Claim]] = [
-        {a: extract_claim(text) for a, text in rnd.items() if text is not None and text.strip()}
-        for rnd in history
-    ]
+    parsed: list[dict[str, Claim]] = []
+    echoes: dict[tuple[str, int], str] = {}  # (agent, round) -> why its claim is no answer
+    for r, rnd in enumerate(history):
+        read = {a: extract_claim(t, task) for a, t in rnd.items() if t is not None and t.strip()}
+        for agent, claim in list(read.items()):
+            if claim.repeats_task:
+                echoes[(agent, r)] = (
+                    f"its answer only repeats the question ('{_quote(claim.text)}')"
+                )
+                del read[agent]
+        parsed.append(read)
     final = parsed[-1]
     order = [a for a in started if a in final]
     groups = group_claims(final, order=order)
@@ -163,7 +172,7 @@ def judge_answers(
         if widened and majority(len(widened[0].agents), len(started)):
             groups, top, confirmed_by = widened, widened[0], supporters[-1].by
 
-    claims = _claim_rows(parsed, history, started, reasons or {})
+    claims = _claim_rows(parsed, history, started, reasons or {}, echoes)
     changes = _changes(parsed, critics or {})
     valid = len(final)
     total = len(started)
@@ -266,6 +275,7 @@ def _claim_rows(
     history: Sequence[Mapping[str, str | None]],
     started: Sequence[str],
     reasons: Mapping[str, str],
+    echoes: Mapping[tuple[str, int], str],
 ) -> tuple[ClaimAt, ...]:
     rows: list[ClaimAt] = []
     for r, rnd in enumerate(parsed):
@@ -279,7 +289,7 @@ def _claim_rows(
                         round=r,
                         claim="",
                         valid=False,
-                        reason=reasons.get(agent, "no valid answer"),
+                        reason=echoes.get((agent, r)) or reasons.get(agent, "no valid answer"),
                     )
                 )
     return tuple(rows)

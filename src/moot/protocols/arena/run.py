@@ -157,7 +157,8 @@ def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, s
 
 def _no_answer(solution: str, asked: Sequence[str], task: str) -> str | None:
     """Why a solution is no answer to the task, or None: the solution as a whole, then the
-    part that answers (a plan line must not carry junk in its CHANGES or final answer)."""
+    part that answers (a plan line must not carry junk in its CHANGES), then its final answer
+    line ("Final answer: what the capital of France?" repeats the task)."""
     problem = substance.check_substance(solution, asked, task=task)
     if problem is not None:
         return str(problem)
@@ -166,6 +167,11 @@ def _no_answer(solution: str, asked: Sequence[str], task: str) -> str | None:
         problem = substance.check_substance(part, asked, task=task)
         if problem is not None:
             return f"its answer is no answer: {problem}"
+    final = claims.extract_claim(part).text
+    if final and final != " ".join(part.split()):
+        problem = substance.check_substance(final, asked, task=task)
+        if problem is not None:
+            return f"its final answer is no answer: {problem}"
     return None
 
 
@@ -426,6 +432,7 @@ def _judge(s: Session, st: _State, verdicts: Sequence[ModelVerdict]) -> finding.
         verdicts=verdicts,
         critics=st.critics,
         reasons={**st.failed, **st.invalid},
+        task=st.task,
     )
 
 

@@ -296,6 +296,7 @@ def judge_court(c: Court, verdicts: list[ModelVerdict] | None = None) -> Judgeme
         critics=critics,
         reasons={agent: why for (agent, r), why in reasons.items() if r == last},
         name=label,
+        task=question(c),
     )
     return _as_court(j, [rnd.number for rnd in c.rounds] or [0], reasons)
 

@@ -184,6 +184,7 @@ def judge(t: Tournament) -> Judgement:
         critics=t.critics,
         reasons=reasons,
         name=label,
+        task=t.task,
     )
     seen = {(c.agent, c.round) for c in judgement.changes}
     changes = [*judgement.changes, *(c for c in t.concessions if (c.agent, c.round) not in seen)]

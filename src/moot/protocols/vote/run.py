@@ -57,7 +57,7 @@ async def run(s: Session, task: str, opts: VoteOptions) -> Outcome:
         _sample(alias, step, completion, prompt[0].content, task)
         for (alias, step), completion in zip(asks, replies, strict=True)
     ]
-    judgement = judge_samples(samples, opts.samples, opts.consensus_threshold)
+    judgement = judge_samples(samples, opts.samples, opts.consensus_threshold, task=task)
     record = _record(judgement, samples, opts)
     s.round_done(Step.at(1, "tally"), describe_round(record, opts))
     specs = {str(a): str(spec) for a, spec in s.meta.get("aliases", {}).items()}
@@ -119,7 +119,11 @@ def needed_for(asked: int, threshold: float) -> int:
 
 
 def judge_samples(
-    samples: Sequence[Mapping[str, Any]], per_agent: int, threshold: float = 0.5
+    samples: Sequence[Mapping[str, Any]],
+    per_agent: int,
+    threshold: float = 0.5,
+    *,
+    task: str | None = None,
 ) -> Judgement:
     """moot's finding over the samples, one voter each (every sample asked started). A
     majority that falls short of `threshold` is no consensus, and its reason says so."""
@@ -132,7 +136,9 @@ def judge_samples(
         for x in samples
         if x["status"] != "valid"
     }
-    judgement = judge_answers([answers], started=started, reasons=reasons, name=voter_name)
+    judgement = judge_answers(
+        [answers], started=started, reasons=reasons, name=voter_name, task=task
+    )
     f = judgement.finding
     needed = needed_for(len(samples), threshold)
     counts = _counts(f)
