@@ -151,7 +151,7 @@ def test_an_invalid_verdict_is_named_and_weighs_nothing() -> None:
 
 
 def test_no_agents_is_a_caller_error() -> None:
-    with pytest.raises(ValueError, match="no agents started"):
+    with pytest.raises(ValueError, match=r"^no agents started: pass every agent that started"):
         judge_answers([{}], started=[])
 
 
@@ -191,6 +191,65 @@ def test_names_join_with_commas_and_a_final_and() -> None:
     assert names(["agent_a"]) == "Agent A"
     assert names(["agent_a", "agent_b"]) == "Agent A and Agent B"
     assert names(["agent_a", "agent_b", "agent_c"]) == "Agent A, Agent B and Agent C"
+
+
+def test_an_unsure_first_answer_did_not_hold_the_agreed_answer_without_a_judge() -> None:
+    j = judge_answers(
+        [
+            {"agent_a": "Paris", "agent_b": "The Eiffel Tower city.", "agent_c": "Lyon"},
+            {"agent_a": "Paris", "agent_b": "Paris", "agent_c": "Paris"},
+        ],
+        started=ABC,
+    )
+    assert j.finding.label == "persuasion"
+    assert j.finding.independent == 1
+
+
+def test_persuasion_speaks_in_the_given_names_and_quotes_moves_short() -> None:
+    long_a = "The total is 408 after counting every crate in the east warehouse twice."
+    long_b = "The total is 418 after counting every crate in the west warehouse once."
+    j = judge_answers(
+        [
+            {"x": long_a, "y": long_b, "z": long_b},
+            {"x": long_a, "y": long_a, "z": long_a},
+        ],
+        started=["x", "y", "z"],
+        name=str.upper,
+    )
+    assert j.finding.label == "persuasion"
+    assert j.finding.reason == (
+        f"converged by persuasion: 3 of 3 agents end on '{long_a}' (X, Y and Z), but only 1 held "
+        "it in their first answer; Y and Z moved from 'The total is 418 after counting every...' "
+        "to 'The total is 408 after counting every...' in round 1 after X's critique"
+    )
+
+
+def test_a_judge_widens_groups_in_the_order_the_agents_started() -> None:
+    unsure = {
+        "agent_a": "Shorter wavelengths scatter more strongly off the molecules of the air.",
+        "agent_b": "Blue light is bent and spread around by gas in the atmosphere more than red.",
+        "agent_c": "Longer wavelengths scatter more strongly off the molecules of the air.",
+    }
+    j = judge_answers([unsure], started=["agent_c", "agent_b", "agent_a"], verdicts=[judge()])
+    assert j.finding.agreed == ("agent_c", "agent_b")
+
+
+def test_a_claim_of_exactly_the_quote_limit_is_shown_whole() -> None:
+    sixty = "x" * 60
+    j = judge_answers([{"agent_a": sixty, "agent_b": "408"}], started=["agent_a", "agent_b"])
+    assert j.finding.reason == f"the final answers differ: {sixty} (A); 408 (B)"
+    assert j.finding.started == 2
+
+
+def test_a_tie_quotes_long_claims_at_sixty_characters() -> None:
+    a = "Use SQLite for the session store, because the load is a single writer at a time."
+    b = "Use Postgres for the session store, because the load has many writers at a time."
+    j = judge_answers(
+        [{"agent_a": a, "agent_b": b, "agent_c": a, "agent_d": b}],
+        started=["agent_a", "agent_b", "agent_c", "agent_d"],
+    )
+    assert j.finding.label == "tie"
+    assert j.finding.reason == (f"a tie: '{a[:57]}...' (A, C) against '{b[:57]}...' (B, D)")
 
 
 def test_a_consensus_reason_names_the_claim_and_its_agents() -> None:
@@ -345,7 +404,7 @@ def test_a_change_of_mind_without_critics_or_a_model_to_follow() -> None:
     j = judge_answers(
         [
             {"agent_a": "408", "agent_b": "408", "agent_c": "418"},
-            {"agent_a": "408", "agent_b": "408", "agent_c": "400", "agent_d": "400"},
+            {"agent_d": "400", "agent_a": "408", "agent_b": "408", "agent_c": "400"},
         ],
         started=[*ABC, "agent_d"],
     )
