@@ -212,20 +212,12 @@ def _finding_lines(result: Result) -> None:
 
 def _code_lines(result: Any) -> None:
     """A code task's agents: status, diff stats, verification and cost, one line each."""
-    code = result.details.get("code")
-    if not isinstance(code, dict):
-        return
-    for alias, row in code.items():
-        usage = result.agents.get(alias)
+    for row in result.code_changes():
+        usage = result.agents.get(row.name)
         cost = "cost unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
-        checks = row.get("checks") or []
-        passed = sum(1 for c in checks if c.get("exit_code") == 0 and not c.get("timed_out"))
-        verified = f"verify {passed}/{len(checks)} passed" if checks else "not verified"
-        why = f" ({row['problem']})" if row.get("problem") else ""
-        click.echo(
-            f"  {alias}: {row.get('status')}{why}; {row.get('files', 0)} file(s), "
-            f"+{row.get('insertions', 0)} -{row.get('deletions', 0)}; {verified}; {cost}"
-        )
+        why = f" ({row.problem})" if row.problem else ""
+        verified = f"verify {row.verified}" if row.checks else row.verified
+        click.echo(f"  {row.name}: {row.status}{why}; {row.stats}; {verified}; {cost}")
 
 
 class ProtocolName(click.ParamType[str, Any]):

@@ -14,21 +14,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from moot import lazy
-from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, Outcome
+from moot.text import clean_text
+from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, Outcome, alias_label
 
 __all__ = [
     "FORMAT_VERSION",
     "MISMATCH",
     "AgentUsage",
+    "Check",
+    "CodeRow",
     "JournalSeal",
     "Result",
     "Status",
     "build_result",
+    "code_rows",
     "exit_code_for",
     "unsealed",
 ]
@@ -116,6 +121,11 @@ class Result(BaseModel):
             return []
         return [r for r in records if isinstance(r, Mapping)]
 
+    def code_changes(self, applied: str | None = None) -> list[CodeRow]:
+        """A code task's changes, typed (none for a question); `applied` names the change
+        `moot apply` applied."""
+        return code_rows(self.details, applied)
+
     @property
     def picked_by(self) -> str | None:
         """Who chose the outcome ("human", "judge", "none") when it is a choice among code
@@ -160,6 +170,110 @@ class Result(BaseModel):
 
 # The typed outcome's fields: left out of result.json when empty.
 _TYPED_OUTCOME = ("finding", "claims", "changes", "verdicts")
+
+
+@dataclass(frozen=True)
+class Check:
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    tail: str
+    cut: bool
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    @property
+    def status(self) -> str:
+        if self.timed_out:
+            return "timed out"
+        return "passed" if self.exit_code == 0 else f"failed (exit code {self.exit_code})"
+
+
+@dataclass(frozen=True)
+class CodeRow:
+    """One change: `name` is the worktree (an agent's alias, or a candidate like `b1`)."""
+
+    name: str
+    agent: str | None
+    status: str
+    problem: str
+    files: int
+    insertions: int
+    deletions: int
+    checks: tuple[Check, ...]
+    patch: str
+    chosen: bool
+    applied: bool = False
+
+    @property
+    def marks(self) -> str:
+        """'winner', 'applied', both or neither."""
+        return ", ".join(m for m, on in (("winner", self.chosen), ("applied", self.applied)) if on)
+
+    @property
+    def title(self) -> str:
+        own = "_" in self.name and self.name.rsplit("_", 1)[0].isalpha()
+        if own or not self.agent:
+            return alias_label(self.name)
+        return f"Worktree {self.name} ({alias_label(self.agent)})"
+
+    @property
+    def stats(self) -> str:
+        return f"{self.files} file(s), +{self.insertions} -{self.deletions}"
+
+    @property
+    def verified(self) -> str:
+        if not self.checks:
+            return "not verified"
+        passed = sum(1 for c in self.checks if c.passed)
+        return f"{passed}/{len(self.checks)} passed"
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def code_rows(details: Mapping[str, Any], applied: str | None = None) -> list[CodeRow]:
+    """The changes a result records, the chosen one and the applied one marked (none for a
+    question)."""
+    rows = details.get("code")
+    if not isinstance(rows, Mapping):
+        return []
+    winner = details.get("winner")
+    found = []
+    for name, row in rows.items():
+        if not isinstance(row, Mapping):
+            continue
+        checks = tuple(
+            Check(
+                command=clean_text(str(c.get("command", ""))),
+                exit_code=c.get("exit_code") if isinstance(c.get("exit_code"), int) else None,
+                timed_out=bool(c.get("timed_out")),
+                tail=clean_text(str(c.get("tail", ""))),
+                cut=bool(c.get("cut")),
+            )
+            for c in row.get("checks") or []
+            if isinstance(c, Mapping)
+        )
+        agent = row.get("agent")
+        found.append(
+            CodeRow(
+                name=str(name),
+                agent=str(agent) if isinstance(agent, str) else None,
+                status=str(row.get("status", "?")),
+                problem=clean_text(str(row.get("problem") or "")),
+                files=_int(row.get("files")),
+                insertions=_int(row.get("insertions")),
+                deletions=_int(row.get("deletions")),
+                checks=checks,
+                patch=clean_text(str(row.get("patch") or "")),
+                chosen=name == winner,
+                applied=name == applied,
+            )
+        )
+    return found
 
 
 def build_result(

@@ -22,7 +22,7 @@ from moot.engine.store import SessionFolder
 from moot.engine.tally import Tally
 from moot.errors import ConfigError, JournalError
 from moot.protocols.record import ProtocolRecord
-from moot.report.code import CodeRow, code_rows, read_applied
+from moot.report.code import CodeRow, read_applied
 from moot.result import AgentUsage, Result
 from moot.text import clean_text, cut, summarize
 from moot.types import (
@@ -391,7 +391,7 @@ def build_view(
             warnings=warnings,
             max_rounds=max_rounds,
             journal_head=result.journal.describe() if result.journal else None,
-            code=code_rows(result.details, read_applied(folder.path) if folder else None),
+            code=result.code_changes(read_applied(folder.path) if folder else None),
             picked_by=result.picked_by,
             finding=_clean_finding(result.finding),
             claims=list(result.claims),
