@@ -307,6 +307,7 @@ def test_numbers_read_with_separators_scales_and_units() -> None:
     assert extract_claim("1,000 users").values() == {"user": {1000}}
     assert extract_claim("The population is 2 million").values() == {"": {2_000_000}}
     assert extract_claim("About 2 million people.").values() == {"people": {2_000_000}}
+    assert extract_claim("About 2 million people").values() == {"people": {2_000_000}}
     assert extract_claim("In 2020, 2 million people voted.").values() == {
         "": {2020},
         "people": {2_000_000},
@@ -370,3 +371,11 @@ def test_three_of_five_content_words_shared_is_enough_to_agree() -> None:
     assert relation("Restart the web server now.", "Please restart the web server.") is (
         Relation.AGREE
     )
+
+
+def test_a_short_answer_is_not_inside_a_long_one_that_names_many_things() -> None:
+    essay = (
+        "Lyon is larger than most French cities, has a famous old town, great food, two rivers, "
+        "silk weaving history, a big university and a busy airport, but Paris is the capital."
+    )
+    assert relation("Paris", essay) is Relation.UNSURE
