@@ -379,3 +379,46 @@ def test_a_short_answer_is_not_inside_a_long_one_that_names_many_things() -> Non
         "silk weaving history, a big university and a busy airport, but Paris is the capital."
     )
     assert relation("Paris", essay) is Relation.UNSURE
+
+
+FRANCE = "What is the capital of France?"
+
+
+def test_with_the_task_a_claim_knows_its_own_words() -> None:
+    paris = extract_claim("The capital of France is Paris.", FRANCE)
+    assert paris.new == {"paris"}
+    assert not paris.repeats_task
+    assert extract_claim("The capital of France is Paris.").new is None
+    echo = extract_claim("The capital of France.", FRANCE)
+    assert echo.repeats_task
+    assert echo.new == frozenset()
+
+
+def test_an_echo_of_a_wh_question_agrees_with_nothing() -> None:
+    echo = extract_claim("The capital of France.", FRANCE)
+    paris = extract_claim("The capital of France is Paris.", FRANCE)
+    for a, b in ((echo, paris), (paris, echo)):
+        comparison = compare(a, b)
+        assert (comparison.relation, comparison.reason) == (
+            Relation.UNSURE,
+            "an answer that only repeats the question",
+        )
+
+
+def test_only_a_plain_restatement_repeats_the_task() -> None:
+    # a yes, a number or a negation says something the question did not
+    assert not extract_claim("Yes, the capital of France.", FRANCE).repeats_task
+    assert not extract_claim("The capital of France is 2.", FRANCE).repeats_task
+    assert not extract_claim("Not the capital of France.", FRANCE).repeats_task
+
+
+def test_the_question_is_the_last_sentence_before_the_last_question_mark() -> None:
+    # a wh-word in an earlier sentence, or after the question mark, asks nothing
+    task = "We ran tests. What we know is little. Is the migration safe on Friday?"
+    assert not extract_claim(
+        "We ran tests; we know little; migration safe on Friday.", task
+    ).repeats_task
+    task = "What do you think? The plan is ready. Is it safe to run it?"
+    assert not extract_claim("Think: the plan is ready and safe to run.", task).repeats_task
+    task = "Is the migration safe? Tell me what you think"
+    assert not extract_claim("The migration is safe; tell what you think.", task).repeats_task
