@@ -156,10 +156,13 @@ PLANS = {
 def hostile_session() -> Path:
     debate = Debate(
         verdicts=[verdict("CONTINUE", 5) + "\n" + HOSTILE, verdict("CONSENSUS", 9, base="B")],
-        # the agents' plans differ, so the debate runs its rounds instead of stopping on
-        # matching first answers
+        # the agents' plans differ (their final answers neither agree nor contradict by
+        # moot's check), so the debate runs its rounds instead of stopping on matching first
+        # answers, and the judge's CONSENSUS may confirm them
         answer=lambda alias, step: solution(
-            f"Use **{alias}**'s plan:\n\n- {PLANS[alias]}\n\n" + HOSTILE
+            f"Use **{alias}**'s plan:\n\n- {PLANS[alias]}\n\n"
+            + HOSTILE
+            + f"\nFinal answer: {PLANS[alias]}"
         ),
         critique="Strengths: clear.\n\n" + HOSTILE,
     )
