@@ -415,7 +415,8 @@ def _asks_what(task: str) -> bool:
     Friday.") does answer it."""
     folded = _fold(task[:2_000])
     question = folded[: folded.rfind("?")] if "?" in folded else folded
-    return any(w in _WH for w in _TOKEN.findall(question.split(".")[-1]))
+    # the last sentence: "Tell me what the capital of France is." ends in its own full stop
+    return any(w in _WH for w in _TOKEN.findall(question.rstrip(" \t\n.!").split(".")[-1]))
 
 
 def _own(claim: Claim) -> bool:
