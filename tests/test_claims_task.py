@@ -57,5 +57,5 @@ def test_a_restated_yes_no_question_answers_it() -> None:
 
 def test_a_wh_question_asked_as_a_request_is_one_too() -> None:
     task = "Tell me what the capital of France is."
-    assert extract_claim("The capital of France.", task).repeats_task
+    assert extract_claim("Tell the capital of France.", task).repeats_task
     assert not extract_claim("Paris.", task).repeats_task
