@@ -667,3 +667,18 @@ def test_a_word_of_the_task_is_an_answer_even_where_the_instructions_use_it_too(
     assert check_substance("C", prompts, task=task) is None
     problem = check_substance("Agent", prompts, task=task)
     assert problem is not None and problem.reason is Reason.ECHO
+
+
+def test_talk_about_the_task_or_the_answers_form_is_no_answer() -> None:
+    """Both ended the embedded model's runs in 'converged by persuasion' (benchmarks/
+    default_run.py): two agents copied one sentence about the task."""
+    task = "What is the capital of France?"
+    prompts = [f"Task:\n{task}\n\nWrite your answer."]
+    for reply in (
+        "This task requires you to analyze the answer itself.",
+        "The answer must be a single sentence,",
+    ):
+        problem = check_substance(reply, prompts, task=task)
+        assert problem is not None and problem.reason is Reason.META, reply
+    for reply in ("Be concise.", "This question is about Paris.", "Paris"):
+        assert check_substance(reply, prompts, task=task) is None, reply

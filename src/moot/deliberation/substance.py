@@ -157,7 +157,7 @@ _META_ANCHOR = re.compile(
     r"|(?:you're|i'm)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|chatbot)"
     r"|as\s+an?\s+(?:ai|assistant|language\s+model|chatbot)"
     r"|(?:the|this|these|your|my|our)\s+(?:instructions?|prompt|rules|debate|discussion|"
-    r"deliberation|court|arena|tournament|vote|round|format|template)"
+    r"deliberation|court|arena|tournament|vote|round|format|template|task|question)"
     r"|(?:my|our|the)\s+(?:final\s+|own\s+)?(?:answer|position|response|reply|stance|opinion|"
     r"view|vote|solution)"
     r"|per\s+(?:the\s+)?instructions?|as\s+instructed)\b"
@@ -176,6 +176,9 @@ _META_WORDS = frozenset(
     panel other others do does did has have had being ready happy glad request requested
     asked required about must should may might need want please thank thanks there what
     which who how why when just only also all
+    requires require required requiring analyze analyse analyzing analysing itself yourself
+    single sentence sentences paragraph paragraphs section sections list line lines word words
+    short brief concise exactly less fewer most least
     """.split()
 )
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
