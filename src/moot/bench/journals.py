@@ -21,6 +21,7 @@ from typing import Any
 from moot import protocols
 from moot.deliberation.answers import extract_answer
 from moot.deliberation.consensus import position_id
+from moot.deliberation.parsing import json_object
 from moot.errors import ConfigError
 from moot.types import Step
 
@@ -32,17 +33,7 @@ _MAX_JSON = 200_000  # a reply larger than this is not parsed as JSON
 Reader = Callable[[str, str, Mapping[str, str]], str | None]
 
 
-def _json(reply: str) -> dict[str, Any] | None:
-    stripped = reply.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`").removeprefix("json").strip()
-    if not stripped.startswith("{") or len(stripped) >= _MAX_JSON:
-        return None
-    try:
-        data = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
+_json = json_object
 
 
 def _text(reply: str) -> str:

@@ -22,9 +22,11 @@ __all__ = [
     "Verdict",
     "extract_json",
     "extract_section",
+    "json_object",
     "json_parser",
     "parse_solution",
     "parse_verdict",
+    "verdict_fields",
 ]
 
 
@@ -72,16 +74,7 @@ def parse_verdict(text: str) -> Verdict:
     blocks = re.findall(r"<verdict\s*>(.*?)</verdict\s*>", text, re.IGNORECASE | re.DOTALL)
     if not blocks:
         raise FormatError("it has no <verdict>...</verdict> block")
-    fields: dict[str, str] = {}
-    current: str | None = None
-    for line in blocks[-1].strip().splitlines():
-        match = _FIELD.match(line)
-        key = match.group(1).strip().lower().replace(" ", "_") if match else None
-        if match and key in _KEYS:
-            current = key
-            fields[current] = match.group(2).strip()
-        elif current is not None and line.strip():
-            fields[current] = (fields[current] + "\n" + line.strip()).strip()
+    fields = verdict_fields(blocks[-1])
     decision_text = fields.get("decision", "").upper()
     if "CONSENSUS" in decision_text and "CONTINUE" not in decision_text:
         decision: Literal["CONSENSUS", "CONTINUE"] = "CONSENSUS"
@@ -114,6 +107,41 @@ _KEYS = {
     "base_solution",
     "modifications",
 }
+
+
+def verdict_fields(block: str) -> dict[str, str]:
+    """A `<verdict>` block's fields as written: `key: value` lines, a value going on over the
+    lines that follow it until the next known key."""
+    fields: dict[str, str] = {}
+    current: str | None = None
+    for line in block.strip().splitlines():
+        match = _FIELD.match(line)
+        key = match.group(1).strip().lower().replace(" ", "_") if match else None
+        if match and key in _KEYS:
+            current = key
+            fields[current] = match.group(2).strip()
+        elif current is not None and line.strip():
+            fields[current] = (fields[current] + "\n" + line.strip()).strip()
+    return fields
+
+
+# A reply larger than this is not parsed as plain JSON (a recorded reply read back)
+_MAX_JSON = 200_000
+
+
+def json_object(reply: str) -> dict[str, Any] | None:
+    """A reply that is one JSON object (in a code fence or not) as a dict, else None: strict
+    `json.loads`, no repair, for reading recorded replies back."""
+    stripped = reply.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`").removeprefix("json").strip()
+    if not stripped.startswith("{") or len(stripped) >= _MAX_JSON:
+        return None
+    try:
+        data = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _balanced_object(text: str) -> str | None:

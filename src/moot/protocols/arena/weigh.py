@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from moot.deliberation.finding import majority, names
-from moot.deliberation.parsing import Verdict, extract_json
+from moot.deliberation.parsing import Verdict, extract_json, verdict_fields
 from moot.errors import FormatError
 from moot.text import cut
 from moot.types import ModelVerdict, alias_label
@@ -28,10 +28,6 @@ __all__ = ["answer_part", "model_verdict", "not_answering", "read_marks", "resol
 _NO_BASE = frozenset({"merged", "merge", "none", "n/a", "na", "-", "null", "nil"})
 _NONE_LISTED = re.compile(r"(?:none|no|nil|n/a|zero|0+)\b", re.IGNORECASE)
 _VERDICT_BLOCK = re.compile(r"<verdict\s*>(.*?)</verdict\s*>", re.IGNORECASE | re.DOTALL)
-_FIELD = re.compile(r"^\s*[-*]?\s*([a-z_ ]+?)\s*:\s*(.*)$", re.IGNORECASE)
-_KEYS = frozenset(
-    {"decision", "convergence_score", "remaining_disagreements", "base_solution", "modifications"}
-)
 _MARK = re.compile(r"answers?\s+the\s+(?:question|task)", re.IGNORECASE)
 _SAYS = re.compile(r"^[\s*_`'\"]*[:=\-–—]?[\s*_`'\"]*(yes|no)\b", re.IGNORECASE)
 _AGENT = re.compile(r"\bagent[\s_-]*([a-z]{1,2})\b", re.IGNORECASE)
@@ -140,17 +136,7 @@ def remaining_disagreements(verdict: Verdict) -> str:
     parsed count keeps only a number, and "the cache TTL" is a disagreement listed too."""
     blocks = _VERDICT_BLOCK.findall(verdict.raw)
     if blocks:
-        fields: dict[str, str] = {}
-        current: str | None = None
-        for line in blocks[-1].strip().splitlines():
-            match = _FIELD.match(line)
-            key = match.group(1).strip().lower().replace(" ", "_") if match else None
-            if match and key in _KEYS:
-                current = key
-                fields[current] = match.group(2).strip()
-            elif current is not None and line.strip():
-                fields[current] = (fields[current] + "\n" + line.strip()).strip()
-        return fields.get("remaining_disagreements", "")
+        return verdict_fields(blocks[-1]).get("remaining_disagreements", "")
     try:
         data = extract_json(verdict.raw)
     except FormatError:

@@ -8,14 +8,14 @@ for no answer ("")."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from moot.deliberation.parsing import json_object
+
 __all__ = ["stands_for"]
 
-_MAX_JSON = 200_000  # a reply larger than this is not parsed as JSON
 _CANDIDATE = re.compile(
     r'<quoted from="candidate position ([0-9a-f]{12})" id="([0-9A-Za-z_-]+)">\n(.*?)\n'
     r'</quoted id="\2">',
@@ -24,16 +24,8 @@ _CANDIDATE = re.compile(
 
 
 def _vote(reply: str) -> dict[str, Any] | None:
-    stripped = reply.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`").removeprefix("json").strip()
-    if not stripped.startswith("{") or len(stripped) >= _MAX_JSON:
-        return None
-    try:
-        data = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("vote"), str) else None
+    data = json_object(reply)
+    return data if data is not None and isinstance(data.get("vote"), str) else None
 
 
 def stands_for(reply: str, prompt: str, positions: Mapping[str, str]) -> str | None:
