@@ -16,8 +16,8 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.deliberation.consensus import position_id
+from moot.lifecycle.plan import resolve
 from moot.models.scripted import ScriptedFailure, register_script
-from moot.plan import resolve
 from moot.types import FailureKind, Request
 
 

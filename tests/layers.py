@@ -30,45 +30,38 @@ from pathlib import Path
 
 # Top first. A higher number may import a lower one; the same number is a sibling (no import).
 # The order is docs/architecture.md's: faces (cli, serve, integrations; api, the library face;
-# display, report) > batch, bench, pipeline > plan > protocols > deliberation (pure) > engine >
-# models, workspace/code > config, result > text, types, errors. Within the faces, cli composes
-# the rest and api writes the reports, so each stands on the ones it uses.
+# display) > batch, bench, pipeline > lifecycle (config -> plan -> session -> outcome, replay,
+# a code session's end) > report > protocols > deliberation (pure) > engine > code > models >
+# config > text > types > errors. Within the faces, cli composes the rest.
 FLOORS: dict[str, int] = {
     # the faces: composition roots over the library
     "moot": 24,  # moot/__init__ only: `import moot`, naming the library face lazily
     "moot.cli": 23,  # the composition root: parses, calls the library, maps exit codes
     "moot.serve": 23,  # the local web view
     "moot.integrations": 23,  # MCP server, inline delegation, plugins, llm plugin
-    "moot.cli_batch": 22,  # `moot batch` and `moot bench`: cli loads it by name
-    "moot.migrate": 21,  # sits with api: it replays (docs/architecture.md)
-    "moot.api": 20,  # the library face: start, resume, replay; writes the reports
-    "moot.codeops": 20,  # the library face of a code session's end (apply, clean, stop)
+    "moot.api": 20,  # the library face: start, resume, replay
     "moot.display": 19,  # the live view; faces never import each other
-    "moot.report": 19,  # Markdown and HTML reports; faces never import each other
-    # many sessions: below the faces, above one run's plan
+    # many sessions: below the faces, above one run
     "moot.pipeline": 18,  # seed 004: plan, tasks, gates, roles, lessons
     "moot.bench": 18,  # suites and statistics
-    "moot.batch_ray": 17,  # the Ray executor of batch
-    "moot.batch": 16,  # many sessions
-    "moot.projection": 15,  # a plan's worst case in calls, tokens and USD
-    "moot.plan": 14,  # config -> plan: the protocol's record, options, participants
+    "moot.batch": 16,  # many sessions, locally or as Ray tasks
+    # one run, from its config to its result and reports
+    "moot.lifecycle": 15,  # plan, projection, start/resume/replay, migrate, a code session's end
+    "moot.report": 14,  # Markdown and HTML reports of a session folder
     # the protocols: the registry names each folder; folders share only the helpers below them
     "moot.protocols": 13,  # protocols/__init__.py, the registry
     # (every protocols/<name>/ folder: PROTOCOL_FLOOR, 12)
     # (the shared protocol helpers, PROTOCOL_HELPERS: 11)
     "moot.deliberation": 10,  # pure functions usable above the engine (REACH below)
-    "moot.engine": 9,  # the session, journal, lifecycle: no protocol, no face
-    "moot.models": 8,  # providers never import the engine, protocols or faces
-    "moot.workspace": 8,  # git worktrees for code tasks: a library the engine drives
-    "moot.code": 8,  # the layout's name for code tasks' package
-    "moot.config": 7,  # pydantic config
-    "moot.result": 7,  # result.json's model
-    "moot.text": 6,
-    "moot.types": 5,  # the data every layer shares
-    "moot.errors": 4,  # the exception tree: imports nothing of moot
-    "moot.textsafe": 4,
-    "moot.version": 4,
-    "moot.lazy": 4,
+    "moot.engine": 9,  # the session, journal, result: no protocol, no face
+    "moot.code": 8,  # git worktrees, patches and verify runs for code tasks
+    "moot.models": 7,  # providers never import the engine, protocols or faces
+    "moot.config": 6,  # pydantic config
+    "moot.text": 5,  # wording shared by every face; terminal-safe text
+    "moot.types": 4,  # the data every layer shares
+    "moot.errors": 3,  # the exception tree: imports nothing of moot
+    "moot.version": 3,
+    "moot.lazy": 3,
 }
 PROTOCOL_FLOOR = 12
 # Modules of protocols/ that every protocol folder may share; one unit on one floor.
@@ -82,9 +75,11 @@ REACH: dict[str, int] = {
 }
 # Floors a unit must not reach even though they are lower: (unit prefix, target prefixes).
 BANNED: dict[str, tuple[str, ...]] = {
-    # protocols reach the world only through the Session: no provider, no workspace code
-    "moot.protocols": ("moot.models", "moot.workspace", "moot.code"),
+    # protocols reach the world only through the Session: no provider, no git
+    "moot.protocols": ("moot.models", "moot.code"),
 }
+# Modules under a banned prefix that are plain data a Session hands back (read, never run).
+DATA: frozenset[str] = frozenset({"moot.code.changes"})
 PREFIX_METHODS = {"startswith", "endswith", "removeprefix", "removesuffix"}
 KEY_METHODS = {"get", "pop", "setdefault"}
 _MODULE_STRING = re.compile(r"moot(\.\w+)+")
@@ -284,7 +279,11 @@ def _rank_problems(tree: Tree, found: Sequence[Import]) -> Iterator[Problem]:
             yield Problem("reach", imp.source, imp.line, limit, imp.target)
         else:
             for prefix, bans in BANNED.items():
-                if _under(imp.source, prefix) and any(_under(imp.target, b) for b in bans):
+                if (
+                    _under(imp.source, prefix)
+                    and any(_under(imp.target, b) for b in bans)
+                    and imp.target not in DATA
+                ):
                     yield Problem(
                         "banned", imp.source, imp.line, f"{where}: {prefix} never does", imp.target
                     )

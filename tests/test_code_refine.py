@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from moot import api
-from moot.codeops import apply_session, clean, strays
 from moot.engine.store import find_session
+from moot.lifecycle.code import apply_session, clean, strays
 from tests import test_code_tasks as base
 from tests.scripts import no_sleep
 

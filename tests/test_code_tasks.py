@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from moot import api
-from moot.codeops import apply_session, clean, live_worktrees, strays
 from moot.config import RunConfig
 from moot.engine.store import find_session
 from moot.errors import MootError, WorkspaceError
-from moot.plan import resolve
-from moot.projection import estimate, render
+from moot.lifecycle.code import apply_session, clean, live_worktrees, strays
+from moot.lifecycle.plan import resolve
+from moot.lifecycle.projection import estimate, render
 from tests.scripts import no_sleep
 
 MOOT = str(Path(sys.executable).parent / "moot")
@@ -790,8 +790,8 @@ def test_a_failed_session_removes_the_worktrees_that_hold_no_change(
 def test_a_failed_session_keeps_a_worktree_whose_change_can_be_applied(
     repo: Path, tmp_path: Path
 ) -> None:
+    from moot.code.workspace import CodeWorkspace
     from moot.config import CodeSettings
-    from moot.engine.code import CodeWorkspace
 
     folder = tmp_path / "session"
     workspace = CodeWorkspace(CodeSettings(repo=str(repo)), "s1", folder)
@@ -816,8 +816,8 @@ def test_a_revision_of_the_same_size_in_the_same_second_is_verified_as_itself(
 ) -> None:
     """Python trusts a .pyc while its source keeps its size and its mtime to the second: the
     fix of `a * b` into `a + b` right after a check used to be verified as the old code."""
+    from moot.code.workspace import CodeWorkspace
     from moot.config import CodeSettings
-    from moot.engine.code import CodeWorkspace
 
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # as most machines have it
     folder = tmp_path / "session"

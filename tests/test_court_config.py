@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from moot.config import RunConfig
-from moot.plan import check_config, config_schema
+from moot.lifecycle.plan import check_config, config_schema
 from tests.court_scripts import Court, selects, stubborn
 from tests.test_cli import moot
 

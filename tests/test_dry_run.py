@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from moot import protocols
-from moot.plan import load_config
-from moot.projection import estimate
+from moot.lifecycle.plan import load_config
+from moot.lifecycle.projection import estimate
 from tests.refine_scripts import Refinery
 from tests.scripts import start
 from tests.test_cli import moot

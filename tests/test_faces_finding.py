@@ -24,12 +24,12 @@ from moot.display.jsonlog import JsonLog
 from moot.display.live import LiveView
 from moot.display.plain import PlainLog
 from moot.engine.journal import Journal
+from moot.engine.result import Result
 from moot.engine.session import Session
-from moot.plan import Plan
+from moot.lifecycle.plan import Plan
 from moot.report.html import html_for, markdown_html
 from moot.report.markdown import render_markdown
 from moot.report.view import build_view
-from moot.result import Result
 from moot.text import verdict_line
 from moot.types import Message, ModelVerdict, Outcome, Step
 from tests.scripts import Debate, solution, start, verdict

@@ -16,9 +16,9 @@ import pytest
 
 from moot import api as runner
 from moot.engine.journal import Journal
+from moot.engine.result import Result
 from moot.engine.store import SessionFolder
 from moot.errors import JournalError
-from moot.result import Result
 from moot.types import Event
 from tests.test_journal import (
     AGENTS,

@@ -12,7 +12,7 @@ import pytest
 
 from moot.engine.journal import Journal
 from moot.engine.store import SessionFolder
-from moot.migrate import folder_version
+from moot.lifecycle.migrate import folder_version
 from tests.court_scripts import Court, selects, stubborn
 from tests.scripts import start
 from tests.test_cli import moot

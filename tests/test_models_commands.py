@@ -139,7 +139,7 @@ def test_the_cache_and_ray_extras_name_the_install_that_fits(
     editable checkout to reinstall from the checkout, as a missing provider SDK does."""
     import importlib.util
 
-    from moot.batch_ray import ray_runner
+    from moot.batch.ray import ray_runner
     from moot.engine.cache import RedisCache
     from moot.errors import ConfigError
     from moot.models import base

@@ -19,7 +19,7 @@ import pytest
 
 from moot.api import RunResult, start
 from moot.engine.store import find_session
-from moot.plan import load_config
+from moot.lifecycle.plan import load_config
 from tests.arena_server import ChatServer
 from tests.loopback import serving
 
@@ -156,12 +156,12 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
     modules = set(_loaded_by_a_question(LOADED, server, isolated, tmp_path))
     assert "moot.protocols.arena.run" in modules and "moot.engine.session" in modules
     unused = (
-        "moot.workspace",
-        "moot.engine.code",
+        "moot.code",
+        "moot.code.workspace",
         "moot.engine.cache",
         "sqlite3",
         "rich",
-        "moot.cli_batch",
+        "moot.cli.batch",
         "moot.bench",
         "moot.engine.shell",  # verify commands, and the process supervisor they run under
         "moot.models.cli_process",

@@ -12,9 +12,9 @@ import pytest
 
 from moot.api import start
 from moot.config import EngineConfig
+from moot.lifecycle.plan import load_config
 from moot.models import http
 from moot.models.base import create_model
-from moot.plan import load_config
 from moot.types import Message, Request
 from tests.arena_server import ChatServer, in_flight, waves
 from tests.loopback import serving

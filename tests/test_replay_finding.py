@@ -22,10 +22,10 @@ from moot.deliberation.finding import judge_answers
 from moot.engine import session as session_module
 from moot.engine.head import Head, write_head
 from moot.engine.journal import Journal
+from moot.engine.result import Result
 from moot.engine.session import Session
 from moot.engine.store import SessionFolder
-from moot.plan import Plan
-from moot.result import Result
+from moot.lifecycle.plan import Plan
 from moot.types import Message, ModelVerdict, Outcome, Step
 from tests.test_cli import moot
 from tests.test_migrate import make_v0

@@ -17,10 +17,10 @@ import pytest
 from moot.cli import main
 from moot.engine.head import Head, write_head
 from moot.engine.journal import Journal
+from moot.engine.result import AgentUsage, Result
 from moot.report.html import CSP, html_for, markdown_html
 from moot.report.markdown import render_markdown
 from moot.report.view import build_view, clean_text, label, summarize
-from moot.result import AgentUsage, Result
 from moot.types import Event
 from tests.scripts import Debate, solution, start, verdict
 

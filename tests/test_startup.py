@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from moot import plan
 from moot.cli import main
 from moot.engine import lifecycle, startup
+from moot.lifecycle import plan
 from tests.scripts import Debate
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from moot.textsafe import terminal_safe
+from moot.text.safe import terminal_safe
 
 # Anything a terminal would act on rather than print.
 OBEYED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from moot.config import RunConfig
+from moot.lifecycle.plan import resolve
 from moot.models.scripted import register_script
-from moot.plan import resolve
 from moot.protocols.vote.options import VoteOptions
 from moot.protocols.vote.run import judge_samples
 from moot.types import Request

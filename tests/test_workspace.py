@@ -1,4 +1,4 @@
-"""moot.workspace against real git repositories built by each test.
+"""moot.code against real git repositories built by each test.
 
 Every assertion about the user's repository is made with git run directly (not through the
 library), and "untouched" means byte for byte: files, modes, symlinks, the index file, status,
@@ -22,8 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moot.errors import WorkspaceError
-from moot.workspace import (
+from moot.code import (
     Baseline,
     Repo,
     Worktree,
@@ -41,7 +40,8 @@ from moot.workspace import (
     take_baseline,
     worktree_change,
 )
-from moot.workspace._hunks import recount
+from moot.code._hunks import recount
+from moot.errors import WorkspaceError
 
 SESSION = "20261123-150000-abc123"
 BINARY = bytes(range(256)) * 4
@@ -653,7 +653,7 @@ def test_apply_refuses_a_change_made_for_another_baseline(dirty_repo: Path, tmp_
 _CREATE = """
 import sys
 from pathlib import Path
-from moot.workspace import create_worktrees, load_baseline, open_repo
+from moot.code import create_worktrees, load_baseline, open_repo
 repo = open_repo(sys.argv[1])
 create_worktrees(repo, load_baseline(repo, sys.argv[2]), Path(sys.argv[3]), ["a", "b"])
 """
@@ -866,7 +866,7 @@ def test_git_variables_of_a_surrounding_hook_do_not_redirect_moot(
 
 def test_the_workspace_imports_no_protocol_engine_or_face() -> None:
     code = (
-        "import json, sys, moot.workspace;"
+        "import json, sys, moot.code;"
         " print(json.dumps([m for m in sys.modules if m.startswith('moot')]))"
     )
     loaded = subprocess.run(

@@ -30,12 +30,12 @@ from moot.config import RunConfig, check_task
 from moot.engine import lifecycle
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended, ProtocolFn
+from moot.engine.result import Result, exit_code_for, unsealed
 from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
 from moot.errors import ConfigError, JournalError, ReplayIncomplete, WorkspaceError
+from moot.lifecycle.plan import Plan, load_config, participants, resolve
 from moot.models.base import create_model
-from moot.plan import Plan, load_config, participants, resolve
-from moot.result import Result, exit_code_for, unsealed
 from moot.text import plural
 from moot.types import Event, EventKind, estimate_tokens
 
@@ -219,7 +219,7 @@ def _prepare_workspace(opened: _Opened, lock: FileLock) -> None:
 def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> _Opened:
     plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
     if plan.config.code is not None:  # a bad repository fails before anything is created
-        from moot.engine.code import check_repo
+        from moot.code.workspace import check_repo
 
         config_ = plan.config.model_copy(update={"code": check_repo(plan.config.code)})
         plan = Plan(plan.record, config_, plan.options)

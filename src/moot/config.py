@@ -149,7 +149,7 @@ class CacheSettings(_Strict):
 
 class CodeSettings(_Strict):
     """A code task (`--repo`, or a `[code]` table): every agent works in its own git worktree
-    of `repo`, and its answer is a change to the code (moot/engine/code.py). Any protocol."""
+    of `repo`, and its answer is a change to the code (moot/code/workspace.py). Any protocol."""
 
     repo: str = Field(min_length=1, description="the git repository (any folder inside it)")
     context: list[str] = Field(

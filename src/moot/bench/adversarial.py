@@ -57,8 +57,8 @@ from moot.bench.adversarial_cases import (
 )
 from moot.config import RunConfig
 from moot.deliberation.claims import Relation, compare, extract_claim
+from moot.lifecycle.plan import Plan, resolve
 from moot.models.scripted import register_script
-from moot.plan import Plan, resolve
 from moot.protocols.scripting import JudgeKind
 from moot.types import Outcome, Request
 

@@ -35,7 +35,7 @@ from moot.bench.suites import Suite, suite_for
 from moot.bench.swap import audit_judgements, pairwise_judgements
 from moot.config import RunConfig
 from moot.errors import ConfigError
-from moot.plan import Plan, load_config
+from moot.lifecycle.plan import Plan, load_config
 
 __all__ = ["BASELINE", "BenchOptions", "BenchReport", "ProtocolRow", "run_bench", "session_seed"]
 
@@ -166,7 +166,7 @@ def _plan(options: BenchOptions, protocol: str, extra: Mapping[str, Any] | None 
 
 def _runner(options: BenchOptions) -> batches.Runner:
     if options.executor == "ray":
-        from moot.batch_ray import ray_runner
+        from moot.batch.ray import ray_runner
 
         runner: batches.Runner = ray_runner(options.ray_address)
         return runner

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from moot.bench.statistics import SwapAudit, audit_sample, swap_audit
 from moot.config import RunConfig
+from moot.lifecycle.plan import participants, resolve
 from moot.models.base import create_model
-from moot.plan import participants, resolve
 from moot.types import Message, Request
 
 __all__ = ["Judgement", "audit_judgements", "pairwise_judgements", "swapped_prompt"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from moot.types import Event
 
 if TYPE_CHECKING:
-    from moot.result import Result
+    from moot.engine.result import Result
 
 __all__ = ["Face"]
 

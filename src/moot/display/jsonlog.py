@@ -21,7 +21,7 @@ from moot.display.face import Face
 from moot.types import Event, EventKind, Step
 
 if TYPE_CHECKING:
-    from moot.result import Result
+    from moot.engine.result import Result
 
 __all__ = ["JsonLog", "json_records"]
 

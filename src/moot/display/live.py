@@ -29,12 +29,12 @@ from rich.text import Text
 from moot.display.board import Board
 from moot.display.face import Face
 from moot.display.plain import format_event, result_lines
-from moot.textsafe import terminal_safe
+from moot.text.safe import terminal_safe
 from moot.types import Event
 from moot.types import alias_label as label
 
 if TYPE_CHECKING:
-    from moot.result import Result
+    from moot.engine.result import Result
 
 __all__ = ["LiveView", "render_board"]
 

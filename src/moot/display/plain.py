@@ -12,7 +12,7 @@ from moot.types import Event, RoundSummary
 from moot.types import alias_label as label
 
 if TYPE_CHECKING:
-    from moot.result import Result
+    from moot.engine.result import Result
 
 __all__ = ["PlainLog", "format_event", "result_lines"]
 

@@ -26,6 +26,14 @@ from moot.config import RunConfig
 from moot.engine import startup
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.result import (
+    FORMAT_VERSION,
+    AgentUsage,
+    Result,
+    Status,
+    build_result,
+    exit_code_for,
+)
 from moot.engine.seal import seal_result
 from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
@@ -39,15 +47,14 @@ from moot.errors import (
     ProtocolAborted,
     ReplayIncomplete,
 )
-from moot.result import FORMAT_VERSION, AgentUsage, Result, Status, build_result, exit_code_for
 from moot.types import Event, EventKind, FailureKind, Outcome
 from moot.version import __version__
 
 # The cache and the code workspace are imported when a run uses them (sqlite3, git plumbing):
 # a question with no cache starts without them.
 if TYPE_CHECKING:
+    from moot.code.workspace import CodeWorkspace
     from moot.engine.cache import ResponseCache
-    from moot.engine.code import CodeWorkspace
 
 __all__ = [
     "Ended",
@@ -230,7 +237,7 @@ def code_workspace(
     keeps the agents' work and remakes what a crash left half made."""
     if config.code is None:
         return None
-    from moot.engine.code import CodeWorkspace
+    from moot.code.workspace import CodeWorkspace
 
     workspace = CodeWorkspace(config.code, folder.id, folder.path)
     if prepare:

@@ -5,9 +5,9 @@ a result that does not match the journal as it stands."""
 from __future__ import annotations
 
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.result import FORMAT_VERSION, MISMATCH, Result, unsealed
 from moot.engine.store import SessionFolder, folder_version
 from moot.errors import JournalError
-from moot.result import FORMAT_VERSION, MISMATCH, Result, unsealed
 
 __all__ = ["check_result", "folder_result_problem", "result_problem", "seal_result"]
 

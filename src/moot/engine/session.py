@@ -45,8 +45,9 @@ from moot.types import (
 
 # Imported where a session uses them (a cache, a repository): a question starts without them.
 if TYPE_CHECKING:
+    from moot.code.changes import ApplyResult, CodeChange, VerifyRun
+    from moot.code.workspace import CodeWorkspace
     from moot.engine.cache import CacheHit, ResponseCache
-    from moot.engine.code import ApplyResult, CodeChange, CodeWorkspace, VerifyRun
     from moot.engine.shell import ShellResult
 
 __all__ = ["Agent", "Mode", "Session", "Subscriber"]
@@ -582,7 +583,7 @@ class Session:
         # what the journal holds (keys masked): a resume sees the same output
         return ShellResult.model_validate(event.data["result"])
 
-    # -- code tasks (engine/code.py) --------------------------------------------------------
+    # -- code tasks (code/workspace.py) --------------------------------------------------------
     @property
     def code_task(self) -> bool:
         return self.code is not None
@@ -630,7 +631,7 @@ class Session:
             return found.model_dump(mode="json")
 
         found = await self._code_effect(step, "change", alias, compute, where)
-        from moot.engine.code import CodeChange
+        from moot.code.changes import CodeChange
 
         return CodeChange.model_validate(found)
 
@@ -645,7 +646,7 @@ class Session:
             return done.model_dump(mode="json")
 
         found = await self._code_effect(step, "apply", alias, compute, where)
-        from moot.engine.code import ApplyResult
+        from moot.code.changes import ApplyResult
 
         return ApplyResult.model_validate(found)
 
@@ -663,7 +664,7 @@ class Session:
             return [r.model_dump(mode="json") for r in runs]
 
         found = await self._code_effect(step, "verify", alias, compute, where)
-        from moot.engine.code import VerifyRun
+        from moot.code.changes import VerifyRun
 
         return [VerifyRun.model_validate(r) for r in found]
 

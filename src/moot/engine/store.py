@@ -13,8 +13,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from moot.engine.result import FORMAT_VERSION
 from moot.errors import JournalLocked, SessionNotFound
-from moot.result import FORMAT_VERSION
 
 __all__ = [
     "SessionFolder",

@@ -18,7 +18,7 @@ from moot.engine.session import Session
 from moot.types import Completion, Message
 
 if TYPE_CHECKING:  # a question's run never loads the git plumbing
-    from moot.engine.code import CodeChange, VerifyRun
+    from moot.code.changes import CodeChange, VerifyRun
 
 __all__ = [
     "DIFF_FORMAT",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from moot.engine.result import Result
 from moot.engine.store import SessionFolder, atomic_write
 from moot.report.html import html_for
 from moot.report.markdown import render_markdown
 from moot.report.view import build_view, load_view
-from moot.result import Result
 from moot.types import Event
 
 __all__ = ["refresh_reports", "write_reports"]

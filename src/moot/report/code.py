@@ -2,7 +2,7 @@
 implementation tournament) its status, diff stats (files, +/-), each verify command's result
 (exit status and the tail of its output) and its patch, and which change was chosen.
 
-The rows are typed by the result (`moot.result.code_rows`, which reads what
+The rows are typed by the result (`moot.engine.result.code_rows`, which reads what
 protocols/codework.py `rows` recorded); every text here is model output or shaped by it, so it
 is cleaned of control sequences there and escaped (HTML) or fenced (Markdown) where it is shown.
 """
@@ -13,7 +13,7 @@ import json
 from html import escape
 from pathlib import Path
 
-from moot.result import Check, CodeRow, code_rows
+from moot.engine.result import Check, CodeRow, code_rows
 
 __all__ = [
     "APPLIED_FILE",

@@ -17,13 +17,13 @@ from typing import Any, Literal
 from moot import protocols
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import last_stop
+from moot.engine.result import AgentUsage, Result
 from moot.engine.seal import check_result
 from moot.engine.store import SessionFolder
 from moot.engine.tally import Tally
 from moot.errors import ConfigError, JournalError
 from moot.protocols.record import ProtocolRecord
 from moot.report.code import CodeRow, read_applied
-from moot.result import AgentUsage, Result
 from moot.text import clean_text, cut, summarize
 from moot.types import (
     ChangeOfMind,

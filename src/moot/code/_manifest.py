@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from moot.code._repo import Repo
 from moot.errors import WorkspaceError
-from moot.workspace._repo import Repo
 
 __all__ = [
     "Entry",

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot.code._git import MOOT_IDENTITY, git
+from moot.code._manifest import Manifest, read_manifest, write_manifest
+from moot.code._repo import Repo, check_name
 from moot.errors import WorkspaceError
-from moot.workspace._git import MOOT_IDENTITY, git
-from moot.workspace._manifest import Manifest, read_manifest, write_manifest
-from moot.workspace._repo import Repo, check_name
 
 __all__ = [
     "Baseline",

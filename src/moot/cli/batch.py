@@ -105,7 +105,7 @@ def batch(
     progress = BatchProgress()
     runner: batches.Runner = batches.run_local
     if executor == "ray":
-        from moot.batch_ray import ray_runner
+        from moot.batch.ray import ray_runner
 
         runner = ray_runner(ray_address)
     try:

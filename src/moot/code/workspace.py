@@ -1,4 +1,4 @@
-"""Code tasks in the engine: the session's workspace (one git worktree per agent, moot.workspace)
+"""Code tasks in the engine: the session's workspace (one git worktree per agent, moot.code)
 and the journaled records of what happened in it.
 
 Protocols never see git: they call the Session's code effects (`change`, `apply_diff`,
@@ -14,12 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
-from moot.config import CodeSettings
-from moot.errors import WorkspaceError
-from moot.models.cli_process import run_process
-from moot.workspace import (
+from moot.code import (
     Baseline,
     Repo,
     Worktree,
@@ -36,6 +31,10 @@ from moot.workspace import (
     take_baseline,
     worktree_change,
 )
+from moot.code.changes import ApplyResult, CodeChange, VerifyRun
+from moot.config import CodeSettings
+from moot.errors import WorkspaceError
+from moot.models.cli_process import run_process
 
 __all__ = [
     "ApplyResult",
@@ -46,59 +45,6 @@ __all__ = [
     "tidy_note",
     "worktree_root",
 ]
-
-
-class CodeChange(BaseModel):
-    """An agent's change against the baseline, as `git apply` takes it (text: undecodable
-    bytes replaced; the session folder's `.patch` file holds the exact bytes)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    patch: str
-    files: int
-    insertions: int
-    deletions: int
-    paths: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not self.patch
-
-    @property
-    def stats(self) -> str:
-        return f"{self.files} file(s), +{self.insertions} -{self.deletions}"
-
-
-class ApplyResult(BaseModel):
-    """Whether a model's diff applied in its worktree; if not, git's explanation."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    applied: bool
-    error: str = ""
-
-
-class VerifyRun(BaseModel):
-    """One verify command run in a worktree: its exit status and the tail of its output."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    command: str
-    exit_code: int
-    timed_out: bool
-    seconds: float
-    tail: str  # the last characters of stdout then stderr
-    cut: bool  # the output was longer than the tail
-
-    @property
-    def passed(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    @property
-    def status(self) -> str:
-        if self.timed_out:
-            return "timed out"
-        return "passed" if self.exit_code == 0 else f"failed (exit code {self.exit_code})"
 
 
 def check_repo(settings: CodeSettings) -> CodeSettings:

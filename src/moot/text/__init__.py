@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from moot.textsafe import strip_sequences
+from moot.text.safe import strip_sequences
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict
 from moot.types import alias_label as label
 

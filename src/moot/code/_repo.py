@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot.code._git import git, git_version
 from moot.errors import WorkspaceError
-from moot.workspace._git import git, git_version
 
 __all__ = ["MIN_GIT", "Repo", "check_name", "open_repo", "resolve_in_repo"]
 

@@ -12,11 +12,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from moot.code._git import git
+from moot.code._repo import Repo
+from moot.code._snapshot import Baseline
 from moot.errors import WorkspaceError
 from moot.types import estimate_tokens
-from moot.workspace._git import git
-from moot.workspace._repo import Repo
-from moot.workspace._snapshot import Baseline
 
 __all__ = ["ContextFile", "RepoContext", "repo_context"]
 

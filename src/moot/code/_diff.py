@@ -7,11 +7,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot.code._git import git
+from moot.code._hunks import recount
+from moot.code._snapshot import snapshot_tree
+from moot.code._worktrees import Worktree
 from moot.text import plural
-from moot.workspace._git import git
-from moot.workspace._hunks import recount
-from moot.workspace._snapshot import snapshot_tree
-from moot.workspace._worktrees import Worktree
 
 __all__ = [
     "MAX_PATCH_BYTES",

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from moot.errors import WorkspaceError
-from moot.workspace._git import git
-from moot.workspace._manifest import (
+from moot.code._git import git
+from moot.code._manifest import (
     Entry,
     Manifest,
     delete_manifest,
@@ -17,8 +16,9 @@ from moot.workspace._manifest import (
     read_manifests,
     write_manifest,
 )
-from moot.workspace._repo import Repo, check_name
-from moot.workspace._snapshot import Baseline
+from moot.code._repo import Repo, check_name
+from moot.code._snapshot import Baseline
+from moot.errors import WorkspaceError
 
 __all__ = [
     "Cleaned",

@@ -46,9 +46,9 @@ Apart from what `apply_to_user_tree` does on request, the user's files, index, s
 branches are never modified.
 """
 
-from moot.workspace._apply import Applied, apply_to_user_tree
-from moot.workspace._context import ContextFile, RepoContext, repo_context
-from moot.workspace._diff import (
+from moot.code._apply import Applied, apply_to_user_tree
+from moot.code._context import ContextFile, RepoContext, repo_context
+from moot.code._diff import (
     MAX_PATCH_BYTES,
     Change,
     DiffStats,
@@ -57,9 +57,9 @@ from moot.workspace._diff import (
     save_patch,
     worktree_change,
 )
-from moot.workspace._repo import Repo, open_repo, resolve_in_repo
-from moot.workspace._snapshot import Baseline, load_baseline, take_baseline
-from moot.workspace._worktrees import (
+from moot.code._repo import Repo, open_repo, resolve_in_repo
+from moot.code._snapshot import Baseline, load_baseline, take_baseline
+from moot.code._worktrees import (
     Cleaned,
     Stray,
     Worktree,

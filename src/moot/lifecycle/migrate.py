@@ -31,12 +31,12 @@ from moot.api import replay
 from moot.config import format_validation_error
 from moot.engine.head import HEAD_NAME, anchors
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.result import FORMAT_VERSION, Result
 from moot.engine.seal import seal_result
 from moot.engine.state import StateWriter
 from moot.engine.store import SessionFolder, atomic_write, find_session, folder_version, read_json
 from moot.errors import JournalError
 from moot.report import write_reports
-from moot.result import FORMAT_VERSION, Result
 from moot.types import Event
 
 __all__ = ["Migration", "folder_version", "migrate"]

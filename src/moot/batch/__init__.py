@@ -35,7 +35,7 @@ from moot import api
 from moot.config import RunConfig
 from moot.engine.store import atomic_write, sessions_root
 from moot.errors import ConfigError, MootError
-from moot.plan import Plan, load_config, resolve
+from moot.lifecycle.plan import Plan, load_config, resolve
 
 __all__ = [
     "Batch",

@@ -7,12 +7,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot.code._diff import DiffStats, diff_trees, normalize_patch
+from moot.code._git import MOOT_IDENTITY, git
+from moot.code._manifest import read_manifest
+from moot.code._repo import Repo
+from moot.code._snapshot import Baseline, moot_folders, snapshot_tree
 from moot.errors import WorkspaceError
-from moot.workspace._diff import DiffStats, diff_trees, normalize_patch
-from moot.workspace._git import MOOT_IDENTITY, git
-from moot.workspace._manifest import read_manifest
-from moot.workspace._repo import Repo
-from moot.workspace._snapshot import Baseline, moot_folders, snapshot_tree
 
 __all__ = ["Applied", "apply_to_user_tree"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from moot.lifecycle.plan import Plan
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, find_price, price_table
-from moot.plan import Plan
 from moot.protocols.record import completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
 

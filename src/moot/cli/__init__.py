@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from moot.api import RunResult
     from moot.display import Face
-    from moot.result import Result
+    from moot.engine.result import Result
 
 __all__ = ["cli", "main"]
 
@@ -140,7 +140,7 @@ def _exit(code: int) -> NoReturn:
 def _say(text: str) -> None:
     """Print text that may hold model output: escape sequences and control characters are
     removed or made visible, so an answer cannot drive the reader's terminal."""
-    from moot.textsafe import terminal_safe
+    from moot.text.safe import terminal_safe
 
     click.echo(terminal_safe(text))
 
@@ -315,7 +315,7 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     limit = plan.config.limits.max_cost
     if not dry_run and limit is None:
         return
-    from moot.projection import estimate, render
+    from moot.lifecycle.projection import estimate, render
 
     projected = estimate(plan, task)
     if dry_run:
@@ -344,7 +344,7 @@ class _Commands(click.Group):
     """The CLI's group, with `batch` and `bench` imported only when one of them is asked for or
     listed: their module (and the bench suites it names) is not on a `moot run`'s path."""
 
-    _LAZY: ClassVar[dict[str, str]] = {"batch": "moot.cli_batch", "bench": "moot.cli_batch"}
+    _LAZY: ClassVar[dict[str, str]] = {"batch": "moot.cli.batch", "bench": "moot.cli.batch"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._LAZY})
@@ -510,7 +510,7 @@ def run(
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
     from moot.api import start
-    from moot.plan import load_config
+    from moot.lifecycle.plan import load_config
 
     task = _task(task, task_file)
     tmux = _tmux(display)
@@ -671,7 +671,7 @@ def list_() -> None:
         click.echo(
             f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
         )
-        from moot.codeops import live_worktrees
+        from moot.lifecycle.code import live_worktrees
 
         trees = live_worktrees(folder)
         if trees:
@@ -695,8 +695,8 @@ def _duration(seconds: float) -> str:
 def apply_(session_id: str, agent: str | None, commit: bool, keep: bool) -> None:
     """Apply a code session's chosen change to your working tree (three-way when your files
     changed since; refused, touching nothing, on a conflict); then clean its worktrees."""
-    from moot.codeops import apply_session
     from moot.engine.store import find_session
+    from moot.lifecycle.code import apply_session
 
     done = apply_session(find_session(session_id), agent, commit=commit, keep=keep)
     how = " (merged with your edits since the session began)" if done.applied.three_way else ""
@@ -711,8 +711,8 @@ def apply_(session_id: str, agent: str | None, commit: bool, keep: bool) -> None
 @click.argument("session_id")
 def clean(session_id: str) -> None:
     """Remove a code session's worktrees, branches and baseline ref (its patches stay)."""
-    from moot.codeops import clean as clean_session
     from moot.engine.store import find_session
+    from moot.lifecycle.code import clean as clean_session
 
     done = clean_session(find_session(session_id))
     click.echo(
@@ -725,8 +725,8 @@ def clean(session_id: str) -> None:
 @click.argument("session_id", required=False)
 def stop(session_id: str | None) -> None:
     """Stop a running session gracefully (answers already in stay; moot resume continues)."""
-    from moot.codeops import stop as stop_session
     from moot.engine.store import find_session
+    from moot.lifecycle.code import stop as stop_session
 
     folder = find_session(session_id)
     pid = stop_session(folder)
@@ -750,7 +750,7 @@ def show(session_id: str | None, full: bool) -> None:
         from rich.console import Console
         from rich.markdown import Markdown
 
-        from moot.textsafe import terminal_safe
+        from moot.text.safe import terminal_safe
 
         Console().print(Markdown(terminal_safe(text)))
     else:
@@ -854,9 +854,9 @@ def models() -> None:
 def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: bool) -> None:
     """Whether each configured model can run here: SDK, key (never shown), command, ping;
     and moot worktrees left behind (strays) in the repositories moot knows."""
-    from moot.codeops import prune_strays, strays
+    from moot.lifecycle.code import prune_strays, strays
+    from moot.lifecycle.plan import load_config
     from moot.models.doctor import check_models
-    from moot.plan import load_config
 
     found = strays(Path.cwd())
     for root, stray in found:
@@ -911,7 +911,7 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
 def validate(file: Path) -> None:
     """Check a config file: print every problem with its path (exit 1), or "valid"."""
     from moot.errors import ConfigError
-    from moot.plan import check_config
+    from moot.lifecycle.plan import check_config
 
     try:
         plan, problems = check_config(file)
@@ -934,7 +934,7 @@ def schema() -> None:
     """Print the JSON Schema of config files."""
     import json
 
-    from moot.plan import config_schema
+    from moot.lifecycle.plan import config_schema
 
     click.echo(json.dumps(config_schema(), indent=2))
 
@@ -943,7 +943,7 @@ def schema() -> None:
 @click.argument("session_id")
 def migrate(session_id: str) -> None:
     """Upgrade a session folder written by an older moot (a backup is kept inside it)."""
-    from moot.migrate import migrate as migrate_session
+    from moot.lifecycle.migrate import migrate as migrate_session
 
     done = migrate_session(session_id)
     if done.backup is None:

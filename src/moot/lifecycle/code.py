@@ -13,13 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.config import CodeSettings
-from moot.engine.code import CodeWorkspace
-from moot.engine.session import STOP_FILE
-from moot.engine.store import SessionFolder, atomic_write, list_sessions, read_json
-from moot.errors import MootError, WorkspaceError
-from moot.report.code import APPLIED_FILE
-from moot.workspace import (
+from moot.code import (
     Applied,
     Cleaned,
     Stray,
@@ -31,6 +25,12 @@ from moot.workspace import (
     open_repo,
     save_patch,
 )
+from moot.code.workspace import CodeWorkspace
+from moot.config import CodeSettings
+from moot.engine.session import STOP_FILE
+from moot.engine.store import SessionFolder, atomic_write, list_sessions, read_json
+from moot.errors import MootError, WorkspaceError
+from moot.report.code import APPLIED_FILE
 
 __all__ = [
     "AppliedChange",
