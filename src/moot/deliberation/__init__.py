@@ -1,0 +1,1 @@
+"""Pure functions of deliberation: replies parsed, anonymity, tallies, claims, moot's finding."""

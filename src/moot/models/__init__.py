@@ -1,0 +1,1 @@
+"""Model providers: local, scripted, HTTP APIs and coding CLIs, behind one Model protocol."""

@@ -1,4 +1,6 @@
-"""Text helpers shared by the faces (live view, plain lines, JSON logs, reports, `moot show`):
+"""Wording every face shares, and model text made safe to show.
+
+Text helpers shared by the faces (live view, plain lines, JSON logs, reports, `moot show`):
 model text made safe to show, short summaries of answers, and moot's finding in words (its label
 and reason, each agent's claim after every round, who changed their mind, the model verdicts
 weighed as evidence, marked where moot's check does not bear them out). Pure functions.
