@@ -41,7 +41,7 @@ from moot.errors import FormatError, ProtocolAborted
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.state import State, label
-from moot.protocols.shown import anonymous
+from moot.protocols.shown import anonymous, nonce
 from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 # What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
@@ -75,15 +75,11 @@ def _messages(s: Session, st: State, alias: str, prompt: str, step: str) -> list
     own = st.solutions.get(alias)
     context = prompts.FRESH_CONTEXT.format(
         task=st.task,
-        own=quote(label(alias), own, nonce=_nonce(s, step + "/own"), limit=st.quote_limit)
+        own=quote(label(alias), own, nonce=nonce(s, step + "/own"), limit=st.quote_limit)
         if own
         else "(none yet)",
     )
     return [st.system, _user(context + prompt)]
-
-
-def _nonce(s: Session, step: str) -> str:
-    return f"{s.rng(step).getrandbits(48):012x}"
 
 
 def _quoted(s: Session, st: State, texts: dict[str, str], order: list[str], step: str) -> str:
@@ -91,7 +87,7 @@ def _quoted(s: Session, st: State, texts: dict[str, str], order: list[str], step
         quote(
             label(a),
             anonymous(s, texts[a], f"{step}/{a}"),
-            nonce=_nonce(s, f"{step}/{a}"),
+            nonce=nonce(s, f"{step}/{a}"),
             limit=st.quote_limit,
         )
         for a in order
@@ -323,7 +319,7 @@ async def _evidence(s: Session, st: State, r: int) -> str:
             quote(
                 f"command: {command} ({status})",
                 output or "(no output)",
-                nonce=_nonce(s, Step.at(r, "check", str(index))),
+                nonce=nonce(s, Step.at(r, "check", str(index))),
                 limit=st.quote_limit,
             )
         )

@@ -28,7 +28,6 @@ __all__ = [
     "Verdict",
     "build_output",
     "label",
-    "nonce",
     "user",
 ]
 
@@ -113,10 +112,6 @@ def label(alias: str) -> str:
     """'agent_b' -> 'Agent B', 'judge_a' -> 'Judge A'."""
     role, _, letter = alias.rpartition("_")
     return f"{role.capitalize()} {letter.upper()}"
-
-
-def nonce(s: Session, step: str) -> str:
-    return f"{s.rng(step).getrandbits(48):012x}"
 
 
 def user(text: str) -> Message:
