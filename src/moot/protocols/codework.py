@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
+from moot.protocols.shown import nonce
 from moot.types import Completion, Message
 
 if TYPE_CHECKING:  # a question's run never loads the git plumbing
@@ -225,15 +226,15 @@ def checks_text(checks: Sequence[VerifyRun]) -> str:
 def evidence(s: Session, label: str, item: Work, *, nonce_step: str, limit: int) -> str:
     """An agent's solution as others see it: its diff and its verify results, each quoted as
     untrusted text (the agent wrote the diff; the diff shaped the command output)."""
-    nonce = f"{s.rng(nonce_step).getrandbits(48):012x}"
+    fence = nonce(s, nonce_step)
     diff = item.change.patch if item.change is not None else ""
     stats = item.change.stats if item.change is not None else "no change"
     status = "" if item.ok else f" (failed: {item.problem})"
     return (
         f"{label}'s change{status}: {stats}\n"
-        + quote(f"{label} diff", diff or "(no change)", nonce=nonce, limit=limit)
+        + quote(f"{label} diff", diff or "(no change)", nonce=fence, limit=limit)
         + f"\nVerification of {label}'s change:\n"
-        + quote(f"{label} verification", checks_text(item.checks), nonce=nonce + "v", limit=limit)
+        + quote(f"{label} verification", checks_text(item.checks), nonce=fence + "v", limit=limit)
     )
 
 

@@ -14,14 +14,16 @@ The label is moot's finding over every agent's answer after every round (deliber
     evaluate: a solution that more than half of its reviewers mark as not answering the
             question is invalid
     rounds run out -> the finding over the final answers (no consensus, a tie, or agreement)
+
+The phases are here; what the protocol knows between them is state.py's, and the outcome the
+finding labels is assembled in outcome.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from moot import lazy
 from moot.deliberation.anonymize import quote
@@ -38,65 +40,30 @@ from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
-from moot.protocols.shown import anonymous
-from moot.text import cut, plural
+from moot.protocols.arena.state import State, label
+from moot.protocols.shown import anonymous, nonce
 from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 # What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
 if TYPE_CHECKING:
-    from moot.deliberation import claims, finding, markup, substance, trust
+    from moot.deliberation import claims, markup, substance, trust
     from moot.protocols import codework
-    from moot.protocols.arena import weigh
+    from moot.protocols.arena import outcome, weigh
 else:
-    claims, finding, markup, substance, trust = lazy.modules(
-        "moot.deliberation", "claims", "finding", "markup", "substance", "trust"
+    claims, markup, substance, trust = lazy.modules(
+        "moot.deliberation", "claims", "markup", "substance", "trust"
     )
     (codework,) = lazy.modules("moot.protocols", "codework")
-    (weigh,) = lazy.modules("moot.protocols.arena", "weigh")
+    outcome, weigh = lazy.modules("moot.protocols.arena", "outcome", "weigh")
 
 __all__ = ["describe_round", "run"]
-
-
-@dataclass
-class _State:
-    """What the protocol knows between phases; rebuilt identically on every resume."""
-
-    task: str
-    opts: ArenaOptions
-    budget: int
-    quote_limit: int
-    system: Message
-    conversations: dict[str, list[Message]] = field(default_factory=dict)
-    solutions: dict[str, str] = field(default_factory=dict)
-    analyses: dict[str, str] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)  # alias -> why it left (no reply)
-    invalid: dict[str, str] = field(default_factory=dict)  # alias -> why its answer was junk
-    fresh_from: str | None = None
-    judges: list[str] = field(default_factory=list)
-    rounds: list[dict[str, object]] = field(default_factory=list)
-    checks: trust.Checks | None = None  # the last round's verify commands: passed of total
-    works: dict[str, codework.Work] = field(default_factory=dict)  # a code task's changes
-    # what moot's finding reads: each agent's answer after every round (None: no valid one),
-    # whose critiques each agent read before revising, and every judge's verdict as weighed
-    history: list[dict[str, str | None]] = field(default_factory=list)
-    critics: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
-    verdicts: list[ModelVerdict] = field(default_factory=list)
-
-    @property
-    def active(self) -> list[str]:
-        left = self.failed.keys() | self.invalid.keys()
-        return [a for a in self.conversations if a in self.solutions and a not in left]
 
 
 def _user(text: str) -> Message:
     return Message(role="user", content=text)
 
 
-def _label(alias: str) -> str:
-    return "Agent " + alias.rsplit("_", 1)[-1].upper()
-
-
-def _messages(s: Session, st: _State, alias: str, prompt: str, step: str) -> list[Message]:
+def _messages(s: Session, st: State, alias: str, prompt: str, step: str) -> list[Message]:
     """Follow-up in the agent's conversation, or a fresh one once the budget is passed."""
     follow_up = [*st.conversations[alias], _user(prompt)]
     if st.fresh_from is None:
@@ -108,23 +75,19 @@ def _messages(s: Session, st: _State, alias: str, prompt: str, step: str) -> lis
     own = st.solutions.get(alias)
     context = prompts.FRESH_CONTEXT.format(
         task=st.task,
-        own=quote(_label(alias), own, nonce=_nonce(s, step + "/own"), limit=st.quote_limit)
+        own=quote(label(alias), own, nonce=nonce(s, step + "/own"), limit=st.quote_limit)
         if own
         else "(none yet)",
     )
     return [st.system, _user(context + prompt)]
 
 
-def _nonce(s: Session, step: str) -> str:
-    return f"{s.rng(step).getrandbits(48):012x}"
-
-
-def _quoted(s: Session, st: _State, texts: dict[str, str], order: list[str], step: str) -> str:
+def _quoted(s: Session, st: State, texts: dict[str, str], order: list[str], step: str) -> str:
     return "\n\n".join(
         quote(
-            _label(a),
+            label(a),
             anonymous(s, texts[a], f"{step}/{a}"),
-            nonce=_nonce(s, f"{step}/{a}"),
+            nonce=nonce(s, f"{step}/{a}"),
             limit=st.quote_limit,
         )
         for a in order
@@ -139,7 +102,7 @@ def _schema(s: Session, alias: str, schema: dict[str, object]) -> dict[str, Any]
     return dict(schema) if s.enforces_schema(alias) else None
 
 
-def _parser(st: _State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
+def _parser(st: State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
     """The solve/revise parser: the format, then substance (not empty, not an echo of the
     prompt or its template, not a refusal); a problem is a format error, so it gets a re-ask."""
     asked = [m.content for m in messages if m.role != "assistant"][-2:]
@@ -175,7 +138,7 @@ def _no_answer(solution: str, asked: Sequence[str], task: str) -> str | None:
     return None
 
 
-def _keep(st: _State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
+def _keep(st: State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
     """Take a solve/revise answer into the state. An answer still unstructured after the re-ask
     is used whole if it is substantive; junk (empty, an echo, a refusal) is invalid: a first
     answer leaves the debate, a revision keeps the agent's earlier solution. A model that
@@ -224,7 +187,7 @@ def _schema_shaped(text: str) -> bool:
         return False
 
 
-def _keep_work(s: Session, st: _State, item: codework.Work, name: str) -> None:
+def _keep_work(s: Session, st: State, item: codework.Work, name: str) -> None:
     """A code task's turn: the solution is the diff plus its verification results."""
     alias = item.alias
     st.conversations[alias] = list(item.messages)
@@ -238,7 +201,7 @@ def _keep_work(s: Session, st: _State, item: codework.Work, name: str) -> None:
         s.archive(f"{name}/{alias.rsplit('_', 1)[-1]}_solution", st.solutions[alias])
 
 
-async def _solve(s: Session, st: _State) -> None:
+async def _solve(s: Session, st: State) -> None:
     if s.code_task:
         aliases = list(st.conversations)
         steps = [Step.at(0, "solve", a) for a in aliases]
@@ -273,7 +236,7 @@ async def _solve(s: Session, st: _State) -> None:
         _keep(st, alias, parsed, "round0", s)
 
 
-async def _evaluate(s: Session, st: _State, r: int) -> dict[str, str]:
+async def _evaluate(s: Session, st: State, r: int) -> dict[str, str]:
     """Every agent critiques the others' solutions and says, per solution, whether it answers
     the question; a solution more than half of its reviewers say does not is invalid, and its
     agent leaves the debate."""
@@ -300,7 +263,7 @@ async def _evaluate(s: Session, st: _State, r: int) -> dict[str, str]:
     return critiques
 
 
-async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> None:
+async def _revise(s: Session, st: State, r: int, critiques: dict[str, str]) -> None:
     active = st.active
     asks = []
     for a in active:
@@ -342,7 +305,7 @@ async def _revise(s: Session, st: _State, r: int, critiques: dict[str, str]) -> 
         _keep(st, alias, parsed, f"round{r}", s)
 
 
-async def _evidence(s: Session, st: _State, r: int) -> str:
+async def _evidence(s: Session, st: State, r: int) -> str:
     if not st.opts.verify_commands:
         return ""
     lines = []
@@ -356,7 +319,7 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
             quote(
                 f"command: {command} ({status})",
                 output or "(no output)",
-                nonce=_nonce(s, Step.at(r, "check", str(index))),
+                nonce=nonce(s, Step.at(r, "check", str(index))),
                 limit=st.quote_limit,
             )
         )
@@ -364,7 +327,7 @@ async def _evidence(s: Session, st: _State, r: int) -> str:
     return prompts.EVIDENCE.format(results="\n\n".join(lines))
 
 
-async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]:
+async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[Verdict]]:
     active = st.active
     available = [a for a in active if a not in st.judges] or active
     judge = s.choice(sorted(available), step=Step.at(r, "judge"))
@@ -376,7 +339,7 @@ async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]
         solutions=_quoted(s, st, st.solutions, order, step + "/solutions"),
         analyses=_quoted(s, st, st.analyses, order, step + "/analyses"),
         evidence=await _evidence(s, st, r),
-        example=_label(order[0]),
+        example=label(order[0]),
     )
     parsed = await ask_parsed(
         s,
@@ -392,182 +355,6 @@ async def _verify(s: Session, st: _State, r: int) -> tuple[str, Parsed[Verdict]]
         st.conversations[judge] = list(parsed.messages)
     s.archive(f"round{r}/verify_{judge.rsplit('_', 1)[-1]}", parsed.completion.text)
     return judge, parsed
-
-
-def _disagreements(st: _State) -> tuple[str, ...]:
-    found = []
-    for alias in st.active:
-        section = re.search(
-            r"##\s*DISAGREEMENTS?[^\n]*\n(.*?)(?=\n##\s|\Z)",
-            st.analyses.get(alias, ""),
-            re.IGNORECASE | re.DOTALL,
-        )
-        text = section.group(1).strip() if section else ""
-        if text and not re.fullmatch(r"[\s\"'*_-]*none\.?[\s\"'*_-]*", text, re.IGNORECASE):
-            found.append(f"{_label(alias)}: {text}")
-    return tuple(found)
-
-
-def _answers(s: Session, st: _State) -> dict[str, str | None]:
-    """Each agent's answer now, as moot's finding reads it: a code task's diff, else the
-    solution; None for an agent that failed or whose answer was invalid."""
-    active = st.active
-    answers: dict[str, str | None] = {}
-    for alias in s.aliases:
-        work = st.works.get(alias)
-        if alias not in active:
-            answers[alias] = None
-        elif work is not None and work.change is not None and work.change.patch.strip():
-            answers[alias] = work.change.patch
-        else:
-            answers[alias] = weigh.answer_part(st.solutions[alias])
-    return answers
-
-
-def _judge(s: Session, st: _State, verdicts: Sequence[ModelVerdict]) -> finding.Judgement:
-    """moot's finding over every round's answers, weighing `verdicts`."""
-    return finding.judge_answers(
-        st.history,
-        started=s.aliases,
-        verdicts=verdicts,
-        critics=st.critics,
-        reasons={**st.failed, **st.invalid},
-        task=st.task,
-    )
-
-
-def _participants(s: Session, st: _State, agreed: Sequence[str]) -> list[trust.Participant]:
-    people = []
-    for alias in s.aliases:
-        if alias in st.failed:
-            people.append(trust.Participant(_label(alias), "failed", st.failed[alias]))
-        elif alias in st.invalid:
-            people.append(trust.Participant(_label(alias), "invalid", st.invalid[alias]))
-        else:
-            status: Literal["agreed", "dissented"] = "agreed" if alias in agreed else "dissented"
-            people.append(trust.Participant(_label(alias), status))
-    return people
-
-
-def _outcome(
-    s: Session,
-    st: _State,
-    judgement: finding.Judgement,
-    how: str,
-    verdict: Verdict | None,
-    judge: str | None,
-    rounds: int,
-    evidence: trust.Evidence | None = None,
-) -> Outcome:
-    """The outcome, labelled by moot's finding: consensus only where more than half of the
-    agents that started agree by moot's check (a judge's verdict is evidence, never the
-    decision); the agents that failed or gave junk are named, and so is who changed their
-    mind. The final answer is the agreed group's (the judge's base solution if it is in that
-    group, else the group's first member); with no consensus, the judge's base solution or the
-    first remaining agent's, which the outcome does not call agreed."""
-    found = judgement.finding
-    active = st.active
-    # an invalid verdict weighs nothing, its base solution included
-    valid = bool(st.verdicts) and st.verdicts[-1].valid and st.verdicts[-1].round == rounds
-    base = weigh.resolve_alias(verdict.base_solution if verdict and valid else None, active)
-    if found.consensus:
-        chosen: str | None = base if base in found.agreed else found.agreed[0]
-    else:
-        chosen = base or (active[0] if active else None)
-    final = st.solutions[chosen] if chosen else ""
-    assessed = trust.assess(
-        _participants(s, st, found.agreed if found.consensus else ()),
-        reached=found.consensus,
-        evidence=evidence,
-        checks=st.checks,
-        models=list(s.meta.get("aliases", {}).values()),
-    )
-    consensus = assessed.consensus_allowed
-    qualifiers = assessed.label.split("; ")[1:]
-    if found.consensus and not consensus:
-        how = f"{how}, but {assessed.label}"
-    elif qualifiers:
-        how = f"{how}; {'; '.join(qualifiers)}"
-    sentences = [assessed.statement, *judgement.sentences()]
-    if chosen is not None:
-        if chosen == base:
-            why = f"the judge named it as the base solution{_mods(verdict)}"
-        elif consensus:
-            why = "it is the first of the agreeing agents' answers"
-        else:
-            why = "no judge named a valid base solution, so it is the first remaining agent's"
-        agreed = "" if consensus else ", which the agents did not agree on"
-        sentences.append(f"The final answer is {_label(chosen)}'s solution{agreed}: {why}.")
-    details: dict[str, object] = {
-        "rounds": st.rounds,
-        "judges": st.judges,
-        "failed_agents": st.failed,
-        "invalid_agents": st.invalid,
-        "fresh_conversations_from": st.fresh_from,
-        "final_from": chosen,
-        "verdict": None
-        if verdict is None
-        else {
-            "judge": judge,
-            "decision": verdict.decision,
-            "convergence_score": verdict.score,
-            "remaining_disagreements": verdict.remaining_disagreements,
-            "base_solution": base or verdict.base_solution,
-            "modifications": verdict.modifications,
-            "text": verdict.raw,
-        },
-    }
-    if st.works:  # a code task: what `moot apply` applies, and each agent's change
-        details["code"] = codework.rows(list(st.works.values()))
-        details["winner"] = chosen
-        work = st.works.get(chosen) if chosen is not None else None
-        final = work.change.patch if work is not None and work.change else final
-    return Outcome(
-        protocol="arena",
-        status="consensus" if consensus else "no_consensus",
-        consensus=consensus,
-        how=how,
-        trust=" ".join(sentences),
-        final_answer=final,
-        rounds=rounds,
-        disagreements=() if consensus else (_disagreements(st) or (found.reason,)),
-        positions={a: st.solutions[a] for a in active},
-        details=details,
-        **judgement.outcome_fields(),
-    )
-
-
-def _mods(verdict: Verdict | None) -> str:
-    mods = (verdict.modifications or "").strip() if verdict else ""
-    if not mods or mods.lower() in ("none", "none."):
-        return ""
-    return f" (the judge's modifications are listed with the verdict: {cut(mods, 160)})"
-
-
-def _agreed(s: Session, st: _State, r: int) -> Outcome | None:
-    """When every remaining agent's answer already agrees with every other's by moot's check,
-    the debate ends here instead of revising a settled answer into a worse one (and without a
-    judge: nothing it says could change the finding)."""
-    active = st.active
-    if not st.opts.stop_on_agreement or len(active) < 2:
-        return None
-    judgement = _judge(s, st, ())
-    found = judgement.finding
-    if not found.consensus or set(found.agreed) != set(active):
-        return None
-    when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
-    how = f"the {len(active)} remaining agents gave the same answer {when}"
-    if found.label == "persuasion":
-        how = f"{how}; {found.reason}"
-    judgement = replace(judgement, verdicts=tuple(st.verdicts))
-    return _outcome(s, st, judgement, how, None, None, r, _matching(s, st, found.agreed))
-
-
-def _matching(s: Session, st: _State, agreed: Sequence[str]) -> trust.MatchingAnswers:
-    """How the agreed answers match: word for word (one normalised claim), or not quite."""
-    answers = _answers(s, st)
-    keys = {claims.extract_claim(answers[a] or "").key for a in agreed}
-    return trust.MatchingAnswers("exact" if len(keys) == 1 else "similar")
 
 
 def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
@@ -589,7 +376,7 @@ def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSum
 async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     aliases = s.aliases
     smallest_window = min(s.context_window(a) for a in aliases)
-    st = _State(
+    st = State(
         task=task,
         opts=opts,
         budget=min(opts.context_budget_tokens, smallest_window * 3 // 4),
@@ -600,15 +387,15 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     st.conversations = {a: [st.system] for a in aliases}
 
     await _solve(s, st)
-    st.history.append(_answers(s, st))
+    st.history.append(outcome.answers(s, st))
     active = st.active
     if not active:
-        reasons = "; ".join(f"{_label(a)}: {why}" for a, why in {**st.failed, **st.invalid}.items())
+        reasons = "; ".join(f"{label(a)}: {why}" for a, why in {**st.failed, **st.invalid}.items())
         raise ProtocolAborted(f"every agent failed to answer the task ({reasons})")
     if len(active) == 1:
-        how = f"only {_label(active[0])} answered; nobody to deliberate with"
-        return _outcome(s, st, _judge(s, st, ()), how, None, None, 0)
-    settled = _agreed(s, st, 0)
+        how = f"only {label(active[0])} answered; nobody to deliberate with"
+        return outcome.conclude(s, st, outcome.find(s, st, ()), how, None, None, 0)
+    settled = outcome.settled(s, st, 0)
     if settled is not None:
         return settled
 
@@ -622,9 +409,9 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
             last = None
             break
         await _revise(s, st, r, critiques)
-        st.history.append(_answers(s, st))
+        st.history.append(outcome.answers(s, st))
         rounds = r
-        settled = _agreed(s, st, r)
+        settled = outcome.settled(s, st, r)
         if settled is not None:
             return settled
         judge, parsed = await _verify(s, st, r)
@@ -637,7 +424,7 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
             active=st.active,
             threshold=opts.consensus_score,
         )
-        judgement = _judge(s, st, [last])
+        judgement = outcome.find(s, st, [last])
         st.verdicts.append(judgement.verdicts[0])
         entry: dict[str, object] = {
             "round": r,
@@ -652,29 +439,10 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
             # the judge's CONSENSUS, borne out by moot's check; one it does not bear out is
             # evidence against the judge, not the end: the debate goes on while rounds remain
             how = (
-                f"{_label(judge)} judged consensus in round {r} (score {verdict.score}/10); "
+                f"{label(judge)} judged consensus in round {r} (score {verdict.score}/10); "
                 f"{judgement.finding.reason}"
             )
             judgement = replace(judgement, verdicts=tuple(st.verdicts))
-            scored = trust.JudgeScore(_label(judge), verdict.score)
-            return _outcome(s, st, judgement, how, verdict, judge, r, scored)
-    judgement = replace(_judge(s, st, [last] if last else []), verdicts=tuple(st.verdicts))
-    found = judgement.finding
-    score = st.rounds[-1]["convergence_score"] if st.rounds else None
-    after = f"after {plural(rounds, 'round')}"
-    said = f"last score {score if score is not None else 'none (no valid verdict)'}"
-    if last is not None and not last.valid and score is not None:
-        said += ", from an invalid verdict"
-    if found.consensus:
-        how = f"{found.reason}, {after} ({said})"
-    else:
-        how = f"no consensus {after}; {said}: {found.reason}"
-    evidence: trust.Evidence | None = None
-    weighed = verdict is not None and last is not None and last.valid
-    if found.consensus and found.confirmed_by and verdict and judge:
-        evidence = trust.JudgeScore(_label(judge), verdict.score)
-    elif found.consensus:
-        evidence = _matching(s, st, found.agreed)
-    elif verdict and judge and weighed:
-        evidence = trust.JudgeScore(_label(judge), verdict.score)
-    return _outcome(s, st, judgement, how, verdict, judge, rounds, evidence)
+            scored = trust.JudgeScore(label(judge), verdict.score)
+            return outcome.conclude(s, st, judgement, how, verdict, judge, r, scored)
+    return outcome.ran_out(s, st, verdict, judge, last, rounds)

@@ -9,8 +9,8 @@ from moot.deliberation.anonymize import quote
 from moot.deliberation.consensus import Response
 from moot.engine.session import Session
 from moot.protocols.court import prompts
-from moot.protocols.court.document import AgentRound, Court, label, nonce
-from moot.protocols.shown import anonymous
+from moot.protocols.court.document import AgentRound, Court, label
+from moot.protocols.shown import anonymous, nonce
 from moot.types import estimate_tokens
 
 __all__ = ["Block", "fit_rounds", "history"]

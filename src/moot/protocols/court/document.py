@@ -28,7 +28,6 @@ __all__ = [
     "Verdict",
     "build_output",
     "label",
-    "nonce",
     "user",
 ]
 
@@ -115,10 +114,6 @@ def label(alias: str) -> str:
     return f"{role.capitalize()} {letter.upper()}"
 
 
-def nonce(s: Session, step: str) -> str:
-    return f"{s.rng(step).getrandbits(48):012x}"
-
-
 def user(text: str) -> Message:
     return Message(role="user", content=text)
 
@@ -147,13 +142,19 @@ def _when(s: Session, answers: list[Parsed[Any]], steps: list[str]) -> str | Non
     return _iso(max(known)) if known else None
 
 
-def _usage(completion: Completion) -> dict[str, Any]:
+def _call(completion: Completion, ok: bool, error: str | None) -> dict[str, Any]:
+    """How a reply's call went: the last fields of the seed's AgentResponse and JudgeEvaluation."""
     usage = completion.usage
     return {
-        "prompt": usage.prompt_tokens,
-        "completion": usage.completion_tokens,
-        "total": usage.total,
-        "estimated": usage.estimated,
+        "tokenUsage": {
+            "prompt": usage.prompt_tokens,
+            "completion": usage.completion_tokens,
+            "total": usage.total,
+            "estimated": usage.estimated,
+        },
+        "latencyMs": round(completion.latency * 1000),
+        "status": "ok" if ok else "error",
+        "error": error,
     }
 
 
@@ -166,10 +167,7 @@ def _agent_response(r: Response, answer: Parsed[Any]) -> dict[str, Any]:
         "reasoning": r.reasoning,
         "vote": r.vote,
         "confidence": r.confidence,
-        "tokenUsage": _usage(answer.completion),
-        "latencyMs": round(answer.completion.latency * 1000),
-        "status": "ok" if r.ok else "error",
-        "error": r.error,
+        **_call(answer.completion, r.ok, r.error),
     }
 
 
@@ -205,10 +203,7 @@ def judge_round_result(s: Session, rnd: JudgeRound) -> dict[str, Any]:
             "scoresByPositionId": dict(sorted(e.scores.items())),
             "reasoning": e.reasoning,
             "confidence": e.confidence,
-            "tokenUsage": _usage(a.completion),
-            "latencyMs": round(a.completion.latency * 1000),
-            "status": "ok" if e.ok else "error",
-            "error": e.error,
+            **_call(a.completion, e.ok, e.error),
         }
         for e, a in zip(rnd.evaluations, rnd.answers, strict=True)
     ]

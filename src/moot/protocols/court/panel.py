@@ -16,9 +16,9 @@ from moot.deliberation.consensus import (
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.protocols.court import prompts
-from moot.protocols.court.document import Court, JudgeRound, label, nonce, user
+from moot.protocols.court.document import Court, JudgeRound, label, user
 from moot.protocols.court.replies import JudgeReply, judge_parser, judge_schema
-from moot.protocols.shown import anonymous
+from moot.protocols.shown import anonymous, nonce
 from moot.types import RoundSummary, Step
 
 __all__ = ["judge_positions", "judge_round", "own_pick_problem", "record_judges"]

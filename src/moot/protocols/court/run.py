@@ -58,13 +58,12 @@ from moot.protocols.court.document import (
     Verdict,
     build_output,
     label,
-    nonce,
     user,
 )
 from moot.protocols.court.options import CourtOptions
 from moot.protocols.court.panel import judge_positions, judge_round, record_judges
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
-from moot.protocols.shown import anonymous
+from moot.protocols.shown import anonymous, nonce
 from moot.text import plural
 from moot.types import (
     Finding,

@@ -25,13 +25,7 @@ __all__ = ["PROTOCOL", "RefineOptions"]
 def _participants(config: RunConfig, options: RefineOptions) -> list[Role]:
     """The agents, then a participant per role set in `[refine.roles]`."""
     roles = [Role("agent", "aliases", config.agents)]
-    given = options.roles
-    for prefix, member in (
-        ("critic", given.critic),
-        ("reviser", given.author_b),
-        ("synthesizer", given.synthesizer),
-        ("judge", given.judge),
-    ):
+    for prefix, member in options.roles.by_prefix():
         if member is not None:
             roles.append(Role(prefix, f"{prefix}s", [member]))
     return roles

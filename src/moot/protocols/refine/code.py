@@ -41,7 +41,7 @@ from moot.protocols.refine.run import (
     decide,
     issue,
 )
-from moot.protocols.shown import anonymous
+from moot.protocols.shown import anonymous, nonce
 from moot.types import Outcome, Step
 
 __all__ = ["run_code"]
@@ -150,9 +150,9 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
         return await _hold(s, st, record, "the critic gave no critique", [])
     s.artifact(f"refine/pass_{number:02d}/critic.md", critique)
     step = Step.at(number, "revise", cast.author_b)
-    nonce = f"{s.rng(step).getrandbits(48):012x}"
+    fence = nonce(s, step)
     critique = anonymous(s, critique, f"{step}/critique")
-    quoted = quote("Critique", critique, nonce=nonce, limit=st.opts.max_quote_chars)
+    quoted = quote("Critique", critique, nonce=fence, limit=st.opts.max_quote_chars)
     redo = _REDO.format(task=st.task, a=_shown(s, st, "Version A", a, step), critique=quoted)
     b = await _candidate(s, st, cast.author_b, f"b{number}", redo, step)
     if not b.ok:

@@ -14,6 +14,7 @@ from moot.deliberation.parsing import extract_json
 from moot.engine.session import Session
 from moot.errors import FormatError
 from moot.protocols.refine import prompts
+from moot.protocols.shown import nonce
 from moot.types import Message, Step
 
 __all__ = ["LABELS", "judge_pass", "parse_ranking"]
@@ -34,10 +35,6 @@ def parse_ranking(text: str, labels: list[str]) -> list[str]:
     return cleaned
 
 
-def _nonce(s: Session, step: str) -> str:
-    return f"{s.rng(step).getrandbits(48):012x}"
-
-
 async def _judge(
     s: Session, task: str, texts: Mapping[str, str], alias: str, step: str, limit: int
 ) -> dict[str, Any]:
@@ -45,7 +42,7 @@ async def _judge(
     labels = list(LABELS[: len(names)])
     shown = "\n\n".join(
         f"RESPONSE {label}:\n"
-        + quote(f"Response {label}", texts[name], nonce=_nonce(s, f"{step}/{label}"), limit=limit)
+        + quote(f"Response {label}", texts[name], nonce=nonce(s, f"{step}/{label}"), limit=limit)
         for label, name in zip(labels, names, strict=True)
     )
     prompt = prompts.JUDGE.format(task=task, labels=", ".join(labels), candidates=shown)

@@ -29,6 +29,15 @@ class RefineRoles(Section):
     synthesizer: AgentConfig | None = None
     judge: AgentConfig | None = None
 
+    def by_prefix(self) -> tuple[tuple[str, AgentConfig | None], ...]:
+        """Each role with the alias prefix its model takes part under (author B's: reviser)."""
+        return (
+            ("critic", self.critic),
+            ("reviser", self.author_b),
+            ("synthesizer", self.synthesizer),
+            ("judge", self.judge),
+        )
+
 
 class RefineOptions(Section):
     """Self-refinement by tournament: critic, author B, synthesizer, Borda judges."""

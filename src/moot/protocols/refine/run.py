@@ -52,7 +52,7 @@ from moot.protocols.refine.judging import judge_pass
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.summary import describe_round
 from moot.protocols.refine.trust import qualifiers, trust_statement
-from moot.protocols.shown import anonymous
+from moot.protocols.shown import anonymous, nonce
 from moot.text import plural
 from moot.types import ClaimAt, Finding, Message, ModelVerdict, Outcome, Step, alias_label
 
@@ -73,12 +73,8 @@ class _State:
     said: list[ClaimAt] = field(default_factory=list)  # what each writer's text claims, by pass
 
 
-def _nonce(s: Session, step: str) -> str:
-    return f"{s.rng(step).getrandbits(48):012x}"
-
-
 def _quoted(s: Session, st: _State, label: str, text: str, step: str) -> str:
-    return quote(label, text, nonce=_nonce(s, f"{step}/{label}"), limit=st.opts.max_quote_chars)
+    return quote(label, text, nonce=nonce(s, f"{step}/{label}"), limit=st.opts.max_quote_chars)
 
 
 def _shown_a(s: Session, st: _State, step: str) -> str:

@@ -53,13 +53,7 @@ def project(config: RunConfig, options: RefineOptions) -> Projection:
     members: dict[str, AgentConfig] = {
         alias_for(i, "agent"): agent for i, agent in enumerate(config.agents)
     }
-    roles = options.roles
-    for prefix, member in (
-        ("critic", roles.critic),
-        ("reviser", roles.author_b),
-        ("synthesizer", roles.synthesizer),
-        ("judge", roles.judge),
-    ):
+    for prefix, member in options.roles.by_prefix():
         if member is not None:
             members[f"{prefix}_a"] = member
     cap = max(completion_cap(m) for m in members.values())

@@ -7,11 +7,12 @@ rebuilds the same bracket.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
+from moot.deliberation.trust import Participant
 from moot.engine.session import Session
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import ChangeOfMind, RoundSummary, alias_label
@@ -22,6 +23,8 @@ __all__ = [
     "Tournament",
     "budget_shares",
     "describe_round",
+    "models",
+    "participants",
     "progression",
 ]
 
@@ -203,3 +206,32 @@ def describe_round(record: Mapping[str, Any], options: TournamentOptions) -> Rou
 
 def label(alias: str) -> str:
     return alias_label(alias)
+
+
+def participants(
+    contestants: Sequence[str],
+    agreed: Sequence[str],
+    failed: Mapping[str, str],
+    invalid: Mapping[str, str],
+) -> list[Participant]:
+    """Each contestant, as the trust assessment counts it: one that failed or gave an invalid
+    answer (in any round) is not valid; those holding the agreed answer agreed; the others
+    held another position."""
+    people = []
+    for alias in contestants:
+        if alias in failed:
+            people.append(Participant(label(alias), "failed", failed[alias]))
+        elif alias in invalid:
+            people.append(Participant(label(alias), "invalid", invalid[alias]))
+        elif alias in agreed:
+            people.append(Participant(label(alias), "agreed"))
+        else:
+            people.append(Participant(label(alias), "dissented"))
+    return people
+
+
+def models(s: Session, contestants: Sequence[str], arbiters: Iterable[str | None]) -> list[str]:
+    """The model specs that took part: the contestants and the arbiters of the matches."""
+    specs = s.specs
+    used = [*contestants, *(a for a in arbiters if a is not None)]
+    return [specs[a] for a in used if a in specs]

@@ -39,6 +39,7 @@ from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.codework import Work
+from moot.protocols.tournament.bracket import models, participants
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import (
     ChangeOfMind,
@@ -455,22 +456,12 @@ def _finding(b: _Bracket, champion: str, final: _CodeMatch | None) -> Finding:
 def _participants(b: _Bracket, agreed: tuple[str, ...]) -> list[Participant]:
     """Each contestant for the trust assessment: one without a usable change failed; those
     holding the agreed (or chosen) change agreed."""
-    people = []
-    for alias in b.seeds:
-        work = b.works[alias]
-        if not work.ok:
-            people.append(Participant(alias_label(alias), "failed", work.problem or "no change"))
-        elif alias in agreed:
-            people.append(Participant(alias_label(alias), "agreed"))
-        else:
-            people.append(Participant(alias_label(alias), "dissented"))
-    return people
+    failed = {a: b.works[a].problem or "no change" for a in b.seeds if not b.works[a].ok}
+    return participants(b.seeds, agreed, failed, {})
 
 
 def _models(b: _Bracket) -> list[str]:
-    specs = b.s.specs
-    used = [*b.seeds, *(m.arbiter for m in b.matches if m.arbiter is not None)]
-    return [specs[a] for a in used if a in specs]
+    return models(b.s, b.seeds, [m.arbiter for m in b.matches])
 
 
 def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Finding) -> str:

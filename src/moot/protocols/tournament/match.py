@@ -27,10 +27,9 @@ from moot.deliberation.convergence import (
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import json_parser
 from moot.deliberation.substance import check_substance
-from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
-from moot.protocols.shown import anonymous
+from moot.protocols.shown import anonymous, nonce
 from moot.protocols.tournament import finding, prompts
 from moot.protocols.tournament.bracket import (
     Match,
@@ -61,10 +60,6 @@ R = TypeVar("R", bound=BaseModel)
 
 def _user(text: str) -> Message:
     return Message(role="user", content=text)
-
-
-def _nonce(s: Session, step: str) -> str:
-    return f"{s.rng(step).getrandbits(48):012x}"
 
 
 def _lines(items: Sequence[str]) -> str:
@@ -145,12 +140,12 @@ def _history(t: Tournament, step: str) -> tuple[str, str]:
         points += m.concessions
         if m.analysis:
             points.append(str(m.analysis.get("fundamental_disagreement", "")))
-    nonce = _nonce(t.s, f"{step}/history")
+    fence = nonce(t.s, f"{step}/history")
     limit = t.opts.max_quote_chars
     points = [anonymous(t.s, p, f"{step}/history/{i}") for i, p in enumerate(points) if p]
     return (
-        quote("the tournament so far", "\n".join(highlights), nonce=nonce, limit=limit),
-        quote("the tournament so far", _lines(points), nonce=nonce, limit=limit),
+        quote("the tournament so far", "\n".join(highlights), nonce=fence, limit=limit),
+        quote("the tournament so far", _lines(points), nonce=fence, limit=limit),
     )
 
 
@@ -161,7 +156,7 @@ def _position_prompt(t: Tournament, m: Match, seat: int, held: Stance | None, st
         own = quote(
             "your position",
             held.recommendation,
-            nonce=_nonce(t.s, step),
+            nonce=nonce(t.s, step),
             limit=t.opts.max_quote_chars,
         )
         return prompts.LEADER.format(
@@ -174,7 +169,7 @@ def _position_prompt(t: Tournament, m: Match, seat: int, held: Stance | None, st
         match=m.number,
         leader=label(leader),
         leader_position=quote(
-            label(leader), text, nonce=_nonce(t.s, step), limit=t.opts.max_quote_chars
+            label(leader), text, nonce=nonce(t.s, step), limit=t.opts.max_quote_chars
         ),
         highlights=highlights,
         key_points=points,
@@ -259,7 +254,7 @@ async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
     for alias in m.sides:
         other = m.stances[m.other(alias)]
         step = _step(g, m, "challenge", alias)
-        nonce = _nonce(t.s, step)
+        fence = nonce(t.s, step)
         texts = {
             "position": other.recommendation,
             "reasons": _lines(other.reasons),
@@ -270,7 +265,7 @@ async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
             what: quote(
                 label(other.alias),
                 anonymous(t.s, text, f"{step}/{what}"),
-                nonce=nonce,
+                nonce=fence,
                 limit=t.opts.max_quote_chars,
             )
             for what, text in texts.items()
@@ -321,17 +316,17 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
     for alias in m.sides:
         own = m.stances[alias]
         step = _step(g, m, "defense", alias)
-        nonce = _nonce(t.s, step)
+        fence = nonce(t.s, step)
         prompt = prompts.DEFENSE.format(
             match=m.number,
             round=r,
             position=quote(
-                "your position", own.recommendation, nonce=nonce, limit=t.opts.max_quote_chars
+                "your position", own.recommendation, nonce=fence, limit=t.opts.max_quote_chars
             ),
             challenges=quote(
                 label(m.other(alias)),
                 anonymous(t.s, _lines(m.challenges.get(alias, [])), f"{step}/challenges"),
-                nonce=nonce,
+                nonce=fence,
                 limit=t.opts.max_quote_chars,
             ),
             format=prompts.DEFENSE_FORMAT,
@@ -422,19 +417,19 @@ async def _verdict(t: Tournament, m: Match) -> None:
     answer = None
     if m.arbiter is not None:
         step = _step(m.rounds[-1], m, "verdict", m.arbiter)
-        nonce = _nonce(t.s, step)
+        fence = nonce(t.s, step)
         limit = t.opts.max_quote_chars
         extra = "" if m.converged else prompts.ANALYSIS_FORMAT
         prompt = prompts.VERDICT.format(
             match=m.number,
             rounds=len(m.rounds),
             task=t.task,
-            a=quote("A", anonymous(t.s, a.recommendation, f"{step}/a"), nonce=nonce, limit=limit),
-            b=quote("B", anonymous(t.s, b.recommendation, f"{step}/b"), nonce=nonce, limit=limit),
+            a=quote("A", anonymous(t.s, a.recommendation, f"{step}/a"), nonce=fence, limit=limit),
+            b=quote("B", anonymous(t.s, b.recommendation, f"{step}/b"), nonce=fence, limit=limit),
             debate=quote(
                 "the debate",
                 anonymous(t.s, "\n".join(m.transcript), f"{step}/debate"),
-                nonce=nonce,
+                nonce=fence,
                 limit=limit * 2,
             ),
             incomplete=f"\nThe debate is incomplete: {m.incomplete or m.ended_early}.\n"

@@ -31,7 +31,7 @@ from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
 from moot.deliberation.finding import Judgement, names
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import check_substance
-from moot.deliberation.trust import Participant, assess, plain_reason, tiny_note
+from moot.deliberation.trust import assess, plain_reason, tiny_note
 from moot.engine.session import Session
 from moot.protocols.tournament.bracket import (
     Match,
@@ -39,6 +39,8 @@ from moot.protocols.tournament.bracket import (
     Tournament,
     budget_shares,
     label,
+    models,
+    participants,
     progression,
 )
 from moot.protocols.tournament.code import run_code
@@ -119,7 +121,8 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     junk = check_substance(answer, task=t.task)  # every position was checked; this is the last
     judgement = _finding(t, champion, judge(t), junk)
     f = judgement.finding
-    trust = assess(_participants(t, f.agreed), reached=f.consensus, models=_models(t))
+    people = participants(started(t), f.agreed, t.failed, t.invalid)
+    trust = assess(people, reached=f.consensus, models=_models(t))
     success = f.consensus and trust.consensus_allowed
     accepted = (
         not success
@@ -215,28 +218,8 @@ def _said(f: Finding) -> str:
     return f"no consensus: {f.reason}"
 
 
-def _participants(t: Tournament, agreed: tuple[str, ...]) -> list[Participant]:
-    """Each contestant, as the trust assessment counts it: a side that failed or gave an
-    invalid answer (in any round) is not valid; those whose final positions agree with the
-    agreed answer agreed; the others held another position."""
-    people = []
-    for alias in started(t):
-        if alias in t.failed:
-            people.append(Participant(label(alias), "failed", t.failed[alias]))
-        elif alias in t.invalid:
-            people.append(Participant(label(alias), "invalid", t.invalid[alias]))
-        elif alias in agreed:
-            people.append(Participant(label(alias), "agreed"))
-        else:
-            people.append(Participant(label(alias), "dissented"))
-    return people
-
-
 def _models(t: Tournament) -> list[str]:
-    """The model specs that took part: the contestants and the arbiters of the matches."""
-    specs = t.s.specs
-    used = [*started(t), *(m.arbiter for m in t.matches if m.arbiter is not None)]
-    return [specs[a] for a in used if a in specs]
+    return models(t.s, started(t), [m.arbiter for m in t.matches])
 
 
 _LAYERS = {

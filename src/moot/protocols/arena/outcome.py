@@ -1,0 +1,233 @@
+"""The arena's outcome, labelled by moot's finding over every agent's answer after every round
+(deliberation/finding): what each agent answers now, whether the remaining agents already agree,
+and the outcome once the debate ends (consensus only where moot's check bears it out; a
+judge's verdict is evidence, never the decision).
+
+Loaded only once replies are in (run.py hands it to moot/lazy.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal
+
+from moot.deliberation import claims, finding, trust
+from moot.deliberation.parsing import Verdict
+from moot.engine.session import Session
+from moot.protocols import codework
+from moot.protocols.arena import weigh
+from moot.protocols.arena.state import State, label
+from moot.text import cut, plural
+from moot.types import ModelVerdict, Outcome
+
+__all__ = ["answers", "conclude", "find", "matching", "ran_out", "settled"]
+
+
+def answers(s: Session, st: State) -> dict[str, str | None]:
+    """Each agent's answer now, as moot's finding reads it: a code task's diff, else the
+    solution; None for an agent that failed or whose answer was invalid."""
+    active = st.active
+    now: dict[str, str | None] = {}
+    for alias in s.aliases:
+        work = st.works.get(alias)
+        if alias not in active:
+            now[alias] = None
+        elif work is not None and work.change is not None and work.change.patch.strip():
+            now[alias] = work.change.patch
+        else:
+            now[alias] = weigh.answer_part(st.solutions[alias])
+    return now
+
+
+def settled(s: Session, st: State, r: int) -> Outcome | None:
+    """When every remaining agent's answer already agrees with every other's by moot's check,
+    the debate ends here instead of revising a settled answer into a worse one (and without a
+    judge: nothing it says could change the finding)."""
+    active = st.active
+    if not st.opts.stop_on_agreement or len(active) < 2:
+        return None
+    judgement = find(s, st, ())
+    found = judgement.finding
+    if not found.consensus or set(found.agreed) != set(active):
+        return None
+    when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
+    how = f"the {len(active)} remaining agents gave the same answer {when}"
+    if found.label == "persuasion":
+        how = f"{how}; {found.reason}"
+    judgement = replace(judgement, verdicts=tuple(st.verdicts))
+    return conclude(s, st, judgement, how, None, None, r, matching(s, st, found.agreed))
+
+
+def matching(s: Session, st: State, agreed: Sequence[str]) -> trust.MatchingAnswers:
+    """How the agreed answers match: word for word (one normalised claim), or not quite."""
+    now = answers(s, st)
+    keys = {claims.extract_claim(now[a] or "").key for a in agreed}
+    return trust.MatchingAnswers("exact" if len(keys) == 1 else "similar")
+
+
+def find(s: Session, st: State, verdicts: Sequence[ModelVerdict]) -> finding.Judgement:
+    """moot's finding over every round's answers, weighing `verdicts`."""
+    return finding.judge_answers(
+        st.history,
+        started=s.aliases,
+        verdicts=verdicts,
+        critics=st.critics,
+        reasons={**st.failed, **st.invalid},
+        task=st.task,
+    )
+
+
+def conclude(
+    s: Session,
+    st: State,
+    judgement: finding.Judgement,
+    how: str,
+    verdict: Verdict | None,
+    judge: str | None,
+    rounds: int,
+    evidence: trust.Evidence | None = None,
+) -> Outcome:
+    """The outcome, labelled by moot's finding: consensus only where more than half of the
+    agents that started agree by moot's check (a judge's verdict is evidence, never the
+    decision); the agents that failed or gave junk are named, and so is who changed their
+    mind. The final answer is the agreed group's (the judge's base solution if it is in that
+    group, else the group's first member); with no consensus, the judge's base solution or the
+    first remaining agent's, which the outcome does not call agreed."""
+    found = judgement.finding
+    active = st.active
+    # an invalid verdict weighs nothing, its base solution included
+    valid = bool(st.verdicts) and st.verdicts[-1].valid and st.verdicts[-1].round == rounds
+    base = weigh.resolve_alias(verdict.base_solution if verdict and valid else None, active)
+    if found.consensus:
+        chosen: str | None = base if base in found.agreed else found.agreed[0]
+    else:
+        chosen = base or (active[0] if active else None)
+    final = st.solutions[chosen] if chosen else ""
+    assessed = trust.assess(
+        _participants(s, st, found.agreed if found.consensus else ()),
+        reached=found.consensus,
+        evidence=evidence,
+        checks=st.checks,
+        models=list(s.meta.get("aliases", {}).values()),
+    )
+    consensus = assessed.consensus_allowed
+    qualifiers = assessed.label.split("; ")[1:]
+    if found.consensus and not consensus:
+        how = f"{how}, but {assessed.label}"
+    elif qualifiers:
+        how = f"{how}; {'; '.join(qualifiers)}"
+    sentences = [assessed.statement, *judgement.sentences()]
+    if chosen is not None:
+        if chosen == base:
+            why = f"the judge named it as the base solution{_mods(verdict)}"
+        elif consensus:
+            why = "it is the first of the agreeing agents' answers"
+        else:
+            why = "no judge named a valid base solution, so it is the first remaining agent's"
+        agreed = "" if consensus else ", which the agents did not agree on"
+        sentences.append(f"The final answer is {label(chosen)}'s solution{agreed}: {why}.")
+    details: dict[str, object] = {
+        "rounds": st.rounds,
+        "judges": st.judges,
+        "failed_agents": st.failed,
+        "invalid_agents": st.invalid,
+        "fresh_conversations_from": st.fresh_from,
+        "final_from": chosen,
+        "verdict": None
+        if verdict is None
+        else {
+            "judge": judge,
+            "decision": verdict.decision,
+            "convergence_score": verdict.score,
+            "remaining_disagreements": verdict.remaining_disagreements,
+            "base_solution": base or verdict.base_solution,
+            "modifications": verdict.modifications,
+            "text": verdict.raw,
+        },
+    }
+    if st.works:  # a code task: what `moot apply` applies, and each agent's change
+        details["code"] = codework.rows(list(st.works.values()))
+        details["winner"] = chosen
+        work = st.works.get(chosen) if chosen is not None else None
+        final = work.change.patch if work is not None and work.change else final
+    return Outcome(
+        protocol="arena",
+        status="consensus" if consensus else "no_consensus",
+        consensus=consensus,
+        how=how,
+        trust=" ".join(sentences),
+        final_answer=final,
+        rounds=rounds,
+        disagreements=() if consensus else (_disagreements(st) or (found.reason,)),
+        positions={a: st.solutions[a] for a in active},
+        details=details,
+        **judgement.outcome_fields(),
+    )
+
+
+def ran_out(
+    s: Session,
+    st: State,
+    verdict: Verdict | None,
+    judge: str | None,
+    last: ModelVerdict | None,
+    rounds: int,
+) -> Outcome:
+    """The rounds ran out (or too few agents remain): the finding over the final answers,
+    weighing `last`, the verdict over the answers as they are now."""
+    judgement = replace(find(s, st, [last] if last else []), verdicts=tuple(st.verdicts))
+    found = judgement.finding
+    score = st.rounds[-1]["convergence_score"] if st.rounds else None
+    after = f"after {plural(rounds, 'round')}"
+    said = f"last score {score if score is not None else 'none (no valid verdict)'}"
+    if last is not None and not last.valid and score is not None:
+        said += ", from an invalid verdict"
+    if found.consensus:
+        how = f"{found.reason}, {after} ({said})"
+    else:
+        how = f"no consensus {after}; {said}: {found.reason}"
+    evidence: trust.Evidence | None = None
+    weighed = verdict is not None and last is not None and last.valid
+    if found.consensus and found.confirmed_by and verdict and judge:
+        evidence = trust.JudgeScore(label(judge), verdict.score)
+    elif found.consensus:
+        evidence = matching(s, st, found.agreed)
+    elif verdict and judge and weighed:
+        evidence = trust.JudgeScore(label(judge), verdict.score)
+    return conclude(s, st, judgement, how, verdict, judge, rounds, evidence)
+
+
+def _participants(s: Session, st: State, agreed: Sequence[str]) -> list[trust.Participant]:
+    people = []
+    for alias in s.aliases:
+        if alias in st.failed:
+            people.append(trust.Participant(label(alias), "failed", st.failed[alias]))
+        elif alias in st.invalid:
+            people.append(trust.Participant(label(alias), "invalid", st.invalid[alias]))
+        else:
+            status: Literal["agreed", "dissented"] = "agreed" if alias in agreed else "dissented"
+            people.append(trust.Participant(label(alias), status))
+    return people
+
+
+def _mods(verdict: Verdict | None) -> str:
+    mods = (verdict.modifications or "").strip() if verdict else ""
+    if not mods or mods.lower() in ("none", "none."):
+        return ""
+    return f" (the judge's modifications are listed with the verdict: {cut(mods, 160)})"
+
+
+def _disagreements(st: State) -> tuple[str, ...]:
+    found = []
+    for alias in st.active:
+        section = re.search(
+            r"##\s*DISAGREEMENTS?[^\n]*\n(.*?)(?=\n##\s|\Z)",
+            st.analyses.get(alias, ""),
+            re.IGNORECASE | re.DOTALL,
+        )
+        text = section.group(1).strip() if section else ""
+        if text and not re.fullmatch(r"[\s\"'*_-]*none\.?[\s\"'*_-]*", text, re.IGNORECASE):
+            found.append(f"{label(alias)}: {text}")
+    return tuple(found)
