@@ -4,7 +4,7 @@ Exit codes: 0 consensus, 1 error (bad arguments or config included), 2 no consen
 3 paused by a limit (resumable), 130 interrupted (resumable).
 
 One module per command group, each imported only when one of its commands is asked for or
-listed (`_Commands.LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
+listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
 cache.py, batch.py (batch, bench); what they share is in common.py, what a run prints at its
 end in outcome.py.
@@ -28,7 +28,7 @@ class _Commands(click.Group):
     listed: a `moot run` does not load the other commands' modules (nor the bench suites that
     batch.py names)."""
 
-    LAZY: ClassVar[dict[str, str]] = {
+    _LAZY: ClassVar[dict[str, str]] = {
         "run": "moot.cli.run:run",
         "resume": "moot.cli.run:resume",
         "status": "moot.cli.sessions:status",
@@ -50,10 +50,10 @@ class _Commands(click.Group):
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.LAZY})
+        return sorted({*super().list_commands(ctx), *self._LAZY})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        where = self.LAZY.get(cmd_name)
+        where = self._LAZY.get(cmd_name)
         if where is not None and cmd_name not in self.commands:
             module, _, name = where.partition(":")
             self.add_command(getattr(importlib.import_module(module), name), cmd_name)
