@@ -1,0 +1,55 @@
+"""A code session's worktrees: apply its change, clean them up, stop the session."""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["apply_", "clean", "stop"]
+
+
+@click.command(name="apply")
+@click.argument("session_id")
+@click.option("--agent", "agent", default=None, help="Whose change (default: the winner).")
+@click.option("--commit", is_flag=True, help="Also commit the change (never done otherwise).")
+@click.option("--keep", is_flag=True, help="Keep the worktrees and branches afterwards.")
+def apply_(session_id: str, agent: str | None, commit: bool, keep: bool) -> None:
+    """Apply a code session's chosen change to your working tree (three-way when your files
+    changed since; refused, touching nothing, on a conflict); then clean its worktrees."""
+    from moot.engine.store import find_session
+    from moot.lifecycle.code import apply_session
+
+    done = apply_session(find_session(session_id), agent, commit=commit, keep=keep)
+    how = " (merged with your edits since the session began)" if done.applied.three_way else ""
+    click.echo(f"applied {done.alias}'s change: {done.applied.stats}{how}")
+    if done.applied.commit:
+        click.echo(f"committed as {done.applied.commit[:12]}")
+    if done.cleaned is not None:
+        click.echo(f"removed {len(done.cleaned.worktrees)} worktree(s) and their branches")
+
+
+@click.command()
+@click.argument("session_id")
+def clean(session_id: str) -> None:
+    """Remove a code session's worktrees, branches and baseline ref (its patches stay)."""
+    from moot.engine.store import find_session
+    from moot.lifecycle.code import clean as clean_session
+
+    done = clean_session(find_session(session_id))
+    click.echo(
+        f"removed {len(done.worktrees)} worktree(s), {len(done.branches)} branch(es), "
+        f"{len(done.refs)} ref(s)"
+    )
+
+
+@click.command()
+@click.argument("session_id", required=False)
+def stop(session_id: str | None) -> None:
+    """Stop a running session gracefully (answers already in stay; moot resume continues)."""
+    from moot.engine.store import find_session
+    from moot.lifecycle.code import stop as stop_session
+
+    folder = find_session(session_id)
+    pid = stop_session(folder)
+    click.echo(
+        f"asked session {folder.id} to stop" + (f" (process {pid})" if pid else " when it runs")
+    )

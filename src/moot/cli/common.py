@@ -1,0 +1,195 @@
+"""What every command shares: the error line, run options (limits, display, tmux), the face of
+a run, its exit, terminal-safe printing and the reading of a task."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from moot.display import Face
+
+__all__ = [
+    "display_options",
+    "exit_with",
+    "fail",
+    "input_text",
+    "limit_options",
+    "limit_overrides",
+    "quick_start",
+    "run_face",
+    "say",
+    "task_text",
+    "tmux_for",
+    "tmux_option",
+    "with_tmux",
+]
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"moot: error: {message}", err=True)
+    sys.exit(code)
+
+
+def limit_overrides(
+    max_cost: float | None, max_tokens: int | None, timeout: float | None
+) -> dict[str, Any]:
+    pairs = {"max_cost": max_cost, "max_tokens": max_tokens, "timeout": timeout}
+    return {key: value for key, value in pairs.items() if value is not None}
+
+
+def run_face(quiet: bool, json_logs: bool, reveal: bool) -> Face:
+    """The display for a run, on stderr: live view on a terminal, else plain lines."""
+    from moot.display import face_for
+
+    return face_for(quiet=quiet, json_logs=json_logs, reveal=reveal)
+
+
+def limit_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--max-cost, --max-tokens, --timeout: a run's budgets, or new ones on resume."""
+    positive = click.FloatRange(min=0, min_open=True)
+    command = click.option(
+        "--timeout",
+        type=positive,
+        default=None,
+        help="Pause after this many seconds of running time (on resume: a new limit).",
+    )(command)
+    command = click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Pause when the session has used this many tokens (on resume: a new limit).",
+    )(command)
+    return click.option(
+        "--max-cost",
+        type=positive,
+        default=None,
+        help="Pause when the session has cost this many USD (on resume: a new limit).",
+    )(command)
+
+
+def display_options(command: Callable[..., None]) -> Callable[..., None]:
+    command = click.option(
+        "--json-logs", is_flag=True, help="One JSON object per event on stderr (for machines)."
+    )(command)
+    command = click.option(
+        "--reveal", is_flag=True, help="Show each agent's model in the live view as it runs."
+    )(command)
+    return click.option("-q", "--quiet", is_flag=True, help="Print only the final answer.")(command)
+
+
+def tmux_option(command: Callable[..., None]) -> Callable[..., None]:
+    return click.option(
+        "--display",
+        "display",
+        type=click.Choice(["tmux"]),
+        default=None,
+        help="tmux: also show each CLI agent's output in its own pane of a private tmux "
+        "server (tmux -L moot-SESSION attach).",
+    )(command)
+
+
+def quick_start(command: Callable[..., None]) -> Callable[..., None]:
+    """No garbage collection while the command starts a run (engine/startup.py)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from moot.engine.startup import paused
+
+        with paused():
+            command(*args, **kwargs)
+
+    return wrapper
+
+
+def tmux_for(display: str | None) -> str | None:
+    """The tmux executable for --display tmux (missing: an error before anything is made)."""
+    if display != "tmux":
+        return None
+    from moot.display.tmux import require_tmux
+
+    return require_tmux()
+
+
+def with_tmux(face: Face, tmux: str | None) -> Face:
+    if tmux is None:
+        return face
+    from moot.display.tmux import TmuxPanes
+
+    return TmuxPanes(face, tmux=tmux)
+
+
+def exit_with(code: int) -> NoReturn:
+    """Exit with `code`. After an interruption a model call may still run in a worker thread
+    that cannot be stopped (llama.cpp has no cancel); everything is journaled and written by
+    now, so we leave at once instead of waiting for it, or letting it crash at shutdown."""
+    if code == 130 and any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def say(text: str) -> None:
+    """Print text that may hold model output: escape sequences and control characters are
+    removed or made visible, so an answer cannot drive the reader's terminal."""
+    from moot.text.safe import terminal_safe
+
+    click.echo(terminal_safe(text))
+
+
+def task_text(task: str, task_file: Path | None) -> str:
+    """The task from the argument, `-` or a pipe (stdin), or --task-file."""
+    if task_file is not None:
+        if task and task != "-":
+            raise click.UsageError("give the task as an argument or with --task-file, not both")
+        return _read_text(task_file.read_bytes, str(task_file))
+    if task == "-":
+        return _read_text(sys.stdin.buffer.read, "standard input")
+    if not task and not sys.stdin.isatty():  # a pipe; a closed or unreadable stdin is no task
+        try:
+            data = sys.stdin.buffer.read()
+        except OSError:
+            return ""
+        return _decode(data, "standard input")  # bad UTF-8 is an error, not "no task"
+    return task
+
+
+def _read_text(read: Callable[[], bytes], source: str) -> str:
+    try:
+        data = read()
+    except OSError as exc:
+        raise click.UsageError(f"cannot read the task from {source}: {exc.strerror}") from None
+    return _decode(data, source)
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(
+            f"the task in {source} is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
+        ) from None
+
+
+def input_text(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    text = _read_text(path.read_bytes, str(path))
+    if not text.strip():
+        raise click.UsageError(
+            f"--input {path} is empty; give a file holding the text to start from"
+        )
+    return text

@@ -1,0 +1,122 @@
+"""This installation and its config: models, doctor, validate, schema."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from moot.cli.common import fail
+
+__all__ = ["doctor", "models", "schema", "validate"]
+
+
+@click.command()
+def models() -> None:
+    """The model providers, which are installed, and example specs."""
+    from moot.models.doctor import provider_lines
+
+    for line in provider_lines():
+        click.echo(line)
+
+
+@click.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Check the agents of this config file.",
+)
+@click.option("--models", "specs", multiple=True, metavar="SPEC", help="Check this model spec.")
+@click.option("--ping", is_flag=True, help="Also make a one-token call to each model.")
+@click.option(
+    "--prune", is_flag=True, help="Remove the stray worktrees (and tmux sockets) it reports."
+)
+def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: bool) -> None:
+    """Whether each configured model can run here: SDK, key (never shown), command, ping;
+    and moot worktrees left behind (strays) in the repositories moot knows."""
+    from moot.lifecycle.code import prune_strays, strays
+    from moot.lifecycle.plan import load_config
+    from moot.models.doctor import check_models
+
+    found = strays(Path.cwd())
+    for root, stray in found:
+        click.echo(
+            f"stray: session {stray.session} in {root}: {stray.reason}; "
+            f"{len(stray.worktrees)} worktree(s), {len(stray.branches)} branch(es)"
+        )
+    from moot.display.tmux import remove_stale_sockets, socket_dir, stale_sockets
+
+    sockets = stale_sockets()  # of --display tmux servers that a killed moot left
+    if sockets and not prune:
+        click.echo(
+            f"stray: {len(sockets)} tmux socket(s) of moot sessions whose server is gone,"
+            f" in {socket_dir()}"
+        )
+    if prune and sockets:
+        click.echo(f"removed {len(remove_stale_sockets())} stale tmux socket(s)")
+    if found and prune:
+        for root, cleaned in prune_strays(Path.cwd()):
+            click.echo(f"pruned {len(cleaned.worktrees)} worktree(s) in {root}")
+        return
+    if found or sockets:
+        click.echo("remove them with: moot doctor --prune")
+    if prune:
+        return
+
+    if specs:  # models checked on their own: no protocol, so no agent count to meet
+        from pydantic import ValidationError
+
+        from moot.config import AgentConfig, problem_lines
+
+        try:
+            configured = [AgentConfig(model=spec) for spec in specs]
+        except ValidationError as exc:
+            fail("; ".join(problem_lines(exc, "--models")))
+    else:
+        configured = load_config(config_path).config.agents
+    agents = list({a.model: a for a in reversed(configured)}.values())[::-1]  # each once
+    reports = check_models(agents, ping=ping)
+    for report in reports:
+        click.echo(report.spec)
+        for check in report.checks:
+            click.echo(f"  {'ok  ' if check.ok else 'FAIL'}  {check.text}")
+    bad = sum(1 for r in reports if not r.ok)
+    click.echo(f"{len(reports) - bad} of {len(reports)} model(s) ready" if reports else "no models")
+    if bad:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("file", type=click.Path(path_type=Path))
+def validate(file: Path) -> None:
+    """Check a config file: print every problem with its path (exit 1), or "valid"."""
+    from moot.errors import ConfigError
+    from moot.lifecycle.plan import check_config
+
+    try:
+        plan, problems = check_config(file)
+    except ConfigError as exc:  # unreadable, not UTF-8, or not parseable: one problem
+        plan, problems = None, [str(exc)]
+    if plan is None:
+        from moot.text import plural
+
+        click.echo(f"{file}: {plural(len(problems), 'problem')}")
+        for line in problems:
+            click.echo(f"  {line}")
+        sys.exit(1)
+    roles = plan.record.participants(plan.config, plan.options)
+    counts = ", ".join(f"{len(r.members)} {r.prefix}(s)" for r in roles if r.members)
+    click.echo(f"{file}: valid ({plan.record.name}, {counts})")
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of config files."""
+    import json
+
+    from moot.lifecycle.plan import config_schema
+
+    click.echo(json.dumps(config_schema(), indent=2))

@@ -1,0 +1,106 @@
+"""What a run shows on the terminal besides its live view: a choice it asks of you, and its
+outcome (the answer, moot's finding, a code task's changes, usage and reports)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from moot.cli.common import say
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from moot.api import RunResult
+    from moot.display import Face
+    from moot.engine.result import Result
+
+__all__ = ["chooser", "shown"]
+
+
+def chooser(face: Face) -> Any:
+    """A human choice on the terminal (a code task's pick), with the live view paused."""
+    from moot.engine.session import read_choice
+
+    async def choose(prompt: str, options: Any) -> str | None:
+        with face.paused():
+            return await read_choice(prompt, options)
+
+    return choose
+
+
+def shown(face: Face, quiet: bool) -> Callable[[RunResult], None]:
+    """What the library calls the moment the outcome is known, before it writes the reports:
+    the face's live view ends, and the outcome is printed (and flushed)."""
+
+    def show(run: RunResult) -> None:
+        face.outcome(run.result)  # the live view's last frame, or the log's last lines
+        face.__exit__(None, None, None)  # the live view stops before the outcome prints
+        _show(run, quiet)
+        sys.stdout.flush()
+
+    return show
+
+
+def _show(run: RunResult, quiet: bool) -> None:
+    result = run.result
+    if quiet:  # the answer alone; with no answer (a deadlock, a pause), the outcome line
+        if result.final_answer:
+            say(result.final_answer)
+        else:
+            say(f"{result.status_words}: {result.how}")
+        return
+    click.echo("")
+    say(f"Session {run.session_id}: {result.status_words}: {result.how}")
+    if result.trust:
+        say(f"How far to trust it: {result.trust}")
+    _finding_lines(result)
+    _code_lines(result)
+    if result.final_answer:
+        click.echo("")
+        say(result.final_answer)
+        click.echo("")
+    for item in result.disagreements:
+        say(f"  disagreement: {item}")
+    cost = "unknown" if result.cost is None else f"${result.cost:.4f}"
+    click.echo(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
+    click.echo(f"Web page: {run.folder / 'report.html'}")
+    if run.message and run.message != result.how:  # (a note after the outcome's how)
+        say(run.message.removeprefix(result.how).strip())
+
+
+def _finding_lines(result: Result) -> None:
+    """moot's finding: its label and reason (unless the outcome line says it already), each
+    agent's claim round by round, changes of mind (unless the trust statement names them)
+    and the model verdicts that moot's check does not bear out."""
+    from moot.text import change_line, claims_table, finding_line, verdict_line
+    from moot.types import alias_label
+
+    finding = result.finding
+    if finding is None:
+        return
+    if finding.reason not in result.how:
+        say(f"moot's finding: {finding_line(finding)}")
+    table = claims_table(result.claims)
+    if table.rows and len(table.rounds) > 1:
+        say("Claims by round (" + ", ".join(str(r) for r in table.rounds) + "):")
+        for agent, cells in table.rows:
+            say(f"  {alias_label(agent)}: " + " -> ".join(table.cell(c, 40) for c in cells))
+    if "Changes of mind" not in result.trust:
+        for change in result.changes:
+            say(f"  changed their mind: {change_line(change)}")
+    for verdict in result.verdicts:
+        if not verdict.valid or not verdict.upheld:
+            say(f"  model verdict: {verdict_line(verdict)}")
+
+
+def _code_lines(result: Any) -> None:
+    """A code task's agents: status, diff stats, verification and cost, one line each."""
+    for row in result.code_changes():
+        usage = result.agents.get(row.name)
+        cost = "cost unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
+        why = f" ({row.problem})" if row.problem else ""
+        verified = f"verify {row.verified}" if row.checks else row.verified
+        click.echo(f"  {row.name}: {row.status}{why}; {row.stats}; {verified}; {cost}")

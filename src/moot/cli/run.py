@@ -1,0 +1,320 @@
+"""`moot run` and `moot resume`: a run's options become a plan; its projection is checked
+(--dry-run, --max-cost) before anything runs; the library runs it; its outcome is the exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from moot.cli.common import (
+    display_options,
+    exit_with,
+    fail,
+    input_text,
+    limit_options,
+    limit_overrides,
+    quick_start,
+    run_face,
+    task_text,
+    tmux_for,
+    tmux_option,
+    with_tmux,
+)
+from moot.cli.outcome import chooser, shown
+
+__all__ = ["resume", "run"]
+
+DEMO_ROUNDS = 1  # rounds of a run with no --models and no config (the embedded model)
+
+
+class ProtocolName(click.ParamType[str, Any]):
+    """A registered protocol's name; the choices are read from the registry when shown."""
+
+    name = "protocol"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        from moot import protocols
+
+        return "[" + "|".join(protocols.names()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from moot import protocols
+
+        if value in protocols.names():
+            return str(value)
+        self.fail(protocols.unknown_protocol(str(value)), param, ctx)
+
+
+def _preset(preset: str, protocol: str | None) -> dict[str, str]:
+    """The overrides of `--preset NAME`: the protocol whose record has that preset (it must be
+    --protocol's, when given) and the option the preset sets."""
+    from moot import protocols
+
+    owners = [protocols.get(name) for name in protocols.names()]
+    owner = next((r for r in owners if preset in r.presets and r.preset_option), None)
+    if owner is None:
+        known = ", ".join(p for r in owners for p in r.presets)
+        raise click.UsageError(f"--preset {preset}: no protocol has that preset ({known})")
+    if protocol is not None and protocol != owner.name:
+        raise click.UsageError(
+            f"--preset is a {owner.name} preset, not one of --protocol {protocol}"
+        )
+    return {"protocol": owner.name, f"{owner.name}.{owner.preset_option}": preset}
+
+
+def _takes_rounds(protocol: str | None) -> bool:
+    """Whether the protocol that runs (the config's default without --protocol) has rounds."""
+    from moot import protocols
+    from moot.config import RunConfig
+
+    name = protocol or str(RunConfig.model_fields["protocol"].default)
+    return protocols.get(name).rounds_option is not None
+
+
+def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
+    """--dry-run prints the projection and exits 0; a projection above the session's max_cost
+    asks for confirmation on a terminal and refuses otherwise (exit 1)."""
+    limit = plan.config.limits.max_cost
+    if not dry_run and limit is None:
+        return
+    from moot.lifecycle.projection import estimate, render
+
+    projected = estimate(plan, task)
+    if dry_run:
+        if projected is None:
+            click.echo(f"The {plan.record.name} protocol gives no projection; nothing was run.")
+        else:
+            click.echo(render(projected))
+        sys.exit(0)
+    if projected is None or limit is None or projected.cost[1] <= limit:
+        return
+    message = (
+        f"the projected worst case costs ${projected.cost[1]:.4f}, more than --max-cost ${limit:g}"
+    )
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        click.echo(render(projected), err=True)
+        if click.confirm(f"{message.capitalize()}. Run anyway?", default=False, err=True):
+            return
+        fail("not run: the projected cost is above --max-cost")
+    fail(
+        f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples), or see "
+        "the projection with --dry-run"
+    )
+
+
+@click.command()
+@click.argument("task", required=False, default="")
+@click.option(
+    "--task-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the task from this file (UTF-8). TASK '-' or a pipe reads standard input.",
+)
+@click.option(
+    "--protocol", type=ProtocolName(), default=None, help="Deliberation protocol (default: arena)."
+)
+@click.option(
+    "--models",
+    "models",
+    multiple=True,
+    metavar="SPEC",
+    help="One agent per use, e.g. --models local:smollm2 --models openai:gpt-5.2.",
+)
+@click.option("--rounds", type=click.IntRange(1, 50), default=None, help="Maximum rounds.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML, JSON or YAML config file.",
+)
+@limit_options
+@click.option("--seed", type=int, default=None, help="Seed for aliases, order and sampling.")
+@click.option(
+    "--verify",
+    "verify_commands",
+    multiple=True,
+    metavar="CMD",
+    help="Shell command whose result the judge sees (repeatable).",
+)
+@click.option(
+    "--no-shuffle",
+    is_flag=True,
+    help="Keep the models in the order given where the protocol would shuffle them.",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="Answers asked of every agent, for protocols that sample (vote).",
+)
+@click.option(
+    "--input",
+    "input_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A text to start from, for protocols that refine one (refine).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the projected calls, tokens and cost range, then exit without running.",
+)
+@click.option(
+    "--cache",
+    "cache",
+    is_flag=False,
+    flag_value="sqlite",
+    default=None,
+    metavar="[SPEC]",
+    help="Answer requests seen before from a cache: sqlite (default), sqlite:PATH or "
+    "redis://HOST:PORT/DB. Put it after TASK, or write --cache=SPEC.",
+)
+@click.option(
+    "--repo",
+    "repo",
+    is_flag=False,
+    flag_value=".",
+    default=None,
+    metavar="[PATH]",
+    help="A code task in this git repository (default: the current one): each agent works in "
+    "its own worktree. Put it after TASK, or write --repo=PATH.",
+)
+@click.option(
+    "--context",
+    "context",
+    multiple=True,
+    metavar="GLOB",
+    help="With --repo: files API models see whole (repeatable); none: a file listing.",
+)
+@click.option(
+    "--pick",
+    "pick",
+    type=click.Choice(["human", "judge", "none"]),
+    default=None,
+    help="With --protocol pick: who picks the winner (default: you, on the terminal).",
+)
+@click.option(
+    "--preset",
+    metavar="NAME",
+    default=None,
+    help="A refine preset (implies --protocol refine): impl is the implementation tournament "
+    "of a code task (with --repo); impl-defaults and plan-defaults set its defaults for a text.",
+)
+@tmux_option
+@display_options
+@quick_start
+def run(
+    task: str,
+    task_file: Path | None,
+    protocol: str | None,
+    models: tuple[str, ...],
+    rounds: int | None,
+    config_path: Path | None,
+    max_cost: float | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    seed: int | None,
+    verify_commands: tuple[str, ...],
+    no_shuffle: bool,
+    samples: int | None,
+    input_file: Path | None,
+    dry_run: bool,
+    cache: str | None,
+    repo: str | None,
+    context: tuple[str, ...],
+    pick: str | None,
+    preset: str | None,
+    display: str | None,
+    quiet: bool,
+    reveal: bool,
+    json_logs: bool,
+) -> None:
+    """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
+    from moot.api import start
+    from moot.lifecycle.plan import load_config
+
+    task = task_text(task, task_file)
+    tmux = tmux_for(display)
+
+    overrides: dict[str, Any] = {}
+    if protocol:
+        overrides["protocol"] = protocol
+    if models:
+        overrides["agents"] = [{"model": spec} for spec in models]
+    if seed is not None:
+        overrides["seed"] = seed
+    for key, value in limit_overrides(max_cost, max_tokens, timeout).items():
+        overrides[f"limits.{key}"] = value
+    if cache is not None:
+        overrides["cache.store"] = cache
+    if preset is not None:
+        overrides.update(_preset(preset, protocol))
+    if context and repo is None:
+        raise click.UsageError("--context needs --repo: it chooses files of the repository")
+    if repo is not None:  # a code task: --verify runs in every worktree
+        overrides["code.repo"] = str(Path(repo).expanduser().resolve())
+        if context:
+            overrides["code.context"] = list(context)
+        if verify_commands:
+            overrides["code.verify_commands"] = list(verify_commands)
+            verify_commands = ()
+    if rounds is None and not models and config_path is None and _takes_rounds(protocol):
+        # The embedded default is a demonstration: one round shows every phase and a judged
+        # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
+        rounds = DEMO_ROUNDS
+    plan = load_config(
+        config_path,
+        overrides,
+        rounds=rounds,
+        verify=list(verify_commands),
+        no_shuffle=no_shuffle,
+        samples=samples,
+        input_text=input_text(input_file),
+        pick=pick,
+    )
+    _projection_gate(plan, task, dry_run)
+    with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:
+        finished = start(
+            task,
+            plan,
+            subscribers=[face],
+            chooser=chooser(face),
+            on_outcome=shown(face, quiet),
+        )
+    exit_with(finished.exit_code)
+
+
+@click.command()
+@click.argument("session_id", required=False)
+@limit_options
+@tmux_option
+@display_options
+@quick_start
+def resume(
+    session_id: str | None,
+    max_cost: float | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    display: str | None,
+    quiet: bool,
+    reveal: bool,
+    json_logs: bool,
+) -> None:
+    """Continue a paused, interrupted or crashed session (default: the latest)."""
+    from moot.api import resume as resume_session
+
+    limits = limit_overrides(max_cost, max_tokens, timeout)
+    tmux = tmux_for(display)
+    with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:
+        finished = resume_session(
+            session_id,
+            limits=limits,
+            subscribers=[face],
+            chooser=chooser(face),
+            on_outcome=shown(face, quiet),
+        )
+    exit_with(finished.exit_code)
