@@ -1,8 +1,15 @@
-"""A live model call (`Session.ask` once no journal, cache or stop answers it): the session's
-concurrency limits (one for the run, one per provider connection), the round's time limit
-(`deadline`), the guard around a provider that does not enforce its own timeout, and the
-retries of a transient failure (engine/retry.py), each journaled as an `attempt` before its
-wait.
+"""Where a live ask's answer comes from (`Session.ask` once the journal has none): the
+response cache, or a model call.
+
+The cache (engine/cache.py): a hit costs nothing and calls nothing; it is journaled like any
+answer, so resume and replay never look at the cache. A store that fails is warned about once
+and left alone for the rest of the run: the cache saves money, it must never stop a session.
+
+A call: under the session's concurrency limits (one for the run, one per provider connection)
+and the round's time limit (`deadline`), with a guard around a provider that does not enforce
+its own timeout, the checkpoints a provider journals (models/base.py: CallContext), and the
+retries of a transient failure (engine/retry.py), each journaled as an
+`attempt` before its wait.
 """
 
 from __future__ import annotations
@@ -11,13 +18,18 @@ import asyncio
 import contextlib
 import contextvars
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent
 from moot.engine.retry import Transient, retried
+from moot.errors import CacheError
 from moot.models.base import CALL_CONTEXT, CallContext
 from moot.types import Completion, Event, EventKind, FailureKind, Request
+
+if TYPE_CHECKING:  # sqlite3 and the stores load only when a run has a cache
+    from moot.engine.cache import CacheHit, ResponseCache
 
 __all__ = ["ModelCalls", "Sleep", "deadline"]
 
@@ -43,27 +55,89 @@ def deadline(seconds: float | None) -> Iterator[None]:
 
 
 class ModelCalls:
-    """The live calls of one session. `signal` and `record` are the session's (tell the faces;
-    journal), `context` what a provider sees during a call (`Session._call_context`)."""
+    """The live answers of one session. `signal`, `record` and `warn` are the session's (tell
+    the faces; journal; warn once); `events` its journal, for the checkpoints of earlier runs;
+    `cwd` where an agent's call for a step runs, and whether read-only."""
 
     def __init__(
         self,
         *,
+        cache: ResponseCache | None,
         engine: EngineConfig,
         limits: Limits,
         sleep: Sleep,
         signal: Callable[..., None],
         record: Callable[..., Event],
-        context: Callable[[str, str], CallContext],
+        warn: Callable[[str], None],
+        events: Sequence[Event],
+        cwd: Callable[[str, str], tuple[str | None, bool]],
     ) -> None:
+        self.cache = cache  # None: every ask calls its model (or the cache failed: off)
         self._engine = engine
         self._limits = limits
         self._sleep = sleep
         self._signal = signal
         self._record = record
-        self._context = context
+        self._warn = warn
+        self._cwd = cwd
+        self._checkpoints: dict[str, list[dict[str, Any]]] = {}  # per agent, for providers
+        for event in events:
+            if event.kind == "checkpoint":
+                entry = {**event.data.get("data", {}), "step": event.step}
+                self._checkpoints.setdefault(str(event.data.get("agent")), []).append(entry)
         self._global = asyncio.Semaphore(engine.concurrency)
         self._pools: dict[str, asyncio.Semaphore] = {}
+
+    async def lookup(self, agent: Agent, request: Request) -> CacheHit | None:
+        if self.cache is None or agent.model is None:
+            return None
+        capabilities = agent.model.capabilities
+        try:
+            return await self.cache.lookup(
+                agent.spec,
+                request,
+                seed_honoured=capabilities.seed,
+                temperature_honoured=capabilities.temperature,
+            )
+        except CacheError as exc:
+            self._cache_off(exc)
+            return None
+
+    async def save(self, agent: Agent, request: Request, completion: Completion) -> None:
+        if self.cache is None:
+            return
+        try:
+            await self.cache.save(agent.spec, request, completion)
+        except CacheError as exc:
+            self._cache_off(exc)
+
+    def hit_note(self, hit: CacheHit) -> dict[str, Any]:
+        """What an ask event answered from the cache records of it."""
+        assert self.cache is not None
+        return {
+            "hit": True,
+            "key": hit.key,
+            "store": self.cache.store.location,
+            "saved_cost": hit.stored.cost,
+            "saved_tokens": hit.stored.usage.total,
+        }
+
+    def _cache_off(self, exc: CacheError) -> None:
+        if self.cache is not None:
+            self.cache = None
+            self._warn(f"the response cache is off for the rest of this run: {exc}")
+
+    def _context(self, alias: str, step: str) -> CallContext:
+        """What a provider sees during a call: the checkpoints journaled for this agent by
+        earlier calls and runs, and a way to journal more."""
+        recorded = self._checkpoints.setdefault(alias, [])
+
+        def checkpoint(data: dict[str, Any]) -> None:
+            self._record("checkpoint", step, agent=alias, data=data)  # fsync'd before it returns
+            recorded.append({**data, "step": step})
+
+        cwd, read_only = self._cwd(alias, step)
+        return CallContext(step, alias, tuple(recorded), checkpoint, self._warn, cwd, read_only)
 
     def _pool(self, agent: Agent) -> asyncio.Semaphore:
         assert agent.model is not None

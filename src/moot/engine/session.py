@@ -5,13 +5,16 @@ effect with a stable step id. A finished effect is journaled (fsync'd) before it
 returned. On resume the protocol runs again from the top and every journaled step returns its
 recorded result without calling anything, so the run reaches the point where it stopped and goes
 on; in replay mode a missing step is an error instead of a call.
+
+The Session keeps the journal of steps; where a live answer comes from (the response cache or
+a model call, engine/calls.py) and a code task's effects in its worktrees
+(engine/code_effects.py) are parts it composes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import random
 import time
@@ -23,13 +26,12 @@ from moot.engine.agent import Agent
 from moot.engine.calls import ModelCalls, Sleep, deadline
 from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects
-from moot.engine.journal import Journal, canonical_json
+from moot.engine.journal import Journal, request_hash
 from moot.engine.limits import Budget
 from moot.engine.replies import masked, settle
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
-from moot.errors import CacheError, Interrupted, LimitReached, ReplayIncomplete
-from moot.models.base import CallContext
+from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.keys import known_secrets
 from moot.types import (
     Completion,
@@ -46,11 +48,12 @@ from moot.types import (
 if TYPE_CHECKING:
     from moot.code.changes import ApplyResult, CodeChange, VerifyRun
     from moot.code.workspace import CodeWorkspace
-    from moot.engine.cache import CacheHit, ResponseCache
+    from moot.engine.cache import ResponseCache
     from moot.engine.shell import ShellResult
 
-# Agent, Chooser, Sleep and read_choice live in engine/agent.py, choice.py and calls.py; the
-# lifecycle, the library face and the CLI import them from here.
+# Agent, Chooser, Sleep and read_choice live in engine/agent.py, choice.py and calls.py (the
+# lifecycle, the library face and the CLI import them from here); `ask` looks request_hash
+# (engine/journal.py) up in this module.
 __all__ = [
     "STOP_FILE",
     "Agent",
@@ -67,25 +70,6 @@ T = TypeVar("T")
 Mode = Literal["live", "replay"]
 Subscriber = Callable[[Event], None]
 STOP_FILE = "stop"  # `moot stop` writes it in the session folder; asks not yet begun stop
-
-
-@functools.lru_cache(maxsize=4096)
-def _message_json(message: Message) -> bytes:
-    return canonical_json(message.model_dump()).encode("utf-8")
-
-
-def request_hash(request: Request) -> str:
-    """SHA-256 over the request's parameters and messages (timeout and meta left out): the
-    canonical JSON of the parameters, then one canonical JSON line per message.
-
-    Conversations grow every round and resume hashes every recorded request, so messages are
-    encoded once each (cached: they are frozen and shared between asks), not once per request."""
-    params = request.model_dump(exclude={"timeout", "meta", "messages"})
-    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
-    for message in request.messages:
-        digest.update(b"\n")
-        digest.update(_message_json(message))
-    return digest.hexdigest()
 
 
 def _clean(text: str) -> str:
@@ -119,7 +103,6 @@ class Session:
         self.code = code
         self._chooser = chooser
         self.folder = folder
-        self.cache = cache  # the response cache (--cache); None: every ask calls its model
         self.journal = journal
         self.task = task
         self.seed = seed
@@ -137,12 +120,8 @@ class Session:
         self._noted = {e.step for e in journal.events if e.kind == EventKind.NOTE and e.step}
         self.tally = Tally.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
-        self._checkpoints: dict[str, list[dict[str, Any]]] = {}  # per agent, for providers
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
         for event in journal.events:
-            if event.kind == "checkpoint":
-                entry = {**event.data.get("data", {}), "step": event.step}
-                self._checkpoints.setdefault(str(event.data.get("agent")), []).append(entry)
             if event.kind == EventKind.ASK and event.step:
                 completion = Completion.model_validate(event.data["completion"])
                 if retry_failed and not completion.ok:
@@ -153,13 +132,16 @@ class Session:
                 self._recorded[event.step] = event
         self.tally.absorb(journal.events)
         self.budget = Budget(limits, journal.events, clock)
-        self._calls = ModelCalls(
+        self._calls = ModelCalls(  # engine/calls.py: the response cache and live calls
+            cache=cache,
             engine=engine,
             limits=limits,
             sleep=sleep,
             signal=self.signal,
             record=self.record,
-            context=self._call_context,
+            warn=self.warn,
+            events=journal.events,
+            cwd=self._call_cwd,
         )
         self._effects = CodeEffects(
             code, once=self._code_effect, signal=self.signal, sandbox=folder.path / "sandbox"
@@ -210,6 +192,15 @@ class Session:
         self.tally.apply(event)
         for subscriber in self._subscribers:
             subscriber(event)
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        """The response cache (--cache); None: every ask calls its model."""
+        return self._calls.cache
+
+    @cache.setter
+    def cache(self, cache: ResponseCache | None) -> None:
+        self._calls.cache = cache
 
     # -- agents -----------------------------------------------------------------------------
     def agent(self, alias: str) -> Agent:
@@ -301,21 +292,12 @@ class Session:
         event = self._recorded.get(step)
         return event.ts if event is not None else None
 
-    # -- provider checkpoints ---------------------------------------------------------------
-    def _call_context(self, alias: str, step: str) -> CallContext:
-        """What a provider sees during a call (models/base.py: CallContext): the checkpoints
-        journaled for this agent by earlier calls and runs, and a way to journal more."""
-        recorded = self._checkpoints.setdefault(alias, [])
-
-        def checkpoint(data: dict[str, Any]) -> None:
-            self.record("checkpoint", step, agent=alias, data=data)  # fsync'd before it returns
-            recorded.append({**data, "step": step})
-
-        cwd: str | None = None
-        read_only = False
+    def _call_cwd(self, alias: str, step: str) -> tuple[str | None, bool]:
+        """Where a CLI coding agent's call runs and whether read-only (engine/code_effects.py);
+        other models: no folder."""
         if self.code is not None and self.edits_in_place(alias):
-            cwd, read_only = self._effects.call_tree(alias, step)  # engine/code_effects.py
-        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn, cwd, read_only)
+            return self._effects.call_tree(alias, step)
+        return None, False
 
     # -- effects ----------------------------------------------------------------------------
     def _claim(self, step: str) -> None:
@@ -377,7 +359,7 @@ class Session:
         if (self.folder.path / STOP_FILE).exists():
             raise Interrupted(f"stopped by moot stop before {step}")
         estimate = sum(estimate_tokens(m.content) for m in messages)
-        hit = await self._cache_lookup(agent, request)
+        hit = await self._calls.lookup(agent, request)
         if hit is not None:  # an ordinary ask event that says where its answer came from
             completion = self._received(hit.completion, alias, step)
             self._recorded[step] = self.record(
@@ -388,7 +370,7 @@ class Session:
                 request_hash=digest,
                 est_prompt_tokens=estimate,
                 completion=completion.model_dump(mode="json"),
-                cache=self._cache_note(hit),
+                cache=self._calls.hit_note(hit),
             )
             return completion
         self.budget.check(self.tally.agents.values())
@@ -404,7 +386,7 @@ class Session:
             est_prompt_tokens=estimate,
             completion=completion.model_dump(mode="json"),
         )
-        await self._cache_save(agent, request, completion)
+        await self._calls.save(agent, request, completion)
         return completion
 
     def _received(self, completion: Completion, alias: str, step: str) -> Completion:
@@ -418,48 +400,6 @@ class Session:
                 f"bytes: cut to its first {self.engine.max_reply_bytes:,} (engine.max_reply_bytes)"
             )
         return settled
-
-    # -- the response cache (engine/cache.py) -----------------------------------------------
-    # A hit costs nothing and calls nothing; it is journaled like any answer, so resume and
-    # replay never look at the cache. A store that fails is warned about once and left alone
-    # for the rest of the run: the cache saves money, it must never stop a session.
-    async def _cache_lookup(self, agent: Agent, request: Request) -> CacheHit | None:
-        if self.cache is None or agent.model is None:
-            return None
-        capabilities = agent.model.capabilities
-        try:
-            return await self.cache.lookup(
-                agent.spec,
-                request,
-                seed_honoured=capabilities.seed,
-                temperature_honoured=capabilities.temperature,
-            )
-        except CacheError as exc:
-            self._cache_off(exc)
-            return None
-
-    async def _cache_save(self, agent: Agent, request: Request, completion: Completion) -> None:
-        if self.cache is None:
-            return
-        try:
-            await self.cache.save(agent.spec, request, completion)
-        except CacheError as exc:
-            self._cache_off(exc)
-
-    def _cache_note(self, hit: CacheHit) -> dict[str, Any]:
-        assert self.cache is not None
-        return {
-            "hit": True,
-            "key": hit.key,
-            "store": self.cache.store.location,
-            "saved_cost": hit.stored.cost,
-            "saved_tokens": hit.stored.usage.total,
-        }
-
-    def _cache_off(self, exc: CacheError) -> None:
-        if self.cache is not None:
-            self.cache = None
-            self.warn(f"the response cache is off for the rest of this run: {exc}")
 
     async def shell(
         self, command: str, *, step: str, cwd: str | None = None, timeout: float | None = None
