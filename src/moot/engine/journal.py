@@ -17,6 +17,7 @@ records that it was signed in its head and in `session.json`, so stripping the H
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -28,9 +29,17 @@ from typing import Any
 from moot.engine.head import HEAD_NAME, Head, Sealer, read_head, read_head_bytes, write_head
 from moot.engine.store import read_json
 from moot.errors import JournalError
-from moot.types import Event
+from moot.types import Event, Message, Request
 
-__all__ = ["GENESIS", "Journal", "JournalRepair", "canonical_json", "check_head", "key_from_env"]
+__all__ = [
+    "GENESIS",
+    "Journal",
+    "JournalRepair",
+    "canonical_json",
+    "check_head",
+    "key_from_env",
+    "request_hash",
+]
 
 GENESIS = "0" * 64
 KEY_ENV = "MOOT_JOURNAL_KEY"
@@ -39,6 +48,26 @@ ANCHOR_NAME = "session.json"  # records that the journal is sealed, and whether 
 
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _message_json(message: Message) -> bytes:
+    return canonical_json(message.model_dump()).encode("utf-8")
+
+
+def request_hash(request: Request) -> str:
+    """What an ask event records of its request, so a resume sees a changed prompt: SHA-256
+    over the request's parameters and messages (timeout and meta left out), the canonical JSON
+    of the parameters, then one canonical JSON line per message.
+
+    Conversations grow every round and resume hashes every recorded request, so messages are
+    encoded once each (cached: they are frozen and shared between asks), not once per request."""
+    params = request.model_dump(exclude={"timeout", "meta", "messages"})
+    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
+    for message in request.messages:
+        digest.update(b"\n")
+        digest.update(_message_json(message))
+    return digest.hexdigest()
 
 
 def _digest(body: dict[str, Any]) -> str:

@@ -6,9 +6,9 @@ that budget; a wait the server asked for (Retry-After) is honoured whole or not 
 coming back sooner only earns another refusal. The call then ends with its last failure, which
 the journal records like any other (and an outage of every agent pauses the session).
 
-A call's first try runs without any of this (`Session._call`); only a transient failure hands
-the call to `retried`, which imports tenacity then: most calls succeed on their first try, and
-a run's first request does not wait for the import (issue 12).
+A call's first try runs without any of this (`ModelCalls.call`, engine/calls.py); only a
+transient failure hands the call to `retried`, which imports tenacity then: most calls succeed
+on their first try, and a run's first request does not wait for the import (issue 12).
 """
 
 from __future__ import annotations

@@ -5,40 +5,41 @@ effect with a stable step id. A finished effect is journaled (fsync'd) before it
 returned. On resume the protocol runs again from the top and every journaled step returns its
 recorded result without calling anything, so the run reaches the point where it stopped and goes
 on; in replay mode a missing step is an error instead of a call.
+
+The Session keeps the journal of steps; where a live answer comes from (the response cache or
+a model call, engine/calls.py) and a code task's effects in its worktrees
+(engine/code_effects.py) are parts it composes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-import functools
 import hashlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from moot.config import AgentConfig, EngineConfig, Limits
-from moot.engine.journal import Journal, canonical_json
+from moot.config import EngineConfig, Limits
+from moot.engine.agent import Agent
+from moot.engine.calls import ModelCalls, Sleep, deadline
+from moot.engine.choice import Chooser, read_choice
+from moot.engine.code_effects import CodeEffects
+from moot.engine.journal import Journal, request_hash
 from moot.engine.limits import Budget
 from moot.engine.replies import masked, settle
-from moot.engine.retry import Transient, retried
 from moot.engine.store import SessionFolder, atomic_write
 from moot.engine.tally import Tally
-from moot.errors import CacheError, Interrupted, LimitReached, ReplayIncomplete
-from moot.models.base import CALL_CONTEXT, CallContext, Model
+from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.keys import known_secrets
 from moot.types import (
     Completion,
     Event,
     EventKind,
-    FailureKind,
     Message,
     Request,
     RoundSummary,
-    alias_label,
     estimate_tokens,
     parse_spec,
 )
@@ -47,61 +48,28 @@ from moot.types import (
 if TYPE_CHECKING:
     from moot.code.changes import ApplyResult, CodeChange, VerifyRun
     from moot.code.workspace import CodeWorkspace
-    from moot.engine.cache import CacheHit, ResponseCache
+    from moot.engine.cache import ResponseCache
     from moot.engine.shell import ShellResult
 
-__all__ = ["Agent", "Mode", "Session", "Subscriber"]
+# Agent, Chooser, Sleep and read_choice live in engine/agent.py, choice.py and calls.py (the
+# lifecycle, the library face and the CLI import them from here); `ask` looks request_hash
+# (engine/journal.py) up in this module.
+__all__ = [
+    "STOP_FILE",
+    "Agent",
+    "Chooser",
+    "Mode",
+    "Session",
+    "Sleep",
+    "Subscriber",
+    "read_choice",
+    "request_hash",
+]
 
 T = TypeVar("T")
 Mode = Literal["live", "replay"]
-# (monotonic end, seconds) of the innermost `Session.deadline` block around an ask
-_DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar(
-    "moot_deadline", default=None
-)
 Subscriber = Callable[[Event], None]
-Sleep = Callable[[float], Awaitable[None]]
-# A human's choice among options (`Session.choose`): (prompt, options) -> an option, or None.
-Chooser = Callable[[str, Sequence[str]], Awaitable[str | None]]
 STOP_FILE = "stop"  # `moot stop` writes it in the session folder; asks not yet begun stop
-
-
-@dataclass
-class Agent:
-    """A participant, known to prompts only by its alias."""
-
-    alias: str  # agent_a
-    spec: str  # the model spec, never shown to other agents
-    config: AgentConfig
-    model: Model | None = None  # None in replay mode
-
-    @property
-    def label(self) -> str:
-        """'agent_b' -> 'Agent B', 'judge_a' -> 'Judge A'."""
-        role, _, letter = self.alias.rpartition("_")
-        return f"{role.capitalize()} {letter.upper()}"
-
-    @property
-    def letter(self) -> str:
-        return self.alias.rsplit("_", 1)[-1]
-
-
-@functools.lru_cache(maxsize=4096)
-def _message_json(message: Message) -> bytes:
-    return canonical_json(message.model_dump()).encode("utf-8")
-
-
-def request_hash(request: Request) -> str:
-    """SHA-256 over the request's parameters and messages (timeout and meta left out): the
-    canonical JSON of the parameters, then one canonical JSON line per message.
-
-    Conversations grow every round and resume hashes every recorded request, so messages are
-    encoded once each (cached: they are frozen and shared between asks), not once per request."""
-    params = request.model_dump(exclude={"timeout", "meta", "messages"})
-    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
-    for message in request.messages:
-        digest.update(b"\n")
-        digest.update(_message_json(message))
-    return digest.hexdigest()
 
 
 def _clean(text: str) -> str:
@@ -134,10 +102,7 @@ class Session:
         of standard input)."""
         self.code = code
         self._chooser = chooser
-        self._context: asyncio.Future[Any] | None = None  # code_context, computed once
-        self._worktree_at: dict[str, str] = {}  # step -> the worktree a CLI agent works in
         self.folder = folder
-        self.cache = cache  # the response cache (--cache); None: every ask calls its model
         self.journal = journal
         self.task = task
         self.seed = seed
@@ -145,7 +110,6 @@ class Session:
         self.mode = mode
         self.engine = engine
         self.limits = limits
-        self._sleep = sleep
         self._clock = clock
         self._subscribers: list[Subscriber] = []
         self._recorded: dict[str, Event] = {}
@@ -156,12 +120,8 @@ class Session:
         self._noted = {e.step for e in journal.events if e.kind == EventKind.NOTE and e.step}
         self.tally = Tally.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
-        self._checkpoints: dict[str, list[dict[str, Any]]] = {}  # per agent, for providers
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
         for event in journal.events:
-            if event.kind == "checkpoint":
-                entry = {**event.data.get("data", {}), "step": event.step}
-                self._checkpoints.setdefault(str(event.data.get("agent")), []).append(entry)
             if event.kind == EventKind.ASK and event.step:
                 completion = Completion.model_validate(event.data["completion"])
                 if retry_failed and not completion.ok:
@@ -172,8 +132,20 @@ class Session:
                 self._recorded[event.step] = event
         self.tally.absorb(journal.events)
         self.budget = Budget(limits, journal.events, clock)
-        self._global = asyncio.Semaphore(engine.concurrency)
-        self._pools: dict[str, asyncio.Semaphore] = {}
+        self._calls = ModelCalls(  # engine/calls.py: the response cache and live calls
+            cache=cache,
+            engine=engine,
+            limits=limits,
+            sleep=sleep,
+            signal=self.signal,
+            record=self.record,
+            warn=self.warn,
+            events=journal.events,
+            cwd=self._call_cwd,
+        )
+        self._effects = CodeEffects(
+            code, once=self._code_effect, signal=self.signal, sandbox=folder.path / "sandbox"
+        )
         self.calls_made = 0  # model calls this process made (not replayed)
 
     # -- faces ------------------------------------------------------------------------------
@@ -220,6 +192,15 @@ class Session:
         self.tally.apply(event)
         for subscriber in self._subscribers:
             subscriber(event)
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        """The response cache (--cache); None: every ask calls its model."""
+        return self._calls.cache
+
+    @cache.setter
+    def cache(self, cache: ResponseCache | None) -> None:
+        self._calls.cache = cache
 
     # -- agents -----------------------------------------------------------------------------
     def agent(self, alias: str) -> Agent:
@@ -302,14 +283,8 @@ class Session:
         (a round's time limit). A call still running then fails as a timeout, one not started
         yet fails at once, neither is retried, and both are journaled like any failure, so a
         resume or replay sees the same. Time counts from entering the block in this run."""
-        if seconds is None:
+        with deadline(seconds):
             yield
-            return
-        token = _DEADLINE.set((time.monotonic() + seconds, seconds))
-        try:
-            yield
-        finally:
-            _DEADLINE.reset(token)
 
     def recorded_at(self, step: str) -> float | None:
         """When the journal recorded `step` (its event's timestamp): journaled data, the same
@@ -317,27 +292,12 @@ class Session:
         event = self._recorded.get(step)
         return event.ts if event is not None else None
 
-    # -- provider checkpoints ---------------------------------------------------------------
-    def _call_context(self, alias: str, step: str) -> CallContext:
-        """What a provider sees during a call (models/base.py: CallContext): the checkpoints
-        journaled for this agent by earlier calls and runs, and a way to journal more."""
-        recorded = self._checkpoints.setdefault(alias, [])
-
-        def checkpoint(data: dict[str, Any]) -> None:
-            self.record("checkpoint", step, agent=alias, data=data)  # fsync'd before it returns
-            recorded.append({**data, "step": step})
-
-        cwd = None
-        read_only = False
+    def _call_cwd(self, alias: str, step: str) -> tuple[str | None, bool]:
+        """Where a CLI coding agent's call runs and whether read-only (engine/code_effects.py);
+        other models: no folder."""
         if self.code is not None and self.edits_in_place(alias):
-            # a coding agent edits its own worktree, or the one the protocol named (ask_in)
-            tree = self.code.path(self._worktree_at.get(step, alias))
-            if not tree.is_dir():  # a judge or an arbiter has none: never the user's folder
-                tree = self.folder.path / "sandbox"
-                tree.mkdir(exist_ok=True)
-                read_only = True  # and it judges: it runs with its CLI's read-only arguments
-            cwd = str(tree)
-        return CallContext(step, alias, tuple(recorded), checkpoint, self.warn, cwd, read_only)
+            return self._effects.call_tree(alias, step)
+        return None, False
 
     # -- effects ----------------------------------------------------------------------------
     def _claim(self, step: str) -> None:
@@ -399,7 +359,7 @@ class Session:
         if (self.folder.path / STOP_FILE).exists():
             raise Interrupted(f"stopped by moot stop before {step}")
         estimate = sum(estimate_tokens(m.content) for m in messages)
-        hit = await self._cache_lookup(agent, request)
+        hit = await self._calls.lookup(agent, request)
         if hit is not None:  # an ordinary ask event that says where its answer came from
             completion = self._received(hit.completion, alias, step)
             self._recorded[step] = self.record(
@@ -410,12 +370,12 @@ class Session:
                 request_hash=digest,
                 est_prompt_tokens=estimate,
                 completion=completion.model_dump(mode="json"),
-                cache=self._cache_note(hit),
+                cache=self._calls.hit_note(hit),
             )
             return completion
         self.budget.check(self.tally.agents.values())
         self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
-        completion = self._received(await self._call(agent, request, step), alias, step)
+        completion = self._received(await self._calls.call(agent, request, step), alias, step)
         self.calls_made += 1
         self._recorded[step] = self.record(
             "ask",
@@ -426,7 +386,7 @@ class Session:
             est_prompt_tokens=estimate,
             completion=completion.model_dump(mode="json"),
         )
-        await self._cache_save(agent, request, completion)
+        await self._calls.save(agent, request, completion)
         return completion
 
     def _received(self, completion: Completion, alias: str, step: str) -> Completion:
@@ -440,129 +400,6 @@ class Session:
                 f"bytes: cut to its first {self.engine.max_reply_bytes:,} (engine.max_reply_bytes)"
             )
         return settled
-
-    # -- the response cache (engine/cache.py) -----------------------------------------------
-    # A hit costs nothing and calls nothing; it is journaled like any answer, so resume and
-    # replay never look at the cache. A store that fails is warned about once and left alone
-    # for the rest of the run: the cache saves money, it must never stop a session.
-    async def _cache_lookup(self, agent: Agent, request: Request) -> CacheHit | None:
-        if self.cache is None or agent.model is None:
-            return None
-        capabilities = agent.model.capabilities
-        try:
-            return await self.cache.lookup(
-                agent.spec,
-                request,
-                seed_honoured=capabilities.seed,
-                temperature_honoured=capabilities.temperature,
-            )
-        except CacheError as exc:
-            self._cache_off(exc)
-            return None
-
-    async def _cache_save(self, agent: Agent, request: Request, completion: Completion) -> None:
-        if self.cache is None:
-            return
-        try:
-            await self.cache.save(agent.spec, request, completion)
-        except CacheError as exc:
-            self._cache_off(exc)
-
-    def _cache_note(self, hit: CacheHit) -> dict[str, Any]:
-        assert self.cache is not None
-        return {
-            "hit": True,
-            "key": hit.key,
-            "store": self.cache.store.location,
-            "saved_cost": hit.stored.cost,
-            "saved_tokens": hit.stored.usage.total,
-        }
-
-    def _cache_off(self, exc: CacheError) -> None:
-        if self.cache is not None:
-            self.cache = None
-            self.warn(f"the response cache is off for the rest of this run: {exc}")
-
-    def _pool(self, agent: Agent) -> asyncio.Semaphore:
-        assert agent.model is not None
-        key = agent.model.connection_key()
-        if key not in self._pools:
-            limit = agent.config.concurrency or agent.model.capabilities.max_concurrency
-            self._pools[key] = asyncio.Semaphore(limit or 1_000)
-        return self._pools[key]
-
-    async def _call(self, agent: Agent, request: Request, step: str) -> Completion:
-        model = agent.model
-        assert model is not None, "live mode needs models"
-        attempts = 0
-        deadline = _DEADLINE.get()
-
-        def out_of_time() -> Completion | None:
-            if deadline is None or time.monotonic() < deadline[0]:
-                return None
-            return Completion.error(
-                FailureKind.TIMEOUT,
-                f"the round's time limit of {deadline[1]:g}s ran out",
-                model=agent.spec,
-            )
-
-        async def once() -> Completion:
-            nonlocal attempts
-            attempts += 1
-            async with self._global, self._pool(agent):
-                late = out_of_time()
-                if late is not None:
-                    return late  # not retried: the round has no time left
-                self.signal(EventKind.CALL_STARTED, step, agent=agent.alias, attempt=attempts)
-                started = time.perf_counter()
-                # Providers enforce the call timeout themselves; this guard catches one that
-                # does not (a hung SDK, a script), a little later.
-                timeout = request.timeout or self.limits.call_timeout
-                sent = request
-                if deadline is not None and deadline[0] - time.monotonic() < timeout:
-                    timeout = max(0.001, deadline[0] - time.monotonic())
-                    sent = request.model_copy(update={"timeout": timeout})
-                guard = timeout + max(1.0, min(30.0, timeout / 10))
-                token = CALL_CONTEXT.set(self._call_context(agent.alias, step))
-                try:
-                    completion = await asyncio.wait_for(model.complete(sent), guard)
-                except TimeoutError:
-                    completion = Completion.error(
-                        FailureKind.TIMEOUT, f"no answer within {guard:g}s", model=agent.spec
-                    )
-                except Exception as exc:  # a provider bug is a failed call, not a crash
-                    completion = Completion.error(
-                        FailureKind.UNKNOWN, f"{type(exc).__name__}: {exc}", model=agent.spec
-                    )
-                finally:
-                    CALL_CONTEXT.reset(token)
-                if not completion.latency:
-                    completion = completion.model_copy(
-                        update={"latency": time.perf_counter() - started}
-                    )
-            if not completion.ok and completion.failure and completion.failure.transient:
-                if out_of_time() is None:
-                    raise Transient(completion)
-            return completion
-
-        def before_retry(tries: int, failed: Completion, wait: float) -> None:
-            failure = failed.failure
-            self.record(
-                "attempt",
-                step,
-                agent=agent.alias,
-                attempt=tries,
-                failure=failure.model_dump(mode="json") if failure else None,
-                retry_in=round(wait, 3),
-            )
-
-        try:
-            completion = await once()
-        except Transient as first:  # engine/retry.py: attempts, total wait
-            completion = await retried(
-                first, once, self.engine, sleep=self._sleep, before_retry=before_retry
-            )
-        return completion.model_copy(update={"attempts": attempts})
 
     async def shell(
         self, command: str, *, step: str, cwd: str | None = None, timeout: float | None = None
@@ -583,7 +420,7 @@ class Session:
         # what the journal holds (keys masked): a resume sees the same output
         return ShellResult.model_validate(event.data["result"])
 
-    # -- code tasks (code/workspace.py) --------------------------------------------------------
+    # -- code tasks (engine/code_effects.py over code/workspace.py) ---------------------------
     @property
     def code_task(self) -> bool:
         return self.code is not None
@@ -617,77 +454,31 @@ class Session:
         )
         return self._recorded[step].data["result"]  # as journaled (keys masked), as on resume
 
-    def _workspace(self) -> CodeWorkspace:
-        assert self.code is not None
-        return self.code
-
     async def change(self, alias: str, *, step: str, tree: str | None = None) -> CodeChange:
         """The agent's worktree change against the baseline now (saved as its .patch).
         `tree`: a worktree the protocol added (`add_worktree`) that the agent worked in."""
-        where = tree or alias
-
-        async def compute() -> Any:
-            found = await asyncio.to_thread(self._workspace().change, where)
-            return found.model_dump(mode="json")
-
-        found = await self._code_effect(step, "change", alias, compute, where)
-        from moot.code.changes import CodeChange
-
-        return CodeChange.model_validate(found)
+        return await self._effects.change(alias, step, tree)
 
     async def apply_diff(
         self, alias: str, diff: str, *, step: str, tree: str | None = None
     ) -> ApplyResult:
         """Apply a model's unified diff in the agent's worktree, or `tree` (all or nothing)."""
-        where = tree or alias
-
-        async def compute() -> Any:
-            done = await asyncio.to_thread(self._workspace().apply, where, diff)
-            return done.model_dump(mode="json")
-
-        found = await self._code_effect(step, "apply", alias, compute, where)
-        from moot.code.changes import ApplyResult
-
-        return ApplyResult.model_validate(found)
+        return await self._effects.apply_diff(alias, diff, step, tree)
 
     async def verify(self, alias: str, *, step: str, tree: str | None = None) -> list[VerifyRun]:
         """The verify commands in the agent's worktree, or `tree`; [] when none are set."""
-        if self.code is None or not self.code.settings.verify_commands:
-            return []
-        where = tree or alias
-
-        async def compute() -> Any:
-            self.signal(
-                "shell_started", step, command="; ".join(self._workspace().settings.verify_commands)
-            )
-            runs = await self._workspace().verify(where)
-            return [r.model_dump(mode="json") for r in runs]
-
-        found = await self._code_effect(step, "verify", alias, compute, where)
-        from moot.code.changes import VerifyRun
-
-        return [VerifyRun.model_validate(r) for r in found]
+        return await self._effects.verify(alias, step, tree)
 
     async def add_worktree(self, name: str, *, step: str) -> None:
         """A new worktree `name` at the session's baseline, for a protocol's own candidates
         (refine's `b` and `ab`), separate from the agents' worktrees. Journaled; on a resume
         the workspace finds it again as the crash left it."""
-
-        async def compute() -> Any:
-            await asyncio.to_thread(self._workspace().add, name)
-            return name
-
-        await self._code_effect(step, "worktree", None, compute, name)
+        await self._effects.add_worktree(name, step)
 
     async def prune_worktree(self, name: str, *, step: str) -> None:
         """Remove worktree `name` and its branch for good (a losing candidate, or an agent's
         worktree the protocol does not use); its `.patch` file stays in the session folder."""
-
-        async def compute() -> Any:
-            await asyncio.to_thread(self._workspace().remove, name)
-            return name
-
-        await self._code_effect(step, "prune", None, compute, name)
+        await self._effects.prune_worktree(name, step)
 
     async def ask_in(
         self, tree: str, alias: str, messages: Sequence[Message], *, step: str
@@ -695,21 +486,13 @@ class Session:
         """`ask`, with a CLI coding agent working in worktree `tree` (one the protocol added)
         instead of its own. Other models are asked as usual: their diff goes to `tree` by
         `apply_diff(..., tree=tree)`."""
-        self._worktree_at[step] = tree
+        self._effects.work_in(tree, step)
         return await self.ask(alias, messages, step=step)
 
     async def code_context(self) -> str:
         """The repository context API models get (files by --context, or a listing): one
         journaled step per session, shared by every agent that asks for it."""
-
-        async def compute() -> Any:
-            return await asyncio.to_thread(self._workspace().context)
-
-        if self._context is None:
-            self._context = asyncio.ensure_future(
-                self._code_effect("code/context", "context", None, compute)
-            )
-        return str(await self._context)
+        return await self._effects.context()
 
     async def choose(self, prompt: str, options: Sequence[str], *, step: str) -> str | None:
         """A human's choice among `options`, journaled (None: no choice made, left for later).
@@ -752,40 +535,3 @@ class Session:
         if self.mode == "live":
             atomic_write(path, text, durable=False)
         return str(path.relative_to(root))
-
-
-async def read_choice(prompt: str, options: Sequence[str]) -> str | None:
-    """Ask on standard error, read the answer from standard input: an option's number, its
-    letter ("B" or "b" for Agent B, when no two options share one) or its name, as listed
-    ("Agent B") or as journaled ("agent_b"). An empty line or the end of input chooses nothing;
-    a wrong answer asks again (three times at most)."""
-    import sys
-
-    letters: dict[str, list[str]] = {}
-    for option in options:
-        label = alias_label(option)
-        if label != option:  # "Agent B": its letter is the last word
-            letters.setdefault(label.rsplit(" ", 1)[-1].casefold(), []).append(option)
-    named = {letter: found[0] for letter, found in letters.items() if len(found) == 1}
-    named.update({alias_label(option).casefold(): option for option in options})
-    named.update({option.casefold(): option for option in options})
-
-    def ask() -> str | None:
-        listed = "\n".join(f"  {i}. {alias_label(option)}" for i, option in enumerate(options, 1))
-        for _ in range(3):
-            sys.stderr.write(
-                f"{prompt}\n{listed}\nChoose 1-{len(options)} or a letter (empty: none): "
-            )
-            sys.stderr.flush()
-            line = sys.stdin.readline()
-            answer = line.strip()
-            if not answer:
-                return None
-            if answer.isdigit() and 1 <= int(answer) <= len(options):
-                return options[int(answer) - 1]
-            if answer.casefold() in named:
-                return named[answer.casefold()]
-            sys.stderr.write(f"{answer!r} is not one of the choices\n")
-        return None
-
-    return await asyncio.to_thread(ask)

@@ -1,0 +1,133 @@
+"""A code task's effects, as the Session offers them to protocols (`change`, `apply_diff`,
+`verify`, `add_worktree`, `prune_worktree`, `code_context`, `ask_in`): each computed in the
+session's workspace (code/workspace.py) on a live run, journaled once by the session as a
+`code` event, and read back as its typed record (code/changes.py) on resume and replay, which
+touch nothing. Also where a CLI coding agent's call runs: its worktree, or a read-only sandbox.
+
+Nothing here is imported by a question: the git plumbing and the records load when used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from moot.code.changes import ApplyResult, CodeChange, VerifyRun
+    from moot.code.workspace import CodeWorkspace
+
+__all__ = ["CodeEffects", "Compute", "Once"]
+
+Compute = Callable[[], Awaitable[Any]]
+# The session's journaling of one code effect: (step, what, agent, compute, tree) -> the
+# journaled JSON result (`Session._code_effect`).
+Once = Callable[[str, str, str | None, Compute, str | None], Awaitable[Any]]
+
+
+class CodeEffects:
+    """The code effects of one session over its `workspace` (None: a question, whose resume
+    or replay may still read a recorded effect back). `once` journals an effect, `signal`
+    tells the faces, `sandbox` is where a CLI agent without a worktree runs (a judge)."""
+
+    def __init__(
+        self,
+        workspace: CodeWorkspace | None,
+        *,
+        once: Once,
+        signal: Callable[..., None],
+        sandbox: Path,
+    ) -> None:
+        self._code = workspace
+        self._once = once
+        self._signal = signal
+        self._sandbox = sandbox
+        self._context: asyncio.Future[Any] | None = None  # the repository context, once
+        self._worktree_at: dict[str, str] = {}  # step -> the worktree a CLI agent works in
+
+    def _workspace(self) -> CodeWorkspace:
+        assert self._code is not None
+        return self._code
+
+    def call_tree(self, alias: str, step: str) -> tuple[str, bool]:
+        """Where a CLI coding agent's call for `step` runs, and whether read-only: its own
+        worktree, or the one the protocol named (`ask_in`); an agent with none (a judge, an
+        arbiter) runs in the session's sandbox, never the user's folder, and judges there
+        with its CLI's read-only arguments."""
+        tree = self._workspace().path(self._worktree_at.get(step, alias))
+        if tree.is_dir():
+            return str(tree), False
+        self._sandbox.mkdir(exist_ok=True)
+        return str(self._sandbox), True
+
+    def work_in(self, tree: str, step: str) -> None:
+        """The CLI coding agent asked at `step` works in worktree `tree` (`Session.ask_in`)."""
+        self._worktree_at[step] = tree
+
+    async def change(self, alias: str, step: str, tree: str | None) -> CodeChange:
+        where = tree or alias
+
+        async def compute() -> Any:
+            found = await asyncio.to_thread(self._workspace().change, where)
+            return found.model_dump(mode="json")
+
+        found = await self._once(step, "change", alias, compute, where)
+        from moot.code.changes import CodeChange
+
+        return CodeChange.model_validate(found)
+
+    async def apply_diff(self, alias: str, diff: str, step: str, tree: str | None) -> ApplyResult:
+        where = tree or alias
+
+        async def compute() -> Any:
+            done = await asyncio.to_thread(self._workspace().apply, where, diff)
+            return done.model_dump(mode="json")
+
+        found = await self._once(step, "apply", alias, compute, where)
+        from moot.code.changes import ApplyResult
+
+        return ApplyResult.model_validate(found)
+
+    async def verify(self, alias: str, step: str, tree: str | None) -> list[VerifyRun]:
+        if self._code is None or not self._code.settings.verify_commands:
+            return []
+        where = tree or alias
+
+        async def compute() -> Any:
+            self._signal(
+                "shell_started", step, command="; ".join(self._workspace().settings.verify_commands)
+            )
+            runs = await self._workspace().verify(where)
+            return [r.model_dump(mode="json") for r in runs]
+
+        found = await self._once(step, "verify", alias, compute, where)
+        from moot.code.changes import VerifyRun
+
+        return [VerifyRun.model_validate(r) for r in found]
+
+    async def add_worktree(self, name: str, step: str) -> None:
+        async def compute() -> Any:
+            await asyncio.to_thread(self._workspace().add, name)
+            return name
+
+        await self._once(step, "worktree", None, compute, name)
+
+    async def prune_worktree(self, name: str, step: str) -> None:
+        async def compute() -> Any:
+            await asyncio.to_thread(self._workspace().remove, name)
+            return name
+
+        await self._once(step, "prune", None, compute, name)
+
+    async def context(self) -> str:
+        """One journaled step per session, shared by every agent that asks for it."""
+
+        async def compute() -> Any:
+            return await asyncio.to_thread(self._workspace().context)
+
+        if self._context is None:
+            self._context = asyncio.ensure_future(
+                self._once("code/context", "context", None, compute, None)
+            )
+        return str(await self._context)
