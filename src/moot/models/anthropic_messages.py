@@ -9,24 +9,17 @@ cache reads and writes, which Anthropic reports apart from `input_tokens`.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import importlib
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from moot.models.base import Capabilities, ModelSettings, Spec
-from moot.models.http import Endpoint, warm
-from moot.models.keys import read_key
-from moot.models.network_guard import guard_network
-from moot.models.pricing import Pricer
-from moot.models.provider import Provider, ProviderError, Reply
+from moot.models.http import Api, SdkProvider
+from moot.models.provider import ProviderError, Reply
 from moot.models.schema import schema_problem
 from moot.types import FailureKind, Message, Request, Usage
 
 if TYPE_CHECKING:
     import anthropic
-    import httpx2
 
 __all__ = ["AnthropicModel"]
 
@@ -34,60 +27,30 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 4096  # the API requires a bound
 
 
-class AnthropicModel(Provider):
-    """The SDK is imported by `warm_up` (in the background, from `prepare`) or on the first
-    call, and its client is built per event loop on the endpoint's shared connection pool."""
+class AnthropicModel(SdkProvider["anthropic.AsyncAnthropic"]):
+    """The Messages API, its client built per event loop on the endpoint's shared pool."""
 
-    def __init__(
-        self,
-        spec: Spec,
-        settings: ModelSettings,
-        *,
-        transport: httpx2.AsyncBaseTransport | None = None,
-    ) -> None:
-        base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
-        guard_network(base_url, provider="anthropic", injected=transport is not None)
-        self._key = read_key(settings, ("ANTHROPIC_API_KEY",), provider="anthropic")
-        super().__init__(
-            str(spec),
-            settings,
-            Capabilities(
-                json_schema=True,
-                seed=False,
-                temperature=False,
-                context_window=int(settings.options.get("context_window", 200_000)),
-            ),
-            label="anthropic",
-            endpoint=base_url,
-            pricer=Pricer(str(spec), [f"anthropic:{spec.name}"], settings),
+    sdk = "anthropic"
+
+    def api(self, spec: Spec, settings: ModelSettings) -> Api:
+        return Api(
+            "anthropic",
+            DEFAULT_BASE_URL,
+            ("ANTHROPIC_API_KEY",),
+            Capabilities(json_schema=True, seed=False, temperature=False, context_window=200_000),
         )
-        self.model = spec.name
-        self.base_url = base_url
-        self._endpoint = Endpoint(base_url, transport=transport)
-        self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, anthropic.AsyncAnthropic
-        ] = weakref.WeakKeyDictionary()
 
-    def warm_up(self) -> None:
-        importlib.import_module("anthropic")
-        warm(self.base_url)
-
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client of the running loop, on the endpoint's shared connection pool."""
+    def new_client(self) -> anthropic.AsyncAnthropic:
         import anthropic
 
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = anthropic.AsyncAnthropic(
-                api_key=self._key,
-                base_url=self.base_url,
-                max_retries=0,  # the engine retries, and journals every attempt
-                timeout=self.settings.timeout or self.default_timeout,
-                default_headers=self.settings.headers or None,
-                http_client=self._endpoint.client(),
-            )
-        return client
+        return anthropic.AsyncAnthropic(
+            api_key=self._key,
+            base_url=self.base_url,
+            max_retries=0,  # the engine retries, and journals every attempt
+            timeout=self.settings.timeout or self.default_timeout,
+            default_headers=self.settings.headers or None,
+            http_client=self._endpoint.client(),
+        )
 
     async def send(self, request: Request, timeout: float) -> Reply:
         response = await self.client().messages.create(**self._params(request), timeout=timeout)
@@ -134,11 +97,6 @@ class AnthropicModel(Provider):
             cache_write_tokens=cache_write,
         )
         return Reply(text, usage)
-
-    async def aclose(self) -> None:
-        # The SDK clients do not own the shared pool (http_client given): only release it.
-        self._clients.clear()
-        await self._endpoint.release()
 
 
 def _turns(messages: tuple[Message, ...]) -> list[dict[str, str]]:

@@ -247,57 +247,52 @@ register_provider(
     summary="replies computed by a Python function or read from a file (tests, demos)",
 )
 
-_OPENAI_COMPAT = ("moot.models.openai_chat", "OpenAIChatModel")  # httpx2 only, no SDK
-register_provider(
-    "openai",
-    *_OPENAI_COMPAT,
-    extra="openai",
-    requires=("httpx2",),
-    example="openai:gpt-5.4-mini",
-    summary="OpenAI chat completions (usage, seed, strict JSON schema)",
-    key_env=("OPENAI_API_KEY",),
+# The OpenAI-compatible services, one class over httpx2 (no SDK): name, example, summary, and
+# the variables holding the key.
+_OPENAI_COMPAT: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    (
+        "openai",
+        "openai:gpt-5.4-mini",
+        "OpenAI chat completions (usage, seed, strict JSON schema)",
+        ("OPENAI_API_KEY",),
+    ),
+    (
+        "openai-compat",
+        "openai-compat:http://127.0.0.1:8080/v1#qwen3",
+        "any OpenAI-compatible server (llama.cpp, SGLang, TGI...): BASE_URL#MODEL",
+        (),
+    ),
+    (
+        "ollama",
+        "ollama:qwen3",
+        "Ollama's OpenAI-compatible API (default http://127.0.0.1:11434/v1)",
+        (),
+    ),
+    ("vllm", "vllm:Qwen/Qwen3-8B", "a vLLM server (default http://127.0.0.1:8000/v1)", ()),
+    (
+        "lmstudio",
+        "lmstudio:qwen3-8b",
+        "LM Studio's local server (default http://127.0.0.1:1234/v1)",
+        (),
+    ),
+    (
+        "openrouter",
+        "openrouter:anthropic/claude-sonnet-4.6",
+        "OpenRouter, many vendors behind one key",
+        ("OPENROUTER_API_KEY",),
+    ),
 )
-register_provider(
-    "openai-compat",
-    *_OPENAI_COMPAT,
-    extra="openai",
-    requires=("httpx2",),
-    example="openai-compat:http://127.0.0.1:8080/v1#qwen3",
-    summary="any OpenAI-compatible server (llama.cpp, SGLang, TGI...): BASE_URL#MODEL",
-)
-register_provider(
-    "ollama",
-    *_OPENAI_COMPAT,
-    extra="openai",
-    requires=("httpx2",),
-    example="ollama:qwen3",
-    summary="Ollama's OpenAI-compatible API (default http://127.0.0.1:11434/v1)",
-)
-register_provider(
-    "vllm",
-    *_OPENAI_COMPAT,
-    extra="openai",
-    requires=("httpx2",),
-    example="vllm:Qwen/Qwen3-8B",
-    summary="a vLLM server (default http://127.0.0.1:8000/v1)",
-)
-register_provider(
-    "lmstudio",
-    *_OPENAI_COMPAT,
-    extra="openai",
-    requires=("httpx2",),
-    example="lmstudio:qwen3-8b",
-    summary="LM Studio's local server (default http://127.0.0.1:1234/v1)",
-)
-register_provider(
-    "openrouter",
-    *_OPENAI_COMPAT,
-    extra="openai",
-    requires=("httpx2",),
-    example="openrouter:anthropic/claude-sonnet-4.6",
-    summary="OpenRouter, many vendors behind one key",
-    key_env=("OPENROUTER_API_KEY",),
-)
+for _name, _example, _summary, _key_env in _OPENAI_COMPAT:
+    register_provider(
+        _name,
+        "moot.models.openai_chat",
+        "OpenAIChatModel",
+        extra="openai",
+        requires=("httpx2",),
+        example=_example,
+        summary=_summary,
+        key_env=_key_env,
+    )
 register_provider(
     "anthropic",
     "moot.models.anthropic_messages",

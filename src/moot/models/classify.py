@@ -56,44 +56,45 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
 
 
-_CONTEXT = re.compile(
-    r"context[ _-]?(length|window)|maximum context|prompt is too long|too many tokens|"
-    r"input is too long|exceeds? the (maximum|max) (number of )?tokens|token limit|"
-    r"request too large|reduce the length",
-    re.I,
+# What an error's words say, tried in this order: the first that matches names the kind.
+_WORDS: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
+    (re.compile(words, re.I), kind)
+    for words, kind in (
+        (
+            r"context[ _-]?(length|window)|maximum context|prompt is too long|too many tokens|"
+            r"input is too long|exceeds? the (maximum|max) (number of )?tokens|token limit|"
+            r"request too large|reduce the length",
+            FailureKind.CONTEXT_LENGTH,
+        ),
+        # quota gone: waiting will not bring it back
+        (r"insufficient_quota|credit balance|billing", FailureKind.AUTH),
+        (
+            r"\b429\b|rate[ _-]?limit|too many requests|quota|resource.?exhausted",
+            FailureKind.RATE_LIMIT,
+        ),
+        (
+            r"\b401\b|\b403\b|unauthori[sz]ed|invalid[ _-]?(api[ _-]?)?key|authentication|"
+            r"api[ _-]?key not valid|api_key_invalid|"
+            r"not logged in|please (run /)?log ?in|permission denied|forbidden|insufficient_quota|"
+            r"credit balance|billing",
+            FailureKind.AUTH,
+        ),
+        (
+            r"content[ _-]?(filter|policy|management)|safety|blocked|refus",
+            FailureKind.CONTENT_FILTER,
+        ),
+        (r"timed? ?out|deadline exceeded", FailureKind.TIMEOUT),
+        (
+            r"\b5\d\d\b|overloaded|internal (server )?error|service unavailable|bad gateway",
+            FailureKind.SERVER,
+        ),
+    )
 )
-_FILTER = re.compile(r"content[ _-]?(filter|policy|management)|safety|blocked|refus", re.I)
-_AUTH = re.compile(
-    r"\b401\b|\b403\b|unauthori[sz]ed|invalid[ _-]?(api[ _-]?)?key|authentication|"
-    r"api[ _-]?key not valid|api_key_invalid|"
-    r"not logged in|please (run /)?log ?in|permission denied|forbidden|insufficient_quota|"
-    r"credit balance|billing",
-    re.I,
-)
-_RATE = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|quota|resource.?exhausted", re.I)
-_SERVER = re.compile(
-    r"\b5\d\d\b|overloaded|internal (server )?error|service unavailable|bad gateway", re.I
-)
-_TIMEOUT = re.compile(r"timed? ?out|deadline exceeded", re.I)
 
 
 def classify_message(text: str) -> FailureKind | None:
     """A failure kind from an error's words alone (CLI tools, bodies without a status)."""
-    if _CONTEXT.search(text):
-        return FailureKind.CONTEXT_LENGTH
-    if re.search(r"insufficient_quota|credit balance|billing", text, re.I):
-        return FailureKind.AUTH  # quota gone: waiting will not bring it back
-    if _RATE.search(text):
-        return FailureKind.RATE_LIMIT
-    if _AUTH.search(text):
-        return FailureKind.AUTH
-    if _FILTER.search(text):
-        return FailureKind.CONTENT_FILTER
-    if _TIMEOUT.search(text):
-        return FailureKind.TIMEOUT
-    if _SERVER.search(text):
-        return FailureKind.SERVER
-    return None
+    return next((kind for words, kind in _WORDS if words.search(text)), None)
 
 
 def classify_status(status: int, body: str = "") -> FailureKind:

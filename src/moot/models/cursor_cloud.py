@@ -28,7 +28,7 @@ import json
 import random
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
@@ -38,16 +38,11 @@ from moot.models.classify import (
     failure,
     retry_after_seconds,
 )
-from moot.models.http import Endpoint, warm
-from moot.models.keys import read_key, redact
-from moot.models.network_guard import guard_network
-from moot.models.pricing import Pricer
-from moot.models.provider import Provider, ProviderError, Reply
+from moot.models.http import Api, HttpProvider, json_object
+from moot.models.keys import redact
+from moot.models.provider import ProviderError, Reply
 from moot.models.transcript import render_transcript
 from moot.types import Completion, FailureKind, Message, Request, Usage, estimate_tokens
-
-if TYPE_CHECKING:
-    import httpx2
 
 __all__ = ["CursorModel"]
 
@@ -61,20 +56,14 @@ def _thread(messages: Sequence[Message]) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:32]
 
 
-class CursorModel(Provider):
+class CursorModel(HttpProvider):
     """Enforces its own deadline (polls until it, then says the agent is still running), so
     the base's timeout guard is off; `classify` prefixes every failure with "cursor: "."""
 
     default_timeout = DEFAULT_TIMEOUT
     guards_timeout = False
 
-    def __init__(
-        self,
-        spec: Spec,
-        settings: ModelSettings,
-        *,
-        transport: httpx2.AsyncBaseTransport | None = None,
-    ) -> None:
+    def api(self, spec: Spec, settings: ModelSettings) -> Api:
         options = settings.options
         self.repository = str(options.get("repository", ""))
         if not self.repository:
@@ -86,30 +75,16 @@ class CursorModel(Provider):
         self.poll_interval = float(options.get("poll_interval", 10.0))
         self.retry_base = float(options.get("retry_base", 2.0))
         self.auto_create_pr = bool(options.get("auto_create_pr", False))
-        base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
-        guard_network(base_url, provider="cursor", injected=transport is not None)
-        key = read_key(settings, ("CURSOR_API_KEY",), provider="cursor")
-        super().__init__(
-            str(spec),
-            settings,
-            Capabilities(
-                json_schema=False,
-                seed=False,
-                temperature=False,
-                context_window=int(options.get("context_window", 200_000)),
-            ),
-            label="cursor",
-            endpoint=base_url,
-            pricer=Pricer(str(spec), [f"cursor:{spec.name}"], settings),
-        )
-        self.base_url = base_url
-        self.model = spec.name
-        self._headers = {"Authorization": f"Bearer {key}", **settings.headers}
-        self._endpoint = Endpoint(base_url, transport=transport)
         self._threads: dict[str, str] = {}  # conversation hash -> the agent holding it
+        return Api(
+            "cursor",
+            DEFAULT_BASE_URL,
+            ("CURSOR_API_KEY",),
+            Capabilities(json_schema=False, seed=False, temperature=False, context_window=200_000),
+        )
 
-    def warm_up(self) -> None:
-        warm(self.base_url)
+    def connected(self) -> None:
+        self._headers = {"Authorization": f"Bearer {self._key}", **self.settings.headers}
 
     def classify(self, exc: Exception) -> ProviderError:
         if isinstance(exc, ProviderError):
@@ -283,21 +258,7 @@ class CursorModel(Provider):
             raise ProviderError(
                 kind, f"{method} {path}: HTTP {response.status_code}: {detail}", wait
             )
-        try:
-            data = response.json()
-        except ValueError:
-            raise ProviderError(
-                FailureKind.BAD_RESPONSE,
-                f"{method} {path}: the reply is not JSON: {response.text[:200]!r}",
-            ) from None
-        if not isinstance(data, dict):
-            raise ProviderError(
-                FailureKind.BAD_RESPONSE, f"{method} {path}: the reply is not an object"
-            )
-        return data
-
-    async def aclose(self) -> None:
-        await self._endpoint.release()
+        return json_object(response, lambda problem: f"{method} {path}: the reply is {problem}")
 
 
 def _role(message: dict[str, Any]) -> str:

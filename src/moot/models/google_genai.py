@@ -7,23 +7,16 @@ The key comes from GEMINI_API_KEY or GOOGLE_API_KEY. The SDK's own retries are s
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import importlib
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from moot.models.base import Capabilities, ModelSettings, Spec
-from moot.models.http import Endpoint, warm
-from moot.models.keys import read_key
-from moot.models.network_guard import guard_network
-from moot.models.pricing import Pricer
-from moot.models.provider import Provider, ProviderError, Reply
+from moot.models.http import Api, SdkProvider
+from moot.models.provider import ProviderError, Reply
 from moot.models.schema import schema_problem
 from moot.types import FailureKind, Request, Usage
 
 if TYPE_CHECKING:
-    import httpx2
     from google import genai
     from google.genai import types as gtypes
 
@@ -33,60 +26,30 @@ DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 _FILTERED = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION"}
 
 
-class GoogleModel(Provider):
-    """The SDK is imported by `warm_up` (in the background, from `prepare`) or on the first
-    call, and its client is built per event loop on the endpoint's shared connection pool."""
+class GoogleModel(SdkProvider["genai.Client"]):
+    """Gemini's generate_content, its client built per event loop on the endpoint's shared pool."""
 
-    def __init__(
-        self,
-        spec: Spec,
-        settings: ModelSettings,
-        *,
-        transport: httpx2.AsyncBaseTransport | None = None,
-    ) -> None:
-        base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
-        guard_network(base_url, provider="google", injected=transport is not None)
-        self._key = read_key(settings, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), provider="google")
-        super().__init__(
-            str(spec),
-            settings,
-            Capabilities(
-                json_schema=True,
-                seed=True,
-                temperature=True,
-                context_window=int(settings.options.get("context_window", 1_000_000)),
-            ),
-            label="google",
-            endpoint=base_url,
-            pricer=Pricer(str(spec), [f"google:{spec.name}"], settings),
-        )
-        self.model = spec.name
-        self.base_url = base_url
-        self._endpoint = Endpoint(base_url, transport=transport)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, genai.Client] = (
-            weakref.WeakKeyDictionary()
+    sdk = "google.genai"
+
+    def api(self, spec: Spec, settings: ModelSettings) -> Api:
+        return Api(
+            "google",
+            DEFAULT_BASE_URL,
+            ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            Capabilities(json_schema=True, seed=True, temperature=True, context_window=1_000_000),
         )
 
-    def warm_up(self) -> None:
-        importlib.import_module("google.genai")
-        warm(self.base_url)
-
-    def client(self) -> genai.Client:
-        """The SDK client of the running loop, on the endpoint's shared connection pool."""
+    def new_client(self) -> genai.Client:
         from google import genai
         from google.genai import types as gtypes
 
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            options = gtypes.HttpOptions(
-                base_url=self.settings.base_url or None,
-                headers=self.settings.headers or None,
-                retry_options=gtypes.HttpRetryOptions(attempts=1),
-                httpx_async_client=self._endpoint.client(),
-            )
-            client = self._clients[loop] = genai.Client(api_key=self._key, http_options=options)
-        return client
+        options = gtypes.HttpOptions(
+            base_url=self.settings.base_url or None,
+            headers=self.settings.headers or None,
+            retry_options=gtypes.HttpRetryOptions(attempts=1),
+            httpx_async_client=self._endpoint.client(),
+        )
+        return genai.Client(api_key=self._key, http_options=options)
 
     async def send(self, request: Request, timeout: float) -> Reply:
         response = await self.client().aio.models.generate_content(
@@ -142,11 +105,6 @@ class GoogleModel(Provider):
             cache_read_tokens=int(getattr(meta, "cached_content_token_count", 0) or 0),
         )
         return Reply(text, usage)
-
-    async def aclose(self) -> None:
-        # The SDK clients do not own the shared pool (httpx_async_client given): release it.
-        self._clients.clear()
-        await self._endpoint.release()
 
 
 def _contents(request: Request) -> list[gtypes.Content]:

@@ -14,28 +14,53 @@ worker thread ahead of the first call.
 httpx2 is imported on first use, so creating a model costs no import; `warm()` pays it early,
 with what httpx2 itself imports late (httpcore2 when a client is made, anyio's backend on the
 first connection).
+
+`HttpProvider` is the set-up every provider of an HTTP API shares (base URL, network guard, key,
+context window, prices, its share of the endpoint), `SdkProvider` that of one calling through
+its vendor's SDK (a client per event loop, in a `PerLoop`); `json_object` reads a reply body
+that must be a JSON object.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import importlib
 import threading
 import weakref
-from collections.abc import Hashable
+from abc import abstractmethod
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlparse
 
-from moot.models.provider import ProviderError
-from moot.types import FailureKind
+from moot.models.base import Capabilities
+from moot.models.keys import read_key
+from moot.models.network_guard import guard_network
+from moot.models.pricing import Pricer
+from moot.models.provider import Provider, ProviderError
+from moot.types import FailureKind, ModelSettings, Spec
 
 if TYPE_CHECKING:
     import ssl
 
     import httpx2
 
-__all__ = ["Endpoint", "origin", "pool_size", "warm", "warm_in_background"]
+__all__ = [
+    "Api",
+    "Endpoint",
+    "HttpProvider",
+    "PerLoop",
+    "SdkProvider",
+    "json_object",
+    "origin",
+    "pool_size",
+    "warm",
+    "warm_in_background",
+]
+
+T = TypeVar("T")
 
 # Connections open at once to one endpoint from this process, whatever the number of agents
 # and sessions (`moot batch`) on it: a request beyond waits for a free connection, within its
@@ -189,3 +214,133 @@ class Endpoint:
                 if loop is running:
                     await shared.client.aclose()
                 # on another loop: that loop's connections die with it
+
+
+class PerLoop(Generic[T]):
+    """One object per running event loop, made by `make` on first use there: an SDK client
+    holds connections, and a connection belongs to the loop that opened it."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._made: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self) -> T:
+        """The running loop's object, made now if it has none."""
+        loop = asyncio.get_running_loop()
+        made = self._made.get(loop)
+        if made is None:
+            made = self._made[loop] = self._make()
+        return made
+
+    def clear(self) -> None:
+        self._made.clear()
+
+
+def json_object(response: httpx2.Response, describe: Callable[[str], str]) -> dict[str, Any]:
+    """The body of `response` as a JSON object; else a bad response, in the words of
+    `describe(problem)`, the problem being "not JSON: <the body's start>" or "not an object"."""
+    try:
+        data = response.json()
+    except ValueError:
+        raise ProviderError(
+            FailureKind.BAD_RESPONSE, describe(f"not JSON: {response.text[:200]!r}")
+        ) from None
+    if not isinstance(data, dict):
+        raise ProviderError(FailureKind.BAD_RESPONSE, describe("not an object"))
+    return data
+
+
+@dataclass(frozen=True)
+class Api:
+    """What an `HttpProvider` subclass says of itself: its `label` (in messages, for the key
+    and the network guard, and the default price key `label:MODEL`), the `default_url` under
+    `settings.base_url`, the variables holding its key, what it enforces (`capabilities`; the
+    window is a default `options.context_window` overrides), the `model` name it sends (default:
+    the spec's), its price keys and whether its tokens are `free`."""
+
+    label: str
+    default_url: str
+    key_env: tuple[str, ...]
+    capabilities: Capabilities
+    key_required: bool = True
+    model: str | None = None
+    price_keys: tuple[str, ...] = ()
+    free: bool = False
+
+
+class HttpProvider(Provider):
+    """A provider of an HTTP API at a base URL: the set-up they all share. A subclass writes
+    `api` (read its options, raise ConfigError for a wrong one, say what it is) and, for what
+    needs the key or the endpoint, `connected`. The base URL is `settings.base_url`, else the
+    api's default, without a trailing slash; under tests a remote one is refused unless
+    `transport` replaces the wire (`guard_network`); the key is read into `_key` (`read_key`);
+    calls go through the endpoint's shared pool (`_endpoint`), which `aclose` lets go of;
+    `warm_up` warms the base URL's connection."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        settings: ModelSettings,
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        api = self.api(spec, settings)
+        base_url = (settings.base_url or api.default_url).rstrip("/")
+        guard_network(base_url, provider=api.label, injected=transport is not None)
+        self._key = read_key(settings, api.key_env, provider=api.label, required=api.key_required)
+        window = int(settings.options.get("context_window", api.capabilities.context_window))
+        price_keys = list(api.price_keys) or [f"{api.label}:{spec.name}"]
+        super().__init__(
+            str(spec),
+            settings,
+            dataclasses.replace(api.capabilities, context_window=window),
+            label=api.label,
+            endpoint=base_url,
+            pricer=Pricer(str(spec), price_keys, settings, free=api.free),
+        )
+        self.model = spec.name if api.model is None else api.model
+        self.base_url = base_url
+        self._endpoint = Endpoint(base_url, transport=transport)
+        self.connected()
+
+    @abstractmethod
+    def api(self, spec: Spec, settings: ModelSettings) -> Api:
+        """What this provider is, from its spec and settings; called before any set-up."""
+
+    def connected(self) -> None:
+        """Set-up that needs the key, the base URL or the endpoint; called last."""
+
+    def warm_up(self) -> None:
+        warm(self.base_url)
+
+    async def aclose(self) -> None:
+        await self._endpoint.release()
+
+
+class SdkProvider(HttpProvider, Generic[T]):
+    """An HTTP provider that calls through its vendor's SDK (the module `sdk`, imported by
+    `warm_up` in the background or on the first call): one SDK client per event loop, made by
+    `new_client` on the endpoint's shared connection pool, which the clients do not own."""
+
+    sdk: ClassVar[str]
+
+    def connected(self) -> None:
+        self._clients: PerLoop[T] = PerLoop(self.new_client)
+
+    @abstractmethod
+    def new_client(self) -> T:
+        """A new SDK client, on `self._endpoint.client()`."""
+
+    def client(self) -> T:
+        """The SDK client of the running loop, on the endpoint's shared connection pool."""
+        return self._clients.get()
+
+    def warm_up(self) -> None:
+        importlib.import_module(self.sdk)
+        super().warm_up()
+
+    async def aclose(self) -> None:
+        self._clients.clear()  # they do not own the shared pool: only release it
+        await super().aclose()

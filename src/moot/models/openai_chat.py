@@ -24,11 +24,9 @@ from typing import TYPE_CHECKING, Any
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec
 from moot.models.classify import classify_status, retry_after_seconds
-from moot.models.http import Endpoint, warm, warm_in_background
-from moot.models.keys import read_key
-from moot.models.network_guard import guard_network, is_loopback_url
-from moot.models.pricing import Pricer
-from moot.models.provider import Provider, ProviderError, Reply
+from moot.models.http import Api, HttpProvider, json_object, warm_in_background
+from moot.models.network_guard import is_loopback_url
+from moot.models.provider import ProviderError, Reply
 from moot.models.schema import schema_problem
 from moot.types import FailureKind, Request, Usage, estimate_tokens
 
@@ -92,19 +90,13 @@ class _Refused(Exception):
         self.body = body
 
 
-class OpenAIChatModel(Provider):
+class OpenAIChatModel(HttpProvider):
     """Chat completions over httpx2, the client library the openai SDK itself uses; the SDK's
     typed models (about 0.4 s of imports) bring nothing this provider reads."""
 
-    def __init__(
-        self,
-        spec: Spec,
-        settings: ModelSettings,
-        *,
-        transport: httpx2.AsyncBaseTransport | None = None,
-    ) -> None:
+    def api(self, spec: Spec, settings: ModelSettings) -> Api:
         preset = PRESETS[spec.provider]
-        model, base_url = spec.name, settings.base_url or preset.base_url
+        model, default_url = spec.name, preset.base_url
         if spec.provider == "openai-compat":
             url, sep, model = spec.name.rpartition("#")
             if not sep or not url or not model:
@@ -112,50 +104,45 @@ class OpenAIChatModel(Provider):
                     f"{spec} must be openai-compat:BASE_URL#MODEL, "
                     "for example openai-compat:http://127.0.0.1:8080/v1#qwen3"
                 )
-            base_url = settings.base_url or url
-        assert base_url is not None
-        guard_network(base_url, provider=spec.provider, injected=transport is not None)
-        key = read_key(
-            settings, preset.key_env, provider=spec.provider, required=preset.key_required
-        )
-        base_url = base_url.rstrip("/")
+            default_url = url
+        assert default_url is not None
         keys = [f"{spec.provider}:{model}"]
         if spec.provider == "openrouter" and "/" in model:
             keys.append(model.replace("/", ":", 1))  # openrouter:openai/gpt-5.4 -> openai:gpt-5.4
-        super().__init__(
-            str(spec),
-            settings,
+        self._preset = preset
+        return Api(
+            spec.provider,
+            default_url,
+            preset.key_env,
             Capabilities(
                 json_schema=settings.options.get("response_format", "json_schema") != "none",
                 seed=True,
                 temperature=True,
-                context_window=int(settings.options.get("context_window", 128_000)),
+                context_window=128_000,
             ),
-            label=spec.provider,
-            endpoint=base_url,
+            key_required=preset.key_required,
+            model=model,
+            price_keys=tuple(keys),
             # A server on this machine costs nothing per token.
-            pricer=Pricer(str(spec), keys, settings, free=is_loopback_url(base_url)),
+            free=is_loopback_url(settings.base_url or default_url),
         )
-        self.provider = spec.provider
-        self.model = model
-        self.base_url = base_url
-        self._schema_mode = str(settings.options.get("response_format", "json_schema"))
+
+    def connected(self) -> None:
+        self.provider = self.label
+        options = self.settings.options
+        self._schema_mode = str(options.get("response_format", "json_schema"))
         if self._schema_mode not in _SCHEMA_LADDER:
             raise ConfigError(
-                f"options.response_format of {spec} must be one of {', '.join(_SCHEMA_LADDER)}"
+                f"options.response_format of {self.spec} must be one of {', '.join(_SCHEMA_LADDER)}"
             )
-        self._tokens_param = str(settings.options.get("tokens_param", preset.tokens_param))
+        self._tokens_param = str(options.get("tokens_param", self._preset.tokens_param))
         self._dropped: set[str] = set()
         # local servers take any key; send one anyway, as the SDK did
-        self._headers = {"Authorization": f"Bearer {key or 'not-needed'}"}
+        self._headers = {"Authorization": f"Bearer {self._key or 'not-needed'}"}
         for header, variable in _ACCOUNT_HEADERS:
             if os.environ.get(variable):
                 self._headers[header] = os.environ[variable]
-        self._headers.update(settings.headers)
-        self._endpoint = Endpoint(base_url, transport=transport)
-
-    def warm_up(self) -> None:
-        warm(self.base_url)
+        self._headers.update(self.settings.headers)
 
     def prepare(self) -> None:
         # One warm-up thread per process and scheme, shared by every agent on this provider.
@@ -194,18 +181,9 @@ class OpenAIChatModel(Provider):
         )
         if response.status_code >= 400:
             raise _Refused(response)
-        try:
-            data = response.json()
-        except ValueError:
-            raise ProviderError(
-                FailureKind.BAD_RESPONSE,
-                f"{self.provider}: unexpected response (not JSON: {response.text[:200]!r})",
-            ) from None
-        if not isinstance(data, dict):
-            raise ProviderError(
-                FailureKind.BAD_RESPONSE, f"{self.provider}: unexpected response (not an object)"
-            )
-        return data
+        return json_object(
+            response, lambda problem: f"{self.provider}: unexpected response ({problem})"
+        )
 
     def _params(self, request: Request) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -276,9 +254,6 @@ class OpenAIChatModel(Provider):
                 # Claimed, not enforced: stop relying on it; the engine's ladder takes over.
                 self.capabilities = dataclasses.replace(self.capabilities, json_schema=False)
         return Reply(text, _usage(data.get("usage"), request, text))
-
-    async def aclose(self) -> None:
-        await self._endpoint.release()
 
 
 def _text(content: Any) -> str:

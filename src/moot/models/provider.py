@@ -31,6 +31,10 @@ The contract, for a new provider (the llama.cpp one included):
   models may run theirs at once, racing their first `send` (imports and `moot.models.http` are
   safe for that).
 - `aclose()` releases what the provider holds (its share of a connection pool).
+
+A provider of an HTTP API subclasses `HttpProvider` (moot/models/http.py) instead, which does
+the set-up they share (base URL, network guard, key, prices, a share of the endpoint's pool):
+it writes `api()`, saying what it is, and the wire.
 """
 
 from __future__ import annotations
