@@ -48,12 +48,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Module (under src/moot/) -> the fast test files that pin it. Adding a module is one line.
 TARGETS: dict[str, tuple[str, ...]] = {
-    "deliberation/substance.py": ("tests/test_substance.py",),
-    "deliberation/borda.py": ("tests/test_borda.py",),
-    "deliberation/agreement.py": ("tests/test_agreement.py",),
-    "deliberation/answers.py": ("tests/test_answers.py",),
-    "deliberation/claims.py": ("tests/test_claims.py",),
-    "deliberation/finding.py": ("tests/test_finding.py",),
+    "deliberation/substance.py": ("tests/deliberation/test_substance.py",),
+    "deliberation/borda.py": ("tests/deliberation/test_borda.py",),
+    "deliberation/agreement.py": ("tests/deliberation/test_agreement.py",),
+    "deliberation/answers.py": ("tests/deliberation/test_answers.py",),
+    "deliberation/claims.py": ("tests/deliberation/test_claims.py",),
+    "deliberation/finding.py": ("tests/deliberation/test_finding.py",),
 }
 
 # mutmut's exit code for a mutant -> what it means here (mutmut's own table, `mutmut.stats`)

@@ -32,8 +32,8 @@ from moot.report.markdown import render_markdown
 from moot.report.view import build_view
 from moot.text import verdict_line
 from moot.types import Message, ModelVerdict, Outcome, Step
+from tests.cli.test_cli import moot
 from tests.scripts import Debate, solution, start, verdict
-from tests.test_cli import moot
 
 Answers = dict[str, str]
 PERSUADED = [

@@ -1,5 +1,5 @@
 """One code task with one real coding CLI against a fake of its vendor's API, run inside a
-network namespace of its own (tests/test_real_cli.py starts it under `unshare -n`):
+network namespace of its own (tests/models/test_real_cli.py starts it under `unshare -n`):
 
     python tests/fakes/real_cli_run.py TOOL EXECUTABLE REPO WORK OUT
 

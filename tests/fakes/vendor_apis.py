@@ -1,5 +1,5 @@
 """Small fakes of the four vendors' model APIs that the coding CLIs speak, on loopback, for
-tests/test_real_cli.py: Anthropic's Messages API (claude), OpenAI's Responses API (codex),
+tests/models/test_real_cli.py: Anthropic's Messages API (claude), OpenAI's Responses API (codex),
 OpenAI's Chat Completions (qwen) and Gemini's generateContent (gemini), streaming or not.
 
 Each one plays the same small coding agent: first, when given an `escape` path, try to write

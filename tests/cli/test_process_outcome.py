@@ -1,0 +1,210 @@
+"""The outcome is shown the moment it is known, and the reports come after it without ever being
+lost: a real `moot run` process against a loopback OpenAI-compatible server, killed with SIGKILL
+after its outcome line and before its reports, leaves a session that `moot show`, `moot export`,
+`moot replay` and `moot resume` still read whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.api import RunResult, start
+from moot.engine.store import find_session
+from moot.lifecycle.plan import load_config
+from tests.arena_server import ChatServer
+from tests.loopback import serving
+
+MOOT = str(Path(sys.executable).parent / "moot")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+TASK = "Count the pairs that sum to a target."
+# A `moot run` whose report writing never ends: it stands for a process killed while rendering.
+STALLED_REPORTS = (
+    "import time, moot.report\n"
+    "moot.report.write_reports = lambda *args, **kwargs: time.sleep(600)\n"
+    "from moot.cli import main\n"
+    "main()\n"
+)
+
+
+@pytest.fixture
+def server() -> Iterator[ChatServer]:
+    with serving(ChatServer()) as running:
+        yield running
+
+
+def _models(server: ChatServer, count: int) -> list[str]:
+    return [f"openai-compat:{server.url}#m{index}" for index in range(count)]
+
+
+def _moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPATH": SRC}
+    return subprocess.run(
+        [MOOT, *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+def test_the_library_shows_the_outcome_before_it_writes_the_reports(
+    server: ChatServer, isolated: Path
+) -> None:
+    seen: list[tuple[str, bool, bool]] = []
+
+    def on_outcome(run: RunResult) -> None:
+        folder = run.folder
+        seen.append((run.result.status, (folder / "result.json").exists(), _reports(folder)))
+
+    overrides = {"agents": [{"model": spec} for spec in _models(server, 3)], "seed": 1}
+    run = start(TASK, load_config(None, overrides, rounds=1), on_outcome=on_outcome)
+    # Called once, with the outcome and its result.json on disk, before any report existed.
+    assert seen == [("consensus", True, False)]
+    assert run.result.status == "consensus" and _reports(run.folder)
+
+
+def _reports(folder: Path) -> bool:
+    return (folder / "report.md").exists() or (folder / "report.html").exists()
+
+
+def test_a_kill_between_the_outcome_and_the_reports_loses_nothing(
+    server: ChatServer, isolated: Path, tmp_path: Path
+) -> None:
+    env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC}
+    argv = [sys.executable, "-c", STALLED_REPORTS, "run", TASK, "--seed", "1", "--rounds", "1"]
+    for spec in _models(server, 3):
+        argv += ["--models", spec]
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    ) as process:
+        watchdog = threading.Timer(60, process.kill)  # no outcome line within a minute: fail
+        watchdog.start()
+        try:
+            assert process.stdout is not None
+            outcome = ""
+            for line in process.stdout:  # the outcome line comes first, before any report
+                if line.startswith("Session "):
+                    outcome = line
+                    break
+            assert ": consensus: " in outcome, outcome
+            session_id = outcome.split()[1].rstrip(":")
+            folder = find_session(session_id, isolated / "sessions").path
+            assert not _reports(folder)  # the reports were still being written
+            process.send_signal(signal.SIGKILL)
+            assert process.wait(timeout=30) == -signal.SIGKILL
+        finally:
+            watchdog.cancel()
+            if process.poll() is None:
+                process.kill()
+
+    shown = _moot("show", session_id, home=isolated)
+    assert shown.returncode == 0, shown.stderr
+    assert "consensus" in shown.stdout.lower() and "revised in round 1" in shown.stdout
+
+    html, md = tmp_path / "out" / "report.html", tmp_path / "out" / "report.md"
+    html.parent.mkdir()
+    exported = _moot("export", session_id, "--html", str(html), "--md", str(md), home=isolated)
+    assert exported.returncode == 0, exported.stderr
+    assert "revised in round 1" in md.read_text() and "<html" in html.read_text().lower()
+
+    replayed = _moot("replay", session_id, home=isolated)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout.lower(), replayed.stdout
+
+    # Resuming it asks nothing and writes the reports the killed process never wrote.
+    resumed = _moot("resume", session_id, "-q", home=isolated)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "revised in round 1" in resumed.stdout
+    assert (folder / "report.md").exists() and (folder / "report.html").exists()
+    assert "revised in round 1" in (folder / "report.md").read_text()
+
+
+# What a question's run loads, written by the process itself once its outcome is printed.
+LOADED = (
+    "import atexit, json, os, sys\n"
+    "dump = lambda: open(os.environ['LOADED'], 'w').write(json.dumps(sorted(sys.modules)))\n"
+    "atexit.register(dump)\n"
+    "from moot.cli import main\n"
+    "main()\n"
+)
+
+
+def _loaded_by_a_question(script: str, server: ChatServer, home: Path, tmp_path: Path) -> Any:
+    """Run a 3-agent question in a process started by `script`, which writes what it loaded
+    (JSON) to the file named by $LOADED; return that."""
+    loaded = tmp_path / "loaded.json"
+    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPATH": SRC, "LOADED": str(loaded)}
+    argv = [sys.executable, "-c", script, "run", TASK, "--rounds", "1"]
+    for model in _models(server, 3):
+        argv += ["--models", model]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(loaded.read_text())
+
+
+def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
+    server: ChatServer, isolated: Path, tmp_path: Path
+) -> None:
+    """Issue 12: the git plumbing, the response cache (sqlite3), rich, the batch and bench
+    commands, verify commands' process supervisor, the TOML parser and the retry machinery cost
+    a run that is a question, with no cache, no config file, printing plain lines, whose calls
+    all succeed, about 0.1 s of start-up: they are not loaded."""
+    modules = set(_loaded_by_a_question(LOADED, server, isolated, tmp_path))
+    assert "moot.protocols.arena.run" in modules and "moot.engine.session" in modules
+    unused = (
+        "moot.code",
+        "moot.code.workspace",
+        "moot.engine.cache",
+        "sqlite3",
+        "rich",
+        "moot.cli.batch",
+        "moot.bench",
+        "moot.engine.shell",  # verify commands, and the process supervisor they run under
+        "moot.models.cli_process",
+        "tomllib",  # a config file or the price table, neither read here
+        "tenacity",  # retries: every call here succeeds on its first try
+    )
+    assert not [name for name in unused if name in modules]
+
+
+# The modules whose code has run when the process first connects to a model, and at its exit.
+AT_FIRST_REQUEST = (
+    "import atexit, json, os, sys, types\n"
+    "seen = {}\n"
+    "def loaded():\n"
+    "    return sorted(k for k, m in sys.modules.items() if type(m) is types.ModuleType)\n"
+    "def hook(event, args):\n"
+    "    if event == 'socket.connect' and 'first' not in seen:\n"
+    "        seen['first'] = loaded()\n"
+    "sys.addaudithook(hook)\n"
+    "atexit.register(lambda: open(os.environ['LOADED'], 'w').write(\n"
+    "    json.dumps({**seen, 'exit': loaded()})))\n"
+    "from moot.cli import main\n"
+    "main()\n"
+)
+
+
+def test_the_first_request_does_not_wait_for_what_judges_the_replies(
+    server: ChatServer, isolated: Path, tmp_path: Path
+) -> None:
+    """Issue 12: the checks that read the replies (substance, claims, finding, trust) and a code
+    task's machinery are imported while the first asks are in flight, not before them. (The
+    code-task modules, never used by a question, are loaded only because the process had that
+    time to spare: each reply takes 50 ms here.)"""
+    server.latency = 0.05
+    seen = _loaded_by_a_question(AT_FIRST_REQUEST, server, isolated, tmp_path)
+    later = [
+        "moot.deliberation.substance",
+        "moot.deliberation.claims",
+        "moot.deliberation.finding",
+        "moot.deliberation.trust",
+        "moot.protocols.codework",
+        "difflib",  # the claims' comparison; "did you mean" for a mistake before that
+    ]
+    assert "moot.protocols.arena.run" in seen["first"]
+    assert [name for name in later if name in seen["first"]] == []
+    assert [name for name in later if name in seen["exit"]] == later

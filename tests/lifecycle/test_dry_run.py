@@ -1,0 +1,191 @@
+"""`moot run --dry-run`: the projected calls, tokens and cost range of every protocol, printed
+without calling a model or creating a session; the projection equals the worst case a scripted
+run reaches; a projection above --max-cost is refused off a terminal."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from moot import protocols
+from moot.lifecycle.plan import load_config
+from moot.lifecycle.projection import estimate
+from tests.cli.test_cli import moot
+from tests.protocols.vote.test_vote import Voters
+from tests.refine_scripts import Refinery
+from tests.scripts import start
+
+TASK = "How should the service store its sessions?"
+
+
+def _sessions() -> list[Path]:
+    """Session folders under this test's MOOT_HOME (conftest gives each test its own)."""
+    root = Path(os.environ["MOOT_HOME"]) / "sessions"
+    return sorted(root.glob("*")) if root.exists() else []
+
+
+PROJECTING = [name for name in protocols.names() if protocols.get(name).project is not None]
+# pick runs a code task only: its projection is tested with a repository in test_code_tasks.py
+ON_A_QUESTION = [name for name in PROJECTING if name != "pick"]
+
+
+def test_every_protocol_projects() -> None:
+    assert set(PROJECTING) == set(protocols.names())
+    assert {"arena", "court", "tournament", "refine", "vote", "pick"} <= set(PROJECTING)
+
+
+@pytest.mark.parametrize("protocol", ON_A_QUESTION)
+def test_every_protocol_projects_without_running(
+    protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    never = Refinery(lambda p, j: ["A", "B", "AB"])
+    never.config()  # registers the script, which must not be called
+    code, out, err = moot(
+        capsys, "run", TASK, "--protocol", protocol, "--dry-run",
+        "--models", "scripted:@refinery", "--models", "scripted:@refinery",
+        "--models", "scripted:@refinery",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Projected worst case" in out and re.search(r"Calls: \d+", out)
+    assert "Cost: $0.0000" in out  # scripted models are free
+    assert _sessions() == [] and not never.requests
+
+
+def test_the_refine_projection_is_the_worst_case_a_scripted_run_reaches() -> None:
+    r = Refinery(lambda p, j: ["B", "A", "AB"])  # a new incumbent every pass: never converges
+    config = r.config(agents=4, judges=3, convergence_k=2, max_passes=3)
+    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    run = start(TASK, config)
+    assert run.exit_code == 2
+    assert projected is not None and projected.calls[1] == sum(r.steps.values()) == 1 + 3 * 6
+    # per participant too: the cast is the same rotation
+    asked = Counter(step.split("/")[2] for step in r.steps)
+    by_alias = {x.role.split(" (")[0]: x.most for x in projected.lines}
+    assert by_alias == {f"Agent {a[-1].upper()}": n for a, n in asked.items()}
+    # the fewest: A wins the first k passes
+    quick = Refinery(lambda p, j: ["A", "B", "AB"])
+    done = start(TASK, quick.config(agents=4, judges=3, convergence_k=2, max_passes=3))
+    assert done.exit_code == 0 and projected.calls[0] == sum(quick.steps.values())
+
+
+def test_the_vote_projection_is_k_times_agents() -> None:
+    v = Voters(lambda a, k: "Answer: 42")
+    config = v.config(agents=3, samples=4)
+    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    start(TASK, config)
+    assert projected is not None and projected.calls == (12, 12) == (sum(v.steps.values()),) * 2
+
+
+def test_a_projection_above_max_cost_is_refused_off_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = moot(
+        capsys, "run", TASK, "--protocol", "vote", "--samples", "5", "--max-cost", "0.0001",
+        "--models", "openai:gpt-5.4", "--models", "openai:gpt-5.4",
+    )  # fmt: skip
+    assert code == 1
+    assert "the projected worst case costs $" in err and "more than --max-cost $0.0001" in err
+    assert "--dry-run" in err and _sessions() == []
+    code, out, _ = moot(
+        capsys, "run", TASK, "--protocol", "vote", "--samples", "5", "--dry-run",
+        "--models", "openai:gpt-5.4", "--models", "openai:gpt-5.4",
+    )  # fmt: skip
+    assert code == 0 and "Calls: 10" in out
+    low, high = re.search(r"Cost: \$([\d.]+)-\$([\d.]+)", out).groups()  # type: ignore[union-attr]
+    assert float(low) == float(high) > 0.0001
+
+
+def test_on_a_terminal_a_costly_projection_asks_first(tmp_path: Path) -> None:
+    """A real pseudo-terminal: the projection and a question; answering no runs nothing."""
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    leader, follower = pty.openpty()
+    moot_bin = str(Path(sys.executable).parent / "moot")
+    child = subprocess.Popen(
+        [moot_bin, "run", TASK, "--protocol", "vote", "--samples", "5", "--max-cost", "0.0001",
+         "--models", "openai:gpt-5.4"],
+        stdin=follower, stdout=follower, stderr=follower, cwd=tmp_path, env=os.environ.copy(),
+    )  # fmt: skip
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"Run anyway?" not in seen and time.monotonic() < deadline:
+        try:
+            seen += os.read(leader, 4096)
+        except OSError:
+            break
+    assert b"Run anyway?" in seen and b"Calls: 5" in seen, seen
+    os.write(leader, b"n\n")
+    assert child.wait(timeout=30) == 1
+    rest = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        rest += chunk
+    os.close(leader)
+    assert b"not run: the projected cost is above --max-cost" in rest
+    assert _sessions() == []
+
+
+def test_the_refine_projection_counts_configured_roles_as_their_own_participants() -> None:
+    r = Refinery(lambda p, j: ["AB", "A", "B"])  # a new incumbent every pass
+    data = r.config(agents=2).model_dump(mode="json")
+    data["refine"] = {
+        "judges": 3,
+        "max_passes": 2,
+        "roles": {"judge": {"model": "scripted:@refinery"}},
+    }
+    plan = load_config(None, data)
+    projected = estimate(plan, TASK)
+    run = start(TASK, plan.config)
+    assert run.exit_code == 2 and projected is not None
+    asked = Counter(step.split("/")[2] for step in r.steps)
+    by_alias = {x.role.split(" (")[0]: x.most for x in projected.lines}
+    assert by_alias["Judge A"] == asked["judge_a"] == 3 * 2
+    assert projected.calls[1] == sum(r.steps.values())
+
+
+TEXTS = {  # untagged and far apart, so nobody agrees and every answer is re-asked
+    "agent_a": "Postgres with a nightly vacuum, because the team knows it well.",
+    "agent_b": "Flat JSON files on a shared disk; no database server to run at all.",
+}
+
+
+def test_the_arena_projection_bounds_a_run_that_never_converges_and_is_always_reasked() -> None:
+    from tests.scripts import Debate
+
+    # Every solve and revise answer is unstructured (re-asked), every verdict too: the worst case.
+    debate = Debate(verdicts=["no verdict here"], answer=lambda alias, step: TEXTS[alias])
+    config = debate.config(("one", "two"), arena={"max_rounds": 3})
+    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    run = start(TASK, config)
+    assert run.exit_code == 2 and projected is not None
+    made = sum(debate.steps.values())
+    fewest, most = projected.calls
+    assert fewest <= made <= most, (fewest, made, most)
+    # exact but for the verifies: each agent may judge twice in 3 rounds (4), the run has 3
+    assert made == most - 2
+    # per agent, its own bound holds: solve, evaluate and revise every round, judging included
+    per_agent = Counter(r.meta["agent"] for r in debate.requests)
+    assert max(per_agent.values()) <= max(x.most for x in projected.lines)
+
+
+def test_the_default_agents_take_a_protocol_without_rounds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No --models and no config gives the one-round demonstration, but only to protocols that
+    have rounds: vote has none and must not be refused for a --rounds nobody gave."""
+    code, out, err = moot(capsys, "run", TASK, "--protocol", "vote", "--dry-run")
+    assert code == 0, err
+    assert "Calls: 3" in out and "local:smollm2" in out
