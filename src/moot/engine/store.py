@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from filelock import FileLock, Timeout
 
 from moot.engine.result import FORMAT_VERSION
 from moot.errors import JournalLocked, SessionNotFound
+from moot.files import atomic_write
 
 __all__ = [
     "SessionFolder",
@@ -40,25 +40,6 @@ def sessions_root() -> Path:
 def new_session_id() -> str:
     """Sortable by creation time, unique without coordination: `20261121-194012-3f9a1c`."""
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
-
-
-def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write to a temporary file in the same folder, then rename over `path`.
-
-    Readers see the old file or the new one, never half of one. `durable` adds an fsync; derived
-    files that can be rebuilt from the journal skip it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
