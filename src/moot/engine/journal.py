@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.engine.head import HEAD_NAME, Head, Sealer, read_head, read_head_bytes, write_head
+from moot.engine.head import (
+    HEAD_NAME,
+    Head,
+    Sealer,
+    check_mac,
+    read_head,
+    read_head_bytes,
+    write_head,
+)
 from moot.engine.store import read_json
 from moot.errors import JournalError
 from moot.types import Event
@@ -227,15 +235,13 @@ class Journal:
                 "refusing to use this session"
             )
         if key is not None:
-            if stored_mac is None:
-                raise JournalError(
-                    f"{where} carries no HMAC but MOOT_JOURNAL_KEY is set: it was written "
-                    "without the key, or the signature was stripped"
-                )
-            if not hmac.compare_digest(_sign(key, stored_hash), str(stored_mac)):
-                raise JournalError(
-                    f"{where} has a wrong HMAC: wrong MOOT_JOURNAL_KEY, or the line was forged"
-                )
+            check_mac(
+                where,
+                stored_mac,
+                _sign(key, stored_hash),
+                unsigned="the signature was stripped",
+                forged="the line",
+            )
         elif stored_mac is not None:
             raise JournalError(
                 f"{where} is signed: set MOOT_JOURNAL_KEY to the key it was written with"
