@@ -88,6 +88,11 @@ def _pill(status: str, text: str) -> str:
     return f'<span class="pill {escape(status.lower())}">{escape(text)}</span>'
 
 
+def _listed(title: str, items: list[str], note: str = "") -> str:
+    """A card's titled list: `items` are `<li>` elements, `note` HTML between title and list."""
+    return f"<h3>{title}</h3>{note}<ul>{''.join(items)}</ul>"
+
+
 def _verdict(view: SessionView) -> str:
     parts = [
         '<section class="card verdict"><h2>Verdict</h2>',
@@ -104,17 +109,15 @@ def _verdict(view: SessionView) -> str:
             f'<h3>Final answer</h3><div class="md answer">{markdown_html(view.final_answer)}</div>'
         )
     if view.disagreements:
-        parts.append("<h3>Remaining disagreements</h3><ul>")
-        parts += [f'<li class="md">{markdown_html(d)}</li>' for d in view.disagreements]
-        parts.append("</ul>")
+        items = [f'<li class="md">{markdown_html(d)}</li>' for d in view.disagreements]
+        parts.append(_listed("Remaining disagreements", items))
     if view.without_answer:
-        parts.append("<h3>Agents without a valid final answer</h3><ul>")
-        parts += [
+        items = [
             f"<li>{escape(label(c.agent))} (round {c.round}): "
             f"{escape(ClaimsTable.cell(c, 300))}</li>"
             for c in view.without_answer
         ]
-        parts.append("</ul>")
+        parts.append(_listed("Agents without a valid final answer", items))
     if view.stop_message:
         parts.append(f'<p class="note">{escape(view.stop_message)}</p>')
     parts.append("</section>")
@@ -158,20 +161,16 @@ def _finding(view: SessionView) -> str:
             f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
     if view.changes:
-        parts.append("<h3>Changes of mind</h3><ul>")
-        parts += [f"<li>{escape(change_line(c))}</li>" for c in view.changes]
-        parts.append("</ul>")
+        items = [f"<li>{escape(change_line(c))}</li>" for c in view.changes]
+        parts.append(_listed("Changes of mind", items))
     if view.verdicts:
-        parts.append(
-            '<h3>Model verdicts</h3><p class="note">Weighed as evidence; moot\'s check '
-            "decides.</p><ul>"
-        )
-        parts += [
+        items = [
             f'<li class="{"upheld" if v.valid and v.upheld else "not-upheld"}">'
             f"{escape(verdict_line(v))}</li>"
             for v in view.verdicts
         ]
-        parts.append("</ul>")
+        note = '<p class="note">Weighed as evidence; moot\'s check decides.</p>'
+        parts.append(_listed("Model verdicts", items, note))
     parts.append("</section>")
     return "".join(parts)
 
