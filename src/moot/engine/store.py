@@ -50,6 +50,17 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+class _File:
+    """One file (or folder) of a session's folder, by name: `folder.events` is
+    `folder.path / "events.jsonl"`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, folder: SessionFolder, owner: type[SessionFolder]) -> Path:
+        return folder.path / self.name
+
+
 @dataclass(frozen=True)
 class SessionFolder:
     """A session's folder and the files in it."""
@@ -60,33 +71,13 @@ class SessionFolder:
     def id(self) -> str:
         return self.path.name
 
-    @property
-    def events(self) -> Path:
-        return self.path / "events.jsonl"
-
-    @property
-    def session_json(self) -> Path:
-        return self.path / "session.json"
-
-    @property
-    def state_json(self) -> Path:
-        return self.path / "state.json"
-
-    @property
-    def result_json(self) -> Path:
-        return self.path / "result.json"
-
-    @property
-    def report_md(self) -> Path:
-        return self.path / "report.md"
-
-    @property
-    def report_html(self) -> Path:
-        return self.path / "report.html"
-
-    @property
-    def rounds(self) -> Path:
-        return self.path / "rounds"
+    events = _File("events.jsonl")
+    session_json = _File("session.json")
+    state_json = _File("state.json")
+    result_json = _File("result.json")
+    report_md = _File("report.md")
+    report_html = _File("report.html")
+    rounds = _File("rounds")
 
     def lock(self) -> FileLock:
         # thread_local=False: the lock object is shared by the event loop and worker threads.
