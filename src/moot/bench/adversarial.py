@@ -55,6 +55,7 @@ from moot.bench.adversarial_cases import (
     Truth,
     script_of,
 )
+from moot.bench.report import table_head
 from moot.config import RunConfig
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.lifecycle.plan import Plan, resolve
@@ -373,10 +374,16 @@ def markdown(table: Table) -> str:
         "self-contradicting, always-100, fair) on each protocol. Targets: 0 false consensus; "
         f"false disagreement on paraphrases under {FALSE_DISAGREEMENT_TARGET:.0%}.",
         "",
-        "| protocol | cases | false consensus | false disagreement (paraphrases) | "
-        "false disagreement (other agreement) | persuasion unreported | "
-        "contradicting verdict unflagged | targets |",
-        "|---|---|---|---|---|---|---|---|",
+        *table_head(
+            "protocol",
+            "cases",
+            "false consensus",
+            "false disagreement (paraphrases)",
+            "false disagreement (other agreement)",
+            "persuasion unreported",
+            "contradicting verdict unflagged",
+            "targets",
+        ),
     ]
     for p in table.protocols:
         para = table.paraphrases(p)
@@ -393,10 +400,7 @@ def markdown(table: Table) -> str:
     failing = [r for r in table.results if r.problem or r.crashed]
     if failing:
         lines += ["", "## Cases moot got wrong", ""]
-        lines += [
-            "| protocol | case | truth | label | claim | problem |",
-            "|---|---|---|---|---|---|",
-        ]
+        lines += table_head("protocol", "case", "truth", "label", "claim", "problem")
         for r in failing:
             problem = r.problem or "crashed"
             if r.error:

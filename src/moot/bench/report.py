@@ -15,7 +15,7 @@ from moot.report.chart import HEIGHT, WIDTH
 if TYPE_CHECKING:
     from moot.bench.runner import BenchReport, ProtocolRow
 
-__all__ = ["accuracy_chart", "cost_chart", "markdown", "write_report"]
+__all__ = ["accuracy_chart", "cost_chart", "markdown", "table_head", "write_report"]
 
 _LEFT, _RIGHT, _TOP, _BOTTOM = 52, 16, 30, 48
 _COLOURS = ("#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#4e342e", "#546e7a", "#2e7d32")
@@ -58,6 +58,11 @@ def data(report: BenchReport) -> dict[str, Any]:
     }
 
 
+def table_head(*columns: str) -> list[str]:
+    """A Markdown table's header row and the rule under it."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+
+
 def markdown(report: BenchReport) -> str:
     rows = report.rows
     lines = [
@@ -68,9 +73,16 @@ def markdown(report: BenchReport) -> str:
         f"Wall time {report.seconds:.1f}s; seed {report.options.seed}; "
         f"level {report.options.alpha:g}.",
         "",
-        "| protocol | accuracy | 95% interval | calls/q | tokens/q | cost/q | "
-        "session time (sum) | failed |",
-        "|---|---|---|---|---|---|---|---|",
+        *table_head(
+            "protocol",
+            "accuracy",
+            "95% interval",
+            "calls/q",
+            "tokens/q",
+            "cost/q",
+            "session time (sum)",
+            "failed",
+        ),
     ]
     for row in rows:
         interval = wilson_interval(sum(row.correct), row.n)
@@ -90,10 +102,7 @@ def markdown(report: BenchReport) -> str:
     flipping = [row for row in rows if row.flips]
     if flipping:
         lines += ["", "## How answers changed between rounds", ""]
-        lines += [
-            "| protocol | round | right -> wrong | wrong -> right | net |",
-            "|---|---|---|---|---|",
-        ]
+        lines += table_head("protocol", "round", "right -> wrong", "wrong -> right", "net")
         for row in flipping:
             for flip in row.flips:
                 lines.append(
