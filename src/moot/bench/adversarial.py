@@ -55,12 +55,12 @@ from moot.bench.adversarial_cases import (
     Truth,
     script_of,
 )
-from moot.bench.report import table_head
 from moot.config import RunConfig
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.lifecycle.plan import Plan, resolve
 from moot.models.scripted import register_script
 from moot.protocols.scripting import JudgeKind
+from moot.report.code import table_head
 from moot.types import Outcome, Request
 
 __all__ = [

@@ -11,11 +11,12 @@ from moot.bench.statistics import wilson_interval
 from moot.deliberation.trust import is_tiny
 from moot.engine.store import atomic_write
 from moot.report.chart import HEIGHT, WIDTH
+from moot.report.code import table_head
 
 if TYPE_CHECKING:
     from moot.bench.runner import BenchReport, ProtocolRow
 
-__all__ = ["accuracy_chart", "cost_chart", "markdown", "table_head", "write_report"]
+__all__ = ["accuracy_chart", "cost_chart", "markdown", "write_report"]
 
 _LEFT, _RIGHT, _TOP, _BOTTOM = 52, 16, 30, 48
 _COLOURS = ("#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#4e342e", "#546e7a", "#2e7d32")
@@ -56,11 +57,6 @@ def data(report: BenchReport) -> dict[str, Any]:
         "wall_seconds": round(report.seconds, 3),
         "protocols": [row.to_json() for row in report.rows],
     }
-
-
-def table_head(*columns: str) -> list[str]:
-    """A Markdown table's header row and the rule under it."""
-    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
 
 
 def markdown(report: BenchReport) -> str:

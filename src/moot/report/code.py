@@ -24,6 +24,7 @@ __all__ = [
     "code_rows",
     "fence",
     "read_applied",
+    "table_head",
 ]
 
 APPLIED_FILE = "applied.json"  # in the session folder, written by `moot apply`
@@ -48,6 +49,11 @@ def fence(text: str, info: str = "text") -> str:
         longest = max(longest, run)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{info}\n{text}\n{ticks}"
+
+
+def table_head(*columns: str) -> list[str]:
+    """A Markdown table's header row and the rule under it."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
 
 
 def code_markdown(rows: list[CodeRow], session_id: str) -> list[str]:
