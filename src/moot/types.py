@@ -218,6 +218,18 @@ class Event(BaseModel):
     seq: int | None = None
     ts: float | None = None
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Event:
+        """The event a journal line's record holds (its hash and HMAC already taken off):
+        KeyError without a kind, ValueError for a field the model refuses."""
+        return cls(
+            kind=record["kind"],
+            step=record.get("step"),
+            data=record.get("data") or {},
+            seq=record.get("seq"),
+            ts=record.get("ts"),
+        )
+
 
 _STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
 # Step prefixes and the stage each names: r2/revise/agent_a is round 2; j1/score/judge_a is a

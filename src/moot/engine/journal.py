@@ -247,13 +247,7 @@ class Journal:
                 f"{where} is signed: set MOOT_JOURNAL_KEY to the key it was written with"
             )
         try:
-            event = Event(
-                kind=record["kind"],
-                step=record.get("step"),
-                data=record.get("data") or {},
-                seq=record.get("seq"),
-                ts=record.get("ts"),
-            )
+            event = Event.from_record(record)
         except (KeyError, ValueError) as exc:
             raise JournalError(f"{where} is not a moot event ({exc})") from exc
         return event, stored_hash
