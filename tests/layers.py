@@ -62,6 +62,7 @@ FLOORS: dict[str, int] = {
     "moot.errors": 3,  # the exception tree: imports nothing of moot
     "moot.version": 3,
     "moot.lazy": 3,
+    "moot.files": 3,  # atomic file writes
 }
 PROTOCOL_FLOOR = 12
 # Modules of protocols/ that every protocol folder may share; one unit on one floor.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -34,6 +34,7 @@ __all__ = [
     "Outcome",
     "Request",
     "RoundSummary",
+    "RunVerdict",
     "Spec",
     "Step",
     "Usage",
@@ -216,6 +217,18 @@ class Event(BaseModel):
     data: dict[str, Any] = {}
     seq: int | None = None
     ts: float | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Event:
+        """The event a journal line's record holds (its hash and HMAC already taken off):
+        KeyError without a kind, ValueError for a field the model refuses."""
+        return cls(
+            kind=record["kind"],
+            step=record.get("step"),
+            data=record.get("data") or {},
+            seq=record.get("seq"),
+            ts=record.get("ts"),
+        )
 
 
 _STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
@@ -426,6 +439,28 @@ class Outcome(_Frozen):
     claims: tuple[ClaimAt, ...] = ()
     changes: tuple[ChangeOfMind, ...] = ()
     verdicts: tuple[ModelVerdict, ...] = ()
+
+
+class _Ran(Protocol):
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def timed_out(self) -> bool: ...
+
+
+class RunVerdict:
+    """How a verify run ended, for a record with `exit_code` and `timed_out`: a code task's
+    `moot.code.changes.VerifyRun`, and a result's check as read back from result.json."""
+
+    @property
+    def passed(self: _Ran) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    @property
+    def status(self: _Ran) -> str:
+        if self.timed_out:
+            return "timed out"
+        return "passed" if self.exit_code == 0 else f"failed (exit code {self.exit_code})"
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.lifecycle.plan import Plan, resolve
 from moot.models.scripted import register_script
 from moot.protocols.scripting import JudgeKind
+from moot.report.code import table_head
 from moot.types import Outcome, Request
 
 __all__ = [
@@ -373,10 +374,16 @@ def markdown(table: Table) -> str:
         "self-contradicting, always-100, fair) on each protocol. Targets: 0 false consensus; "
         f"false disagreement on paraphrases under {FALSE_DISAGREEMENT_TARGET:.0%}.",
         "",
-        "| protocol | cases | false consensus | false disagreement (paraphrases) | "
-        "false disagreement (other agreement) | persuasion unreported | "
-        "contradicting verdict unflagged | targets |",
-        "|---|---|---|---|---|---|---|---|",
+        *table_head(
+            "protocol",
+            "cases",
+            "false consensus",
+            "false disagreement (paraphrases)",
+            "false disagreement (other agreement)",
+            "persuasion unreported",
+            "contradicting verdict unflagged",
+            "targets",
+        ),
     ]
     for p in table.protocols:
         para = table.paraphrases(p)
@@ -393,10 +400,7 @@ def markdown(table: Table) -> str:
     failing = [r for r in table.results if r.problem or r.crashed]
     if failing:
         lines += ["", "## Cases moot got wrong", ""]
-        lines += [
-            "| protocol | case | truth | label | claim | problem |",
-            "|---|---|---|---|---|---|",
-        ]
+        lines += table_head("protocol", "case", "truth", "label", "claim", "problem")
         for r in failing:
             problem = r.problem or "crashed"
             if r.error:

@@ -11,6 +11,7 @@ from moot.bench.statistics import wilson_interval
 from moot.deliberation.trust import is_tiny
 from moot.engine.store import atomic_write
 from moot.report.chart import HEIGHT, WIDTH
+from moot.report.code import table_head
 
 if TYPE_CHECKING:
     from moot.bench.runner import BenchReport, ProtocolRow
@@ -68,9 +69,16 @@ def markdown(report: BenchReport) -> str:
         f"Wall time {report.seconds:.1f}s; seed {report.options.seed}; "
         f"level {report.options.alpha:g}.",
         "",
-        "| protocol | accuracy | 95% interval | calls/q | tokens/q | cost/q | "
-        "session time (sum) | failed |",
-        "|---|---|---|---|---|---|---|---|",
+        *table_head(
+            "protocol",
+            "accuracy",
+            "95% interval",
+            "calls/q",
+            "tokens/q",
+            "cost/q",
+            "session time (sum)",
+            "failed",
+        ),
     ]
     for row in rows:
         interval = wilson_interval(sum(row.correct), row.n)
@@ -90,10 +98,7 @@ def markdown(report: BenchReport) -> str:
     flipping = [row for row in rows if row.flips]
     if flipping:
         lines += ["", "## How answers changed between rounds", ""]
-        lines += [
-            "| protocol | round | right -> wrong | wrong -> right | net |",
-            "|---|---|---|---|---|",
-        ]
+        lines += table_head("protocol", "round", "right -> wrong", "wrong -> right", "net")
         for row in flipping:
             for flip in row.flips:
                 lines.append(

@@ -46,6 +46,7 @@ Apart from what `apply_to_user_tree` does on request, the user's files, index, s
 branches are never modified.
 """
 
+from moot.code import _worktrees
 from moot.code._apply import Applied, apply_to_user_tree
 from moot.code._context import ContextFile, RepoContext, repo_context
 from moot.code._diff import (
@@ -59,46 +60,26 @@ from moot.code._diff import (
 )
 from moot.code._repo import Repo, open_repo, resolve_in_repo
 from moot.code._snapshot import Baseline, load_baseline, take_baseline
-from moot.code._worktrees import (
-    Cleaned,
-    Stray,
-    Worktree,
-    branch_name,
-    clean_session,
-    create_worktrees,
-    find_strays,
-    hide_from_git,
-    list_worktrees,
-    remove_worktree,
-)
+from moot.code._worktrees import *  # noqa: F403 - named once, in its __all__ (added below)
 
 __all__ = [
     "MAX_PATCH_BYTES",
     "Applied",
     "Baseline",
     "Change",
-    "Cleaned",
     "ContextFile",
     "DiffStats",
     "PatchResult",
     "Repo",
     "RepoContext",
-    "Stray",
-    "Worktree",
     "apply_patch",
     "apply_to_user_tree",
-    "branch_name",
-    "clean_session",
-    "create_worktrees",
-    "find_strays",
-    "hide_from_git",
-    "list_worktrees",
     "load_baseline",
     "open_repo",
-    "remove_worktree",
     "repo_context",
     "resolve_in_repo",
     "save_patch",
     "take_baseline",
     "worktree_change",
 ]
+__all__ += _worktrees.__all__  # the worktrees' names, listed once in their module

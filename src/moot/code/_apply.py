@@ -75,20 +75,22 @@ def _merge(repo: Repo, baseline: Baseline, current: str, patched: str) -> str:
     return fields[0]
 
 
-def _in_index(repo: Repo, index: Path, patch: bytes) -> list[str]:
-    """Apply `patch` to the index file `index` alone (three-way where the plain apply fails);
-    the paths left conflicted, or git's message when it could not apply at all."""
+def _in_index(repo: Repo, index: Path, patch: bytes, refusal: str) -> None:
+    """Apply `patch` to the index file `index` alone (three-way where the plain apply fails).
+    Where it does not apply cleanly, refuse the commit: `refusal`, with the paths left
+    conflicted (or git's message when it could not apply at all) in place of its `{}`."""
     env = {"GIT_INDEX_FILE": str(index)}
     done = git(
         ["apply", "--cached", "--3way", "-"], cwd=repo.root, env=env, input=patch, check=False
     )
     if done.returncode == 0:
-        return []
+        return
     unmerged = git(["ls-files", "-u", "-z"], cwd=repo.root, env=env).stdout.decode(
         "utf-8", "replace"
     )
     paths = sorted({r.split("\t", 1)[1] for r in unmerged.split("\0") if "\t" in r})
-    return paths or [done.stderr.strip() or "git apply failed"]
+    conflicts = ", ".join(paths or [done.stderr.strip() or "git apply failed"])
+    raise WorkspaceError("not committed, and nothing was changed: " + refusal.format(conflicts))
 
 
 @dataclass(frozen=True)
@@ -106,24 +108,24 @@ def _plan_commit(repo: Repo, patch: bytes, paths: tuple[str, ...], scratch: Path
     user's uncommitted work), before anything is touched."""
     commit_index, user_index = scratch / "commit-index", scratch / "user-index"
     git(["read-tree", "HEAD"], cwd=repo.root, env={"GIT_INDEX_FILE": str(commit_index)})
-    conflicts = _in_index(repo, commit_index, patch)
-    if conflicts:
-        raise WorkspaceError(
-            "not committed, and nothing was changed: the change builds on your uncommitted"
-            f" edits ({', '.join(conflicts)}), so a commit of the change alone is impossible."
-            " Apply it without --commit, or commit your own changes first and apply again"
-        )
+    _in_index(
+        repo,
+        commit_index,
+        patch,
+        "the change builds on your uncommitted edits ({}), so a commit of the change alone is"
+        " impossible. Apply it without --commit, or commit your own changes first and apply again",
+    )
     if repo.index.exists():
         shutil.copy2(repo.index, user_index)
     else:
         git(["read-tree", "HEAD"], cwd=repo.root, env={"GIT_INDEX_FILE": str(user_index)})
-    conflicts = _in_index(repo, user_index, patch)
-    if conflicts:
-        raise WorkspaceError(
-            "not committed, and nothing was changed: the change overlaps what you staged in"
-            f" {', '.join(conflicts)}. Apply it without --commit, or commit or unstage your own"
-            " changes first"
-        )
+    _in_index(
+        repo,
+        user_index,
+        patch,
+        "the change overlaps what you staged in {}. Apply it without --commit, or commit or"
+        " unstage your own changes first",
+    )
     return _CommitPlan(commit_index, user_index, paths)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +9,7 @@ from moot.code._git import git
 from moot.code._hunks import recount
 from moot.code._snapshot import snapshot_tree
 from moot.code._worktrees import Worktree
+from moot.files import atomic_write
 from moot.text import plural
 
 __all__ = [
@@ -120,17 +119,7 @@ def save_patch(worktree: Worktree, destination: Path) -> Change:
     """Write the worktree's change to `destination` (a `.patch` file for `git apply`),
     atomically, and return it."""
     change = worktree_change(worktree)
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(change.patch)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, destination)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(destination, change.patch)
     return change
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from moot.code._repo import Repo
 from moot.errors import WorkspaceError
+from moot.files import atomic_write
 
 __all__ = [
     "Entry",
@@ -65,18 +65,8 @@ def _path(repo: Repo, session: str) -> Path:
 def write_manifest(repo: Repo, manifest: Manifest) -> None:
     """Replace the session's manifest atomically and durably (file and folder fsync'd)."""
     target = _path(repo, manifest.session)
-    target.parent.mkdir(parents=True, exist_ok=True)
     body = {"format": FORMAT, **asdict(manifest)}
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(body, handle, indent=1, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(target, json.dumps(body, indent=1, sort_keys=True))
     folder = os.open(target.parent, os.O_RDONLY)
     try:
         os.fsync(folder)  # the rename itself must survive a power cut, not just the bytes

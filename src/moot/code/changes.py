@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from moot.types import RunVerdict
+
 __all__ = ["ApplyResult", "CodeChange", "VerifyRun"]
 
 
@@ -39,7 +41,7 @@ class ApplyResult(BaseModel):
     error: str = ""
 
 
-class VerifyRun(BaseModel):
+class VerifyRun(RunVerdict, BaseModel):
     """One verify command run in a worktree: its exit status and the tail of its output."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -50,13 +52,3 @@ class VerifyRun(BaseModel):
     seconds: float
     tail: str  # the last characters of stdout then stderr
     cut: bool  # the output was longer than the tail
-
-    @property
-    def passed(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    @property
-    def status(self) -> str:
-        if self.timed_out:
-            return "timed out"
-        return "passed" if self.exit_code == 0 else f"failed (exit code {self.exit_code})"

@@ -7,7 +7,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from moot.types import Event
 
@@ -61,7 +61,16 @@ class Face:
         pick); the base face draws nothing, so there is nothing to stop."""
         yield
 
-    def __enter__(self) -> Face:
+    def open(self) -> None:
+        """Begin the run's display (the CLI's `with` enters the face); the base face has
+        nothing to begin."""
+
+    def close(self) -> None:
+        """End the run's display, whatever happened in it (the `with` exits, or the CLI
+        closes the face before it prints the outcome); the base face has nothing to end."""
+
+    def __enter__(self) -> Self:
+        self.open()
         return self
 
     def __exit__(
@@ -70,4 +79,4 @@ class Face:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        return None
+        self.close()

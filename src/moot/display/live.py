@@ -15,7 +15,6 @@ import io
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -285,16 +284,10 @@ class LiveView(Face):
             if started and self._open:
                 self._live.start()
 
-    def __enter__(self) -> LiveView:
+    def open(self) -> None:
         self._open = True
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         self._open = False
         if self._live.is_started:
             self._live.refresh()

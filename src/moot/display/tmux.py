@@ -27,7 +27,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any, BinaryIO
 
 from moot.display.face import Face
@@ -125,18 +124,12 @@ class TmuxPanes(Face):
         with self.inner.paused():
             yield
 
-    def __enter__(self) -> TmuxPanes:
-        self.inner.__enter__()
-        return self
+    def open(self) -> None:
+        self.inner.open()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         try:
-            self.inner.__exit__(exc_type, exc, tb)
+            self.inner.close()
         finally:
             self._close()
 

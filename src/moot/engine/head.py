@@ -26,7 +26,16 @@ from typing import Any
 
 from moot.errors import JournalError
 
-__all__ = ["HEAD_NAME", "Head", "Sealer", "anchors", "read_head", "read_head_bytes", "write_head"]
+__all__ = [
+    "HEAD_NAME",
+    "Head",
+    "Sealer",
+    "anchors",
+    "check_mac",
+    "read_head",
+    "read_head_bytes",
+    "write_head",
+]
 
 HEAD_NAME = "head.json"
 HEAD_FORMAT = 1
@@ -38,6 +47,20 @@ def _canonical(value: Any) -> bytes:
 
 def _mac(key: bytes, body: dict[str, Any]) -> str:
     return hmac.new(key, _canonical(body), hashlib.sha256).hexdigest()
+
+
+def check_mac(where: str | Path, mac: object, expected: str, *, unsigned: str, forged: str) -> None:
+    """Refuse, MOOT_JOURNAL_KEY being set, what has no HMAC (`unsigned`: how it came to lack
+    one) or a wrong one (`forged`: what was forged); `expected` is the HMAC under the key."""
+    if mac is None:
+        raise JournalError(
+            f"{where} carries no HMAC but MOOT_JOURNAL_KEY is set: it was written without "
+            f"the key, or {unsigned}"
+        )
+    if not hmac.compare_digest(expected, str(mac)):
+        raise JournalError(
+            f"{where} has a wrong HMAC: wrong MOOT_JOURNAL_KEY, or {forged} was forged"
+        )
 
 
 def anchors(key: bytes | None) -> dict[str, Any]:
@@ -93,15 +116,7 @@ def read_head(path: Path, key: bytes | None, raw: bytes | None = None) -> Head |
         ) from None
     signed = head.signed or mac is not None
     if key is not None:
-        if not signed or mac is None:
-            raise JournalError(
-                f"{path} carries no HMAC but MOOT_JOURNAL_KEY is set: it was written without "
-                "the key, or forged"
-            )
-        if not hmac.compare_digest(_mac(key, record), str(mac)):
-            raise JournalError(
-                f"{path} has a wrong HMAC: wrong MOOT_JOURNAL_KEY, or the head was forged"
-            )
+        check_mac(path, mac, _mac(key, record), unsigned="forged", forged="the head")
     return Head(head.events, head.hash, signed)
 
 

@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.engine.head import HEAD_NAME, Head, Sealer, read_head, read_head_bytes, write_head
+from moot.engine.head import (
+    HEAD_NAME,
+    Head,
+    Sealer,
+    check_mac,
+    read_head,
+    read_head_bytes,
+    write_head,
+)
 from moot.engine.store import read_json
 from moot.errors import JournalError
 from moot.types import Event, Message, Request
@@ -256,27 +264,19 @@ class Journal:
                 "refusing to use this session"
             )
         if key is not None:
-            if stored_mac is None:
-                raise JournalError(
-                    f"{where} carries no HMAC but MOOT_JOURNAL_KEY is set: it was written "
-                    "without the key, or the signature was stripped"
-                )
-            if not hmac.compare_digest(_sign(key, stored_hash), str(stored_mac)):
-                raise JournalError(
-                    f"{where} has a wrong HMAC: wrong MOOT_JOURNAL_KEY, or the line was forged"
-                )
+            check_mac(
+                where,
+                stored_mac,
+                _sign(key, stored_hash),
+                unsigned="the signature was stripped",
+                forged="the line",
+            )
         elif stored_mac is not None:
             raise JournalError(
                 f"{where} is signed: set MOOT_JOURNAL_KEY to the key it was written with"
             )
         try:
-            event = Event(
-                kind=record["kind"],
-                step=record.get("step"),
-                data=record.get("data") or {},
-                seq=record.get("seq"),
-                ts=record.get("ts"),
-            )
+            event = Event.from_record(record)
         except (KeyError, ValueError) as exc:
             raise JournalError(f"{where} is not a moot event ({exc})") from exc
         return event, stored_hash

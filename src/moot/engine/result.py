@@ -21,7 +21,15 @@ from pydantic import BaseModel, ConfigDict
 
 from moot import lazy
 from moot.text import clean_text
-from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, Outcome, alias_label
+from moot.types import (
+    ChangeOfMind,
+    ClaimAt,
+    Finding,
+    ModelVerdict,
+    Outcome,
+    RunVerdict,
+    alias_label,
+)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -173,22 +181,12 @@ _TYPED_OUTCOME = ("finding", "claims", "changes", "verdicts")
 
 
 @dataclass(frozen=True)
-class Check:
+class Check(RunVerdict):
     command: str
     exit_code: int | None
     timed_out: bool
     tail: str
     cut: bool
-
-    @property
-    def passed(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    @property
-    def status(self) -> str:
-        if self.timed_out:
-            return "timed out"
-        return "passed" if self.exit_code == 0 else f"failed (exit code {self.exit_code})"
 
 
 @dataclass(frozen=True)

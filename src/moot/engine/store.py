@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from filelock import FileLock, Timeout
 
 from moot.engine.result import FORMAT_VERSION
 from moot.errors import JournalLocked, SessionNotFound
+from moot.files import atomic_write
 
 __all__ = [
     "SessionFolder",
@@ -42,31 +42,23 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
-def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write to a temporary file in the same folder, then rename over `path`.
-
-    Readers see the old file or the new one, never half of one. `durable` adds an fsync; derived
-    files that can be rebuilt from the journal skip it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+class _File:
+    """One file (or folder) of a session's folder, by name: `folder.events` is
+    `folder.path / "events.jsonl"`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, folder: SessionFolder, owner: type[SessionFolder]) -> Path:
+        return folder.path / self.name
 
 
 @dataclass(frozen=True)
@@ -79,33 +71,13 @@ class SessionFolder:
     def id(self) -> str:
         return self.path.name
 
-    @property
-    def events(self) -> Path:
-        return self.path / "events.jsonl"
-
-    @property
-    def session_json(self) -> Path:
-        return self.path / "session.json"
-
-    @property
-    def state_json(self) -> Path:
-        return self.path / "state.json"
-
-    @property
-    def result_json(self) -> Path:
-        return self.path / "result.json"
-
-    @property
-    def report_md(self) -> Path:
-        return self.path / "report.md"
-
-    @property
-    def report_html(self) -> Path:
-        return self.path / "report.html"
-
-    @property
-    def rounds(self) -> Path:
-        return self.path / "rounds"
+    events = _File("events.jsonl")
+    session_json = _File("session.json")
+    state_json = _File("state.json")
+    result_json = _File("result.json")
+    report_md = _File("report.md")
+    report_html = _File("report.html")
+    rounds = _File("rounds")
 
     def lock(self) -> FileLock:
         # thread_local=False: the lock object is shared by the event loop and worker threads.

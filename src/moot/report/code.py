@@ -22,7 +22,9 @@ __all__ = [
     "code_html",
     "code_markdown",
     "code_rows",
+    "fence",
     "read_applied",
+    "table_head",
 ]
 
 APPLIED_FILE = "applied.json"  # in the session folder, written by `moot apply`
@@ -38,13 +40,20 @@ def read_applied(folder: Path) -> str | None:
     return agent if isinstance(agent, str) else None
 
 
-def _fence(text: str, info: str = "text") -> str:
+def fence(text: str, info: str = "text") -> str:
+    """Text shown verbatim in Markdown, in a fence longer than any run of backticks inside it
+    (for every section of report.md: markdown.py imports this module)."""
     longest, run = 0, 0
     for ch in text:
         run = run + 1 if ch == "`" else 0
         longest = max(longest, run)
     ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{info}\n{text.rstrip()}\n{ticks}"
+    return f"{ticks}{info}\n{text}\n{ticks}"
+
+
+def table_head(*columns: str) -> list[str]:
+    """A Markdown table's header row and the rule under it."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
 
 
 def code_markdown(rows: list[CodeRow], session_id: str) -> list[str]:
@@ -73,8 +82,8 @@ def code_markdown(rows: list[CodeRow], session_id: str) -> list[str]:
         for check in row.checks:
             cut = ", output cut to its tail" if check.cut else ""
             lines += [f"- `{check.command}`: {check.status}{cut}", ""]
-            lines += [_fence(check.tail.strip() or "(no output)"), ""]
-        lines += [_fence(row.patch or "(no change)", "diff"), ""]
+            lines += [fence(check.tail.strip() or "(no output)"), ""]
+        lines += [fence((row.patch or "(no change)").rstrip(), "diff"), ""]
     return lines
 
 

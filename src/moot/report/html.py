@@ -88,6 +88,16 @@ def _pill(status: str, text: str) -> str:
     return f'<span class="pill {escape(status.lower())}">{escape(text)}</span>'
 
 
+def _li(html: str, cls: str = "") -> str:
+    return f'<li class="{cls}">{html}</li>' if cls else f"<li>{html}</li>"
+
+
+def _listed(title: str, items: list[str], note: str = "") -> str:
+    """A card's titled list (nothing when `items` is empty): `items` are `<li>` elements,
+    `note` HTML between title and list."""
+    return f"<h3>{title}</h3>{note}<ul>{''.join(items)}</ul>" if items else ""
+
+
 def _verdict(view: SessionView) -> str:
     parts = [
         '<section class="card verdict"><h2>Verdict</h2>',
@@ -103,18 +113,11 @@ def _verdict(view: SessionView) -> str:
         parts.append(
             f'<h3>Final answer</h3><div class="md answer">{markdown_html(view.final_answer)}</div>'
         )
-    if view.disagreements:
-        parts.append("<h3>Remaining disagreements</h3><ul>")
-        parts += [f'<li class="md">{markdown_html(d)}</li>' for d in view.disagreements]
-        parts.append("</ul>")
-    if view.without_answer:
-        parts.append("<h3>Agents without a valid final answer</h3><ul>")
-        parts += [
-            f"<li>{escape(label(c.agent))} (round {c.round}): "
-            f"{escape(ClaimsTable.cell(c, 300))}</li>"
-            for c in view.without_answer
-        ]
-        parts.append("</ul>")
+    disagreements = [_li(markdown_html(d), "md") for d in view.disagreements]
+    parts.append(_listed("Remaining disagreements", disagreements))
+    unanswered = [(label(c.agent), c.round, ClaimsTable.cell(c, 300)) for c in view.without_answer]
+    items = [_li(f"{escape(who)} (round {n}): {escape(claim)}") for who, n, claim in unanswered]
+    parts.append(_listed("Agents without a valid final answer", items))
     if view.stop_message:
         parts.append(f'<p class="note">{escape(view.stop_message)}</p>')
     parts.append("</section>")
@@ -157,21 +160,13 @@ def _finding(view: SessionView) -> str:
             '<h3>Claims by round</h3><table class="claims"><thead><tr><th>Agent</th>'
             f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
-    if view.changes:
-        parts.append("<h3>Changes of mind</h3><ul>")
-        parts += [f"<li>{escape(change_line(c))}</li>" for c in view.changes]
-        parts.append("</ul>")
-    if view.verdicts:
-        parts.append(
-            '<h3>Model verdicts</h3><p class="note">Weighed as evidence; moot\'s check '
-            "decides.</p><ul>"
-        )
-        parts += [
-            f'<li class="{"upheld" if v.valid and v.upheld else "not-upheld"}">'
-            f"{escape(verdict_line(v))}</li>"
-            for v in view.verdicts
-        ]
-        parts.append("</ul>")
+    parts.append(_listed("Changes of mind", [_li(escape(change_line(c))) for c in view.changes]))
+    verdicts = [
+        _li(escape(verdict_line(v)), "upheld" if v.valid and v.upheld else "not-upheld")
+        for v in view.verdicts
+    ]
+    note = '<p class="note">Weighed as evidence; moot\'s check decides.</p>'
+    parts.append(_listed("Model verdicts", verdicts, note))
     parts.append("</section>")
     return "".join(parts)
 

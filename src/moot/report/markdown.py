@@ -6,7 +6,7 @@ summary line per answer."""
 
 from __future__ import annotations
 
-from moot.report.code import code_markdown
+from moot.report.code import code_markdown, fence
 from moot.report.view import SessionView, Turn, label, summarize
 from moot.text import (
     ClaimsTable,
@@ -18,16 +18,6 @@ from moot.text import (
 from moot.types import RoundSummary
 
 __all__ = ["fence", "finding_markdown", "render_markdown"]
-
-
-def fence(text: str) -> str:
-    """Text shown verbatim, in a fence longer than any run of backticks inside it."""
-    longest, run = 0, 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}text\n{text}\n{ticks}"
 
 
 def _cell(text: str) -> str:
