@@ -17,6 +17,7 @@ the journal are on disk, so a process killed in between loses nothing: `moot sho
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import shutil
 import time
@@ -134,8 +135,8 @@ def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> 
     if plan.config.code is not None:  # a bad repository fails before anything is created
         from moot.code.workspace import check_repo
 
-        config_ = plan.config.model_copy(update={"code": check_repo(plan.config.code)})
-        plan = Plan(plan.record, config_, plan.options, plan.checked)
+        code = check_repo(plan.config.code)
+        plan = dataclasses.replace(plan, config=plan.config.model_copy(update={"code": code}))
     record, options = plan.record, plan.options
     if not task.strip() and record.default_task is not None:
         task = record.default_task(options) or ""
