@@ -3,6 +3,10 @@ once on the way from a config file to a session, and the library face keeps its 
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,6 +15,7 @@ import pytest
 
 import moot.protocols.court as court_protocol
 from moot import api
+from moot.engine import lifecycle
 from moot.lifecycle.plan import load_config
 from tests.court_scripts import Court, stubborn
 from tests.scripts import no_sleep, start
@@ -59,3 +64,17 @@ def test_the_library_face_keeps_its_names() -> None:
     assert api.start_async is run.start_async and api.resume_async is run.resume_async
     assert api.RunResult is run.RunResult and api.ReplayReport is replay.ReplayReport
     assert api.replay is replay.replay and api.outcome_change is replay.outcome_change
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="signals through the loop: POSIX only")
+def test_a_signal_that_no_run_records_ends_as_ctrl_c_would() -> None:
+    """`api.resume` of a finished session replays it on a thread under `run_sync`'s loop: a
+    Ctrl-C there cancels the task, and the caller (the CLI) sees a KeyboardInterrupt, as when
+    the replay ran without a loop, not a CancelledError."""
+
+    async def replaying() -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(5)
+
+    with pytest.raises(KeyboardInterrupt):
+        lifecycle.run_sync(replaying)

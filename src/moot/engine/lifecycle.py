@@ -483,6 +483,10 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
                     pass
         try:
             return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            # A signal cancelled what no run_session records (the replay of a finished session
+            # on `moot resume`, a run still opening): it ends as Ctrl-C would have.
+            raise KeyboardInterrupt from None
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
