@@ -26,6 +26,7 @@ from moot.display.plain import PlainLog
 from moot.engine.journal import Journal
 from moot.engine.result import Result
 from moot.engine.session import Session
+from moot.lifecycle import plan as plans
 from moot.lifecycle.plan import Plan
 from moot.report.html import html_for, markdown_html
 from moot.report.markdown import render_markdown
@@ -101,13 +102,13 @@ def scripted(answers: list[Answers]) -> Debate:
 
 @pytest.fixture
 def persuaded(monkeypatch: pytest.MonkeyPatch) -> api.RunResult:
-    monkeypatch.setattr(api, "_protocol", two_rounds(judge_says_consensus=False))
+    monkeypatch.setattr(plans, "protocol_fn", two_rounds(judge_says_consensus=False))
     return start("What is 17 times 24?", scripted(PERSUADED).config())
 
 
 @pytest.fixture
 def contradicted(monkeypatch: pytest.MonkeyPatch) -> api.RunResult:
-    monkeypatch.setattr(api, "_protocol", two_rounds(judge_says_consensus=True))
+    monkeypatch.setattr(plans, "protocol_fn", two_rounds(judge_says_consensus=True))
     return start("What is 17 times 24?", scripted(DIFFERING).config())
 
 
@@ -183,7 +184,7 @@ def test_report_html_renders_the_finding(
 def test_the_run_prints_the_finding_and_its_log_ends_with_it(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(api, "_protocol", two_rounds(judge_says_consensus=True))
+    monkeypatch.setattr(plans, "protocol_fn", two_rounds(judge_says_consensus=True))
     args = ["run", "What is 17 times 24?", "--seed", "3"]
     for spec in scripted(DIFFERING).specs():
         args += ["--models", spec]
@@ -199,7 +200,7 @@ def test_the_run_prints_the_finding_and_its_log_ends_with_it(
     assert lines[-1].startswith("model verdict: Agent C (judge, round 1)")
     assert lines[-1].endswith(NOT_UPHELD)
 
-    monkeypatch.setattr(api, "_protocol", two_rounds(judge_says_consensus=False))
+    monkeypatch.setattr(plans, "protocol_fn", two_rounds(judge_says_consensus=False))
     args = ["run", "What is 17 times 24?", "--seed", "3", "--json-logs"]
     for spec in scripted(PERSUADED).specs():
         args += ["--models", spec]

@@ -19,27 +19,12 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "moot"
 # Today's known violations of the rules the docs state. Each is work left for issue 28, which
 # removes it; the checker fails on any one that no longer occurs, so the list only shrinks.
 TODAY = Allowed(
-    imports=frozenset(
-        {
-            # batch runs its sessions through the library face (`api.start_async`,
-            # `api.resume_async`); it should call the run lifecycle below the faces (issue 28:
-            # the lifecycle in one place, a run going down the floors)
-            ("moot.batch", "moot.api"),
-            # the adversarial bench starts its runs through `api.start` too (same fix)
-            ("moot.bench.adversarial", "moot.api"),
-            # migrate replays the upgraded session through the library face (`api.replay`);
-            # replay belongs to the lifecycle (issue 28, same fix)
-            ("moot.lifecycle.migrate", "moot.api"),
-        }
-    ),
     loops=frozenset(
         {
             # suites builds gym suites and gym names suites' Question/Suite types (issue 28)
             frozenset({"moot.bench.gym", "moot.bench.suites"}),
             # runner writes the report, the report reads runner's BenchReport (issue 28)
             frozenset({"moot.bench.report", "moot.bench.runner"}),
-            # the same migrate -> api import as above, seen between packages (issue 28)
-            frozenset({"moot.api", "moot.lifecycle"}),
         }
     ),
     names=frozenset(

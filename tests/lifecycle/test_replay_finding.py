@@ -25,6 +25,7 @@ from moot.engine.journal import Journal
 from moot.engine.result import Result
 from moot.engine.session import Session
 from moot.engine.store import SessionFolder
+from moot.lifecycle import plan as plans
 from moot.lifecycle.plan import Plan
 from moot.types import Message, ModelVerdict, Outcome, Step
 from tests.cli.test_cli import moot
@@ -88,7 +89,7 @@ def on_the_finding(
 
         return judged
 
-    monkeypatch.setattr(api, "_protocol", protocol)
+    monkeypatch.setattr(plans, "protocol_fn", protocol)
 
 
 @pytest.mark.parametrize("session_id", [JUDGED, PERSUADED])
@@ -200,7 +201,7 @@ def test_a_session_that_today_s_code_would_not_have_ended_replays_as_a_changed_o
     capsys: pytest.CaptureFixture[str], isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = old_session(isolated, JUDGED)
-    monkeypatch.setattr(api, "_protocol", going_on)
+    monkeypatch.setattr(plans, "protocol_fn", going_on)
     code, out, _ = moot(capsys, "replay", JUDGED)
     assert code == 0, out
     assert (
@@ -235,7 +236,7 @@ def test_a_session_that_never_finished_is_still_refused(
     (folder / "events.jsonl").write_text("".join(events[:-1]))  # the finished event is gone
     last = json.loads(events[-2])  # and its head sealed where a crash would have left it
     write_head(folder / "head.json", Head(len(events) - 1, last["hash"], False), None)
-    monkeypatch.setattr(api, "_protocol", going_on)
+    monkeypatch.setattr(plans, "protocol_fn", going_on)
     code, _, err = moot(capsys, "replay", JUDGED)
     assert code == 1 and "never finished" in err
 

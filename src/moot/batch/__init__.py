@@ -5,8 +5,8 @@ A batch lives in `$MOOT_HOME/batches/<id>/`:
     journal.jsonl   append-only, each line fsync'd: a line's session id as soon as its folder
                     exists (before its first step is asked), then how that session ended
 So after any kill, `resume_batch` knows which lines have a session: it continues those
-(`api.resume_async`: journaled steps are not asked again), starts the lines that have none, and
-leaves finished sessions alone.
+(`lifecycle.run.resume_async`: journaled steps are not asked again), starts the lines that have
+none, and leaves finished sessions alone.
 
 Sessions run under one global concurrency limit and optional per-provider limits (how many
 sessions using a provider run at once). A failing session is recorded with its error and the
@@ -31,11 +31,11 @@ from typing import Any, Protocol
 
 from filelock import FileLock, Timeout
 
-from moot import api
 from moot.config import RunConfig
 from moot.engine.store import atomic_write, sessions_root
 from moot.errors import ConfigError, MootError
 from moot.lifecycle.plan import Plan, load_config, resolve
+from moot.lifecycle.run import RunResult, resume_async, start_async
 
 __all__ = [
     "Batch",
@@ -292,7 +292,7 @@ def open_batch(ref: str, root: Path | None = None) -> Batch:
 
 
 # -- running ------------------------------------------------------------------------------------
-def _ended(line: BatchLine, run: api.RunResult, seconds: float) -> LineResult:
+def _ended(line: BatchLine, run: RunResult, seconds: float) -> LineResult:
     result = run.result
     calls = sum(usage.calls for usage in result.agents.values())
     error = None if result.status in DONE else (run.message or result.stop_message or result.how)
@@ -322,10 +322,10 @@ async def run_local(batch: Batch, line: BatchLine, folder: str | None) -> LineRe
         batch.record({"line": line.index, "event": "session", "folder": str(where)})
 
     if folder is None:
-        run = await api.start_async(line.task, line.plan(), on_created=created)
+        run = await start_async(line.task, line.plan(), on_created=created)
     else:
         path = Path(folder)
-        run = await api.resume_async(path.name, root=path.parent)
+        run = await resume_async(path.name, root=path.parent)
     return _ended(line, run, time.monotonic() - began)
 
 

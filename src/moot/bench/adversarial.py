@@ -28,8 +28,9 @@ agreement), always-CONSENSUS, self-contradicting (CONSENSUS with disagreements l
 position that is not its top score; a ranking naming one candidate twice), always-100, and fair
 (claims agreement exactly where the case's truth is agree).
 
-Each session runs in-process through `moot.api` with the protocol's own record; the outcome is
-read from the protocol's typed `Outcome` (its `finding` where it sets one).
+Each session runs in-process through the run lifecycle (`moot.lifecycle.run`) with the
+protocol's own record; the outcome is read from the protocol's typed `Outcome` (its `finding`
+where it sets one).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from moot import api, protocols
+from moot import protocols
 from moot.bench import adversarial_cases
 from moot.bench.adversarial_cases import (
     _ABSTAIN,
@@ -57,7 +58,9 @@ from moot.bench.adversarial_cases import (
 )
 from moot.config import RunConfig
 from moot.deliberation.claims import Relation, compare, extract_claim
+from moot.engine.lifecycle import run_sync
 from moot.lifecycle.plan import Plan, resolve
+from moot.lifecycle.run import start_async
 from moot.models.scripted import register_script
 from moot.protocols.scripting import JudgeKind
 from moot.report.code import table_head
@@ -274,9 +277,8 @@ def run_case(case: Case, protocol: str, *, root: Path, seed: int = 0) -> CaseRes
             return outcome
 
         record = dataclasses.replace(plan.record, run=capture)
-        ended = api.start(
-            case.question, Plan(record, plan.config, plan.options), root=root, sleep=_no_sleep
-        )
+        capturing = Plan(record, plan.config, plan.options)
+        ended = run_sync(lambda: start_async(case.question, capturing, root=root, sleep=_no_sleep))
         status = ended.result.status
         if not captured and ended.message:
             error = ended.message

@@ -3,8 +3,9 @@ state writer and the faces subscribed, and how the run ends (finished, paused by
 interrupted, failed), ending in `result.json`.
 
 The engine knows no protocol: `open_session` takes the participants and the resolved config,
-and `run_session` takes the protocol as a function of the Session. `moot.api` decides which
-protocol runs and writes the reports afterwards.
+and `run_session` takes the protocol as a function of the Session. `moot.lifecycle.run` decides
+which protocol runs and writes the reports afterwards; `run_sync` is the loop the library face
+(`moot.api`) runs it on.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from moot.config import RunConfig
 from moot.engine import startup
@@ -72,6 +73,7 @@ __all__ = [
 ]
 
 ProtocolFn = Callable[[Session], Awaitable[Outcome]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -461,9 +463,10 @@ async def _call(protocol: ProtocolFn, session: Session) -> Outcome:
     return await protocol(session)
 
 
-def run_sync(factory: Callable[[], Coroutine[Any, Any, Ended]]) -> Ended:
-    """Run on a fresh event loop where Ctrl-C and SIGTERM cancel the run cleanly (the journal
-    is already durable), so `run_session` records the interruption and writes its files.
+def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run `factory()` (a run: opening a session, `run_session`, its end) on a fresh event loop
+    where Ctrl-C and SIGTERM cancel it cleanly (the journal is already durable), so
+    `run_session` records the interruption and writes its files.
     Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
     left for later once it first waits (engine/startup.py)."""
     startup.resume()
@@ -480,6 +483,10 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, Ended]]) -> Ended:
                     pass
         try:
             return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            # A signal cancelled what no run_session records (the replay of a finished session
+            # on `moot resume`, a run still opening): it ends as Ctrl-C would have.
+            raise KeyboardInterrupt from None
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)

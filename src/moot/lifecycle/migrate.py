@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from moot.api import replay
 from moot.config import format_validation_error
 from moot.engine.head import HEAD_NAME, anchors
 from moot.engine.journal import Journal, key_from_env
@@ -36,6 +35,7 @@ from moot.engine.seal import seal_result
 from moot.engine.state import StateWriter
 from moot.engine.store import SessionFolder, atomic_write, find_session, folder_version, read_json
 from moot.errors import JournalError
+from moot.lifecycle.replay import replay
 from moot.report import write_reports
 from moot.types import Event
 
@@ -53,8 +53,8 @@ class Migration:
     backup: Path | None  # None: nothing to do
     events: int
     replay_identical: bool | None
-    # The replay differs only as the rule that labels are moot's finding explains (api.replay's
-    # ReplayReport.changed): what it says, else None.
+    # The replay differs only as the rule that labels are moot's finding explains (the
+    # ReplayReport's `changed`, lifecycle/replay.py): what it says, else None.
     replay_changed: str | None = None
 
 

@@ -4,28 +4,47 @@ settings with the protocol's defaults, and the participants with their aliases.
 `load_config` / `check_config` read a file, apply command-line overrides and report every
 problem at once, each as `dotted.path: message`. Options such as `--rounds` and `--verify`
 apply to the protocol that runs, whatever the file or the flags name it.
+
+The protocol's own check of a config (`ProtocolRecord.check`: files it names exist, a code
+task where one is needed) runs once per plan: `check_config` runs it on what it reads, and a
+plan made otherwise (`resolve`) gets it from `checked` when a session is created from it.
+A session's recorded plan (`reopen`) is never checked again: it was when the session began.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from moot import protocols
 from moot.config import RunConfig, Section, problem_lines, read_config_file
 from moot.deliberation.anonymize import alias_for
-from moot.engine.session import Agent
-from moot.errors import ConfigError
+from moot.engine.session import Agent, Session
+from moot.errors import ConfigError, JournalError
 from moot.models.base import provider_info, providers
 from moot.protocols.record import ProtocolRecord
 from moot.text import closest, plural
 
-__all__ = ["Plan", "check_config", "config_schema", "load_config", "participants", "resolve"]
+if TYPE_CHECKING:
+    from moot.engine.lifecycle import ProtocolFn
+
+__all__ = [
+    "Plan",
+    "check_config",
+    "checked",
+    "config_schema",
+    "load_config",
+    "participants",
+    "protocol_fn",
+    "reopen",
+    "resolve",
+]
 
 
 @dataclass(frozen=True)
@@ -35,6 +54,7 @@ class Plan:
     record: ProtocolRecord[Any]
     config: RunConfig  # the protocol's section holds its validated options
     options: Section
+    checked: bool = False  # the protocol's own check (`record.check`) has passed on it
 
     @property
     def max_rounds(self) -> int | None:
@@ -174,7 +194,21 @@ def check_config(
     more, plan = _resolve(RunConfig.model_validate(data))
     if plan is not None:
         more += _provider_problems(plan)
-    return (None if more else plan), more
+    if more or plan is None:
+        return None, more
+    return dataclasses.replace(plan, checked=True), []
+
+
+def checked(plan: Plan, cwd: Path | None = None) -> Plan:
+    """The plan once the protocol's own check has passed on it (run here unless it already
+    has, by `check_config`); ConfigError listing its problems otherwise."""
+    if plan.checked or plan.record.check is None:
+        return plan
+    problems = plan.record.check(plan.config.model_dump(mode="json"), cwd or Path.cwd())
+    if problems:
+        listed = "\n  ".join(problems)
+        raise ConfigError(f"the config has {plural(len(problems), 'problem')}:\n  {listed}")
+    return dataclasses.replace(plan, checked=True)
 
 
 def _code_protocols() -> list[str]:
@@ -263,6 +297,29 @@ def participants(plan: Plan, seed: int) -> list[Agent]:
                 Agent(alias=alias_for(i, role.prefix), spec=settings.model, config=settings)
             )
     return result
+
+
+def reopen(meta: Mapping[str, Any]) -> tuple[Plan, list[Agent]]:
+    """The plan and participants recorded in a session's begin meta, checked against its
+    alias map."""
+    plan = resolve(RunConfig.model_validate(meta["config"]))
+    agents = participants(plan, meta["seed"])
+    if {a.alias: a.spec for a in agents} != meta["aliases"]:
+        raise JournalError(
+            f"the alias map of session {meta['session_id']} does not match "
+            "its config; the session folder was edited"
+        )
+    return plan, agents
+
+
+def protocol_fn(plan: Plan) -> ProtocolFn:
+    """The plan's protocol as the engine runs it: a function of the Session alone."""
+    run, options = plan.record.run, plan.options
+
+    def protocol(session: Session) -> Any:
+        return run(session, session.task, options)
+
+    return protocol
 
 
 def config_schema() -> dict[str, Any]:

@@ -1,0 +1,291 @@
+"""A run, from a task and a config (or a session to continue) to its result and reports: the
+one async core under `moot.api`'s start and resume, `moot batch` and the benches.
+
+start_async(task, config)   create a session and run its protocol
+resume_async(ref)           run the protocol again over its journal; recorded steps cost nothing
+
+Each resolves which protocol runs (its record, through the plan), hands the engine the
+participants and the protocol's run function (`engine.lifecycle.run_session`), and writes the
+reports once the run has ended. The run goes down the floors: nothing here calls back up.
+
+The outcome is known before the reports are written: `on_outcome(run)` is called with it first
+(the CLI prints it there), then report.md and report.html are rendered. By then result.json and
+the journal are on disk, so a process killed in between loses nothing: `moot show` and
+`moot export` build the reports from them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from filelock import FileLock
+
+from moot.config import RunConfig, check_task
+from moot.engine import lifecycle
+from moot.engine.journal import Journal, key_from_env
+from moot.engine.lifecycle import Ended
+from moot.engine.result import Result, exit_code_for
+from moot.engine.session import Agent, Chooser, Sleep, Subscriber
+from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
+from moot.errors import ConfigError, WorkspaceError
+from moot.lifecycle import plan as plans
+from moot.lifecycle.plan import Plan, participants, resolve
+from moot.lifecycle.replay import replay
+from moot.models.base import create_model
+from moot.types import Event, EventKind, estimate_tokens
+
+if TYPE_CHECKING:
+    from moot.engine.cache import ResponseCache
+
+__all__ = ["OnOutcome", "RunResult", "resume_async", "start_async"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: its session, result and exit code."""
+
+    session_id: str
+    folder: Path
+    result: Result
+    exit_code: int
+    message: str | None = None
+    model_calls: int = 0
+
+
+OnOutcome = Callable[[RunResult], None]
+
+
+async def start_async(
+    task: str,
+    config: RunConfig | Plan | None = None,
+    *,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
+    on_created: Callable[[Path], None] | None = None,
+    on_outcome: OnOutcome | None = None,
+) -> RunResult:
+    """Create a session for `task` and run it to its end, a limit, or an interruption, on the
+    caller's event loop (many sessions in one loop: `moot batch`); the caller handles signals
+    by cancelling the task (`engine.lifecycle.run_sync` does). `chooser` reads a human's choice
+    (default: standard input); `on_created(folder)` runs once the session's folder exists and
+    before its first step is asked; `on_outcome` is called with the outcome before the reports
+    are written."""
+    opened = _open_new(task, config, root)
+    lock = opened.folder.acquire()
+    try:
+        _prepare_workspace(opened, lock)
+        if on_created is not None:
+            on_created(opened.folder.path)
+        ended = await _run(opened, subscribers, sleep, chooser)
+    finally:
+        lock.release()
+    return _reported(ended, on_outcome)
+
+
+async def resume_async(
+    ref: str | None,
+    *,
+    limits: dict[str, Any] | None = None,
+    subscribers: Iterable[Subscriber] = (),
+    root: Path | None = None,
+    sleep: Sleep = asyncio.sleep,
+    chooser: Chooser | None = None,
+    on_outcome: OnOutcome | None = None,
+) -> RunResult:
+    """Continue a session on the caller's event loop (see `start_async`); `limits` (for example
+    {"max_cost": 5}) raises its budgets. A session that has already finished is replayed (its
+    outputs rebuilt), on a thread: the replay runs a loop of its own."""
+    folder = lifecycle.current_format(find_session(ref, root))
+    lock = folder.acquire()
+    try:
+        opened = _open_old(folder, limits)
+        if opened is None:
+            return await asyncio.to_thread(_already_finished, folder, on_outcome)
+        ended = await _run(opened, subscribers, sleep, chooser)
+    finally:
+        lock.release()
+    return _reported(ended, on_outcome)
+
+
+# -- opening ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Opened:
+    """A session ready to run: its folder and journal open, its participants' models made."""
+
+    folder: SessionFolder
+    journal: Journal
+    plan: Plan
+    config: RunConfig
+    agents: list[Agent]
+    cache: ResponseCache | None
+
+
+def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> _Opened:
+    plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
+    if plan.config.code is not None:  # a bad repository fails before anything is created
+        from moot.code.workspace import check_repo
+
+        code = check_repo(plan.config.code)
+        plan = dataclasses.replace(plan, config=plan.config.model_copy(update={"code": code}))
+    record, options = plan.record, plan.options
+    if not task.strip() and record.default_task is not None:
+        task = record.default_task(options) or ""
+    if not task.strip():
+        raise ConfigError(
+            'the task is empty: give the question to deliberate, as in moot run "..."'
+        )
+    check_task(task, plan.config.engine)  # bad UTF-8 or too large: before any folder
+    plan = plans.checked(plan)  # unless check_config has run it already
+    if root is None and record.sessions_root is not None:
+        root = record.sessions_root(options)
+    seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)
+    agents = participants(plan, seed)
+    _create_models(agents)
+    _check_task_fits(task, agents)
+    cache = lifecycle.response_cache(plan.config)
+    folder, journal = lifecycle.open_session(
+        root or sessions_root(),
+        task=task,
+        seed=seed,
+        protocol=record.name,
+        config=plan.config,
+        agents=agents,
+    )
+    return _Opened(folder, journal, plan, plan.config, agents, cache)
+
+
+def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened | None:
+    """A session to continue, ready to run; None when it has already finished."""
+    journal, meta = lifecycle.reopen_session(folder)
+    if lifecycle.finished(journal):
+        journal.close()
+        return None
+    plan, agents = plans.reopen(meta)
+    config = plan.config
+    if limits:
+        config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
+    _create_models(agents)
+    cache = lifecycle.response_cache(config)
+    if limits:
+        journal.append(
+            Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
+        )
+    return _Opened(folder, journal, plan, config, agents, cache)
+
+
+def _create_models(agents: list[Agent]) -> None:
+    for agent in agents:  # a bad spec fails before anything more is written
+        agent.model = create_model(agent.spec, agent.config.settings())
+
+
+def _check_task_fits(task: str, agents: list[Agent]) -> None:
+    """Refuse, before any folder exists, a task that cannot fit a participant's context
+    window with room for its answer."""
+    size = estimate_tokens(task)
+    for agent in agents:
+        if agent.model is None:
+            continue
+        window = agent.model.capabilities.context_window
+        room = agent.config.max_tokens or 1024
+        larger = "a larger context window (a local model's options.n_ctx)"
+        if room >= window:
+            raise ConfigError(
+                f"{agent.spec} ({agent.alias}) has a context window of {window:,} tokens, no "
+                f"more than the {room:,} kept for its answer, so no task fits; give it {larger} "
+                "or a smaller max_tokens"
+            )
+        if size + room > window:
+            raise ConfigError(
+                f"the task is about {size:,} tokens, too large for {agent.spec} "
+                f"({agent.alias}), whose context window is {window:,} tokens with {room:,} kept "
+                f"for its answer; shorten the task, or give the model {larger} or a smaller "
+                "max_tokens"
+            )
+
+
+def _prepare_workspace(opened: _Opened, lock: FileLock) -> None:
+    """A code task's workspace, made once the session is locked."""
+    try:
+        lifecycle.code_workspace(opened.config, opened.folder, opened.agents, prepare=True)
+    except WorkspaceError:  # (a submodule): leave nothing behind
+        opened.journal.close()
+        lock.release()
+        shutil.rmtree(opened.folder.path, ignore_errors=True)
+        raise
+
+
+# -- running and the end ----------------------------------------------------------------------
+async def _run(
+    opened: _Opened, subscribers: Iterable[Subscriber], sleep: Sleep, chooser: Chooser | None
+) -> Ended:
+    return await lifecycle.run_session(
+        opened.folder,
+        opened.journal,
+        opened.config,
+        opened.agents,
+        plans.protocol_fn(opened.plan),
+        subscribers=subscribers,
+        sleep=sleep,
+        cache=opened.cache,
+        chooser=chooser,
+    )
+
+
+def _reported(ended: Ended, on_outcome: OnOutcome | None = None) -> RunResult:
+    """The run's result, shown through `on_outcome` before its reports are rendered (the
+    slowest part of the end of a run, and one that result.json and the journal can redo)."""
+    run = RunResult(
+        ended.folder.id,
+        ended.folder.path,
+        ended.result,
+        ended.exit_code,
+        ended.message,
+        ended.model_calls,
+    )
+    try:
+        if on_outcome is not None:
+            on_outcome(run)
+    finally:
+        _write_reports(ended.folder, ended.result, ended.events)
+    return run
+
+
+def _write_reports(folder: SessionFolder, result: Result, events: list[Event]) -> None:
+    from moot.report import write_reports  # imported late: not needed before the outcome
+
+    write_reports(folder, result, events)
+
+
+def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None) -> RunResult:
+    """Nothing to run: rebuild the outputs from the journal (they may have been lost)."""
+    report = replay(folder.id, root=folder.path.parent)
+    run = RunResult(
+        folder.id,
+        folder.path,
+        report.result,
+        exit_code_for(report.result.status),
+        f"session {folder.id} had already finished; nothing was asked",
+    )
+    rebuild = report.identical is not True or not (
+        folder.report_md.exists() and folder.report_html.exists()
+    )
+    if report.identical is not True:
+        atomic_write(folder.result_json, report.result.to_json())
+    try:
+        if on_outcome is not None:
+            on_outcome(run)
+    finally:
+        if rebuild:  # a run killed after its outcome, before its reports, left none
+            journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
+            _write_reports(folder, report.result, journal.events)
+    return run
