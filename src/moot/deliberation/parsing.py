@@ -19,7 +19,7 @@ from moot.errors import FormatError
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
-    "Verdict",
+    "JudgeVerdict",
     "extract_json",
     "extract_section",
     "json_object",
@@ -54,7 +54,7 @@ def parse_solution(text: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class JudgeVerdict:
     """A judge's verdict, parsed."""
 
     decision: Literal["CONSENSUS", "CONTINUE"]
@@ -68,7 +68,7 @@ class Verdict:
 _FIELD = re.compile(r"^\s*[-*]?\s*([a-z_ ]+?)\s*:\s*(.*)$", re.IGNORECASE)
 
 
-def parse_verdict(text: str) -> Verdict:
+def parse_verdict(text: str) -> JudgeVerdict:
     """The judge's `<verdict>` block. The last block counts: a judge quoting an earlier one
     still has the final word. No block, or no decision and score, is a format error."""
     blocks = re.findall(r"<verdict\s*>(.*?)</verdict\s*>", text, re.IGNORECASE | re.DOTALL)
@@ -90,7 +90,7 @@ def parse_verdict(text: str) -> Verdict:
         raise FormatError(f"its convergence_score {score} is not between 1 and 10")
     remaining = re.search(r"\d+", fields.get("remaining_disagreements", ""))
     base = fields.get("base_solution", "").strip().strip('"').strip() or None
-    return Verdict(
+    return JudgeVerdict(
         decision=decision,
         score=score,
         remaining_disagreements=int(remaining.group()) if remaining else None,
@@ -250,7 +250,7 @@ def parse_solution_any(text: str) -> tuple[str, str]:
     return solution.strip(), analysis.strip() if isinstance(analysis, str) else ""
 
 
-def parse_verdict_any(text: str) -> Verdict:
+def parse_verdict_any(text: str) -> JudgeVerdict:
     """The judge's verdict from a `<verdict>` block, or from the JSON of VERDICT_SCHEMA."""
     if "<verdict" in text.lower() or not text.lstrip().startswith("{"):
         return parse_verdict(text)
@@ -265,7 +265,7 @@ def parse_verdict_any(text: str) -> Verdict:
         raise FormatError('its verdict\'s "convergence_score" is not a whole number from 1 to 10')
     remaining = data.get("remaining_disagreements")
     base = data.get("base_solution")
-    return Verdict(
+    return JudgeVerdict(
         decision="CONSENSUS" if decision == "CONSENSUS" else "CONTINUE",
         score=score,
         remaining_disagreements=remaining if isinstance(remaining, int) else None,

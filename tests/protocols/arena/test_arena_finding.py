@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 
 from moot import api
-from moot.deliberation.parsing import Verdict
+from moot.deliberation.parsing import JudgeVerdict
 from moot.protocols.arena import prompts
 from moot.protocols.arena.weigh import (
     answer_part,
@@ -146,14 +146,14 @@ def test_a_verdict_whose_base_solution_names_no_agent_is_invalid() -> None:
 
 
 def test_verdict_fields_are_checked_against_each_other() -> None:
-    def parsed(decision: str, remaining: str, base: str | None = "Agent A") -> Verdict:
+    def parsed(decision: str, remaining: str, base: str | None = "Agent A") -> JudgeVerdict:
         raw = (
             f"<verdict>\ndecision: {decision}\nconvergence_score: 9\n"
             f"remaining_disagreements: {remaining}\nbase_solution: {base}\n</verdict>"
         )
-        return Verdict(decision, 9, None, base, "", raw)  # type: ignore[arg-type]
+        return JudgeVerdict(decision, 9, None, base, "", raw)  # type: ignore[arg-type]
 
-    def check(v: Verdict) -> tuple[bool, str]:
+    def check(v: JudgeVerdict) -> tuple[bool, str]:
         made = model_verdict(v, None, judge="agent_c", round=1, active=ACTIVE, threshold=8)
         return made.valid, made.problem
 
@@ -166,10 +166,10 @@ def test_verdict_fields_are_checked_against_each_other() -> None:
     assert check(parsed("CONSENSUS", "0", base="Agent B's solution"))[0]
     assert not check(parsed("CONSENSUS", "0", base="agent_d"))[0]
     json_raw = '{"decision": "CONSENSUS", "convergence_score": 9, "remaining_disagreements": 3}'
-    from_json = Verdict("CONSENSUS", 9, 3, None, "", json_raw)
+    from_json = JudgeVerdict("CONSENSUS", 9, 3, None, "", json_raw)
     assert remaining_disagreements(from_json) == "3" and not check(from_json)[0]
     low = model_verdict(
-        Verdict("CONSENSUS", 7, 0, "Agent A", "", "<verdict></verdict>"),
+        JudgeVerdict("CONSENSUS", 7, 0, "Agent A", "", "<verdict></verdict>"),
         None,
         judge="agent_a",
         round=2,

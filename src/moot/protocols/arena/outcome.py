@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Literal
 
 from moot.deliberation import claims, finding, trust
-from moot.deliberation.parsing import Verdict
+from moot.deliberation.parsing import JudgeVerdict
 from moot.engine.session import Session
 from moot.protocols import codework
 from moot.protocols.arena import weigh
@@ -84,7 +84,7 @@ def conclude(
     st: State,
     judgement: finding.Judgement,
     how: str,
-    verdict: Verdict | None,
+    verdict: JudgeVerdict | None,
     judge: str | None,
     rounds: int,
     evidence: trust.Evidence | None = None,
@@ -170,7 +170,7 @@ def conclude(
 def ran_out(
     s: Session,
     st: State,
-    verdict: Verdict | None,
+    verdict: JudgeVerdict | None,
     judge: str | None,
     last: ModelVerdict | None,
     rounds: int,
@@ -212,7 +212,7 @@ def _participants(s: Session, st: State, agreed: Sequence[str]) -> list[trust.Pa
     return people
 
 
-def _mods(verdict: Verdict | None) -> str:
+def _mods(verdict: JudgeVerdict | None) -> str:
     mods = (verdict.modifications or "").strip() if verdict else ""
     if not mods or mods.lower() in ("none", "none."):
         return ""

@@ -30,7 +30,7 @@ from moot.deliberation.anonymize import quote
 from moot.deliberation.parsing import (
     SOLUTION_SCHEMA,
     VERDICT_SCHEMA,
-    Verdict,
+    JudgeVerdict,
     extract_json,
     parse_solution_any,
     parse_verdict_any,
@@ -327,7 +327,7 @@ async def _evidence(s: Session, st: State, r: int) -> str:
     return prompts.EVIDENCE.format(results="\n\n".join(lines))
 
 
-async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[Verdict]]:
+async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[JudgeVerdict]]:
     active = st.active
     available = [a for a in active if a not in st.judges] or active
     judge = s.choice(sorted(available), step=Step.at(r, "judge"))
@@ -399,7 +399,7 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     if settled is not None:
         return settled
 
-    verdict: Verdict | None = None
+    verdict: JudgeVerdict | None = None
     judge: str | None = None
     last: ModelVerdict | None = None  # the verdict over the answers as they are now
     rounds = 0

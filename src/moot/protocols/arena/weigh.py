@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from moot.deliberation.finding import majority, names
-from moot.deliberation.parsing import Verdict, extract_json, verdict_fields
+from moot.deliberation.parsing import JudgeVerdict, extract_json, verdict_fields
 from moot.errors import FormatError
 from moot.text import cut
 from moot.types import ModelVerdict, alias_label
@@ -76,7 +76,7 @@ def resolve_alias(name: str | None, active: Sequence[str]) -> str | None:
 
 
 def model_verdict(
-    verdict: Verdict | None,
+    verdict: JudgeVerdict | None,
     problem: str | None,
     *,
     judge: str,
@@ -116,7 +116,7 @@ def model_verdict(
     )
 
 
-def _contradiction(verdict: Verdict, active: Sequence[str]) -> str | None:
+def _contradiction(verdict: JudgeVerdict, active: Sequence[str]) -> str | None:
     remaining = remaining_disagreements(verdict)
     if verdict.decision == "CONSENSUS" and _lists_some(remaining):
         return (
@@ -131,7 +131,7 @@ def _contradiction(verdict: Verdict, active: Sequence[str]) -> str | None:
     return None
 
 
-def remaining_disagreements(verdict: Verdict) -> str:
+def remaining_disagreements(verdict: JudgeVerdict) -> str:
     """The verdict's remaining disagreements field as the judge wrote it ("" when absent): the
     parsed count keeps only a number, and "the cache TTL" is a disagreement listed too."""
     blocks = _VERDICT_BLOCK.findall(verdict.raw)

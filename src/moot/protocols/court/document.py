@@ -25,7 +25,7 @@ __all__ = [
     "Court",
     "JudgeRound",
     "Phases",
-    "Verdict",
+    "Ruling",
     "build_output",
     "label",
     "user",
@@ -119,7 +119,9 @@ def user(text: str) -> Message:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Ruling:
+    """The court's ruling: the position it settled on, how sure, and who settled it."""
+
     position_id: str
     position_text: str
     confidence: float
@@ -221,7 +223,7 @@ def judge_round_result(s: Session, rnd: JudgeRound) -> dict[str, Any]:
     }
 
 
-def build_output(s: Session, c: Court, verdict: Verdict) -> dict[str, Any]:
+def build_output(s: Session, c: Court, verdict: Ruling) -> dict[str, Any]:
     """The seed's DebateOutputSchema document."""
     rounds, judge_rounds, texts, phases = c.rounds, c.judge_rounds, c.texts, c.phases
     totals = list(s.tally.agents.values())

@@ -55,7 +55,7 @@ from moot.protocols.court.context import history
 from moot.protocols.court.document import (
     AgentRound,
     Court,
-    Verdict,
+    Ruling,
     build_output,
     label,
     user,
@@ -358,7 +358,7 @@ def _participants(c: Court, finding: Finding) -> list[Participant]:
     return people
 
 
-def _outcome(s: Session, c: Court, verdict: Verdict, how: str, j: Judgement) -> Outcome:
+def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement) -> Outcome:
     f = j.finding
     evidence: Evidence | None = None
     if verdict.source == "judge_consensus" and c.judge_rounds:
@@ -455,7 +455,7 @@ def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcom
         how += f"; only {len(positions)} position(s) for the judges"
     j = _short(c, judge_court(c, _verdicts(c)))
     how += f"; {j.finding.reason}"
-    return _outcome(s, c, Verdict(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how, j)
+    return _outcome(s, c, Ruling(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how, j)
 
 
 def _chosen(c: Court, j: Judgement, pid: str, how: str) -> Judgement:
@@ -526,7 +526,7 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
                 )
             if len(f.agreed) > rnd.consensus.tally.yes:
                 how += f"; {names(f.agreed, label)}'s positions agree with it by moot's check"
-            verdict = Verdict(rnd.candidate, c.texts[rnd.candidate], _mean(yes), "agent_consensus")
+            verdict = Ruling(rnd.candidate, c.texts[rnd.candidate], _mean(yes), "agent_consensus")
             return _outcome(s, c, verdict, how, judgement)
 
     positions = judge_positions(c)
@@ -546,7 +546,7 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
                 f"{j} ({result.votes[pid]} of {len(c.judges)} judges, average confidence "
                 f"{result.confidence:.2f})"
             )
-            verdict = Verdict(pid, c.texts[pid], round(result.confidence, 6), "judge_consensus")
+            verdict = Ruling(pid, c.texts[pid], round(result.confidence, 6), "judge_consensus")
             chosen = _chosen(c, judge_court(c, _verdicts(c)), pid, how)
             return _outcome(s, c, verdict, how, chosen)
     return _deadlock(s, c, panel, positions)
