@@ -778,6 +778,13 @@ def test_talk_about_how_to_answer_needs_the_answer_named_and_no_word_of_the_task
         "Please provide a more detailed explanation of the deadlock.",
     ):
         assert check_substance(reply, [], task=None) is None, reply
+    # a re-ask quotes the reply back: the same talk again is still talk, though it now names
+    # the answer in words the prompt holds
+    reask = (
+        "Your previous answer could not be used: it says how to answer instead of answering "
+        f"('{ANSWER_TALK[0][:60]}...')\nAnswer again."
+    )
+    assert _invalid(ANSWER_TALK[0], [reask], FRANCE).reason is Reason.META
     # the detail, in full
     assert str(_invalid("Show your reasoning step by step.", [], FRANCE)) == (
         "it says how to answer instead of answering ('Show your reasoning step by step.')"

@@ -205,7 +205,7 @@ _ABOUT_THE_ANSWER = re.compile(
     + _ANSWER_NOUNS
     + r"\b"
 )
-_ANSWER_TALK = _META_WORDS | frozenset(
+_ABOUT_ANSWERS = frozenset(
     """
     solution solutions explanation explanations reasoning justification rationale argument
     arguments submission proposal approach method work content output draft summary conclusion
@@ -225,6 +225,7 @@ _ANSWER_TALK = _META_WORDS | frozenset(
     than from into using without
     """.split()
 )
+_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 # words that may stand around a bare yes/no without making it an answer: "Absolutely not."
 _INTENSIFIERS = frozenset(
@@ -384,13 +385,11 @@ def _fragment(
 
 
 def _talk_instead_of_answer(
-    text: str, folded: str, content: Sequence[str], task_words: frozenset[str], mask: bytearray
+    text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
 ) -> NotSubstantive | None:
     """META or BARE_YES_NO when the model's own words are only talk about the deliberation, or
     only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
-    when such talk is all there is around a piece of an instruction ("Under 100 words, please.").
-    `mask`: what masked each character of `folded` (0: the model's own text)."""
-    instructed = _CODE[Reason.INSTRUCTION] in mask
+    when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
     talk = [w for w in content if w in _META_WORDS and w not in task_words]
     if len(talk) == len(content) and instructed:
         return NotSubstantive(
@@ -405,10 +404,13 @@ def _talk_instead_of_answer(
     # the task's words make an answer, but not its auxiliaries and question words: "should"
     # to "Should a small team use Postgres?" is no answer ("The solution should ...")
     asked = task_words - _AUXILIARIES - _ASKING
-    # (the answer named in the model's own words: "Write your answer in ..." copied from the
-    # prompt names no answer of its own)
-    if all(w in _ANSWER_TALK and w not in asked for w in content) and any(
-        mask.count(0, *m.span()) == m.end() - m.start() for m in _ABOUT_THE_ANSWER.finditer(folded)
+    # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
+    # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
+    # your answer in ..." is an echo)
+    if (
+        all(w in _ANSWER_TALK and w not in asked for w in content)
+        and any(w in _ABOUT_ANSWERS for w in content)
+        and _ABOUT_THE_ANSWER.search(folded) is not None
     ):
         return NotSubstantive(
             Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
@@ -517,7 +519,8 @@ def check_substance(
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
     if content:
-        talk = _talk_instead_of_answer(text, folded, content, task_words, mask)
+        instructed = _CODE[Reason.INSTRUCTION] in mask
+        talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
         if talk is not None and (
             talk.reason is not Reason.BARE_YES_NO or (task and not _is_yes_no_question(task))
         ):
