@@ -682,3 +682,124 @@ def test_talk_about_the_task_or_the_answers_form_is_no_answer() -> None:
         assert problem is not None and problem.reason is Reason.META, reply
     for reply in ("Be concise.", "This question is about Paris.", "Paris"):
         assert check_substance(reply, prompts, task=task) is None, reply
+
+
+# -- talk about how to answer (issue 29, "Consensus is moot's finding") -----------------------
+# The embedded model wrote fluent talk about the answer in words no fixed list of talk holds,
+# and two agents that copied it "converged by persuasion".
+ANSWER_TALK = [
+    # what the embedded model wrote (each names the answer a different way: "your solution";
+    # "your answer"; "the solution should"; "provide a more detailed explanation")
+    "Your solution requires specific conditions for editing; you must provide a clear list of "
+    "requirements.",
+    "You need to make sure your answer follows the required format and includes the necessary "
+    "details.",
+    "The solution should clearly address the question and explain each step in detail.",
+    "Please provide a more detailed explanation of your reasoning and include examples.",
+    # more of the kind
+    "Please provide a more detailed explanation and include examples.",
+    "Your answer should be clear, specific and well structured.",
+    "Make sure your response addresses every part of the question.",
+    "Your reasoning lacks detail; explain each step more clearly.",
+    "The answer must include a justification and relevant examples.",
+    "Give a clear explanation of your approach.",
+    "Each solution should follow the required format.",
+    "My answer should include more details and examples.",
+    "You must provide a complete solution that meets all the requirements.",
+    "Your solution does not address the question.",
+    "Show your reasoning step by step.",
+    "An answer needs sufficient context and accurate information.",
+]
+MIGRATE = "How do I make a database migration safe?"
+
+
+@pytest.mark.parametrize("reply", ANSWER_TALK)
+@pytest.mark.parametrize("task", [FRANCE, STORE, MIGRATE, TWO, None])
+def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> None:
+    # (the task's "should" and "make" are no word of its subject: "should" to "Should a small
+    # team use Postgres ...?" does not make "The solution should ..." an answer)
+    for build in BOTH_PROMPTS:
+        problem = _invalid(reply, build(task or STORE), task)
+        assert problem.reason is Reason.META, (reply, task, problem)
+        assert str(problem).startswith("it says how to answer instead of answering ('")
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        # second person and imperative advice about the subject is an answer
+        (STORE, "Your service should use SQLite."),
+        (STORE, "You should use Postgres for this workload."),
+        ("How do I speed up lookups by user?", "Use a B-tree index on user_id."),
+        (
+            "Why does the counter lose updates?",
+            "You need a mutex around the counter; the race is in increment().",
+        ),
+        (
+            "Why does my function crash on an empty list?",
+            "Your function returns None when the list is empty; add a guard.",
+        ),
+        (FRANCE, "Paris."),
+        (TWO, "The answer is 42."),
+        (MIGRATE, "Make sure the migration runs in a transaction."),
+        # the answer named beside something of substance
+        (STORE, "Your solution should handle a second writer: use Postgres."),
+        ("How should the worker pick jobs?", "The solution should use a queue."),
+        (TWO, "Your answer is wrong: 2 + 2 = 4."),
+        ("Which HTTP spec should I cite?", "Your explanation should cite RFC 9110."),
+        (TWO, "The answer should be 4."),
+        (
+            "How do I document the API?",
+            "Provide a detailed explanation of the error codes in the API docs.",
+        ),
+        # advice to the answerer that does not name the answer
+        ("How do I write a good README?", "Include examples."),
+        ("How do I write a good README?", "Add more details and examples."),
+        # the task's own words are the answer's ("explanation", "clear")
+        ("What makes an explanation clear?", "A clear explanation should show each step."),
+        ("What must each answer on the quiz include?", "Each answer must include a justification."),
+    ],
+)
+def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:
+    for build in BOTH_PROMPTS:
+        assert check_substance(reply, build(task), task=task) is None, reply
+
+
+def test_talk_about_how_to_answer_needs_the_answer_named_and_no_word_of_the_task() -> None:
+    # the same words without the task: talk; without naming the answer: advice
+    assert _invalid("A clear explanation should show each step.", [], None).reason is Reason.META
+    assert _invalid("The solution should meet the requirements.", [], None).reason is Reason.META
+    assert check_substance("Include examples and explain each step clearly.", []) is None
+    assert check_substance("Explain each step.", [], task=None) is None
+    # a word of the subject anywhere makes it an answer
+    for reply in (
+        "Your answer should include examples of recursion.",
+        "Show your reasoning about the cache.",
+        "Please provide a more detailed explanation of the deadlock.",
+    ):
+        assert check_substance(reply, [], task=None) is None, reply
+    # a re-ask quotes the reply back: the same talk again is still talk, though it now names
+    # the answer in words the prompt holds
+    reask = (
+        "Your previous answer could not be used: it says how to answer instead of answering "
+        f"('{ANSWER_TALK[0][:60]}...')\nAnswer again."
+    )
+    assert _invalid(ANSWER_TALK[0], [reask], FRANCE).reason is Reason.META
+    # the detail, in full
+    assert str(_invalid("Show your reasoning step by step.", [], FRANCE)) == (
+        "it says how to answer instead of answering ('Show your reasoning step by step.')"
+    )
+
+
+def test_hostile_talk_about_answers_is_judged_quickly() -> None:
+    hostile = [
+        "your answer should " * 1_000_000,
+        "provide " + "a " * 3_000_000 + "explanation",
+        "the " + "x " * 3_000_000 + "solution should",
+        "the solution" + " " * 3_000_000 + "should",
+    ]
+    started = time.perf_counter()
+    verdicts = [check_substance(text, [], task=FRANCE) for text in hostile]
+    assert time.perf_counter() - started < 5
+    for verdict in verdicts:
+        assert verdict is None or (str(verdict).isprintable() and len(str(verdict)) < 200)

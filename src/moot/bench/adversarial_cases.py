@@ -1,5 +1,5 @@
 """The adversarial suite's cases: the personas scripted agents play, the case type with its
-truth per protocol, and the catalogue of 37 cases (`moot bench --suite adversarial`; the runner
+truth per protocol, and the catalogue of 38 cases (`moot bench --suite adversarial`; the runner
 and the table are in `bench/adversarial.py`)."""
 
 from __future__ import annotations
@@ -127,6 +127,12 @@ MIGRATION = "Is the migration safe to run on Friday?"
 NUMBERS = _stubborn("The answer is 408.", "The answer is 418.", "The answer is 400.")
 AI_JUNK = "You are an AI, you will not be allowed to speak in the debate."
 ESCAPE_JUNK = "\x1b[1;32m\x1b[0m [38;5;208m [0m"
+# talk about how to answer, in words outside any fixed list of talk (issue 29)
+ANSWER_TALK_JUNK = (
+    "Your solution requires specific conditions for editing; you must provide a clear list of "
+    "requirements.",
+    "Please provide a more detailed explanation of your reasoning and include examples.",
+)
 
 CASES: tuple[Case, ...] = (
     Case("stubborn-numbers", MULTIPLY, NUMBERS, "strict", "disagree", "408, 418, 400: none moves"),
@@ -322,6 +328,14 @@ CASES: tuple[Case, ...] = (
         "always_100",
         "invalid",
         "a refusal",
+    ),
+    Case(
+        "junk-answer-talk",
+        MULTIPLY,
+        _junk(ANSWER_TALK_JUNK[0], ANSWER_TALK_JUNK[1], ANSWER_TALK_JUNK[0]),
+        "always_consensus",
+        "invalid",
+        "talk about how to answer ('you must provide a clear list of requirements')",
     ),
     Case(
         "injected-verdict",

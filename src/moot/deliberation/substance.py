@@ -181,6 +181,51 @@ _META_WORDS = frozenset(
     short brief concise exactly less fewer most least
     """.split()
 )
+# Talk about how to answer instead of an answer (issue 29): "Your solution requires specific
+# conditions for editing; you must provide a clear list of requirements." Such a reply names the
+# answer itself as what it is about (`_ABOUT_THE_ANSWER`: "your solution", "the answer should",
+# "provide a detailed explanation") and every word of its own is talk about answers: the words
+# above, and the parts, qualities and verbs of an answer below. Advice about the subject names
+# the subject ("Your service should use SQLite.", "Make sure the migration runs in a
+# transaction."): one domain noun, number, name or word of the task makes it an answer, and
+# advice to the answerer that does not name the answer ("Include examples.") is no such talk.
+_ANSWER_NOUNS = (
+    r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
+    r"submission|proposal|approach)s?"
+)
+_ABOUT_THE_ANSWER = re.compile(
+    # the answerer's (or the speaker's) own answer: "your solution", "my reasoning"
+    r"\b(?:your|my|our)\s+(?:(?:own|final|proposed|current|revised)\s+)?" + _ANSWER_NOUNS + r"\b"
+    # what an answer should do: "the solution should", "each answer must", "an answer needs"
+    r"|\b(?:the|this|that|each|every|an?)\s+(?:[\w'-]{1,24}\s+){0,2}?"
+    + _ANSWER_NOUNS
+    + r"\s+(?:should|must|needs?|requires?|has\s+to|have\s+to|ought|lacks?|is\s+missing)\b"
+    # a request for one: "provide a more detailed explanation", "give your reasoning"
+    r"|\b(?:provide|give|include|add|write|offer|present|show)\s+(?:[\w'-]{1,24}\s+){0,4}?"
+    + _ANSWER_NOUNS
+    + r"\b"
+)
+_ABOUT_ANSWERS = frozenset(
+    """
+    solution solutions explanation explanations reasoning justification rationale argument
+    arguments submission proposal approach method work content output draft summary conclusion
+    detail details example examples step steps requirement requirements condition conditions
+    criteria criterion information context clarity structure structured logic thought thoughts
+    point points aspect aspects part parts problem questions
+    include includes included including explain explains explained explaining address
+    addresses addressed describe describes clarify clarifies elaborate justify justifies
+    support supports show shows demonstrate demonstrates cover covers discuss mention
+    consider outline summarize summarise focus expand ensure ensures check meet meets
+    satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
+    needs edit edits editing revise revision improve based
+    clear clearly clearer specific specifically necessary detailed more each every relevant
+    appropriate appropriately proper properly correct correctly complete completely accurate
+    accurately thorough thoroughly precise precisely explicit explicitly better further
+    additional full fully well careful carefully sufficient enough logical any some both
+    than from into using without
+    """.split()
+)
+_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 # words that may stand around a bare yes/no without making it an answer: "Absolutely not."
 _INTENSIFIERS = frozenset(
@@ -195,6 +240,8 @@ _AUXILIARIES = frozenset(
     wouldn't won't hasn't haven't hadn't mustn't shan't mightn't needn't
     """.split()
 )
+# a question's words that say nothing of its subject ("How do I make ...?")
+_ASKING = frozenset("how what which who whom whose why when where make sure please".split())
 # where a question's sentence begins: after a sentence end, a line break or a colon
 # ("Context ... Question: is it safe?"); its clauses split at commas and semicolons
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
@@ -353,6 +400,20 @@ def _talk_instead_of_answer(
             Reason.META,
             "it talks about the debate, the instructions or being an AI instead of answering "
             f"({_sample(text)})",
+        )
+    # the task's words make an answer, but not its auxiliaries and question words: "should"
+    # to "Should a small team use Postgres?" is no answer ("The solution should ...")
+    asked = task_words - _AUXILIARIES - _ASKING
+    # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
+    # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
+    # your answer in ..." is an echo)
+    if (
+        all(w in _ANSWER_TALK and w not in asked for w in content)
+        and any(w in _ABOUT_ANSWERS for w in content)
+        and _ABOUT_THE_ANSWER.search(folded) is not None
+    ):
+        return NotSubstantive(
+            Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
         )
     said = [w for w in content if w in _YES_NO]
     rest = [w for w in content if w not in _YES_NO and w not in _INTENSIFIERS]
