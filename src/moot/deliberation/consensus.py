@@ -26,7 +26,7 @@ __all__ = [
     "Evaluation",
     "JudgeConsensus",
     "Response",
-    "Tally",
+    "VoteTally",
     "Vote",
     "detect_agent_consensus",
     "detect_judge_consensus",
@@ -74,7 +74,7 @@ class Response:
 
 
 @dataclass(frozen=True)
-class Tally:
+class VoteTally:
     yes: int
     no: int
     abstain: int
@@ -103,7 +103,7 @@ class AgentConsensus:
     reached: bool
     position_id: str | None
     method: Method
-    tally: Tally
+    tally: VoteTally
 
 
 def merge_positions(
@@ -179,7 +179,7 @@ def detect_agent_consensus(
     voting = yes + no
     needed = required_votes(voting, threshold) if candidate is not None and voting else 0
     reached = needed > 0 and yes >= needed
-    tally = Tally(yes, no, abstain, len(responses), len(eligible), voting, needed, reached)
+    tally = VoteTally(yes, no, abstain, len(responses), len(eligible), voting, needed, reached)
     if not reached:
         return AgentConsensus(False, None, "none", tally)
     return AgentConsensus(True, candidate, "unanimous" if yes == voting else "supermajority", tally)
