@@ -7,12 +7,12 @@ rebuilds the same bracket.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
-from moot.deliberation.trust import Participant
+from moot.deliberation.trust import Participant, Trust
 from moot.engine.session import Session
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import ChangeOfMind, RoundSummary, alias_label
@@ -21,11 +21,15 @@ __all__ = [
     "Match",
     "Stance",
     "Tournament",
+    "bracket_record",
     "budget_shares",
     "describe_round",
+    "knockout",
     "models",
+    "next_arbiter",
     "participants",
     "progression",
+    "qualified",
 ]
 
 
@@ -112,6 +116,85 @@ def progression(scores: list[float]) -> str:
     return " -> ".join(f"{score:g}%" for score in scores) or "not measured"
 
 
+class Played(Protocol):
+    """A match as the bracket reads it once played: its number, its sides, its winner, and
+    its record for result.json."""
+
+    number: int
+    sides: list[str]
+    winner: str | None
+
+    def record(self) -> dict[str, Any]: ...
+
+
+P = TypeVar("P", bound=Played)
+
+
+async def knockout(
+    seeds: Sequence[str],
+    play: Callable[[int, list[str]], Awaitable[P]],
+    matches: list[P],
+    out: dict[str, str],
+) -> str:
+    """The single-elimination bracket: the first two seeds meet, the winner meets the next
+    challenger, and so on; `play(number, [leader, challenger])` plays a match to its winner.
+    Each match joins `matches`, each loser `out` (unless it left earlier); the champion."""
+    leader = seeds[0]
+    for number, challenger in enumerate(seeds[1:], start=1):
+        m = await play(number, [leader, challenger])
+        matches.append(m)
+        assert m.winner is not None
+        for side in m.sides:
+            if side != m.winner and side not in out:
+                out[side] = f"lost match {m.number}"
+        leader = m.winner
+    return leader
+
+
+def next_arbiter(
+    arbiters: Sequence[str],
+    seeds: Sequence[str],
+    out: Mapping[str, str],
+    index: int,
+    sides: Sequence[str],
+) -> str | None:
+    """Match `index`'s arbiter: the configured one, else the next seed not in the match (one
+    that lost a match may judge; one that failed or gave junk may not)."""
+    if arbiters:
+        return arbiters[0]
+    after = [*seeds[index + 1 :], *seeds[: index + 1]]
+    failed = {a for a, why in out.items() if why.startswith(("failed", "invalid"))}
+    return next((a for a in after if a not in sides and a not in failed), None)
+
+
+def bracket_record(
+    seeds: Sequence[str],
+    options: TournamentOptions,
+    matches: Iterable[Played],
+    champion: str,
+    out: Mapping[str, str],
+) -> dict[str, Any]:
+    """The bracket as result.json keeps it: the seeding, each match's record, who left why."""
+    return {
+        "seeding": list(seeds),
+        "shuffled": options.shuffle,
+        "matches": [m.record() for m in matches],
+        "champion": champion,
+        "left": dict(out),
+    }
+
+
+def qualified(how: str, trust: Trust, reached: bool) -> str:
+    """The outcome line with the trust assessment's word: a finding it does not allow is
+    named as such ("..., but ..."), else its qualifiers (a tiny model, ...) are added."""
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not trust.consensus_allowed:
+        return f"{how}, but {trust.label}"
+    if qualifiers:
+        return f"{how}; {'; '.join(qualifiers)}"
+    return how
+
+
 def budget_shares(matches: int) -> list[float]:
     """The cumulative share of the token/cost budget each match may reach (seed 001: 40%, 30%,
     20% for a 4-model bracket, 10% kept in reserve). Generalised: match k of M weighs M + 2 - k
@@ -157,13 +240,7 @@ class Tournament:
         return self.round_no
 
     def arbiter_for(self, index: int, sides: list[str]) -> str | None:
-        """The configured arbiter, else the next agent in the seeding not in the match (one
-        that lost a match may judge; one that failed or gave junk in round 0 may not)."""
-        if self.arbiters:
-            return self.arbiters[0]
-        after = self.seeds[index + 1 :] + self.seeds[: index + 1]
-        failed = {a for a, why in self.out.items() if why.startswith(("failed", "invalid"))}
-        return next((a for a in after if a not in sides and a not in failed), None)
+        return next_arbiter(self.arbiters, self.seeds, self.out, index, sides)
 
     def share_reached(self, number: int) -> str | None:
         """Why match `number` must end now (its share of the budget is spent), or None.

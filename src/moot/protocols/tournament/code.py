@@ -39,7 +39,14 @@ from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.codework import Work
-from moot.protocols.tournament.bracket import models, participants
+from moot.protocols.tournament.bracket import (
+    bracket_record,
+    knockout,
+    models,
+    next_arbiter,
+    participants,
+    qualified,
+)
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import (
     ChangeOfMind,
@@ -122,12 +129,7 @@ class _Bracket:
     changes: list[ChangeOfMind] = field(default_factory=list)  # sides that took the other's
 
     def arbiter_for(self, index: int, sides: list[str]) -> str | None:
-        """The configured arbiter, else the next seed not in the match (not one that failed)."""
-        if self.arbiters:
-            return self.arbiters[0]
-        after = self.seeds[index + 1 :] + self.seeds[: index + 1]
-        failed = {a for a, why in self.out.items() if why.startswith("failed")}
-        return next((a for a in after if a not in sides and a not in failed), None)
+        return next_arbiter(self.arbiters, self.seeds, self.out, index, sides)
 
 
 # How a match was decided, as the outcome line says it.
@@ -312,12 +314,14 @@ async def _arbitrate(b: _Bracket, m: _CodeMatch) -> None:
     m.winner = picked
 
 
-async def _play(b: _Bracket, m: _CodeMatch) -> None:
+async def _play(b: _Bracket, number: int, sides: list[str]) -> _CodeMatch:
+    m = _CodeMatch(number=number, sides=sides, arbiter=b.arbiter_for(number, sides))
     for _ in range(b.opts.max_rounds):
         if not await _challenge_round(b, m):
             break
     await _arbitrate(b, m)
     b.s.archive(f"match{m.number}/winner", _patch(b.works[m.winner or m.sides[0]]) or "(none)")
+    return m
 
 
 async def run_code(
@@ -330,17 +334,12 @@ async def run_code(
     if not contestants:
         reasons = "; ".join(f"{alias_label(a)}: {why}" for a, why in b.out.items())
         raise ProtocolAborted(f"no agent made a usable change ({reasons})")
-    leader = contestants[0]
-    for index, challenger in enumerate(contestants[1:], start=1):
-        sides = [leader, challenger]
-        m = _CodeMatch(number=index, sides=sides, arbiter=b.arbiter_for(index, sides))
-        await _play(b, m)
-        b.matches.append(m)
-        assert m.winner is not None
-        loser = challenger if m.winner == leader else leader
-        b.out.setdefault(loser, f"lost match {m.number}")
-        leader = m.winner
-    return _outcome(b, leader)
+
+    async def match(number: int, sides: list[str]) -> _CodeMatch:
+        return await _play(b, number, sides)
+
+    champion = await knockout(contestants, match, b.matches, b.out)
+    return _outcome(b, champion)
 
 
 def _outcome(b: _Bracket, champion: str) -> Outcome:
@@ -359,9 +358,8 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
     reached = finding.consensus or finding.label == "chosen"
     agreed = finding.agreed if finding.consensus else (champion,)
     trust = assess(_participants(b, agreed), reached=reached, models=_models(b))
-    qualifiers = trust.label.split("; ")[1:]
+    how = qualified(how, trust, reached)
     if reached and not trust.consensus_allowed:
-        how = f"{how}, but {trust.label}"
         finding = finding.model_copy(
             update={
                 "label": "no_consensus",
@@ -369,19 +367,11 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
                 "agreed": (),
             }
         )
-    elif qualifiers:
-        how = f"{how}; {'; '.join(qualifiers)}"
     how = f"{how}; {finding.reason}"
     success = trust.consensus_allowed and reached
     details: dict[str, object] = {
         "rounds": b.rounds,
-        "bracket": {
-            "seeding": list(b.seeds),
-            "shuffled": b.opts.shuffle,
-            "matches": [m.record() for m in b.matches],
-            "champion": champion,
-            "left": dict(b.out),
-        },
+        "bracket": bracket_record(b.seeds, b.opts, b.matches, champion, b.out),
         "code": codework.rows(works),
         "winner": champion,
     }
