@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
 from moot.deliberation.trust import Participant, Trust
@@ -18,6 +18,7 @@ from moot.protocols.tournament.options import TournamentOptions
 from moot.types import ChangeOfMind, RoundSummary, alias_label
 
 __all__ = [
+    "Bout",
     "Match",
     "Stance",
     "Tournament",
@@ -56,14 +57,37 @@ class Stance:
 
 
 @dataclass
-class Match:
-    """One match between the leader (side A) and a challenger (side B)."""
+class Bout:
+    """What every match is, of positions (Match) or of changes (tournament/code.py): its
+    number, its sides, its arbiter, the session-wide rounds it took and how it ended."""
 
     number: int
-    sides: list[str]  # [leader, challenger]; a backup takes a failed side's place
+    sides: list[str]  # [leader, challenger]
     arbiter: str | None
+    rounds: list[int] = field(default_factory=list)
+    converged: bool = False
+    ended_early: str | None = None
+    winner: str | None = None
+
+    def other(self, alias: str) -> str:
+        return self.sides[1] if alias == self.sides[0] else self.sides[0]
+
+    def record(self) -> dict[str, Any]:
+        """The match as result.json keeps it (a kind of match adds its own keys)."""
+        return {
+            "match": self.number,
+            "sides": list(self.sides),
+            "arbiter": self.arbiter,
+            "rounds": list(self.rounds),
+        }
+
+
+@dataclass
+class Match(Bout):
+    """One match between the leader (side A) and a challenger (side B); a backup takes a
+    failed side's place."""
+
     stances: dict[str, Stance] = field(default_factory=dict)
-    rounds: list[int] = field(default_factory=list)  # the session-wide round numbers
     scores: list[float] = field(default_factory=list)
     transcript: list[str] = field(default_factory=list)  # what the arbiter reads
     challenges: dict[str, list[str]] = field(default_factory=dict)  # against each side
@@ -73,11 +97,8 @@ class Match:
     last_pair: tuple[str, str] | None = None
     # every pair of positions measured: (round, result, the two positions in side order)
     checks: list[tuple[int, ConvergenceResult, tuple[str, str]]] = field(default_factory=list)
-    converged: bool = False
-    ended_early: str | None = None
     forfeit: str | None = None  # the side that lost by failing a challenge round
     incomplete: str | None = None  # why the debate stopped before its end
-    winner: str | None = None
     decided_by: str | None = None  # arbiter, forfeit, fallback
     reasons: list[str] = field(default_factory=list)
     analysis: dict[str, Any] | None = None
@@ -85,16 +106,10 @@ class Match:
     def side_label(self, alias: str) -> str:
         return "A" if alias == self.sides[0] else "B"
 
-    def other(self, alias: str) -> str:
-        return self.sides[1] if alias == self.sides[0] else self.sides[0]
-
     def record(self) -> dict[str, Any]:
         """The match as result.json keeps it."""
         return {
-            "match": self.number,
-            "sides": list(self.sides),
-            "arbiter": self.arbiter,
-            "rounds": list(self.rounds),
+            **super().record(),
             "convergence": list(self.scores),
             "progression": progression(self.scores),
             "converged": self.converged,
@@ -116,18 +131,7 @@ def progression(scores: list[float]) -> str:
     return " -> ".join(f"{score:g}%" for score in scores) or "not measured"
 
 
-class Played(Protocol):
-    """A match as the bracket reads it once played: its number, its sides, its winner, and
-    its record for result.json."""
-
-    number: int
-    sides: list[str]
-    winner: str | None
-
-    def record(self) -> dict[str, Any]: ...
-
-
-P = TypeVar("P", bound=Played)
+P = TypeVar("P", bound=Bout)
 
 
 async def knockout(
@@ -170,7 +174,7 @@ def next_arbiter(
 def bracket_record(
     seeds: Sequence[str],
     options: TournamentOptions,
-    matches: Iterable[Played],
+    matches: Iterable[Bout],
     champion: str,
     out: Mapping[str, str],
 ) -> dict[str, Any]:

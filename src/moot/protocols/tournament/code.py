@@ -40,6 +40,7 @@ from moot.errors import ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.codework import Work
 from moot.protocols.tournament.bracket import (
+    Bout,
     bracket_record,
     knockout,
     models,
@@ -87,24 +88,14 @@ _WINNER = re.compile(r"WINNER:\s*\**\s*(?:agent[\s_-]*)?([a-z]{1,2})\b", re.IGNO
 
 
 @dataclass
-class _CodeMatch:
-    number: int
-    sides: list[str]  # [leader, challenger]
-    arbiter: str | None
-    rounds: list[int] = field(default_factory=list)
-    converged: bool = False
-    ended_early: str | None = None
-    winner: str | None = None
+class _CodeMatch(Bout):
     decided_by: str = ""
     reason: str = ""
     verdict: ModelVerdict | None = None  # the arbiter's choice, as evidence
 
     def record(self) -> dict[str, Any]:
         return {
-            "match": self.number,
-            "sides": list(self.sides),
-            "arbiter": self.arbiter,
-            "rounds": list(self.rounds),
+            **super().record(),
             "converged": self.converged,
             "ended_early": self.ended_early,
             "winner": self.winner,
@@ -179,7 +170,7 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
     before = {x: b.works[x] for x in m.sides}
     asks = []
     for alias in m.sides:
-        other = m.sides[1] if alias == m.sides[0] else m.sides[0]
+        other = m.other(alias)
         step = Step.at(r, "challenge", alias)
         shown = codework.evidence(
             s,
@@ -212,7 +203,7 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
         if item.ok:  # a revision that failed leaves the earlier change standing
             moved = moved or _patch(item) != _patch(earlier)
             b.works[item.alias] = item
-            other = m.sides[1] if item.alias == m.sides[0] else m.sides[0]
+            other = m.other(item.alias)
             took = _patch(before[other])
             if _patch(item) != _patch(earlier) and took and _patch(item) == took:
                 b.changes.append(
