@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
 from moot.deliberation.trust import Participant, Trust
@@ -19,15 +19,13 @@ from moot.types import ChangeOfMind, RoundSummary, alias_label
 
 __all__ = [
     "Bout",
+    "Bracket",
     "Match",
     "Stance",
     "Tournament",
-    "bracket_record",
     "budget_shares",
     "describe_round",
-    "knockout",
     "models",
-    "next_arbiter",
     "participants",
     "progression",
     "qualified",
@@ -131,63 +129,6 @@ def progression(scores: list[float]) -> str:
     return " -> ".join(f"{score:g}%" for score in scores) or "not measured"
 
 
-P = TypeVar("P", bound=Bout)
-
-
-async def knockout(
-    seeds: Sequence[str],
-    play: Callable[[int, list[str]], Awaitable[P]],
-    matches: list[P],
-    out: dict[str, str],
-) -> str:
-    """The single-elimination bracket: the first two seeds meet, the winner meets the next
-    challenger, and so on; `play(number, [leader, challenger])` plays a match to its winner.
-    Each match joins `matches`, each loser `out` (unless it left earlier); the champion."""
-    leader = seeds[0]
-    for number, challenger in enumerate(seeds[1:], start=1):
-        m = await play(number, [leader, challenger])
-        matches.append(m)
-        assert m.winner is not None
-        for side in m.sides:
-            if side != m.winner and side not in out:
-                out[side] = f"lost match {m.number}"
-        leader = m.winner
-    return leader
-
-
-def next_arbiter(
-    arbiters: Sequence[str],
-    seeds: Sequence[str],
-    out: Mapping[str, str],
-    index: int,
-    sides: Sequence[str],
-) -> str | None:
-    """Match `index`'s arbiter: the configured one, else the next seed not in the match (one
-    that lost a match may judge; one that failed or gave junk may not)."""
-    if arbiters:
-        return arbiters[0]
-    after = [*seeds[index + 1 :], *seeds[: index + 1]]
-    failed = {a for a, why in out.items() if why.startswith(("failed", "invalid"))}
-    return next((a for a in after if a not in sides and a not in failed), None)
-
-
-def bracket_record(
-    seeds: Sequence[str],
-    options: TournamentOptions,
-    matches: Iterable[Bout],
-    champion: str,
-    out: Mapping[str, str],
-) -> dict[str, Any]:
-    """The bracket as result.json keeps it: the seeding, each match's record, who left why."""
-    return {
-        "seeding": list(seeds),
-        "shuffled": options.shuffle,
-        "matches": [m.record() for m in matches],
-        "champion": champion,
-        "left": dict(out),
-    }
-
-
 def qualified(how: str, trust: Trust, reached: bool) -> str:
     """The outcome line with the trust assessment's word: a finding it does not allow is
     named as such ("..., but ..."), else its qualifiers (a tiny model, ...) are added."""
@@ -212,23 +153,71 @@ def budget_shares(matches: int) -> list[float]:
     return shares
 
 
+M = TypeVar("M", bound=Bout)
+
+
 @dataclass
-class Tournament:
-    """Everything a run keeps between matches."""
+class Bracket(Generic[M]):
+    """What a single-elimination run keeps between matches, of positions or of changes."""
 
     s: Session
     task: str
     opts: TournamentOptions
     seeds: list[str]
     arbiters: list[str]  # a configured arbiter (or the two-agent default), else empty
+    round_no: int = 0
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # details["rounds"]
+    matches: list[M] = field(default_factory=list)
+    out: dict[str, str] = field(default_factory=dict)  # agents that left, and why
+
+    def next_round(self) -> int:
+        self.round_no += 1
+        return self.round_no
+
+    def arbiter_for(self, index: int, sides: list[str]) -> str | None:
+        """The configured arbiter, else the next agent in the seeding not in the match (one
+        that lost a match may judge; one that failed or gave junk may not)."""
+        if self.arbiters:
+            return self.arbiters[0]
+        after = self.seeds[index + 1 :] + self.seeds[: index + 1]
+        failed = {a for a, why in self.out.items() if why.startswith(("failed", "invalid"))}
+        return next((a for a in after if a not in sides and a not in failed), None)
+
+    async def knockout(
+        self, contestants: Sequence[str], play: Callable[[int, list[str]], Awaitable[M]]
+    ) -> str:
+        """The first two contestants meet, the winner meets the next challenger, and so on;
+        `play(number, [leader, challenger])` plays a match to its winner. The champion."""
+        leader = contestants[0]
+        for number, challenger in enumerate(contestants[1:], start=1):
+            m = await play(number, [leader, challenger])
+            self.matches.append(m)
+            assert m.winner is not None
+            for side in m.sides:
+                if side != m.winner and side not in self.out:
+                    self.out[side] = f"lost match {m.number}"
+            leader = m.winner
+        return leader
+
+    def record(self, champion: str) -> dict[str, Any]:
+        """The bracket as result.json keeps it: the seeding, each match, who left why."""
+        return {
+            "seeding": list(self.seeds),
+            "shuffled": self.opts.shuffle,
+            "matches": [m.record() for m in self.matches],
+            "champion": champion,
+            "left": dict(self.out),
+        }
+
+
+@dataclass(kw_only=True)
+class Tournament(Bracket[Match]):
+    """Everything a run of the question's bracket keeps between matches."""
+
     backups: list[str]
     embedder: Embedder | None
     thresholds: Thresholds
     shares: list[float]
-    round_no: int = 0
-    rounds: list[dict[str, Any]] = field(default_factory=list)  # details["rounds"]
-    matches: list[Match] = field(default_factory=list)
-    out: dict[str, str] = field(default_factory=dict)  # agents that left, and why
     failed: dict[str, str] = field(default_factory=dict)  # no reply (an error), and why
     invalid: dict[str, str] = field(default_factory=dict)  # malformed or junk, and why
     # what moot judges the finding on (tournament/finding.py): each contestant's first stated
@@ -238,13 +227,6 @@ class Tournament:
     said: list[dict[str, str | None]] = field(default_factory=list)
     concessions: list[ChangeOfMind] = field(default_factory=list)
     critics: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
-
-    def next_round(self) -> int:
-        self.round_no += 1
-        return self.round_no
-
-    def arbiter_for(self, index: int, sides: list[str]) -> str | None:
-        return next_arbiter(self.arbiters, self.seeds, self.out, index, sides)
 
     def share_reached(self, number: int) -> str | None:
         """Why match `number` must end now (its share of the budget is spent), or None.

@@ -41,10 +41,8 @@ from moot.protocols import codework
 from moot.protocols.codework import Work
 from moot.protocols.tournament.bracket import (
     Bout,
-    bracket_record,
-    knockout,
+    Bracket,
     models,
-    next_arbiter,
     participants,
     qualified,
 )
@@ -105,22 +103,10 @@ class _CodeMatch(Bout):
 
 
 @dataclass
-class _Bracket:
-    s: Session
-    task: str
-    opts: TournamentOptions
-    seeds: list[str]
-    arbiters: list[str]
+class _Bracket(Bracket[_CodeMatch]):
     works: dict[str, Work] = field(default_factory=dict)
     convos: dict[str, list[Message]] = field(default_factory=dict)
-    out: dict[str, str] = field(default_factory=dict)
-    matches: list[_CodeMatch] = field(default_factory=list)
-    rounds: list[dict[str, Any]] = field(default_factory=list)
-    round_no: int = 0
     changes: list[ChangeOfMind] = field(default_factory=list)  # sides that took the other's
-
-    def arbiter_for(self, index: int, sides: list[str]) -> str | None:
-        return next_arbiter(self.arbiters, self.seeds, self.out, index, sides)
 
 
 # How a match was decided, as the outcome line says it.
@@ -164,8 +150,7 @@ def _system(alias: str) -> Message:
 async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
     """One round of a match; True when a side's change moved."""
     s = b.s
-    b.round_no += 1
-    r = b.round_no
+    r = b.next_round()
     m.rounds.append(r)
     before = {x: b.works[x] for x in m.sides}
     asks = []
@@ -325,11 +310,7 @@ async def run_code(
     if not contestants:
         reasons = "; ".join(f"{alias_label(a)}: {why}" for a, why in b.out.items())
         raise ProtocolAborted(f"no agent made a usable change ({reasons})")
-
-    async def match(number: int, sides: list[str]) -> _CodeMatch:
-        return await _play(b, number, sides)
-
-    champion = await knockout(contestants, match, b.matches, b.out)
+    champion = await b.knockout(contestants, lambda number, sides: _play(b, number, sides))
     return _outcome(b, champion)
 
 
@@ -362,7 +343,7 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
     success = trust.consensus_allowed and reached
     details: dict[str, object] = {
         "rounds": b.rounds,
-        "bracket": bracket_record(b.seeds, b.opts, b.matches, champion, b.out),
+        "bracket": b.record(champion),
         "code": codework.rows(works),
         "winner": champion,
     }

@@ -37,9 +37,7 @@ from moot.protocols.tournament.bracket import (
     Match,
     Stance,
     Tournament,
-    bracket_record,
     budget_shares,
-    knockout,
     label,
     models,
     participants,
@@ -114,7 +112,7 @@ async def run(s: Session, task: str, opts: TournamentOptions) -> Outcome:
         held = previous.stances[previous.winner] if previous and previous.winner else None
         return await play_match(t, m, held)
 
-    champion = await knockout(t.seeds, match, t.matches, t.out)
+    champion = await t.knockout(t.seeds, match)
     return _outcome(t, champion, t.matches[-1].stances[champion])
 
 
@@ -352,7 +350,7 @@ def _disagreement(t: Tournament, m: Match) -> str:
 
 def _bracket(t: Tournament, champion: str) -> dict[str, Any]:
     return {
-        **bracket_record(t.seeds, t.opts, t.matches, champion, t.out),
+        **t.record(champion),
         "budget_shares": [round(x, 4) for x in t.shares],
         "semantic_layer": t.embedder.name if t.embedder is not None else None,
     }
