@@ -103,12 +103,8 @@ async def _candidate(
     await s.add_worktree(tree, step=Step.at(0, "worktree", tree))
     item = await codework.work(s, alias, prompt, step=step, tree=tree)
     st.works[tree] = item
-    s.artifact(f"refine/{tree}.patch", _patch(item))
+    s.artifact(f"refine/{tree}.patch", item.patch)
     return item
-
-
-def _patch(item: Work) -> str:
-    return item.change.patch if item.change is not None else ""
 
 
 async def _initial(s: Session, st: _CodeState) -> None:
@@ -205,8 +201,8 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     assert st.work is not None
     for alias in sorted(a for a in s.aliases if a.startswith("agent_")):
         await s.prune_worktree(alias, step=Step.at(0, "prune", alias))  # only the winner's stays
-    s.artifact("refine/final.patch", _patch(st.work))
-    done = outcome(s, st, _patch(st.work))
+    s.artifact("refine/final.patch", st.work.patch)
+    done = outcome(s, st, st.work.patch)
     details = dict(done.details)
     details["code"] = codework.rows(list(st.works.values()))
     details["winner"] = st.work.where
@@ -215,8 +211,7 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     details["refine"] = {**refine, "worktree": st.work.where}
     checks = st.work.checks
     verified = (
-        f"The final change's verify commands passed {sum(1 for c in checks if c.passed)} of "
-        f"{len(checks)}."
+        f"The final change's verify commands passed {st.work.passing} of {len(checks)}."
         if checks
         else "The final change was not verified (no verify commands)."
     )

@@ -113,17 +113,12 @@ class _Bracket(Bracket[_CodeMatch]):
 _DECIDED_BY = {"converged": "convergence", "arbiter": "the arbiter", "fallback": "the fallback"}
 
 
-def _patch(item: Work) -> str:
-    return item.change.patch if item.change is not None else ""
-
-
 def _stats(item: Work) -> str:
     if item.change is None:
         return "no change yet"
     checks = "not verified"
     if item.checks:
-        passed = sum(1 for c in item.checks if c.passed)
-        checks = f"verification {passed}/{len(item.checks)} passed"
+        checks = f"verification {item.passing}/{len(item.checks)} passed"
     return f"{item.change.stats}, {checks}"
 
 
@@ -186,11 +181,11 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
         earlier = before[item.alias]
         b.convos[item.alias] = list(item.messages)
         if item.ok:  # a revision that failed leaves the earlier change standing
-            moved = moved or _patch(item) != _patch(earlier)
+            moved = moved or item.patch != earlier.patch
             b.works[item.alias] = item
             other = m.other(item.alias)
-            took = _patch(before[other])
-            if _patch(item) != _patch(earlier) and took and _patch(item) == took:
+            took = before[other].patch
+            if item.patch != earlier.patch and took and item.patch == took:
                 b.changes.append(
                     ChangeOfMind(
                         agent=item.alias,
@@ -202,7 +197,7 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
                     )
                 )
     a, c = (b.works[x] for x in m.sides)
-    same = bool(_patch(a)) and _patch(a) == _patch(c)
+    same = bool(a.patch) and a.patch == c.patch
     decision = "the changes are the same" if same else ("changed" if moved else "nobody moved")
     record = {
         "round": r,
@@ -296,7 +291,7 @@ async def _play(b: _Bracket, number: int, sides: list[str]) -> _CodeMatch:
         if not await _challenge_round(b, m):
             break
     await _arbitrate(b, m)
-    b.s.archive(f"match{m.number}/winner", _patch(b.works[m.winner or m.sides[0]]) or "(none)")
+    b.s.archive(f"match{m.number}/winner", b.works[m.winner or m.sides[0]].patch or "(none)")
     return m
 
 
@@ -355,7 +350,7 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         consensus=success and finding.consensus,
         how=how,
         trust=_statement(b, champion, final, finding),
-        final_answer=_patch(b.works[champion]),
+        final_answer=b.works[champion].patch,
         rounds=b.round_no,
         disagreements=tuple(
             f"match {m.number}: {m.reason}" for m in b.matches if m.decided_by == "fallback"
@@ -375,7 +370,7 @@ def _finding(b: _Bracket, champion: str, final: _CodeMatch | None) -> Finding:
     groups: dict[str, list[str]] = {}
     for alias in b.seeds:
         if b.works[alias].ok:
-            groups.setdefault(_patch(b.works[alias]), []).append(alias)
+            groups.setdefault(b.works[alias].patch, []).append(alias)
     ranked = sorted(groups.values(), key=lambda g: (-len(g), b.seeds.index(g[0])))
     shown = tuple((_stats(b.works[g[0]]), tuple(g)) for g in ranked)
     started, valid = len(b.seeds), sum(len(g) for g in ranked)
@@ -463,10 +458,9 @@ def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Fi
             sentences.append(
                 f"{m.verdict.by}'s verdict in match {m.number} was invalid: {m.verdict.problem}."
             )
-    checks = b.works[champion].checks
-    if checks:
-        passed = sum(1 for c in checks if c.passed)
-        sentences.append(f"Verify commands on it: {passed} of {len(checks)} passed.")
+    won = b.works[champion]
+    if won.checks:
+        sentences.append(f"Verify commands on it: {won.passing} of {len(won.checks)} passed.")
     for alias in b.seeds:
         work = b.works[alias]
         if not work.ok:
