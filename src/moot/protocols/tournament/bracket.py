@@ -7,7 +7,7 @@ rebuilds the same bracket.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -25,7 +25,6 @@ __all__ = [
     "Tournament",
     "budget_shares",
     "describe_round",
-    "models",
     "participants",
     "progression",
     "qualified",
@@ -199,6 +198,12 @@ class Bracket(Generic[M]):
             leader = m.winner
         return leader
 
+    def models(self, contestants: Sequence[str]) -> list[str]:
+        """The model specs that took part: the contestants and the arbiters of the matches."""
+        specs = self.s.specs
+        used = [*contestants, *(m.arbiter for m in self.matches if m.arbiter is not None)]
+        return [specs[a] for a in used if a in specs]
+
     def record(self, champion: str) -> dict[str, Any]:
         """The bracket as result.json keeps it: the seeding, each match, who left why."""
         return {
@@ -291,10 +296,3 @@ def participants(
         else:
             people.append(Participant(label(alias), "dissented"))
     return people
-
-
-def models(s: Session, contestants: Sequence[str], arbiters: Iterable[str | None]) -> list[str]:
-    """The model specs that took part: the contestants and the arbiters of the matches."""
-    specs = s.specs
-    used = [*contestants, *(a for a in arbiters if a is not None)]
-    return [specs[a] for a in used if a in specs]

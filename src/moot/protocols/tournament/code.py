@@ -42,7 +42,6 @@ from moot.protocols.codework import Work
 from moot.protocols.tournament.bracket import (
     Bout,
     Bracket,
-    models,
     participants,
     qualified,
 )
@@ -324,7 +323,7 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
     finding = _finding(b, champion, final)
     reached = finding.consensus or finding.label == "chosen"
     agreed = finding.agreed if finding.consensus else (champion,)
-    trust = assess(_participants(b, agreed), reached=reached, models=_models(b))
+    trust = assess(_participants(b, agreed), reached=reached, models=b.models(b.seeds))
     how = qualified(how, trust, reached)
     if reached and not trust.consensus_allowed:
         finding = finding.model_copy(
@@ -417,15 +416,11 @@ def _participants(b: _Bracket, agreed: tuple[str, ...]) -> list[Participant]:
     return participants(b.seeds, agreed, failed, {})
 
 
-def _models(b: _Bracket) -> list[str]:
-    return models(b.s, b.seeds, [m.arbiter for m in b.matches])
-
-
 def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Finding) -> str:
     """How far to trust the champion's change: tiny models, who won how (the arbiter's choice,
     the same change on both sides, or the fallback), moot's finding, its verification, what
     failed."""
-    tiny = tiny_note(_models(b))
+    tiny = tiny_note(b.models(b.seeds))
     sentences: list[str] = [tiny] if tiny else []
     if final is None:
         sentences.append(

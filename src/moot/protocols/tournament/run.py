@@ -39,7 +39,6 @@ from moot.protocols.tournament.bracket import (
     Tournament,
     budget_shares,
     label,
-    models,
     participants,
     progression,
     qualified,
@@ -123,7 +122,7 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     judgement = _finding(t, champion, judge(t), junk)
     f = judgement.finding
     people = participants(started(t), f.agreed, t.failed, t.invalid)
-    trust = assess(people, reached=f.consensus, models=_models(t))
+    trust = assess(people, reached=f.consensus, models=t.models(started(t)))
     success = f.consensus and trust.consensus_allowed
     accepted = (
         not success
@@ -215,10 +214,6 @@ def _said(f: Finding) -> str:
     return f"no consensus: {f.reason}"
 
 
-def _models(t: Tournament) -> list[str]:
-    return models(t.s, started(t), [m.arbiter for m in t.matches])
-
-
 _LAYERS = {
     "structural": "their texts are nearly the same",
     "semantic": "an embedding model found that they mean the same",
@@ -252,7 +247,7 @@ def _statement(
     """How far to trust the outcome, in plain words: tiny models first, then who won how (the
     arbiter's verdicts, the convergence of the final match and which layer measured it), moot's
     finding on the final positions and who changed their mind, what failed or was invalid."""
-    tiny = tiny_note(_models(t))
+    tiny = tiny_note(t.models(started(t)))
     sentences: list[str] = [tiny] if tiny else []
     who = started(t)
     backups = len(who) - len(t.seeds)
