@@ -31,7 +31,6 @@ __all__ = [
     "adopt",
     "begin_pass",
     "criticise",
-    "decide",
     "end_pass",
     "issue",
     "no_challenger",
@@ -45,6 +44,9 @@ __all__ = [
 
 @dataclass
 class State:
+    """What the passes carry: the incumbent and its writer, the streak, each pass's record,
+    and who failed or wrote what."""
+
     task: str
     opts: RefineOptions
     incumbent: str = ""
@@ -119,7 +121,7 @@ async def rank(
     the challenger that won, or None when the incumbent stays."""
     number = int(record["round"])
     ranked, result = await judge_pass(s, task, number, shown, judges, st.opts.max_quote_chars)
-    return decide(s, st, record, ranked, result)
+    return _decide(s, st, record, ranked, result)
 
 
 def adopt(st: State, record: dict[str, Any], winner: str, text: str) -> None:
@@ -156,7 +158,7 @@ def pass_path(number: int, name: str) -> str:
     return f"refine/pass_{number:02d}/{name}"
 
 
-def decide(
+def _decide(
     s: Session,
     st: State,
     record: dict[str, Any],
@@ -200,11 +202,14 @@ def _roles(cast: Cast) -> dict[str, Any]:
 
 
 def no_challenger(s: Session, st: State, record: dict[str, Any], why: str) -> dict[str, Any]:
+    """No challenger this pass (`why`): the incumbent stays, and the pass ends."""
     record.update(winner="A", problem=f"{why}: the incumbent stays", judges=[], borda=None)
     return end_pass(s, st, record)
 
 
 def end_pass(s: Session, st: State, record: dict[str, Any]) -> dict[str, Any]:
+    """The pass's streak and whether it converged, in its record, beside the journal and to
+    the faces."""
     number = record["round"]
     record["streak"] = st.streak
     record["converged"] = st.streak >= st.opts.convergence_k
@@ -242,7 +247,7 @@ def outcome(s: Session, st: State, final: str) -> Outcome:
     adopted = plural(changes, "revision")
     if converged:
         how = (
-            f"converged after {plural(passes, 'pass', 'passes')}: {preferred(k)} "
+            f"converged after {plural(passes, 'pass', 'passes')}: {_preferred(k)} "
             f"({adopted} adopted)"
         )
     else:
@@ -269,7 +274,7 @@ def outcome(s: Session, st: State, final: str) -> Outcome:
     finding = Finding(
         label="converged" if converged else "no_consensus",
         reason=(
-            f"converged: {preferred(k)}"
+            f"converged: {_preferred(k)}"
             if converged
             else f"not converged: the judges preferred the incumbent {st.streak} of the {k} "
             f"passes in a row it needs, after {plural(passes, 'pass', 'passes')}"
@@ -289,7 +294,7 @@ def outcome(s: Session, st: State, final: str) -> Outcome:
         disagreements=tuple(r["problem"] for r in st.rounds if r.get("problem")),
         finding=finding,
         claims=tuple(st.said),
-        verdicts=rankings(st.rounds),
+        verdicts=_rankings(st.rounds),
         details={
             "rounds": st.rounds,
             "history": _history(st),
@@ -308,12 +313,12 @@ def outcome(s: Session, st: State, final: str) -> Outcome:
     )
 
 
-def preferred(k: int) -> str:
+def _preferred(k: int) -> str:
     """What convergence means: "the judges preferred this text 2 passes in a row"."""
     return f"the judges preferred this text {plural(k, 'pass', 'passes')} in a row"
 
 
-def rankings(rounds: list[dict[str, Any]]) -> tuple[ModelVerdict, ...]:
+def _rankings(rounds: list[dict[str, Any]]) -> tuple[ModelVerdict, ...]:
     """Every judge's ranking, as evidence of which text it preferred (never a claim that the
     text is right); a ranking that was no permutation of the candidates is an invalid verdict.
     A judge whose call failed gave no verdict."""
