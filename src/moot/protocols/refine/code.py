@@ -29,19 +29,8 @@ from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.codework import Work
+from moot.protocols.refine import passes
 from moot.protocols.refine.options import RefineOptions
-from moot.protocols.refine.passes import (
-    State,
-    adopt,
-    begin_pass,
-    criticise,
-    end_pass,
-    issue,
-    no_challenger,
-    outcome,
-    play_passes,
-    rank,
-)
 from moot.protocols.shown import anonymous, nonce
 from moot.types import Outcome, Step
 
@@ -85,7 +74,7 @@ verify commands run on it. Passing verification weighs heavily.)"""
 
 
 @dataclass
-class _CodeState(State):
+class _CodeState(passes.State):
     work: Work | None = None  # the incumbent's change
     works: dict[str, Work] = field(default_factory=dict)  # every candidate, by worktree
 
@@ -124,8 +113,8 @@ async def _initial(s: Session, st: _CodeState) -> None:
 async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
     assert st.work is not None
     a = st.work
-    cast, record = begin_pass(s, st, number, "change", {"worktrees": {"A": a.where}})
-    critique = await criticise(
+    cast, record = passes.begin_pass(s, st, number, "change", {"worktrees": {"A": a.where}})
+    critique = await passes.criticise(
         s,
         st,
         record,
@@ -141,7 +130,7 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
     redo = _REDO.format(task=st.task, a=_shown(s, st, "Version A", a, step), critique=quoted)
     b = await _candidate(s, st, cast.author_b, f"b{number}", redo, step)
     if not b.ok:
-        issue(s, st, record, "author B", cast.author_b, f"failed: {b.problem}", step)
+        passes.issue(s, st, record, "author B", cast.author_b, f"failed: {b.problem}", step)
         return await _hold(s, st, record, f"author B made no usable change ({b.problem})", [b])
     record["writers"]["B"] = cast.author_b
     record["worktrees"]["B"] = b.where
@@ -160,22 +149,22 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
         record["writers"]["AB"] = cast.synthesizer
         record["worktrees"]["AB"] = ab.where
     else:
-        issue(s, st, record, "synthesizer", cast.synthesizer, f"failed: {ab.problem}", step)
+        passes.issue(s, st, record, "synthesizer", cast.synthesizer, f"failed: {ab.problem}", step)
         record["problem"] = f"the synthesizer made no usable change ({ab.problem}): A and B only"
     texts = {name: codework.solution_text(item) for name, item in candidates.items()}
     judged = Step.at(number, "judges")  # the changes every judge of the pass is shown
     shown = {name: anonymous(s, text, f"{judged}/{name}") for name, text in texts.items()}
-    won = await rank(s, st, record, _JUDGED.format(task=st.task), shown, cast.judges)
+    won = await passes.rank(s, st, record, _JUDGED.format(task=st.task), shown, cast.judges)
     winner = "A"
     if won is not None:
         winner = won
         st.work = candidates[winner]
-        adopt(st, record, winner, texts[winner])
+        passes.adopt(st, record, winner, texts[winner])
     losers = [item for name, item in candidates.items() if name != winner]
     if not ab.ok:
         losers.append(ab)
     await _prune(s, number, losers)
-    return end_pass(s, st, record)
+    return passes.end_pass(s, st, record)
 
 
 async def _hold(
@@ -184,7 +173,7 @@ async def _hold(
     """No challenger this pass: the incumbent stays (as in the text protocol); a failed
     candidate's worktree goes."""
     await _prune(s, int(record["round"]), failed)
-    return no_challenger(s, st, record, why)
+    return passes.no_challenger(s, st, record, why)
 
 
 async def _prune(s: Session, number: int, losers: list[Work]) -> None:
@@ -197,12 +186,12 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     """The implementation tournament (see the module's docstring)."""
     st = _CodeState(task=task, opts=opts)
     await _initial(s, st)
-    await play_passes(s, st, _pass)
+    await passes.play_passes(s, st, _pass)
     assert st.work is not None
     for alias in sorted(a for a in s.aliases if a.startswith("agent_")):
         await s.prune_worktree(alias, step=Step.at(0, "prune", alias))  # only the winner's stays
     s.artifact("refine/final.patch", st.work.patch)
-    done = outcome(s, st, st.work.patch)
+    done = passes.outcome(s, st, st.work.patch)
     details = dict(done.details)
     details["code"] = codework.rows(list(st.works.values()))
     details["winner"] = st.work.where
