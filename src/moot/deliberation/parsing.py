@@ -19,6 +19,8 @@ from moot.errors import FormatError
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
+    "CONFIDENCE_FIELD",
+    "TEXT_FIELD",
     "JudgeVerdict",
     "extract_json",
     "extract_section",
@@ -26,6 +28,7 @@ __all__ = [
     "json_parser",
     "parse_solution",
     "parse_verdict",
+    "strict_object",
     "verdict_fields",
 ]
 
@@ -208,6 +211,22 @@ def json_parser(schema: type[M], *, repair: bool = True) -> Callable[[str], M]:
             raise FormatError(f"its JSON does not fit the schema ({problems})") from None
 
     return parse
+
+
+# -- building a reply's JSON schema -----------------------------------------------------------
+TEXT_FIELD: dict[str, Any] = {"type": "string", "minLength": 1}
+CONFIDENCE_FIELD: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+
+def strict_object(properties: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of an object with exactly these properties, every one required (a
+    strict backend accepts only that; an optional field is given as nullable instead)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
 # -- the same answers as JSON, for backends that enforce a schema (constrained decoding) ------

@@ -120,6 +120,16 @@ class Work:
         return self.tree or self.alias
 
     @property
+    def patch(self) -> str:
+        """The change's diff against the baseline ("" for none yet)."""
+        return self.change.patch if self.change is not None else ""
+
+    @property
+    def passing(self) -> int:
+        """How many of the verify commands passed."""
+        return sum(1 for c in self.checks if c.passed)
+
+    @property
     def passed(self) -> bool | None:
         """All verify commands passed (None: none were run)."""
         return all(c.passed for c in self.checks) if self.checks else None
@@ -227,7 +237,7 @@ def evidence(s: Session, label: str, item: Work, *, nonce_step: str, limit: int)
     """An agent's solution as others see it: its diff and its verify results, each quoted as
     untrusted text (the agent wrote the diff; the diff shaped the command output)."""
     fence = nonce(s, nonce_step)
-    diff = item.change.patch if item.change is not None else ""
+    diff = item.patch
     stats = item.change.stats if item.change is not None else "no change"
     status = "" if item.ok else f" (failed: {item.problem})"
     return (
@@ -242,7 +252,7 @@ def solution_text(item: Work) -> str:
     """An agent's code solution as the others and the judges see it (the caller quotes it as
     untrusted text): the diff against the baseline, then each verify command's result."""
     stats = item.change.stats if item.change is not None else "no change"
-    diff = item.change.patch if item.change is not None else ""
+    diff = item.patch
     return (
         f"## CHANGES ({stats})\n```diff\n{diff.rstrip() or '(no change)'}\n```\n\n"
         f"## VERIFICATION\n{checks_text(item.checks)}"
@@ -260,7 +270,7 @@ def rows(works: Sequence[Work]) -> dict[str, dict[str, object]]:
             "insertions": w.change.insertions if w.change else 0,
             "deletions": w.change.deletions if w.change else 0,
             "checks": [c.model_dump(mode="json") for c in w.checks],
-            "patch": w.change.patch if w.change else "",
+            "patch": w.patch,
         }
         for w in works
     }

@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from moot.deliberation.markup import strip_markup
-from moot.deliberation.parsing import json_parser
+from moot.deliberation.parsing import CONFIDENCE_FIELD, TEXT_FIELD, json_parser, strict_object
 from moot.deliberation.substance import check_substance
 from moot.errors import FormatError
 
@@ -86,39 +86,26 @@ class JudgeReply(BaseModel):
 # exactly the positions shown), every field required (nullable where optional) so strict
 # backends accept them, and no long length bounds (a grammar repeating a character rule 8000
 # times is too big for llama.cpp). Replies are validated against the pydantic models anyway.
-_TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
-_CONFIDENCE: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
-
-
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
 def agent_schema(candidate: str | None) -> dict[str, Any]:
     """The JSON schema of an agent's reply in a proposal round (no candidate) or a vote."""
     if candidate is None:
-        return _object(
+        return strict_object(
             {
                 "vote": {"type": "string", "enum": ["abstain"]},
-                "newPositionText": _TEXT,
-                "reasoning": _TEXT,
-                "confidence": _CONFIDENCE,
+                "newPositionText": TEXT_FIELD,
+                "reasoning": TEXT_FIELD,
+                "confidence": CONFIDENCE_FIELD,
             }
         )
-    return _object(
+    return strict_object(
         {
             "vote": {"type": "string", "enum": ["yes", "no", "abstain"]},
             "targetPositionId": {
                 "anyOf": [{"type": "string", "enum": [candidate]}, {"type": "null"}]
             },
-            "newPositionText": {"anyOf": [_TEXT, {"type": "null"}]},
-            "reasoning": _TEXT,
-            "confidence": _CONFIDENCE,
+            "newPositionText": {"anyOf": [TEXT_FIELD, {"type": "null"}]},
+            "reasoning": TEXT_FIELD,
+            "confidence": CONFIDENCE_FIELD,
         }
     )
 
@@ -126,12 +113,12 @@ def agent_schema(candidate: str | None) -> dict[str, Any]:
 def judge_schema(positions: Sequence[str]) -> dict[str, Any]:
     """The JSON schema of a judge's reply on these positions."""
     score = {"type": "integer", "minimum": 0, "maximum": 100}
-    return _object(
+    return strict_object(
         {
             "selectedPositionId": {"type": "string", "enum": list(positions)},
-            "scoresByPositionId": _object({pid: score for pid in positions}),
-            "reasoning": _TEXT,
-            "confidence": _CONFIDENCE,
+            "scoresByPositionId": strict_object({pid: score for pid in positions}),
+            "reasoning": TEXT_FIELD,
+            "confidence": CONFIDENCE_FIELD,
         }
     )
 

@@ -29,18 +29,8 @@ from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.codework import Work
-from moot.protocols.refine.cast import cast_pass
-from moot.protocols.refine.judging import judge_pass
+from moot.protocols.refine import passes
 from moot.protocols.refine.options import RefineOptions
-from moot.protocols.refine.run import (
-    _end_pass,
-    _outcome,
-    _roles,
-    _say,
-    _State,
-    decide,
-    issue,
-)
 from moot.protocols.shown import anonymous, nonce
 from moot.types import Outcome, Step
 
@@ -84,7 +74,7 @@ verify commands run on it. Passing verification weighs heavily.)"""
 
 
 @dataclass
-class _CodeState(_State):
+class _CodeState(passes.State):
     work: Work | None = None  # the incumbent's change
     works: dict[str, Work] = field(default_factory=dict)  # every candidate, by worktree
 
@@ -102,12 +92,8 @@ async def _candidate(
     await s.add_worktree(tree, step=Step.at(0, "worktree", tree))
     item = await codework.work(s, alias, prompt, step=step, tree=tree)
     st.works[tree] = item
-    s.artifact(f"refine/{tree}.patch", _patch(item))
+    s.artifact(f"refine/{tree}.patch", item.patch)
     return item
-
-
-def _patch(item: Work) -> str:
-    return item.change.patch if item.change is not None else ""
 
 
 async def _initial(s: Session, st: _CodeState) -> None:
@@ -126,29 +112,17 @@ async def _initial(s: Session, st: _CodeState) -> None:
 
 async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
     assert st.work is not None
-    cast = cast_pass(s.aliases, number, st.opts.judges, st.writer)
-    if cast.self_judging and not st.warned_self_judging:
-        st.warned_self_judging = True
-        s.warn(
-            "refine: too few agents for judges that never rank their own change; judges come "
-            "from all agents (give four agents or a [refine.roles] judge)"
-        )
     a = st.work
-    record: dict[str, Any] = {
-        "round": number,
-        "roles": _roles(cast),
-        "writers": {"A": st.writer},
-        "worktrees": {"A": a.where},
-        "streak_before": st.streak,
-    }
-    step = Step.at(number, "critic", cast.critic)
-    critique, why = await _say(
-        s, cast.critic, _CRITIC.format(task=st.task, a=_shown(s, st, "Version A", a, step)), step
+    cast, record = passes.begin_pass(s, st, number, "change", {"worktrees": {"A": a.where}})
+    critique = await passes.criticise(
+        s,
+        st,
+        record,
+        cast.critic,
+        lambda step: _CRITIC.format(task=st.task, a=_shown(s, st, "Version A", a, step)),
     )
     if critique is None:
-        issue(s, st, record, "critic", cast.critic, why, step)
         return await _hold(s, st, record, "the critic gave no critique", [])
-    s.artifact(f"refine/pass_{number:02d}/critic.md", critique)
     step = Step.at(number, "revise", cast.author_b)
     fence = nonce(s, step)
     critique = anonymous(s, critique, f"{step}/critique")
@@ -156,7 +130,7 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
     redo = _REDO.format(task=st.task, a=_shown(s, st, "Version A", a, step), critique=quoted)
     b = await _candidate(s, st, cast.author_b, f"b{number}", redo, step)
     if not b.ok:
-        issue(s, st, record, "author B", cast.author_b, f"failed: {b.problem}", step)
+        passes.issue(s, st, record, "author B", cast.author_b, f"failed: {b.problem}", step)
         return await _hold(s, st, record, f"author B made no usable change ({b.problem})", [b])
     record["writers"]["B"] = cast.author_b
     record["worktrees"]["B"] = b.where
@@ -175,25 +149,22 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
         record["writers"]["AB"] = cast.synthesizer
         record["worktrees"]["AB"] = ab.where
     else:
-        issue(s, st, record, "synthesizer", cast.synthesizer, f"failed: {ab.problem}", step)
+        passes.issue(s, st, record, "synthesizer", cast.synthesizer, f"failed: {ab.problem}", step)
         record["problem"] = f"the synthesizer made no usable change ({ab.problem}): A and B only"
     texts = {name: codework.solution_text(item) for name, item in candidates.items()}
     judged = Step.at(number, "judges")  # the changes every judge of the pass is shown
     shown = {name: anonymous(s, text, f"{judged}/{name}") for name, text in texts.items()}
-    judges, result = await judge_pass(
-        s, _JUDGED.format(task=st.task), number, shown, cast.judges, st.opts.max_quote_chars
-    )
-    won = decide(s, st, record, judges, result)
+    won = await passes.rank(s, st, record, _JUDGED.format(task=st.task), shown, cast.judges)
     winner = "A"
     if won is not None:
         winner = won
-        st.work, st.writer, st.streak = candidates[winner], record["writers"][winner], 0
-        st.incumbent, st.adopted = texts[winner], (number, winner)
+        st.work = candidates[winner]
+        passes.adopt(st, record, winner, texts[winner])
     losers = [item for name, item in candidates.items() if name != winner]
     if not ab.ok:
         losers.append(ab)
     await _prune(s, number, losers)
-    return _end_pass(s, st, record)
+    return passes.end_pass(s, st, record)
 
 
 async def _hold(
@@ -201,9 +172,8 @@ async def _hold(
 ) -> dict[str, Any]:
     """No challenger this pass: the incumbent stays (as in the text protocol); a failed
     candidate's worktree goes."""
-    record.update(winner="A", problem=f"{why}: the incumbent stays", judges=[], borda=None)
     await _prune(s, int(record["round"]), failed)
-    return _end_pass(s, st, record)
+    return passes.no_challenger(s, st, record, why)
 
 
 async def _prune(s: Session, number: int, losers: list[Work]) -> None:
@@ -216,16 +186,13 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     """The implementation tournament (see the module's docstring)."""
     st = _CodeState(task=task, opts=opts)
     await _initial(s, st)
-    for number in range(1, opts.max_passes + 1):
-        record = await _pass(s, st, number)
-        if record["converged"]:
-            break
+    await passes.play_passes(s, st, _pass)
     assert st.work is not None
     for alias in sorted(a for a in s.aliases if a.startswith("agent_")):
         await s.prune_worktree(alias, step=Step.at(0, "prune", alias))  # only the winner's stays
-    s.artifact("refine/final.patch", _patch(st.work))
-    outcome = _outcome(s, st, _patch(st.work))
-    details = dict(outcome.details)
+    s.artifact("refine/final.patch", st.work.patch)
+    done = passes.outcome(s, st, st.work.patch)
+    details = dict(done.details)
     details["code"] = codework.rows(list(st.works.values()))
     details["winner"] = st.work.where
     refine = details["refine"]
@@ -233,14 +200,13 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
     details["refine"] = {**refine, "worktree": st.work.where}
     checks = st.work.checks
     verified = (
-        f"The final change's verify commands passed {sum(1 for c in checks if c.passed)} of "
-        f"{len(checks)}."
+        f"The final change's verify commands passed {st.work.passing} of {len(checks)}."
         if checks
         else "The final change was not verified (no verify commands)."
     )
-    return outcome.model_copy(
+    return done.model_copy(
         update={
             "details": details,
-            "trust": f"{outcome.trust} {verified}",
+            "trust": f"{done.trust} {verified}",
         }
     )

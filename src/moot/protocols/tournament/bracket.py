@@ -7,25 +7,27 @@ rebuilds the same bracket.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
-from moot.deliberation.trust import Participant
+from moot.deliberation.trust import Participant, Trust
 from moot.engine.session import Session
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import ChangeOfMind, RoundSummary, alias_label
 
 __all__ = [
+    "Bout",
+    "Bracket",
     "Match",
     "Stance",
     "Tournament",
     "budget_shares",
     "describe_round",
-    "models",
     "participants",
     "progression",
+    "qualified",
 ]
 
 
@@ -52,14 +54,37 @@ class Stance:
 
 
 @dataclass
-class Match:
-    """One match between the leader (side A) and a challenger (side B)."""
+class Bout:
+    """What every match is, of positions (Match) or of changes (tournament/code.py): its
+    number, its sides, its arbiter, the session-wide rounds it took and how it ended."""
 
     number: int
-    sides: list[str]  # [leader, challenger]; a backup takes a failed side's place
+    sides: list[str]  # [leader, challenger]
     arbiter: str | None
+    rounds: list[int] = field(default_factory=list)
+    converged: bool = False
+    ended_early: str | None = None
+    winner: str | None = None
+
+    def other(self, alias: str) -> str:
+        return self.sides[1] if alias == self.sides[0] else self.sides[0]
+
+    def record(self) -> dict[str, Any]:
+        """The match as result.json keeps it (a kind of match adds its own keys)."""
+        return {
+            "match": self.number,
+            "sides": list(self.sides),
+            "arbiter": self.arbiter,
+            "rounds": list(self.rounds),
+        }
+
+
+@dataclass
+class Match(Bout):
+    """One match between the leader (side A) and a challenger (side B); a backup takes a
+    failed side's place."""
+
     stances: dict[str, Stance] = field(default_factory=dict)
-    rounds: list[int] = field(default_factory=list)  # the session-wide round numbers
     scores: list[float] = field(default_factory=list)
     transcript: list[str] = field(default_factory=list)  # what the arbiter reads
     challenges: dict[str, list[str]] = field(default_factory=dict)  # against each side
@@ -69,11 +94,8 @@ class Match:
     last_pair: tuple[str, str] | None = None
     # every pair of positions measured: (round, result, the two positions in side order)
     checks: list[tuple[int, ConvergenceResult, tuple[str, str]]] = field(default_factory=list)
-    converged: bool = False
-    ended_early: str | None = None
     forfeit: str | None = None  # the side that lost by failing a challenge round
     incomplete: str | None = None  # why the debate stopped before its end
-    winner: str | None = None
     decided_by: str | None = None  # arbiter, forfeit, fallback
     reasons: list[str] = field(default_factory=list)
     analysis: dict[str, Any] | None = None
@@ -81,16 +103,10 @@ class Match:
     def side_label(self, alias: str) -> str:
         return "A" if alias == self.sides[0] else "B"
 
-    def other(self, alias: str) -> str:
-        return self.sides[1] if alias == self.sides[0] else self.sides[0]
-
     def record(self) -> dict[str, Any]:
         """The match as result.json keeps it."""
         return {
-            "match": self.number,
-            "sides": list(self.sides),
-            "arbiter": self.arbiter,
-            "rounds": list(self.rounds),
+            **super().record(),
             "convergence": list(self.scores),
             "progression": progression(self.scores),
             "converged": self.converged,
@@ -112,6 +128,17 @@ def progression(scores: list[float]) -> str:
     return " -> ".join(f"{score:g}%" for score in scores) or "not measured"
 
 
+def qualified(how: str, trust: Trust, reached: bool) -> str:
+    """The outcome line with the trust assessment's word: a finding it does not allow is
+    named as such ("..., but ..."), else its qualifiers (a tiny model, ...) are added."""
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not trust.consensus_allowed:
+        return f"{how}, but {trust.label}"
+    if qualifiers:
+        return f"{how}; {'; '.join(qualifiers)}"
+    return how
+
+
 def budget_shares(matches: int) -> list[float]:
     """The cumulative share of the token/cost budget each match may reach (seed 001: 40%, 30%,
     20% for a 4-model bracket, 10% kept in reserve). Generalised: match k of M weighs M + 2 - k
@@ -125,23 +152,77 @@ def budget_shares(matches: int) -> list[float]:
     return shares
 
 
+M = TypeVar("M", bound=Bout)
+
+
 @dataclass
-class Tournament:
-    """Everything a run keeps between matches."""
+class Bracket(Generic[M]):
+    """What a single-elimination run keeps between matches, of positions or of changes."""
 
     s: Session
     task: str
     opts: TournamentOptions
     seeds: list[str]
     arbiters: list[str]  # a configured arbiter (or the two-agent default), else empty
+    round_no: int = 0
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # details["rounds"]
+    matches: list[M] = field(default_factory=list)
+    out: dict[str, str] = field(default_factory=dict)  # agents that left, and why
+
+    def next_round(self) -> int:
+        self.round_no += 1
+        return self.round_no
+
+    def arbiter_for(self, index: int, sides: list[str]) -> str | None:
+        """The configured arbiter, else the next agent in the seeding not in the match (one
+        that lost a match may judge; one that failed or gave junk may not)."""
+        if self.arbiters:
+            return self.arbiters[0]
+        after = self.seeds[index + 1 :] + self.seeds[: index + 1]
+        failed = {a for a, why in self.out.items() if why.startswith(("failed", "invalid"))}
+        return next((a for a in after if a not in sides and a not in failed), None)
+
+    async def knockout(
+        self, contestants: Sequence[str], play: Callable[[int, list[str]], Awaitable[M]]
+    ) -> str:
+        """The first two contestants meet, the winner meets the next challenger, and so on;
+        `play(number, [leader, challenger])` plays a match to its winner. The champion."""
+        leader = contestants[0]
+        for number, challenger in enumerate(contestants[1:], start=1):
+            m = await play(number, [leader, challenger])
+            self.matches.append(m)
+            assert m.winner is not None
+            for side in m.sides:
+                if side != m.winner and side not in self.out:
+                    self.out[side] = f"lost match {m.number}"
+            leader = m.winner
+        return leader
+
+    def models(self, contestants: Sequence[str]) -> list[str]:
+        """The model specs that took part: the contestants and the arbiters of the matches."""
+        specs = self.s.specs
+        used = [*contestants, *(m.arbiter for m in self.matches if m.arbiter is not None)]
+        return [specs[a] for a in used if a in specs]
+
+    def record(self, champion: str) -> dict[str, Any]:
+        """The bracket as result.json keeps it: the seeding, each match, who left why."""
+        return {
+            "seeding": list(self.seeds),
+            "shuffled": self.opts.shuffle,
+            "matches": [m.record() for m in self.matches],
+            "champion": champion,
+            "left": dict(self.out),
+        }
+
+
+@dataclass(kw_only=True)
+class Tournament(Bracket[Match]):
+    """Everything a run of the question's bracket keeps between matches."""
+
     backups: list[str]
     embedder: Embedder | None
     thresholds: Thresholds
     shares: list[float]
-    round_no: int = 0
-    rounds: list[dict[str, Any]] = field(default_factory=list)  # details["rounds"]
-    matches: list[Match] = field(default_factory=list)
-    out: dict[str, str] = field(default_factory=dict)  # agents that left, and why
     failed: dict[str, str] = field(default_factory=dict)  # no reply (an error), and why
     invalid: dict[str, str] = field(default_factory=dict)  # malformed or junk, and why
     # what moot judges the finding on (tournament/finding.py): each contestant's first stated
@@ -151,19 +232,6 @@ class Tournament:
     said: list[dict[str, str | None]] = field(default_factory=list)
     concessions: list[ChangeOfMind] = field(default_factory=list)
     critics: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
-
-    def next_round(self) -> int:
-        self.round_no += 1
-        return self.round_no
-
-    def arbiter_for(self, index: int, sides: list[str]) -> str | None:
-        """The configured arbiter, else the next agent in the seeding not in the match (one
-        that lost a match may judge; one that failed or gave junk in round 0 may not)."""
-        if self.arbiters:
-            return self.arbiters[0]
-        after = self.seeds[index + 1 :] + self.seeds[: index + 1]
-        failed = {a for a, why in self.out.items() if why.startswith(("failed", "invalid"))}
-        return next((a for a in after if a not in sides and a not in failed), None)
 
     def share_reached(self, number: int) -> str | None:
         """Why match `number` must end now (its share of the budget is spent), or None.
@@ -228,10 +296,3 @@ def participants(
         else:
             people.append(Participant(label(alias), "dissented"))
     return people
-
-
-def models(s: Session, contestants: Sequence[str], arbiters: Iterable[str | None]) -> list[str]:
-    """The model specs that took part: the contestants and the arbiters of the matches."""
-    specs = s.specs
-    used = [*contestants, *(a for a in arbiters if a is not None)]
-    return [specs[a] for a in used if a in specs]

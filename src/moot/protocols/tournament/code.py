@@ -39,7 +39,12 @@ from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
 from moot.protocols.codework import Work
-from moot.protocols.tournament.bracket import models, participants
+from moot.protocols.tournament.bracket import (
+    Bout,
+    Bracket,
+    participants,
+    qualified,
+)
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import (
     ChangeOfMind,
@@ -80,24 +85,14 @@ _WINNER = re.compile(r"WINNER:\s*\**\s*(?:agent[\s_-]*)?([a-z]{1,2})\b", re.IGNO
 
 
 @dataclass
-class _CodeMatch:
-    number: int
-    sides: list[str]  # [leader, challenger]
-    arbiter: str | None
-    rounds: list[int] = field(default_factory=list)
-    converged: bool = False
-    ended_early: str | None = None
-    winner: str | None = None
+class _CodeMatch(Bout):
     decided_by: str = ""
     reason: str = ""
     verdict: ModelVerdict | None = None  # the arbiter's choice, as evidence
 
     def record(self) -> dict[str, Any]:
         return {
-            "match": self.number,
-            "sides": list(self.sides),
-            "arbiter": self.arbiter,
-            "rounds": list(self.rounds),
+            **super().record(),
             "converged": self.converged,
             "ended_early": self.ended_early,
             "winner": self.winner,
@@ -107,35 +102,14 @@ class _CodeMatch:
 
 
 @dataclass
-class _Bracket:
-    s: Session
-    task: str
-    opts: TournamentOptions
-    seeds: list[str]
-    arbiters: list[str]
+class _Bracket(Bracket[_CodeMatch]):
     works: dict[str, Work] = field(default_factory=dict)
     convos: dict[str, list[Message]] = field(default_factory=dict)
-    out: dict[str, str] = field(default_factory=dict)
-    matches: list[_CodeMatch] = field(default_factory=list)
-    rounds: list[dict[str, Any]] = field(default_factory=list)
-    round_no: int = 0
     changes: list[ChangeOfMind] = field(default_factory=list)  # sides that took the other's
-
-    def arbiter_for(self, index: int, sides: list[str]) -> str | None:
-        """The configured arbiter, else the next seed not in the match (not one that failed)."""
-        if self.arbiters:
-            return self.arbiters[0]
-        after = self.seeds[index + 1 :] + self.seeds[: index + 1]
-        failed = {a for a, why in self.out.items() if why.startswith("failed")}
-        return next((a for a in after if a not in sides and a not in failed), None)
 
 
 # How a match was decided, as the outcome line says it.
 _DECIDED_BY = {"converged": "convergence", "arbiter": "the arbiter", "fallback": "the fallback"}
-
-
-def _patch(item: Work) -> str:
-    return item.change.patch if item.change is not None else ""
 
 
 def _stats(item: Work) -> str:
@@ -143,8 +117,7 @@ def _stats(item: Work) -> str:
         return "no change yet"
     checks = "not verified"
     if item.checks:
-        passed = sum(1 for c in item.checks if c.passed)
-        checks = f"verification {passed}/{len(item.checks)} passed"
+        checks = f"verification {item.passing}/{len(item.checks)} passed"
     return f"{item.change.stats}, {checks}"
 
 
@@ -171,13 +144,12 @@ def _system(alias: str) -> Message:
 async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
     """One round of a match; True when a side's change moved."""
     s = b.s
-    b.round_no += 1
-    r = b.round_no
+    r = b.next_round()
     m.rounds.append(r)
     before = {x: b.works[x] for x in m.sides}
     asks = []
     for alias in m.sides:
-        other = m.sides[1] if alias == m.sides[0] else m.sides[0]
+        other = m.other(alias)
         step = Step.at(r, "challenge", alias)
         shown = codework.evidence(
             s,
@@ -208,11 +180,11 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
         earlier = before[item.alias]
         b.convos[item.alias] = list(item.messages)
         if item.ok:  # a revision that failed leaves the earlier change standing
-            moved = moved or _patch(item) != _patch(earlier)
+            moved = moved or item.patch != earlier.patch
             b.works[item.alias] = item
-            other = m.sides[1] if item.alias == m.sides[0] else m.sides[0]
-            took = _patch(before[other])
-            if _patch(item) != _patch(earlier) and took and _patch(item) == took:
+            other = m.other(item.alias)
+            took = before[other].patch
+            if item.patch != earlier.patch and took and item.patch == took:
                 b.changes.append(
                     ChangeOfMind(
                         agent=item.alias,
@@ -224,7 +196,7 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
                     )
                 )
     a, c = (b.works[x] for x in m.sides)
-    same = bool(_patch(a)) and _patch(a) == _patch(c)
+    same = bool(a.patch) and a.patch == c.patch
     decision = "the changes are the same" if same else ("changed" if moved else "nobody moved")
     record = {
         "round": r,
@@ -312,12 +284,14 @@ async def _arbitrate(b: _Bracket, m: _CodeMatch) -> None:
     m.winner = picked
 
 
-async def _play(b: _Bracket, m: _CodeMatch) -> None:
+async def _play(b: _Bracket, number: int, sides: list[str]) -> _CodeMatch:
+    m = _CodeMatch(number=number, sides=sides, arbiter=b.arbiter_for(number, sides))
     for _ in range(b.opts.max_rounds):
         if not await _challenge_round(b, m):
             break
     await _arbitrate(b, m)
-    b.s.archive(f"match{m.number}/winner", _patch(b.works[m.winner or m.sides[0]]) or "(none)")
+    b.s.archive(f"match{m.number}/winner", b.works[m.winner or m.sides[0]].patch or "(none)")
+    return m
 
 
 async def run_code(
@@ -330,17 +304,8 @@ async def run_code(
     if not contestants:
         reasons = "; ".join(f"{alias_label(a)}: {why}" for a, why in b.out.items())
         raise ProtocolAborted(f"no agent made a usable change ({reasons})")
-    leader = contestants[0]
-    for index, challenger in enumerate(contestants[1:], start=1):
-        sides = [leader, challenger]
-        m = _CodeMatch(number=index, sides=sides, arbiter=b.arbiter_for(index, sides))
-        await _play(b, m)
-        b.matches.append(m)
-        assert m.winner is not None
-        loser = challenger if m.winner == leader else leader
-        b.out.setdefault(loser, f"lost match {m.number}")
-        leader = m.winner
-    return _outcome(b, leader)
+    champion = await b.knockout(contestants, lambda number, sides: _play(b, number, sides))
+    return _outcome(b, champion)
 
 
 def _outcome(b: _Bracket, champion: str) -> Outcome:
@@ -358,10 +323,9 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
     finding = _finding(b, champion, final)
     reached = finding.consensus or finding.label == "chosen"
     agreed = finding.agreed if finding.consensus else (champion,)
-    trust = assess(_participants(b, agreed), reached=reached, models=_models(b))
-    qualifiers = trust.label.split("; ")[1:]
+    trust = assess(_participants(b, agreed), reached=reached, models=b.models(b.seeds))
+    how = qualified(how, trust, reached)
     if reached and not trust.consensus_allowed:
-        how = f"{how}, but {trust.label}"
         finding = finding.model_copy(
             update={
                 "label": "no_consensus",
@@ -369,19 +333,11 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
                 "agreed": (),
             }
         )
-    elif qualifiers:
-        how = f"{how}; {'; '.join(qualifiers)}"
     how = f"{how}; {finding.reason}"
     success = trust.consensus_allowed and reached
     details: dict[str, object] = {
         "rounds": b.rounds,
-        "bracket": {
-            "seeding": list(b.seeds),
-            "shuffled": b.opts.shuffle,
-            "matches": [m.record() for m in b.matches],
-            "champion": champion,
-            "left": dict(b.out),
-        },
+        "bracket": b.record(champion),
         "code": codework.rows(works),
         "winner": champion,
     }
@@ -393,7 +349,7 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         consensus=success and finding.consensus,
         how=how,
         trust=_statement(b, champion, final, finding),
-        final_answer=_patch(b.works[champion]),
+        final_answer=b.works[champion].patch,
         rounds=b.round_no,
         disagreements=tuple(
             f"match {m.number}: {m.reason}" for m in b.matches if m.decided_by == "fallback"
@@ -413,7 +369,7 @@ def _finding(b: _Bracket, champion: str, final: _CodeMatch | None) -> Finding:
     groups: dict[str, list[str]] = {}
     for alias in b.seeds:
         if b.works[alias].ok:
-            groups.setdefault(_patch(b.works[alias]), []).append(alias)
+            groups.setdefault(b.works[alias].patch, []).append(alias)
     ranked = sorted(groups.values(), key=lambda g: (-len(g), b.seeds.index(g[0])))
     shown = tuple((_stats(b.works[g[0]]), tuple(g)) for g in ranked)
     started, valid = len(b.seeds), sum(len(g) for g in ranked)
@@ -460,15 +416,11 @@ def _participants(b: _Bracket, agreed: tuple[str, ...]) -> list[Participant]:
     return participants(b.seeds, agreed, failed, {})
 
 
-def _models(b: _Bracket) -> list[str]:
-    return models(b.s, b.seeds, [m.arbiter for m in b.matches])
-
-
 def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Finding) -> str:
     """How far to trust the champion's change: tiny models, who won how (the arbiter's choice,
     the same change on both sides, or the fallback), moot's finding, its verification, what
     failed."""
-    tiny = tiny_note(_models(b))
+    tiny = tiny_note(b.models(b.seeds))
     sentences: list[str] = [tiny] if tiny else []
     if final is None:
         sentences.append(
@@ -501,10 +453,9 @@ def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Fi
             sentences.append(
                 f"{m.verdict.by}'s verdict in match {m.number} was invalid: {m.verdict.problem}."
             )
-    checks = b.works[champion].checks
-    if checks:
-        passed = sum(1 for c in checks if c.passed)
-        sentences.append(f"Verify commands on it: {passed} of {len(checks)} passed.")
+    won = b.works[champion]
+    if won.checks:
+        sentences.append(f"Verify commands on it: {won.passing} of {len(won.checks)} passed.")
     for alias in b.seeds:
         work = b.works[alias]
         if not work.ok:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from moot.deliberation.parsing import json_parser
+from moot.deliberation.parsing import CONFIDENCE_FIELD, TEXT_FIELD, json_parser, strict_object
 from moot.errors import FormatError
 
 __all__ = [
@@ -91,47 +91,36 @@ class VerdictReply(_Reply):
     ] = ""
 
 
-_TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
-_LIST: dict[str, Any] = {"type": "array", "items": _TEXT, "maxItems": 20}
-_CONFIDENCE: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+_LIST: dict[str, Any] = {"type": "array", "items": TEXT_FIELD, "maxItems": 20}
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-POSITION_SCHEMA = _object(
+POSITION_SCHEMA = strict_object(
     {
-        "recommendation": _TEXT,
+        "recommendation": TEXT_FIELD,
         "reasons": _LIST,
-        "confidence": _CONFIDENCE,
+        "confidence": CONFIDENCE_FIELD,
         "confidence_factors": _LIST,
         "uncertainty_points": _LIST,
     }
 )
-CHALLENGE_SCHEMA = _object(
+CHALLENGE_SCHEMA = strict_object(
     {
         "weaknesses": {**_LIST, "minItems": 2},
         "counter_claims": _LIST,
         "alternatives": _LIST,
         "strong_points": _LIST,
-        "position": _TEXT,
-        "confidence": _CONFIDENCE,
+        "position": TEXT_FIELD,
+        "confidence": CONFIDENCE_FIELD,
     }
 )
-DEFENSE_SCHEMA = _object(
+DEFENSE_SCHEMA = strict_object(
     {
         "defense": _LIST,
         "concessions": _LIST,
-        "position": _TEXT,
+        "position": TEXT_FIELD,
         "position_changed": {"type": "boolean"},
         "what_changed": {"type": "string"},
-        "confidence": _CONFIDENCE,
+        "confidence": CONFIDENCE_FIELD,
     }
 )
 
@@ -143,9 +132,9 @@ def verdict_schema(converged: bool) -> dict[str, Any]:
         "reasons": {**_LIST, "minItems": 1, "maxItems": 10},
     }
     if not converged:
-        properties["fundamental_disagreement"] = _TEXT
-        properties["why_no_convergence"] = _TEXT
-    return _object(properties)
+        properties["fundamental_disagreement"] = TEXT_FIELD
+        properties["why_no_convergence"] = TEXT_FIELD
+    return strict_object(properties)
 
 
 def parser(model: type[M]) -> Callable[[str], M]:

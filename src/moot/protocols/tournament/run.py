@@ -39,9 +39,9 @@ from moot.protocols.tournament.bracket import (
     Tournament,
     budget_shares,
     label,
-    models,
     participants,
     progression,
+    qualified,
 )
 from moot.protocols.tournament.code import run_code
 from moot.protocols.tournament.finding import judge, started
@@ -76,43 +76,43 @@ def _embedder(s: Session, opts: TournamentOptions) -> Embedder | None:
     return embedder
 
 
-def _setup(s: Session, task: str, opts: TournamentOptions) -> Tournament:
+def _seeding(s: Session, opts: TournamentOptions) -> list[str]:
     agents = [a for a in s.aliases if a.startswith("agent_")]
-    seeds = s.shuffle(agents, step="bracket/seeding") if opts.shuffle else _given_order(s, agents)
+    return s.shuffle(agents, step="bracket/seeding") if opts.shuffle else _given_order(s, agents)
+
+
+def _arbiters(s: Session) -> list[str]:
+    return [a for a in s.aliases if a.startswith("arbiter_")]
+
+
+def _setup(s: Session, task: str, opts: TournamentOptions) -> Tournament:
+    seeds = _seeding(s, opts)
     return Tournament(
         s=s,
         task=task,
         opts=opts,
         seeds=seeds,
-        arbiters=[a for a in s.aliases if a.startswith("arbiter_")],
+        arbiters=_arbiters(s),
         backups=[a for a in s.aliases if a.startswith("backup_")],
         embedder=_embedder(s, opts),
         thresholds=Thresholds(opts.structural_threshold, opts.semantic_threshold),
-        shares=budget_shares(len(agents) - 1),
+        shares=budget_shares(len(seeds) - 1),
     )
 
 
 async def run(s: Session, task: str, opts: TournamentOptions) -> Outcome:
     if s.code_task:  # a bracket of changes (tournament/code.py)
-        agents = [a for a in s.aliases if a.startswith("agent_")]
-        seeds = (
-            s.shuffle(agents, step="bracket/seeding") if opts.shuffle else _given_order(s, agents)
-        )
-        arbiters = [a for a in s.aliases if a.startswith("arbiter_")]
-        return await run_code(s, task, opts, seeds, arbiters)
+        return await run_code(s, task, opts, _seeding(s, opts), _arbiters(s))
     t = _setup(s, task, opts)
-    leader, held = t.seeds[0], None
-    for index, challenger in enumerate(t.seeds[1:], start=1):
-        sides = [leader, challenger]
-        m = Match(number=index, sides=sides, arbiter=t.arbiter_for(index, sides))
-        await play_match(t, m, held)
-        t.matches.append(m)
-        assert m.winner is not None
-        for side in m.sides:
-            if side != m.winner and side not in t.out:
-                t.out[side] = f"lost match {m.number}"
-        leader, held = m.winner, m.stances[m.winner]
-    return _outcome(t, leader, held)
+
+    async def match(number: int, sides: list[str]) -> Match:
+        m = Match(number=number, sides=sides, arbiter=t.arbiter_for(number, sides))
+        previous = t.matches[-1] if t.matches else None  # its winner is this match's leader
+        held = previous.stances[previous.winner] if previous and previous.winner else None
+        return await play_match(t, m, held)
+
+    champion = await t.knockout(t.seeds, match)
+    return _outcome(t, champion, t.matches[-1].stances[champion])
 
 
 def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
@@ -122,7 +122,7 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     judgement = _finding(t, champion, judge(t), junk)
     f = judgement.finding
     people = participants(started(t), f.agreed, t.failed, t.invalid)
-    trust = assess(people, reached=f.consensus, models=_models(t))
+    trust = assess(people, reached=f.consensus, models=t.models(started(t)))
     success = f.consensus and trust.consensus_allowed
     accepted = (
         not success
@@ -148,11 +148,7 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
         f"match(es){earlier}; {ended}; decided by {final.decided_by}: "
         f"{'; '.join(final.reasons)}; {_said(f)}"
     )
-    qualifiers = trust.label.split("; ")[1:]
-    if f.consensus and not success:
-        how = f"{how}, but {trust.label}"
-    elif qualifiers:
-        how = f"{how}; {'; '.join(qualifiers)}"
+    how = qualified(how, trust, f.consensus)
     positions: dict[str, str] = {}
     for m in t.matches:
         for alias, stance in m.stances.items():
@@ -218,10 +214,6 @@ def _said(f: Finding) -> str:
     return f"no consensus: {f.reason}"
 
 
-def _models(t: Tournament) -> list[str]:
-    return models(t.s, started(t), [m.arbiter for m in t.matches])
-
-
 _LAYERS = {
     "structural": "their texts are nearly the same",
     "semantic": "an embedding model found that they mean the same",
@@ -255,7 +247,7 @@ def _statement(
     """How far to trust the outcome, in plain words: tiny models first, then who won how (the
     arbiter's verdicts, the convergence of the final match and which layer measured it), moot's
     finding on the final positions and who changed their mind, what failed or was invalid."""
-    tiny = tiny_note(_models(t))
+    tiny = tiny_note(t.models(started(t)))
     sentences: list[str] = [tiny] if tiny else []
     who = started(t)
     backups = len(who) - len(t.seeds)
@@ -353,11 +345,7 @@ def _disagreement(t: Tournament, m: Match) -> str:
 
 def _bracket(t: Tournament, champion: str) -> dict[str, Any]:
     return {
-        "seeding": list(t.seeds),
-        "shuffled": t.opts.shuffle,
-        "matches": [m.record() for m in t.matches],
-        "champion": champion,
-        "left": dict(t.out),
+        **t.record(champion),
         "budget_shares": [round(x, 4) for x in t.shares],
         "semantic_layer": t.embedder.name if t.embedder is not None else None,
     }
