@@ -327,11 +327,18 @@ async def _evidence(s: Session, st: State, r: int) -> str:
     return prompts.EVIDENCE.format(results="\n\n".join(lines))
 
 
-async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[JudgeVerdict]]:
-    active = st.active
-    available = [a for a in active if a not in st.judges] or active
+def rotating_judge(s: Session, st: State, r: int) -> str:
+    """The rotating judge: round r's verifier is drawn (a journaled choice) from the active
+    agents that have not judged yet, and from all of them once every one has."""
+    available = [a for a in st.active if a not in st.judges] or st.active
     judge = s.choice(sorted(available), step=Step.at(r, "judge"))
     st.judges.append(judge)
+    return judge
+
+
+async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[JudgeVerdict]]:
+    active = st.active
+    judge = rotating_judge(s, st, r)
     step = Step.at(r, "verify", judge)
     order = s.shuffle(active, step=step + "/order")
     prompt = prompts.VERIFY.format(
