@@ -195,3 +195,5 @@ def test_a_registered_protocols_preset_implies_it_from_the_cli(
     assert code != 0 and "--preset is a poll preset, not one of --protocol arena" in err
     code, _, err = moot(capsys, "run", "x", "--preset", "slow", *models)
     assert code != 0 and "--preset slow: no protocol has that preset" in err
+    # the names are the Literal values of each preset option: the test's and refine's
+    assert "(quick, plan-defaults, impl-defaults, impl)" in err
