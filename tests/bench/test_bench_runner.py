@@ -24,7 +24,7 @@ from moot.bench.runner import BenchOptions, run_bench
 from moot.config import Section
 from moot.engine.session import Session
 from moot.models.scripted import register_script
-from moot.protocols.record import ProtocolRecord
+from moot.protocols.record import Flag, ProtocolRecord
 from moot.types import Message, Outcome, Request, Step
 from tests.cli.test_cli import moot
 
@@ -59,7 +59,7 @@ VOTE = ProtocolRecord(
     summary="majority of samples",
     options=VoteOptions,
     run=vote,
-    samples_option="samples",
+    flags={Flag.SAMPLES: "samples"},
 )
 
 # What the scripted agents do, set by each test: "debate" (every first answer is wrong, the

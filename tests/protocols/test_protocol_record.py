@@ -22,7 +22,7 @@ from moot.display.live import LiveView
 from moot.engine.session import Session
 from moot.engine.store import find_session
 from moot.models.scripted import register_script
-from moot.protocols.record import ProtocolRecord
+from moot.protocols.record import Flag, ProtocolRecord
 from moot.types import Message, Outcome, RoundSummary, Step
 from tests.cli.test_cli import moot
 from tests.scripts import start
@@ -83,7 +83,7 @@ POLL = ProtocolRecord(
     options=PollOptions,
     run=poll,
     describe_round=describe,
-    rounds_option="rounds",
+    flags={Flag.ROUNDS: "rounds"},
     min_agents=2,
 )
 
@@ -182,7 +182,7 @@ def test_a_registered_protocols_preset_implies_it_from_the_cli(
     """`--preset NAME` finds the protocol whose record has that preset: no CLI edit."""
     protocols.register(
         dataclasses.replace(
-            POLL, options=PresetPollOptions, preset_option="preset", presets=("quick",)
+            POLL, options=PresetPollOptions, flags={**POLL.flags, Flag.PRESET: "preset"}
         )
     )
     models = ["--models", "scripted:@poll_yes", "--models", "scripted:@poll_yes"]
@@ -195,3 +195,5 @@ def test_a_registered_protocols_preset_implies_it_from_the_cli(
     assert code != 0 and "--preset is a poll preset, not one of --protocol arena" in err
     code, _, err = moot(capsys, "run", "x", "--preset", "slow", *models)
     assert code != 0 and "--preset slow: no protocol has that preset" in err
+    # the names are the Literal values of each preset option: the test's and refine's
+    assert "(quick, plan-defaults, impl-defaults, impl)" in err

@@ -36,6 +36,7 @@ from moot.bench.swap import audit_judgements, pairwise_judgements
 from moot.config import RunConfig
 from moot.errors import ConfigError
 from moot.lifecycle.plan import Plan, load_config
+from moot.protocols.record import Flag
 
 __all__ = ["BASELINE", "BenchOptions", "BenchReport", "ProtocolRow", "run_bench", "session_seed"]
 
@@ -338,7 +339,7 @@ def run_bench(
             sizes[name] = max(1, round(mean_calls / vote_agents))
     baseline_ids: list[str] = []
     if sizes:
-        samples = protocols.get(BASELINE).samples_option  # answers per agent, from its record
+        samples = protocols.get(BASELINE).flags[Flag.SAMPLES]  # answers per agent, from its record
         baseline_plans = {
             k: _plan(options, BASELINE, {f"{BASELINE}.{samples}": k})
             for k in sorted(set(sizes.values()))

@@ -52,9 +52,10 @@ def _preset(preset: str, protocol: str | None) -> dict[str, str]:
     """The overrides of `--preset NAME`: the protocol whose record has that preset (it must be
     --protocol's, when given) and the option the preset sets."""
     from moot import protocols
+    from moot.protocols.record import Flag
 
     owners = [protocols.get(name) for name in protocols.names()]
-    owner = next((r for r in owners if preset in r.presets and r.preset_option), None)
+    owner = next((r for r in owners if preset in r.presets), None)
     if owner is None:
         known = ", ".join(p for r in owners for p in r.presets)
         raise click.UsageError(f"--preset {preset}: no protocol has that preset ({known})")
@@ -62,16 +63,17 @@ def _preset(preset: str, protocol: str | None) -> dict[str, str]:
         raise click.UsageError(
             f"--preset is a {owner.name} preset, not one of --protocol {protocol}"
         )
-    return {"protocol": owner.name, f"{owner.name}.{owner.preset_option}": preset}
+    return {"protocol": owner.name, f"{owner.name}.{owner.flags[Flag.PRESET]}": preset}
 
 
 def _takes_rounds(protocol: str | None) -> bool:
     """Whether the protocol that runs (the config's default without --protocol) has rounds."""
     from moot import protocols
     from moot.config import RunConfig
+    from moot.protocols.record import Flag
 
     name = protocol or str(RunConfig.model_fields["protocol"].default)
-    return protocols.get(name).rounds_option is not None
+    return Flag.ROUNDS in protocols.get(name).flags
 
 
 def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:

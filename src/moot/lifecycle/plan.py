@@ -28,7 +28,7 @@ from moot.deliberation.anonymize import alias_for
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError
 from moot.models.base import provider_info, providers
-from moot.protocols.record import ProtocolRecord
+from moot.protocols.record import Flag, ProtocolRecord
 from moot.text import closest, plural
 
 if TYPE_CHECKING:
@@ -156,15 +156,20 @@ def check_config(
     if record is not None:
         section = data.setdefault(record.name, {})
         if isinstance(section, dict):
-            problems += _flag(record, section, "rounds_option", "--rounds", rounds)
-            problems += _flag(record, section, "verify_option", "--verify", verify)
-            problems += _flag(record, section, "samples_option", "--samples", samples)
-            problems += _flag(record, section, "input_option", "--input", input_text)
-            problems += _flag(record, section, "pick_option", "--pick", pick)
-            if no_shuffle and record.shuffle_option is None:
+            given = {
+                Flag.ROUNDS: rounds,
+                Flag.VERIFY: verify,
+                Flag.SAMPLES: samples,
+                Flag.INPUT: input_text,
+                Flag.PICK: pick,
+            }
+            for flag, value in given.items():
+                problems += _flag(record, section, flag, value)
+            shuffle = record.flags.get(Flag.SHUFFLE)
+            if no_shuffle and shuffle is None:
                 problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
-            elif no_shuffle:
-                section[record.shuffle_option] = False
+            elif no_shuffle and shuffle is not None:
+                section[shuffle] = False
         if record.check is not None:
             problems += record.check(data, cwd or Path.cwd())
     shared = {k: v for k, v in data.items() if k in RunConfig.model_fields}
@@ -240,13 +245,14 @@ def _unknown_provider(where: str, spec: str) -> list[str]:
 
 
 def _flag(
-    record: ProtocolRecord[Any], section: dict[str, Any], attr: str, flag: str, value: Any
+    record: ProtocolRecord[Any], section: dict[str, Any], flag: Flag, value: Any
 ) -> list[str]:
+    """Set the option `--<flag> value` sets; a problem when the protocol does not take it."""
     if not value:
         return []
-    option = getattr(record, attr)
+    option = record.flags.get(flag)
     if option is None:
-        return [f"{flag}: the {record.name} protocol does not take {flag}"]
+        return [f"--{flag}: the {record.name} protocol does not take --{flag}"]
     if isinstance(value, list):
         section[option] = [*section.get(option, []), *value]
     else:

@@ -3,16 +3,19 @@ folder (`protocols/<name>/__init__.py` exports `PROTOCOL`).
 
 The CLI, the config loader, the session set-up, the live view and the reports ask the record;
 none of them tests for a protocol's name. A record holds the protocol's name, its options model
-(the config section of the same name, with defaults), its participants, its run function, and
-how to describe one of its round records (`Outcome.details["rounds"]`) as a `RoundSummary`.
+(the config section of the same name, with defaults), its participants, its run function, how
+to describe one of its round records (`Outcome.details["rounds"]`) as a `RoundSummary`, and
+which of its options the shared CLI flags set (`flags`); what only one protocol needs lives in
+its own folder, behind the record's hooks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
 
 from moot.config import AgentConfig, RunConfig, Section
 from moot.engine.session import Session
@@ -21,6 +24,7 @@ from moot.types import Outcome, RoundSummary
 
 __all__ = [
     "ASSUMED_MAX_TOKENS",
+    "Flag",
     "Projected",
     "Projection",
     "ProtocolRecord",
@@ -77,9 +81,39 @@ def no_rounds(record: Mapping[str, Any], options: Any) -> RoundSummary | None:
     return None
 
 
+class Flag(StrEnum):
+    """The CLI flags of `moot run` that set an option of the protocol that runs. A record's
+    `flags` maps each flag it takes to that option's name in its own section; any other flag
+    is refused with "the <name> protocol does not take ..."."""
+
+    ROUNDS = "rounds"  # --rounds N: the most rounds, shown as "round 2 of N"
+    VERIFY = "verify"  # --verify CMD: extends a list of commands
+    SAMPLES = "samples"  # --samples K: answers asked of every agent
+    INPUT = "input"  # --input FILE: the file's text (a text to start from)
+    PICK = "pick"  # --pick MODE: who picks a code task's winner
+    PRESET = "preset"  # --preset NAME: a Literal of names; a preset implies its protocol
+    SHUFFLE = "shuffle"  # --no-shuffle sets it false: keep the participants' given order
+
+
+def _literal_values(annotation: Any) -> tuple[str, ...]:
+    """The values of the Literal types in an annotation (`Literal["a", "b"] | None`: a, b)."""
+    if get_origin(annotation) is Literal:
+        return tuple(str(value) for value in get_args(annotation))
+    return tuple(value for arg in get_args(annotation) for value in _literal_values(arg))
+
+
 @dataclass(frozen=True)
 class ProtocolRecord(Generic[OptionsT]):
-    """Everything moot needs to know about a protocol."""
+    """Everything moot needs to know about a protocol.
+
+    What every protocol needs: `name`, `summary`, `options`, `run`; how its round records read
+    (`describe_round`), who takes part (`participants`), the CLI flags it takes (`flags`), its
+    worst case (`project`), its agent count bounds, whether it runs code tasks.
+
+    Hooks, for a protocol that needs them: defaults for the shared sections (`defaults`), a
+    change to the shared config (`adjust`), a task when none is given (`default_task`), where
+    its sessions go (`sessions_root`), checks of the raw config (`check`), scripted replies
+    (`script`), and what a recorded reply stands for (`stands_for`)."""
 
     name: str
     summary: str  # one line for `moot run --help` and `moot validate`
@@ -88,28 +122,17 @@ class ProtocolRecord(Generic[OptionsT]):
     # A round record of Outcome.details["rounds"] as faces show it (None: not a round record).
     describe_round: Callable[[Mapping[str, Any], OptionsT], RoundSummary | None] = no_rounds
     participants: Callable[[RunConfig, OptionsT], list[Role]] = agents_only
-    # The option that `--rounds` sets, and that the faces show as "round 2 of N".
-    rounds_option: str | None = None
-    # The option that `--verify CMD` extends (None: the protocol runs no verify commands).
-    verify_option: str | None = None
-    # The option that `--samples K` sets (answers asked of every agent).
-    samples_option: str | None = None
-    # The option that `--input FILE` sets to the file's text (a text to start from).
-    input_option: str | None = None
+    # Each CLI flag it takes -> the option of its section that the flag sets.
+    flags: Mapping[Flag, str] = field(default_factory=dict)
     # The worst case before anything runs (`moot run --dry-run`, the `--max-cost` check).
     project: Callable[[RunConfig, OptionsT], Projection] | None = None
+    min_agents: int = 1
+    max_agents: int | None = None
     # Whether it runs code tasks (`--repo`, `[code]`): its agents' turns go through
     # protocols/codework.py when `Session.code_task`. Others refuse a code task.
     code_tasks: bool = False
-    # The option that `--pick MODE` sets (who picks a code task's winner).
-    pick_option: str | None = None
-    # The option that `--preset NAME` sets, and its names; a preset implies its protocol.
-    preset_option: str | None = None
-    presets: tuple[str, ...] = ()
-    # The boolean option that `--no-shuffle` sets to false (keep the participants' given order).
-    shuffle_option: str | None = None
-    min_agents: int = 1
-    max_agents: int | None = None
+
+    # Hooks.
     # Defaults for the shared sections (`limits`, `engine`) that a config leaves unset.
     defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Adjust the shared config to the options (e.g. no retries in a deterministic mode).
@@ -130,6 +153,14 @@ class ProtocolRecord(Generic[OptionsT]):
     # no claims.
     stands_for: Callable[[str, str, Mapping[str, str]], str | None] | None = None
 
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The names `--preset` takes: the Literal values of the option it sets."""
+        option = self.flags.get(Flag.PRESET)
+        if option is None:
+            return ()
+        return _literal_values(self.options.model_fields[option].annotation)
+
     def options_from(self, config: Mapping[str, Any] | None) -> OptionsT:
         """The options recorded in a session's config (its begin event); defaults for a
         section that is missing or no longer valid, so old sessions still display."""
@@ -140,5 +171,6 @@ class ProtocolRecord(Generic[OptionsT]):
             return self.options()
 
     def max_rounds(self, options: Any) -> int | None:
-        value = getattr(options, self.rounds_option, None) if self.rounds_option else None
+        option = self.flags.get(Flag.ROUNDS)
+        value = getattr(options, option, None) if option else None
         return value if isinstance(value, int) else None

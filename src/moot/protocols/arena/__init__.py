@@ -7,7 +7,7 @@ from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
-from moot.protocols.record import ProtocolRecord
+from moot.protocols.record import Flag, ProtocolRecord
 
 __all__ = ["PROTOCOL", "ArenaOptions"]
 
@@ -18,8 +18,7 @@ PROTOCOL = ProtocolRecord(
     options=ArenaOptions,
     run=run,
     describe_round=describe_round,
-    rounds_option="max_rounds",
-    verify_option="verify_commands",
+    flags={Flag.ROUNDS: "max_rounds", Flag.VERIFY: "verify_commands"},
     project=project,
     code_tasks=True,
     min_agents=2,  # one agent has nobody to deliberate with

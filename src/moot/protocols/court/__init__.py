@@ -15,7 +15,7 @@ from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
-from moot.protocols.record import ProtocolRecord, Role
+from moot.protocols.record import Flag, ProtocolRecord, Role
 
 __all__ = ["PROTOCOL", "CourtOptions"]
 
@@ -50,7 +50,7 @@ PROTOCOL = ProtocolRecord(
     run=run,
     describe_round=describe_round,
     participants=_participants,
-    rounds_option="max_agent_rounds",
+    flags={Flag.ROUNDS: "max_agent_rounds"},
     project=project,
     min_agents=2,
     max_agents=10,

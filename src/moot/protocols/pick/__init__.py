@@ -7,7 +7,7 @@ from __future__ import annotations
 from moot.protocols.pick.options import PickOptions
 from moot.protocols.pick.projection import project
 from moot.protocols.pick.run import check, participants, run
-from moot.protocols.record import ProtocolRecord
+from moot.protocols.record import Flag, ProtocolRecord
 
 __all__ = ["PROTOCOL", "PickOptions"]
 
@@ -17,7 +17,7 @@ PROTOCOL = ProtocolRecord(
     options=PickOptions,
     run=run,
     participants=participants,
-    pick_option="by",
+    flags={Flag.PICK: "by"},
     code_tasks=True,
     check=check,
     project=project,

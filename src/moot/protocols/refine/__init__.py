@@ -11,9 +11,9 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.engine.session import Session
-from moot.protocols.record import ProtocolRecord, Role
+from moot.protocols.record import Flag, ProtocolRecord, Role
 from moot.protocols.refine.code import run_code
-from moot.protocols.refine.options import PRESETS, RefineOptions
+from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.run import run
 from moot.protocols.refine.scripting import SCRIPT
 from moot.protocols.refine.summary import describe_round, project
@@ -55,10 +55,7 @@ PROTOCOL = ProtocolRecord(
     run=_run,
     describe_round=describe_round,
     participants=_participants,
-    rounds_option="max_passes",
-    input_option="input",
-    preset_option="preset",
-    presets=tuple(PRESETS),
+    flags={Flag.ROUNDS: "max_passes", Flag.INPUT: "input", Flag.PRESET: "preset"},
     project=project,
     min_agents=1,
     code_tasks=True,

@@ -7,7 +7,7 @@ arbiter), and the winner carries its refined position into the next match. On a 
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.protocols.record import ProtocolRecord, Role
+from moot.protocols.record import Flag, ProtocolRecord, Role
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
@@ -38,7 +38,7 @@ PROTOCOL = ProtocolRecord(
     run=run,
     describe_round=describe_round,
     participants=_participants,
-    shuffle_option="shuffle",
+    flags={Flag.SHUFFLE: "shuffle"},
     project=project,
     min_agents=2,
     max_agents=16,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from moot.protocols.record import ProtocolRecord
+from moot.protocols.record import Flag, ProtocolRecord
 from moot.protocols.vote.options import VoteOptions
 from moot.protocols.vote.run import describe_round, project, run
 from moot.protocols.vote.scripting import SCRIPT
@@ -15,7 +15,7 @@ PROTOCOL = ProtocolRecord(
     options=VoteOptions,
     run=run,
     describe_round=describe_round,
-    samples_option="samples",
+    flags={Flag.SAMPLES: "samples"},
     project=project,
     min_agents=1,
     script=SCRIPT,
