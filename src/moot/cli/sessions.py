@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -116,22 +117,21 @@ def show(session_id: str | None, full: bool) -> None:
         say(text)
 
 
+def _report_path(name: str, kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """--NAME PATH (the parameter `NAME_path`): where `export` writes the report of that kind."""
+    return click.option(
+        f"--{name}",
+        f"{name}_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help=f"Write the {kind} report here.",
+    )
+
+
 @click.command()
 @click.argument("session_id", required=False)
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the self-contained HTML report here.",
-)
-@click.option(
-    "--md",
-    "md_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the Markdown report here.",
-)
+@_report_path("html", "self-contained HTML")
+@_report_path("md", "Markdown")
 def export(session_id: str | None, html_path: Path | None, md_path: Path | None) -> None:
     """Write a session's report anywhere: --html PATH (one file that opens offline) and/or
     --md PATH."""
