@@ -30,10 +30,7 @@ def status(session_id: str | None, reveal: bool) -> None:
     seen = seen_state(folder)
     if seen is None:
         fail(f"session {folder.id} has no state.json yet; it is starting or was never run")
-    board = Board.from_state(seen.state, folder.meta())
-    board.ended = None if seen.status == "running" else seen.status
-    if seen.crashed:
-        board.ended_at = seen.updated  # its clock stopped when it did
+    board = Board.from_seen(seen, folder.meta())
     # a terminal's own width (the board narrows below 100 columns); piped, the wide table
     terminal = Console()
     width = terminal.width if terminal.is_terminal else max(100, terminal.width)
@@ -56,7 +53,6 @@ def list_() -> None:
     from moot.engine.seal import folder_result_problem
     from moot.engine.state import seen_state
     from moot.engine.store import list_sessions, sessions_root, unusable_folders
-    from moot.engine.tally import Tally
 
     folders = list_sessions()
     for folder, why in unusable_folders():  # left by a kill while moot created them
@@ -72,10 +68,7 @@ def list_() -> None:
         status, elapsed = "?", ""
         if seen is not None:
             status = seen.status
-            tally = Tally.from_snapshot(seen.state)
-            if seen.crashed:
-                tally.ended_at = seen.updated
-            elapsed = _duration(tally.elapsed(now))
+            elapsed = _duration(seen.tally().elapsed(now))
         click.echo(
             f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
         )
