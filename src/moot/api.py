@@ -13,18 +13,16 @@ names of both are importable from here.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
-from moot.config import RunConfig
 from moot.engine import lifecycle
 from moot.engine.result import Result
-from moot.engine.session import Chooser, Sleep, Subscriber
-from moot.lifecycle.plan import Plan, load_config
+from moot.lifecycle.plan import load_config
 from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
-from moot.lifecycle.run import OnOutcome, RunResult, resume_async, start_async
+from moot.lifecycle.run import RunResult, resume_async, start_async
 
 __all__ = [
     "FINDING_RULE",
@@ -39,56 +37,37 @@ __all__ = [
     "start_async",
 ]
 
+P = ParamSpec("P")
 
-def start(
-    task: str,
-    config: RunConfig | Plan | None = None,
-    *,
-    subscribers: Iterable[Subscriber] = (),
-    root: Path | None = None,
-    sleep: Sleep = asyncio.sleep,
-    chooser: Chooser | None = None,
-    on_outcome: OnOutcome | None = None,
-) -> RunResult:
+
+def _blocking(
+    name: str, run_async: Callable[P, Coroutine[Any, Any, RunResult]], doc: str
+) -> Callable[P, RunResult]:
+    """`run_async` with its very parameters, run on a fresh event loop of its own
+    (`engine.lifecycle.run_sync`: Ctrl-C and SIGTERM interrupt it cleanly)."""
+
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> RunResult:
+        return lifecycle.run_sync(lambda: run_async(*args, **kwargs))
+
+    functools.update_wrapper(blocking, run_async, assigned=())  # its signature, for help()
+    blocking.__name__ = blocking.__qualname__ = name
+    blocking.__doc__ = doc
+    return blocking
+
+
+start = _blocking(
+    "start",
+    start_async,
     """Create a session for `task` and run it to its end, a limit, or an interruption.
     `chooser` reads a human's choice (default: standard input); `on_outcome` is called with
-    the outcome before the reports are written."""
-    return lifecycle.run_sync(
-        lambda: start_async(
-            task,
-            config,
-            subscribers=subscribers,
-            root=root,
-            sleep=sleep,
-            chooser=chooser,
-            on_outcome=on_outcome,
-        )
-    )
-
-
-def resume(
-    ref: str | None,
-    *,
-    limits: dict[str, Any] | None = None,
-    subscribers: Iterable[Subscriber] = (),
-    root: Path | None = None,
-    sleep: Sleep = asyncio.sleep,
-    chooser: Chooser | None = None,
-    on_outcome: OnOutcome | None = None,
-) -> RunResult:
+    the outcome before the reports are written.""",
+)
+resume = _blocking(
+    "resume",
+    resume_async,
     """Continue a session; `limits` (for example {"max_cost": 5}) raises its budgets.
-    `on_outcome` as for `start`."""
-    return lifecycle.run_sync(
-        lambda: resume_async(
-            ref,
-            limits=limits,
-            subscribers=subscribers,
-            root=root,
-            sleep=sleep,
-            chooser=chooser,
-            on_outcome=on_outcome,
-        )
-    )
+    `on_outcome` as for `start`.""",
+)
 
 
 def run(

@@ -284,6 +284,23 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_lines(path: Path, what: str) -> list[tuple[int, str, str]]:
+    """The non-blank lines of a user's line-per-item UTF-8 file (`what`: "task file", "suite
+    file"), each as (number, where, text): `where` ("PATH line N") starts every message about
+    it. `ConfigError` naming the file when it does not exist or is not UTF-8 text."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {what} {path} as UTF-8 text: {error}") from None
+    return [
+        (number, f"{path} line {number}", text)
+        for number, text in enumerate(lines, start=1)
+        if text.strip()
+    ]
+
+
 def check_task(task: str, engine: EngineConfig) -> None:
     """Refuse a task that is not text (lone surrogates: bytes that were not UTF-8, as from a
     command line) or is longer than `engine.max_task_bytes`, naming the fix."""

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from filelock import FileLock, Timeout
 
-from moot.config import RunConfig
+from moot.config import RunConfig, read_lines
 from moot.engine.store import atomic_write, sessions_root
 from moot.errors import ConfigError, MootError
 from moot.lifecycle.plan import Plan, load_config, resolve
@@ -145,17 +145,8 @@ def read_tasks(
     `id`, `protocol`, `models` (a list of specs), `seed` and `config` (a table of settings, as
     in a config file); a line's settings win over the flags, which win over the config file.
     Every problem names its line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(f"task file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read task file {path} as UTF-8 text: {error}") from None
     tasks: list[tuple[str, str, Plan]] = []
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        where = f"{path} line {number}"
+    for number, where, text in read_lines(path, "task file"):
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as error:

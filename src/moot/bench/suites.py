@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from moot.bench.gym import GYM_PREFIX, gym_suite
+from moot.config import read_lines
 from moot.deliberation.answers import normalize_answer, parse_number
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.errors import ConfigError
@@ -209,18 +210,9 @@ def load_suite(
     path = Path(path)
     if scorer not in SCORERS:
         raise ConfigError(f"unknown scorer {scorer!r}; use one of {', '.join(SCORERS)}")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(f"suite file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read suite file {path} as UTF-8 text: {error}") from None
     questions: list[Question] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
+    for number, where, line in read_lines(path, "suite file"):
         try:
             data = json.loads(line)
         except json.JSONDecodeError as error:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 __all__ = ["cache"]
@@ -14,26 +12,13 @@ def cache() -> None:
     """The response cache that `moot run --cache` uses."""
 
 
-def _cache_store(spec: str | None) -> Any:
-    from moot.engine.cache import open_cache
-
-    return open_cache(spec)
-
-
 @cache.command(name="stats")
 @click.argument("spec", required=False)
 def cache_stats(spec: str | None) -> None:
     """Entries, hits and misses of a cache store (SPEC as for --cache; default sqlite)."""
-    import asyncio
+    from moot.engine.cache import store_stats
 
-    async def read() -> Any:
-        store = _cache_store(spec)
-        try:
-            return await store.stats()
-        finally:
-            await store.close()
-
-    stats = asyncio.run(read())
+    stats = store_stats(spec)
     size = "" if stats.size_bytes is None else f", {stats.size_bytes:,} bytes"
     expired = f" ({stats.expired} expired)" if stats.expired else ""
     click.echo(
@@ -46,14 +31,7 @@ def cache_stats(spec: str | None) -> None:
 @click.argument("spec", required=False)
 def cache_clear(spec: str | None) -> None:
     """Remove every entry of a cache store (SPEC as for --cache; default sqlite)."""
-    import asyncio
+    from moot.engine.cache import clear_store
 
-    async def clear() -> tuple[str, int]:
-        store = _cache_store(spec)
-        try:
-            return store.location, await store.clear()
-        finally:
-            await store.close()
-
-    location, removed = asyncio.run(clear())
+    location, removed = clear_store(spec)
     click.echo(f"{location}: removed {removed} entries")

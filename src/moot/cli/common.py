@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from moot.display import Face
 
 __all__ = [
+    "config_option",
     "display_options",
     "exit_with",
     "fail",
@@ -51,6 +52,15 @@ def run_face(quiet: bool, json_logs: bool, reveal: bool) -> Face:
     from moot.display import face_for
 
     return face_for(quiet=quiet, json_logs=json_logs, reveal=reveal)
+
+
+def config_option(
+    help: str = "Config file.",
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """--config PATH (the parameter `config_path`): the config file a command reads."""
+    return click.option(
+        "--config", "config_path", type=click.Path(path_type=Path), default=None, help=help
+    )
 
 
 def limit_options(command: Callable[..., None]) -> Callable[..., None]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from moot.cli.common import fail
+from moot.cli.common import config_option, fail
 
 __all__ = ["doctor", "models", "schema", "validate"]
 
@@ -22,13 +22,7 @@ def models() -> None:
 
 
 @click.command()
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Check the agents of this config file.",
-)
+@config_option("Check the agents of this config file.")
 @click.option("--models", "specs", multiple=True, metavar="SPEC", help="Check this model spec.")
 @click.option("--ping", is_flag=True, help="Also make a one-token call to each model.")
 @click.option(

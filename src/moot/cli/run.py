@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from moot.cli.common import (
+    config_option,
     display_options,
     exit_with,
     fail,
@@ -126,13 +127,7 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     help="One agent per use, e.g. --models local:smollm2 --models openai:gpt-5.2.",
 )
 @click.option("--rounds", type=click.IntRange(1, 50), default=None, help="Maximum rounds.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="TOML, JSON or YAML config file.",
-)
+@config_option("TOML, JSON or YAML config file.")
 @limit_options
 @click.option("--seed", type=int, default=None, help="Seed for aliases, order and sampling.")
 @click.option(

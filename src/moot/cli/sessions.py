@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -29,10 +30,7 @@ def status(session_id: str | None, reveal: bool) -> None:
     seen = seen_state(folder)
     if seen is None:
         fail(f"session {folder.id} has no state.json yet; it is starting or was never run")
-    board = Board.from_state(seen.state, folder.meta())
-    board.ended = None if seen.status == "running" else seen.status
-    if seen.crashed:
-        board.ended_at = seen.updated  # its clock stopped when it did
+    board = Board.from_seen(seen, folder.meta())
     # a terminal's own width (the board narrows below 100 columns); piped, the wide table
     terminal = Console()
     width = terminal.width if terminal.is_terminal else max(100, terminal.width)
@@ -55,7 +53,6 @@ def list_() -> None:
     from moot.engine.seal import folder_result_problem
     from moot.engine.state import seen_state
     from moot.engine.store import list_sessions, sessions_root, unusable_folders
-    from moot.engine.tally import Tally
 
     folders = list_sessions()
     for folder, why in unusable_folders():  # left by a kill while moot created them
@@ -71,10 +68,7 @@ def list_() -> None:
         status, elapsed = "?", ""
         if seen is not None:
             status = seen.status
-            tally = Tally.from_snapshot(seen.state)
-            if seen.crashed:
-                tally.ended_at = seen.updated
-            elapsed = _duration(tally.elapsed(now))
+            elapsed = _duration(seen.tally().elapsed(now))
         click.echo(
             f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
         )
@@ -116,22 +110,21 @@ def show(session_id: str | None, full: bool) -> None:
         say(text)
 
 
+def _report_path(name: str, kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """--NAME PATH (the parameter `NAME_path`): where `export` writes the report of that kind."""
+    return click.option(
+        f"--{name}",
+        f"{name}_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help=f"Write the {kind} report here.",
+    )
+
+
 @click.command()
 @click.argument("session_id", required=False)
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the self-contained HTML report here.",
-)
-@click.option(
-    "--md",
-    "md_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the Markdown report here.",
-)
+@_report_path("html", "self-contained HTML")
+@_report_path("md", "Markdown")
 def export(session_id: str | None, html_path: Path | None, md_path: Path | None) -> None:
     """Write a session's report anywhere: --html PATH (one file that opens offline) and/or
     --md PATH."""

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moot import protocols
 from moot.engine.tally import AgentTally, Tally
 from moot.errors import ConfigError
 from moot.types import Event, EventKind
+
+if TYPE_CHECKING:
+    from moot.engine.state import Seen
 
 __all__ = ["AgentRow", "Board"]
 
@@ -53,12 +56,13 @@ class Board(Tally):
 
     # -- state.json -------------------------------------------------------------------------
     @classmethod
-    def from_state(cls, state: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> Board:
-        """A board from another process's state.json snapshot (`moot status`)."""
+    def from_seen(cls, seen: Seen, meta: Mapping[str, Any] | None = None) -> Board:
+        """A board from another process's state.json snapshot as `seen_state` reads it (`moot
+        status`): a crashed session's clock stopped at its last update."""
         board = cls()
         if meta:
             board.open(meta)
-        tally = Tally.from_snapshot(state)
+        state, tally = seen.state, seen.tally()
         for name in (
             "round",
             "stage",
@@ -80,7 +84,6 @@ class Board(Tally):
         board.task = str(state.get("task", board.task))
         if board.round == 0 and board.phase is None:
             board.round = None  # nothing asked yet
-        status = str(state.get("status", "running"))
-        board.ended = None if status == "running" else status
+        board.ended = None if seen.status == "running" else seen.status
         board.message = state.get("message")
         return board

@@ -25,10 +25,10 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -51,10 +51,14 @@ __all__ = [
     "ResponseCache",
     "SqliteCache",
     "cache_key",
+    "clear_store",
     "default_cache_path",
     "open_cache",
     "servable",
+    "store_stats",
 ]
+
+T = TypeVar("T")
 
 # Bump when what a cached answer means changes without the request changing (a parser that
 # reads replies differently, a provider that rewrites prompts): every old entry then misses.
@@ -407,6 +411,30 @@ def open_cache(spec: str | None) -> CacheStore:
         f"--cache {spec!r} is not a cache store; use sqlite (the default, "
         f"{default_cache_path()}), sqlite:PATH, or redis://HOST:PORT/DB"
     )
+
+
+def store_stats(spec: str | None) -> CacheStats:
+    """Entries, hits and misses of the store `spec` names (as `open_cache`), read on an event
+    loop of its own (`moot cache stats`)."""
+    return asyncio.run(_with_store(spec, lambda store: store.stats()))
+
+
+def clear_store(spec: str | None) -> tuple[str, int]:
+    """Remove every entry of the store `spec` names, on an event loop of its own (`moot cache
+    clear`): its location and how many entries went."""
+
+    async def clear(store: CacheStore) -> tuple[str, int]:
+        return store.location, await store.clear()
+
+    return asyncio.run(_with_store(spec, clear))
+
+
+async def _with_store(spec: str | None, work: Callable[[CacheStore], Awaitable[T]]) -> T:
+    store = open_cache(spec)
+    try:
+        return await work(store)
+    finally:
+        await store.close()
 
 
 # -- what Session.ask uses --------------------------------------------------------------------

@@ -172,7 +172,12 @@ class ModelCalls:
                 self._signal(EventKind.CALL_STARTED, step, agent=agent.alias, attempt=attempts)
                 started = time.perf_counter()
                 # Providers enforce the call timeout themselves; this guard catches one that
-                # does not (a hung SDK, a script), a little later.
+                # does not (a hung SDK, a script), a little later: a tenth of the timeout, at
+                # least 1s, at most 30s (a long timeout must not hold a hung call minutes more).
+                # Not models/local.py's margin, on purpose: its worker checks the deadline only
+                # between tokens, so that guard waits 5s at least and has no cap. This one is
+                # never longer and starts first, so under a Session it is the one that fires;
+                # its cancellation drops the worker's sequence (LocalModel._ask).
                 timeout = request.timeout or self._limits.call_timeout
                 sent = request
                 if ends is not None and ends[0] - time.monotonic() < timeout:

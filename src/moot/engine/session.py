@@ -360,23 +360,15 @@ class Session:
             raise Interrupted(f"stopped by moot stop before {step}")
         estimate = sum(estimate_tokens(m.content) for m in messages)
         hit = await self._calls.lookup(agent, request)
-        if hit is not None:  # an ordinary ask event that says where its answer came from
+        cached: dict[str, Any] = {}  # a hit is an ordinary ask event that says where it came from
+        if hit is not None:
             completion = self._received(hit.completion, alias, step)
-            self._recorded[step] = self.record(
-                "ask",
-                step,
-                agent=alias,
-                prompt=_clean(request.prompt),
-                request_hash=digest,
-                est_prompt_tokens=estimate,
-                completion=completion.model_dump(mode="json"),
-                cache=self._calls.hit_note(hit),
-            )
-            return completion
-        self.budget.check(self.tally.agents.values())
-        self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
-        completion = self._received(await self._calls.call(agent, request, step), alias, step)
-        self.calls_made += 1
+            cached["cache"] = self._calls.hit_note(hit)
+        else:
+            self.budget.check(self.tally.agents.values())
+            self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
+            completion = self._received(await self._calls.call(agent, request, step), alias, step)
+            self.calls_made += 1
         self._recorded[step] = self.record(
             "ask",
             step,
@@ -385,8 +377,10 @@ class Session:
             request_hash=digest,
             est_prompt_tokens=estimate,
             completion=completion.model_dump(mode="json"),
+            **cached,
         )
-        await self._calls.save(agent, request, completion)
+        if hit is None:
+            await self._calls.save(agent, request, completion)
         return completion
 
     def _received(self, completion: Completion, alias: str, step: str) -> Completion:

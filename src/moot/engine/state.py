@@ -43,6 +43,13 @@ class Seen:
     crashed: bool
     updated: float
 
+    def tally(self) -> Tally:
+        """The snapshot's tally; a crashed session's clock stopped at its last update."""
+        tally = Tally.from_snapshot(self.state)
+        if self.crashed:
+            tally.ended_at = self.updated
+        return tally
+
 
 def seen_state(folder: SessionFolder) -> Seen | None:
     state = folder.state()

@@ -405,7 +405,11 @@ class LocalModel(Provider):
             return {"ok": False, "kind": "timeout", "message": message}
         ask_id, answer = worker.submit(payload)
         timeout = payload["timeout"]
-        # The worker enforces the deadline itself; this guard only catches a hung runtime.
+        # The worker enforces the deadline itself, between streamed tokens (one step, such as a
+        # long prompt's prefill on a CPU, can take seconds); this guard only catches a hung
+        # runtime, so it gives the worker 5s at least, and a tenth of a long timeout, uncapped.
+        # Under a Session the engine's guard (engine/calls.py: never longer, started before
+        # the worker was ready) fires first; this one serves direct calls (doctor --ping).
         guard = timeout + max(5.0, timeout / 10) if timeout else None
         try:
             return await asyncio.wait_for(asyncio.wrap_future(answer), guard)
