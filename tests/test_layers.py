@@ -34,7 +34,7 @@ TODAY = Allowed(
             ("moot.protocols.court", "vote"),
             # Not the vote protocol either: court's phase "vote" (its ballots) in the HTML
             # report's phase titles. Still protocol vocabulary in a face: the titles belong in
-            # each protocol's record (issue 28), and this line goes with them.
+            # each protocol's definition (issue 28), and this line goes with them.
             ("moot.report.html", "vote"),
         }
     ),
@@ -97,20 +97,24 @@ CLEAN: dict[str, str] = {
     "lifecycle/__init__.py": "",
     "lifecycle/migrate.py": "from moot.lifecycle import plan\nfrom moot.report import markdown\n",
     "lifecycle/code.py": "from moot.engine import session\nfrom moot.code import git\n",
-    "lifecycle/plan.py": "from moot import protocols\nfrom moot.protocols import record\n",
+    "lifecycle/plan.py": "from moot import protocols\nfrom moot.protocols import definition\n",
     "report/__init__.py": "",
-    "report/markdown.py": "from moot.engine import session\nfrom moot.protocols import record\n",
+    "report/markdown.py": (
+        "from moot.engine import session\nfrom moot.protocols import definition\n"
+    ),
     "report/view.py": "from moot.engine import session\n",
     "protocols/__init__.py": (
         'BUILTIN = {"arena": "moot.protocols.arena", "court": "moot.protocols.court"}\n'
     ),
-    "protocols/record.py": "from moot.engine import session\nfrom moot.protocols import shown\n",
+    "protocols/definition.py": (
+        "from moot.engine import session\nfrom moot.protocols import shown\n"
+    ),
     "protocols/shown.py": "from moot.deliberation import claims\n",
     "protocols/arena/__init__.py": "from moot.protocols.arena import run\n",
     "protocols/arena/run.py": (
         "from typing import TYPE_CHECKING\n"
         "from moot import lazy\n"
-        "from moot.protocols import record\n"
+        "from moot.protocols import definition\n"
         "from . import weigh\n"
         "if TYPE_CHECKING:\n"
         "    from moot.deliberation import claims\n"
@@ -120,8 +124,8 @@ CLEAN: dict[str, str] = {
         "def phase(step: str) -> str:\n"
         '    return "arena" if step == "arena" else step\n'
     ),
-    "protocols/arena/weigh.py": "from ..record import ProtocolRecord\n",
-    "protocols/court/__init__.py": "from moot.protocols import record\n",
+    "protocols/arena/weigh.py": "from ..definition import ProtocolDefinition\n",
+    "protocols/court/__init__.py": "from moot.protocols import definition\n",
     "deliberation/__init__.py": "",
     "deliberation/claims.py": "from moot import text, types\n",
     "engine/__init__.py": "",
@@ -187,13 +191,13 @@ PLANTED = [
     # upward, in each form an import takes
     plants(
         "engine imports a protocol",
-        {"engine/session.py": "from moot.protocols import record\n"},
+        {"engine/session.py": "from moot.protocols import definition\n"},
         "upward",
         "moot.engine.session",
     ),
     plants(
         "relative import upward",
-        {"engine/session.py": "from ..protocols import record\n"},
+        {"engine/session.py": "from ..protocols import definition\n"},
         "upward",
         "moot.engine.session",
     ),
@@ -476,9 +480,9 @@ PLANTED = [
     ),
     plants(
         "a shared protocol helper names a protocol",
-        {"protocols/record.py": returns('"court" != p')},
+        {"protocols/definition.py": returns('"court" != p')},
         "name",
-        "moot.protocols.record",
+        "moot.protocols.definition",
     ),
     plants(
         "one protocol names another",

@@ -24,7 +24,7 @@ from moot.config import Section
 from moot.deliberation.consensus import position_id
 from moot.engine.session import Session
 from moot.models.scripted import register_script
-from moot.protocols.record import Flag, ProtocolRecord
+from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.types import Message, Outcome, Request, Step
 
 _QUESTION = re.compile(r"What is the result of ([0-9+*\-]+)\?")
@@ -82,10 +82,10 @@ async def steps(s: Session, task: str, opts: StepsOptions) -> Outcome:
     )
 
 
-VOTE = ProtocolRecord(
+VOTE = ProtocolDefinition(
     name="vote", summary="samples", options=VoteOptions, run=vote, flags={Flag.SAMPLES: "samples"}
 )
-STEPS = ProtocolRecord(name="steps", summary="3 + extra calls", options=StepsOptions, run=steps)
+STEPS = ProtocolDefinition(name="steps", summary="3 + extra calls", options=StepsOptions, run=steps)
 
 
 def plain(request: Request) -> str:

@@ -24,7 +24,7 @@ from moot.bench.runner import BenchOptions, run_bench
 from moot.config import Section
 from moot.engine.session import Session
 from moot.models.scripted import register_script
-from moot.protocols.record import Flag, ProtocolRecord
+from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.types import Message, Outcome, Request, Step
 from tests.cli.test_cli import moot
 
@@ -54,7 +54,7 @@ async def vote(s: Session, task: str, opts: VoteOptions) -> Outcome:
     )
 
 
-VOTE = ProtocolRecord(
+VOTE = ProtocolDefinition(
     name="vote",
     summary="majority of samples",
     options=VoteOptions,

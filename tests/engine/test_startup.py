@@ -31,18 +31,18 @@ def collecting() -> Iterator[None]:
         gc.disable()
 
 
-def test_a_pause_lasts_until_resumed_and_freezes_what_was_built() -> None:
+def test_a_pause_lasts_until_collection_starts_again_and_freezes_what_was_built() -> None:
     with startup.paused():
         assert not gc.isenabled()
         built = [object() for _ in range(10)]
-        startup.resume()
+        startup.collect_again()
         assert gc.isenabled()
         assert gc.get_freeze_count() > len(built)
-        startup.resume()  # a second resume changes nothing
+        startup.collect_again()  # a second call changes nothing
     assert gc.isenabled()
 
 
-def test_a_pause_ends_with_its_block_when_nothing_resumed_it() -> None:
+def test_a_pause_ends_with_its_block_when_nothing_ended_it() -> None:
     with pytest.raises(RuntimeError), startup.paused():
         assert not gc.isenabled()
         raise RuntimeError("a run that fails before its loop starts")
@@ -52,7 +52,7 @@ def test_a_pause_ends_with_its_block_when_nothing_resumed_it() -> None:
 def test_a_caller_that_turned_the_collector_off_keeps_it_off() -> None:
     gc.disable()
     with startup.paused():
-        startup.resume()
+        startup.collect_again()
         assert not gc.isenabled()
     assert not gc.isenabled()
     assert gc.get_freeze_count() == 0

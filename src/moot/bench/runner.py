@@ -36,7 +36,7 @@ from moot.bench.swap import audit_judgements, pairwise_judgements
 from moot.config import RunConfig
 from moot.errors import ConfigError
 from moot.lifecycle.plan import Plan, load_config
-from moot.protocols.record import Flag
+from moot.protocols.definition import Flag
 
 __all__ = ["BASELINE", "BenchOptions", "BenchReport", "ProtocolRow", "run_bench", "session_seed"]
 

@@ -53,7 +53,7 @@ def _preset(preset: str, protocol: str | None) -> dict[str, str]:
     """The overrides of `--preset NAME`: the protocol whose record has that preset (it must be
     --protocol's, when given) and the option the preset sets."""
     from moot import protocols
-    from moot.protocols.record import Flag
+    from moot.protocols.definition import Flag
 
     owners = [protocols.get(name) for name in protocols.names()]
     owner = next((r for r in owners if preset in r.presets), None)
@@ -71,7 +71,7 @@ def _takes_rounds(protocol: str | None) -> bool:
     """Whether the protocol that runs (the config's default without --protocol) has rounds."""
     from moot import protocols
     from moot.config import RunConfig
-    from moot.protocols.record import Flag
+    from moot.protocols.definition import Flag
 
     name = protocol or str(RunConfig.model_fields["protocol"].default)
     return Flag.ROUNDS in protocols.get(name).flags

@@ -68,7 +68,7 @@ def list_() -> None:
         status, elapsed = "?", ""
         if seen is not None:
             status = seen.status
-            elapsed = _duration(seen.tally().elapsed(now))
+            elapsed = _duration(seen.standing().elapsed(now))
         click.echo(
             f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
         )

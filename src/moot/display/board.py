@@ -1,4 +1,4 @@
-"""What the live view shows: the session's tally (`engine.tally`, the same one the Session and
+"""What the live view shows: the session's tally (`engine.standing`, the same one the Session and
 `state.json` keep) plus what a screen needs to frame it: the session id, protocol and task, and
 the protocol's number of rounds. Pure state, no terminal: the live view renders it, and
 `moot status` fills one from `state.json`.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from moot import protocols
-from moot.engine.tally import AgentTally, Tally
+from moot.engine.standing import AgentStanding, Standing
 from moot.errors import ConfigError
 from moot.types import Event, EventKind
 
@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentRow", "Board"]
 
-AgentRow = AgentTally  # one row of the table: an agent's tally
+AgentRow = AgentStanding  # one row of the table: an agent's tally
 
 
 @dataclass
-class Board(Tally):
+class Board(Standing):
     session_id: str = ""
     protocol: str = ""
     task: str = ""
@@ -62,7 +62,7 @@ class Board(Tally):
         board = cls()
         if meta:
             board.open(meta)
-        state, tally = seen.state, seen.tally()
+        state, tally = seen.state, seen.standing()
         for name in (
             "round",
             "stage",

@@ -290,7 +290,7 @@ def _usage(session: Session) -> dict[str, AgentUsage]:
             failures=row.failures,
         )
         for agent in session.agents
-        for row in [session.tally.agents[agent.alias]]
+        for row in [session.standing.agents[agent.alias]]
     }
 
 
@@ -342,7 +342,7 @@ async def run_session(
         cache=cache,
         chooser=chooser,
     )
-    state = StateWriter(folder, meta, session.tally)
+    state = StateWriter(folder, meta, session.standing)
     state.absorb(journal.events)
     session.subscribe(state)
     for subscriber in subscribers:
@@ -434,7 +434,7 @@ def replay_session(
 ) -> Result:
     """The result that the journal alone gives, with zero model calls. Start-up ends here too
     (a paused garbage collector is resumed): `moot resume` of a finished session replays it."""
-    startup.resume()
+    startup.collect_again()
     session = _session(folder, journal, config, agents, mode="replay")
     stop = last_stop(journal.events)
     message: str | None
@@ -469,7 +469,7 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     `run_session` records the interruption and writes its files.
     Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
     left for later once it first waits (engine/startup.py)."""
-    startup.resume()
+    startup.collect_again()
     loop = startup.event_loop()
     try:
         task = loop.create_task(factory())

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from moot.config import Limits
-from moot.engine.tally import active_seconds
+from moot.engine.standing import active_seconds
 from moot.errors import LimitReached
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN
 from moot.types import Event, Usage

@@ -2,9 +2,10 @@
 
 A protocol asks models, draws randomness and runs shell commands through a Session, naming each
 effect with a stable step id. A finished effect is journaled (fsync'd) before its result is
-returned. On resume the protocol runs again from the top and every journaled step returns its
-recorded result without calling anything, so the run reaches the point where it stopped and goes
-on; in replay mode a missing step is an error instead of a call.
+returned. Resuming is catch-up: the protocol runs again from the top and every journaled step
+returns its recorded result (`_catch_up`, the journal's effects by step id) without calling
+anything, so the run reaches the point where it stopped and goes on; in replay mode a missing
+step is an error instead of a call.
 
 The Session keeps the journal of steps; where a live answer comes from (the response cache or
 a model call, engine/calls.py) and a code task's effects in its worktrees
@@ -29,8 +30,8 @@ from moot.engine.code_effects import CodeEffects
 from moot.engine.journal import Journal, request_hash
 from moot.engine.limits import Budget
 from moot.engine.replies import masked, settle
+from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder, atomic_write
-from moot.engine.tally import Tally
 from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.keys import known_secrets
 from moot.types import (
@@ -112,25 +113,26 @@ class Session:
         self.limits = limits
         self._clock = clock
         self._subscribers: list[Subscriber] = []
-        self._recorded: dict[str, Event] = {}
+        # catch-up: every effect the journal holds, by step id, answered from here on resume
+        self._catch_up: dict[str, Event] = {}
         self._warned: set[str] = {
             e.step for e in journal.events if e.kind == "warning" and e.step is not None
         }
         self._used: set[str] = set()
         self._noted = {e.step for e in journal.events if e.kind == EventKind.NOTE and e.step}
-        self.tally = Tally.for_aliases({a.alias: a.spec for a in self.agents})
+        self.standing = Standing.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
         for event in journal.events:
             if event.kind == EventKind.ASK and event.step:
                 completion = Completion.model_validate(event.data["completion"])
                 if retry_failed and not completion.ok:
-                    self._recorded.pop(event.step, None)
+                    self._catch_up.pop(event.step, None)
                     continue
                 self._completions[event.step] = completion
             if event.kind in (EventKind.ASK, EventKind.SHELL, EventKind.CODE) and event.step:
-                self._recorded[event.step] = event
-        self.tally.absorb(journal.events)
+                self._catch_up[event.step] = event
+        self.standing.absorb(journal.events)
         self.budget = Budget(limits, journal.events, clock)
         self._calls = ModelCalls(  # engine/calls.py: the response cache and live calls
             cache=cache,
@@ -189,7 +191,7 @@ class Session:
             self.record("warning", message=message)
 
     def _notify(self, event: Event) -> None:
-        self.tally.apply(event)
+        self.standing.apply(event)
         for subscriber in self._subscribers:
             subscriber(event)
 
@@ -252,7 +254,7 @@ class Session:
         so a protocol may decide on it (a tournament's budget shares)."""
         tokens, cost = 0, 0.0
         for step in sorted(self._used):  # a fixed order: float sums must not vary
-            event = self._recorded.get(step)
+            event = self._catch_up.get(step)
             if event is None or event.kind != EventKind.ASK:
                 continue
             completion = self._completions.get(step) or Completion.model_validate(
@@ -289,7 +291,7 @@ class Session:
     def recorded_at(self, step: str) -> float | None:
         """When the journal recorded `step` (its event's timestamp): journaled data, the same
         on every resume and replay."""
-        event = self._recorded.get(step)
+        event = self._catch_up.get(step)
         return event.ts if event is not None else None
 
     def _call_cwd(self, alias: str, step: str) -> tuple[str | None, bool]:
@@ -340,7 +342,7 @@ class Session:
             meta={"step": step, "agent": alias},
         )
         digest = request_hash(request)
-        recorded = self._recorded.get(step)
+        recorded = self._catch_up.get(step)
         if recorded is not None:
             if recorded.data.get("request_hash") != digest and step not in self._warned:
                 self._warned.add(step)
@@ -365,11 +367,11 @@ class Session:
             completion = self._received(hit.completion, alias, step)
             cached["cache"] = self._calls.hit_note(hit)
         else:
-            self.budget.check(self.tally.agents.values())
+            self.budget.check(self.standing.agents.values())
             self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
             completion = self._received(await self._calls.call(agent, request, step), alias, step)
             self.calls_made += 1
-        self._recorded[step] = self.record(
+        self._catch_up[step] = self.record(
             "ask",
             step,
             agent=alias,
@@ -403,7 +405,7 @@ class Session:
         from moot.engine.shell import ShellResult, run_shell
 
         self._claim(step)
-        recorded = self._recorded.get(step)
+        recorded = self._catch_up.get(step)
         if recorded is not None:
             return ShellResult.model_validate(recorded.data["result"])
         if self.mode == "replay":
@@ -434,7 +436,7 @@ class Session:
         """Run a code effect once and journal its JSON result; on resume and replay return the
         journaled result and touch nothing."""
         self._claim(step)
-        recorded = self._recorded.get(step)
+        recorded = self._catch_up.get(step)
         if recorded is not None:
             return recorded.data["result"]
         if self.mode == "replay":
@@ -443,10 +445,10 @@ class Session:
             raise RuntimeError("a code effect in a session without a repository")
         result = await compute()
         where = {"tree": tree} if tree is not None and tree != alias else {}
-        self._recorded[step] = self.record(
+        self._catch_up[step] = self.record(
             "code", step, what=what, agent=alias, result=result, **where
         )
-        return self._recorded[step].data["result"]  # as journaled (keys masked), as on resume
+        return self._catch_up[step].data["result"]  # as journaled (keys masked), as on resume
 
     async def change(self, alias: str, *, step: str, tree: str | None = None) -> CodeChange:
         """The agent's worktree change against the baseline now (saved as its .patch).
@@ -492,7 +494,7 @@ class Session:
         """A human's choice among `options`, journaled (None: no choice made, left for later).
         Read through the session's chooser: by default a line of standard input."""
         self._claim(step)
-        recorded = self._recorded.get(step)
+        recorded = self._catch_up.get(step)
         if recorded is not None:
             value = recorded.data["result"]
             return str(value) if value is not None else None
@@ -502,7 +504,7 @@ class Session:
         picked = await chooser(prompt, list(options))
         if picked is not None and picked not in options:
             raise ValueError(f"the chooser returned {picked!r}, not one of {list(options)}")
-        self._recorded[step] = self.record("code", step, what="choice", result=picked)
+        self._catch_up[step] = self.record("code", step, what="choice", result=picked)
         return picked
 
     def archive(self, name: str, text: str) -> str:

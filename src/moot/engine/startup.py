@@ -8,7 +8,7 @@ so far, only to find it alive: some 15 ms of the 0.3 s before the first request
 (benchmarks/process.py).
 
 `paused()` (the `run` and `resume` commands, around all they do) turns the collector off;
-`resume()`, called by the engine when its event loop starts, freezes what start-up built (so
+`collect_again()`, called by the engine when its event loop starts, freezes what start-up built (so
 that later passes skip it) and turns the collector back on. A caller that never paused it, a
 library user of `moot.api` for one, is left as it was.
 
@@ -28,14 +28,14 @@ from contextlib import contextmanager
 
 from moot import lazy
 
-__all__ = ["event_loop", "paused", "resume"]
+__all__ = ["collect_again", "event_loop", "paused"]
 
 _paused = False
 
 
 @contextmanager
 def paused() -> Iterator[None]:
-    """The collector off until `resume()`, or at the latest until the block ends (a run that
+    """The collector off until `collect_again()`, or at the latest until the block ends (a run that
     fails before its loop starts)."""
     global _paused
     if gc.isenabled():
@@ -44,10 +44,10 @@ def paused() -> Iterator[None]:
     try:
         yield
     finally:
-        resume()
+        collect_again()
 
 
-def resume() -> None:
+def collect_again() -> None:
     """End a pause: freeze what exists now and collect again. Does nothing without a pause."""
     global _paused
     if _paused:

@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder, atomic_write
-from moot.engine.tally import Tally
 from moot.types import Event, EventKind
 
 __all__ = ["WRITE_INTERVAL", "Seen", "StateWriter", "pid_alive", "seen_state"]
@@ -43,9 +43,9 @@ class Seen:
     crashed: bool
     updated: float
 
-    def tally(self) -> Tally:
-        """The snapshot's tally; a crashed session's clock stopped at its last update."""
-        tally = Tally.from_snapshot(self.state)
+    def standing(self) -> Standing:
+        """The snapshot's standing; a crashed session's clock stopped at its last update."""
+        tally = Standing.from_snapshot(self.state)
         if self.crashed:
             tally.ended_at = self.updated
         return tally
@@ -62,16 +62,16 @@ def seen_state(folder: SessionFolder) -> Seen | None:
 
 
 class StateWriter:
-    """Keeps `state.json` current from a tally: the Session's own (`tally=`), which it updates
-    before telling its subscribers, or one of its own fed by `absorb` (migrate)."""
+    """Keeps `state.json` current from a standing: the Session's own (`standing=`), which it
+    updates before telling its subscribers, or one of its own fed by `absorb` (migrate)."""
 
     def __init__(
-        self, folder: SessionFolder, meta: dict[str, Any], tally: Tally | None = None
+        self, folder: SessionFolder, meta: dict[str, Any], standing: Standing | None = None
     ) -> None:
         self.folder = folder
         self._written = 0.0
-        self._own = tally is None
-        self.tally = tally if tally is not None else Tally.for_aliases(meta["aliases"])
+        self._own = standing is None
+        self.standing = standing if standing is not None else Standing.for_aliases(meta["aliases"])
         self.header: dict[str, Any] = {
             "session_id": folder.id,
             "status": "running",
@@ -83,19 +83,19 @@ class StateWriter:
 
     @property
     def state(self) -> dict[str, Any]:
-        return {**self.header, **self.tally.snapshot(), "updated": time.time()}
+        return {**self.header, **self.standing.snapshot(), "updated": time.time()}
 
     def absorb(self, events: list[Event]) -> None:
         """Catch up with events journaled before this run, writing once."""
         if self._own:
-            self.tally.absorb(events)
+            self.standing.absorb(events)
         self.write()
 
     def __call__(self, event: Event) -> None:
         # Writing costs about half a millisecond; at most a few writes a second are plenty for
         # a snapshot, and the journal (not this file) is what must be current.
         if self._own:
-            self.tally.apply(event)
+            self.standing.apply(event)
         if (
             event.kind not in (EventKind.ASK_STARTED, EventKind.CALL_STARTED)
             and time.monotonic() - self._written >= WRITE_INTERVAL

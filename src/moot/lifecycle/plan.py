@@ -5,7 +5,7 @@ settings with the protocol's defaults, and the participants with their aliases.
 problem at once, each as `dotted.path: message`. Options such as `--rounds` and `--verify`
 apply to the protocol that runs, whatever the file or the flags name it.
 
-The protocol's own check of a config (`ProtocolRecord.check`: files it names exist, a code
+The protocol's own check of a config (`ProtocolDefinition.check`: files it names exist, a code
 task where one is needed) runs once per plan: `check_config` runs it on what it reads, and a
 plan made otherwise (`resolve`) gets it from `checked` when a session is created from it.
 A session's recorded plan (`reopen`) is never checked again: it was when the session began.
@@ -28,7 +28,7 @@ from moot.deliberation.anonymize import alias_for
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError
 from moot.models.base import provider_info, providers
-from moot.protocols.record import Flag, ProtocolRecord
+from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.text import closest, plural
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ __all__ = [
 class Plan:
     """What runs: the protocol's record, the config and the protocol's validated options."""
 
-    record: ProtocolRecord[Any]
+    record: ProtocolDefinition[Any]
     config: RunConfig  # the protocol's section holds its validated options
     options: Section
     checked: bool = False  # the protocol's own check (`record.check`) has passed on it
@@ -109,7 +109,7 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
     return [], Plan(record, config, options)
 
 
-def _agent_count(record: ProtocolRecord[Any], count: int) -> list[str]:
+def _agent_count(record: ProtocolDefinition[Any], count: int) -> list[str]:
     if record.min_agents <= count and (not record.max_agents or count <= record.max_agents):
         return []
     most = f" to {record.max_agents}" if record.max_agents else " or more"
@@ -147,7 +147,7 @@ def check_config(
             target = target.setdefault(part, {})
         target[leaf] = value
     name = data.get("protocol", "arena")
-    record: ProtocolRecord[Any] | None = None
+    record: ProtocolDefinition[Any] | None = None
     problems: list[str] = []
     try:
         record = protocols.get(name) if isinstance(name, str) else None
@@ -245,7 +245,7 @@ def _unknown_provider(where: str, spec: str) -> list[str]:
 
 
 def _flag(
-    record: ProtocolRecord[Any], section: dict[str, Any], flag: Flag, value: Any
+    record: ProtocolDefinition[Any], section: dict[str, Any], flag: Flag, value: Any
 ) -> list[str]:
     """Set the option `--<flag> value` sets; a problem when the protocol does not take it."""
     if not value:

@@ -1,5 +1,5 @@
 """What a run may cost before it starts (`moot run --dry-run`, and the `--max-cost` check):
-the protocol's record says how many calls each participant may get (`ProtocolRecord.project`),
+the protocol's record says how many calls each participant may get (`ProtocolDefinition.project`),
 this module adds tokens and prices.
 
 Per call: the participant's largest prompt (the record's estimate plus the task) and its
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from moot.lifecycle.plan import Plan
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, find_price, price_table
-from moot.protocols.record import completion_cap
+from moot.protocols.definition import completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
 
 __all__ = ["Estimate", "Line", "estimate", "render"]

@@ -1,7 +1,7 @@
 """Deliberation protocols and their registry.
 
 Each protocol is a folder (`protocols/<name>/`) whose `__init__` exports `PROTOCOL`, a
-`ProtocolRecord`. Adding one touches its folder and one line of `BUILTIN` below; a library user
+`ProtocolDefinition`. Adding one touches its folder and one line of `BUILTIN` below; a library user
 (or a test) can also `register` a record at run time. Records are imported on first use, so
 `moot --help` pays for none of them.
 """
@@ -15,7 +15,7 @@ from moot.errors import ConfigError
 from moot.text import closest
 
 if TYPE_CHECKING:  # records import the engine: only when a protocol is used (`moot --help`)
-    from moot.protocols.record import ProtocolRecord
+    from moot.protocols.definition import ProtocolDefinition
 
 __all__ = ["BUILTIN", "get", "names", "register", "unknown_protocol", "unregister"]
 
@@ -29,10 +29,10 @@ BUILTIN: dict[str, str] = {
     "vote": "moot.protocols.vote",
 }
 
-_REGISTERED: dict[str, ProtocolRecord[Any]] = {}
+_REGISTERED: dict[str, ProtocolDefinition[Any]] = {}
 
 
-def register(record: ProtocolRecord[Any]) -> None:
+def register(record: ProtocolDefinition[Any]) -> None:
     """Make a protocol available by its name (`--protocol NAME`, `protocol = "NAME"`)."""
     _REGISTERED[record.name] = record
 
@@ -45,14 +45,14 @@ def names() -> list[str]:
     return sorted(set(BUILTIN) | set(_REGISTERED))
 
 
-def get(name: str) -> ProtocolRecord[Any]:
+def get(name: str) -> ProtocolDefinition[Any]:
     """The record of protocol `name`; an unknown name is a config error naming the choices."""
     if name in _REGISTERED:
         return _REGISTERED[name]
     module = BUILTIN.get(name)
     if module is None:
         raise ConfigError(unknown_protocol(name))
-    record: ProtocolRecord[Any] = importlib.import_module(module).PROTOCOL
+    record: ProtocolDefinition[Any] = importlib.import_module(module).PROTOCOL
     _REGISTERED[name] = record
     return record
 

@@ -1,4 +1,4 @@
-"""How a protocol replies for a scripted participant: `ProtocolRecord.script`.
+"""How a protocol replies for a scripted participant: `ProtocolDefinition.script`.
 
 `moot bench --suite adversarial` (moot/bench/adversarial.py) plays personas (a stubborn agent,
 a sycophant, a yes-man, an abstainer, junk; judges that never claim agreement, always do, or

@@ -4,7 +4,7 @@ report.html), built from `result.json` and the journal.
 It relies only on what every protocol shares: step ids (`types.Step`), `ask` events carrying
 the agent, prompt and completion, `shell` events, the typed outcome (moot's finding, each
 agent's claims, changes of mind, model verdicts), and the protocol's round records, which its
-record turns into typed `RoundSummary`s (`ProtocolRecord.describe_round`). A session without
+record turns into typed `RoundSummary`s (`ProtocolDefinition.describe_round`). A session without
 a result yet (running, or stopped by a crash) gives a view of what the journal holds so far.
 """
 
@@ -19,10 +19,10 @@ from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import last_stop
 from moot.engine.result import AgentUsage, Result
 from moot.engine.seal import check_result
+from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder
-from moot.engine.tally import Tally
 from moot.errors import ConfigError, JournalError
-from moot.protocols.record import ProtocolRecord
+from moot.protocols.definition import ProtocolDefinition
 from moot.report.code import CodeRow, read_applied
 from moot.text import clean_text, cut, summarize
 from moot.types import (
@@ -304,7 +304,7 @@ def _rounds(events: list[Event], records: list[RoundSummary]) -> list[Round]:
 
 
 def _agents_from_events(aliases: Mapping[str, str], events: list[Event]) -> list[AgentView]:
-    tally = Tally.for_aliases(aliases)
+    tally = Standing.for_aliases(aliases)
     tally.absorb(e for e in events if e.kind == EventKind.ASK)
     return [
         AgentView(
@@ -336,7 +336,7 @@ def _agents_from_result(agents: Mapping[str, AgentUsage]) -> list[AgentView]:
     ]
 
 
-def _record(name: str) -> ProtocolRecord[Any] | None:
+def _record(name: str) -> ProtocolDefinition[Any] | None:
     try:
         return protocols.get(name)
     except ConfigError:  # a protocol this moot no longer has (or a test's)

@@ -7,12 +7,12 @@ from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
-from moot.protocols.record import Flag, ProtocolRecord
+from moot.protocols.definition import Flag, ProtocolDefinition
 
 __all__ = ["PROTOCOL", "ArenaOptions"]
 
 
-PROTOCOL = ProtocolRecord(
+PROTOCOL = ProtocolDefinition(
     name="arena",
     summary="solve, critique, revise and verify until a judge finds consensus",
     options=ArenaOptions,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from moot.config import RunConfig
 from moot.deliberation.anonymize import alias_for
 from moot.protocols.arena.options import ArenaOptions
-from moot.protocols.record import Projected, Projection
+from moot.protocols.definition import Projected, Projection
 from moot.types import alias_label
 
 __all__ = ["project"]

@@ -364,19 +364,19 @@ async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[JudgeVerdi
     return judge, parsed
 
 
-def describe_round(record: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
-    number = record.get("round")
+def describe_round(entry: Mapping[str, Any], options: ArenaOptions) -> RoundSummary | None:
+    number = entry.get("round")
     if not isinstance(number, int):
         return None
-    score = record.get("convergence_score")
+    score = entry.get("convergence_score")
     return RoundSummary(
         round=number,
-        judge=record.get("judge") or None,
-        decision=record.get("decision") or None,
+        judge=entry.get("judge") or None,
+        decision=entry.get("decision") or None,
         score=float(score) if isinstance(score, int | float) else None,
         scale=10,
         threshold=options.consensus_score,
-        problem=record.get("problem") or None,
+        problem=entry.get("problem") or None,
     )
 
 

@@ -15,7 +15,7 @@ from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
-from moot.protocols.record import Flag, ProtocolRecord, Role
+from moot.protocols.definition import Flag, ProtocolDefinition, Role
 
 __all__ = ["PROTOCOL", "CourtOptions"]
 
@@ -43,7 +43,7 @@ def _sessions_root(options: CourtOptions) -> Path | None:
     return Path(options.checkpoint_dir).expanduser() / "sessions"  # plays MOOT_HOME
 
 
-PROTOCOL = ProtocolRecord(
+PROTOCOL = ProtocolDefinition(
     name="court",
     summary="agents vote on position ids; a judge panel settles what they cannot",
     options=CourtOptions,

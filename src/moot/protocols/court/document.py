@@ -226,7 +226,7 @@ def judge_round_result(s: Session, rnd: JudgeRound) -> dict[str, Any]:
 def build_output(s: Session, c: Court, verdict: Ruling) -> dict[str, Any]:
     """The seed's DebateOutputSchema document."""
     rounds, judge_rounds, texts, phases = c.rounds, c.judge_rounds, c.texts, c.phases
-    totals = list(s.tally.agents.values())
+    totals = list(s.standing.agents.values())
     agent_rounds = [round_result(s, r, texts) for r in rounds]
     judged = [judge_round_result(s, r) for r in judge_rounds]
     stamps = [r["timestamp"] for r in agent_rounds + judged if r["timestamp"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from moot.config import RunConfig
 from moot.deliberation.anonymize import alias_for
 from moot.protocols.court.options import CourtOptions
-from moot.protocols.record import Projected, Projection
+from moot.protocols.definition import Projected, Projection
 from moot.types import alias_label
 
 __all__ = ["project"]

@@ -1,4 +1,4 @@
-"""What a recorded court reply stands for (`ProtocolRecord.stands_for`; `moot bench` reads a
+"""What a recorded court reply stands for (`ProtocolDefinition.stands_for`; `moot bench` reads a
 journal with it where result.json has no claims).
 
 An agent's reply is a vote (seed section 5): a "yes" stands for the candidate position it

@@ -25,13 +25,13 @@ def _numbers(tally: Any) -> dict[str, float]:
     }
 
 
-def describe_round(record: Mapping[str, Any], options: CourtOptions) -> RoundSummary | None:
-    number = record.get("round")
+def describe_round(entry: Mapping[str, Any], options: CourtOptions) -> RoundSummary | None:
+    number = entry.get("round")
     if not isinstance(number, int):
         return None
-    tally = _numbers(record.get("tally"))
-    if record.get("phase") == "judges":
-        required = record.get("required")
+    tally = _numbers(entry.get("tally"))
+    if entry.get("phase") == "judges":
+        required = entry.get("required")
         return RoundSummary(
             round=number,
             stage="judges",

@@ -4,14 +4,14 @@ winner is picked by you on the terminal, by a judge model, or later with `moot a
 
 from __future__ import annotations
 
+from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.protocols.pick.options import PickOptions
 from moot.protocols.pick.projection import project
 from moot.protocols.pick.run import check, participants, run
-from moot.protocols.record import Flag, ProtocolRecord
 
 __all__ = ["PROTOCOL", "PickOptions"]
 
-PROTOCOL = ProtocolRecord(
+PROTOCOL = ProtocolDefinition(
     name="pick",
     summary="every agent does the code task in its own worktree; you (or a judge) pick one",
     options=PickOptions,

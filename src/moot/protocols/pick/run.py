@@ -20,8 +20,8 @@ from moot.deliberation.trust import is_tiny
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols.codework import Work, evidence, rows, work
+from moot.protocols.definition import Role
 from moot.protocols.pick.options import PickOptions
-from moot.protocols.record import Role
 from moot.types import Finding, Message, ModelVerdict, Outcome, Step, alias_label
 
 __all__ = ["check", "participants", "run", "table"]

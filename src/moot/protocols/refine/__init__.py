@@ -11,7 +11,7 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.engine.session import Session
-from moot.protocols.record import Flag, ProtocolRecord, Role
+from moot.protocols.definition import Flag, ProtocolDefinition, Role
 from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.run import run
@@ -48,7 +48,7 @@ def _check(data: Mapping[str, Any], cwd: Path) -> list[str]:
     return []
 
 
-PROTOCOL = ProtocolRecord(
+PROTOCOL = ProtocolDefinition(
     name="refine",
     summary="improve one text: critic, revision, synthesis, Borda judges, until it holds",
     options=RefineOptions,

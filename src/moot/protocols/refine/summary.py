@@ -8,7 +8,7 @@ from typing import Any
 
 from moot.config import AgentConfig, RunConfig
 from moot.deliberation.anonymize import alias_for
-from moot.protocols.record import Projected, Projection, completion_cap
+from moot.protocols.definition import Projected, Projection, completion_cap
 from moot.protocols.refine.cast import cast_pass
 from moot.protocols.refine.options import RefineOptions
 from moot.types import RoundSummary, alias_label
@@ -18,28 +18,28 @@ __all__ = ["describe_round", "project"]
 _PROMPT_OVERHEAD = 300  # tokens of instructions and labels around the quoted texts
 
 
-def describe_round(record: Mapping[str, Any], options: RefineOptions) -> RoundSummary | None:
-    if "round" not in record or "streak" not in record:
+def describe_round(entry: Mapping[str, Any], options: RefineOptions) -> RoundSummary | None:
+    if "round" not in entry or "streak" not in entry:
         return None
-    winner, streak, k = record["winner"], record["streak"], record.get("k", "?")
-    if record.get("converged"):
+    winner, streak, k = entry["winner"], entry["streak"], entry.get("k", "?")
+    if entry.get("converged"):
         decision = f"A holds: converged (streak {streak} of {k})"
     elif winner == "A":
         decision = f"A holds (streak {streak} of {k})"
     else:
         decision = f"{winner} wins: the new incumbent (streak 0 of {k})"
-    borda = record.get("borda") or {}
+    borda = entry.get("borda") or {}
     notes = []
     if borda.get("tie"):
         tied = ", ".join(borda.get("tied", []))
         notes.append(f"tie between {tied}, broken by {borda.get('tiebreak')}")
-    abstained = [j["judge"] for j in record.get("judges", []) if j.get("ranking") is None]
+    abstained = [j["judge"] for j in entry.get("judges", []) if j.get("ranking") is None]
     if abstained:
         notes.append("abstained: " + ", ".join(alias_label(a) for a in abstained))
-    if record.get("problem"):
-        notes.append(str(record["problem"]))
+    if entry.get("problem"):
+        notes.append(str(entry["problem"]))
     return RoundSummary(
-        round=int(record["round"]),
+        round=int(entry["round"]),
         decision=decision,
         votes={name: float(v) for name, v in (borda.get("scores") or {}).items()},
         problem="; ".join(notes) or None,

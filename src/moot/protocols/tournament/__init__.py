@@ -7,7 +7,7 @@ arbiter), and the winner carries its refined position into the next match. On a 
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.protocols.record import Flag, ProtocolRecord, Role
+from moot.protocols.definition import Flag, ProtocolDefinition, Role
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
@@ -31,7 +31,7 @@ def _participants(config: RunConfig, options: TournamentOptions) -> list[Role]:
     return roles
 
 
-PROTOCOL = ProtocolRecord(
+PROTOCOL = ProtocolDefinition(
     name="tournament",
     summary="a bracket of two-model matches; challenge, defend, converge; the winner advances",
     options=TournamentOptions,

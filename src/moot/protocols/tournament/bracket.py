@@ -69,7 +69,7 @@ class Bout:
     def other(self, alias: str) -> str:
         return self.sides[1] if alias == self.sides[0] else self.sides[0]
 
-    def record(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         """The match as result.json keeps it (a kind of match adds its own keys)."""
         return {
             "match": self.number,
@@ -103,10 +103,10 @@ class Match(Bout):
     def side_label(self, alias: str) -> str:
         return "A" if alias == self.sides[0] else "B"
 
-    def record(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         """The match as result.json keeps it."""
         return {
-            **super().record(),
+            **super().details(),
             "convergence": list(self.scores),
             "progression": progression(self.scores),
             "converged": self.converged,
@@ -209,7 +209,7 @@ class Bracket(Generic[M]):
         return {
             "seeding": list(self.seeds),
             "shuffled": self.opts.shuffle,
-            "matches": [m.record() for m in self.matches],
+            "matches": [m.details() for m in self.matches],
             "champion": champion,
             "left": dict(self.out),
         }
@@ -251,24 +251,24 @@ class Tournament(Bracket[Match]):
         return None
 
 
-def describe_round(record: Mapping[str, Any], options: TournamentOptions) -> RoundSummary | None:
+def describe_round(entry: Mapping[str, Any], options: TournamentOptions) -> RoundSummary | None:
     """A round of a match as the faces show it: its convergence on a 0-100 scale, the
     threshold, converged or continue, and the layer that decided (the arbiter as judge)."""
-    number = record.get("round")
-    if not isinstance(number, int) or "match" not in record:
+    number = entry.get("round")
+    if not isinstance(number, int) or "match" not in entry:
         return None
-    score = record.get("score")
-    layer = record.get("layer")
-    where = f"match {record.get('match')} {record.get('kind', '')}".strip()
+    score = entry.get("score")
+    layer = entry.get("layer")
+    where = f"match {entry.get('match')} {entry.get('kind', '')}".strip()
     return RoundSummary(
         round=number,
-        judge=record.get("arbiter") if layer == "arbiter" else None,
-        decision=str(record.get("decision") or "") or None,
+        judge=entry.get("arbiter") if layer == "arbiter" else None,
+        decision=str(entry.get("decision") or "") or None,
         score=float(score) if isinstance(score, int | float) else None,
         scale=100,
         threshold=options.convergence_threshold,
         method=f"{where}, {layer} layer" if layer else where,
-        problem=record.get("problem"),
+        problem=entry.get("problem"),
     )
 
 

@@ -90,9 +90,9 @@ class _CodeMatch(Bout):
     reason: str = ""
     verdict: ModelVerdict | None = None  # the arbiter's choice, as evidence
 
-    def record(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         return {
-            **super().record(),
+            **super().details(),
             "converged": self.converged,
             "ended_early": self.ended_early,
             "winner": self.winner,
@@ -216,13 +216,13 @@ async def _challenge_round(b: _Bracket, m: _CodeMatch) -> bool:
     return moved and not same
 
 
-def _summary(record: dict[str, Any]) -> RoundSummary:
+def _summary(entry: dict[str, Any]) -> RoundSummary:
     return RoundSummary(
-        round=int(record["round"]),
-        decision=str(record["decision"]),
-        score=record.get("score"),
+        round=int(entry["round"]),
+        decision=str(entry["decision"]),
+        score=entry.get("score"),
         scale=100,
-        method=f"match {record['match']} {record['kind']}",
+        method=f"match {entry['match']} {entry['kind']}",
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from moot.config import AgentConfig, RunConfig
 from moot.deliberation.anonymize import alias_for
-from moot.protocols.record import Projected, Projection
+from moot.protocols.definition import Projected, Projection
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import alias_label
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from moot.protocols.record import Flag, ProtocolRecord
+from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.protocols.vote.options import VoteOptions
 from moot.protocols.vote.run import describe_round, project, run
 from moot.protocols.vote.scripting import SCRIPT
 
 __all__ = ["PROTOCOL", "VoteOptions"]
 
-PROTOCOL = ProtocolRecord(
+PROTOCOL = ProtocolDefinition(
     name="vote",
     summary="every agent answers K times independently; the largest group of answers wins",
     options=VoteOptions,

@@ -33,7 +33,7 @@ from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import NotSubstantive, check_substance
 from moot.deliberation.trust import plain_reason, tiny_note
 from moot.engine.session import Session
-from moot.protocols.record import Projected, Projection
+from moot.protocols.definition import Projected, Projection
 from moot.protocols.vote.options import VoteOptions
 from moot.types import Completion, Finding, Message, Outcome, RoundSummary, Step, alias_label
 
@@ -354,34 +354,34 @@ def _outcome(
     )
 
 
-def describe_round(record: Mapping[str, Any], options: VoteOptions) -> RoundSummary | None:
-    if "distribution" not in record:
+def describe_round(entry: Mapping[str, Any], options: VoteOptions) -> RoundSummary | None:
+    if "distribution" not in entry:
         return None
-    asked = record.get("asked") or record.get("total") or 0
-    if record.get("consensus"):
-        decision = f"majority: {record['winner']} ({record['share']:.0%})"
-    elif record.get("tie"):
-        decision = f"no majority: a tie between {', '.join(map(str, record['tied']))}"
-    elif record.get("largest") is not None:
+    asked = entry.get("asked") or entry.get("total") or 0
+    if entry.get("consensus"):
+        decision = f"majority: {entry['winner']} ({entry['share']:.0%})"
+    elif entry.get("tie"):
+        decision = f"no majority: a tie between {', '.join(map(str, entry['tied']))}"
+    elif entry.get("largest") is not None:
         decision = (
-            f"no majority: {record['largest']} has "
-            f"{record['distribution'].get(record['largest'], 0)} of {asked}"
+            f"no majority: {entry['largest']} has "
+            f"{entry['distribution'].get(entry['largest'], 0)} of {asked}"
         )
-    elif "largest" in record and record.get("distribution"):
+    elif "largest" in entry and entry.get("distribution"):
         decision = "no majority: the answers all differ"
-    elif record.get("winner") is not None:  # a record of an older version
-        decision = f"no majority: {record['winner']} ({record.get('share', 0):.0%})"
+    elif entry.get("winner") is not None:  # a entry of an older version
+        decision = f"no majority: {entry['winner']} ({entry.get('share', 0):.0%})"
     else:
         decision = "no valid answer" if asked else "no answer"
     problems = []
     for status in ("invalid", "failed"):
-        if record.get(status):
-            problems.append(f"{record[status]} of {asked} answers {status}")
+        if entry.get(status):
+            problems.append(f"{entry[status]} of {asked} answers {status}")
     return RoundSummary(
-        round=int(record["round"]),
+        round=int(entry["round"]),
         decision=decision,
-        votes={str(k): float(v) for k, v in record["distribution"].items()},
-        needed=float(record["needed"]),
+        votes={str(k): float(v) for k, v in entry["distribution"].items()},
+        needed=float(entry["needed"]),
         problem="; ".join(problems) or None,
     )
 

@@ -1,12 +1,12 @@
-"""What a protocol tells the rest of moot about itself: one `ProtocolRecord` per protocol
+"""What a protocol tells the rest of moot about itself: one `ProtocolDefinition` per protocol
 folder (`protocols/<name>/__init__.py` exports `PROTOCOL`).
 
-The CLI, the config loader, the session set-up, the live view and the reports ask the record;
-none of them tests for a protocol's name. A record holds the protocol's name, its options model
+The CLI, the config loader, the session set-up, the live view and the reports ask the definition;
+none of them tests for a protocol's name. A definition holds the protocol's name, its options model
 (the config section of the same name, with defaults), its participants, its run function, how
-to describe one of its round records (`Outcome.details["rounds"]`) as a `RoundSummary`, and
+to describe one of its round entries (`Outcome.details["rounds"]`) as a `RoundSummary`, and
 which of its options the shared CLI flags set (`flags`); what only one protocol needs lives in
-its own folder, behind the record's hooks.
+its own folder, behind the definition's hooks.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = [
     "Flag",
     "Projected",
     "Projection",
-    "ProtocolRecord",
+    "ProtocolDefinition",
     "Role",
     "agents_only",
     "completion_cap",
@@ -77,12 +77,12 @@ def agents_only(config: RunConfig, options: Any) -> list[Role]:
     return [Role("agent", "aliases", config.agents)]
 
 
-def no_rounds(record: Mapping[str, Any], options: Any) -> RoundSummary | None:
+def no_rounds(entry: Mapping[str, Any], options: Any) -> RoundSummary | None:
     return None
 
 
 class Flag(StrEnum):
-    """The CLI flags of `moot run` that set an option of the protocol that runs. A record's
+    """The CLI flags of `moot run` that set an option of the protocol that runs. A definition's
     `flags` maps each flag it takes to that option's name in its own section; any other flag
     is refused with "the <name> protocol does not take ..."."""
 
@@ -103,10 +103,10 @@ def _literal_values(annotation: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class ProtocolRecord(Generic[OptionsT]):
+class ProtocolDefinition(Generic[OptionsT]):
     """Everything moot needs to know about a protocol.
 
-    What every protocol needs: `name`, `summary`, `options`, `run`; how its round records read
+    What every protocol needs: `name`, `summary`, `options`, `run`; how its round entries read
     (`describe_round`), who takes part (`participants`), the CLI flags it takes (`flags`), its
     worst case (`project`), its agent count bounds, whether it runs code tasks.
 
@@ -119,7 +119,7 @@ class ProtocolRecord(Generic[OptionsT]):
     summary: str  # one line for `moot run --help` and `moot validate`
     options: type[OptionsT]
     run: Callable[[Session, str, OptionsT], Awaitable[Outcome]]
-    # A round record of Outcome.details["rounds"] as faces show it (None: not a round record).
+    # A round entry of Outcome.details["rounds"] as faces show it (None: not a round entry).
     describe_round: Callable[[Mapping[str, Any], OptionsT], RoundSummary | None] = no_rounds
     participants: Callable[[RunConfig, OptionsT], list[Role]] = agents_only
     # Each CLI flag it takes -> the option of its section that the flag sets.

@@ -22,7 +22,7 @@ from moot.display.live import LiveView
 from moot.engine.session import Session
 from moot.engine.store import find_session
 from moot.models.scripted import register_script
-from moot.protocols.record import Flag, ProtocolRecord
+from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.types import Message, Outcome, RoundSummary, Step
 from tests.cli.test_cli import moot
 from tests.scripts import start
@@ -77,7 +77,7 @@ async def poll(s: Session, task: str, opts: PollOptions) -> Outcome:
     )
 
 
-POLL = ProtocolRecord(
+POLL = ProtocolDefinition(
     name="poll",
     summary="ask everyone, count the same answers",
     options=PollOptions,

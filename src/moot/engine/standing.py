@@ -13,7 +13,7 @@ from typing import Any
 
 from moot.types import ENDED_KINDS, Completion, Event, EventKind, RoundSummary, Step, Usage
 
-__all__ = ["AgentTally", "Tally", "active_seconds"]
+__all__ = ["AgentStanding", "Standing", "active_seconds"]
 
 
 def active_seconds(events: Iterable[Event]) -> float:
@@ -35,7 +35,7 @@ def active_seconds(events: Iterable[Event]) -> float:
 
 
 @dataclass
-class AgentTally:
+class AgentStanding:
     """One agent's part of the tally: where it is and what it has cost."""
 
     alias: str
@@ -97,10 +97,10 @@ class AgentTally:
 
 
 @dataclass
-class Tally:
+class Standing:
     """Where a session stands, folded from its events (what the faces render)."""
 
-    agents: dict[str, AgentTally] = field(default_factory=dict)
+    agents: dict[str, AgentStanding] = field(default_factory=dict)
     stage: str = "round"
     round: int | None = None
     phase: str | None = None
@@ -115,8 +115,8 @@ class Tally:
     events: int = 0  # journal lines seen
 
     @classmethod
-    def for_aliases(cls, aliases: Mapping[str, str]) -> Tally:
-        return cls(agents={a: AgentTally(a, str(spec)) for a, spec in aliases.items()})
+    def for_aliases(cls, aliases: Mapping[str, str]) -> Standing:
+        return cls(agents={a: AgentStanding(a, str(spec)) for a, spec in aliases.items()})
 
     # -- totals -----------------------------------------------------------------------------
     @property
@@ -134,9 +134,9 @@ class Tally:
     def calls(self) -> int:
         return sum(a.calls for a in self.agents.values())
 
-    def row(self, alias: str) -> AgentTally:
+    def row(self, alias: str) -> AgentStanding:
         if alias not in self.agents:
-            self.agents[alias] = AgentTally(alias)
+            self.agents[alias] = AgentStanding(alias)
         return self.agents[alias]
 
     def elapsed(self, now: float) -> float:
@@ -245,7 +245,7 @@ class Tally:
         }
 
     @classmethod
-    def from_snapshot(cls, state: Mapping[str, Any]) -> Tally:
+    def from_snapshot(cls, state: Mapping[str, Any]) -> Standing:
         """A tally from another process's `state.json` (`moot status`)."""
         tally = cls()
         tally.round = state.get("round")
