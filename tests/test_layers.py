@@ -32,10 +32,6 @@ TODAY = Allowed(
             # Not the vote protocol: the word. A court juror's reply is JSON with a "vote"
             # field (yes/no/abstain); court's folder keys and reads that field.
             ("moot.protocols.court", "vote"),
-            # Not the vote protocol either: court's phase "vote" (its ballots) in the HTML
-            # report's phase titles. Still protocol vocabulary in a face: the titles belong in
-            # each protocol's definition (issue 28), and this line goes with them.
-            ("moot.report.html", "vote"),
         }
     ),
 )

@@ -125,6 +125,23 @@ def test_a_court_result_shows_vote_tallies() -> None:
     assert "Votes per round" in page
 
 
+def test_report_html_titles_phases_as_the_protocol_defines_them() -> None:
+    """The titles come from the protocol's definition (`phase_titles`), not from a table of
+    protocol vocabulary in the report: the court's "vote" phase is "Votes"; a protocol that
+    names no title for a phase gets one made from its name."""
+    result, events = court_like_result()
+    events = [
+        *events,
+        Event(kind="ask", step="r3/vote/agent_a", data={"agent": "agent_a", "completion": {}}),
+    ]
+    view = build_view(result, events)
+    assert view.phase_titles["vote"] == "Votes"
+    page = html_for(view)
+    assert "<h4>Votes</h4>" in page and "<h4>Debate</h4>" in page
+    other = build_view(result.model_copy(update={"protocol": "vote"}), events)
+    assert other.phase_titles == {} and "<h4>Vote</h4>" in html_for(other)
+
+
 def test_a_view_without_result_reads_the_journal_so_far() -> None:
     debate = Debate()
     run = start("task", debate.config())

@@ -152,6 +152,9 @@ class ProtocolDefinition(Generic[OptionsT]):
     # `<solution>` or answer field). `moot bench` reads journals with it where result.json has
     # no claims.
     stands_for: Callable[[str, str, Mapping[str, str]], str | None] | None = None
+    # How report.html titles the protocol's phases ("evaluate" -> "Critiques"); a phase not
+    # named here is titled from its name.
+    phase_titles: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def presets(self) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ layer ever lets something through."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from html import escape
 
@@ -42,16 +43,6 @@ _TAGS = {
 _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 _SECTIONS = {"solution", "analysis", "verdict", "critique", "evidence", "reasoning", "position"}
 _SECTION_LINE = re.compile(r"^[ \t]*<(/?)([A-Za-z][\w-]*)[ \t]*>[ \t]*$", re.MULTILINE)
-_PHASE_TITLES = {
-    "solve": "Solutions",
-    "evaluate": "Critiques",
-    "revise": "Revisions",
-    "verify": "Verdict",
-    "check": "Verify commands",
-    "propose": "Proposals",
-    "vote": "Votes",
-    "score": "Judges' scores",
-}
 
 
 @lru_cache(maxsize=1)
@@ -206,14 +197,14 @@ def _turn(turn: Turn) -> str:
     )
 
 
-def _round(round_: Round) -> str:
+def _round(round_: Round, titles: Mapping[str, str]) -> str:
     head = f"<h3>{escape(round_.title)}</h3>"
     if round_.result is not None:
         decision = round_.result.decision or ("tally" if round_.result.votes else "none")
         head += _pill(decision, round_.result.describe())
     parts = [f'<li class="round"><div class="round-head">{head}</div>']
     for phase in round_.phases:
-        title = _PHASE_TITLES.get(phase.name, phase.name.replace("_", " ").capitalize())
+        title = titles.get(phase.name, phase.name.replace("_", " ").capitalize())
         parts.append(f'<div class="phase"><h4>{escape(title)}</h4>')
         parts += [_turn(t) for t in phase.turns]
         parts.append("</div>")
@@ -321,7 +312,7 @@ footer { color: var(--muted); font-size: 12px; text-align: center; margin-top: 2
 
 def html_for(view: SessionView) -> str:
     title = f"{view.protocol.capitalize()} report: {view.task[:80]}"
-    rounds = "".join(_round(r) for r in view.rounds)
+    rounds = "".join(_round(r, view.phase_titles) for r in view.rounds)
     timeline = (
         f'<section class="card"><h2>Rounds</h2><ol class="timeline">{rounds}</ol></section>'
         if rounds

@@ -3,8 +3,8 @@ report.html), built from `result.json` and the journal.
 
 It relies only on what every protocol shares: step ids (`types.Step`), `ask` events carrying
 the agent, prompt and completion, `shell` events, the typed outcome (moot's finding, each
-agent's claims, changes of mind, model verdicts), and the protocol's round records, which its
-record turns into typed `RoundSummary`s (`ProtocolDefinition.describe_round`). A session without
+agent's claims, changes of mind, model verdicts), and the protocol's round entries, which its
+definition turns into typed `RoundSummary`s (`ProtocolDefinition.describe_round`). A session without
 a result yet (running, or stopped by a crash) gives a view of what the journal holds so far.
 """
 
@@ -176,6 +176,8 @@ class SessionView:
     # who chose the outcome ("human", "judge", "none") when it is a choice among changes
     # (`Result.picked_by`), not agents agreeing: the report then speaks of a chosen change
     picked_by: str | None = None
+    # the protocol's titles of its phases (its definition's `phase_titles`)
+    phase_titles: Mapping[str, str] = field(default_factory=dict)
     # moot's finding and what it weighed (None and empty: a result from before the finding,
     # one without claims to compare, or no result yet)
     finding: Finding | None = None
@@ -277,7 +279,7 @@ def _turn(event: Event) -> Turn | None:
     )
 
 
-def _rounds(events: list[Event], records: list[RoundSummary]) -> list[Round]:
+def _rounds(events: list[Event], summaries: list[RoundSummary]) -> list[Round]:
     rounds: dict[tuple[str, int | None], Round] = {}
     order: list[str] = []  # stages in the order the journal first shows them
     for event in events:
@@ -290,13 +292,13 @@ def _rounds(events: list[Event], records: list[RoundSummary]) -> list[Round]:
         if turn.stage not in order:
             order.append(turn.stage)
         rounds[key].phase(turn.phase or turn.stage).turns.append(turn)
-    for record in records:
-        key = (record.stage, record.round)
+    for summary in summaries:
+        key = (summary.stage, summary.round)
         if key not in rounds:
-            rounds[key] = Round(record.round, record.title, record.stage)
-        if record.stage not in order:
-            order.append(record.stage)
-        rounds[key].result = record
+            rounds[key] = Round(summary.round, summary.title, summary.stage)
+        if summary.stage not in order:
+            order.append(summary.stage)
+        rounds[key].result = summary
     return sorted(
         rounds.values(),
         key=lambda r: (order.index(r.stage), r.number if r.number is not None else -1),
@@ -336,7 +338,7 @@ def _agents_from_result(agents: Mapping[str, AgentUsage]) -> list[AgentView]:
     ]
 
 
-def _record(name: str) -> ProtocolDefinition[Any] | None:
+def _definition(name: str) -> ProtocolDefinition[Any] | None:
     try:
         return protocols.get(name)
     except ConfigError:  # a protocol this moot no longer has (or a test's)
@@ -351,14 +353,14 @@ def build_view(
     find which change `moot apply` applied, if any."""
     meta: dict[str, Any] = events[0].data if events and events[0].kind == "begin" else {}
     protocol = result.protocol if result else str(meta.get("protocol", "?"))
-    record = _record(protocol)
-    options = record.options_from(meta.get("config")) if record is not None else None
+    definition = _definition(protocol)
+    options = definition.options_from(meta.get("config")) if definition is not None else None
     round_results = [
         r
         for r in (
-            record.describe_round(x, options)
+            definition.describe_round(x, options)
             for x in (result.round_records if result is not None else [])
-            if record is not None
+            if definition is not None
         )
         if r is not None
     ]
@@ -368,7 +370,8 @@ def build_view(
         if e.kind == "warning"
     ]
     rounds = _rounds(events, round_results)
-    max_rounds = record.max_rounds(options) if record is not None else None
+    max_rounds = definition.max_rounds(options) if definition is not None else None
+    titles = dict(definition.phase_titles) if definition is not None else {}
     if result is not None:
         return SessionView(
             session_id=result.session_id,
@@ -390,6 +393,7 @@ def build_view(
             rounds=rounds,
             warnings=warnings,
             max_rounds=max_rounds,
+            phase_titles=titles,
             journal_head=result.journal.describe() if result.journal else None,
             code=result.code_changes(read_applied(folder.path) if folder else None),
             picked_by=result.picked_by,
@@ -424,6 +428,7 @@ def build_view(
         rounds=rounds,
         warnings=warnings,
         max_rounds=max_rounds,
+        phase_titles=titles,
     )
 
 

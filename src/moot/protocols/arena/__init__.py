@@ -23,4 +23,11 @@ PROTOCOL = ProtocolDefinition(
     code_tasks=True,
     min_agents=2,  # one agent has nobody to deliberate with
     script=SCRIPT,
+    phase_titles={
+        "solve": "Solutions",
+        "evaluate": "Critiques",
+        "revise": "Revisions",
+        "verify": "Verdict",
+        "check": "Verify commands",
+    },
 )

@@ -61,4 +61,5 @@ PROTOCOL = ProtocolDefinition(
     check=_check,
     script=SCRIPT,
     stands_for=stands_for,
+    phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"},
 )
