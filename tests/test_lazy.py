@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot import lazy
-from moot.engine import lifecycle
+from moot.lifecycle.run import run_sync
 
 
 @pytest.fixture
@@ -115,5 +115,5 @@ def test_the_engine_loads_them_when_its_loop_first_waits(package: str) -> None:
         await asyncio.sleep(0.01)  # nothing to do for 10 ms: the loop waits
         seen["waited"] = sorted(runs(package))
 
-    lifecycle.run_sync(run)  # type: ignore[arg-type]
+    run_sync(run)  # type: ignore[arg-type]
     assert seen == {"busy": [], "waited": ["one", "two"]}

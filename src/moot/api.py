@@ -7,7 +7,7 @@ run(task, ...)        the shortest way in: deliberate and return the outcome
 
 The run lifecycle is `moot.lifecycle.run` (one async core: `start_async`, `resume_async`) and
 `moot.lifecycle.replay`; `start` and `resume` run that core on a fresh event loop of their own
-through `engine.lifecycle.run_sync`, where Ctrl-C and SIGTERM interrupt the run cleanly. The
+through `lifecycle.run.run_sync`, where Ctrl-C and SIGTERM interrupt the run cleanly. The
 names of both are importable from here.
 """
 
@@ -18,11 +18,10 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec
 
-from moot.engine import lifecycle
 from moot.engine.result import Result
 from moot.lifecycle.plan import load_config
 from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
-from moot.lifecycle.run import RunResult, resume_async, start_async
+from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
 
 __all__ = [
     "FINDING_RULE",
@@ -44,10 +43,10 @@ def _blocking(
     name: str, run_async: Callable[P, Coroutine[Any, Any, RunResult]], doc: str
 ) -> Callable[P, RunResult]:
     """`run_async` with its very parameters, run on a fresh event loop of its own
-    (`engine.lifecycle.run_sync`: Ctrl-C and SIGTERM interrupt it cleanly)."""
+    (`lifecycle.run.run_sync`: Ctrl-C and SIGTERM interrupt it cleanly)."""
 
     def blocking(*args: P.args, **kwargs: P.kwargs) -> RunResult:
-        return lifecycle.run_sync(lambda: run_async(*args, **kwargs))
+        return run_sync(lambda: run_async(*args, **kwargs))
 
     functools.update_wrapper(blocking, run_async, assigned=())  # its signature, for help()
     blocking.__name__ = blocking.__qualname__ = name

@@ -5,8 +5,9 @@ what start-up built frozen, when its event loop starts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from moot.cli import main
 from moot.engine import lifecycle, startup
 from moot.lifecycle import plan
+from moot.lifecycle.run import run_sync
 from tests.scripts import Debate
 
 
@@ -65,7 +67,7 @@ def test_the_engine_turns_collection_back_on_when_its_loop_starts() -> None:
         seen.append(gc.isenabled())
 
     with startup.paused():
-        lifecycle.run_sync(run)
+        run_sync(run)
     assert seen == [True]
 
 
@@ -73,18 +75,20 @@ def test_moot_run_sets_up_without_collection_and_runs_with_it(
     monkeypatch: pytest.MonkeyPatch, isolated: object
 ) -> None:
     seen: dict[str, bool] = {}
-    load_config, run_session = plan.load_config, lifecycle.run_session
+    load_config, run_of = plan.load_config, lifecycle.running
 
     def loading(*args: Any, **kwargs: Any) -> Any:
         seen["config"] = gc.isenabled()
         return load_config(*args, **kwargs)
 
-    async def running(*args: Any, **kwargs: Any) -> Any:
+    @contextlib.asynccontextmanager
+    async def running(*args: Any, **kwargs: Any) -> AsyncIterator[lifecycle.Running]:
         seen["run"] = gc.isenabled()
-        return await run_session(*args, **kwargs)
+        async with run_of(*args, **kwargs) as run:
+            yield run
 
     monkeypatch.setattr(plan, "load_config", loading)
-    monkeypatch.setattr(lifecycle, "run_session", running)
+    monkeypatch.setattr(lifecycle, "running", running)
     args = ["run", "What is 6 times 7?", "--seed", "3"]
     for spec in Debate().specs():
         args += ["--models", spec]
@@ -130,9 +134,9 @@ def test_under_a_policy_of_the_callers_own_the_engine_runs_on_its_loop() -> None
 
     asyncio.set_event_loop_policy(Policy())
     try:
-        lifecycle.run_sync(run)
+        run_sync(run)
     finally:
         asyncio.set_event_loop_policy(None)
-    lifecycle.run_sync(run)
+    run_sync(run)
     assert seen[0] is not seen[1]
     assert seen[1].__module__ == "moot.engine.startup"

@@ -15,8 +15,8 @@ import pytest
 
 import moot.protocols.court as court_protocol
 from moot import api
-from moot.engine import lifecycle
 from moot.lifecycle.plan import load_config
+from moot.lifecycle.run import run_sync
 from tests.court_scripts import Court, stubborn
 from tests.scripts import no_sleep, start
 
@@ -77,4 +77,4 @@ def test_a_signal_that_no_run_records_ends_as_ctrl_c_would() -> None:
         await asyncio.sleep(5)
 
     with pytest.raises(KeyboardInterrupt):
-        lifecycle.run_sync(replaying)
+        run_sync(replaying)

@@ -58,9 +58,8 @@ from moot.bench.adversarial_cases import (
 )
 from moot.config import RunConfig
 from moot.deliberation.claims import Relation, compare, extract_claim
-from moot.engine.lifecycle import run_sync
 from moot.lifecycle.plan import Plan, resolve
-from moot.lifecycle.run import start_async
+from moot.lifecycle.run import run_sync, start_async
 from moot.models.scripted import register_script
 from moot.protocols.scripting import JudgeKind
 from moot.report.code import table_head

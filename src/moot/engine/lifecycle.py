@@ -3,9 +3,9 @@ state writer and the faces subscribed, and how the run ends (finished, paused by
 interrupted, failed), ending in `result.json`.
 
 The engine knows no protocol: `open_session` takes the participants and the resolved config,
-and `run_session` takes the protocol as a function of the Session. `moot.lifecycle.run` decides
-which protocol runs and writes the reports afterwards; `run_sync` is the loop the library face
-(`moot.api`) runs it on.
+and `running` opens a run whose protocol its caller awaits over `run.session`, so the engine
+never calls back up into the lifecycle. `moot.lifecycle.run` decides which protocol runs, runs
+it, and writes the reports afterwards.
 """
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ import contextlib
 import json
 import os
 import platform
-import signal
-import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from moot.config import RunConfig
 from moot.engine import startup
@@ -60,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Ended",
     "ProtocolFn",
+    "Running",
     "begin_meta",
     "code_workspace",
     "current_format",
@@ -68,12 +67,10 @@ __all__ = [
     "reopen_session",
     "replay_session",
     "response_cache",
-    "run_session",
-    "run_sync",
+    "running",
 ]
 
 ProtocolFn = Callable[[Session], Awaitable[Outcome]]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -315,20 +312,33 @@ def _result(
     return seal_result(result, session.journal)  # carries the journal head it came from
 
 
-async def run_session(
+@dataclass
+class Running:
+    """A run in progress (`running`): the Session its protocol runs over. The block sets
+    `outcome` when the protocol returns; `ended` says how the run ended once the block is left."""
+
+    session: Session
+    outcome: Outcome | None = None
+    ended: Ended | None = None
+
+
+@contextlib.asynccontextmanager
+async def running(
     folder: SessionFolder,
     journal: Journal,
     config: RunConfig,
     agents: list[Agent],
-    protocol: ProtocolFn,
     *,
     subscribers: Iterable[Subscriber] = (),
     sleep: Sleep = asyncio.sleep,
     cache: ResponseCache | None = None,
     chooser: Chooser | None = None,
-) -> Ended:
-    """Run `protocol` over the session to its end, a limit, an interruption or an abort;
-    journal how it ended and write result.json. Models (and the cache) are closed afterwards."""
+) -> AsyncIterator[Running]:
+    """The run of a session, around its protocol: the block runs the protocol over
+    `run.session` and sets `run.outcome`; leaving it journals how the run ended (its end, a
+    limit, an interruption, an abort), writes result.json and closes the models (and the
+    cache). The protocol is awaited by the caller, above the engine: a run goes down the floors
+    from `moot run` to the journal without the engine calling back up into the lifecycle."""
     meta = journal.events[0].data
     retry = retries_failures(journal)
     (folder.path / "stop").unlink(missing_ok=True)  # a `moot stop` of an earlier run is done
@@ -352,11 +362,13 @@ async def run_session(
     session.record(
         EventKind.RUN_STARTED, pid=os.getpid(), limits=config.limits.model_dump(mode="json")
     )
-    outcome: Outcome | None = None
+    run = Running(session)
     message: str | None = None
     try:
-        outcome = await protocol(session)
-        status: Status = outcome.status
+        yield run
+        if run.outcome is None:
+            raise RuntimeError("a run's block ended without setting the protocol's outcome")
+        status: Status = run.outcome.status
         session.record(EventKind.FINISHED, status=status)
     except LimitReached as exc:
         status, message = (
@@ -386,13 +398,13 @@ async def run_session(
             with contextlib.suppress(CacheError):
                 await cache.store.close()
         journal.close()
-    result = _result(folder, session, outcome, status, message)
+    result = _result(folder, session, run.outcome, status, message)
     atomic_write(folder.result_json, result.to_json())
     state.set_status(status, message)
     # Worktrees with no change are removed once the run has ended; said after the stop
     # message only (result.json stays what the journal alone gives, so replay matches it).
     tidied = session.code.tidy(status) if session.code is not None else None
-    return Ended(
+    run.ended = Ended(
         folder,
         result,
         exit_code_for(status),
@@ -461,35 +473,3 @@ def replay_session(
 
 async def _call(protocol: ProtocolFn, session: Session) -> Outcome:
     return await protocol(session)
-
-
-def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run `factory()` (a run: opening a session, `run_session`, its end) on a fresh event loop
-    where Ctrl-C and SIGTERM cancel it cleanly (the journal is already durable), so
-    `run_session` records the interruption and writes its files.
-    Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
-    left for later once it first waits (engine/startup.py)."""
-    startup.collect_again()
-    loop = startup.event_loop()
-    try:
-        task = loop.create_task(factory())
-        handled = []
-        if sys.platform != "win32":
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                try:
-                    loop.add_signal_handler(sig, task.cancel)
-                    handled.append(sig)
-                except (RuntimeError, ValueError):  # not the main thread
-                    pass
-        try:
-            return loop.run_until_complete(task)
-        except asyncio.CancelledError:
-            # A signal cancelled what no run_session records (the replay of a finished session
-            # on `moot resume`, a run still opening): it ends as Ctrl-C would have.
-            raise KeyboardInterrupt from None
-        finally:
-            for sig in handled:
-                loop.remove_signal_handler(sig)
-    finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()

@@ -4,9 +4,10 @@ one async core under `moot.api`'s start and resume, `moot batch` and the benches
 start_async(task, config)   create a session and run its protocol
 resume_async(ref)           run the protocol again over its journal; recorded steps cost nothing
 
-Each resolves which protocol runs (its record, through the plan), hands the engine the
-participants and the protocol's run function (`engine.lifecycle.run_session`), and writes the
-reports once the run has ended. The run goes down the floors: nothing here calls back up.
+Each resolves which protocol runs (its definition, through the plan), opens the run in the
+engine (`engine.lifecycle.running`), awaits the protocol over its Session here, and writes the
+reports once the run has ended. `run_sync` drives either on an event loop of its own. The run
+goes down the floors, `moot run` to the journal line: the engine never calls back up.
 
 The outcome is known before the reports are written: `on_outcome(run)` is called with it first
 (the CLI prints it there), then report.md and report.html are rendered. By then result.json and
@@ -20,16 +21,18 @@ import asyncio
 import dataclasses
 import secrets
 import shutil
+import signal
+import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock
 
 from moot.config import RunConfig, check_task
-from moot.engine import lifecycle
+from moot.engine import lifecycle, startup
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended
 from moot.engine.result import Result, exit_code_for
@@ -45,7 +48,9 @@ from moot.types import Event, EventKind, estimate_tokens
 if TYPE_CHECKING:
     from moot.engine.cache import ResponseCache
 
-__all__ = ["OnOutcome", "RunResult", "resume_async", "start_async"]
+__all__ = ["OnOutcome", "RunResult", "resume_async", "run_sync", "start_async"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -228,17 +233,20 @@ def _prepare_workspace(opened: _Opened, lock: FileLock) -> None:
 async def _run(
     opened: _Opened, subscribers: Iterable[Subscriber], sleep: Sleep, chooser: Chooser | None
 ) -> Ended:
-    return await lifecycle.run_session(
+    protocol = plans.protocol_fn(opened.plan)
+    async with lifecycle.running(
         opened.folder,
         opened.journal,
         opened.config,
         opened.agents,
-        plans.protocol_fn(opened.plan),
         subscribers=subscribers,
         sleep=sleep,
         cache=opened.cache,
         chooser=chooser,
-    )
+    ) as run:
+        run.outcome = await protocol(run.session)
+    assert run.ended is not None  # set as the block is left
+    return run.ended
 
 
 def _reported(ended: Ended, on_outcome: OnOutcome | None = None) -> RunResult:
@@ -289,3 +297,36 @@ def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None
             journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
             _write_reports(folder, report.result, journal.events)
     return run
+
+
+# -- a loop of its own ----------------------------------------------------------------------
+def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run `factory()` (a run: opening a session, running it, its end) on a fresh event loop
+    where Ctrl-C and SIGTERM cancel it cleanly (the journal is already durable), so
+    `engine.lifecycle.running` records the interruption and writes its files.
+    Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
+    left for later once it first waits (engine/startup.py)."""
+    startup.collect_again()
+    loop = startup.event_loop()
+    try:
+        task = loop.create_task(factory())
+        handled = []
+        if sys.platform != "win32":
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    loop.add_signal_handler(sig, task.cancel)
+                    handled.append(sig)
+                except (RuntimeError, ValueError):  # not the main thread
+                    pass
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            # A signal cancelled what no run_session records (the replay of a finished session
+            # on `moot resume`, a run still opening): it ends as Ctrl-C would have.
+            raise KeyboardInterrupt from None
+        finally:
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
