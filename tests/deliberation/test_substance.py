@@ -709,6 +709,14 @@ ANSWER_TALK = [
     "Your solution does not address the question.",
     "Show your reasoning step by step.",
     "An answer needs sufficient context and accurate information.",
+    # a directive about the answer in words no list holds: every sentence has the answer as its
+    # subject, and nothing concrete follows its modal verb (the default run's embedded model
+    # wrote the first; two agents copied it and "converged by persuasion")
+    "Your answer should be concise yet informative.",
+    "Your answer should be concise yet informative, explaining why one is better than the other.",
+    "Each response must be well reasoned and polite.",
+    "The final answer should sound confident; your reasoning ought to be persuasive.",
+    "- Your response needs to be engaging and friendly.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -758,6 +766,17 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         # the task's own words are the answer's ("explanation", "clear")
         ("What makes an explanation clear?", "A clear explanation should show each step."),
         ("What must each answer on the quiz include?", "Each answer must include a justification."),
+        # a directive about the answer with something concrete in it is a hedged answer
+        (STORE, "Your answer should be SQLite."),
+        (STORE, "Your answer should be concise: use SQLite until a second writer appears."),
+        (TWO, "Your answer should be 4, not 5."),
+        ("Which function fails?", "The answer should name parse_config()."),
+        (STORE, "Use SQLite. Your answer should be short."),
+        (FRANCE, "The answer should be Paris."),
+        ("How should the worker pick jobs?", "The answer should be a queue."),
+        (STORE, "The answer should be: keep the session store small."),
+        # the task asks about the answer itself: its words are the subject's
+        ("How should my answer sound to the client?", "Your answer should sound calm and warm."),
     ],
 )
 def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:

@@ -132,6 +132,8 @@ ANSWER_TALK_JUNK = (
     "Your solution requires specific conditions for editing; you must provide a clear list of "
     "requirements.",
     "Please provide a more detailed explanation of your reasoning and include examples.",
+    # what two embedded-model agents "converged by persuasion" on in the default run
+    "Your answer should be concise yet informative, explaining why one is better than the other.",
 )
 
 CASES: tuple[Case, ...] = (
@@ -336,6 +338,15 @@ CASES: tuple[Case, ...] = (
         "always_consensus",
         "invalid",
         "talk about how to answer ('you must provide a clear list of requirements')",
+    ),
+    Case(
+        "junk-quality-talk",
+        MULTIPLY,
+        _junk(ANSWER_TALK_JUNK[2], ANSWER_TALK_JUNK[2], ANSWER_TALK_JUNK[2]),
+        "always_consensus",
+        "invalid",
+        "the same directive about the answer's qualities, three times ('should be concise yet "
+        "informative')",
     ),
     Case(
         "injected-verdict",

@@ -226,6 +226,24 @@ _ABOUT_ANSWERS = frozenset(
     """.split()
 )
 _ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
+# A directive about the answer's qualities, in whatever words: every sentence has the answer as
+# its subject and says what it should be like ("Your answer should be concise yet informative.",
+# "Each response must be well reasoned and polite."): a modal verb, then "be" (or "sound",
+# "seem", ...) and no noun phrase of its own. Nothing concrete follows: no number, no name (a
+# capitalised word), no code, no word of the task. "The answer should be 4.", "The answer should
+# be a queue." and "The solution should use a queue." are answers, hedged.
+_DIRECTIVE = re.compile(
+    r"[\s\-*>\"'(]*(?:your|the|this|that|an?|my|our|each|every|any)\s+(?:[\w'-]{1,24}\s+){0,2}?"
+    r"(?P<noun>" + _ANSWER_NOUNS + r")\s+(?:should|must|needs?\s+to|has\s+to|have\s+to|"
+    r"ought\s+to|is\s+(?:required|expected|supposed)\s+to|will\s+need\s+to)\s+"
+    r"(?:always\s+|also\s+|really\s+)?(?:be|sound|seem|look|read|feel|remain|stay|become)\b"
+    r"(?!\s+(?:an?|the|some|any|one|two|this|that|these|those|its|their|our|my|your)\b)"
+    r"(?P<rest>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_SENTENCE = re.compile(r"[^.!?;\n]+")
+_CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
+DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 # words that may stand around a bare yes/no without making it an answer: "Absolutely not."
 _INTENSIFIERS = frozenset(
@@ -384,6 +402,23 @@ def _fragment(
     return None
 
 
+def _directs_the_answer(text: str, asked: AbstractSet[str]) -> bool:
+    """Whether every sentence of `text` tells the answer what it should be, with nothing
+    concrete after its modal verb (`_DIRECTIVE`) and an answer noun the task does not use."""
+    sentences = [m.group() for m in _SENTENCE.finditer(text[:REPLY_TAIL]) if m.group().strip()]
+    if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
+        return False
+    asked = asked - _FILLER  # "the" of the task is no word of its subject
+    for sentence in sentences:
+        m = _DIRECTIVE.match(sentence)
+        if m is None or m.group("noun").lower().rstrip("s") in {w.rstrip("s") for w in asked}:
+            return False
+        rest = m.group("rest")
+        if _CONCRETE.search(rest) or any(w in asked for w in _WORD.findall(_fold(rest))):
+            return False
+    return True
+
+
 def _talk_instead_of_answer(
     text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
 ) -> NotSubstantive | None:
@@ -411,7 +446,7 @@ def _talk_instead_of_answer(
         all(w in _ANSWER_TALK and w not in asked for w in content)
         and any(w in _ABOUT_ANSWERS for w in content)
         and _ABOUT_THE_ANSWER.search(folded) is not None
-    ):
+    ) or _directs_the_answer(text, asked):
         return NotSubstantive(
             Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
         )
