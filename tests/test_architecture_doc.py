@@ -87,3 +87,15 @@ def test_the_reader_sees_what_the_docs_say() -> None:
         "engine/                session.py, journal.py",
     ]
     assert documented(lines) == ({"cli", "engine"}, {"config", "errors"})
+
+
+def test_the_tests_folder_mirrors_the_package() -> None:
+    """tests/<path>/test_*.py tests the package moot/<path> (cross-cutting tests, of layers,
+    faces or the library as a whole, stay at the root); a root test names no package's module."""
+    tests = ROOT / "tests"
+    folders = {p.parent.relative_to(tests) for p in tests.rglob("test_*.py")} - {Path(".")}
+    assert folders, "no test lives in a package's folder"
+    strays = [str(f) for f in sorted(folders) if not (SRC / f / "__init__.py").is_file()]
+    assert strays == [], "test folders with no package of that path under src/moot"
+    loose = {p.stem.removeprefix("test_") for p in tests.glob("test_*.py")}
+    assert sorted(loose & packages()) == [], "a package's tests belong in its folder"
