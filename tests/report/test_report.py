@@ -58,6 +58,8 @@ def test_labels_and_control_characters() -> None:
     assert label("agent_b") == "Agent B" and label("judge_a") == "Judge A"
     assert label("solo") == "solo"
     assert clean_text("ok\x1b[31m red\x07\n\tnext") == "ok red\n\tnext"  # the whole sequence goes
+    # C1 controls, bidi overrides and isolates go too: they reorder or drive what is shown
+    assert clean_text("a\x9b31m\x85b \u202eevil\u202c \u2066x\u2069") == "ab evil x"
 
 
 def court_like_result() -> tuple[Result, list[Event]]:

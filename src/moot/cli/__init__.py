@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import click
 
-from moot.cli.common import fail
+from moot.cli.common import fail, say
 
 __all__ = ["cli", "main"]
 
@@ -80,7 +80,7 @@ class _Commands(click.Group):
 def cli(ctx: click.Context) -> None:
     """Make several LLMs deliberate until they agree, or show exactly where they do not."""
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        say(ctx.get_help())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
+        say("interrupted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
@@ -100,6 +100,6 @@ def main(argv: list[str] | None = None) -> None:
     except MootError as exc:
         fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        say("interrupted", err=True)
         sys.exit(130)
     sys.exit(returned if isinstance(returned, int) else 0)

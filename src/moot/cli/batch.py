@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from moot.bench.gym import GYM_DATASETS, GYM_PREFIX, INSTALL
-from moot.cli.common import config_option
+from moot.cli.common import config_option, say
 from moot.text import plural
 
 __all__ = ["batch", "bench"]
@@ -100,7 +100,7 @@ def batch(
         assert tasks is not None
         lines = batches.read_tasks(tasks, config_path=config_path, protocol=protocol, models=models)
         folder = batches.create_batch(lines, source=str(tasks))
-    click.echo(f"batch {folder.id}: {plural(len(folder.lines), 'session')}", err=True)
+    say(f"batch {folder.id}: {plural(len(folder.lines), 'session')}", err=True)
     progress = BatchProgress()
     runner: batches.Runner = batches.run_local
     if executor == "ray":
@@ -118,7 +118,7 @@ def batch(
     finally:
         progress.close()
     for line in summary_lines(summary, len(folder.lines)):
-        click.echo(line)
+        say(line)
     sys.exit(0 if summary.complete else (130 if summary.interrupted else 1))
 
 
@@ -202,8 +202,8 @@ def bench(
     )
     progress = BatchProgress()
     report = run_bench(options, observer=progress, out=out)
-    click.echo(report.markdown)
-    click.echo(f"reports: {report.folder}", err=True)
+    say(report.markdown)
+    say(f"reports: {report.folder}", err=True)
     met = report.data.get("protocols") if suite == "adversarial" else None
     if isinstance(met, dict) and not all(row["targets_met"] for row in met.values()):
         sys.exit(1)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from moot.cli.common import say
+
 __all__ = ["cache"]
 
 
@@ -21,7 +23,7 @@ def cache_stats(spec: str | None) -> None:
     stats = store_stats(spec)
     size = "" if stats.size_bytes is None else f", {stats.size_bytes:,} bytes"
     expired = f" ({stats.expired} expired)" if stats.expired else ""
-    click.echo(
+    say(
         f"{stats.store}: {stats.entries} entries{expired}, {stats.hits} hits, "
         f"{stats.misses} misses{size}"
     )
@@ -34,4 +36,4 @@ def cache_clear(spec: str | None) -> None:
     from moot.engine.cache import clear_store
 
     location, removed = clear_store(spec)
-    click.echo(f"{location}: removed {removed} entries")
+    say(f"{location}: removed {removed} entries")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from moot.cli.common import say
+
 __all__ = ["apply_", "clean", "stop"]
 
 
@@ -20,11 +22,11 @@ def apply_(session_id: str, agent: str | None, commit: bool, keep: bool) -> None
 
     done = apply_session(find_session(session_id), agent, commit=commit, keep=keep)
     how = " (merged with your edits since the session began)" if done.applied.three_way else ""
-    click.echo(f"applied {done.alias}'s change: {done.applied.stats}{how}")
+    say(f"applied {done.alias}'s change: {done.applied.stats}{how}")
     if done.applied.commit:
-        click.echo(f"committed as {done.applied.commit[:12]}")
+        say(f"committed as {done.applied.commit[:12]}")
     if done.cleaned is not None:
-        click.echo(f"removed {len(done.cleaned.worktrees)} worktree(s) and their branches")
+        say(f"removed {len(done.cleaned.worktrees)} worktree(s) and their branches")
 
 
 @click.command()
@@ -35,7 +37,7 @@ def clean(session_id: str) -> None:
     from moot.lifecycle.code import clean as clean_session
 
     done = clean_session(find_session(session_id))
-    click.echo(
+    say(
         f"removed {len(done.worktrees)} worktree(s), {len(done.branches)} branch(es), "
         f"{len(done.refs)} ref(s)"
     )
@@ -50,6 +52,4 @@ def stop(session_id: str | None) -> None:
 
     folder = find_session(session_id)
     pid = stop_session(folder)
-    click.echo(
-        f"asked session {folder.id} to stop" + (f" (process {pid})" if pid else " when it runs")
-    )
+    say(f"asked session {folder.id} to stop" + (f" (process {pid})" if pid else " when it runs"))

@@ -36,7 +36,7 @@ __all__ = [
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    click.echo(f"moot: error: {message}", err=True)
+    say(f"moot: error: {message}", err=True)
     sys.exit(code)
 
 
@@ -152,12 +152,31 @@ def exit_with(code: int) -> NoReturn:
     sys.exit(code)
 
 
-def say(text: str) -> None:
-    """Print text that may hold model output: escape sequences and control characters are
-    removed or made visible, so an answer cannot drive the reader's terminal."""
+def say(text: str, *, err: bool = False, keys: bool = False) -> None:
+    """Print a line for the reader (on stderr with `err`): the one way a command prints.
+
+    Any line may quote a model, another program (a CLI tool's `--version`), a session folder or
+    the task, so every line goes through `terminal_safe`: escape sequences (CSI, OSC with its
+    clipboard writes, hyperlinks and titles, DCS, their 8-bit forms) are removed, and other
+    control characters, C1 controls and bidirectional overrides and isolates are shown as
+    visible escapes; newlines and tabs stay. Text that holds none of them prints unchanged.
+    With `keys`, for the output of a program moot does not control, anything shaped like an
+    API key is masked too (after the escapes are gone, so none can split a key in two).
+
+    Two outputs are drawn by rich instead and made safe before it sees them: the board of
+    `moot status` (display.live.render_board cleans every piece of model text it shows) and
+    `moot show` on a terminal (the Markdown is cleaned here by `terminal_safe` and rendered
+    without hyperlinks). The faces of a run write to stderr on their own and clean each line
+    (display.plain and display.batch with `moot.text.clean_text`, the live view with
+    `terminal_safe`)."""
     from moot.text.safe import terminal_safe
 
-    click.echo(terminal_safe(text))
+    text = terminal_safe(text)
+    if keys:
+        from moot.models.keys import redact
+
+        text = redact(text)
+    click.echo(text, err=err)
 
 
 def task_text(task: str, task_file: Path | None) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from moot.cli.common import config_option, fail
+from moot.cli.common import config_option, fail, say
 
 __all__ = ["doctor", "models", "schema", "validate"]
 
@@ -18,7 +18,7 @@ def models() -> None:
     from moot.models.doctor import provider_lines
 
     for line in provider_lines():
-        click.echo(line)
+        say(line)
 
 
 @click.command()
@@ -37,7 +37,7 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
 
     found = strays(Path.cwd())
     for root, stray in found:
-        click.echo(
+        say(
             f"stray: session {stray.session} in {root}: {stray.reason}; "
             f"{len(stray.worktrees)} worktree(s), {len(stray.branches)} branch(es)"
         )
@@ -45,18 +45,18 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
 
     sockets = stale_sockets()  # of --display tmux servers that a killed moot left
     if sockets and not prune:
-        click.echo(
+        say(
             f"stray: {len(sockets)} tmux socket(s) of moot sessions whose server is gone,"
             f" in {socket_dir()}"
         )
     if prune and sockets:
-        click.echo(f"removed {len(remove_stale_sockets())} stale tmux socket(s)")
+        say(f"removed {len(remove_stale_sockets())} stale tmux socket(s)")
     if found and prune:
         for root, cleaned in prune_strays(Path.cwd()):
-            click.echo(f"pruned {len(cleaned.worktrees)} worktree(s) in {root}")
+            say(f"pruned {len(cleaned.worktrees)} worktree(s) in {root}")
         return
     if found or sockets:
-        click.echo("remove them with: moot doctor --prune")
+        say("remove them with: moot doctor --prune")
     if prune:
         return
 
@@ -74,11 +74,12 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
     agents = list({a.model: a for a in reversed(configured)}.values())[::-1]  # each once
     reports = check_models(agents, ping=ping)
     for report in reports:
-        click.echo(report.spec)
+        say(report.spec)
         for check in report.checks:
-            click.echo(f"  {'ok  ' if check.ok else 'FAIL'}  {check.text}")
+            # a check quotes programs moot does not control (a CLI tool's --version)
+            say(f"  {'ok  ' if check.ok else 'FAIL'}  {check.text}", keys=True)
     bad = sum(1 for r in reports if not r.ok)
-    click.echo(f"{len(reports) - bad} of {len(reports)} model(s) ready" if reports else "no models")
+    say(f"{len(reports) - bad} of {len(reports)} model(s) ready" if reports else "no models")
     if bad:
         sys.exit(1)
 
@@ -97,13 +98,13 @@ def validate(file: Path) -> None:
     if plan is None:
         from moot.text import plural
 
-        click.echo(f"{file}: {plural(len(problems), 'problem')}")
+        say(f"{file}: {plural(len(problems), 'problem')}")
         for line in problems:
-            click.echo(f"  {line}")
+            say(f"  {line}")
         sys.exit(1)
     roles = plan.record.participants(plan.config, plan.options)
     counts = ", ".join(f"{len(r.members)} {r.prefix}(s)" for r in roles if r.members)
-    click.echo(f"{file}: valid ({plan.record.name}, {counts})")
+    say(f"{file}: valid ({plan.record.name}, {counts})")
 
 
 @click.command()
@@ -113,4 +114,4 @@ def schema() -> None:
 
     from moot.lifecycle.plan import config_schema
 
-    click.echo(json.dumps(config_schema(), indent=2))
+    say(json.dumps(config_schema(), indent=2))

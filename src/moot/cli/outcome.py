@@ -6,8 +6,6 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from moot.cli.common import say
 
 if TYPE_CHECKING:
@@ -52,21 +50,21 @@ def _show(run: RunResult, quiet: bool) -> None:
         else:
             say(f"{result.status_words}: {result.how}")
         return
-    click.echo("")
+    say("")
     say(f"Session {run.session_id}: {result.status_words}: {result.how}")
     if result.trust:
         say(f"How far to trust it: {result.trust}")
     _finding_lines(result)
     _code_lines(result)
     if result.final_answer:
-        click.echo("")
+        say("")
         say(result.final_answer)
-        click.echo("")
+        say("")
     for item in result.disagreements:
         say(f"  disagreement: {item}")
     cost = "unknown" if result.cost is None else f"${result.cost:.4f}"
-    click.echo(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
-    click.echo(f"Web page: {run.folder / 'report.html'}")
+    say(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
+    say(f"Web page: {run.folder / 'report.html'}")
     if run.message and run.message != result.how:  # (a note after the outcome's how)
         say(run.message.removeprefix(result.how).strip())
 
@@ -103,4 +101,4 @@ def _code_lines(result: Any) -> None:
         cost = "cost unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
         why = f" ({row.problem})" if row.problem else ""
         verified = f"verify {row.verified}" if row.checks else row.verified
-        click.echo(f"  {row.name}: {row.status}{why}; {row.stats}; {verified}; {cost}")
+        say(f"  {row.name}: {row.status}{why}; {row.stats}; {verified}; {cost}")

@@ -19,6 +19,7 @@ from moot.cli.common import (
     limit_overrides,
     quick_start,
     run_face,
+    say,
     task_text,
     tmux_for,
     tmux_option,
@@ -88,9 +89,9 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     projected = estimate(plan, task)
     if dry_run:
         if projected is None:
-            click.echo(f"The {plan.record.name} protocol gives no projection; nothing was run.")
+            say(f"The {plan.record.name} protocol gives no projection; nothing was run.")
         else:
-            click.echo(render(projected))
+            say(render(projected))
         sys.exit(0)
     if projected is None or limit is None or projected.cost[1] <= limit:
         return
@@ -98,7 +99,7 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
         f"the projected worst case costs ${projected.cost[1]:.4f}, more than --max-cost ${limit:g}"
     )
     if sys.stdin.isatty() and sys.stderr.isatty():
-        click.echo(render(projected), err=True)
+        say(render(projected), err=True)
         if click.confirm(f"{message.capitalize()}. Run anyway?", default=False, err=True):
             return
         fail("not run: the projected cost is above --max-cost")

@@ -35,7 +35,7 @@ def status(session_id: str | None, reveal: bool) -> None:
     terminal = Console()
     width = terminal.width if terminal.is_terminal else max(100, terminal.width)
     console = Console(soft_wrap=False, width=width, highlight=False)
-    click.echo(
+    say(
         f"Session {folder.id}  [{seen.state['protocol']}]  {seen.status}"
         + (f"; continue with: moot resume {folder.id}" if seen.crashed else "")
         + f"; updated {time.time() - seen.updated:.0f}s ago"
@@ -44,7 +44,7 @@ def status(session_id: str | None, reveal: bool) -> None:
     if seen.state.get("message") and seen.status != "running":
         say(seen.state["message"])
     if folder.result_json.exists() and seen.status != "running":
-        click.echo(f"Report: {folder.report_md}  (moot show {folder.id})")
+        say(f"Report: {folder.report_md}  (moot show {folder.id})")
 
 
 @click.command(name="list")
@@ -56,9 +56,9 @@ def list_() -> None:
 
     folders = list_sessions()
     for folder, why in unusable_folders():  # left by a kill while moot created them
-        click.echo(f"note: skipped {folder.path}: not a session ({why})", err=True)
+        say(f"note: skipped {folder.path}: not a session ({why})", err=True)
     if not folders:
-        click.echo(f"no sessions under {sessions_root()}")
+        say(f"no sessions under {sessions_root()}")
         return
     now = time.time()
     for folder in folders:
@@ -69,17 +69,15 @@ def list_() -> None:
         if seen is not None:
             status = seen.status
             elapsed = _duration(seen.standing().elapsed(now))
-        click.echo(
-            f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}"
-        )
+        say(f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}")
         from moot.lifecycle.code import live_worktrees
 
         trees = live_worktrees(folder)
         if trees:
-            click.echo(f"  worktrees: {trees} still exist (moot apply / moot clean {folder.id})")
+            say(f"  worktrees: {trees} still exist (moot apply / moot clean {folder.id})")
         problem = folder_result_problem(folder)  # an edited result.json, or a cut journal
         if problem is not None:
-            click.echo(f"  ! {problem}")
+            say(f"  ! {problem}")
 
 
 def _duration(seconds: float) -> str:
@@ -105,7 +103,8 @@ def show(session_id: str | None, full: bool) -> None:
 
         from moot.text.safe import terminal_safe
 
-        Console().print(Markdown(terminal_safe(text)))
+        # no hyperlinks: a model's [words](url) shows its address, it hides none behind words
+        Console().print(Markdown(terminal_safe(text), hyperlinks=False))
     else:
         say(text)
 
@@ -145,7 +144,7 @@ def export(session_id: str | None, html_path: Path | None, md_path: Path | None)
                 path.write_text(text, encoding="utf-8")
             except OSError as exc:
                 fail(f"cannot write {path}: {exc.strerror or exc}")
-            click.echo(f"wrote {path} (session {folder.id}, {view.status_text.lower()})")
+            say(f"wrote {path} (session {folder.id}, {view.status_text.lower()})")
 
 
 @click.command()
@@ -157,24 +156,22 @@ def replay(session_id: str | None) -> None:
 
     report = replay_session(session_id)
     result = report.result
-    click.echo(
-        f"Session {report.session_id}: replayed {report.steps} journaled steps, 0 model calls"
-    )
-    click.echo(f"Outcome: {result.status.replace('_', ' ')}: {result.how}")
+    say(f"Session {report.session_id}: replayed {report.steps} journaled steps, 0 model calls")
+    say(f"Outcome: {result.status.replace('_', ' ')}: {result.how}")
     if report.identical is None:
-        click.echo("No result.json stored to compare with.")
+        say("No result.json stored to compare with.")
         sys.exit(1)
     if report.identical:
-        click.echo("Identical to the stored result.json, byte for byte.")
+        say("Identical to the stored result.json, byte for byte.")
         return
     if report.changed is not None:  # the journal verifies: a rule changed, not the record
         say(report.changed[0].upper() + report.changed[1:] + ".")
-        click.echo(
+        say(
             "The journal verifies and the stored result.json was computed from it: the "
             "difference is the new rule, not corruption (`moot resume` rewrites result.json)."
         )
         return
-    click.echo(
+    say(
         "DIFFERENT from the stored result.json: the code that computes the outcome "
         "changed, or result.json was edited."
     )
@@ -189,17 +186,17 @@ def migrate(session_id: str) -> None:
 
     done = migrate_session(session_id)
     if done.backup is None:
-        click.echo(f"Session {done.session_id} is at format version {done.to_version} already.")
+        say(f"Session {done.session_id} is at format version {done.to_version} already.")
         return
-    click.echo(
+    say(
         f"Session {done.session_id}: format version {done.from_version} -> {done.to_version}, "
         f"{done.events} events re-chained; the old files are in {done.backup}"
     )
     if done.replay_identical is False and done.replay_changed is not None:
         say(done.replay_changed[0].upper() + done.replay_changed[1:] + ".")
-        click.echo("The journal verifies: the difference is the new rule, not corruption.")
+        say("The journal verifies: the difference is the new rule, not corruption.")
         return
     if done.replay_identical is False:
-        click.echo("Replaying the journal does NOT give the stored result: see moot replay.")
+        say("Replaying the journal does NOT give the stored result: see moot replay.")
         sys.exit(1)
-    click.echo("Replaying the new journal gives the stored result, byte for byte.")
+    say("Replaying the new journal gives the stored result, byte for byte.")

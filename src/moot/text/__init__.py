@@ -36,9 +36,11 @@ __all__ = [
     "verdict_line",
 ]
 
-# Category Cc (C0, DEL, C1) except tab and newline, and lone surrogates (Cs): one regex pass
-# instead of a per-character category lookup (reports of long sessions clean megabytes).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# Category Cc (C0, DEL, C1) except tab and newline, bidirectional embeddings, overrides and
+# isolates (they reorder what a terminal or a browser shows, as text.safe says), and lone
+# surrogates (Cs): one regex pass instead of a per-character category lookup (reports of long
+# sessions clean megabytes).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def closest(name: str, known: Iterable[str]) -> str | None:
@@ -56,7 +58,8 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 def clean_text(text: str) -> str:
     """Model text without escape sequences (payload included: an OSC title or hyperlink
-    leaves nothing behind) and control characters; newlines and tabs stay."""
+    leaves nothing behind), control characters and bidirectional overrides and isolates;
+    newlines and tabs stay."""
     if text.isprintable():
         return text
     return _CONTROL.sub("", strip_sequences(text))
