@@ -54,7 +54,9 @@ def storage_error(path: Path | str, exc: OSError, *, then: str = "") -> StorageE
     (free space, check permissions, or set MOOT_HOME to a folder moot can write). `then`, what to
     do once it is fixed (resume a session that lives there), replaces the MOOT_HOME advice."""
     reason = exc.strerror or str(exc) or type(exc).__name__
-    where = exc.filename if isinstance(exc.filename, str) and exc.filename else str(path)
+    where = Path(path)  # not a temporary file beside it, or a folder made under it
+    if isinstance(exc.filename, str) and exc.filename and where.is_relative_to(exc.filename):
+        where = Path(exc.filename)  # a folder above it could not be made
     fix = _FIXES.get(exc.errno or 0, "check the disk and its permissions")
     fix = fix[0].upper() + fix[1:]
     after = f"; {then}" if then else ", or set MOOT_HOME to a folder moot can write"
