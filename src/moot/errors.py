@@ -9,6 +9,7 @@
     ├── ProtocolAborted            a protocol gave up (for instance every agent failed)
     ├── ReplayIncomplete           replay needed a step that the journal does not hold
     ├── WorkspaceError             a code task's repository, worktree or diff cannot be used
+    ├── StorageError               a session folder cannot be written (read-only, full disk)
     └── Stopped                    the run stopped early but is resumable
         ├── LimitReached           a token, cost or time limit (exit code 3)
         └── Interrupted            Ctrl-C or SIGTERM (exit code 130)
@@ -36,6 +37,7 @@ __all__ = [
     "ReplayIncomplete",
     "SessionNotFound",
     "Stopped",
+    "StorageError",
     "WorkspaceError",
 ]
 
@@ -80,6 +82,12 @@ class CacheError(MootError):
 
 class WorkspaceError(MootError):
     """A repository, worktree or diff cannot be used; the message names the problem and the fix."""
+
+
+class StorageError(MootError):
+    """A session's folder cannot be created or written (a read-only or full disk, a file where a
+    folder should be); the message names the path and the fix. Raised mid-run, it ends the run
+    with the journal intact up to its last complete line, so `moot resume` continues it."""
 
 
 class Stopped(MootError):

@@ -4,6 +4,11 @@ Each line is one event: `seq`, `ts`, `kind`, `step`, `data`, the previous line's
 and its own SHA-256 (`hash`) over the canonical JSON of those fields; with a key, an HMAC of the
 hash too. A line is written and fsync'd before the effect it records is used.
 
+A write that fails (a full or read-only disk) is undone back to the last complete line and
+raises a StorageError; the journal then takes no more lines, so the run ends, and `moot resume`
+continues it once the disk is fixed. A line the undo could not cut is a torn tail to the next
+load.
+
 On load, a torn last line (a write cut short by a crash) is cut off and reported; any other
 break in the chain refuses the whole journal, naming the line. Lines cut off the end are found
 by the sealed head beside the journal (`head.json`, see `head.py`): a journal shorter than its
@@ -17,6 +22,7 @@ records that it was signed in its head and in `session.json`, so stripping the H
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import hmac
@@ -35,8 +41,8 @@ from moot.engine.head import (
     read_head_bytes,
     write_head,
 )
-from moot.engine.store import read_json
-from moot.errors import JournalError
+from moot.engine.store import read_json, storage_error
+from moot.errors import JournalError, StorageError
 from moot.types import Event, Message, Request
 
 __all__ = [
@@ -171,6 +177,7 @@ class Journal:
         self.head_path = head or path.parent / HEAD_NAME
         self._sealed = sealed  # a head file exists, so later seals may lag behind
         self._sealer: Sealer | None = None
+        self._failed: StorageError | None = None  # a write failed: no more lines this run
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -186,7 +193,10 @@ class Journal:
         default `head.json` beside it). A torn last line is cut from the file, or with
         `repair=False` (read-only uses) only left out."""
         if not path.exists():
-            path.touch()
+            try:
+                path.touch()
+            except OSError as exc:
+                raise storage_error(path, exc) from exc
         head = head or path.parent / HEAD_NAME
         # The head first: it never names more than the journal held when it was written, so a
         # writer appending while we read cannot make the journal look shorter than its head.
@@ -221,22 +231,35 @@ class Journal:
                 lost_newline = True
         sealed = None if head_raw is None else read_head(head, key, head_raw)
         check_head(path, head, sealed, hashes, key)
-        if repair and cut is not None:
-            with path.open("r+b") as handle:
+        journal = cls(path, events, prev, key, hashes=hashes, head=head, sealed=bool(sealed))
+        if repair:
+            try:
+                journal._repair(cut, offset, lost_newline, sealed)
+            except OSError as exc:
+                raise storage_error(path, exc) from exc
+        return journal, cut
+
+    def _repair(
+        self, cut: JournalRepair | None, offset: int, lost_newline: bool, sealed: Head | None
+    ) -> None:
+        """Cut a torn tail at `offset` (or end a line whose newline was lost), and seal a head
+        that lags behind the journal."""
+        if cut is not None:
+            with self.path.open("r+b") as handle:
                 handle.truncate(offset)
                 handle.flush()
                 os.fsync(handle.fileno())
-        elif repair and lost_newline:
-            with path.open("ab") as handle:
+        elif lost_newline:
+            with self.path.open("ab") as handle:
                 handle.write(b"\n")
                 handle.flush()
                 os.fsync(handle.fileno())
-        journal = cls(path, events, prev, key, hashes=hashes, head=head, sealed=bool(sealed))
-        if repair and events and (sealed is None or sealed.events != len(events)):
+        if self.events and (sealed is None or sealed.events != len(self.events)):
             # a crash left the last appends unsealed, or the folder predates heads: seal now
-            write_head(head, Head(len(events), prev, key is not None), key)
-            journal._sealed = True
-        return journal, cut
+            write_head(
+                self.head_path, Head(len(self.events), self.last_hash, self.signed), self._key
+            )
+            self._sealed = True
 
     @staticmethod
     def _verify(
@@ -298,15 +321,57 @@ class Journal:
         if self._key is not None:
             body["hmac"] = _sign(self._key, digest)
         line = (canonical_json(body) + "\n").encode("utf-8")
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self._fd, line)
-        os.fsync(self._fd)
+        if self._failed is not None:
+            raise self._failed
+        self._write(line)
         self.events.append(event)
         self.hashes.append(digest)
         self.last_hash = digest
         self._seal()
         return event
+
+    def _write(self, line: bytes) -> None:
+        """Write all of `line` and fsync it: os.write may write fewer bytes than given (a disk
+        filling up), so it is called again for the rest. A failure undoes what was written and
+        raises a StorageError; the journal takes no more lines from then on."""
+        written = 0
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            while written < len(line):
+                count = os.write(self._fd, line[written:])
+                if count <= 0:  # no progress and no error: do not spin
+                    raise OSError(errno.EIO, "the disk took none of the bytes written")
+                written += count
+            os.fsync(self._fd)
+        except OSError as exc:
+            self._undo(written)
+            raise self._fail(exc) from exc
+
+    def _undo(self, written: int) -> None:
+        """Cut the `written` bytes of a failed append, so the file ends at its last complete
+        line again (cutting needs no space). If that fails too, the next load cuts the torn
+        tail, as after a crash."""
+        if self._fd is None or written == 0:
+            return
+        try:
+            size = os.fstat(self._fd).st_size
+            os.ftruncate(self._fd, max(0, size - written))
+            os.fsync(self._fd)
+        except OSError:
+            pass
+
+    def _fail(self, exc: OSError, path: Path | None = None) -> StorageError:
+        """The StorageError that ends this run: no more lines are taken, and what was journaled
+        stays intact for `moot resume`."""
+        then = (
+            f"the run stopped, its journal intact up to its last complete line: once that is "
+            f"fixed, continue it with: moot resume {self.path.parent.name}"
+            if self.events
+            else ""
+        )
+        self._failed = storage_error(path or self.path, exc, then=then)
+        return self._failed
 
     def _seal(self) -> None:
         """Seal the head after the event it names is on disk. With no head file yet, it is written
@@ -314,12 +379,23 @@ class Journal:
         says there should be one); later ones by a thread, so an append waits for one fsync."""
         head = Head(len(self.events), self.last_hash, self._key is not None)
         if not self._sealed:
-            write_head(self.head_path, head, self._key)
+            try:
+                write_head(self.head_path, head, self._key)
+            except OSError as exc:
+                raise self._fail(exc, self.head_path) from exc
             self._sealed = True
             return
         if self._sealer is None:
             self._sealer = Sealer(self.head_path, self._key)
-        self._sealer.submit(head)
+        try:
+            self._sealer.submit(head)
+        except JournalError as exc:  # the thread could not write an earlier head
+            raise self._sealer_failed(self._sealer, exc) from exc
+
+    def _sealer_failed(self, sealer: Sealer, exc: JournalError) -> StorageError:
+        # the sealer keeps the OSError its thread met (head.py); its reason says what to fix
+        cause = sealer._error or OSError(errno.EIO, str(exc))
+        return self._fail(cause, self.head_path)
 
     def seal_text(self, text: str) -> str:
         """A digest of `text` bound to this journal's key: its HMAC when the journal is signed,
@@ -338,7 +414,13 @@ class Journal:
         try:
             if self._sealer is not None:
                 sealer, self._sealer = self._sealer, None
-                sealer.close()
+                try:
+                    sealer.close()
+                except JournalError as exc:
+                    # when the run is ending on a failed write already, that error stands; the
+                    # next open seals the head
+                    if self._failed is None:
+                        raise self._sealer_failed(sealer, exc) from exc
         finally:
             if self._fd is not None:
                 os.close(self._fd)

@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -36,7 +37,13 @@ from moot.engine.result import (
 from moot.engine.seal import seal_result
 from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
-from moot.engine.store import SessionFolder, atomic_write, folder_version, new_session_id
+from moot.engine.store import (
+    SessionFolder,
+    atomic_write,
+    folder_version,
+    new_session_id,
+    storage_error,
+)
 from moot.errors import (
     CacheError,
     Interrupted,
@@ -45,6 +52,7 @@ from moot.errors import (
     MootError,
     ProtocolAborted,
     ReplayIncomplete,
+    StorageError,
 )
 from moot.types import Event, EventKind, FailureKind, Outcome
 from moot.version import __version__
@@ -113,9 +121,29 @@ def open_session(
     agents: list[Agent],
 ) -> tuple[SessionFolder, Journal]:
     """Create a session folder, its session.json and its begin event; the folder is locked
-    by the caller's `folder.acquire()` right after."""
+    by the caller's `folder.acquire()` right after. A sessions folder that cannot be written
+    (read-only, full, a file in its path) raises a StorageError naming it, leaving no folder."""
     folder = SessionFolder(root / new_session_id())
-    folder.path.mkdir(parents=True)
+    try:
+        folder.path.mkdir(parents=True)
+    except OSError as exc:
+        raise storage_error(root, exc) from exc
+    try:
+        return folder, _begin(folder, task, seed, protocol, config, agents)
+    except StorageError:
+        shutil.rmtree(folder.path, ignore_errors=True)  # half made: nothing was asked in it
+        raise
+
+
+def _begin(
+    folder: SessionFolder,
+    task: str,
+    seed: int,
+    protocol: str,
+    config: RunConfig,
+    agents: list[Agent],
+) -> Journal:
+    """Write a new folder's session.json and its journal's begin event."""
     meta = {
         "format_version": FORMAT_VERSION,
         "session_id": folder.id,
@@ -145,8 +173,12 @@ def open_session(
         ),
     )
     journal, _ = Journal.open(folder.events, key_from_env())
-    journal.append(Event(kind=EventKind.BEGIN, data=meta, ts=time.time()))
-    return folder, journal
+    try:
+        journal.append(Event(kind=EventKind.BEGIN, data=meta, ts=time.time()))
+    finally:
+        if not journal.events:  # the begin event failed: release the file
+            journal.close()
+    return journal
 
 
 def reopen_session(folder: SessionFolder) -> tuple[Journal, dict[str, Any]]:

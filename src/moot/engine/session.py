@@ -20,6 +20,7 @@ import hashlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from moot.config import EngineConfig, Limits
@@ -32,7 +33,7 @@ from moot.engine.limits import Budget
 from moot.engine.replies import masked, settle
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder, atomic_write
-from moot.errors import Interrupted, LimitReached, ReplayIncomplete
+from moot.errors import Interrupted, LimitReached, ReplayIncomplete, StorageError
 from moot.models.keys import known_secrets
 from moot.types import (
     Completion,
@@ -515,8 +516,21 @@ class Session:
         suffix = hashlib.sha256(f"{self.folder.id}/{name}".encode()).hexdigest()[:8]
         path = self.folder.rounds / f"{name}_{suffix}.md"
         if self.mode == "live" and not path.exists():
-            atomic_write(path, text, durable=False)
+            self._copy(path, text)
         return str(path.relative_to(self.folder.path))
+
+    def _copy(self, path: Path, text: str) -> None:
+        """Write an optional copy (the journal holds its text): a failure to write it (a full
+        or read-only disk) is a warning, journaled once per reason, and the run goes on."""
+        try:
+            atomic_write(path, text, durable=False)
+        except StorageError as exc:
+            cause = exc.__cause__
+            reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else exc
+            self.warn(
+                f"cannot write the optional copies in {self.folder.path} (rounds/ and the "
+                f"like: {reason}); the journal holds their text, so the run goes on"
+            )
 
     def artifact(self, relative: str, text: str) -> str:
         """Write a human-readable file at `relative` under the session folder (a protocol's
@@ -529,5 +543,5 @@ class Session:
         if not path.is_relative_to(root) or path == root or relative.startswith("/"):
             raise ValueError(f"artifact path {relative!r} must stay inside the session folder")
         if self.mode == "live":
-            atomic_write(path, text, durable=False)
+            self._copy(path, text)
         return str(path.relative_to(root))

@@ -1,11 +1,13 @@
 """`state.json`: a snapshot derived from the session's events, for `moot status` and UIs.
 
 It is rewritten atomically (never half-written) but without fsync: the journal is the truth and
-the snapshot can always be rebuilt from it."""
+the snapshot can always be rebuilt from it. So a snapshot that cannot be written (a full or
+read-only disk) is a warning, said once, and the run goes on."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -13,11 +15,13 @@ from typing import Any
 
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder, atomic_write
+from moot.errors import StorageError
 from moot.types import Event, EventKind
 
 __all__ = ["WRITE_INTERVAL", "Seen", "StateWriter", "pid_alive", "seen_state"]
 
 WRITE_INTERVAL = 0.25  # seconds between snapshot writes while a run is busy
+_log = logging.getLogger("moot")
 
 
 def pid_alive(pid: int) -> bool:
@@ -70,6 +74,7 @@ class StateWriter:
     ) -> None:
         self.folder = folder
         self._written = 0.0
+        self._warned = False  # a failed write was said once
         self._own = standing is None
         self.standing = standing if standing is not None else Standing.for_aliases(meta["aliases"])
         self.header: dict[str, Any] = {
@@ -109,4 +114,9 @@ class StateWriter:
 
     def write(self) -> None:
         self._written = time.monotonic()
-        atomic_write(self.folder.state_json, json.dumps(self.state, indent=2), durable=False)
+        try:
+            atomic_write(self.folder.state_json, json.dumps(self.state, indent=2), durable=False)
+        except StorageError as exc:
+            if not self._warned:
+                self._warned = True
+                _log.warning("warning: %s (state.json is a snapshot; the run goes on)", exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -12,9 +13,9 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from moot import files
 from moot.engine.result import FORMAT_VERSION
-from moot.errors import JournalLocked, SessionNotFound
-from moot.files import atomic_write
+from moot.errors import JournalLocked, SessionNotFound, StorageError
 
 __all__ = [
     "SessionFolder",
@@ -26,6 +27,7 @@ __all__ = [
     "new_session_id",
     "read_json",
     "sessions_root",
+    "storage_error",
     "unusable_folders",
 ]
 
@@ -35,6 +37,39 @@ def sessions_root() -> Path:
     home = os.environ.get("MOOT_HOME")
     base = Path(home).expanduser() if home else Path.cwd() / ".moot"
     return base / "sessions"
+
+
+_FIXES = {
+    errno.ENOSPC: "free some space",
+    errno.EDQUOT: "free some space (the disk quota is used up)",
+    errno.EROFS: "the file system is read-only: remount it writable",
+    errno.EACCES: "check its permissions",
+    errno.EPERM: "check its permissions",
+    errno.ENOTDIR: "a part of that path is a file, not a folder",
+}
+
+
+def storage_error(path: Path | str, exc: OSError, *, then: str = "") -> StorageError:
+    """A StorageError for `exc`, met writing `path`: the path, the system's reason and the fix
+    (free space, check permissions, or set MOOT_HOME to a folder moot can write). `then`, what to
+    do once it is fixed (resume a session that lives there), replaces the MOOT_HOME advice."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = Path(path)  # not a temporary file beside it, or a folder made under it
+    if isinstance(exc.filename, str) and exc.filename and where.is_relative_to(exc.filename):
+        where = Path(exc.filename)  # a folder above it could not be made
+    fix = _FIXES.get(exc.errno or 0, "check the disk and its permissions")
+    fix = fix[0].upper() + fix[1:]
+    after = f"; {then}" if then else ", or set MOOT_HOME to a folder moot can write"
+    return StorageError(f"cannot write {where}: {reason}. {fix}{after}")
+
+
+def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+    """`moot.files.atomic_write`, a failure to write (a full or read-only disk) raised as a
+    StorageError naming the path and the fix."""
+    try:
+        files.atomic_write(path, data, durable=durable)
+    except OSError as exc:
+        raise storage_error(path, exc) from exc
 
 
 def new_session_id() -> str:
@@ -84,17 +119,24 @@ class SessionFolder:
         return FileLock(self.path / "lock", thread_local=False)
 
     def acquire(self) -> FileLock:
-        """Become the one writer of this session, or fail at once naming the holder."""
+        """Become the one writer of this session, or fail at once naming the holder (a folder
+        that cannot be written fails with a StorageError)."""
         lock = self.lock()
         try:
             lock.acquire(timeout=0)
-        except Timeout:
+        except Timeout:  # (an OSError too: caught first)
             owner = (self.path / "lock.owner").read_text(errors="replace").strip() or "unknown"
             raise JournalLocked(
                 f"session {self.id} is being run by another process ({owner}); wait for it to "
                 f"finish, or stop it, then run: moot resume {self.id}"
             ) from None
-        (self.path / "lock.owner").write_text(f"pid {os.getpid()}\n")
+        except OSError as exc:
+            raise storage_error(self.path / "lock", exc) from exc
+        try:
+            (self.path / "lock.owner").write_text(f"pid {os.getpid()}\n")
+        except OSError as exc:
+            lock.release()
+            raise storage_error(self.path / "lock.owner", exc) from exc
         return lock
 
     def state(self) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import secrets
 import shutil
 import signal
@@ -38,7 +39,7 @@ from moot.engine.lifecycle import Ended
 from moot.engine.result import Result, exit_code_for
 from moot.engine.session import Agent, Chooser, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
-from moot.errors import ConfigError, WorkspaceError
+from moot.errors import ConfigError, StorageError, WorkspaceError
 from moot.lifecycle import plan as plans
 from moot.lifecycle.plan import Plan, participants, resolve
 from moot.lifecycle.replay import replay
@@ -269,9 +270,18 @@ def _reported(ended: Ended, on_outcome: OnOutcome | None = None) -> RunResult:
 
 
 def _write_reports(folder: SessionFolder, result: Result, events: list[Event]) -> None:
+    """report.md and report.html; ones that cannot be written (a full or read-only disk) are a
+    warning: the run has ended, and `moot export` renders them again from the journal."""
     from moot.report import write_reports  # imported late: not needed before the outcome
 
-    write_reports(folder, result, events)
+    try:
+        write_reports(folder, result, events)
+    except StorageError as exc:
+        logging.getLogger("moot").warning(
+            "warning: %s (the reports are optional: `moot export %s` renders them again)",
+            exc,
+            folder.id,
+        )
 
 
 def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None) -> RunResult:
