@@ -277,3 +277,31 @@ def test_optional_copies_that_cannot_be_written_are_a_warning(
     assert sum("state.json" in m for m in said) == 1, said
     assert sum("report.md" in m and "moot export" in m for m in said) == 1, said
     assert (run.folder / "result.json").is_file()
+
+
+def test_a_result_that_cannot_be_written_says_resume_rebuilds_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The disk fills just as the run ends: the journal holds it all, so the error says that
+    `moot resume` writes result.json from the journal; resume then does, asking nothing."""
+    from moot import files
+    from moot.api import resume
+
+    real = files.atomic_write
+
+    def full_for_results(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+        if path.name == "result.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data, durable=durable)
+
+    monkeypatch.setattr(files, "atomic_write", full_for_results)
+    created: list[Path] = []
+    with pytest.raises(StorageError) as failed:
+        start("What is 6 x 7?", Debate().config(), on_created=created.append)
+    folder = created[0]
+    assert f"moot resume {folder.name}" in str(failed.value)
+    assert "MOOT_HOME" not in str(failed.value)
+    monkeypatch.setattr(files, "atomic_write", real)
+    again = resume(folder.name)
+    assert again.exit_code == 0 and again.model_calls == 0
+    assert (folder / "result.json").is_file()

@@ -431,7 +431,9 @@ async def running(
                 await cache.store.close()
         journal.close()
     result = _result(folder, session, run.outcome, status, message)
-    atomic_write(folder.result_json, result.to_json())
+    # the journal holds the run: a result.json that cannot be written is rebuilt by resume
+    then = f"then `moot resume {folder.id}` writes it from the journal, asking nothing again"
+    atomic_write(folder.result_json, result.to_json(), then=then)
     state.set_status(status, message)
     # Worktrees with no change are removed once the run has ended; said after the stop
     # message only (result.json stays what the journal alone gives, so replay matches it).

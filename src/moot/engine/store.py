@@ -63,13 +63,13 @@ def storage_error(path: Path | str, exc: OSError, *, then: str = "") -> StorageE
     return StorageError(f"cannot write {where}: {reason}. {fix}{after}")
 
 
-def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+def atomic_write(path: Path, data: str | bytes, *, durable: bool = True, then: str = "") -> None:
     """`moot.files.atomic_write`, a failure to write (a full or read-only disk) raised as a
-    StorageError naming the path and the fix."""
+    StorageError naming the path and the fix (`then`: what to do once it is fixed)."""
     try:
         files.atomic_write(path, data, durable=durable)
     except OSError as exc:
-        raise storage_error(path, exc) from exc
+        raise storage_error(path, exc, then=then) from exc
 
 
 def new_session_id() -> str:
