@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from moot import api as runner
+from moot.config import RunConfig
 from moot.models.scripted import register_script
-from moot.types import Completion, Request, Usage
+from moot.types import Completion, Request, Usage, estimate_tokens
 from tests.scripts import Debate, events, no_sleep, solution, start, verdict
 
 
@@ -35,6 +36,54 @@ def test_cost_limit_pauses_and_a_raised_limit_finishes() -> None:
     resumed = runner.resume(paused.session_id, limits={"max_cost": 1.0}, sleep=no_sleep)
     assert resumed.exit_code == 0
     assert resumed.result.cost == 0.1  # 10 calls at 1 cent
+
+
+def test_a_token_limit_stops_a_phase_within_one_asks_max_tokens_and_resume_asks_the_rest() -> None:
+    """The three solve asks start together: a limit that allows about one and a half of them
+    stops the phase before the third is sent (it once let all three through), overshooting by
+    no more than one ask's max_tokens; a raised limit finishes it, asking no step twice."""
+    answer_cap = 200
+
+    def honest(debate: Debate) -> str:  # a model that keeps to its max_tokens, exactly
+        inner = debate.script("honest")
+
+        def reply(request: Request) -> Completion:
+            prompt = sum(estimate_tokens(m.content) for m in request.messages)
+            usage = Usage(prompt_tokens=prompt, completion_tokens=request.max_tokens or 0)
+            return Completion(text=inner(request), usage=usage)
+
+        register_script("honest", reply)
+        return "scripted:@honest"
+
+    def config(debate: Debate, **extra: object) -> RunConfig:
+        spec = honest(debate)
+        made = debate.config(**extra)
+        for agent in made.agents:
+            agent.model, agent.max_tokens = spec, answer_cap
+        return made
+
+    def used(run: runner.RunResult) -> int:
+        return sum(a.prompt_tokens + a.completion_tokens for a in run.result.agents.values())
+
+    sized = start("task", config(Debate()))  # how large one solve ask is
+    one = next(
+        e["data"]["completion"]["usage"]
+        for e in events(sized.folder)
+        if e["step"] == "r0/solve/agent_a"
+    )
+    limit = int(1.5 * (one["prompt_tokens"] + one["completion_tokens"]))
+
+    debate = Debate()
+    paused = start("task", config(debate, limits={"max_tokens": limit}))
+    assert paused.exit_code == 3 and "token limit reached" in (paused.message or "")
+    assert used(paused) <= limit + answer_cap
+    solved = [e["step"] for e in events(paused.folder) if e["kind"] == "ask"]
+    assert len(solved) == 2 and all(s.startswith("r0/solve/") for s in solved)
+
+    resumed = runner.resume(paused.session_id, limits={"max_tokens": 10**6}, sleep=no_sleep)
+    assert resumed.exit_code == 0
+    assert max(debate.steps.values()) == 1  # no recorded step asked again
+    assert sum(debate.steps.values()) == sum(1 for _ in debate.steps)
 
 
 def test_session_time_limit_pauses() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from moot import api as runner
 from moot.protocols.arena import prompts
+from moot.types import Completion, Request, Usage
 from tests.scripts import Debate, events, no_sleep, start
 
 
@@ -72,13 +73,31 @@ def test_randomness_is_derived_from_seed_and_step() -> None:
 
 
 def test_gather_finishes_every_call_before_a_limit_stops_the_run() -> None:
-    """A limit raised by one ask must not throw away answers already being paid for."""
+    """A limit reached while calls are in flight must not throw away answers being paid for."""
+    from moot.models.scripted import register_script
+
     debate = Debate()
-    # 3 solve calls start under the limit (checked before each call); all three must be journaled.
-    paused = start("task", debate.config(limits={"max_tokens": 100}))
-    assert paused.exit_code == 3
-    asks = [e for e in events(paused.folder) if e["kind"] == "ask"]
-    assert len(asks) == 3 and sum(debate.steps.values()) == 3
+    inner = debate.script("greedy")
+
+    async def greedy(request: Request) -> Completion:
+        alias = request.meta["agent"]
+        if alias == "agent_b":
+            await asyncio.sleep(0.3)  # still in flight when agent_c is refused
+        # agent_a ignores its max_tokens: the limit is passed while agent_b is being paid for
+        tokens = 6000 if alias == "agent_a" else 10
+        return Completion(text=inner(request), usage=Usage(prompt_tokens=tokens))
+
+    register_script("greedy", greedy)
+    config = debate.config(limits={"max_tokens": 5000})
+    for agent in config.agents:
+        agent.model, agent.max_tokens = "scripted:@greedy", 2000
+    # agent_a and agent_b fit beside each other (2 x (prompt + 2000) <= 5000); agent_c waits
+    # for them, and finds the limit passed once agent_a has answered
+    paused = start("task", config)
+    assert paused.exit_code == 3 and "token limit reached" in (paused.message or "")
+    asks = sorted(e["step"] for e in events(paused.folder) if e["kind"] == "ask")
+    assert asks == ["r0/solve/agent_a", "r0/solve/agent_b"]
+    assert sum(debate.steps.values()) == 2
 
 
 def test_interrupt_is_recorded_and_resumable() -> None:

@@ -29,7 +29,7 @@ from moot.engine.calls import ModelCalls, Sleep, deadline
 from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects
 from moot.engine.journal import Journal, request_hash
-from moot.engine.limits import Budget
+from moot.engine.limits import Budget, worst_case
 from moot.engine.replies import masked, settle
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder, atomic_write
@@ -364,24 +364,30 @@ class Session:
         estimate = sum(estimate_tokens(m.content) for m in messages)
         hit = await self._calls.lookup(agent, request)
         cached: dict[str, Any] = {}  # a hit is an ordinary ask event that says where it came from
-        if hit is not None:
-            completion = self._received(hit.completion, alias, step)
-            cached["cache"] = self._calls.hit_note(hit)
-        else:
-            self.budget.check(self.standing.agents.values())
-            self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
-            completion = self._received(await self._calls.call(agent, request, step), alias, step)
-            self.calls_made += 1
-        self._catch_up[step] = self.record(
-            "ask",
-            step,
-            agent=alias,
-            prompt=_clean(request.prompt),
-            request_hash=digest,
-            est_prompt_tokens=estimate,
-            completion=completion.model_dump(mode="json"),
-            **cached,
-        )
+        # A call holds its worst case against the limits until it is journaled (engine/limits.py)
+        held: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        if hit is None:
+            worst = worst_case(agent.model, estimate, request.max_tokens)
+            held = self.budget.reserved(self.standing.agents.values, worst)
+        async with held:
+            if hit is not None:
+                completion = self._received(hit.completion, alias, step)
+                cached["cache"] = self._calls.hit_note(hit)
+            else:
+                self.signal("ask_started", step, agent=alias, est_prompt_tokens=estimate)
+                called = await self._calls.call(agent, request, step)
+                completion = self._received(called, alias, step)
+                self.calls_made += 1
+            self._catch_up[step] = self.record(
+                "ask",
+                step,
+                agent=alias,
+                prompt=_clean(request.prompt),
+                request_hash=digest,
+                est_prompt_tokens=estimate,
+                completion=completion.model_dump(mode="json"),
+                **cached,
+            )
         if hit is None:
             await self._calls.save(agent, request, completion)
         return completion

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from moot import protocols
-from moot.config import RunConfig, Section, problem_lines, read_config_file
+from moot.config import RunConfig, Section, check_task, problem_lines, read_config_file
 from moot.deliberation.anonymize import alias_for
 from moot.engine.session import Agent, Session
-from moot.errors import ConfigError, JournalError
-from moot.models.base import provider_info, providers
+from moot.errors import ConfigError, JournalError, WorkspaceError
+from moot.models.base import create_model, provider_info, providers
 from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.text import closest, plural
+from moot.types import estimate_tokens
 
 if TYPE_CHECKING:
     from moot.engine.lifecycle import ProtocolFn
@@ -37,13 +38,16 @@ if TYPE_CHECKING:
 __all__ = [
     "Plan",
     "check_config",
+    "check_task_fits",
     "checked",
     "config_schema",
     "load_config",
+    "make_models",
     "participants",
     "protocol_fn",
     "reopen",
     "resolve",
+    "start_problems",
 ]
 
 
@@ -134,11 +138,15 @@ def check_config(
     samples: int | None = None,
     input_text: str | None = None,
     pick: str | None = None,
+    start: bool = True,
+    task: str | None = None,
 ) -> tuple[Plan | None, list[str]]:
     """Every problem of a config at once; the plan if there is none. `rounds`, `verify` and
     `no_shuffle` (from --rounds, --verify and --no-shuffle) apply to the protocol that runs. A
     file that cannot be read or parsed raises `ConfigError`. `samples` and `input_text` (from
-    --samples and --input) set the options the record names for them."""
+    --samples and --input) set the options the record names for them. `start`: also what a
+    run refuses as it starts (`start_problems`, with `task` if given), so that a config called
+    valid starts; `load_config` leaves that to the run, which checks it with its task."""
     data: dict[str, Any] = read_config_file(path) if path else {}
     for dotted, value in (overrides or {}).items():
         target = data
@@ -199,6 +207,8 @@ def check_config(
     more, plan = _resolve(RunConfig.model_validate(data))
     if plan is not None:
         more += _provider_problems(plan)
+    if plan is not None and not more and start:
+        more += start_problems(plan, task)
     if more or plan is None:
         return None, more
     return dataclasses.replace(plan, checked=True), []
@@ -214,6 +224,75 @@ def checked(plan: Plan, cwd: Path | None = None) -> Plan:
         listed = "\n  ".join(problems)
         raise ConfigError(f"the config has {plural(len(problems), 'problem')}:\n  {listed}")
     return dataclasses.replace(plan, checked=True)
+
+
+def start_problems(plan: Plan, task: str | None = None) -> list[str]:
+    """What a run refuses as it starts, before any folder exists, worded as it words it: a
+    repository that is not one, a task (`task`, else the protocol's default one) too large or
+    not UTF-8, a participant whose model cannot be made from its spec and settings (a missing
+    key, a CLI command that is not there), a task that cannot fit a context window. Each model
+    is made as a run makes it, but not started: no warm-up, no connection. (`local:smollm2`
+    is fetched into the cache if it is not there yet, as a run would.)"""
+    problems: list[str] = []
+    if plan.config.code is not None:
+        from moot.code.workspace import check_repo
+
+        try:
+            check_repo(plan.config.code)
+        except (ConfigError, WorkspaceError) as exc:
+            problems.append(str(exc))
+    if task is None and plan.record.default_task is not None:
+        task = plan.record.default_task(plan.options)
+    if task:
+        try:
+            check_task(task, plan.config.engine)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    agents = participants(plan, plan.config.seed or 0)
+    for agent in agents:
+        try:
+            make_models([agent], prepare=False)
+        except ConfigError as exc:
+            if str(exc) not in problems:  # a court's default judges are its agents again
+                problems.append(str(exc))
+    if task and not problems:
+        try:
+            check_task_fits(task, agents)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def make_models(agents: list[Agent], *, prepare: bool = True) -> None:
+    """Make each participant's model from its spec and settings: ConfigError for a bad one,
+    before anything more is written. `prepare`: start each one's warm-up (a run)."""
+    for agent in agents:
+        agent.model = create_model(agent.spec, agent.config.settings(), prepare=prepare)
+
+
+def check_task_fits(task: str, agents: list[Agent]) -> None:
+    """Refuse, before any folder exists, a task that cannot fit a participant's context
+    window with room for its answer."""
+    size = estimate_tokens(task)
+    for agent in agents:
+        if agent.model is None:
+            continue
+        window = agent.model.capabilities.context_window
+        room = agent.config.max_tokens or 1024
+        larger = "a larger context window (a local model's options.n_ctx)"
+        if room >= window:
+            raise ConfigError(
+                f"{agent.spec} ({agent.alias}) has a context window of {window:,} tokens, no "
+                f"more than the {room:,} kept for its answer, so no task fits; give it {larger} "
+                "or a smaller max_tokens"
+            )
+        if size + room > window:
+            raise ConfigError(
+                f"the task is about {size:,} tokens, too large for {agent.spec} "
+                f"({agent.alias}), whose context window is {window:,} tokens with {room:,} kept "
+                f"for its answer; shorten the task, or give the model {larger} or a smaller "
+                "max_tokens"
+            )
 
 
 def _code_protocols() -> list[str]:
@@ -281,6 +360,7 @@ def load_config(
         samples=samples,
         input_text=input_text,
         pick=pick,
+        start=False,  # the run checks that itself as it starts, with its task
     )
     if plan is None:
         source = str(path) if path else "options"

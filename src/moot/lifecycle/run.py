@@ -43,8 +43,7 @@ from moot.errors import ConfigError, StorageError, WorkspaceError
 from moot.lifecycle import plan as plans
 from moot.lifecycle.plan import Plan, participants, resolve
 from moot.lifecycle.replay import replay
-from moot.models.base import create_model
-from moot.types import Event, EventKind, estimate_tokens
+from moot.types import Event, EventKind
 
 if TYPE_CHECKING:
     from moot.engine.cache import ResponseCache
@@ -156,8 +155,8 @@ def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> 
         root = record.sessions_root(options)
     seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)
     agents = participants(plan, seed)
-    _create_models(agents)
-    _check_task_fits(task, agents)
+    plans.make_models(agents)  # what `moot validate` checks too (plan.start_problems)
+    plans.check_task_fits(task, agents)
     cache = lifecycle.response_cache(plan.config)
     folder, journal = lifecycle.open_session(
         root or sessions_root(),
@@ -180,43 +179,13 @@ def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened |
     config = plan.config
     if limits:
         config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
-    _create_models(agents)
+    plans.make_models(agents)
     cache = lifecycle.response_cache(config)
     if limits:
         journal.append(
             Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
         )
     return _Opened(folder, journal, plan, config, agents, cache)
-
-
-def _create_models(agents: list[Agent]) -> None:
-    for agent in agents:  # a bad spec fails before anything more is written
-        agent.model = create_model(agent.spec, agent.config.settings())
-
-
-def _check_task_fits(task: str, agents: list[Agent]) -> None:
-    """Refuse, before any folder exists, a task that cannot fit a participant's context
-    window with room for its answer."""
-    size = estimate_tokens(task)
-    for agent in agents:
-        if agent.model is None:
-            continue
-        window = agent.model.capabilities.context_window
-        room = agent.config.max_tokens or 1024
-        larger = "a larger context window (a local model's options.n_ctx)"
-        if room >= window:
-            raise ConfigError(
-                f"{agent.spec} ({agent.alias}) has a context window of {window:,} tokens, no "
-                f"more than the {room:,} kept for its answer, so no task fits; give it {larger} "
-                "or a smaller max_tokens"
-            )
-        if size + room > window:
-            raise ConfigError(
-                f"the task is about {size:,} tokens, too large for {agent.spec} "
-                f"({agent.alias}), whose context window is {window:,} tokens with {room:,} kept "
-                f"for its answer; shorten the task, or give the model {larger} or a smaller "
-                "max_tokens"
-            )
 
 
 def _prepare_workspace(opened: _Opened, lock: FileLock) -> None:

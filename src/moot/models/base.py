@@ -194,7 +194,11 @@ def _remember_environment_keys() -> None:
             remember_secret(os.environ.get(name, "").strip())
 
 
-def create_model(spec: str | Spec, settings: ModelSettings | None = None) -> Model:
+def create_model(
+    spec: str | Spec, settings: ModelSettings | None = None, *, prepare: bool = True
+) -> Model:
+    """The model of `spec`, its settings checked as its provider checks them (ConfigError).
+    `prepare=False` makes it only, to check a config: no warm-up starts (no connection)."""
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
     info = _REGISTRY.get(parsed.provider)
     if info is None:
@@ -215,9 +219,9 @@ def create_model(spec: str | Spec, settings: ModelSettings | None = None) -> Mod
     model = factory(parsed, settings or ModelSettings())
     # Start its slow set-up (SDK import, certificate bundle) now, in a worker thread, so it
     # overlaps the session's own set-up instead of delaying the first request.
-    prepare = getattr(model, "prepare", None)
-    if callable(prepare):
-        prepare()
+    warm = getattr(model, "prepare", None)
+    if prepare and callable(warm):
+        warm()
     return model
 
 

@@ -131,9 +131,12 @@ def test_files_outside_the_working_folder_are_refused_unless_allowed(tmp_path: P
     relative = {**base, "agents": [{"model": "scripted:agent.py"}, {"model": "scripted:../x.py"}]}
     assert len(check_config(None, relative, cwd=tmp_path)[1]) == 1
     allowed = {**base, "court": {"judge_panel_enabled": False, "allow_external_paths": True}}
-    assert check_config(None, allowed, cwd=tmp_path)[1] == []
+    # the path rule alone (start=False): the outside file does not exist, which a run refuses
+    assert check_config(None, allowed, cwd=tmp_path, start=False)[1] == []
+    assert "outside_agent.py' does not exist" in check_config(None, allowed, cwd=tmp_path)[1][0]
     # other protocols keep their old behaviour
-    assert check_config(None, {**base, "protocol": "arena", "court": {}}, cwd=tmp_path)[1] == []
+    arena = {**base, "protocol": "arena", "court": {}}
+    assert check_config(None, arena, cwd=tmp_path, start=False)[1] == []
 
 
 def test_run_from_a_config_file_takes_the_topic_from_it(

@@ -60,13 +60,16 @@ class CourtOptions(Section):
         return value
 
     def judge_configs(self, agents: list[AgentConfig]) -> list[AgentConfig]:
-        """The panel: the configured judges, else the agents' models (cycled to 3)."""
+        """The panel: the configured judges, else the agents (cycled to 3), each called as its
+        agent is (options, base URL, key, headers, timeout, prices) but with a judge's own
+        temperature, answer size and no role description."""
         if not self.judge_panel_enabled:
             return []
         if self.judges is not None:
             return list(self.judges)
         count = max(3, len(agents))
-        return [AgentConfig(model=agents[i % len(agents)].model) for i in range(count)]
+        as_judge = {"temperature": None, "max_tokens": None, "system_prompt": None}
+        return [agents[i % len(agents)].model_copy(update=as_judge) for i in range(count)]
 
     def participant(self, agent: AgentConfig, *, judge: bool) -> AgentConfig:
         """`agent` as the court calls it: the seed's temperatures (0.7 agents, 0.3 judges)
