@@ -40,7 +40,7 @@ def test_a_court_settled_by_its_judges(capsys: pytest.CaptureFixture[str]) -> No
     assert [r.title for r in view.rounds] == ["Round 1", "Round 2", "Judge round 1"]
     assert view.chart_kind == "tally" and [r.round for r in view.chart_results] == [1, 2]
     code, out, _ = moot(capsys, "show", run.session_id)
-    assert code == 0 and "## Final Answer\n\nUse PostgreSQL." in out
+    assert code == 0 and "## Final Answer\n\n> Use PostgreSQL." in out
     assert "## Votes by Round" in out and "## Judge Votes by Round" in out
     assert "- **Judge A**" in out
     page = (run.folder / "report.html").read_text()

@@ -52,64 +52,124 @@ def quote(label: str, text: str, *, nonce: str, limit: int) -> str:
     return f'<quoted from="{label}" id="{nonce}">\n{body or "(empty)"}\n</quoted id="{nonce}">'
 
 
-# -- identity in the text (seeds 000 and 004; issue 9) ----------------------------------------
+# -- identity in the text (seeds 000 and 004; issues 9 and 30) --------------------------------
 # Aliases hide who wrote a text only if the text does not say it: "As Claude, I ...". These
-# patterns find a model or vendor name where it identifies the speaker: after a first-person
-# introduction, in a leading "As X," or in "trained by X" attached to one. A name used as a
-# topic ("the llama.cpp server", "an OpenAI-compatible API", "models such as Mistral") is left
-# alone: every pattern needs the speaker around the name.
+# patterns find a model or vendor name where it identifies the speaker: the speaker ("I", "my",
+# "this model", "this answer") must stand next to the name, as in "I'm GPT-4", "made by
+# Anthropic, I", "I'm an OpenAI model", "built on Llama 3". A name used as a topic ("the
+# llama.cpp server", "an OpenAI-compatible API", "Claude Shannon founded information theory",
+# "models such as Mistral") is left alone. Model text is hostile: every repetition below is
+# bounded or runs over one character class, so a match attempt is linear in the text.
 _MODEL_NAME = (
     r"(?:claude(?:[ -]+(?:\d+(?:\.\d+)*|opus|sonnet|haiku|instant))*"
     r"|chat[ -]?gpt(?:[ -]?\d+(?:\.\d+)*[a-z]?)?"
-    r"|gpt(?:[ -]?\d+(?:\.\d+)*[a-z]?)?(?:[ -](?:turbo|mini|pro|nano))*"
-    r"|gemini(?:[ -]+(?:\d+(?:\.\d+)*|pro|flash|ultra|nano))*|bard"
+    r"|gpt(?:[ -]?\d+(?:\.\d+)*[a-z]?)?(?:[ -](?:turbo|mini|pro|nano|oss))*"
+    r"|o[134](?:[ -](?:mini|pro|preview|high))*"
+    r"|gemini(?:[ -]+(?:\d+(?:\.\d+)*|pro|flash|ultra|nano|lite))*|bard"
     r"|qwen(?:\d+(?:\.\d+)*)?(?:[ -]+(?:\d+(?:\.\d+)*b?|max|plus|turbo|coder|instruct|chat))*"
     r"|(?:meta[ -]+)?llama(?:[ -]?\d+(?:\.\d+)*)?|meta[ -]ai"
-    r"|mistral(?:[ -]+(?:large|medium|small|\d+b))*|mixtral|codestral"
+    r"|mistral(?:[ -]+(?:large|medium|small|nemo|\d+(?:\.\d+)*b?))*|mixtral|codestral"
     r"|deepseek(?:[ -]+(?:v\d+(?:\.\d+)*|r\d|coder|chat))*"
     r"|smollm\d*(?:[ -]+\d+m)?(?:[ -]+instruct)?"
-    r"|phi[ -]?\d+(?:\.\d+)?|gemma(?:[ -]?\d+)?|grok(?:[ -]?\d+)?|copilot)"
-    # a size or variant: Llama 3.1 70B Instruct
-    r"(?:[ -]+(?:\d+(?:\.\d+)?[bm]|instruct|chat|it|preview|latest))*"
+    r"|phi[ -]?\d+(?:\.\d+)?(?:[ -](?:mini|small|medium))?|gemma(?:[ -]?\d+)?"
+    r"|grok(?:[ -]?\d+(?:\.\d+)?)?|copilot|command[ -]r(?:\+|[ -]plus)?|command[ -]a|nemotron)"
+    # a size or variant: Llama 3.1 70B Instruct, Mixtral 8x7B
+    r"(?:[ -]+(?:\d+(?:\.\d+)?[bm]|\d+x\d+b|\d+(?:\.\d+)*|instruct|chat|it|preview|latest))*"
     # not part of a longer name: llama.cpp, llama-cpp, OpenAI-compatible
-    r"(?![\w-])(?!\.\w)"
+    r"(?![\w+-])(?!\.\w)"
 )
 _VENDOR = (
     r"(?:openai|anthropic|google(?:[ ]deepmind)?|deepmind|meta(?:[ ]ai)?|mistral(?:[ ]ai)?"
-    r"|alibaba(?:[ ]cloud)?|hugging[ ]?face|microsoft|xai|x\.ai|deepseek|qwen[ ]team)"
+    r"|alibaba(?:[ ]cloud)?|hugging[ ]?face|microsoft|xai|x\.ai|deepseek|qwen[ ]team|cohere"
+    r"|nvidia|amazon)"
     r"(?![\w-])(?!\.\w)"
 )
-_KIND = r"(?:model|assistant|ai|llm|chatbot)"
-_MADE = r"(?:trained|developed|created|made|built|designed|released|fine-tuned)"
-# One alternative per way of naming oneself; {NAME}, {VENDOR}, {KIND} and {MADE} stand for the
+# who built it: "by Anthropic", "by the team at DeepSeek"
+_BY = r"(?:the\s+(?:team|folks|people|engineers|researchers)\s+at\s+)?{VENDOR}"
+# "AI model" before "AI", so "Google's AI model" is one kind
+_KIND = r"(?:ai\s+(?:model|assistant|system|chatbot)|model|assistant|ai|llm|chatbot|bot|system)\b"
+# up to three words before the kind: "a large language model", "a helpful, honest assistant";
+# never a preposition, so "a fan of the model" is no description of the speaker
+_ADJ = r"(?:(?!(?:of|for|with|to|from|by|in|on|at|using|about|like)\b)[\w-]+,?\s+){0,3}?"
+_MADE = (
+    r"(?:trained|developed|created|made|built|designed|released|fine-tuned|finetuned"
+    r"|pre-?trained|produced|engineered|programmed|maintained|provided)"
+)
+_POSSESSIVE = r"(?:'s|’s)"
+# a sentence or clause starts here (a list such as "such as Mistral, Qwen" is no speaker)
+_LEAD = r"(?:^|(?<=[.!?;:(\n])|(?<=[.!?;:(]\s))[ \t]*"
+# what may follow a name in an introduction: ", made by Anthropic", " (by OpenAI)", ", Google's
+# AI model", then ", based on GPT-4"
+_TRAIL_BODY = (
+    r"(?:(?:(?:an?|the)\s+)?(?:[\w-]+\s+){0,4}?(?:{MADE}\s+)?(?:by|from)\s+"
+    + _BY
+    + r"|(?:an?\s+)?{VENDOR}{POSS}\s+{ADJ}{KIND})"
+)
+_TRAIL = (
+    r"(?:(?:\s*\(\s*" + _TRAIL_BODY + r"\s*\)|(?:\s*,\s*|\s+)" + _TRAIL_BODY + r"))?"
+    r"(?:(?:\s*,\s*|\s+)(?:and\s+)?(?:(?:based|built)\s+on|powered\s+by)\s+{NAME})?"
+)
+_I_AM = r"(?:i\s*am|i['’]m)"
+# a model named with an article needs its kind ("I'm a Llama model"; "I'm a Gemini" is a sign)
+_NAMED = r"(?:(?:an?|the)\s+{NAME}\s+{KIND}|{NAME}(?:\s+{KIND})?)"
+# One alternative per way of naming oneself; {NAME}, {VENDOR}, {KIND}, ... stand for the
 # patterns above (spelled out by `_spell`, as `str.format` would trip on `{0,4}`).
 _WAYS = (
-    # I'm GPT-4 / My name is Qwen / I am Claude, an AI assistant made by Anthropic, based on X
-    r"(?P<me>\b(?:i\s*am|i'm|i’m|my\s+name\s+is|call\s+me|i\s+go\s+by)\s+)(?:(?:an?|the)\s+)?"
-    r"{NAME}(?:\s+{KIND})?"
-    r"(?:\s*,?\s*(?:an?\s+)?(?:[\w-]+\s+){0,4}?(?:{MADE}\s+)?(?:by|from)\s+{VENDOR})?"
-    r"(?:\s*,?\s*based\s+on\s+{NAME})?",
-    # As Claude, ... / As a DeepSeek model, I ... - at the start of a sentence or clause, so
-    # that "such as Mistral, Qwen" (a list) is not a speaker
-    r"(?P<as>(?:^|(?<=[.!?;:(\n])|(?<=[.!?;:(]\s))[ \t]*as\s+)(?:(?:an?|the)\s+)?"
-    r"{NAME}(?:\s+{KIND})?(?=\s*,|\s+(?:i|i'm|my|we)\b)",
-    # as an OpenAI model / I'm Anthropic's assistant / I am a Google AI model
-    r"(?P<vendor>\b(?<!such\s)(?<!well\s)(?:as|i\s*am|i'm|i’m)\s+)(?:(?:an?|the)\s+)?"
-    r"{VENDOR}(?:'s|’s)?\s+(?:(?:ai|large|language|chat|own)\s+)*{KIND}\b",
-    # I am a large language model trained by OpenAI / As an AI developed by Anthropic
-    r"(?P<made>\b(?<!such\s)(?:as|i\s*am|i'm|i’m|i\s+was|i've\s+been)\s+(?:(?:an?|the)\s+)?"
-    r"(?:[\w-]+\s+){0,4}?{MADE}\s+by\s+){VENDOR}",
-    # my creators at OpenAI
-    r"(?P<mine>\bmy\s+(?:creators?|developers?|makers?|trainers?))\s+(?:at|from)\s+{VENDOR}",
-    # I, Claude, think ...
-    r"(?P<aside>\bi),\s*{NAME}\s*,",
+    # I'm GPT-4 / My name is Qwen / I am Claude, an AI assistant made by Anthropic, based on X /
+    # you are talking to Claude
+    r"(?P<me>\b(?:{I_AM}|my\s+name\s+is|call\s+me|i\s+go\s+by"
+    r"|you(?:['’]re|\s+are)\s+(?:talking|chatting|speaking)\s+(?:to|with))\s+)"
+    r"{NAMED}" + _TRAIL,
+    # Hi, this is Claude. / This is Gemini speaking.
+    r"(?P<this>{LEAD}(?:(?:hi|hello|hey)(?:\s+there)?\s*[,!.]?\s+)?this\s+is\s+)"
+    r"{NAMED}" + _TRAIL + r"(?=\s*(?:[,.!;:)]|$)|\s+(?:speaking|here)\b)",
+    # Claude here. / GPT-4o speaking:
+    r"(?P<here>{LEAD}){NAME}(?=\s+(?:here|speaking)\s*(?:[.,!:;—–-]|$))",
+    # As Claude, ... / As a DeepSeek model, I ... / Speaking as GPT-4o: ... - at the start of a
+    # sentence or clause, and the speaker follows
+    r"(?P<as>(?:{LEAD}|(?<=,\s))(?:(?:speaking|writing|answering|responding)\s+)?as\s+)"
+    r"{NAMED}" + _TRAIL + r"(?=\s*[,:]|\s+(?:i|i['’]m|my|we)\b)",
+    # I'm an OpenAI model / I'm Anthropic's assistant / I am a Google AI model / I'm xAI's Grok
+    r"(?P<vendor>\b(?:{I_AM}|i\s+was)\s+)(?:(?:an?|the)\s+)?"
+    r"(?:{VENDOR}{POSS}?\s+{ADJ}{KIND}|{VENDOR}{POSS}\s+{NAME})" + _TRAIL,
+    # As an OpenAI model, I ... / Being an Anthropic model, I ...
+    r"(?P<vendoras>(?:{LEAD}|(?<=,\s))(?:(?:speaking|writing|answering)\s+as|as|being)\s+)"
+    r"(?:(?:an?|the)\s+)?{VENDOR}{POSS}?\s+{ADJ}{KIND}(?=\s*[,:]|\s+(?:i|i['’]m|my|we)\b)",
+    # I'm a model from Mistral AI / I am o3's sibling, a reasoning model by OpenAI
+    r"(?P<kindby>\b{I_AM}\s+)(?:an?|the)\s+{ADJ}{KIND}(?:\s*,\s*|\s+)(?:by|from)\s+" + _BY,
+    # I am a large language model trained by OpenAI / I was made by Anthropic / This model was
+    # developed by Google
+    r"(?P<made>\b(?<!such\s)(?:as|{I_AM}|i\s+was|i['’]ve\s+been|i\s+have\s+been"
+    r"|this\s+(?:model|assistant|ai|chatbot|llm)\s+(?:is|was|has\s+been))\s+"
+    r"(?:(?:(?:an?|the)\s+)?{ADJ}{KIND}(?:\s*,\s*|\s+))?{MADE}\s+by\s+)" + _BY,
+    # Made by Anthropic, I aim to help.
+    r"(?P<madeas>{LEAD}{MADE}\s+by\s+)" + _BY + r"(?=\s*,\s*(?:i|i['’]m|my|we)\b)",
+    # This answer was written by Anthropic's Claude
+    r"(?P<wrote>\bthis\s+(?:answer|response|reply|text|message|solution|critique)\s+"
+    r"(?:was|is|has\s+been)\s+(?:written|generated|produced|made|created|composed|drafted)"
+    r"\s+by\s+)(?:{VENDOR}{POSS}\s+{NAME}|{NAMED}" + _TRAIL + r"|" + _BY + r")",
+    # I'm built on Llama 3 / This assistant is powered by GPT-4o / I run on Claude 3
+    r"(?P<base>\b(?:(?:{I_AM}|i\s+was|this\s+(?:model|assistant|ai|chatbot|llm)\s+(?:is|was))"
+    r"\s+(?:(?:built|based|running)\s+on|powered\s+by)|i\s+run\s+on)\s+)"
+    r"(?:the\s+)?(?:{VENDOR}{POSS}\s+)?{NAME}(?:\s+(?:model|architecture|weights)\b)?",
+    # my creators at OpenAI / my developer is Anthropic
+    r"(?P<mine>\bmy\s+(?:creators?|developers?|makers?|trainers?|parent\s+company))"
+    r"(?:\s+(?:at|from)\s+|(?P<mineis>\s+(?:is|are|was|were)\s+))" + _BY,
+    # My model is GPT-4o / my underlying model is Claude 3
+    r"(?P<mymodel>\bmy\s+(?:underlying\s+|base\s+)?(?:model|llm|architecture)\s+(?:is|was)\s+)"
+    r"(?:{VENDOR}{POSS}\s+)?{NAME}",
+    # I, Claude, think ... / I, an OpenAI model, think ...
+    r"(?P<aside>\bi),\s*(?:{NAME}|(?:an?\s+)?{VENDOR}{POSS}?\s+{ADJ}{KIND})\s*,",
     # a signature line: "-- Claude"
     r"(?P<signed>^[ \t]*(?:--?|—|–)[ \t]*){NAME}[ \t]*$",
 )
 
 
 def _spell(pattern: str) -> str:
-    parts = {"{NAME}": _MODEL_NAME, "{VENDOR}": _VENDOR, "{KIND}": _KIND, "{MADE}": _MADE}
+    parts = {
+        "{NAMED}": _NAMED, "{NAME}": _MODEL_NAME, "{VENDOR}": _VENDOR, "{KIND}": _KIND,
+        "{MADE}": _MADE, "{ADJ}": _ADJ, "{POSS}": _POSSESSIVE, "{LEAD}": _LEAD, "{I_AM}": _I_AM,
+    }  # fmt: skip
     for key, value in parts.items():
         pattern = pattern.replace(key, value)
     return pattern
@@ -123,10 +183,15 @@ def _identity() -> re.Pattern[str]:
 
 # Most texts name no model or vendor at all; a substring scan lets them skip the patterns.
 _KEYWORDS = (
-    "claude gpt gemini bard qwen llama meta mistral mixtral codestral deepseek smollm phi "
-    "gemma grok copilot openai anthropic google deepmind alibaba hugging microsoft xai x.ai"
+    "claude gpt o1 o3 o4 gemini bard qwen llama meta mistral mixtral codestral deepseek smollm "
+    "phi gemma grok copilot command nemotron openai anthropic google deepmind alibaba hugging "
+    "microsoft xai x.ai cohere nvidia amazon"
 ).split()
 NEUTRAL = "an AI assistant"
+# what a self-description says instead of the model or vendor it named
+_DEVELOPERS = "its developers"
+_UNNAMED = "not named here"
+_BASE = "a language model"
 
 
 class Replacement(NamedTuple):
@@ -137,20 +202,30 @@ class Replacement(NamedTuple):
 
 
 def _neutral(match: re.Match[str]) -> str:
-    if match.group("me") is not None:
-        intro = match.group("me").strip()
-        if not re.fullmatch(r"i\s*am|i['’]m", intro, re.IGNORECASE):
+    group = match.group
+    if group("me") is not None:
+        intro = group("me").strip()
+        if re.fullmatch(r"my\s+name\s+is|call\s+me|i\s+go\s+by", intro, re.IGNORECASE):
             intro = "I am"
         return f"{intro} {NEUTRAL}"
-    if match.group("as") is not None or match.group("vendor") is not None:
-        lead = match.group("as") if match.group("as") is not None else match.group("vendor")
-        return f"{lead}{NEUTRAL}"
-    if match.group("made") is not None:
-        return match.group("made") + "its developers"
-    if match.group("mine") is not None:
-        return match.group("mine")
-    if match.group("aside") is not None:
-        return match.group("aside")
+    for lead in ("this", "as", "vendor", "vendoras", "kindby", "wrote"):
+        if group(lead) is not None:
+            return f"{group(lead)}{NEUTRAL}"
+    if group("here") is not None:
+        capital = match.group()[len(group("here")) :][:1].isupper()
+        return group("here") + (NEUTRAL[0].upper() + NEUTRAL[1:] if capital else NEUTRAL)
+    if group("made") is not None:
+        return group("made") + _DEVELOPERS
+    if group("madeas") is not None:
+        return group("madeas") + _DEVELOPERS
+    if group("base") is not None:
+        return group("base") + _BASE
+    if group("mine") is not None:
+        return group("mine") + (group("mineis") + _UNNAMED if group("mineis") else "")
+    if group("mymodel") is not None:
+        return group("mymodel") + _UNNAMED
+    if group("aside") is not None:
+        return group("aside")
     return ""  # a signature line
 
 

@@ -52,16 +52,29 @@ def _markdown() -> MarkdownIt:
     return md.enable(["table", "strikethrough"]).disable("image")
 
 
-def _section_label(match: re.Match[str]) -> str:
+def _section_tag(match: re.Match[str]) -> str:
+    """A model's section tag shown as the tag it wrote (`<verdict>` in code), never as a label
+    of moot's: a forged `<verdict>` in an answer must not look like the report's verdict."""
     closing, name = match.group(1), match.group(2)
     if name.lower() not in _SECTIONS:
         return match.group(0)
-    return "" if closing else f"\n**{name.capitalize()}**\n"
+    return f"`<{closing}{name}>`"
+
+
+# The page's own headings go down to h4; a heading in model text goes below them (h1 -> h5,
+# every other level -> h6). Raw HTML is off, so every <hN> here came from Markdown.
+_HEADING_TAG = re.compile(r"<(/?)h([1-6])>")
+
+
+def _demoted(match: re.Match[str]) -> str:
+    return f"<{match.group(1)}h{min(6, int(match.group(2)) + 4)}>"
 
 
 def markdown_html(text: str) -> str:
-    """Untrusted Markdown to safe HTML: raw HTML shown as text, then an allow-list."""
-    rendered = _markdown().render(_SECTION_LINE.sub(_section_label, text))
+    """Untrusted Markdown to safe HTML: raw HTML shown as text, headings demoted below the
+    page's own, section tags shown as written, then an allow-list."""
+    rendered = _markdown().render(_SECTION_LINE.sub(_section_tag, text))
+    rendered = _HEADING_TAG.sub(_demoted, rendered)
     return nh3.clean(
         rendered,
         tags=_TAGS,
@@ -296,7 +309,8 @@ details.turn.failed { border-color: #ff8182; }
 details.turn > .md, details.turn > pre, details.turn > p { padding: 4px 14px 10px; margin: 0; }
 .md pre, pre { background: #f6f8fa; padding: 10px; border-radius: 6px; overflow-x: auto; }
 .md code, code { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-.md h1, .md h2, .md h3 { font-size: 15px; margin: 12px 0 4px; }
+.md h5, .md h6 { font-size: 14px; margin: 12px 0 4px; }
+.md.answer { padding-left: 12px; border-left: 3px solid var(--line); }
 .md blockquote { margin: 0; padding-left: 12px; border-left: 3px solid var(--line);
   color: var(--muted); }
 .md table, table.agents { border-collapse: collapse; }

@@ -6,6 +6,8 @@ summary line per answer."""
 
 from __future__ import annotations
 
+import re
+
 from moot.report.code import code_markdown, fence
 from moot.report.view import SessionView, Turn, label, summarize
 from moot.text import (
@@ -17,7 +19,53 @@ from moot.text import (
 )
 from moot.types import RoundSummary
 
-__all__ = ["fence", "finding_markdown", "render_markdown"]
+__all__ = ["fence", "finding_markdown", "quoted", "render_markdown"]
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^( {0,3})(?=#{1,6}(?:[ \t]|$))")
+_UNDERLINE = re.compile(r"^( {0,3})(?==+[ \t]*$|-+[ \t]*$)")
+_TICKS = re.compile(r"(`+)")
+
+
+def _defused(line: str) -> str:
+    """One line of model text that cannot be the report's structure: a heading's `#` and a
+    setext underline are escaped (shown as typed), and `<` outside code spans is an entity, so
+    no raw HTML (a heading, a `<verdict>` block) renders."""
+    line = _UNDERLINE.sub(r"\1\\", _HEADING.sub(r"\1\\", line))
+    parts, out, i = _TICKS.split(line), [], 0
+    while i < len(parts):
+        part = parts[i]
+        if part.startswith("`") and part in parts[i + 1 :]:  # a code span shows `<` as typed
+            end = parts.index(part, i + 1)
+            out += parts[i : end + 1]
+            i = end + 1
+            continue
+        out.append(part if part.startswith("`") else part.replace("<", "&lt;"))
+        i += 1
+    return "".join(out)
+
+
+def quoted(text: str) -> str:
+    """Model text in report.md: a blockquote, each line defused outside fenced code, so nothing
+    an agent writes renders as moot's own heading, verdict or label (issue 30)."""
+    lines, fence_mark = [], ""
+    for line in text.strip().splitlines() or ["(empty)"]:
+        opened = _FENCE.match(line)
+        if fence_mark:
+            if (
+                opened
+                and opened.group(1)[0] == fence_mark[0]
+                and len(opened.group(1)) >= len(fence_mark)
+            ):
+                fence_mark = ""
+            lines.append(f"> {line}".rstrip())
+        elif opened:
+            fence_mark = opened.group(1)
+            lines.append(f"> {line}".rstrip())
+        else:
+            lines.append(f"> {_defused(line)}".rstrip())
+    return "\n".join(lines)
 
 
 def _cell(text: str) -> str:
@@ -157,7 +205,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
     if view.final_answer and view.code:  # a patch: shown verbatim
         lines += ["## Final Answer", "", fence(view.final_answer), ""]
     elif view.final_answer:
-        lines += ["## Final Answer", "", view.final_answer, ""]
+        lines += ["## Final Answer", "", quoted(view.final_answer), ""]
     lines += code_markdown(view.code, view.session_id)
     if view.rounds:
         lines += ["## Rounds", ""]
@@ -174,7 +222,10 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
     lines += _scores_table(view)
     if view.disagreements:
         lines += ["## Remaining Disagreements", ""]
-        lines += [f"- {item}" for item in view.disagreements]
+        lines += [
+            "- " + " ".join(_defused(line) for line in item.splitlines())
+            for item in view.disagreements
+        ]
         lines.append("")
     if view.without_answer:
         lines += ["## Agents Without a Valid Final Answer", ""]
@@ -187,7 +238,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         lines += ["## Final Solutions", ""]
         for alias, text in view.positions.items():
             lines += [f"### {label(alias)} (`{view.aliases.get(alias, 'unknown')}`)", ""]
-            lines += [text if full else summarize(text), ""]
+            lines += [quoted(text if full else summarize(text)), ""]
     lines += [
         "## Usage",
         "",

@@ -10,6 +10,7 @@ import pytest
 
 from moot import api as runner
 from moot.models.scripted import register_script
+from moot.protocols.arena import prompts
 from moot.types import FailureKind, Request
 from tests.scripts import Debate, events, no_sleep, solution, start, verdict
 
@@ -211,6 +212,12 @@ def test_context_budget_switches_later_asks_to_fresh_conversations() -> None:
     later = [r for r in debate.requests if r.meta["step"].startswith("r2/")]
     assert later and all(len(r.messages) == 2 for r in later)  # system + one user message
     assert all("Your current solution" in r.prompt for r in later)
+    # the fresh prompt says what it carries, and claims no summary it does not carry (issue 30)
+    for request in later:
+        assert "summar" not in request.prompt.lower()
+        words = " ".join(request.prompt.split())
+        assert "it carries only the task and your current solution" in words
+    assert "as before" not in prompts.REVISED_FORMAT
     estimates = [e["data"]["est_prompt_tokens"] for e in events(run.folder) if e["kind"] == "ask"]
     assert estimates and all(isinstance(n, int) for n in estimates)
 

@@ -26,7 +26,7 @@ Final answer: your answer in a few words.
 </analysis>"""
 
 REVISED_FORMAT = """\
-Use the same two sections as before:
+Write your revised answer in these two sections:
 
 <solution>
 ## PLAN and ## CHANGES, revised.
@@ -122,8 +122,12 @@ Results of the verification commands, run on the current state of the work:
 {results}
 """
 
+# Once the conversation outgrows the budget, an ask starts afresh with this: it says what it
+# carries (the task and the agent's own current solution) and that nothing else comes along.
 FRESH_CONTEXT = """\
-(Context: earlier rounds are summarised here because the conversation grew too long.)
+(This is a fresh conversation: the earlier rounds grew too long to carry. Of them it carries
+only the task and your current solution, both below; nothing else from the earlier rounds is
+included.)
 
 Task:
 {task}
