@@ -717,6 +717,9 @@ ANSWER_TALK = [
     "Each response must be well reasoned and polite.",
     "The final answer should sound confident; your reasoning ought to be persuasive.",
     "- Your response needs to be engaging and friendly.",
+    # what the README's first run gave (SmolLM2 on "What is the capital of France?")
+    "Your ENTIRE answer will be written in two paragraphs.",
+    "This text will be rewritten with this two sections:",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -777,6 +780,9 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         (STORE, "The answer should be: keep the session store small."),
         # the task asks about the answer itself: its words are the subject's
         ("How should my answer sound to the client?", "Your answer should sound calm and warm."),
+        (FRANCE, "The answer will be Paris."),
+        ("How should the text on the slide look?", "The text should be short and bold."),
+        ("What does the parser return?", "The output will be a list of tokens."),
     ],
 )
 def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:

@@ -228,14 +228,17 @@ _ABOUT_ANSWERS = frozenset(
 _ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
 # A directive about the answer's qualities, in whatever words: every sentence has the answer as
 # its subject and says what it should be like ("Your answer should be concise yet informative.",
-# "Each response must be well reasoned and polite."): a modal verb, then "be" (or "sound",
+# "Each response must be well reasoned and polite.", "Your ENTIRE answer will be written in two
+# paragraphs.", "This text will be rewritten with this two sections:"): a modal verb, then "be"
+# (or "sound",
 # "seem", ...) and no noun phrase of its own. Nothing concrete follows: no number, no name (a
 # capitalised word), no code, no word of the task. "The answer should be 4.", "The answer should
 # be a queue." and "The solution should use a queue." are answers, hedged.
 _DIRECTIVE = re.compile(
     r"[\s\-*>\"'(]*(?:your|the|this|that|an?|my|our|each|every|any)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    r"(?P<noun>" + _ANSWER_NOUNS + r")\s+(?:should|must|needs?\s+to|has\s+to|have\s+to|"
-    r"ought\s+to|is\s+(?:required|expected|supposed)\s+to|will\s+need\s+to)\s+"
+    r"(?P<noun>" + _ANSWER_NOUNS + r"|text|output)\s+(?:should|must|needs?\s+to|has\s+to|"
+    r"have\s+to|ought\s+to|is\s+(?:required|expected|supposed|going)\s+to|will\s+need\s+to|"
+    r"will|would|shall|can|could|may|might)\s+"
     r"(?:always\s+|also\s+|really\s+)?(?:be|sound|seem|look|read|feel|remain|stay|become)\b"
     r"(?!\s+(?:an?|the|some|any|one|two|this|that|these|those|its|their|our|my|your)\b)"
     r"(?P<rest>.*)",
