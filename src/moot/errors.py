@@ -73,7 +73,17 @@ class ProtocolAborted(MootError):
 
 
 class ReplayIncomplete(MootError):
-    """Replay reached a step that was never journaled."""
+    """Replay reached a step that was never journaled. `step` names it and `effect` says what
+    it is ("an ask", "a re-ask", "a shell command", "a code effect", "a choice"): the message
+    names both, for example "replaying it needs r1/verify/agent_a/reask (a re-ask the journal
+    never recorded)"."""
+
+    def __init__(self, step: str, effect: str, message: str | None = None) -> None:
+        super().__init__(
+            message or f"replaying it needs {step} ({effect} the journal never recorded)"
+        )
+        self.step = step
+        self.effect = effect
 
 
 class CacheError(MootError):

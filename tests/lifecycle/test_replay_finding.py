@@ -208,8 +208,8 @@ def test_a_session_that_today_s_code_would_not_have_ended_replays_as_a_changed_o
         "Outcome changed: the stored result was labelled consensus (Agent C judged consensus in "
         "round 1 (score 10/10)); under moot's finding (labels are decided from the agents' "
         "final answers) it is no_consensus: the final answers differ: 408 (A); 418 (B); 400 (C). "
-        "Today's code would not have ended the session there (step r2/evaluate/agent_a is not "
-        "in the journal)"
+        "Today's code would not have ended the session there (it asks for r2/evaluate/agent_a, "
+        "an ask the journal never recorded)"
     ) in out
     assert "DIFFERENT" not in out and "never finished" not in out
     # resume rewrites result.json under the rule; show renders it; replay now matches it
@@ -239,6 +239,7 @@ def test_a_session_that_never_finished_is_still_refused(
     monkeypatch.setattr(plans, "protocol_fn", going_on)
     code, _, err = moot(capsys, "replay", JUDGED)
     assert code == 1 and "never finished" in err
+    assert "needs r2/evaluate/agent_a (an ask the journal never recorded)" in err
 
 
 def test_the_arena_replays_old_sessions_under_the_rule(

@@ -489,15 +489,19 @@ def replay_session(
         status: Status = outcome.status if outcome else "failed"
         message = None
     except ReplayIncomplete as exc:
-        if stop is None and finished(journal):  # today's code would not have ended there
+        end = last_end(journal.events)
+        if stop is None and end is not None:  # it ended; today's code goes elsewhere
+            ended = "finished" if end.kind == EventKind.FINISHED else "ended (failed)"
             raise ReplayIncomplete(
-                f"session {folder.id} finished, but the code that computes its outcome does not "
-                f"end where it did: {exc}"
+                exc.step,
+                exc.effect,
+                f"session {folder.id} {ended}, but {exc}: the code that computes its outcome "
+                "has changed since; its recorded outcome stands",
             ) from None
         if stop is None:
             raise MootError(
                 f"session {folder.id} never finished and holds no stop record (it may still be "
-                f"running, or it crashed): run moot resume {folder.id} first"
+                f"running, or it crashed), and {exc}: run moot resume {folder.id} first"
             ) from None
         outcome, status, message = None, stop[0], stop[1]
     except ProtocolAborted as exc:

@@ -358,7 +358,7 @@ class Session:
                 )
             return self._completions[step]
         if self.mode == "replay":
-            raise ReplayIncomplete(f"step {step} is not in the journal")
+            raise ReplayIncomplete(step, "a re-ask" if step.endswith("/reask") else "an ask")
         if (self.folder.path / STOP_FILE).exists():
             raise Interrupted(f"stopped by moot stop before {step}")
         estimate = sum(estimate_tokens(m.content) for m in messages)
@@ -416,7 +416,7 @@ class Session:
         if recorded is not None:
             return ShellResult.model_validate(recorded.data["result"])
         if self.mode == "replay":
-            raise ReplayIncomplete(f"step {step} is not in the journal")
+            raise ReplayIncomplete(step, "a shell command")
         self.signal("shell_started", step, command=command)
         result = await run_shell(command, cwd=cwd, timeout=timeout or self.engine.shell_timeout)
         event = self.record("shell", step, command=command, result=result.model_dump(mode="json"))
@@ -447,7 +447,7 @@ class Session:
         if recorded is not None:
             return recorded.data["result"]
         if self.mode == "replay":
-            raise ReplayIncomplete(f"step {step} is not in the journal")
+            raise ReplayIncomplete(step, f"a code effect ({what})")
         if self.code is None:
             raise RuntimeError("a code effect in a session without a repository")
         result = await compute()
@@ -506,7 +506,7 @@ class Session:
             value = recorded.data["result"]
             return str(value) if value is not None else None
         if self.mode == "replay":
-            raise ReplayIncomplete(f"step {step} is not in the journal")
+            raise ReplayIncomplete(step, "a choice")
         chooser = self._chooser or read_choice
         picked = await chooser(prompt, list(options))
         if picked is not None and picked not in options:

@@ -72,15 +72,16 @@ def _ended_earlier(
     folder: SessionFolder, journal: Journal, stored_text: str | None, why: ReplayIncomplete
 ) -> ReplayReport | None:
     """A finished session that today's code would not have ended where it did: a judge's
-    CONSENSUS ended it, and under moot's finding the deliberation goes on. Its outcome under
-    the rule is moot's finding over the final answers as journaled (the stored result's
-    positions), with every agent that started counted. A stored result from before the rule
-    gives a changed outcome; one written under it (by `moot resume`) is compared byte for byte.
-    None if nothing explains the stop (no stored result, or one edited since)."""
+    CONSENSUS ended it, and under moot's finding the deliberation goes on to a round the
+    journal never recorded. Its outcome under the rule is moot's finding over the final answers
+    as journaled (the stored result's positions), with every agent that started counted. A
+    stored result from before the rule gives a changed outcome; one written under it (by `moot
+    resume`) is compared byte for byte. None if nothing explains the stop (no stored result, or
+    one edited since, or a missing step in a round the journal holds: a re-ask)."""
     from moot.deliberation.finding import judge_answers
     from moot.engine.seal import seal_result
 
-    if stored_text is None:
+    if stored_text is None or _within_recorded_rounds(why.step, journal):
         return None
     try:
         stored = Result.model_validate_json(stored_text)
@@ -92,7 +93,7 @@ def _ended_earlier(
     j = judge_answers([dict(stored.positions)], started=started, task=stored.task)
     finding = j.finding
     reason = finding.reason[:1].upper() + finding.reason[1:]
-    missing = str(why).rsplit(": ", 1)[-1]  # "step r2/evaluate/agent_a is not in the journal"
+    missing = f"it asks for {why.step}, {why.effect} the journal never recorded"
     replayed = seal_result(
         stored.model_copy(
             update={
@@ -120,6 +121,14 @@ def _ended_earlier(
         "answers as journaled"
     )
     return ReplayReport(folder.id, replayed, False, _steps(journal), changed)
+
+
+def _within_recorded_rounds(step: str, journal: Journal) -> bool:
+    """Whether `step` belongs to a round the journal holds steps of (a re-ask in round 1 of a
+    session that recorded round 1): then the code changed how that round is asked, not where
+    the session ends, and the stop is not explained."""
+    recorded = {e.step.split("/", 1)[0] for e in journal.events if e.step}
+    return step.split("/", 1)[0] in recorded
 
 
 def outcome_change(
