@@ -200,7 +200,8 @@ def test_session_artifacts_stay_inside_the_folder_and_replay_writes_none(
 
     from moot.engine.session import Session
 
-    live = SimpleNamespace(folder=SimpleNamespace(path=tmp_path), mode="live")
+    live = SimpleNamespace(folder=SimpleNamespace(path=tmp_path), mode="live", warn=print)
+    live._copy = lambda path, text: Session._copy(live, path, text)  # type: ignore[arg-type]
     assert Session.artifact(live, "refine/pass_01/critic.md", "x") == "refine/pass_01/critic.md"  # type: ignore[arg-type]
     assert (tmp_path / "refine" / "pass_01" / "critic.md").read_text() == "x"
     for bad in ("../outside.md", "/etc/passwd", "refine/../../x.md", "."):
