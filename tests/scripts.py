@@ -81,6 +81,13 @@ class Debate:
             specs.append(f"scripted:@{name}")
         return specs
 
+    def run_args(self, task: str = "What is 6 times 7?", seed: str = "3") -> list[str]:
+        """`moot run` arguments for this debate's three scripted agents."""
+        args = ["run", task, "--seed", seed]
+        for spec in self.specs():
+            args += ["--models", spec]
+        return args
+
     def config(self, names: tuple[str, ...] = ("one", "two", "three"), **extra: Any) -> RunConfig:
         data: dict[str, Any] = {"agents": [{"model": s} for s in self.specs(names)], "seed": 7}
         for key, value in extra.items():

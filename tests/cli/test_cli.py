@@ -23,10 +23,7 @@ def moot(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 def scripted_run(
     capsys: pytest.CaptureFixture[str], debate: Debate, *extra: str
 ) -> tuple[int, str, str]:
-    args = ["run", "What is 6 times 7?", "--seed", "3"]
-    for spec in debate.specs():
-        args += ["--models", spec]
-    return moot(capsys, *args, *extra)
+    return moot(capsys, *debate.run_args(), *extra)
 
 
 @pytest.mark.parametrize(

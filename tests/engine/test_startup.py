@@ -89,9 +89,7 @@ def test_moot_run_sets_up_without_collection_and_runs_with_it(
 
     monkeypatch.setattr(plan, "load_config", loading)
     monkeypatch.setattr(lifecycle, "running", running)
-    args = ["run", "What is 6 times 7?", "--seed", "3"]
-    for spec in Debate().specs():
-        args += ["--models", spec]
+    args = Debate().run_args()
     with pytest.raises(SystemExit) as exit_info:
         main(args)
     assert exit_info.value.code == 0
@@ -104,9 +102,7 @@ def test_resuming_a_finished_session_replays_it_with_collection_on(
 ) -> None:
     """`moot resume` of a session that had ended replays it without the engine's loop: start-up
     ends there too, or the collector stayed off for the whole replay and its reports."""
-    args = ["run", "What is 6 times 7?", "--seed", "3"]
-    for spec in Debate().specs():
-        args += ["--models", spec]
+    args = Debate().run_args()
     with pytest.raises(SystemExit):
         main(args)
     seen: list[bool] = []

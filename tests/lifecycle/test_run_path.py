@@ -54,9 +54,7 @@ def test_every_journal_line_of_a_run_is_written_down_the_floors(
         return append(self, event)
 
     monkeypatch.setattr(Journal, "append", watched)
-    args = ["run", "What is 6 times 7?", "--seed", "3"]
-    for spec in Debate().specs():
-        args += ["--models", spec]
+    args = Debate().run_args()
     with pytest.raises(SystemExit) as exit_info:
         main(args)
     assert exit_info.value.code == 0
