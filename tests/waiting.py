@@ -73,14 +73,21 @@ def wait_for_journal(
     """Wait until the journal of `folder` (or of the folder `folder()` finds, once it exists)
     satisfies `predicate`; return its events then."""
 
+    seen: list[Event] = []
+
     def check() -> list[Event] | None:
         where = folder() if callable(folder) else folder
         if where is None:
             return None
         events = journal_events(where)
+        seen[:] = events
         return events if predicate(events) else None
 
-    return wait_until(check, what, timeout, alive)
+    try:
+        return wait_until(check, what, timeout, alive)
+    except AssertionError as failed:
+        lines = [f"{e.get('kind')} {e.get('step') or ''}".rstrip() for e in seen[-12:]]
+        raise AssertionError(f"{failed}; the journal's last lines: {lines}") from None
 
 
 def asks(events: list[Event]) -> list[Event]:
