@@ -44,10 +44,11 @@ def wait_until(
     what: str,
     timeout: float = TIMEOUT,
     alive: Callable[[], bool] | None = None,
+    detail: Callable[[], object] | None = None,
 ) -> T:
     """Poll `check` until it returns something other than None or False, and return that.
     Fails after `timeout` seconds, or as soon as `alive()` says the process that should bring
-    it about has gone, naming `what` it waited for."""
+    it about has gone, naming `what` it waited for (and `detail()`, the state it saw)."""
     deadline = time.monotonic() + timeout
     while True:
         found = check()
@@ -57,10 +58,14 @@ def wait_until(
             found = check()  # it may have come just before the process ended
             if found is not None and found is not False:
                 return found
-            raise AssertionError(f"the process ended before {what}")
+            raise AssertionError(_failure(f"the process ended before {what}", detail))
         if time.monotonic() >= deadline:
-            raise AssertionError(f"waited {timeout:.0f} s for {what}; it never came")
+            raise AssertionError(_failure(f"waited {timeout:.0f} s for {what}", detail))
         time.sleep(POLL)
+
+
+def _failure(message: str, detail: Callable[[], object] | None) -> str:
+    return message if detail is None else f"{message}; it saw: {detail()}"
 
 
 def wait_for_journal(
@@ -71,23 +76,20 @@ def wait_for_journal(
     alive: Callable[[], bool] | None = None,
 ) -> list[Event]:
     """Wait until the journal of `folder` (or of the folder `folder()` finds, once it exists)
-    satisfies `predicate`; return its events then."""
-
+    satisfies `predicate`; return its events then. A failure names the journal's last lines."""
     seen: list[Event] = []
 
     def check() -> list[Event] | None:
         where = folder() if callable(folder) else folder
         if where is None:
             return None
-        events = journal_events(where)
-        seen[:] = events
-        return events if predicate(events) else None
+        seen[:] = journal_events(where)
+        return list(seen) if predicate(seen) else None
 
-    try:
-        return wait_until(check, what, timeout, alive)
-    except AssertionError as failed:
-        lines = [f"{e.get('kind')} {e.get('step') or ''}".rstrip() for e in seen[-12:]]
-        raise AssertionError(f"{failed}; the journal's last lines: {lines}") from None
+    def last_lines() -> list[str]:
+        return [f"{e.get('kind')} {e.get('step') or ''}".rstrip() for e in seen[-12:]]
+
+    return wait_until(check, what, timeout, alive, detail=last_lines)
 
 
 def asks(events: list[Event]) -> list[Event]:
