@@ -10,6 +10,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
@@ -403,7 +404,7 @@ def test_status_shows_a_session_running_in_another_process(
         env={**os.environ, "MOOT_HOME": str(isolated), "MOOT_TEST_RELEASE": str(release)},
         text=True,
     )
-    state: dict[str, object] = {}
+    state: dict[str, Any] = {}
 
     def thinking() -> bool:
         states = list(isolated.glob("sessions/*/state.json"))
@@ -411,8 +412,8 @@ def test_status_shows_a_session_running_in_another_process(
             state.update(json.loads(states[0].read_text()) if states else {})
         except ValueError:
             return False
-        agents = state.get("agents") or {}
-        return any(a["status"] == "thinking" for a in agents.values())  # type: ignore[union-attr]
+        agents: dict[str, dict[str, Any]] = state.get("agents") or {}
+        return any(a["status"] == "thinking" for a in agents.values())
 
     try:
         wait_until(
