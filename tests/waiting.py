@@ -40,23 +40,23 @@ def journal_events(folder: Path) -> list[Event]:
 
 
 def wait_until(
-    check: Callable[[], T | None],
+    check: Callable[[], T],
     what: str,
     timeout: float = TIMEOUT,
     alive: Callable[[], bool] | None = None,
     detail: Callable[[], object] | None = None,
 ) -> T:
-    """Poll `check` until it returns something other than None or False, and return that.
+    """Poll `check` until it returns something truthy, and return that.
     Fails after `timeout` seconds, or as soon as `alive()` says the process that should bring
     it about has gone, naming `what` it waited for (and `detail()`, the state it saw)."""
     deadline = time.monotonic() + timeout
     while True:
         found = check()
-        if found is not None and found is not False:
+        if found:
             return found
         if alive is not None and not alive():
             found = check()  # it may have come just before the process ended
-            if found is not None and found is not False:
+            if found:
                 return found
             raise AssertionError(_failure(f"the process ended before {what}", detail))
         if time.monotonic() >= deadline:
@@ -79,17 +79,18 @@ def wait_for_journal(
     satisfies `predicate`; return its events then. A failure names the journal's last lines."""
     seen: list[Event] = []
 
-    def check() -> list[Event] | None:
+    def check() -> bool:
         where = folder() if callable(folder) else folder
         if where is None:
-            return None
+            return False
         seen[:] = journal_events(where)
-        return list(seen) if predicate(seen) else None
+        return predicate(seen)
 
     def last_lines() -> list[str]:
         return [f"{e.get('kind')} {e.get('step') or ''}".rstrip() for e in seen[-12:]]
 
-    return wait_until(check, what, timeout, alive, detail=last_lines)
+    wait_until(check, what, timeout, alive, detail=last_lines)
+    return list(seen)
 
 
 def asks(events: list[Event]) -> list[Event]:
