@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 
 from tests.cli.test_cli import moot as moot_in_process
 from tests.protocols.court.test_court_crash import MOOT, moot
+from tests.waiting import asks, has_kind, journal_events, wait_until
 
 PARTICIPANTS = r'''"""Scripted arena agents for tests/batch/test_batch.py."""
 import asyncio
@@ -62,7 +62,7 @@ async def _log(tag):
         calls = handle.read().split()
     if len(calls) == int(os.environ.get("KILL_AT") or 0):
         FROZEN.append(True)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # generous: a loaded machine is slow
         while time.monotonic() < deadline:  # wait until the others are journaled
             with open(log, encoding="utf-8") as handle:
                 calls = handle.read().split()
@@ -70,6 +70,7 @@ async def _log(tag):
                 break
             await asyncio.sleep(0.005)
         os.kill(os.getpid(), signal.SIGKILL)
+    return len(calls)
 
 
 def _tag(root, step):
@@ -89,7 +90,9 @@ def question(request):
 async def agent(request):
     step, me = request.meta["step"], request.meta["agent"]
     tag = question(request)
-    await _log(tag + ":" + step)
+    number = await _log(tag + ":" + step)
+    if number > int(os.environ.get("HOLD_AFTER") or number):
+        await asyncio.Event().wait()  # held: in flight until the run is stopped
     await asyncio.sleep(float(os.environ.get("SLOW") or 0))
     phase = step.split("/")[1]
     if phase in ("solve", "revise"):  # they differ at first (else the debate ends at once)
@@ -245,7 +248,8 @@ def test_batch_killed_then_resumed_asks_no_journaled_step_again(
 
 @pytest.mark.slow
 def test_sigterm_interrupts_the_running_sessions_and_resume_finishes_them(tmp_path: Path) -> None:
-    env = {**home(tmp_path), "SLOW": "0.2"}
+    # calls after the 5th are held, so both sessions of -j 2 are running at the signal
+    env = {**home(tmp_path), "SLOW": "0.2", "HOLD_AFTER": "5"}
     driver = subprocess.Popen(
         [MOOT, "batch", "tasks.jsonl", *MODELS, "-j", "2"],
         env=env,
@@ -254,11 +258,19 @@ def test_sigterm_interrupts_the_running_sessions_and_resume_finishes_them(tmp_pa
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if (tmp_path / "calls.log").exists() and len(calls(tmp_path)) >= 5:
-            break
-        time.sleep(0.02)
+    sessions = tmp_path / "home" / "sessions"
+
+    def answered() -> int:
+        folders = sessions.iterdir() if sessions.is_dir() else ()
+        return sum(len(asks(journal_events(f))) for f in folders)
+
+    wait_until(
+        lambda: answered() >= 5,
+        "the 5 answered calls in the sessions' journals",
+        alive=lambda: driver.poll() is None,
+    )
+    running = [f for f in sessions.iterdir() if not has_kind("finished")(journal_events(f))]
+    assert answered() == 5 and len(running) == 2, running
     driver.send_signal(signal.SIGTERM)
     out, err = driver.communicate(timeout=60)
     assert driver.returncode == 130, err
@@ -271,7 +283,9 @@ def test_sigterm_interrupts_the_running_sessions_and_resume_finishes_them(tmp_pa
     recorded = Counter(journaled(tmp_path))
     (batch,) = (tmp_path / "home" / "batches").iterdir()
 
-    resumed = moot(tmp_path, {**env, "SLOW": "0"}, "batch", "--resume", batch.name)
+    resumed = moot(
+        tmp_path, {**env, "SLOW": "0", "HOLD_AFTER": ""}, "batch", "--resume", batch.name
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert f"{QUESTIONS} of {QUESTIONS} sessions ended ({QUESTIONS} consensus)" in resumed.stdout
     counts = Counter(calls(tmp_path))

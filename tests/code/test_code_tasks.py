@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from moot.lifecycle.code import apply_session, clean, live_worktrees, strays
 from moot.lifecycle.plan import resolve
 from moot.lifecycle.projection import estimate, render
 from tests.scripts import no_sleep
+from tests.waiting import asks, wait_for_journal, wait_until
 
 MOOT = str(Path(sys.executable).parent / "moot")
 TASK = "Fix add() in calc.py: it must return the sum."
@@ -224,6 +226,27 @@ def state(root: Path) -> dict[str, Any]:
         "stash": sh(root, "stash", "list"),
         "head": sh(root, "rev-parse", "HEAD"),
     }
+
+
+def _asked_by(suffix: str, folder: Any) -> Callable[[list[dict[str, Any]]], bool]:
+    """A journal predicate: the agent whose spec ends with `#suffix` has an ask line."""
+
+    def predicate(events: list[dict[str, Any]]) -> bool:
+        if not asks(events):
+            return False
+        aliases = json.loads(folder.session_json.read_text())["aliases"]
+        alias = next(a for a, spec in aliases.items() if spec.endswith(f"#{suffix}"))
+        return any(e["data"].get("agent") == alias for e in asks(events))
+
+    return predicate
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def log(tmp_path: Path) -> list[dict[str, Any]]:
@@ -487,14 +510,17 @@ def test_sigkill_during_the_work_then_resume_asks_nobody_twice_and_clean_leaves_
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    deadline = time.time() + 60
-    while not hold.exists() and time.time() < deadline:
-        time.sleep(0.1)
-    assert hold.exists(), "the editor never started"
-    time.sleep(1.0)  # the API agent's turn (instant) is journaled meanwhile
+    wait_until(hold.exists, "the editor to start", alive=lambda: process.poll() is None)
+    folder = find_session(None)
+    # the API agent's turn (instant) is journaled while the editor holds
+    wait_for_journal(
+        folder.path,
+        _asked_by("good", folder),
+        "the API agent's ask in the journal",
+        alive=lambda: process.poll() is None,
+    )
     os.kill(process.pid, signal.SIGKILL)
     process.wait(30)
-    folder = find_session(None)
     assert live_worktrees(folder) == 2
     Path(str(hold) + ".release").write_text("")
     asked_before = [e["agent"] for e in log(tmp_path)]
@@ -557,19 +583,22 @@ def test_moot_stop_cancels_a_running_session_and_finished_agents_stay_selectable
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.time() + 60
-    while not hold.exists() and time.time() < deadline:
-        time.sleep(0.1)
-    assert hold.exists(), "the editor never started"
+    wait_until(hold.exists, "the editor to start", alive=lambda: process.poll() is None)
     editor_pid = int(hold.read_text())
     folder = find_session(None)
+    # the finished agent this test selects after the stop: its answer is in the journal first
+    wait_for_journal(
+        folder.path,
+        _asked_by("good", folder),
+        "the API agent's ask in the journal",
+        alive=lambda: process.poll() is None,
+    )
     stopped = subprocess.run([MOOT, "stop", folder.id], capture_output=True, text=True, timeout=30)
     assert stopped.returncode == 0 and f"process {process.pid}" in stopped.stdout
     assert process.wait(30) == 130
+    wait_until(lambda: not _running(editor_pid), "the agent's process to end with the run")
     with pytest.raises(ProcessLookupError):  # the agent's process was ended with the run
-        for _ in range(50):
-            os.kill(editor_pid, 0)
-            time.sleep(0.1)
+        os.kill(editor_pid, 0)
     meta = json.loads(folder.session_json.read_text())
     good = next(a for a, spec in meta["aliases"].items() if spec.endswith("#good"))
     done = apply_session(folder, good)
@@ -688,10 +717,9 @@ def test_a_verify_command_that_times_out_leaves_no_process_behind(
     (check,) = next(iter(run.result.details["code"].values()))["checks"]
     assert check["timed_out"] is True
     escaped = int(pidfile.read_text())
-    deadline = time.time() + 10
-    while time.time() < deadline and _alive(escaped):
-        time.sleep(0.1)
-    assert not _alive(escaped), "the verify command's setsid'd child outlived its timeout"
+    wait_until(
+        lambda: not _alive(escaped), "the verify command's setsid'd child to end after its timeout"
+    )
 
 
 def _alive(pid: int) -> bool:

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 
 from moot.engine.store import find_session
 from tests.code import test_code_tasks as base
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -91,20 +91,8 @@ def _start(tmp_path: Path, repo: Path) -> tuple[subprocess.Popen[bytes], Path, d
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    deadline = time.time() + 60
-    while not hold.exists() and time.time() < deadline and process.poll() is None:
-        time.sleep(0.1)
-    assert hold.exists(), "the editor never started"
+    wait_until(hold.exists, "the editor to start", alive=lambda: process.poll() is None)
     return process, hold, env
-
-
-def _wait_for(check: object, seconds: float = 15) -> bool:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if check():  # type: ignore[operator]
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def test_each_cli_agent_gets_a_pane_and_its_answer_is_journaled_as_without_tmux(
@@ -120,10 +108,14 @@ def test_each_cli_agent_gets_a_pane_and_its_answer_is_journaled_as_without_tmux(
     assert panes.returncode == 0, panes.stderr
     assert panes.stdout.split("\n")[0] == label  # one pane: only the CLI agent gets one
     # the agent's output shows in its pane while it works, stdout and stderr
-    assert _wait_for(
-        lambda: "a progress note on stderr" in _tmux(socket, "capture-pane", "-p").stdout
-    ), _tmux(socket, "capture-pane", "-p").stdout
-    assert "starting on calc.py" in _tmux(socket, "capture-pane", "-p").stdout
+
+    def pane() -> str:
+        return _tmux(socket, "capture-pane", "-p").stdout
+
+    wait_until(
+        lambda: "a progress note on stderr" in pane(), "the stderr note in the pane", detail=pane
+    )
+    assert "starting on calc.py" in pane()
     Path(str(hold) + ".release").write_text("")
     _, err = process.communicate(timeout=120)
     assert process.returncode == 2, err  # finished; no winner picked (by = none)
@@ -150,7 +142,7 @@ def test_a_killed_moot_leaves_no_tmux_server_behind_and_resume_shows_panes_again
     os.kill(process.pid, signal.SIGKILL)
     process.communicate(timeout=30)
     # every pane's tail ends with moot, and tmux with its last pane
-    assert _wait_for(lambda: _tmux(socket, "list-sessions").returncode != 0, 20)
+    wait_until(lambda: _tmux(socket, "list-sessions").returncode != 0, "the tmux server to end")
     Path(str(hold) + ".release").write_text("")
     done = subprocess.run(
         [base.MOOT, "resume", folder.id, "--display", "tmux"],

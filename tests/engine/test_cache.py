@@ -32,6 +32,7 @@ from moot.engine.cache import (
 )
 from moot.errors import ConfigError
 from moot.types import Completion, FailureKind, Message, Request, Usage
+from tests.waiting import wait_until
 
 REQUEST = Request(
     messages=(Message(role="system", content="Be brief."), Message(role="user", content="2+2?")),
@@ -180,6 +181,7 @@ WORKER = textwrap.dedent(
     async def main() -> None:
         path = Path(sys.argv[1])
         me, workers, n = (int(arg) for arg in sys.argv[2:5])
+        (path.parent / f"ready-{me}").touch()
         while not (path.parent / "go").exists():
             time.sleep(0.01)
         store = SqliteCache(path)
@@ -223,7 +225,12 @@ def test_sqlite_is_safe_for_several_processes_at_once(tmp_path: Path, run: int) 
         )
         for me in range(workers)
     ]
-    time.sleep(0.5)  # let them all start and wait, so they open and write together
+    # all started and waiting, so they open and write together
+    wait_until(
+        lambda: all((path.parent / f"ready-{me}").exists() for me in range(workers)),
+        "every worker to start",
+        alive=lambda: all(proc.poll() is None for proc in procs),
+    )
     (path.parent / "go").touch()
     outputs = [proc.communicate(timeout=120) for proc in procs]
     for proc, (out, err) in zip(procs, outputs, strict=True):

@@ -12,9 +12,12 @@ Two styles of kill:
   that step is asked exactly twice, every other step exactly once. (If the engine journaled
   late, for instance only after a whole phase, that wait times out, the kill still happens and
   the counts fail.)
-* the test kills the child at timed points while several calls overlap; any number of steps may
-  be in flight then, so the check is: at most two asks per step, and no step journaled before
-  the kill is asked after it.
+* the test kills the child from outside while several calls overlap, at a point it places by
+  waiting for the journal's Nth `ask` line (N in KILL_POINTS_OUTSIDE). Calls after the Nth are
+  held (they answer only long after the test's deadline), so the journal holds exactly N asks
+  at the kill, with the held calls in flight: the points differ by construction, however slow
+  the machine. The check: at most two asks per step, the steps asked twice are those in
+  flight, and no step journaled before the kill is asked after it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,15 +38,18 @@ import pytest
 from moot import api as runner
 from moot.cli import main
 from moot.engine.journal import Journal
+from tests.waiting import has_ask, wait_for_journal
 
 MOOT = str(Path(sys.executable).parent / "moot")
 TASK = "How should the service store its sessions?"
 SEED = 5
 FULL_RUN_CALLS = 17
 KILL_POINTS = list(range(1, FULL_RUN_CALLS + 1))
-TIMED_KILLS = (0.05, 0.35, 0.7)  # seconds after the first model call, with slow agents
+# kills from outside, once the journal holds this many asks: one in each of the first phases
+KILL_POINTS_OUTSIDE = (1, 4, 8)
 SLOW_LATENCY = 0.04  # per unit; a call sleeps 1..4 units
-PROCESS_TIMEOUT = 30
+PROCESS_TIMEOUT = 120  # a hang, not a slow machine; the agents' quiesce waits up to 60 s
+HELD_FOR = 4 * PROCESS_TIMEOUT  # a held call answers only after this; the test kills it first
 
 AGENTS = r'''
 """Scripted agents for crash tests (see tests/engine/test_crash.py)."""
@@ -55,6 +60,8 @@ import json
 import os
 import signal
 import time
+
+FOREVER = 10**9
 
 
 def _answer(step):
@@ -90,8 +97,9 @@ def _journaled_asks():
 
 
 async def _quiesce(log, me):
-    """Wait (bounded) until every other call made so far is journaled."""
-    deadline = time.monotonic() + 3.0
+    """Wait (bounded, generously: a loaded machine is slow) until every other call made so
+    far is journaled."""
+    deadline = time.monotonic() + 60.0
     while time.monotonic() < deadline:
         with open(log, encoding="utf-8") as handle:
             others = set(handle.read().split()) - {me}
@@ -120,6 +128,8 @@ async def reply(request):
             json.dump(snapshot, handle)
         await _quiesce(log, step)
         os.kill(os.getpid(), signal.SIGKILL)
+    if number > int(os.environ.get("MOOT_TEST_HOLD_AFTER") or FOREVER):
+        await asyncio.sleep(float(os.environ["MOOT_TEST_HELD_FOR"]))  # in flight at the kill
     unit = float(os.environ.get("MOOT_TEST_LATENCY") or 0.002)
     await asyncio.sleep(unit * (1 + hashlib.sha256(step.encode()).digest()[0] % 4))
     return _answer(step)
@@ -127,11 +137,15 @@ async def reply(request):
 
 
 # -- helpers ------------------------------------------------------------------------------------
-_BASE_ENV = {
-    k: v
-    for k, v in os.environ.items()
-    if k not in ("KILL_AT", "MOOT_JOURNAL_KEY", "MOOT_TEST_CALLS", "MOOT_TEST_LATENCY")
-}
+_TEST_ENV = (
+    "KILL_AT",
+    "MOOT_JOURNAL_KEY",
+    "MOOT_TEST_CALLS",
+    "MOOT_TEST_LATENCY",
+    "MOOT_TEST_HOLD_AFTER",
+    "MOOT_TEST_HELD_FOR",
+)
+_BASE_ENV = {k: v for k, v in os.environ.items() if k not in _TEST_ENV}
 
 
 @dataclass(frozen=True)
@@ -175,6 +189,14 @@ class Home:
         assert len(folders) == 1, folders
         return folders[0]
 
+    def session_if_any(self) -> Path | None:
+        """The session folder once it has a journal; None before."""
+        sessions = self.home / "sessions"
+        if not sessions.is_dir():
+            return None
+        folders = [p for p in sessions.iterdir() if (p / "events.jsonl").exists()]
+        return folders[0] if len(folders) == 1 else None
+
 
 def make_home(root: Path, agents: Path) -> Home:
     root.mkdir(parents=True, exist_ok=True)
@@ -215,7 +237,9 @@ def resume_in_process(home: Home) -> list[int]:
         for name, value in home.env().items():
             if name.startswith("MOOT_"):
                 patch.setenv(name, value)
-        for name in ("KILL_AT", "MOOT_TEST_LATENCY", "MOOT_JOURNAL_KEY"):
+        for name in _TEST_ENV:
+            if name == "MOOT_TEST_CALLS":
+                continue
             patch.delenv(name, raising=False)
         for _ in range(3):
             codes.append(cli("resume", home.session().name, "-q"))
@@ -292,9 +316,14 @@ def kill_at(home: Home, number: int) -> Crash:
     return crashed(f"KILL_AT={number}", home, killed.returncode, killed.stderr)
 
 
-def kill_after(home: Home, delay: float) -> Crash:
-    """A slow run that the test SIGKILLs `delay` seconds after its first model call."""
-    env = home.env(MOOT_TEST_LATENCY=str(SLOW_LATENCY))
+def kill_after(home: Home, asks: int) -> Crash:
+    """A slow run that the test SIGKILLs once its journal holds `asks` ask lines; the calls
+    after those are held, so they are in flight at the kill."""
+    env = home.env(
+        MOOT_TEST_LATENCY=str(SLOW_LATENCY),
+        MOOT_TEST_HOLD_AFTER=str(asks),
+        MOOT_TEST_HELD_FOR=str(HELD_FOR),
+    )
     with subprocess.Popen(
         home.run_args(),
         env=env,
@@ -304,17 +333,19 @@ def kill_after(home: Home, delay: float) -> Crash:
         text=True,
     ) as child:
         try:
-            deadline = time.monotonic() + PROCESS_TIMEOUT
-            while not home.calls() and child.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.002)
-            time.sleep(delay)
+            wait_for_journal(
+                home.session_if_any,
+                has_ask(count=asks),
+                f"ask line {asks} in the journal",
+                alive=lambda: child.poll() is None,
+            )
             child.send_signal(signal.SIGKILL)
             _, stderr = child.communicate(timeout=PROCESS_TIMEOUT)
         finally:
             if child.poll() is None:
                 child.kill()
                 child.wait(timeout=PROCESS_TIMEOUT)
-    return crashed(f"SIGKILL {delay}s after the first call", home, child.returncode, stderr)
+    return crashed(f"SIGKILL after ask line {asks}", home, child.returncode, stderr)
 
 
 # -- fixtures -----------------------------------------------------------------------------------
@@ -342,13 +373,16 @@ def reference(tmp_path_factory: pytest.TempPathFactory, agents: Path) -> dict[st
 @pytest.fixture(scope="module")
 def crashes(tmp_path_factory: pytest.TempPathFactory, agents: Path) -> dict[Any, Crash]:
     """Every kill scenario. Two worker threads run the killed children; this thread resumes
-    each session as soon as its child has died. Timed kills go first, on an idle machine."""
+    each session as soon as its child has died."""
     base = tmp_path_factory.mktemp("crashes")
     done: dict[Any, Crash] = {}
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [
-            (delay, pool.submit(kill_after, make_home(base / f"after-{delay}", agents), delay))
-            for delay in TIMED_KILLS
+            (
+                ("outside", asks),
+                pool.submit(kill_after, make_home(base / f"after-{asks}", agents), asks),
+            )
+            for asks in KILL_POINTS_OUTSIDE
         ] + [(n, pool.submit(kill_at, make_home(base / f"at-{n}", agents), n)) for n in KILL_POINTS]
         for key, future in futures:
             done[key] = future.result().finish()
@@ -402,15 +436,16 @@ def test_kill_at_call_then_resume_asks_only_the_killed_step_again(
     )
 
 
-@pytest.mark.parametrize("delay", TIMED_KILLS)
-def test_kill_from_outside_at_timed_points_then_resume(
-    delay: float, crashes: dict[Any, Crash], reference: dict[str, Any]
+@pytest.mark.parametrize("asks", KILL_POINTS_OUTSIDE)
+def test_kill_from_outside_at_journal_points_then_resume(
+    asks: int, crashes: dict[Any, Crash], reference: dict[str, Any]
 ) -> None:
-    crash = crashes[delay]
+    crash = crashes[("outside", asks)]
     assert_same_outcome(crash, reference)
-    assert crash.calls_before and crash.calls_after, (
+    assert len(crash.journaled_before) == asks, f"{crash.label}: {crash.journaled_before}"
+    assert len(crash.calls_before) > asks and crash.calls_after, (
         f"{crash.label}: {len(crash.calls_before)} calls before the kill and "
-        f"{len(crash.calls_after)} after: the kill missed the run; adjust TIMED_KILLS"
+        f"{len(crash.calls_after)} after: nothing was in flight at the kill"
     )
     counts = Counter(crash.calls)
     assert set(counts) == set(reference["steps"])
@@ -422,9 +457,11 @@ def test_kill_from_outside_at_timed_points_then_resume(
     assert {step for step, n in counts.items() if n == 2} == in_flight
 
 
-def test_timed_kills_land_at_different_points(crashes: dict[Any, Crash]) -> None:
-    journaled = [len(crashes[delay].journaled_before) for delay in TIMED_KILLS]
-    assert len(set(journaled)) >= 2, journaled
+def test_kills_from_outside_land_at_different_points(crashes: dict[Any, Crash]) -> None:
+    journaled = [len(crashes[("outside", n)].journaled_before) for n in KILL_POINTS_OUTSIDE]
+    assert journaled == list(KILL_POINTS_OUTSIDE), journaled
+    phases = {phase(crashes[("outside", n)].journaled_before[-1]) for n in KILL_POINTS_OUTSIDE}
+    assert len(phases) == len(KILL_POINTS_OUTSIDE), phases
 
 
 def test_status_of_a_killed_session_says_it_stopped_unexpectedly(

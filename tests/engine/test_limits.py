@@ -16,6 +16,7 @@ from moot.config import RunConfig
 from moot.models.scripted import register_script
 from moot.types import Completion, Request, Usage, estimate_tokens
 from tests.scripts import Debate, events, no_sleep, solution, start, verdict
+from tests.waiting import has_ask, wait_for_journal, wait_until
 
 
 def test_cost_limit_pauses_and_a_raised_limit_finishes() -> None:
@@ -130,10 +131,11 @@ def test_a_call_past_its_timeout_fails_as_a_timeout_and_the_debate_goes_on() -> 
 
 
 AGENTS = """
-import time
+import os, time
 def reply(request):
     step = request.meta["step"]
     if step.startswith("r1/"):
+        open(os.environ["MOOT_TEST_ROUND1"], "a").close()  # the test's cue: round 1 is on
         time.sleep(0.5)
     if "/verify/" in step:
         return ("<verdict>\\ndecision: CONSENSUS\\nconvergence_score: 9\\n"
@@ -151,7 +153,8 @@ def test_ctrl_c_on_a_real_process_exits_130_and_resume_finishes(tmp_path: Path) 
     agents.write_text(AGENTS)
     spec = f"scripted:{agents}"
     home = tmp_path / "home"
-    env = {**os.environ, "MOOT_HOME": str(home)}
+    round1 = tmp_path / "round1"
+    env = {**os.environ, "MOOT_HOME": str(home), "MOOT_TEST_ROUND1": str(round1)}
     moot = str(Path(sys.executable).parent / "moot")
     child = subprocess.Popen(
         [moot, "run", "task", "--models", spec, "--models", spec, "--models", spec],
@@ -160,30 +163,32 @@ def test_ctrl_c_on_a_real_process_exits_130_and_resume_finishes(tmp_path: Path) 
         stderr=subprocess.PIPE,
         text=True,
     )
+
+    def running() -> bool:
+        return child.poll() is None
+
     try:
-        journal = None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            found = list(home.glob("sessions/*/events.jsonl"))
-            if found and "r0/solve/agent_c" in found[0].read_text():
-                journal = found[0]
-                break
-            time.sleep(0.05)
-        assert journal is not None, "the run never finished its solve phase"
-        time.sleep(0.2)  # inside round 1, where every call takes half a second
+        folder = wait_until(
+            lambda: next(iter(home.glob("sessions/*/events.jsonl")), None),
+            "the session's journal",
+            alive=running,
+        ).parent
+        wait_for_journal(folder, has_ask("r0/solve/", 3), "the solve phase", alive=running)
+        # inside round 1, where every call takes half a second: a call of it has started
+        wait_until(round1.exists, "a call of round 1", alive=running)
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=20)
+        out, err = child.communicate(timeout=60)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
     assert child.returncode == 130, err
     assert "moot resume" in out
-    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    lines = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
     assert lines[-1]["kind"] == "stopped" and lines[-1]["data"]["reason"] == "interrupted"
-    state = json.loads((journal.parent / "state.json").read_text())
+    state = json.loads((folder / "state.json").read_text())
     assert state["status"] == "interrupted"
-    done = subprocess.run([moot, "resume"], env=env, capture_output=True, text=True, timeout=30)
+    done = subprocess.run([moot, "resume"], env=env, capture_output=True, text=True, timeout=120)
     # three different plans: the judge's CONSENSUS is not borne out, so no consensus (exit 2)
     assert done.returncode == 2, done.stderr
-    assert json.loads((journal.parent / "result.json").read_text())["status"] == "no_consensus"
+    assert json.loads((folder / "result.json").read_text())["status"] == "no_consensus"

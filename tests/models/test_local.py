@@ -25,6 +25,7 @@ from moot.models.base import ModelSettings, create_model
 from moot.models.schema import schema_problem
 from moot.types import Completion, FailureKind, Message, Request
 from tests.scripts import events
+from tests.waiting import wait_until
 
 if os.environ.get("CI"):
     import xllamacpp  # noqa: F401  (in CI the embedded model must be there: never skip)
@@ -457,22 +458,25 @@ def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+
+        def running() -> bool:
+            return child.poll() is None
+
+        def thinking() -> bool:
             states = list(home.glob("sessions/*/state.json"))
-            if states and '"thinking"' in states[0].read_text():
-                break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("no model call started")
-        time.sleep(0.5)
-        found = [
-            proc.name
-            for proc in Path("/proc").iterdir()
-            if proc.name.isdigit() and b"moot.models.local_worker" in _cmdline(proc)
-        ]
-        workers = [pid for pid in found if _ppid(int(pid)) == child.pid]
-        assert workers  # the runtime runs in a worker of this moot
+            return bool(states) and '"thinking"' in states[0].read_text()
+
+        def local_workers() -> list[str]:
+            found = [
+                proc.name
+                for proc in Path("/proc").iterdir()
+                if proc.name.isdigit() and b"moot.models.local_worker" in _cmdline(proc)
+            ]
+            return [pid for pid in found if _ppid(int(pid)) == child.pid]
+
+        wait_until(thinking, "a model call to start", timeout=120, alive=running)
+        # the runtime runs in a worker of this moot
+        workers = wait_until(local_workers, "a local_worker process of this moot", alive=running)
         child.send_signal(signal.SIGTERM)
         child.communicate(timeout=120)
     finally:
@@ -482,10 +486,10 @@ def test_sigterm_during_a_local_generation_exits_130_with_the_session_saved(
     assert child.returncode == 130
     result = json.loads(next(home.glob("sessions/*/result.json")).read_text())
     assert result["status"] == "interrupted"
-    deadline = time.monotonic() + 10
-    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)  # it did not outlive moot
+    wait_until(  # it did not outlive moot
+        lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers),
+        "the local worker to end with moot",
+    )
 
 
 def _cmdline(proc: Path) -> bytes:

@@ -8,9 +8,9 @@ import os
 import re
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
@@ -24,6 +24,7 @@ from moot.report.markdown import quoted, render_markdown
 from moot.report.view import build_view, clean_text, label, summarize
 from moot.types import Event
 from tests.scripts import Debate, solution, start, verdict
+from tests.waiting import wait_until
 
 
 def moot(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -358,22 +359,29 @@ def test_export_writes_the_page_anywhere(
 
 # -- moot status from another process ----------------------------------------------------------
 SLOW_AGENTS = """
-import time
+import asyncio, os, time
 from moot.types import Request
 
-def reply(request: Request) -> str:
+async def reply(request: Request) -> str:
     step = request.meta["step"]
     if "/verify/" in step:
-        time.sleep(0.3)
+        await asyncio.sleep(0.3)
         return (
             "<verdict>\\ndecision: CONSENSUS\\nconvergence_score: 9\\n"
             "remaining_disagreements: 0\\nbase_solution: Agent A\\nmodifications: none\\n"
             "</verdict>"
         )
     if "/evaluate/" in step:
-        time.sleep(0.3)
+        await asyncio.sleep(0.3)
         return "fine"
-    time.sleep(1.5 if step.startswith("r0/") else 0.3)
+    if step == "r0/solve/agent_a":  # answered after state.json's write interval, so the
+        await asyncio.sleep(1.5)  # answer is written with the two others still thinking
+    elif step.startswith("r0/"):  # the others' solve lasts until the test has seen it
+        release, deadline = os.environ["MOOT_TEST_RELEASE"], time.monotonic() + 60
+        while not os.path.exists(release) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+    else:
+        await asyncio.sleep(0.3)
     plans = {"a": "a queue worker", "b": "a cron job", "c": "systemd timers"}
     plan = plans[request.meta["agent"][-1]]  # three different answers: the debate goes on
     return f"<solution>\\n## PLAN\\n1. {plan}\\n</solution>\\n<analysis>\\nnone\\n</analysis>"
@@ -385,6 +393,7 @@ def test_status_shows_a_session_running_in_another_process(
 ) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW_AGENTS)
+    release = tmp_path / "release"
     args = ["run", "What is 6 times 7?", "--rounds", "1", "--seed", "5"]
     for _ in range(3):
         args += ["--models", f"scripted:{script}"]
@@ -392,23 +401,27 @@ def test_status_shows_a_session_running_in_another_process(
         [sys.executable, "-c", "from moot.cli import main; main()", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, "MOOT_HOME": str(isolated)},
+        env={**os.environ, "MOOT_HOME": str(isolated), "MOOT_TEST_RELEASE": str(release)},
         text=True,
     )
+    state: dict[str, Any] = {}
+
+    def thinking() -> bool:
+        states = list(isolated.glob("sessions/*/state.json"))
+        try:
+            state.update(json.loads(states[0].read_text()) if states else {})
+        except ValueError:
+            return False
+        agents: dict[str, dict[str, Any]] = state.get("agents") or {}
+        return any(a["status"] == "thinking" for a in agents.values())
+
     try:
-        deadline = time.monotonic() + 30
-        state: dict[str, object] = {}
-        while time.monotonic() < deadline:
-            states = list(isolated.glob("sessions/*/state.json"))
-            if states:
-                try:
-                    state = json.loads(states[0].read_text())
-                except ValueError:
-                    state = {}
-                agents = state.get("agents") or {}
-                if any(a["status"] == "thinking" for a in agents.values()):  # type: ignore[union-attr]
-                    break
-            time.sleep(0.05)
+        wait_until(
+            thinking,
+            "an agent thinking in state.json",
+            alive=lambda: child.poll() is None,
+            detail=lambda: state,
+        )
         code, out, _ = moot(capsys, "status")
         assert code == 0, out
         assert "running" in out and "round 0 of 1, solve" in out
@@ -417,6 +430,7 @@ def test_status_shows_a_session_running_in_another_process(
         code, out, _ = moot(capsys, "status", "--reveal")
         assert "scripted:" in out
     finally:
+        release.touch()
         _, stderr = child.communicate(timeout=60)
     # three different plans: the judge's CONSENSUS is evidence, not borne out by the answers
     assert child.returncode == 2, stderr

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from moot.engine.store import find_session
 from moot.lifecycle.code import apply_session, clean, strays
 from tests.code import test_code_tasks as base
 from tests.scripts import no_sleep
+from tests.waiting import asks, wait_for_journal, wait_until
 
 NEWS = (
     "diff --git a/NEWS.md b/NEWS.md\nnew file mode 100644\n--- /dev/null\n+++ b/NEWS.md\n"
@@ -249,13 +249,21 @@ def test_sigkill_while_a_cli_agent_edits_a_candidate_then_resume_asks_nobody_twi
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    deadline = time.time() + 60
-    while not hold.exists() and time.time() < deadline and process.poll() is None:
-        time.sleep(0.1)
-    assert hold.exists(), "the editor never started"
+
+    def alive() -> bool:
+        return process.poll() is None
+
+    wait_until(hold.exists, "the editor to start", alive=alive)
+    folder = find_session(None)
+
+    def scripted_all_journaled(events: list[dict[str, Any]]) -> bool:
+        logged = {e["step"] for e in base.log(tmp_path) if e["agent"] != "editor"}
+        return logged <= {e["step"] for e in asks(events)}
+
+    # the scripted agents' calls made so far are in the journal: only the editor is in flight
+    wait_for_journal(folder.path, scripted_all_journaled, "the scripted answers", alive=alive)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(30)
-    folder = find_session(None)
     cwd = next(e["cwd"] for e in base.log(tmp_path) if e["agent"] == "editor")
     assert Path(cwd) == folder.path / "worktrees" / "a"  # it edits the candidate's worktree
     asked = [(e["agent"], e["step"]) for e in base.log(tmp_path) if e["agent"] != "editor"]
