@@ -19,6 +19,7 @@ from moot import lazy
 from moot.errors import ConfigError
 
 __all__ = [
+    "CUT_MARK",
     "ChangeOfMind",
     "ClaimAt",
     "Completion",
@@ -127,6 +128,13 @@ class ModelFailure(_Frozen):
     @property
     def transient(self) -> bool:
         return self.kind.transient
+
+
+# Ends a reply the engine cut to `engine.max_reply_bytes`, so readers and other agents see it was
+# cut (and parsers do not repair it: moot.deliberation.parsing). No digits: a protocol that reads
+# the last number of an answer (vote) must not read the sizes; those are in the completion's
+# `truncated_from` and in the run's warning.
+CUT_MARK = "\n\n[... the rest of this reply was cut by moot: it passed engine.max_reply_bytes ...]"
 
 
 class Completion(_Frozen):

@@ -128,3 +128,50 @@ def test_json_answers_of_schema_enforcing_models_parse_like_tagged_ones() -> Non
     assert (verdict.decision, verdict.score, verdict.base_solution) == ("CONSENSUS", 9, "Agent B")
     with pytest.raises(FormatError, match="convergence_score"):
         parse_verdict_any('{"decision": "CONTINUE", "convergence_score": 11, "base_solution": ""}')
+
+
+def _no_repair(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every call of json_repair's repair, so a test can say it was never called."""
+    import json_repair
+
+    calls: list[str] = []
+
+    def spy(text: str, *args: object, **kwargs: object) -> object:
+        calls.append(text)
+        return {"repaired": True}
+
+    monkeypatch.setattr(json_repair, "repair_json", spy)
+    return calls
+
+
+def test_a_reply_cut_at_the_size_cap_is_never_repaired(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30: a 4 MB JSON reply cut at `engine.max_reply_bytes` is invalid JSON; repairing
+    it cost about 65 s of CPU each time the session was read. It is rejected, unrepaired."""
+    from moot.types import CUT_MARK
+
+    calls = _no_repair(monkeypatch)
+    text = '{"solution": "' + "x" * 4_000_000 + CUT_MARK
+    with pytest.raises(FormatError, match="cut at the size cap: not repaired"):
+        extract_json(text)
+    with pytest.raises(FormatError, match="cut at the size cap"):
+        extract_json("{'a': 1" + CUT_MARK)
+    assert calls == []
+
+
+def test_a_long_malformed_reply_is_not_repaired(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repair's cost grows faster than the text: past REPAIR_CAP it is not tried at all."""
+    from moot.deliberation.parsing import REPAIR_CAP
+
+    calls = _no_repair(monkeypatch)
+    with pytest.raises(FormatError, match="too long to repair"):
+        extract_json("prose {'a': '" + "y" * 100_000)
+    # the bound counts the JSON candidate only: prose before it does not count
+    assert extract_json("p" * 100_000 + "{'a': 1") == {"repaired": True}
+    with pytest.raises(FormatError, match="too long to repair"):
+        extract_json("{'a': '" + "y" * REPAIR_CAP)
+    assert calls == ["{'a': 1"]
+
+
+def test_a_small_malformed_reply_is_still_repaired() -> None:
+    assert extract_json("Here: {'a': 1, 'b': [1, 2,]") == {"a": 1, "b": [1, 2]}
+    assert extract_json('{"vote": "yes", "confidence": 0.9') == {"vote": "yes", "confidence": 0.9}

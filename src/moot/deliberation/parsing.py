@@ -15,11 +15,13 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import FormatError
+from moot.types import CUT_MARK
 
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
     "CONFIDENCE_FIELD",
+    "REPAIR_CAP",
     "TEXT_FIELD",
     "JudgeVerdict",
     "extract_json",
@@ -174,8 +176,17 @@ def _balanced_object(text: str) -> str | None:
     return None
 
 
+# The longest JSON candidate (from its first "{" on) that is repaired when malformed, in
+# characters. A structured reply the protocols parse (a vote, scores, a verdict) is a few KB;
+# json_repair's cost grows faster than the text (a 4 MB reply took about 65 s of CPU, on the
+# event loop, each time the session was read: issue 30), so a longer one is a format error.
+REPAIR_CAP = 64_000
+
+
 def extract_json(text: str, *, repair: bool = True) -> dict[str, Any]:
-    """The first JSON object in `text` (fenced or not); optionally repaired when malformed."""
+    """The first JSON object in `text` (fenced or not); optionally repaired when malformed.
+    Repair is bounded: a reply the engine cut at its size cap (it ends with `CUT_MARK`) or a
+    candidate longer than `REPAIR_CAP` is not repaired but a `FormatError`."""
     candidate = _balanced_object(text)
     if candidate is not None:
         try:
@@ -186,9 +197,17 @@ def extract_json(text: str, *, repair: bool = True) -> dict[str, Any]:
             if isinstance(value, dict):
                 return value
     if repair and "{" in text:
+        if text.endswith(CUT_MARK):
+            raise FormatError("its JSON is malformed and it was cut at the size cap: not repaired")
+        start = text.find("{")
+        if len(text) - start > REPAIR_CAP:
+            raise FormatError(
+                f"its JSON is malformed and too long to repair ({len(text) - start} characters,"
+                f" over {REPAIR_CAP})"
+            )
         from json_repair import repair_json
 
-        repaired = repair_json(text[text.find("{") :], return_objects=True)
+        repaired = repair_json(text[start:], return_objects=True)
         if isinstance(repaired, dict) and repaired:
             return repaired
     raise FormatError("it holds no JSON object")

@@ -11,14 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from moot.models.keys import mask_known
-from moot.types import Completion
+from moot.types import CUT_MARK, Completion
 
 __all__ = ["CUT_MARK", "masked", "settle"]
 
-# Ends a reply cut to the cap, so readers and other agents see it was cut. No digits: a
-# protocol that reads the last number of an answer (vote) must not read the sizes; those are
-# in the completion's `truncated_from` and in the run's warning.
-CUT_MARK = "\n\n[... the rest of this reply was cut by moot: it passed engine.max_reply_bytes ...]"
+# CUT_MARK (defined in moot.types, where the parsers read it too) ends a reply cut to the cap.
 
 
 def settle(completion: Completion, limit: int) -> Completion:
