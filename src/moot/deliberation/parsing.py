@@ -149,9 +149,19 @@ def json_object(reply: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+# How many scans for a balanced object, each from a later "{", before giving up: a scan that finds
+# no close runs to the end of the text, so hostile text with many unclosed braces would cost
+# time quadratic in its length (issue 30: reading a session is linear in its size).
+BALANCE_SCANS = 8
+
+
 def _balanced_object(text: str) -> str | None:
+    """The first balanced `{...}` in `text`, strings and escapes respected; None when none of
+    the first BALANCE_SCANS opening braces closes."""
     start = text.find("{")
-    while start != -1:
+    scans = 0
+    while start != -1 and scans < BALANCE_SCANS:
+        scans += 1
         depth = 0
         in_string = False
         escaped = False
