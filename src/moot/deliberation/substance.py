@@ -412,9 +412,10 @@ def _directs_the_answer(text: str, asked: AbstractSet[str]) -> bool:
     if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
         return False
     asked = asked - _FILLER  # "the" of the task is no word of its subject
+    asked_stems = {w.rstrip("s") for w in asked}
     for sentence in sentences:
         m = _DIRECTIVE.match(sentence)
-        if m is None or m.group("noun").lower().rstrip("s") in {w.rstrip("s") for w in asked}:
+        if m is None or m.group("noun").lower().rstrip("s") in asked_stems:
             return False
         rest = m.group("rest")
         if _CONCRETE.search(rest) or any(w in asked for w in _WORD.findall(_fold(rest))):
