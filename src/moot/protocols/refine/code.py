@@ -1,11 +1,13 @@
 """The refine protocol on a code task: the seed's implementation tournament (`--preset impl`).
 
 Each candidate is a change in its own git worktree, from the session's baseline: `a` (the
-author's first diff), and per pass `b<n>` (author B's redo, guided by the critique of A) and
-`ab<n>` (the synthesizer's merge of A and B). The critic, author B, the synthesizer and the
-judges see a change as its diff plus its verification results, quoted as untrusted text.
+first diff: the user's --input, or the author's), and per pass `b<n>` (author B's redo, guided
+by the critique of A) and `ab<n>` (the synthesizer's merge of A and B). The critic, author B,
+the synthesizer and the judges see a change as its diff plus its verification results, quoted
+as untrusted text.
 
-    a = author's change in worktree a                 # verified
+    a = --input diff applied in worktree a,           # verified; a diff that does not apply,
+        or the author's change in worktree a          # or changes nothing, aborts the run
     for pass n in 1..max_passes:
         critique = critic(A's diff + verification)    # problems only
         B = author_b's redo in worktree b<n>          # from the baseline, with A and critique
@@ -32,6 +34,7 @@ from moot.protocols.codework import Work
 from moot.protocols.refine import passes
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.shown import anonymous, nonce
+from moot.text import one_line
 from moot.types import Outcome, Step
 
 __all__ = ["run_code"]
@@ -97,17 +100,43 @@ async def _candidate(
 
 
 async def _initial(s: Session, st: _CodeState) -> None:
-    agents = sorted(a for a in s.aliases if a.startswith("agent_"))
     if st.opts.input is not None:
-        s.warn("refine: --input is not used on a code task; the first change is written")
-    author = agents[0]
-    first = await _candidate(s, st, author, "a", st.task, Step.at(0, "author", author))
-    if not first.ok:
-        raise ProtocolAborted(
-            f"the author ({author}) made no usable first change: {first.problem}; start again"
-        )
+        first, author = await _given(s, st, st.opts.input), None
+    else:
+        author = sorted(a for a in s.aliases if a.startswith("agent_"))[0]
+        first = await _candidate(s, st, author, "a", st.task, Step.at(0, "author", author))
+        if not first.ok:
+            raise ProtocolAborted(
+                f"the author ({author}) made no usable first change: {first.problem}; start again"
+            )
     st.work, st.writer = first, author
     st.incumbent = codework.solution_text(first)
+
+
+_USER = ""  # the alias of the user's change: no agent wrote it, so none is journaled or credited
+_FIX = "give a diff made against the repository's current state"
+
+
+async def _given(s: Session, st: _CodeState, diff: str) -> Work:
+    """The user's change (--input, a unified diff) as candidate A: applied in worktree a at the
+    baseline, then measured and verified like any candidate. One that does not apply, or
+    changes nothing, aborts the run: there is no A to refine."""
+    step = Step.at(0, "input", "a")
+    await s.add_worktree("a", step=Step.at(0, "worktree", "a"))
+    applied = await s.apply_diff(_USER, diff, step=f"{step}/apply", tree="a")
+    if not applied.applied:
+        raise ProtocolAborted(
+            f"the --input diff does not apply to the repository ({one_line(applied.error)}); "
+            + _FIX
+        )
+    change = await s.change(_USER, step=f"{step}/change", tree="a")
+    if change.empty:
+        raise ProtocolAborted(f"the --input diff changes nothing in the repository; {_FIX}")
+    checks = tuple(await s.verify(_USER, step=f"{step}/verify", tree="a"))
+    item = Work(_USER, True, change, checks, (), tree="a")
+    st.works["a"] = item
+    s.artifact("refine/a.patch", item.patch)
+    return item
 
 
 async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:

@@ -54,7 +54,9 @@ class RefineOptions(Section):
     )
     max_passes: int = Field(default=15, ge=1, le=50, description="passes at most")
     input: str | None = Field(
-        default=None, description="the text to refine (set by --input FILE); unset: one is written"
+        default=None,
+        description="the text to refine, or on a code task a unified diff against the "
+        "repository, applied as change A (set by --input FILE); unset: the first is written",
     )
     max_quote_chars: int = Field(default=20_000, ge=200, description="per quoted version")
     roles: RefineRoles = Field(default_factory=RefineRoles)

@@ -50,7 +50,7 @@ class State:
     task: str
     opts: RefineOptions
     incumbent: str = ""
-    writer: str | None = None  # who wrote the incumbent (None: the --input file)
+    writer: str | None = None  # who wrote the incumbent (None: the user, by --input)
     adopted: tuple[int, str] | None = None  # the pass and candidate that made it incumbent
     streak: int = 0
     rounds: list[dict[str, Any]] = field(default_factory=list)

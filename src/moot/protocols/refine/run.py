@@ -1,6 +1,6 @@
 """The refine protocol (seed 004, "Tournaments"): self-refinement by tournament.
 
-    A = input text, or the author's answer to the task
+    A = input text, or the author's answer to the task  # a code task: refine/code.py
     streak = 0
     for pass in 1..max_passes:
         critique = critic(A)                         # problems only, no fixes

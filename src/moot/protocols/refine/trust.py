@@ -21,7 +21,7 @@ _KIND = {"B": "revision", "AB": "synthesis"}
 
 def _origin(writer: str | None, adopted: tuple[int, str] | None) -> str:
     if writer is None:
-        return "the --input text, unchanged"
+        return "the user's --input, unchanged"  # a text, or a code task's diff
     if adopted is None:
         return f"{alias_label(writer)}'s first draft"
     number, name = adopted
