@@ -213,8 +213,10 @@ class CodeRow:
     @property
     def title(self) -> str:
         own = "_" in self.name and self.name.rsplit("_", 1)[0].isalpha()
-        if own or not self.agent:
+        if own:
             return alias_label(self.name)
+        if not self.agent:  # a candidate no agent wrote: the user's change (refine's --input)
+            return f"Worktree {self.name}"
         return f"Worktree {self.name} ({alias_label(self.agent)})"
 
     @property

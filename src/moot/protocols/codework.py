@@ -263,7 +263,7 @@ def rows(works: Sequence[Work]) -> dict[str, dict[str, object]]:
     """Each agent's status, diff stats and verify results, for `Outcome.details["code"]`."""
     return {
         w.where: {
-            "agent": w.alias,
+            "agent": w.alias or None,  # none: the user's change (refine's --input)
             "status": w.status,
             "problem": w.problem,
             "files": w.change.files if w.change else 0,
