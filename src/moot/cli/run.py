@@ -154,7 +154,7 @@ def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     "input_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="A text to start from, for protocols that refine one (refine).",
+    help="A text to start from, for protocols that refine one (refine; a diff on a code task).",
 )
 @click.option(
     "--dry-run",
