@@ -12,6 +12,7 @@
     ├── StorageError               a session folder cannot be written (read-only, full disk)
     └── Stopped                    the run stopped early but is resumable
         ├── LimitReached           a token, cost or time limit (exit code 3)
+        ├── Waiting                the run waits for the user: a plan to approve (exit code 3)
         └── Interrupted            Ctrl-C or SIGTERM (exit code 130)
 
 `FormatError` is internal and not a MootError: a parser raises it when a model's reply does not
@@ -38,6 +39,7 @@ __all__ = [
     "SessionNotFound",
     "Stopped",
     "StorageError",
+    "Waiting",
     "WorkspaceError",
 ]
 
@@ -106,6 +108,14 @@ class Stopped(MootError):
 
 class LimitReached(Stopped):
     """A configured limit was reached before a new model call."""
+
+    exit_code = 3
+
+
+class Waiting(Stopped):
+    """The run waits for the user (an approved plan to read and edit before it is executed, a
+    blocked task whose cause the user fixes); the message says what to do, then `moot resume`
+    (or the command it names) continues it."""
 
     exit_code = 3
 

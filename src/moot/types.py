@@ -242,7 +242,7 @@ class Event(BaseModel):
 _STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
 # Step prefixes and the stage each names: r2/revise/agent_a is round 2; j1/score/judge_a is a
 # court's first judge round. A protocol may use its own letters (m1/... for a match).
-STAGE_NAMES = {"r": "round", "j": "judges"}
+STAGE_NAMES = {"r": "round", "j": "judges", "p": "plan", "t": "task"}
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from moot.cli.common import (
 )
 from moot.cli.outcome import chooser, shown
 
-__all__ = ["resume", "run"]
+__all__ = ["projection_gate", "resume", "run"]
 
 DEMO_ROUNDS = 1  # rounds of a run with no --models and no config (the embedded model)
 
@@ -78,7 +78,7 @@ def _takes_rounds(protocol: str | None) -> bool:
     return Flag.ROUNDS in protocols.get(name).flags
 
 
-def _projection_gate(plan: Any, task: str, dry_run: bool) -> None:
+def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     """--dry-run prints the projection and exits 0; a projection above the session's max_cost
     asks for confirmation on a terminal and refuses otherwise (exit 1)."""
     limit = plan.config.limits.max_cost
@@ -274,7 +274,7 @@ def run(
         input_text=input_text(input_file),
         pick=pick,
     )
-    _projection_gate(plan, task, dry_run)
+    projection_gate(plan, task, dry_run)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:
         finished = start(
             task,

@@ -53,6 +53,7 @@ from moot.errors import (
     ProtocolAborted,
     ReplayIncomplete,
     StorageError,
+    Waiting,
 )
 from moot.types import Event, EventKind, FailureKind, Outcome
 from moot.version import __version__
@@ -119,11 +120,13 @@ def open_session(
     protocol: str,
     config: RunConfig,
     agents: list[Agent],
+    session_id: str | None = None,
 ) -> tuple[SessionFolder, Journal]:
     """Create a session folder, its session.json and its begin event; the folder is locked
     by the caller's `folder.acquire()` right after. A sessions folder that cannot be written
-    (read-only, full, a file in its path) raises a StorageError naming it, leaving no folder."""
-    folder = SessionFolder(root / new_session_id())
+    (read-only, full, a file in its path) raises a StorageError naming it, leaving no folder.
+    `session_id`: the id to use (a folder of that name must not exist yet)."""
+    folder = SessionFolder(root / (session_id or new_session_id()))
     try:
         folder.path.mkdir(parents=True)
     except OSError as exc:
@@ -408,6 +411,9 @@ async def running(
             f"{exc}; continue with: moot resume {folder.id} " + _raise_hint(str(exc)),
         )
         session.record(EventKind.STOPPED, reason="limit", message=message)
+    except Waiting as exc:
+        status, message = "paused", str(exc)
+        session.record(EventKind.STOPPED, reason="waiting", message=message)
     except (asyncio.CancelledError, Interrupted):
         status, message = "interrupted", f"interrupted; continue with: moot resume {folder.id}"
         session.record(EventKind.STOPPED, reason="interrupted", message=message)

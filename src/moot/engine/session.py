@@ -265,6 +265,17 @@ class Session:
             cost += completion.cost or 0.0
         return tokens, cost
 
+    def asked(self, prefix: str) -> int:
+        """Model calls this run of the protocol has reached under step `prefix`, recorded
+        answers included: like `spent`, the same at the same point of a live run, a resume and
+        a replay (a guardrail on calls per task decides on it)."""
+        count = 0
+        for step in self._used:
+            event = self._catch_up.get(step)
+            if step.startswith(prefix) and event is not None and event.kind == EventKind.ASK:
+                count += 1
+        return count
+
     # -- randomness -------------------------------------------------------------------------
     def rng(self, step: str) -> random.Random:
         """A generator derived from the session seed and the step: the same on every resume."""
@@ -432,6 +443,22 @@ class Session:
         """A CLI coding agent edits its worktree itself; other models answer with a diff."""
         return parse_spec(self.agent(alias).spec).provider == "cli"
 
+    async def effect(self, step: str, what: str, compute: Callable[[], Awaitable[Any]]) -> Any:
+        """Run an effect of the composition above the protocols once (the feature pipeline's
+        tournament sessions, its lessons file) and journal its JSON result; on resume and
+        replay return the journaled result and run nothing. `compute` must be safe to run again
+        after a crash before its result was journaled."""
+        return await self._code_effect(step, what, None, compute, needs_code=False)
+
+    @property
+    def run_began(self) -> float | None:
+        """When this run of the session began (its last `run_started` event): what tells a
+        step journaled by an earlier run from one of this run."""
+        for event in reversed(self.journal.events):
+            if event.kind == EventKind.RUN_STARTED:
+                return event.ts
+        return None
+
     async def _code_effect(
         self,
         step: str,
@@ -439,6 +466,8 @@ class Session:
         alias: str | None,
         compute: Callable[[], Awaitable[Any]],
         tree: str | None = None,
+        *,
+        needs_code: bool = True,
     ) -> Any:
         """Run a code effect once and journal its JSON result; on resume and replay return the
         journaled result and touch nothing."""
@@ -448,7 +477,7 @@ class Session:
             return recorded.data["result"]
         if self.mode == "replay":
             raise ReplayIncomplete(step, f"a code effect ({what})")
-        if self.code is None:
+        if needs_code and self.code is None:
             raise RuntimeError("a code effect in a session without a repository")
         result = await compute()
         where = {"tree": tree} if tree is not None and tree != alias else {}

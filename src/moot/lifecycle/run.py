@@ -78,14 +78,16 @@ async def start_async(
     chooser: Chooser | None = None,
     on_created: Callable[[Path], None] | None = None,
     on_outcome: OnOutcome | None = None,
+    session_id: str | None = None,
 ) -> RunResult:
     """Create a session for `task` and run it to its end, a limit, or an interruption, on the
     caller's event loop (many sessions in one loop: `moot batch`); the caller handles signals
     by cancelling the task (`engine.lifecycle.run_sync` does). `chooser` reads a human's choice
     (default: standard input); `on_created(folder)` runs once the session's folder exists and
     before its first step is asked; `on_outcome` is called with the outcome before the reports
-    are written."""
-    opened = _open_new(task, config, root)
+    are written. `session_id`: the new session's id instead of a fresh one (a composition's
+    sessions, named after their parent and step so a resume finds them)."""
+    opened = _open_new(task, config, root, session_id)
     lock = opened.folder.acquire()
     try:
         _prepare_workspace(opened, lock)
@@ -135,7 +137,9 @@ class _Opened:
     cache: ResponseCache | None
 
 
-def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> _Opened:
+def _open_new(
+    task: str, config: RunConfig | Plan | None, root: Path | None, session_id: str | None = None
+) -> _Opened:
     plan = config if isinstance(config, Plan) else resolve(config or RunConfig())
     if plan.config.code is not None:  # a bad repository fails before anything is created
         from moot.code.workspace import check_repo
@@ -165,6 +169,7 @@ def _open_new(task: str, config: RunConfig | Plan | None, root: Path | None) -> 
         protocol=record.name,
         config=plan.config,
         agents=agents,
+        session_id=session_id,
     )
     return _Opened(folder, journal, plan, plan.config, agents, cache)
 

@@ -1,0 +1,196 @@
+"""`moot plan` and `moot execute`: seed 004's feature pipeline (moot/pipeline/). Each starts a
+session of the `pipeline` protocol; `moot resume` continues either; `moot status` shows a plan's
+tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from moot.cli.common import (
+    config_option,
+    display_options,
+    exit_with,
+    fail,
+    limit_options,
+    limit_overrides,
+    quick_start,
+    run_face,
+    task_text,
+    tmux_for,
+    tmux_option,
+    with_tmux,
+)
+from moot.cli.outcome import chooser, shown
+
+__all__ = ["execute", "plan"]
+
+_PROTOCOL = "pipeline"
+
+
+def _run(task: str, plan: Any, dry_run: bool, display: str | None, quiet: bool, reveal: bool, json_logs: bool) -> None:
+    from moot.api import start
+    from moot.cli.run import projection_gate
+
+    projection_gate(plan, task, dry_run)
+    with with_tmux(run_face(quiet, json_logs, reveal), tmux_for(display)) as face:
+        finished = start(task, plan, subscribers=[face], chooser=chooser(face), on_outcome=shown(face, quiet))
+    exit_with(finished.exit_code)
+
+
+def _common(
+    models: tuple[str, ...], seed: int | None, limits: dict[str, Any], repo: str | None
+) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"protocol": _PROTOCOL}
+    if models:
+        overrides["agents"] = [{"model": spec} for spec in models]
+    if seed is not None:
+        overrides["seed"] = seed
+    for key, value in limits.items():
+        overrides[f"limits.{key}"] = value
+    if repo is not None:
+        overrides["code.repo"] = str(Path(repo).expanduser().resolve())
+    return overrides
+
+
+def _options(command: Any) -> Any:
+    for option in reversed(
+        [
+            click.option("--models", "models", multiple=True, metavar="SPEC", help="One agent per use; roles take them in turn (see [pipeline.roles])."),
+            config_option("TOML, JSON or YAML config file ([pipeline] section)."),
+            limit_options,
+            click.option("--seed", type=int, default=None, help="Seed for aliases and shuffles."),
+            click.option("--dry-run", is_flag=True, help="Print the projected calls and cost range, then exit."),
+            tmux_option,
+            display_options,
+            quick_start,
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@click.command()
+@click.argument("feature", required=False, default="")
+@click.option("--task-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Read the feature request from this file.")
+@click.option("--repo", default=".", show_default=True, metavar="PATH", help="The git repository to build the feature in.")
+@click.option("--context", multiple=True, metavar="GLOB", help="Files API models see whole (repeatable); none: a file listing.")
+@_options
+def plan(
+    feature: str,
+    task_file: Path | None,
+    repo: str,
+    context: tuple[str, ...],
+    models: tuple[str, ...],
+    config_path: Path | None,
+    max_cost: float | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    seed: int | None,
+    dry_run: bool,
+    display: str | None,
+    quiet: bool,
+    reveal: bool,
+    json_logs: bool,
+) -> None:
+    """Plan FEATURE: explore the repository, draft a phased plan, refine it in a tournament and
+    gate it with a critic. The approved plan is written as plan.json in the session folder (read
+    it, edit it), then `moot execute SESSION` runs it."""
+    from moot.lifecycle.plan import load_config
+
+    task = task_text(feature, task_file)
+    overrides = _common(models, seed, limit_overrides(max_cost, max_tokens, timeout), repo)
+    overrides["pipeline.phase"] = "plan"
+    if context:
+        overrides["code.context"] = list(context)
+    _run(task, load_config(config_path, overrides), dry_run, display, quiet, reveal, json_logs)
+
+
+def _plan_source(ref: str) -> tuple[str, str | None, str, dict[str, Any]]:
+    """(the plan's JSON, the plan as approved or None, the feature, the plan session's config)
+    from a plan file or a plan session."""
+    from moot.engine.store import find_session, read_json
+    from moot.pipeline.document import parse_plan
+
+    path = Path(ref).expanduser()
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+        folder = path.resolve().parent
+        meta = read_json(folder / "session.json") or {}
+    else:
+        found = find_session(ref)
+        folder, meta = found.path, found.meta or {}
+        path = folder / "plan.json"
+        if not path.is_file():
+            fail(
+                f"session {found.id} holds no approved plan ({path} is missing); plan one with "
+                'moot plan "FEATURE", or give a plan file'
+            )
+        text = path.read_text(encoding="utf-8")
+    approved = None
+    result = read_json(folder / "result.json") or {}
+    recorded = (result.get("details") or {}).get("pipeline") or {}
+    if meta.get("protocol") == _PROTOCOL and isinstance(recorded.get("plan"), dict):
+        approved = json.dumps(recorded["plan"], indent=2, ensure_ascii=False) + "\n"
+    try:
+        doc = parse_plan(text)
+    except Exception as exc:  # FormatError, ValueError: the user's file
+        fail(f"{path}: not a valid plan: {exc}; fix the file and run again")
+    feature = str(meta.get("task") or f"{doc.title}\n\n{doc.summary}")
+    return text, approved, feature, dict(meta.get("config") or {})
+
+
+@click.command()
+@click.argument("plan_ref", metavar="PLAN", required=False, default="last")
+@click.option("--task", "task_id", default=None, metavar="ID", help="Run this task (and the tasks it depends on) only.")
+@click.option("--no-impl-tournament", is_flag=True, help="Skip the implementation tournaments.")
+@click.option("--repo", default=None, metavar="PATH", help="The repository (default: the plan's).")
+@click.option("--branch", default=None, metavar="NAME", help="Commit the tasks on this branch (default: moot-plan/<session>).")
+@_options
+def execute(
+    plan_ref: str,
+    task_id: str | None,
+    no_impl_tournament: bool,
+    repo: str | None,
+    branch: str | None,
+    models: tuple[str, ...],
+    config_path: Path | None,
+    max_cost: float | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    seed: int | None,
+    dry_run: bool,
+    display: str | None,
+    quiet: bool,
+    reveal: bool,
+    json_logs: bool,
+) -> None:
+    """Execute PLAN (a plan session's id, default the latest, or a plan JSON file): each task
+    through developer, QA gates, review, tests and an implementation tournament, committed on a
+    branch of its own. Your branch and working tree are untouched."""
+    from moot.lifecycle.plan import load_config
+
+    text, approved, feature, recorded = _plan_source(plan_ref)
+    code = recorded.get("code") or {}
+    if repo is None:
+        repo = str(code.get("repo") or ".")
+    overrides = _common(models, seed, limit_overrides(max_cost, max_tokens, timeout), repo)
+    if not models and config_path is None and recorded.get("agents"):
+        overrides["agents"] = recorded["agents"]
+    if not config_path and isinstance(recorded.get(_PROTOCOL), dict):
+        for key in ("roles", "gates", "guardrails", "impl_tournament", "qa_retry_limit", "lessons"):
+            if key in recorded[_PROTOCOL]:
+                overrides[f"pipeline.{key}"] = recorded[_PROTOCOL][key]
+    overrides.update({"pipeline.phase": "execute", "pipeline.plan": text, "pipeline.plan_from": str(plan_ref)})
+    if approved is not None:
+        overrides["pipeline.approved"] = approved
+    if task_id is not None:
+        overrides["pipeline.task"] = task_id
+    if no_impl_tournament:
+        overrides["pipeline.impl_tournament.enabled"] = False
+    if branch is not None:
+        overrides["pipeline.branch"] = branch
+    _run(feature, load_config(config_path, overrides), dry_run, display, quiet, reveal, json_logs)

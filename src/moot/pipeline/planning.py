@@ -1,0 +1,226 @@
+"""The plan phase (seed 004, steps 1-5):
+
+    exploration = explorer(feature, the repository)      # a CLI agent reads a worktree of it;
+                                                          # an API model a listing + chosen files
+    guidance    = domain_expert(feature, exploration)
+    plan        = architect(feature, exploration, guidance, lessons)   # typed JSON, checked
+    for gate in 1..gate_revisions+1:
+        plan = plan tournament(plan)                     # a refine session: 3 judges, k=2, 15
+        verdict = critic(plan)                           # APPROVED / NEEDS_REVISION / REJECTED
+        APPROVED: stop; REJECTED: stop with the reasons
+        NEEDS_REVISION: plan = architect's revision(plan, reasons); again (bounded)
+
+The approved plan is written as `plan.json` (to read and edit; `moot execute` validates it and
+journals an edit as the user's change) and `plan.md`. The label is moot's: "chosen" only when
+the plan is valid by moot's checks and the critic approved it; a critic's APPROVED over a plan
+that moot cannot read never counts."""
+
+from __future__ import annotations
+
+import re
+
+from moot.deliberation.anonymize import quote
+from moot.engine.session import Session
+from moot.engine.structured import ask_parsed
+from moot.errors import FormatError, ProtocolAborted
+from moot.pipeline import lessons, prompts
+from moot.pipeline.document import PlanDoc, parse_plan, render_markdown
+from moot.pipeline.options import PipelineOptions
+from moot.pipeline.tournaments import play
+from moot.protocols.shown import anonymous, nonce
+from moot.types import Finding, Message, Outcome, Step
+
+__all__ = ["GATE_VERDICT", "gate_verdict", "plan_phase", "role"]
+
+GATE_VERDICT = re.compile(r"^\W*VERDICT\W*(APPROVED|NEEDS[_ ]REVISION|REJECTED)\W*$", re.M | re.I)
+
+
+def role(s: Session, name: str) -> str:
+    """The alias of the participant playing `name` (`developer_a`)."""
+    alias = f"{name}_a"
+    if alias not in s.aliases:
+        raise RuntimeError(f"no participant plays {name}")
+    return alias
+
+
+def gate_verdict(text: str) -> str | None:
+    """The critic's verdict: its LAST verdict line (a quoted plan cannot forge an earlier one
+    into counting), normalised; None when there is none."""
+    found = GATE_VERDICT.findall(text)
+    if not found:
+        return None
+    return found[-1].upper().replace(" ", "_")
+
+
+def _quoted(s: Session, label: str, text: str, step: str, limit: int) -> str:
+    return quote(label, anonymous(s, text, f"{step}/{label}"), nonce=nonce(s, f"{step}/{label}"), limit=limit)
+
+
+async def _say(s: Session, alias: str, prompt: str, step: str) -> str:
+    reply = await s.ask(alias, [Message(role="user", content=prompt)], step=step)
+    if not reply.ok or not reply.text.strip():
+        why = reply.failure.message if reply.failure else "an empty reply"
+        raise ProtocolAborted(f"{alias} gave nothing at {step} ({why}); start again")
+    return reply.text
+
+
+async def _explore(s: Session, task: str, opts: PipelineOptions) -> str:
+    alias = role(s, "explorer")
+    step = Step.at(0, "explore", alias, prefix="p")
+    if s.edits_in_place(alias):  # a CLI agent reads a worktree of the repository itself
+        await s.add_worktree("explore", step=Step.at(0, "worktree", "explore", prefix="p"))
+        context = "The repository is your current folder: read it; change nothing."
+        reply = await s.ask_in("explore", alias, [Message(role="user", content=prompts.EXPLORER.format(task=task, context=context))], step=step)
+        await s.prune_worktree("explore", step=Step.at(0, "prune", "explore", prefix="p"))
+        if not reply.ok or not reply.text.strip():
+            raise ProtocolAborted(f"the explorer gave nothing ({reply.failure.message if reply.failure else 'empty'})")
+        return reply.text
+    context = "The repository:\n" + await s.code_context()
+    return await _say(s, alias, prompts.EXPLORER.format(task=task, context=context), step)
+
+
+def _lessons_text(found: list[str]) -> str:
+    if not found:
+        return ""
+    return "\nLessons learnt in this repository before:\n" + "\n".join(f"- {x}" for x in found) + "\n"
+
+
+async def repo_lessons(s: Session, step: str, opts: PipelineOptions) -> list[str]:
+    """The repository's lessons as this session saw them (journaled)."""
+    code = s.meta.get("config", {}).get("code") or {}
+    repo = str(code.get("repo") or "")
+    if not opts.lessons or not repo:
+        return []
+
+    async def compute() -> list[str]:
+        return lessons.ranked(repo)
+
+    return [str(x) for x in await s.effect(step, "lessons", compute)]
+
+
+async def _draft(
+    s: Session, prompt: str, step: str, what: str
+) -> PlanDoc:
+    alias = role(s, "architect")
+    parsed = await ask_parsed(
+        s,
+        alias,
+        [Message(role="user", content=prompt)],
+        parse_plan,
+        step=step,
+        reminder="Answer with the plan's JSON object only.",
+    )
+    if parsed.value is None:
+        raise ProtocolAborted(f"the architect wrote no valid plan ({what}): {parsed.problem}")
+    return parsed.value
+
+
+def _shown_plan(s: Session, doc: PlanDoc, step: str, limit: int) -> str:
+    return "THE PLAN:\n" + _quoted(s, "Plan", doc.to_json(), step, limit)
+
+
+async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
+    limit = opts.max_quote_chars
+    known = await repo_lessons(s, "p0/lessons", opts)
+    exploration = await _explore(s, task, opts)
+    step = Step.at(0, "expert", role(s, "domain_expert"), prefix="p")
+    shown = _quoted(s, "Exploration", exploration, step, limit)
+    guidance = await _say(s, role(s, "domain_expert"), prompts.EXPERT.format(task=task, exploration=shown), step)
+    step = Step.at(0, "draft", role(s, "architect"), prefix="p")
+    doc = await _draft(
+        s,
+        prompts.ARCHITECT.format(
+            task=task,
+            exploration=_quoted(s, "Exploration", exploration, step, limit),
+            guidance=_quoted(s, "Guidance", guidance, step, limit),
+            lessons=_lessons_text(known),
+        ),
+        step,
+        "the draft",
+    )
+    s.artifact("plan/initial.json", doc.to_json())
+    history: list[dict[str, object]] = []
+    verdict: str | None = None
+    reasons = ""
+    for gate in range(1, opts.gate_revisions + 2):
+        entry: dict[str, object] = {"round": gate}
+        if opts.plan_tournament.enabled:
+            played = await play(
+                s,
+                Step.at(gate, "tournament", "refine", prefix="p"),
+                f"plan{gate}",
+                task=f"A phased implementation plan, as JSON, for this feature:\n{task}",
+                input_text=doc.to_json(),
+                settings=opts.plan_tournament,
+                opts=opts,
+            )
+            entry["tournament"] = {"session": played.session, "status": played.status, "passes": played.passes, "reason": played.reason}
+            try:
+                doc = parse_plan(played.final) if played.ended else doc
+            except FormatError as exc:  # the refined text is no plan moot can run: keep ours
+                entry["kept"] = f"the tournament's final text is not a valid plan ({exc}); the plan before it stays"
+                s.note(f"p{gate}/kept", reason=str(entry["kept"]))
+        critic = role(s, "critic")
+        step = Step.at(gate, "gate", critic, prefix="p")
+        reply = await s.ask(critic, [Message(role="user", content=prompts.GATE.format(task=task, plan=_shown_plan(s, doc, step, limit)))], step=step)
+        verdict = gate_verdict(reply.text) if reply.ok else None
+        reasons = GATE_VERDICT.sub("", reply.text).strip() if reply.ok else ""
+        entry.update(verdict=verdict or "none", reasons=reasons[:4000])
+        history.append(entry)
+        s.artifact(f"plan/gate_{gate:02d}.md", f"verdict: {verdict}\n\n{reasons}\n")
+        if verdict in ("APPROVED", "REJECTED"):
+            break
+        if gate == opts.gate_revisions + 1:
+            break
+        step = Step.at(gate, "revise", role(s, "architect"), prefix="p")
+        why = reasons or "the critic gave no verdict"
+        doc = await _draft(
+            s,
+            prompts.REVISE_PLAN.format(
+                task=task,
+                plan=_shown_plan(s, doc, step, limit),
+                reasons="THE CRITIC'S PROBLEMS:\n" + _quoted(s, "Critique", why, step, limit),
+            ),
+            step,
+            f"revision {gate}",
+        )
+    return _outcome(s, doc, verdict, reasons, history)
+
+
+def _outcome(
+    s: Session, doc: PlanDoc, verdict: str | None, reasons: str, history: list[dict[str, object]]
+) -> Outcome:
+    plan_json, plan_md = doc.to_json(), render_markdown(doc)
+    details: dict[str, object] = {"pipeline": {"phase": "plan", "gates": history, "plan": doc.model_dump(mode="json")}}
+    approved = verdict == "APPROVED"
+    if approved:
+        path = s.artifact("plan.json", plan_json)
+        s.artifact("plan.md", plan_md)
+        how = (
+            f"the critic approved the plan ({len(doc.tasks)} tasks); read or edit "
+            f"{s.folder.path / path}, then run: moot execute {s.folder.id}"
+        )
+        reason = "the plan is valid by moot's checks and the critic approved it"
+    else:
+        s.artifact("plan.rejected.json" if verdict == "REJECTED" else "plan.unapproved.json", plan_json)
+        said = "rejected the plan" if verdict == "REJECTED" else "did not approve the plan"
+        how = f"the critic {said} after {len(history)} gate round(s): {reasons[:600] or 'no reasons given'}"
+        reason = how
+    finding = Finding(label="chosen" if approved else "no_consensus", reason=reason, started=1, valid=1 if approved else 0)
+    rounds = sum(1 for h in history if "tournament" in h)
+    trust = (
+        f"The plan went through {len(history)} gate round(s) and {rounds} plan tournament(s); "
+        "the critic's verdict is a model's opinion, and moot checked only the plan's form "
+        "(ids, dependencies, no cycle), not that it is right."
+    )
+    return Outcome(
+        protocol="pipeline",
+        status="consensus" if approved else "no_consensus",
+        consensus=approved,
+        how=how,
+        final_answer=plan_md,
+        rounds=len(history),
+        details=details,
+        trust=trust,
+        finding=finding,
+    )

@@ -1,0 +1,166 @@
+"""The pipeline's two tournaments (seed 004): each is a `refine` session of its own, a child of
+the pipeline's session, in `<session>/tournaments/<session>-<label>/`.
+
+The plan tournament refines the plan's JSON as a text (plan defaults: 3 judges, k = 2, up to 15
+passes). The implementation tournament runs on a code task whose repository is a worktree of
+the pipeline holding the task's starting state, with the developer's change as version A (impl
+defaults: 1 judge, k = 1, 3 passes).
+
+A child is one journaled effect of the pipeline's session (`Session.effect`): its id is derived
+from the parent's and the step, so a pipeline killed while a child runs finds the child again on
+resume and resumes it (its recorded steps cost nothing); once the child has ended, the parent's
+journal holds what the pipeline needs from it (final text or patch, label, cost), and neither
+resume nor replay runs it again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.config import CodeSettings, RunConfig
+from moot.engine.session import Session
+from moot.errors import Interrupted, LimitReached
+from moot.pipeline.options import PipelineOptions, TournamentSettings
+
+__all__ = ["Played", "play"]
+
+_PROTOCOL = "refine"  # the seed's tournaments, composed from the floor above the protocols
+
+
+@dataclass(frozen=True)
+class Played:
+    """What the pipeline keeps of a child tournament."""
+
+    session: str  # the child's id
+    status: str  # consensus (converged), no_consensus, failed
+    final: str  # the final text, or the winning change's patch
+    reason: str  # the child's label reason or failure message
+    passes: int
+    cost: float
+    calls: int
+    details: dict[str, Any]
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ("consensus", "no_consensus")
+
+
+def _child_config(
+    parent: RunConfig,
+    opts: PipelineOptions,
+    settings: TournamentSettings,
+    *,
+    input_text: str,
+    seed: int,
+    code: CodeSettings | None,
+    max_cost: float | None,
+) -> RunConfig:
+    roles = {
+        "critic": opts.roles.critic,
+        "author_b": opts.roles.reviser,
+        "synthesizer": opts.roles.synthesizer,
+        "judge": opts.roles.judge,
+    }
+    section = {
+        "judges": settings.judges,
+        "convergence_k": settings.convergence_k,
+        "max_passes": settings.max_passes,
+        "input": input_text,
+        "max_quote_chars": opts.max_quote_chars,
+        "roles": {k: v.model_dump(mode="json") for k, v in roles.items() if v is not None},
+    }
+    limits = parent.limits.model_copy(update={"max_cost": max_cost})
+    return RunConfig.model_validate(
+        {
+            "protocol": _PROTOCOL,
+            "agents": [a.model_dump(mode="json") for a in parent.agents],
+            "limits": limits.model_dump(mode="json"),
+            "engine": parent.engine.model_dump(mode="json"),
+            "prices": parent.prices,
+            "seed": seed,
+            "code": code.model_dump(mode="json") if code is not None else None,
+            _PROTOCOL: section,
+        }
+    )
+
+
+async def play(
+    s: Session,
+    step: str,
+    label: str,
+    *,
+    task: str,
+    input_text: str,
+    settings: TournamentSettings,
+    opts: PipelineOptions,
+    code: CodeSettings | None = None,
+    max_cost: float | None = None,
+) -> Played:
+    """Run (or find again and finish) the child tournament `label` and journal what it gave."""
+    parent = RunConfig.model_validate(s.meta.get("config") or {})
+    seed = s.rng(step).randrange(2**31)
+    child_id = f"{s.folder.id}-{label}"
+    root = s.folder.path / "tournaments"
+
+    async def compute() -> dict[str, Any]:
+        from moot.lifecycle.run import resume_async, start_async
+
+        if (root / child_id / "events.jsonl").exists():
+            ran = await resume_async(child_id, root=root)
+        else:
+            config = _child_config(
+                parent,
+                opts,
+                settings,
+                input_text=input_text,
+                seed=seed,
+                code=code,
+                max_cost=max_cost,
+            )
+            ran = await start_async(task, config, root=root, session_id=child_id)
+        result = ran.result
+        if result.status == "paused":
+            raise LimitReached(f"the tournament {child_id} stopped: {ran.message or 'a limit'}")
+        if result.status == "interrupted":
+            raise Interrupted(f"the tournament {child_id} was interrupted")
+        return {
+            "session": child_id,
+            "status": result.status,
+            "final": result.final_answer,
+            "reason": result.finding.reason if result.finding is not None else ran.message or "",
+            "passes": result.rounds,
+            "cost": result.cost or 0.0,
+            "calls": ran.model_calls,
+            "details": _kept(result.details),
+        }
+
+    data = await s.effect(step, "tournament", compute)
+    return Played(
+        session=str(data["session"]),
+        status=str(data["status"]),
+        final=str(data["final"]),
+        reason=str(data["reason"]),
+        passes=int(data["passes"]),
+        cost=float(data["cost"]),
+        calls=int(data["calls"]),
+        details=dict(data["details"]),
+    )
+
+
+def _kept(details: dict[str, Any]) -> dict[str, Any]:
+    """The part of the child's details the pipeline decides on: the winning worktree and each
+    candidate's verification (not its patch again)."""
+    code = details.get("code") or {}
+    return {
+        "winner": details.get("winner"),
+        "checks": {
+            name: [bool(c.get("exit_code") == 0 and not c.get("timed_out")) for c in row["checks"]]
+            for name, row in code.items()
+            if isinstance(row, dict)
+        },
+    }
+
+
+def child_folder(s: Session, label: str) -> Path:
+    return s.folder.path / "tournaments" / f"{s.folder.id}-{label}"

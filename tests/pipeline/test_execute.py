@@ -1,0 +1,137 @@
+"""The feature pipeline's execute phase end to end, on a real git repository with scripted
+roles: tasks through gates, review, tests and commits on a branch of their own; a blocked task
+and its dependant, then `moot resume` completing the plan."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot import api
+from moot.config import RunConfig
+from tests.code import test_code_tasks as base
+from tests.pipeline import scripts
+from tests.scripts import no_sleep
+
+
+@pytest.fixture(autouse=True)
+def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base.git_env.__wrapped__(tmp_path, monkeypatch)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    base.sh(root, "init", "-q", "-b", "main")
+    (root / "calc.py").write_text(scripts.CALC)
+    (root / "tests" / "test_calc.py").write_text(scripts.CALC_TEST)
+    (root / ".gitignore").write_text("__pycache__/\n")
+    base.sh(root, "add", "-A")
+    base.sh(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def config(tmp_path: Path, repo: Path, script: str, **pipeline: Any) -> RunConfig:
+    roles = scripts.write_script(tmp_path)
+    section = {
+        "phase": "execute",
+        "plan": scripts.plan_json(),
+        "gates": scripts.gates(),
+        "impl_tournament": {"enabled": False},
+        "lessons": False,
+        **pipeline,
+    }
+    return RunConfig.model_validate(
+        {
+            "protocol": "pipeline",
+            "agents": [{"model": f"scripted:{roles}#{script}"}],
+            "seed": 5,
+            "code": {"repo": str(repo)},
+            "pipeline": section,
+        }
+    )
+
+
+def asked(tmp_path: Path) -> list[str]:
+    log = tmp_path / "agents.log"
+    return [json.loads(line)["step"] for line in log.read_text().splitlines()]
+
+
+def commits(repo: Path, branch: str) -> list[str]:
+    return base.sh(repo, "log", "--format=%s", f"main..{branch}").splitlines()[::-1]
+
+
+def tests_pass_on(repo: Path, branch: str, tmp_path: Path) -> bool:
+    checkout = tmp_path / "checkout"
+    base.sh(repo, "worktree", "add", "-q", "--detach", str(checkout), branch)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=checkout,
+        capture_output=True,
+    )
+    return done.returncode == 0
+
+
+def test_two_tasks_through_a_failed_gate_and_a_review_end_as_two_passing_commits(
+    tmp_path: Path, repo: Path
+) -> None:
+    before = base.state(repo)
+    head = base.sh(repo, "rev-parse", "HEAD")
+    run = api.start("Add subtract and multiply", config(tmp_path, repo, "happy"), sleep=no_sleep)
+    assert run.exit_code == 0, run.message
+    tasks = run.result.details["pipeline"]["tasks"]
+    assert [(t["id"], t["state"]) for t in tasks] == [("T1", "complete"), ("T2", "complete")]
+    path = [(p["from"], p["to"]) for p in tasks[0]["path"]]
+    # the syntax gate sent T1 back once, the reviewer once
+    assert ("coded", "in_progress") in path and ("auto_gated", "in_progress") in path
+    assert path[-2:] == [("tested", "tournamented"), ("tournamented", "complete")]
+    branch = run.result.details["pipeline"]["branch"]
+    assert commits(repo, branch) == ["T1: Add subtract(a, b)", "T2: Add multiply(a, b)"]
+    assert tests_pass_on(repo, branch, tmp_path)
+    shown = base.sh(repo, "show", f"{branch}:sub.py")
+    assert '"""a minus b"""' in shown  # the reviewer's change made it
+    # the user's branch, HEAD and working tree are untouched
+    assert base.state(repo) == before and base.sh(repo, "rev-parse", "HEAD") == head
+    assert base.sh(repo, "branch", "--show-current").strip() == "main"
+    # the developer's retry saw the gate's output; each step was asked once
+    steps = asked(tmp_path)
+    assert len(steps) == len(set(steps))
+    log = [json.loads(x) for x in (tmp_path / "agents.log").read_text().splitlines()]
+    retry = next(e for e in log if e["step"] == "t1/develop/developer_a/2")
+    assert "the syntax gate failed" in retry["prompt"] and "sub.py" in retry["prompt"]
+    review = next(e for e in log if e["step"] == "t1/develop/developer_a/3")
+    assert "no docstring" in review["prompt"]
+    evidence = run.folder / "evidence"
+    for name in ("T1-developer.json", "T1-gates.json", "T1-review.json", "T1-test.json", "T1.patch"):
+        assert (evidence / name).is_file(), name
+    gates = json.loads((evidence / "T1-gates.json").read_text())
+    assert gates[0]["results"][0]["gate"] == "syntax" and not gates[0]["results"][0]["passed"]
+
+
+def test_a_blocked_task_blocks_its_dependant_and_resume_completes_the_plan(
+    tmp_path: Path, repo: Path
+) -> None:
+    cfg = config(tmp_path, repo, "stuck", qa_retry_limit=1)
+    run = api.start("Add subtract and multiply", cfg, sleep=no_sleep)
+    assert run.exit_code == 3, run.message  # paused: waiting for the user
+    assert run.message is not None and "T1" in run.message and "moot resume" in run.message
+    first = asked(tmp_path)
+    assert "t1/sound/sounding_board_a/1" in first
+    assert not any(s.startswith("t2/") for s in first)  # T2 depends on T1: never started
+    (tmp_path / "agents.log.fixed").write_text("")  # the user fixes the cause
+    again = api.resume(run.session_id, sleep=no_sleep)
+    assert again.exit_code == 0, again.message
+    tasks = again.result.details["pipeline"]["tasks"]
+    assert [(t["id"], t["state"]) for t in tasks] == [("T1", "complete"), ("T2", "complete")]
+    steps = asked(tmp_path)
+    assert steps[: len(first)] == first and len(steps) == len(set(steps))  # nothing re-asked
+    assert "t1/develop/developer_a/3" in steps  # a new attempt, after the two of the first run
+    branch = again.result.details["pipeline"]["branch"]
+    assert commits(repo, branch) == ["T1: Add subtract(a, b)", "T2: Add multiply(a, b)"]
+    assert tests_pass_on(repo, branch, tmp_path)
