@@ -41,13 +41,19 @@ Design:
   state when it changed since), and touches the user's files only once that is clean. It
   never commits unless given a message; then it commits through a scratch index built from
   HEAD plus the change alone, so the user's uncommitted work never lands in moot's commit.
+- A worktree may start from another's current work (`create_worktrees(start_from=...)`: a
+  snapshot commit on top of its HEAD, recorded in the manifest as its base), and its change is
+  then measured against that base. `commit_worktree` commits a worktree's work on its own
+  branch; `publish_branch` points a branch outside `moot/` at it, only ever fast-forwarding,
+  so it outlives `moot clean`.
 
-Apart from what `apply_to_user_tree` does on request, the user's files, index, stash and
-branches are never modified.
+Apart from what `apply_to_user_tree` and `publish_branch` do on request, the user's files,
+index, stash and branches are never modified.
 """
 
 from moot.code import _worktrees
 from moot.code._apply import Applied, apply_to_user_tree
+from moot.code._branches import commit_worktree, publish_branch
 from moot.code._context import ContextFile, RepoContext, repo_context
 from moot.code._diff import (
     MAX_PATCH_BYTES,
@@ -74,8 +80,10 @@ __all__ = [
     "RepoContext",
     "apply_patch",
     "apply_to_user_tree",
+    "commit_worktree",
     "load_baseline",
     "open_repo",
+    "publish_branch",
     "repo_context",
     "resolve_in_repo",
     "save_patch",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from moot.code._git import git
 from moot.code._hunks import recount
-from moot.code._snapshot import snapshot_tree
+from moot.code._snapshot import worktree_tree
 from moot.code._worktrees import Worktree
 from moot.files import atomic_write
 from moot.text import plural
@@ -105,14 +105,12 @@ def diff_trees(cwd: Path, old: str, new: str) -> Change:
 
 def worktree_change(worktree: Worktree) -> Change:
     """What the agent changed in its worktree: every file added, edited or deleted (ignored
-    files excepted) against the baseline commit.
+    files excepted) against the commit it started at (the baseline, or its base), commits
+    made in it included.
 
     Safe while an agent is still working: the worktree's own index is only copied, never
     written, so an agent's concurrent `git add` cannot meet our lock."""
-    path = worktree.path
-    index = git(["rev-parse", "--path-format=absolute", "--git-path", "index"], cwd=path).text
-    tree, _ = snapshot_tree(path, Path(index))
-    return diff_trees(path, worktree.baseline, tree)
+    return diff_trees(worktree.path, worktree.baseline, worktree_tree(worktree.path))
 
 
 def save_patch(worktree: Worktree, destination: Path) -> Change:

@@ -35,12 +35,15 @@ EntryState = Literal["creating", "ready"]
 
 @dataclass(frozen=True)
 class Entry:
-    """One agent's worktree as recorded: `creating` until `git worktree add` has returned."""
+    """One agent's worktree as recorded: `creating` until `git worktree add` has returned.
+    `base`: the commit it started at and its change is measured against, when that is not the
+    session's baseline (a worktree started from another's work, `create_worktrees`)."""
 
     alias: str
     path: str
     branch: str
     state: EntryState
+    base: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,11 @@ def _parse(path: Path, raw: Any) -> Manifest:
             raise ValueError(f"format {raw.get('format')!r}")
         entries = {
             alias: Entry(
-                alias=alias, path=str(e["path"]), branch=str(e["branch"]), state=e["state"]
+                alias=alias,
+                path=str(e["path"]),
+                branch=str(e["branch"]),
+                state=e["state"],
+                base=e.get("base"),  # absent from manifests written before bases existed
             )
             for alias, e in raw.get("worktrees", {}).items()
         }

@@ -19,7 +19,9 @@ __all__ = [
     "load_baseline",
     "moot_folders",
     "snapshot_tree",
+    "state_commit",
     "take_baseline",
+    "worktree_tree",
 ]
 
 
@@ -94,6 +96,31 @@ def snapshot_tree(
         if record.startswith(b"160000 "):
             gitlinks.append(record.split(b"\t", 1)[1].decode("utf-8", "replace"))
     return tree, gitlinks
+
+
+def worktree_tree(work_tree: Path) -> str:
+    """The working state of one of moot's worktrees as a tree, its own index only copied (safe
+    while an agent works in it)."""
+    index = git(["rev-parse", "--path-format=absolute", "--git-path", "index"], cwd=work_tree).text
+    tree, _ = snapshot_tree(work_tree, Path(index))
+    return tree
+
+
+def state_commit(work_tree: Path) -> str:
+    """The working state of one of moot's worktrees as a commit: its HEAD when nothing is
+    staged, edited or untracked, else a snapshot commit whose parent is HEAD (as a baseline is
+    made, and as unreachable until a ref names it)."""
+    head = git(["rev-parse", "--verify", "HEAD^{commit}"], cwd=work_tree).text
+    tree = worktree_tree(work_tree)
+    if tree == git(["rev-parse", head + "^{tree}"], cwd=work_tree).text:
+        return head
+    message = f"moot snapshot of {work_tree.name}\n\nHEAD {head} plus the uncommitted work.\n"
+    return git(
+        ["commit-tree", "--no-gpg-sign", tree, "-p", head],
+        cwd=work_tree,
+        input=message.encode(),
+        env=MOOT_IDENTITY,
+    ).text
 
 
 def _check_submodules(repo: Repo, gitlinks: list[str]) -> None:

@@ -17,7 +17,7 @@ from moot.code._manifest import (
     write_manifest,
 )
 from moot.code._repo import Repo, check_name
-from moot.code._snapshot import Baseline
+from moot.code._snapshot import Baseline, state_commit
 from moot.errors import WorkspaceError
 
 __all__ = [
@@ -43,9 +43,10 @@ _SELF_IGNORE_HOME = "# moot's sessions: not part of this repository\n*\n"
 
 @dataclass(frozen=True)
 class Worktree:
-    """An agent's worktree. `state`: `ready` (usable), `creating` (a crash interrupted its
-    creation; `create_worktrees` redoes it) or `missing` (recorded, but git or the disk no
-    longer has it)."""
+    """An agent's worktree. `baseline`: the commit it started at, which its change is measured
+    against (the session's baseline, or the base it was started from). `state`: `ready`
+    (usable), `creating` (a crash interrupted its creation; `create_worktrees` redoes it) or
+    `missing` (recorded, but git or the disk no longer has it)."""
 
     session: str
     alias: str
@@ -155,7 +156,12 @@ def _teardown(repo: Repo, path: Path, branch: str, known: list[_Listed]) -> None
 
 
 def create_worktrees(
-    repo: Repo, baseline: Baseline, root: Path, aliases: list[str]
+    repo: Repo,
+    baseline: Baseline,
+    root: Path,
+    aliases: list[str],
+    *,
+    start_from: Path | None = None,
 ) -> list[Worktree]:
     """A worktree per alias at `root/<alias>`, on branch `moot/<session>/<alias>`, checked out
     at the baseline commit. `root` holds this session's worktrees only (the session folder's
@@ -164,8 +170,13 @@ def create_worktrees(
     Files are the user's working files as git sees them: ignored files, empty folders and
     permission bits other than the executable one are not reproduced.
 
+    `start_from`: another worktree of the session whose current working state (its commits,
+    staged, unstaged and untracked files) new worktrees start at instead (`state_commit`),
+    recorded in the manifest as their base so a resume finds it again.
+
     Idempotent across a crash: a worktree already `ready` is kept as it is (with the agent's
-    work in it); one whose creation was interrupted is removed and made again."""
+    work in it); one whose creation was interrupted is removed and made again at the start it
+    recorded."""
     session = baseline.session
     for alias in aliases:
         check_name("alias", alias)
@@ -195,29 +206,32 @@ def create_worktrees(
         listed = next((w for w in known if w.path == path), None)
         if entry is not None and entry.state == "ready" and listed is not None:
             if listed.branch == f"refs/heads/{branch}" and not listed.locked:
-                made.append(Worktree(session, alias, path, branch, baseline.commit))
+                made.append(Worktree(session, alias, path, branch, entry.base or baseline.commit))
                 continue
-        if entry is not None:
+        if entry is not None:  # its start as recorded: a resume must not take a new snapshot
+            base = entry.base
             _teardown(repo, Path(entry.path), entry.branch, known)
         elif path.exists() or listed is not None:
             raise WorkspaceError(
                 f"{path} already exists and moot did not make it; move it away or choose"
                 " another worktree root"
             )
-        manifest = manifest.with_entry(Entry(alias, str(path), branch, "creating"))
+        else:
+            base = state_commit(start_from) if start_from is not None else None
+        manifest = manifest.with_entry(Entry(alias, str(path), branch, "creating", base))
         write_manifest(repo, manifest)
         try:
             git(
-                ["worktree", "add", "--quiet", "-b", branch, str(path), baseline.commit],
+                ["worktree", "add", "--quiet", "-b", branch, str(path), base or baseline.commit],
                 cwd=repo.root,
             )
         except WorkspaceError:
             _teardown(repo, path, branch, _git_worktrees(repo))
             write_manifest(repo, manifest.without(alias))
             raise
-        manifest = manifest.with_entry(Entry(alias, str(path), branch, "ready"))
+        manifest = manifest.with_entry(Entry(alias, str(path), branch, "ready", base))
         write_manifest(repo, manifest)
-        made.append(Worktree(session, alias, path, branch, baseline.commit))
+        made.append(Worktree(session, alias, path, branch, base or baseline.commit))
     return made
 
 
@@ -236,7 +250,8 @@ def list_worktrees(repo: Repo, session: str) -> list[Worktree]:
             state = "missing" if entry.state == "ready" else "creating"
         elif listed.locked:
             state = "creating"
-        found.append(Worktree(session, alias, path, entry.branch, manifest.baseline or "", state))
+        start = entry.base or manifest.baseline or ""
+        found.append(Worktree(session, alias, path, entry.branch, start, state))
     return found
 
 

@@ -20,11 +20,13 @@ from moot.code import (
     Worktree,
     apply_patch,
     clean_session,
+    commit_worktree,
     create_worktrees,
     hide_from_git,
     list_worktrees,
     load_baseline,
     open_repo,
+    publish_branch,
     remove_worktree,
     repo_context,
     save_patch,
@@ -152,13 +154,15 @@ class CodeWorkspace:
         home = sessions.parent
         hide_from_git(repo, home if home.name == ".moot" else sessions)
 
-    def add(self, name: str) -> None:
+    def add(self, name: str, base: str | None = None) -> None:
         """One more worktree at the baseline, for a protocol's own candidate (refine's `b` and
-        `ab`); already there (a resume), it is kept as it is."""
+        `ab`), or at worktree `base`'s current working state (its change is then measured
+        against that state); already there (a resume), it is kept as it is."""
         assert self._repo is not None and self._baseline is not None, "prepare first"
         if name in self.pruned():
             raise WorkspaceError(f"the worktree {name} was removed in this session; use a new name")
-        (tree,) = create_worktrees(self._repo, self._baseline, self.root, [name])
+        start = self._tree(base).path if base is not None else None
+        (tree,) = create_worktrees(self._repo, self._baseline, self.root, [name], start_from=start)
         self._trees[name] = tree
 
     def remove(self, name: str) -> None:
@@ -210,6 +214,21 @@ class CodeWorkspace:
             paths=change.paths,
         )
 
+    def commit(self, alias: str, message: str) -> str:
+        """Commit the worktree's work on its branch (`commit_worktree`); the commit's sha."""
+        return commit_worktree(self._tree(alias), message)
+
+    def publish(self, alias: str, branch: str) -> str:
+        """Point the user's branch `branch` at the worktree's HEAD (`publish_branch`)."""
+        assert self._repo is not None, "prepare first"
+        return publish_branch(self._repo, self._tree(alias), branch)
+
+    def tree_path(self, alias: str) -> str:
+        """The absolute path of one of the session's worktrees (a live run's)."""
+        if self._repo is None:
+            raise WorkspaceError("a worktree's path is known in a live run only (not in replay)")
+        return str(self._tree(alias).path)
+
     def apply(self, alias: str, diff: str) -> ApplyResult:
         result = apply_patch(self._tree(alias), diff)
         return ApplyResult(applied=result.applied, error=result.error)
@@ -234,23 +253,33 @@ class CodeWorkspace:
         tree is trusted while its source has the same size and the same mtime to the second,
         so a revision of the same length within a second of the last check was verified as the
         code it replaced. (And no __pycache__ lands in the agent's change.)"""
-        cwd = str(self._tree(alias).path)
-        keep = self.settings.output_tail_chars
-        runs = []
-        with tempfile.TemporaryDirectory(prefix="moot-pycache-") as pycache:
-            env = {**os.environ, "PYTHONPYCACHEPREFIX": pycache}
-            for command in self.settings.verify_commands:
-                runs.append(await self._verify_one(command, cwd, env, keep))
+        runs = await self._run(alias, self.settings.verify_commands, None)
         await asyncio.to_thread(self._save_verify, alias, runs)
         return runs
 
-    async def _verify_one(
-        self, command: str, cwd: str, env: dict[str, str], keep: int
+    async def run(self, alias: str, command: str, timeout: float | None = None) -> VerifyRun:
+        """One of the user's shell commands (from config, never model text) in the worktree,
+        as a verify command runs (default timeout: `verify_timeout`)."""
+        (run,) = await self._run(alias, [command], timeout)
+        return run
+
+    async def _run(self, alias: str, commands: list[str], timeout: float | None) -> list[VerifyRun]:
+        cwd = str(self._tree(alias).path)
+        runs = []
+        with tempfile.TemporaryDirectory(prefix="moot-pycache-") as pycache:
+            env = {**os.environ, "PYTHONPYCACHEPREFIX": pycache}
+            for command in commands:
+                runs.append(await self._run_one(command, cwd, env, timeout))
+        return runs
+
+    async def _run_one(
+        self, command: str, cwd: str, env: dict[str, str], timeout: float | None
     ) -> VerifyRun:
+        keep = self.settings.output_tail_chars
         done = await run_process(
             ["/bin/sh", "-c", command],
             stdin=None,
-            timeout=self.settings.verify_timeout,
+            timeout=timeout or self.settings.verify_timeout,
             cwd=cwd,
             env=env,
         )

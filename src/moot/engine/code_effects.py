@@ -1,8 +1,9 @@
 """A code task's effects, as the Session offers them to protocols (`change`, `apply_diff`,
-`verify`, `add_worktree`, `prune_worktree`, `code_context`, `ask_in`): each computed in the
-session's workspace (code/workspace.py) on a live run, journaled once by the session as a
-`code` event, and read back as its typed record (code/changes.py) on resume and replay, which
-touch nothing. Also where a CLI coding agent's call runs: its worktree, or a read-only sandbox.
+`verify`, `add_worktree`, `prune_worktree`, `commit`, `run_in`, `publish_branch`,
+`code_context`, `ask_in`): each computed in the session's workspace (code/workspace.py) on a
+live run, journaled once by the session as a `code` event, and read back as its typed record
+(code/changes.py) on resume and replay, which touch nothing. Also where a CLI coding agent's
+call runs: its worktree, or a read-only sandbox.
 
 Nothing here is imported by a question: the git plumbing and the records load when used.
 """
@@ -106,12 +107,40 @@ class CodeEffects:
 
         return [VerifyRun.model_validate(r) for r in found]
 
-    async def add_worktree(self, name: str, step: str) -> None:
+    async def add_worktree(self, name: str, step: str, base: str | None) -> None:
         async def compute() -> Any:
-            await asyncio.to_thread(self._workspace().add, name)
+            await asyncio.to_thread(self._workspace().add, name, base)
             return name
 
         await self._once(step, "worktree", None, compute, name)
+
+    async def commit(self, tree: str, message: str, step: str) -> str:
+        async def compute() -> Any:
+            return await asyncio.to_thread(self._workspace().commit, tree, message)
+
+        return str(await self._once(step, "commit", None, compute, tree))
+
+    async def run_in(self, tree: str, command: str, step: str, timeout: float | None) -> VerifyRun:
+        async def compute() -> Any:
+            self._signal("shell_started", step, command=command)
+            run = await self._workspace().run(tree, command, timeout)
+            return run.model_dump(mode="json")
+
+        found = await self._once(step, "run", None, compute, tree)
+        from moot.code.changes import VerifyRun
+
+        return VerifyRun.model_validate(found)
+
+    async def publish_branch(self, tree: str, branch: str, step: str) -> str:
+        async def compute() -> Any:
+            return await asyncio.to_thread(self._workspace().publish, tree, branch)
+
+        return str(await self._once(step, "publish", None, compute, tree))
+
+    def worktree_path(self, name: str) -> str:
+        if self._code is None:
+            raise RuntimeError("worktree_path in a session without a repository")
+        return self._code.tree_path(name)
 
     async def prune_worktree(self, name: str, step: str) -> None:
         async def compute() -> Any:

@@ -501,11 +501,30 @@ class Session:
         """The verify commands in the agent's worktree, or `tree`; [] when none are set."""
         return await self._effects.verify(alias, step, tree)
 
-    async def add_worktree(self, name: str, *, step: str) -> None:
+    async def add_worktree(self, name: str, *, step: str, base: str | None = None) -> None:
         """A new worktree `name` at the session's baseline, for a protocol's own candidates
-        (refine's `b` and `ab`), separate from the agents' worktrees. Journaled; on a resume
-        the workspace finds it again as the crash left it."""
-        await self._effects.add_worktree(name, step)
+        (refine's `b` and `ab`), separate from the agents' worktrees; or at worktree `base`'s
+        current work, its change then measured against that. Journaled; on a resume the
+        workspace finds it again as the crash left it."""
+        await self._effects.add_worktree(name, step, base)
+
+    async def commit(self, tree: str, message: str, *, step: str) -> str:
+        """Commit all of worktree `tree`'s work on its branch; the commit (HEAD if none)."""
+        return await self._effects.commit(tree, message, step)
+
+    async def run_in(
+        self, tree: str, command: str, *, step: str, timeout: float | None = None
+    ) -> VerifyRun:
+        """One of the user's commands in worktree `tree`, run as a verify command is."""
+        return await self._effects.run_in(tree, command, step, timeout)
+
+    async def publish_branch(self, tree: str, branch: str, *, step: str) -> str:
+        """Point the user's branch `branch` at `tree`'s HEAD (create or fast-forward only)."""
+        return await self._effects.publish_branch(tree, branch, step)
+
+    def worktree_path(self, name: str) -> str:
+        """The absolute path of worktree `name` (a live run only: not journaled)."""
+        return self._effects.worktree_path(name)
 
     async def prune_worktree(self, name: str, *, step: str) -> None:
         """Remove worktree `name` and its branch for good (a losing candidate, or an agent's
