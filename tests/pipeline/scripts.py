@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the scripted roles are a program in a string)
 """Scripted pipeline roles for tests/pipeline: one reply function per script, keyed on the step
 ids the engine passes in `meta` (`t1/develop/developer_a/2`), writing diffs a tiny repository
 takes. Each request is logged (AGENT_LOG) so tests can count what was asked."""
@@ -169,7 +170,7 @@ def write_script(folder: Path) -> Path:
 def gates() -> dict[str, Any]:
     python = sys.executable
     return {
-        "syntax": f"{python} -m compileall -q -x '(^|/)[.]' .",
+        "syntax": f"{python} -m compileall -q -x '(^|/)[.][^/]' .",
         "lint": "",
         "build": "",
         "tests": f"{python} -m pytest -q -p no:cacheprovider",

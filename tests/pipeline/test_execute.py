@@ -67,7 +67,7 @@ def commits(repo: Path, branch: str) -> list[str]:
     return base.sh(repo, "log", "--format=%s", f"main..{branch}").splitlines()[::-1]
 
 
-def tests_pass_on(repo: Path, branch: str, tmp_path: Path) -> bool:
+def _tests_pass_on(repo: Path, branch: str, tmp_path: Path) -> bool:
     checkout = tmp_path / "checkout"
     base.sh(repo, "worktree", "add", "-q", "--detach", str(checkout), branch)
     done = subprocess.run(
@@ -93,11 +93,15 @@ def test_two_tasks_through_a_failed_gate_and_a_review_end_as_two_passing_commits
     assert path[-2:] == [("tested", "tournamented"), ("tournamented", "complete")]
     branch = run.result.details["pipeline"]["branch"]
     assert commits(repo, branch) == ["T1: Add subtract(a, b)", "T2: Add multiply(a, b)"]
-    assert tests_pass_on(repo, branch, tmp_path)
+    assert _tests_pass_on(repo, branch, tmp_path)
     shown = base.sh(repo, "show", f"{branch}:sub.py")
     assert '"""a minus b"""' in shown  # the reviewer's change made it
-    # the user's branch, HEAD and working tree are untouched
-    assert base.state(repo) == before and base.sh(repo, "rev-parse", "HEAD") == head
+    # the user's branch, HEAD and working tree are untouched; one branch more
+    after = base.state(repo)
+    had = before.pop("branches")
+    added = [b for b in after.pop("branches") if b not in had]
+    assert after == before and base.sh(repo, "rev-parse", "HEAD") == head
+    assert [b.split()[0] for b in added] == [f"refs/heads/{branch}"]
     assert base.sh(repo, "branch", "--show-current").strip() == "main"
     # the developer's retry saw the gate's output; each step was asked once
     steps = asked(tmp_path)
@@ -108,7 +112,13 @@ def test_two_tasks_through_a_failed_gate_and_a_review_end_as_two_passing_commits
     review = next(e for e in log if e["step"] == "t1/develop/developer_a/3")
     assert "no docstring" in review["prompt"]
     evidence = run.folder / "evidence"
-    for name in ("T1-developer.json", "T1-gates.json", "T1-review.json", "T1-test.json", "T1.patch"):
+    for name in (
+        "T1-developer.json",
+        "T1-gates.json",
+        "T1-review.json",
+        "T1-test.json",
+        "T1.patch",
+    ):
         assert (evidence / name).is_file(), name
     gates = json.loads((evidence / "T1-gates.json").read_text())
     assert gates[0]["results"][0]["gate"] == "syntax" and not gates[0]["results"][0]["passed"]
@@ -134,4 +144,4 @@ def test_a_blocked_task_blocks_its_dependant_and_resume_completes_the_plan(
     assert "t1/develop/developer_a/3" in steps  # a new attempt, after the two of the first run
     branch = again.result.details["pipeline"]["branch"]
     assert commits(repo, branch) == ["T1: Add subtract(a, b)", "T2: Add multiply(a, b)"]
-    assert tests_pass_on(repo, branch, tmp_path)
+    assert _tests_pass_on(repo, branch, tmp_path)

@@ -6,8 +6,8 @@ Exit codes: 0 consensus, 1 error (bad arguments or config included), 2 no consen
 One module per command group, each imported only when one of its commands is asked for or
 listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
-cache.py, batch.py (batch, bench), pipeline.py (plan, execute); what they share is in common.py, what a run prints at its
-end in outcome.py.
+cache.py, batch.py (batch, bench), pipeline.py (plan, execute); what they share is in
+common.py, what a run prints at its end in outcome.py.
 """
 
 from __future__ import annotations

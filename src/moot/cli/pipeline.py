@@ -31,13 +31,23 @@ __all__ = ["execute", "plan"]
 _PROTOCOL = "pipeline"
 
 
-def _run(task: str, plan: Any, dry_run: bool, display: str | None, quiet: bool, reveal: bool, json_logs: bool) -> None:
+def _run(
+    task: str,
+    plan: Any,
+    dry_run: bool,
+    display: str | None,
+    quiet: bool,
+    reveal: bool,
+    json_logs: bool,
+) -> None:
     from moot.api import start
     from moot.cli.run import projection_gate
 
     projection_gate(plan, task, dry_run)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux_for(display)) as face:
-        finished = start(task, plan, subscribers=[face], chooser=chooser(face), on_outcome=shown(face, quiet))
+        finished = start(
+            task, plan, subscribers=[face], chooser=chooser(face), on_outcome=shown(face, quiet)
+        )
     exit_with(finished.exit_code)
 
 
@@ -57,27 +67,50 @@ def _common(
 
 
 def _options(command: Any) -> Any:
-    for option in reversed(
-        [
-            click.option("--models", "models", multiple=True, metavar="SPEC", help="One agent per use; roles take them in turn (see [pipeline.roles])."),
-            config_option("TOML, JSON or YAML config file ([pipeline] section)."),
-            limit_options,
-            click.option("--seed", type=int, default=None, help="Seed for aliases and shuffles."),
-            click.option("--dry-run", is_flag=True, help="Print the projected calls and cost range, then exit."),
-            tmux_option,
-            display_options,
-            quick_start,
-        ]
-    ):
+    decorators: list[Any] = [
+        click.option(
+            "--models",
+            "models",
+            multiple=True,
+            metavar="SPEC",
+            help="One agent per use; roles take them in turn (see [pipeline.roles]).",
+        ),
+        config_option("TOML, JSON or YAML config file ([pipeline] section)."),
+        limit_options,
+        click.option("--seed", type=int, default=None, help="Seed for aliases and shuffles."),
+        click.option(
+            "--dry-run", is_flag=True, help="Print the projected calls and cost range, then exit."
+        ),
+        tmux_option,
+        display_options,
+        quick_start,
+    ]
+    for option in reversed(decorators):
         command = option(command)
     return command
 
 
 @click.command()
 @click.argument("feature", required=False, default="")
-@click.option("--task-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Read the feature request from this file.")
-@click.option("--repo", default=".", show_default=True, metavar="PATH", help="The git repository to build the feature in.")
-@click.option("--context", multiple=True, metavar="GLOB", help="Files API models see whole (repeatable); none: a file listing.")
+@click.option(
+    "--task-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the feature request from this file.",
+)
+@click.option(
+    "--repo",
+    default=".",
+    show_default=True,
+    metavar="PATH",
+    help="The git repository to build the feature in.",
+)
+@click.option(
+    "--context",
+    multiple=True,
+    metavar="GLOB",
+    help="Files API models see whole (repeatable); none: a file listing.",
+)
 @_options
 def plan(
     feature: str,
@@ -122,7 +155,7 @@ def _plan_source(ref: str) -> tuple[str, str | None, str, dict[str, Any]]:
         meta = read_json(folder / "session.json") or {}
     else:
         found = find_session(ref)
-        folder, meta = found.path, found.meta or {}
+        folder, meta = found.path, found.meta() or {}
         path = folder / "plan.json"
         if not path.is_file():
             fail(
@@ -145,10 +178,21 @@ def _plan_source(ref: str) -> tuple[str, str | None, str, dict[str, Any]]:
 
 @click.command()
 @click.argument("plan_ref", metavar="PLAN", required=False, default="last")
-@click.option("--task", "task_id", default=None, metavar="ID", help="Run this task (and the tasks it depends on) only.")
+@click.option(
+    "--task",
+    "task_id",
+    default=None,
+    metavar="ID",
+    help="Run this task (and the tasks it depends on) only.",
+)
 @click.option("--no-impl-tournament", is_flag=True, help="Skip the implementation tournaments.")
 @click.option("--repo", default=None, metavar="PATH", help="The repository (default: the plan's).")
-@click.option("--branch", default=None, metavar="NAME", help="Commit the tasks on this branch (default: moot-plan/<session>).")
+@click.option(
+    "--branch",
+    default=None,
+    metavar="NAME",
+    help="Commit the tasks on this branch (default: moot-plan/<session>).",
+)
 @_options
 def execute(
     plan_ref: str,
@@ -184,7 +228,9 @@ def execute(
         for key in ("roles", "gates", "guardrails", "impl_tournament", "qa_retry_limit", "lessons"):
             if key in recorded[_PROTOCOL]:
                 overrides[f"pipeline.{key}"] = recorded[_PROTOCOL][key]
-    overrides.update({"pipeline.phase": "execute", "pipeline.plan": text, "pipeline.plan_from": str(plan_ref)})
+    overrides.update(
+        {"pipeline.phase": "execute", "pipeline.plan": text, "pipeline.plan_from": str(plan_ref)}
+    )
     if approved is not None:
         overrides["pipeline.approved"] = approved
     if task_id is not None:

@@ -155,6 +155,15 @@ def _teardown(repo: Repo, path: Path, branch: str, known: list[_Listed]) -> None
     git(["update-ref", "-d", f"refs/heads/{branch}"], cwd=repo.root, check=False)
 
 
+def _checkout(repo: Repo, baseline: Baseline) -> str:
+    """The commit a new worktree checks out: the user's HEAD when the baseline holds nothing
+    more (a clean tree: its tree is HEAD's, so commits made on the worktree's branch sit right
+    on the user's history, not on an empty baseline commit), else the baseline commit. Either
+    way its change is measured against the baseline."""
+    head_tree = git(["rev-parse", baseline.head + "^{tree}"], cwd=repo.root).text
+    return baseline.head if head_tree == baseline.tree else baseline.commit
+
+
 def create_worktrees(
     repo: Repo,
     baseline: Baseline,
@@ -198,6 +207,7 @@ def create_worktrees(
     )
     write_manifest(repo, manifest)
     made = []
+    checkout = _checkout(repo, baseline)
     for alias in aliases:
         path = root / alias
         branch = branch_name(session, alias)
@@ -222,7 +232,7 @@ def create_worktrees(
         write_manifest(repo, manifest)
         try:
             git(
-                ["worktree", "add", "--quiet", "-b", branch, str(path), base or baseline.commit],
+                ["worktree", "add", "--quiet", "-b", branch, str(path), base or checkout],
                 cwd=repo.root,
             )
         except WorkspaceError:

@@ -23,7 +23,13 @@ from moot.pipeline.document import parse_plan
 from moot.pipeline.execution import execute_phase
 from moot.pipeline.options import PipelineOptions
 from moot.pipeline.planning import plan_phase
-from moot.protocols.definition import Projected, Projection, ProtocolDefinition, Role, completion_cap
+from moot.protocols.definition import (
+    Projected,
+    Projection,
+    ProtocolDefinition,
+    Role,
+    completion_cap,
+)
 from moot.types import Outcome
 
 __all__ = ["PROTOCOL", "ROLES", "cast"]
@@ -46,7 +52,9 @@ def cast(config: RunConfig, options: PipelineOptions) -> dict[str, AgentConfig]:
 
 
 def _participants(config: RunConfig, options: PipelineOptions) -> list[Role]:
-    return [Role(name, f"pipeline/{name}", [member]) for name, member in cast(config, options).items()]
+    return [
+        Role(name, f"pipeline/{name}", [member]) for name, member in cast(config, options).items()
+    ]
 
 
 async def _run(s: Session, task: str, options: PipelineOptions) -> Outcome:

@@ -134,11 +134,11 @@ def parse_plan(text: str) -> PlanDoc:
     try:
         doc = PlanDoc.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
+        listed = "; ".join(
             f"{'.'.join(str(p) for p in item['loc']) or 'the plan'}: {item['msg']}"
             for item in exc.errors()[:10]
         )
-        raise FormatError(f"the plan does not fit its schema ({problems})") from None
+        raise FormatError(f"the plan does not fit its schema ({listed})") from None
     problems = _problems(doc)
     if problems:
         raise FormatError("; ".join(problems))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from moot.config import CodeSettings
+from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
 from moot.errors import FormatError, LimitReached, ProtocolAborted, Waiting
 from moot.pipeline import lessons, prompts
@@ -41,7 +41,6 @@ from moot.pipeline.planning import repo_lessons, role
 from moot.pipeline.tournaments import play
 from moot.protocols import codework
 from moot.protocols.codework import Work
-from moot.deliberation.anonymize import quote
 from moot.protocols.shown import nonce
 from moot.types import Finding, Message, Outcome, Step
 
@@ -140,7 +139,9 @@ def _accepted(s: Session, opts: PipelineOptions) -> PlanDoc:
 
 
 # -- one task ---------------------------------------------------------------------------------
-async def _gates(s: Session, ctx: _Context, run: TaskRun, tree: str, work: Work, step: str) -> tuple[str, str]:
+async def _gates(
+    s: Session, ctx: _Context, run: TaskRun, tree: str, work: Work, step: str
+) -> tuple[str, str]:
     """Run the gates in order; ("", "") when all pass, else (the gate, its output tail)."""
     results = []
     failed = ("", "")
@@ -149,12 +150,24 @@ async def _gates(s: Session, ctx: _Context, run: TaskRun, tree: str, work: Work,
             found = scan_secrets(work.patch)
             results.append({"gate": "secrets", "passed": not found, "output": "\n".join(found)})
             if found:
-                failed = ("secrets", "the change adds what looks like secrets:\n" + "\n".join(found))
+                failed = (
+                    "secrets",
+                    "the change adds what looks like secrets:\n" + "\n".join(found),
+                )
                 break
             continue
-        ran = await s.run_in(tree, gate.command, step=f"{step}/gate/{gate.name}", timeout=ctx.opts.gates.timeout)
+        ran = await s.run_in(
+            tree, gate.command, step=f"{step}/gate/{gate.name}", timeout=ctx.opts.gates.timeout
+        )
         results.append(
-            {"gate": gate.name, "command": gate.command, "exit_code": ran.exit_code, "timed_out": ran.timed_out, "passed": ran.passed, "output": ran.tail[-2000:]}
+            {
+                "gate": gate.name,
+                "command": gate.command,
+                "exit_code": ran.exit_code,
+                "timed_out": ran.timed_out,
+                "passed": ran.passed,
+                "output": ran.tail[-2000:],
+            }
         )
         if not ran.passed:
             failed = (gate.name, f"$ {gate.command}\n[{ran.status}]\n{ran.tail[-3000:]}")
@@ -163,7 +176,9 @@ async def _gates(s: Session, ctx: _Context, run: TaskRun, tree: str, work: Work,
     return failed
 
 
-def _guardrail(s: Session, ctx: _Context, run: TaskRun, first_step: str, last_step: str, patch: str) -> str:
+def _guardrail(
+    s: Session, ctx: _Context, run: TaskRun, first_step: str, last_step: str, patch: str
+) -> str:
     """The guardrail this task has breached, or ""; decided on journaled data only."""
     rails = ctx.opts.guardrails
     calls = s.asked(Step.at(run.number, "", prefix="t").rstrip("/"))
@@ -171,7 +186,8 @@ def _guardrail(s: Session, ctx: _Context, run: TaskRun, first_step: str, last_st
         return f"guardrail: {calls} model calls, over max_calls_per_task {rails.max_calls_per_task}"
     began, now = s.recorded_at(first_step), s.recorded_at(last_step)
     if began is not None and now is not None and now - began > rails.max_seconds_per_task:
-        return f"guardrail: {now - began:.0f} s of work, over max_seconds_per_task {rails.max_seconds_per_task:g}"
+        limit = rails.max_seconds_per_task
+        return f"guardrail: {now - began:.0f} s of work, over max_seconds_per_task {limit:g}"
     size = len(patch.encode())
     if size > rails.max_diff_bytes:
         return f"guardrail: a diff of {size:,} bytes, over max_diff_bytes {rails.max_diff_bytes:,}"
@@ -182,7 +198,9 @@ def _fingerprint(messages: list[Message]) -> str:
     return hashlib.sha256(json.dumps([m.content for m in messages]).encode()).hexdigest()
 
 
-async def _review(s: Session, ctx: _Context, run: TaskRun, work: Work, gates_text: str, attempt: int) -> tuple[bool, str]:
+async def _review(
+    s: Session, ctx: _Context, run: TaskRun, work: Work, gates_text: str, attempt: int
+) -> tuple[bool, str]:
     reviewer = role(s, "reviewer")
     step = _step(run, "review", reviewer, str(attempt))
     spec = run.spec
@@ -203,14 +221,18 @@ async def _review(s: Session, ctx: _Context, run: TaskRun, work: Work, gates_tex
             if word.startswith("VERDICT"):
                 verdict = next((v for v in _REVIEW if word.endswith(v)), None)
                 break
-    findings = reply.text.strip() if reply.ok else (reply.failure.message if reply.failure else "no reply")
+    findings = (
+        reply.text.strip() if reply.ok else (reply.failure.message if reply.failure else "no reply")
+    )
     run.add("review", {"step": step, "verdict": verdict or "none", "findings": findings[:8000]})
     if verdict is None:
         return False, "the reviewer's reply held no verdict line:\n" + findings[:2000]
     return verdict == "APPROVED", findings
 
 
-async def _test_engineer(s: Session, ctx: _Context, run: TaskRun, tree: str, work: Work, attempt: int) -> Work:
+async def _test_engineer(
+    s: Session, ctx: _Context, run: TaskRun, tree: str, work: Work, attempt: int
+) -> Work:
     engineer = role(s, "test_engineer")
     step = _step(run, "test", engineer, str(attempt))
     spec = run.spec
@@ -218,12 +240,23 @@ async def _test_engineer(s: Session, ctx: _Context, run: TaskRun, tree: str, wor
         task_id=spec.id,
         title=spec.title,
         acceptance=_bullets(spec.acceptance),
-        change="THE CHANGE SO FAR:\n" + _quoted(s, "Change", work.patch, step, ctx.opts.max_quote_chars),
+        change="THE CHANGE SO FAR:\n"
+        + _quoted(s, "Change", work.patch, step, ctx.opts.max_quote_chars),
     )
     messages = await codework.first_messages(s, engineer, prompt)
     reply = await codework.ask(s, engineer, messages, step=step, tree=tree)
-    tested = await codework.realize(s, engineer, messages, reply, step=step, tree=tree, optional=True)
-    run.add("test", {"step": step, "ok": tested.ok, "problem": tested.problem, "summary": tested.summary[:4000]})
+    tested = await codework.realize(
+        s, engineer, messages, reply, step=step, tree=tree, optional=True
+    )
+    run.add(
+        "test",
+        {
+            "step": step,
+            "ok": tested.ok,
+            "problem": tested.problem,
+            "summary": tested.summary[:4000],
+        },
+    )
     return tested if tested.change is not None else work
 
 
@@ -243,15 +276,23 @@ def _developer_prompt(ctx: _Context, spec: TaskSpec, prior: str) -> str:
     )
 
 
-async def _develop(s: Session, ctx: _Context, run: TaskRun, tree: str, first_step: str) -> tuple[Work | None, str]:
+async def _develop(
+    s: Session, ctx: _Context, run: TaskRun, tree: str, first_step: str
+) -> tuple[Work | None, str]:
     """The developer's loop up to `tested`: (the tested work, "") or (None, why it blocks)."""
     developer = role(s, "developer")
     spec = run.spec
     prior = ""
     if run.number > 1 and not s.edits_in_place(developer):
-        done = await s.change(developer, step=_step(run, "prior", "main", str(run.attempts + 1)), tree="main")
+        done = await s.change(
+            developer, step=_step(run, "prior", "main", str(run.attempts + 1)), tree="main"
+        )
         if done.patch:
-            prior = "\nThe earlier tasks' changes (already in your copy; your diff applies after them):\n" + _quoted(s, "Earlier changes", done.patch, first_step, ctx.opts.max_quote_chars)
+            prior = (
+                "\nThe earlier tasks' changes (already in your copy; your diff applies after"
+                " them):\n"
+                + _quoted(s, "Earlier changes", done.patch, first_step, ctx.opts.max_quote_chars)
+            )
     messages: list[Message] = []
     seen: set[str] = set()
     why, evidence = "", ""
@@ -262,17 +303,34 @@ async def _develop(s: Session, ctx: _Context, run: TaskRun, tree: str, first_ste
         number = run.attempts
         step = _step(run, "develop", developer, str(number))
         if work is None:
-            messages = await codework.first_messages(s, developer, _developer_prompt(ctx, spec, prior))
+            messages = await codework.first_messages(
+                s, developer, _developer_prompt(ctx, spec, prior)
+            )
         else:
             retry = prompts.DEVELOPER_RETRY.format(task_id=spec.id, why=why, evidence=evidence)
             messages = [*work.messages, _user(retry + codework.revise_format(s, developer))]
         mark = _fingerprint(messages)
         if mark in seen:
-            return None, "loop: the developer would be asked the same thing with the same inputs again"
+            return (
+                None,
+                "loop: the developer would be asked the same thing with the same inputs again",
+            )
         seen.add(mark)
         reply = await codework.ask(s, developer, messages, step=step, tree=tree)
-        work = await codework.realize(s, developer, messages, reply, step=step, tree=tree, optional=attempt > 0)
-        run.add("developer", {"step": step, "prompt": messages[-1].content[:20000], "reply": reply.text[:20000], "diff": work.patch, "ok": work.ok, "problem": work.problem})
+        work = await codework.realize(
+            s, developer, messages, reply, step=step, tree=tree, optional=attempt > 0
+        )
+        run.add(
+            "developer",
+            {
+                "step": step,
+                "prompt": messages[-1].content[:20000],
+                "reply": reply.text[:20000],
+                "diff": work.patch,
+                "ok": work.ok,
+                "problem": work.problem,
+            },
+        )
         last_step = f"{step}/change" if work.change is not None else step
         breach = _guardrail(s, ctx, run, first_step, last_step, work.patch)
         if breach:
@@ -285,14 +343,21 @@ async def _develop(s: Session, ctx: _Context, run: TaskRun, tree: str, first_ste
         gate, output = await _gates(s, ctx, run, tree, work, step)
         if gate:
             _move(s, run, "in_progress", f"QA gate {gate} failed")
-            why, evidence = f"the {gate} gate failed", "GATE OUTPUT:\n" + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars)
+            why, evidence = (
+                f"the {gate} gate failed",
+                "GATE OUTPUT:\n"
+                + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars),
+            )
             ctx.learnt.append(f"{gate} gate failed on a first try: {_first_line(output)}")
             continue
         _move(s, run, "auto_gated", "every QA gate passed")
         approved, findings = await _review(s, ctx, run, work, _gates_text(run), number)
         if not approved:
             _move(s, run, "in_progress", "the reviewer asked for changes")
-            why, evidence = "the reviewer asked for changes", "REVIEW:\n" + _quoted(s, "Review", findings, step, ctx.opts.max_quote_chars)
+            why, evidence = (
+                "the reviewer asked for changes",
+                "REVIEW:\n" + _quoted(s, "Review", findings, step, ctx.opts.max_quote_chars),
+            )
             ctx.learnt.append(f"review: {_first_line(findings)}")
             continue
         _move(s, run, "reviewed", "the reviewer approved")
@@ -300,7 +365,11 @@ async def _develop(s: Session, ctx: _Context, run: TaskRun, tree: str, first_ste
         gate, output = await _gates(s, ctx, run, tree, tested, f"{step}/tested")
         if gate:
             _move(s, run, "in_progress", f"after the test engineer's tests, QA gate {gate} failed")
-            why, evidence = f"after the test engineer's tests, the {gate} gate failed", "GATE OUTPUT:\n" + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars)
+            why, evidence = (
+                f"after the test engineer's tests, the {gate} gate failed",
+                "GATE OUTPUT:\n"
+                + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars),
+            )
             work = tested
             continue
         _move(s, run, "tested", "the tests pass")
@@ -310,7 +379,9 @@ async def _develop(s: Session, ctx: _Context, run: TaskRun, tree: str, first_ste
 
 def _gates_text(run: TaskRun) -> str:
     last = (run.evidence.get("gates") or [{}])[-1]
-    lines = [f"- {r['gate']}: {'passed' if r['passed'] else 'FAILED'}" for r in last.get("results", [])]
+    lines = [
+        f"- {r['gate']}: {'passed' if r['passed'] else 'FAILED'}" for r in last.get("results", [])
+    ]
     return "\n".join(lines) or "- (no gates configured)"
 
 
@@ -330,11 +401,6 @@ async def _tournament(s: Session, ctx: _Context, run: TaskRun, work: Work, epoch
         return work.patch
     base = f"t{run.number}b{epoch}"
     await s.add_worktree(base, step=_step(run, "worktree", base), base="main")
-    code = CodeSettings(
-        repo=s.worktree_path(base),
-        verify_commands=[g.command for g in ctx.gates if g.command],
-        verify_timeout=ctx.opts.gates.timeout,
-    )
     spec = run.spec
     played = await play(
         s,
@@ -344,17 +410,31 @@ async def _tournament(s: Session, ctx: _Context, run: TaskRun, work: Work, epoch
         input_text=work.patch,
         settings=settings,
         opts=ctx.opts,
-        code=code,
+        tree=base,
+        verify=([g.command for g in ctx.gates if g.command], ctx.opts.gates.timeout),
         max_cost=_remaining(s, ctx),
     )
     ctx.spent_elsewhere += played.cost
     await s.prune_worktree(base, step=_step(run, "prune", base))
-    kept = {"session": played.session, "status": played.status, "passes": played.passes, "reason": played.reason}
+    kept = {
+        "session": played.session,
+        "status": played.status,
+        "passes": played.passes,
+        "reason": played.reason,
+    }
     winner = played.details.get("winner")
     checks = played.details.get("checks") or {}
     chosen = played.final if played.ended and played.final.strip() else work.patch
-    if winner and winner != "a" and not all(checks.get(winner, [True])) and all(checks.get("a", [])):
-        chosen, kept["fallback"] = work.patch, f"the winner {winner} fails verification A passes: A kept"
+    if (
+        winner
+        and winner != "a"
+        and not all(checks.get(winner, [True]))
+        and all(checks.get("a", []))
+    ):
+        chosen, kept["fallback"] = (
+            work.patch,
+            f"the winner {winner} fails verification A passes: A kept",
+        )
     run.add("tournament", kept)
     return chosen
 
@@ -375,14 +455,25 @@ async def _attempt(s: Session, ctx: _Context, run: TaskRun, epoch: int) -> str:
     tree = f"t{run.number}e{epoch}"
     first = _step(run, "worktree", tree)
     await s.add_worktree(tree, step=first, base="main")
-    _move(s, run, "in_progress", "developer assigned" if epoch == 1 else "moot resume: a new attempt")
+    _move(
+        s, run, "in_progress", "developer assigned" if epoch == 1 else "moot resume: a new attempt"
+    )
     work, why = await _develop(s, ctx, run, tree, first)
     if work is None:
         return why
     patch = await _tournament(s, ctx, run, work, epoch)
-    _move(s, run, "tournamented", "the implementation tournament finished" if ctx.opts.impl_tournament.enabled else "no implementation tournament (disabled)")
+    _move(
+        s,
+        run,
+        "tournamented",
+        "the implementation tournament finished"
+        if ctx.opts.impl_tournament.enabled
+        else "no implementation tournament (disabled)",
+    )
     developer = role(s, "developer")
-    merged = await s.apply_diff(developer, patch, step=_step(run, "merge", "main", str(epoch)), tree="main")
+    merged = await s.apply_diff(
+        developer, patch, step=_step(run, "merge", "main", str(epoch)), tree="main"
+    )
     if not merged.applied:
         return f"the winning change does not apply on the plan's branch: {merged.error}"
     spec = run.spec
@@ -399,8 +490,20 @@ async def _sound(s: Session, ctx: _Context, run: TaskRun, why: str, epoch: int) 
     board = role(s, "sounding_board")
     step = _step(run, "sound", board, str(epoch))
     last = (run.evidence.get("developer") or [{}])[-1]
-    evidence = "LAST CHANGE:\n" + _quoted(s, "Change", str(last.get("diff", "")), step, ctx.opts.max_quote_chars)
-    reply = await s.ask(board, [_user(prompts.SOUNDING_BOARD.format(why=why, task_id=run.spec.id, title=run.spec.title, evidence=evidence))], step=step)
+    evidence = "LAST CHANGE:\n" + _quoted(
+        s, "Change", str(last.get("diff", "")), step, ctx.opts.max_quote_chars
+    )
+    reply = await s.ask(
+        board,
+        [
+            _user(
+                prompts.SOUNDING_BOARD.format(
+                    why=why, task_id=run.spec.id, title=run.spec.title, evidence=evidence
+                )
+            )
+        ],
+        step=step,
+    )
     advice = reply.text.strip() if reply.ok else "(no advice: the call failed)"
     run.add("sounding_board", {"step": step, "advice": advice[:4000]})
     return advice
@@ -416,8 +519,8 @@ async def _run_task(s: Session, ctx: _Context, run: TaskRun) -> None:
         advice = await _sound(s, ctx, run, why, epoch)
         mark = _step(run, "blocked", str(epoch))
 
-        async def blocked() -> dict[str, str]:
-            return {"reason": why}
+        async def blocked(reason: str = why) -> dict[str, str]:
+            return {"reason": reason}
 
         await s.effect(mark, "blocked", blocked)
         _move(s, run, "blocked", why)
@@ -445,7 +548,9 @@ def _write_evidence(s: Session, run: TaskRun) -> None:
 async def execute_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
     doc = _accepted(s, opts)
     if opts.task is not None and doc.task(opts.task) is None:
-        raise ProtocolAborted(f"the plan has no task {opts.task!r}; its tasks: {', '.join(t.id for t in doc.tasks)}")
+        raise ProtocolAborted(
+            f"the plan has no task {opts.task!r}; its tasks: {', '.join(t.id for t in doc.tasks)}"
+        )
     known = await repo_lessons(s, "t0/lessons", opts)
     await s.add_worktree("main", step="t0/worktree/main")
 
@@ -453,7 +558,14 @@ async def execute_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome
         return detect(Path(s.worktree_path("main")))
 
     found = await s.effect("t0/gates", "gates", detected)
-    ctx = _Context(task, doc, opts, resolve(opts.gates, dict(found)), known, opts.branch or f"moot-plan/{s.folder.id}")
+    ctx = _Context(
+        task,
+        doc,
+        opts,
+        resolve(opts.gates, dict(found)),
+        known,
+        opts.branch or f"moot-plan/{s.folder.id}",
+    )
     wanted = doc.needed_by(opts.task) if opts.task else None
     runs: dict[str, TaskRun] = {}
     for number, spec in enumerate(doc.order(), 1):
@@ -463,7 +575,12 @@ async def execute_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome
             continue
         stuck = [d for d in spec.depends_on if runs[d].state != "complete"]
         if stuck:
-            _move(s, run, "blocked", "depends on " + ", ".join(f"{d} ({runs[d].state})" for d in stuck))
+            _move(
+                s,
+                run,
+                "blocked",
+                "depends on " + ", ".join(f"{d} ({runs[d].state})" for d in stuck),
+            )
             run.reason = run.path[-1]["why"]
             continue
         await _run_task(s, ctx, run)
@@ -485,10 +602,26 @@ async def _learn(s: Session, ctx: _Context) -> None:
 
 def _outcome(s: Session, ctx: _Context, runs: dict[str, TaskRun]) -> Outcome:
     rows = [
-        {"id": r.spec.id, "title": r.spec.title, "state": r.state, "attempts": r.attempts, "commit": r.commit, "reason": r.reason, "path": r.path, "evidence": {k: len(v) for k, v in r.evidence.items()}}
+        {
+            "id": r.spec.id,
+            "title": r.spec.title,
+            "state": r.state,
+            "attempts": r.attempts,
+            "commit": r.commit,
+            "reason": r.reason,
+            "path": r.path,
+            "evidence": {k: len(v) for k, v in r.evidence.items()},
+        }
         for r in runs.values()
     ]
-    details: dict[str, Any] = {"pipeline": {"phase": "execute", "branch": ctx.branch, "tasks": rows, "gates": [g.name + (f": {g.command}" if g.command else "") for g in ctx.gates]}}
+    details: dict[str, Any] = {
+        "pipeline": {
+            "phase": "execute",
+            "branch": ctx.branch,
+            "tasks": rows,
+            "gates": [g.name + (f": {g.command}" if g.command else "") for g in ctx.gates],
+        }
+    }
     s.artifact("tasks.json", json.dumps(rows, indent=2, ensure_ascii=False))
     blocked = [r for r in runs.values() if r.state == "blocked"]
     if blocked:
@@ -502,7 +635,12 @@ def _outcome(s: Session, ctx: _Context, runs: dict[str, TaskRun]) -> Outcome:
         f"{len(done)} task(s) committed on branch {ctx.branch}; merge it with "
         f"`git merge {ctx.branch}` (your branch and working tree are untouched)"
     )
-    finding = Finding(label="chosen", reason="every task passed its QA gates, review and tests, and was committed", started=len(runs), valid=len(done))
+    finding = Finding(
+        label="chosen",
+        reason="every task passed its QA gates, review and tests, and was committed",
+        started=len(runs),
+        valid=len(done),
+    )
     trust = (
         "Each task's change passed the project's QA gates and its tests at commit time; the "
         "reviewer's approval and the tournament's pick are models' opinions."
@@ -512,7 +650,9 @@ def _outcome(s: Session, ctx: _Context, runs: dict[str, TaskRun]) -> Outcome:
         status="consensus",
         consensus=True,
         how=how,
-        final_answer="\n".join(f"{r.spec.id} {r.state} {r.commit[:12]} {r.spec.title}" for r in runs.values()),
+        final_answer="\n".join(
+            f"{r.spec.id} {r.state} {r.commit[:12]} {r.spec.title}" for r in runs.values()
+        ),
         rounds=len(runs),
         details=details,
         trust=trust,

@@ -36,8 +36,10 @@ def _python(root: Path) -> dict[str, str]:
         has_python = any(root.glob("*/*.py")) or any(root.glob("src/*/*.py"))
     if not has_python:
         return found
-    found["syntax"] = "python3 -m compileall -q -x '(^|/)[.]' ."
-    uses_ruff = "[tool.ruff" in text or (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file()
+    found["syntax"] = "python3 -m compileall -q -x '(^|/)[.][^/]' ."
+    uses_ruff = (
+        "[tool.ruff" in text or (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file()
+    )
     if uses_ruff and shutil.which("ruff"):
         found["lint"] = "ruff check ."
     tests = (root / "tests").is_dir() or any(root.glob("test_*.py")) or any(root.glob("*_test.py"))

@@ -102,9 +102,7 @@ def reject(repo: str, number: int) -> str:
     """Move lesson `number` (1-based, as `ranked` lists them) to the block list; its text."""
     kept, rejected = _files(repo)
     with FileLock(str(kept) + ".lock", thread_local=False):
-        rows = sorted(
-            _read(kept), key=lambda r: (-int(r.get("hits", 1)), -float(r.get("last", 0)))
-        )
+        rows = sorted(_read(kept), key=lambda r: (-int(r.get("hits", 1)), -float(r.get("last", 0))))
         if not 1 <= number <= len(rows):
             raise IndexError(f"there is no lesson {number}: the repository has {len(rows)}")
         gone = rows.pop(number - 1)

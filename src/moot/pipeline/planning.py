@@ -49,11 +49,13 @@ def gate_verdict(text: str) -> str | None:
     found = GATE_VERDICT.findall(text)
     if not found:
         return None
-    return found[-1].upper().replace(" ", "_")
+    return str(found[-1]).upper().replace(" ", "_")
 
 
 def _quoted(s: Session, label: str, text: str, step: str, limit: int) -> str:
-    return quote(label, anonymous(s, text, f"{step}/{label}"), nonce=nonce(s, f"{step}/{label}"), limit=limit)
+    return quote(
+        label, anonymous(s, text, f"{step}/{label}"), nonce=nonce(s, f"{step}/{label}"), limit=limit
+    )
 
 
 async def _say(s: Session, alias: str, prompt: str, step: str) -> str:
@@ -70,10 +72,17 @@ async def _explore(s: Session, task: str, opts: PipelineOptions) -> str:
     if s.edits_in_place(alias):  # a CLI agent reads a worktree of the repository itself
         await s.add_worktree("explore", step=Step.at(0, "worktree", "explore", prefix="p"))
         context = "The repository is your current folder: read it; change nothing."
-        reply = await s.ask_in("explore", alias, [Message(role="user", content=prompts.EXPLORER.format(task=task, context=context))], step=step)
+        reply = await s.ask_in(
+            "explore",
+            alias,
+            [Message(role="user", content=prompts.EXPLORER.format(task=task, context=context))],
+            step=step,
+        )
         await s.prune_worktree("explore", step=Step.at(0, "prune", "explore", prefix="p"))
         if not reply.ok or not reply.text.strip():
-            raise ProtocolAborted(f"the explorer gave nothing ({reply.failure.message if reply.failure else 'empty'})")
+            raise ProtocolAborted(
+                f"the explorer gave nothing ({reply.failure.message if reply.failure else 'empty'})"
+            )
         return reply.text
     context = "The repository:\n" + await s.code_context()
     return await _say(s, alias, prompts.EXPLORER.format(task=task, context=context), step)
@@ -82,7 +91,9 @@ async def _explore(s: Session, task: str, opts: PipelineOptions) -> str:
 def _lessons_text(found: list[str]) -> str:
     if not found:
         return ""
-    return "\nLessons learnt in this repository before:\n" + "\n".join(f"- {x}" for x in found) + "\n"
+    return (
+        "\nLessons learnt in this repository before:\n" + "\n".join(f"- {x}" for x in found) + "\n"
+    )
 
 
 async def repo_lessons(s: Session, step: str, opts: PipelineOptions) -> list[str]:
@@ -98,9 +109,7 @@ async def repo_lessons(s: Session, step: str, opts: PipelineOptions) -> list[str
     return [str(x) for x in await s.effect(step, "lessons", compute)]
 
 
-async def _draft(
-    s: Session, prompt: str, step: str, what: str
-) -> PlanDoc:
+async def _draft(s: Session, prompt: str, step: str, what: str) -> PlanDoc:
     alias = role(s, "architect")
     parsed = await ask_parsed(
         s,
@@ -125,7 +134,9 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
     exploration = await _explore(s, task, opts)
     step = Step.at(0, "expert", role(s, "domain_expert"), prefix="p")
     shown = _quoted(s, "Exploration", exploration, step, limit)
-    guidance = await _say(s, role(s, "domain_expert"), prompts.EXPERT.format(task=task, exploration=shown), step)
+    guidance = await _say(
+        s, role(s, "domain_expert"), prompts.EXPERT.format(task=task, exploration=shown), step
+    )
     step = Step.at(0, "draft", role(s, "architect"), prefix="p")
     doc = await _draft(
         s,
@@ -154,15 +165,32 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
                 settings=opts.plan_tournament,
                 opts=opts,
             )
-            entry["tournament"] = {"session": played.session, "status": played.status, "passes": played.passes, "reason": played.reason}
+            entry["tournament"] = {
+                "session": played.session,
+                "status": played.status,
+                "passes": played.passes,
+                "reason": played.reason,
+            }
             try:
                 doc = parse_plan(played.final) if played.ended else doc
             except FormatError as exc:  # the refined text is no plan moot can run: keep ours
-                entry["kept"] = f"the tournament's final text is not a valid plan ({exc}); the plan before it stays"
+                entry["kept"] = (
+                    f"the tournament's final text is not a valid plan ({exc}); the plan before"
+                    " it stays"
+                )
                 s.note(f"p{gate}/kept", reason=str(entry["kept"]))
         critic = role(s, "critic")
         step = Step.at(gate, "gate", critic, prefix="p")
-        reply = await s.ask(critic, [Message(role="user", content=prompts.GATE.format(task=task, plan=_shown_plan(s, doc, step, limit)))], step=step)
+        reply = await s.ask(
+            critic,
+            [
+                Message(
+                    role="user",
+                    content=prompts.GATE.format(task=task, plan=_shown_plan(s, doc, step, limit)),
+                )
+            ],
+            step=step,
+        )
         verdict = gate_verdict(reply.text) if reply.ok else None
         reasons = GATE_VERDICT.sub("", reply.text).strip() if reply.ok else ""
         entry.update(verdict=verdict or "none", reasons=reasons[:4000])
@@ -191,7 +219,9 @@ def _outcome(
     s: Session, doc: PlanDoc, verdict: str | None, reasons: str, history: list[dict[str, object]]
 ) -> Outcome:
     plan_json, plan_md = doc.to_json(), render_markdown(doc)
-    details: dict[str, object] = {"pipeline": {"phase": "plan", "gates": history, "plan": doc.model_dump(mode="json")}}
+    details: dict[str, object] = {
+        "pipeline": {"phase": "plan", "gates": history, "plan": doc.model_dump(mode="json")}
+    }
     approved = verdict == "APPROVED"
     if approved:
         path = s.artifact("plan.json", plan_json)
@@ -202,11 +232,19 @@ def _outcome(
         )
         reason = "the plan is valid by moot's checks and the critic approved it"
     else:
-        s.artifact("plan.rejected.json" if verdict == "REJECTED" else "plan.unapproved.json", plan_json)
+        s.artifact(
+            "plan.rejected.json" if verdict == "REJECTED" else "plan.unapproved.json", plan_json
+        )
         said = "rejected the plan" if verdict == "REJECTED" else "did not approve the plan"
-        how = f"the critic {said} after {len(history)} gate round(s): {reasons[:600] or 'no reasons given'}"
+        why = reasons[:600] or "no reasons given"
+        how = f"the critic {said} after {len(history)} gate round(s): {why}"
         reason = how
-    finding = Finding(label="chosen" if approved else "no_consensus", reason=reason, started=1, valid=1 if approved else 0)
+    finding = Finding(
+        label="chosen" if approved else "no_consensus",
+        reason=reason,
+        started=1,
+        valid=1 if approved else 0,
+    )
     rounds = sum(1 for h in history if "tournament" in h)
     trust = (
         f"The plan went through {len(history)} gate round(s) and {rounds} plan tournament(s); "

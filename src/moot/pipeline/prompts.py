@@ -45,7 +45,8 @@ Ids are short and unique (T1, T2, ...); a task depends only on tasks listed in t
 task is one reviewable change a developer can make and test on its own; keep the plan as small
 as the feature allows."""
 
-ARCHITECT = """You are the architect. Draft a phased plan for the feature below.
+ARCHITECT = (
+    """You are the architect. Draft a phased plan for the feature below.
 
 FEATURE:
 {task}
@@ -56,9 +57,12 @@ What the explorer found in the repository:
 The domain expert's guidance:
 {guidance}
 {lessons}
-""" + _PLAN_FORMAT
+"""
+    + _PLAN_FORMAT
+)
 
-REVISE_PLAN = """You are the architect. The critic did not approve your plan. Revise it so that
+REVISE_PLAN = (
+    """You are the architect. The critic did not approve your plan. Revise it so that
 every problem the critic names is addressed, keeping what is sound.
 
 FEATURE:
@@ -68,7 +72,9 @@ FEATURE:
 
 {reasons}
 
-""" + _PLAN_FORMAT
+"""
+    + _PLAN_FORMAT
+)
 
 GATE = """You are the critic at the plan gate. Decide whether the plan below is ready to be
 executed for the feature: complete, correct, in a sensible order, each task testable.

@@ -94,10 +94,13 @@ async def play(
     input_text: str,
     settings: TournamentSettings,
     opts: PipelineOptions,
-    code: CodeSettings | None = None,
+    tree: str | None = None,
+    verify: tuple[list[str], float] = ([], 600.0),
     max_cost: float | None = None,
 ) -> Played:
-    """Run (or find again and finish) the child tournament `label` and journal what it gave."""
+    """Run (or find again and finish) the child tournament `label` and journal what it gave:
+    a text tournament, or with `tree` a code one whose repository is that worktree of the
+    pipeline, verified by `verify` (commands, seconds each)."""
     parent = RunConfig.model_validate(s.meta.get("config") or {})
     seed = s.rng(step).randrange(2**31)
     child_id = f"{s.folder.id}-{label}"
@@ -109,6 +112,12 @@ async def play(
         if (root / child_id / "events.jsonl").exists():
             ran = await resume_async(child_id, root=root)
         else:
+            code = None
+            if tree is not None:
+                commands, seconds = verify
+                code = CodeSettings(
+                    repo=s.worktree_path(tree), verify_commands=commands, verify_timeout=seconds
+                )
             config = _child_config(
                 parent,
                 opts,
