@@ -1,5 +1,4 @@
-"""Seed 004's feature pipeline: from a feature request to reviewed, tested commits on a branch
-of their own.
+"""Seed 004's feature pipeline: a feature request to reviewed, tested commits on a branch.
 
 `moot plan "FEATURE" --repo PATH` explores the repository, drafts a typed plan, refines it in a
 plan tournament and gates it with a critic (planning.py); `moot execute PLAN` runs each task

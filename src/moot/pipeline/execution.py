@@ -435,7 +435,7 @@ async def _tournament(s: Session, ctx: _Context, run: TaskRun, work: Work, epoch
             work.patch,
             f"the winner {winner} fails verification A passes: A kept",
         )
-    run.add("tournament", kept)
+    run.add("impl_tournament", kept)
     return chosen
 
 

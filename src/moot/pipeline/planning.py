@@ -165,7 +165,7 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
                 settings=opts.plan_tournament,
                 opts=opts,
             )
-            entry["tournament"] = {
+            entry["played"] = {
                 "session": played.session,
                 "status": played.status,
                 "passes": played.passes,
@@ -245,7 +245,7 @@ def _outcome(
         started=1,
         valid=1 if approved else 0,
     )
-    rounds = sum(1 for h in history if "tournament" in h)
+    rounds = sum(1 for h in history if "played" in h)
     trust = (
         f"The plan went through {len(history)} gate round(s) and {rounds} plan tournament(s); "
         "the critic's verdict is a model's opinion, and moot checked only the plan's form "
