@@ -10,31 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from moot import api
 from moot.config import RunConfig
 from tests.code import test_code_tasks as base
 from tests.pipeline import scripts
 from tests.scripts import no_sleep
-
-
-@pytest.fixture(autouse=True)
-def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    base.git_env.__wrapped__(tmp_path, monkeypatch)  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "tests").mkdir(parents=True)
-    base.sh(root, "init", "-q", "-b", "main")
-    (root / "calc.py").write_text(scripts.CALC)
-    (root / "tests" / "test_calc.py").write_text(scripts.CALC_TEST)
-    (root / ".gitignore").write_text("__pycache__/\n")
-    base.sh(root, "add", "-A")
-    base.sh(root, "commit", "-q", "-m", "first")
-    return root
 
 
 def config(tmp_path: Path, repo: Path, script: str, **pipeline: Any) -> RunConfig:
@@ -83,8 +63,10 @@ def test_two_tasks_through_a_failed_gate_and_a_review_end_as_two_passing_commits
 ) -> None:
     before = base.state(repo)
     head = base.sh(repo, "rev-parse", "HEAD")
-    run = api.start("Add subtract and multiply", config(tmp_path, repo, "happy"), sleep=no_sleep)
+    cfg = config(tmp_path, repo, "happy")
+    run = api.start("Add subtract and multiply", cfg, sleep=no_sleep)
     assert run.exit_code == 0, run.message
+    bounded(cfg, "Add subtract and multiply", run.folder)
     tasks = run.result.details["pipeline"]["tasks"]
     assert [(t["id"], t["state"]) for t in tasks] == [("T1", "complete"), ("T2", "complete")]
     path = [(p["from"], p["to"]) for p in tasks[0]["path"]]
@@ -142,6 +124,49 @@ def test_a_blocked_task_blocks_its_dependant_and_resume_completes_the_plan(
     steps = asked(tmp_path)
     assert steps[: len(first)] == first and len(steps) == len(set(steps))  # nothing re-asked
     assert "t1/develop/developer_a/3" in steps  # a new attempt, after the two of the first run
+    bounded(cfg, "Add subtract and multiply", run.folder)
     branch = again.result.details["pipeline"]["branch"]
     assert commits(repo, branch) == ["T1: Add subtract(a, b)", "T2: Add multiply(a, b)"]
     assert _tests_pass_on(repo, branch, tmp_path)
+
+
+def bounded(cfg: RunConfig, task: str, folder: Path) -> None:
+    """The projection made before the run bounds the calls the run made (its tournaments'
+    sessions included)."""
+    from moot.lifecycle.plan import resolve
+    from moot.lifecycle.projection import estimate
+
+    projected = estimate(resolve(cfg), task)
+    assert projected is not None
+    fewest, most = projected.calls
+    assert fewest <= _asks(folder) <= most, (fewest, _asks(folder), most)
+
+
+def _asks(folder: Path) -> int:
+    """Model calls journaled in a session and in its tournaments' sessions."""
+    count = 0
+    for events in [folder / "events.jsonl", *folder.glob("tournaments/*/events.jsonl")]:
+        count += sum(1 for line in events.read_text().splitlines() if '"kind":"ask"' in line)
+    return count
+
+
+def test_the_impl_tournament_runs_in_a_session_of_its_own_and_the_projection_bounds_the_calls(
+    tmp_path: Path, repo: Path
+) -> None:
+    tournament = {"enabled": True, "judges": 1, "convergence_k": 1, "max_passes": 1}
+    cfg = config(tmp_path, repo, "happy", impl_tournament=tournament, task="T1")  # T1 only
+    run = api.start("Add subtract and multiply", cfg, sleep=no_sleep)
+    assert run.exit_code == 0, run.message
+    tasks = run.result.details["pipeline"]["tasks"]
+    assert [(t["id"], t["state"]) for t in tasks] == [("T1", "complete"), ("T2", "skipped")]
+    children = sorted((run.folder / "tournaments").iterdir())
+    assert [c.name.removeprefix(run.session_id) for c in children] == ["-impl-t1-1"]
+    for child in children:
+        result = json.loads((child / "result.json").read_text())
+        assert result["protocol"] == "refine" and result["details"]["winner"] == "a"
+    kept = json.loads((run.folder / "evidence" / "T1-impl_tournament.json").read_text())
+    assert kept[0]["status"] == "consensus"  # A held: B and AB broke the syntax
+    branch = run.result.details["pipeline"]["branch"]
+    assert commits(repo, branch) == ["T1: Add subtract(a, b)"]
+    assert _tests_pass_on(repo, branch, tmp_path)
+    bounded(cfg, "Add subtract and multiply", run.folder)
