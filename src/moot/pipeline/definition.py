@@ -115,9 +115,11 @@ def project(config: RunConfig, options: PipelineOptions) -> Projection:
     tasks = 1
     if options.plan:
         try:
-            tasks = len(parse_plan(options.plan).tasks)
+            doc = parse_plan(options.plan)
         except FormatError:
-            tasks = 1
+            doc = None
+        if doc is not None:  # --task ID: that task and those it needs
+            tasks = len(doc.needed_by(options.task) if options.task else doc.tasks)
     tries = options.qa_retry_limit + 1
     add("developer", roles["developer"], tasks, tasks * tries * 2, 3 * quoted)
     add("reviewer", roles["reviewer"], tasks, tasks * tries, 2 * quoted)
