@@ -170,3 +170,27 @@ def test_the_impl_tournament_runs_in_a_session_of_its_own_and_the_projection_bou
     assert commits(repo, branch) == ["T1: Add subtract(a, b)"]
     assert _tests_pass_on(repo, branch, tmp_path)
     bounded(cfg, "Add subtract and multiply", run.folder)
+
+
+def test_the_loop_detector_blocks_a_developer_asked_the_same_thing_about_the_same_change(
+    tmp_path: Path, repo: Path
+) -> None:
+    # the stuck developer breaks the syntax, then answers without a change: the third request
+    # would repeat the second's feedback on the same change
+    run = api.start(
+        "Add subtract", config(tmp_path, repo, "stuck", qa_retry_limit=5), sleep=no_sleep
+    )
+    assert run.exit_code == 3
+    assert "T1: loop: the developer would be asked the same thing" in (run.message or "")
+    developer = [s for s in asked(tmp_path) if s.startswith("t1/develop/")]
+    assert developer == ["t1/develop/developer_a/1", "t1/develop/developer_a/2"]
+
+
+def test_a_diff_over_the_guardrail_blocks_the_task_at_once(tmp_path: Path, repo: Path) -> None:
+    cfg = config(tmp_path, repo, "happy", guardrails={"max_diff_bytes": 20})
+    run = api.start("Add subtract", cfg, sleep=no_sleep)
+    assert run.exit_code == 3
+    assert "over max_diff_bytes 20" in (run.message or "")
+    steps = asked(tmp_path)
+    assert [s for s in steps if s.startswith("t1/develop/")] == ["t1/develop/developer_a/1"]
+    assert "t1/sound/sounding_board_a/1" in steps  # asked once before the task is blocked

@@ -194,8 +194,8 @@ def _guardrail(
     return ""
 
 
-def _fingerprint(messages: list[Message]) -> str:
-    return hashlib.sha256(json.dumps([m.content for m in messages]).encode()).hexdigest()
+def _fingerprint(why: str, feedback: str, patch: str) -> str:
+    return hashlib.sha256(json.dumps([why, feedback, patch]).encode()).hexdigest()
 
 
 async def _review(
@@ -295,7 +295,7 @@ async def _develop(
             )
     messages: list[Message] = []
     seen: set[str] = set()
-    why, evidence = "", ""
+    why, evidence, heard = "", "", ""  # heard: the feedback's raw text, for the loop detector
     work: Work | None = None
     last_step = first_step
     for attempt in range(ctx.opts.qa_retry_limit + 1):
@@ -303,17 +303,16 @@ async def _develop(
         number = run.attempts
         step = _step(run, "develop", developer, str(number))
         if work is None:
-            messages = await codework.first_messages(
-                s, developer, _developer_prompt(ctx, spec, prior)
-            )
+            asked = _developer_prompt(ctx, spec, prior)
+            messages = await codework.first_messages(s, developer, asked)
         else:
-            retry = prompts.DEVELOPER_RETRY.format(task_id=spec.id, why=why, evidence=evidence)
-            messages = [*work.messages, _user(retry + codework.revise_format(s, developer))]
-        mark = _fingerprint(messages)
+            asked = prompts.DEVELOPER_RETRY.format(task_id=spec.id, why=why, evidence=evidence)
+            messages = [*work.messages, _user(asked + codework.revise_format(s, developer))]
+        # the loop detector: the same request (what it is told) about the same change again
+        mark = _fingerprint(why, heard, work.patch if work is not None else "")
         if mark in seen:
-            return (
-                None,
-                "loop: the developer would be asked the same thing with the same inputs again",
+            return None, (
+                "loop: the developer would be asked the same thing about the same change again"
             )
         seen.add(mark)
         reply = await codework.ask(s, developer, messages, step=step, tree=tree)
@@ -336,7 +335,7 @@ async def _develop(
         if breach:
             return None, breach
         if not work.ok:
-            why, evidence = f"your change failed: {work.problem}", ""
+            why, evidence, heard = f"your change failed: {work.problem}", "", ""
             if work.change is None or work.change.empty:
                 continue
         _move(s, run, "coded", "the developer's change is ready")
@@ -348,6 +347,7 @@ async def _develop(
                 "GATE OUTPUT:\n"
                 + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars),
             )
+            heard = output
             ctx.learnt.append(f"{gate} gate failed on a first try: {_first_line(output)}")
             continue
         _move(s, run, "auto_gated", "every QA gate passed")
@@ -358,6 +358,7 @@ async def _develop(
                 "the reviewer asked for changes",
                 "REVIEW:\n" + _quoted(s, "Review", findings, step, ctx.opts.max_quote_chars),
             )
+            heard = findings
             ctx.learnt.append(f"review: {_first_line(findings)}")
             continue
         _move(s, run, "reviewed", "the reviewer approved")
@@ -370,7 +371,7 @@ async def _develop(
                 "GATE OUTPUT:\n"
                 + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars),
             )
-            work = tested
+            heard, work = output, tested
             continue
         _move(s, run, "tested", "the tests pass")
         return tested, ""
