@@ -10,31 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from moot import api
 from moot.config import RunConfig
 from tests.code import test_code_tasks as base
 from tests.pipeline import scripts
 from tests.scripts import no_sleep
-
-
-@pytest.fixture(autouse=True)
-def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    base.git_env.__wrapped__(tmp_path, monkeypatch)  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "tests").mkdir(parents=True)
-    base.sh(root, "init", "-q", "-b", "main")
-    (root / "calc.py").write_text(scripts.CALC)
-    (root / "tests" / "test_calc.py").write_text(scripts.CALC_TEST)
-    (root / ".gitignore").write_text("__pycache__/\n")
-    base.sh(root, "add", "-A")
-    base.sh(root, "commit", "-q", "-m", "first")
-    return root
 
 
 def config(tmp_path: Path, repo: Path, script: str, **pipeline: Any) -> RunConfig:
