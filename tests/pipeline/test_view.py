@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from moot import api
-from moot.pipeline.view import status_lines
+from moot.pipeline.view import report_sections, status_lines
 from moot.types import Event, EventKind
 from tests.cli.test_cli import moot
 from tests.code import test_code_tasks as base
@@ -155,3 +155,12 @@ def test_status_reads_notes_journaled_without_counts() -> None:
     assert lines[2].strip() == "evidence: -"
     assert re.match(r"  T2 +pending +attempts 0 ", lines[3])
     assert status_lines([Event(kind=EventKind.BEGIN, data={"config": {}})]) == []
+
+
+def test_a_plan_session_reports_the_plan_it_drafted_and_no_tasks() -> None:
+    begin = Event(kind=EventKind.BEGIN, data={"config": {"pipeline": {"phase": "plan"}}})
+    details = {"pipeline": {"phase": "plan", "gates": [], "plan": PLAN}}
+    shown = report_sections(details, [begin])
+    assert [title for title, _ in shown] == ["Plan"]
+    assert "> \\## T2: Add multiply(a, b) | &lt;img" in shown[0][1]
+    assert report_sections({}, [begin]) == [] and status_lines([begin]) == []
