@@ -9,6 +9,7 @@ import copy
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from tests.pipeline.test_execute import config
 from tests.scripts import no_sleep
 
 # model text in the plan that must never become the report's HTML or Markdown structure
-PLAN = copy.deepcopy(scripts.PLAN)
+PLAN: dict[str, Any] = copy.deepcopy(scripts.PLAN)
 PLAN["summary"] = "Two small functions. <script>alert('plan')</script>\n# Not a heading"
 PLAN["tasks"][1]["title"] = "Add multiply(a, b) | <img src=x onerror=alert(1)>"
 
