@@ -6,10 +6,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from moot.cli.common import fail, say
+
+if TYPE_CHECKING:
+    from moot.engine.store import SessionFolder
 
 __all__ = ["export", "list_", "migrate", "replay", "show", "status"]
 
@@ -41,10 +45,32 @@ def status(session_id: str | None, reveal: bool) -> None:
         + f"; updated {time.time() - seen.updated:.0f}s ago"
     )
     console.print(render_board(board, time.time(), reveal=reveal, width=console.width))
+    for line in _protocol_lines(folder, str(seen.state.get("protocol", ""))):
+        say(line)
     if seen.state.get("message") and seen.status != "running":
         say(seen.state["message"])
     if folder.result_json.exists() and seen.status != "running":
         say(f"Report: {folder.report_md}  (moot show {folder.id})")
+
+
+def _protocol_lines(folder: SessionFolder, protocol: str) -> list[str]:
+    """What the session's protocol adds to `moot status` (its definition's `status_lines`),
+    from the journal as it stands (read-only: another process may be running the session)."""
+    from moot import protocols
+    from moot.engine.journal import Journal, key_from_env
+    from moot.errors import ConfigError, JournalError
+
+    try:
+        hook = protocols.get(protocol).status_lines
+    except ConfigError:  # a protocol this moot no longer has
+        return []
+    if hook is None:
+        return []
+    try:
+        journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
+    except JournalError as exc:
+        return [f"note: the journal cannot be read: {exc}"]
+    return hook(journal.events)
 
 
 @click.command(name="list")

@@ -7,5 +7,5 @@ tournament, one commit per task (execution.py). Both are sessions of the `pipeli
 (definition.py), so every step is journaled and `moot resume` continues at the exact edge; the
 tournaments are refine sessions of their own (tournaments.py). The plan (document.py), the
 role prompts (prompts.py), the QA gates (gates.py) and the lessons kept per repository
-(lessons.py) are the rest.
+(lessons.py) are the rest; view.py is what `moot status` and the reports show of a session.
 """

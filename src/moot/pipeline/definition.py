@@ -23,6 +23,7 @@ from moot.pipeline.document import parse_plan
 from moot.pipeline.execution import execute_phase
 from moot.pipeline.options import PipelineOptions
 from moot.pipeline.planning import plan_phase
+from moot.pipeline.view import report_sections, status_lines
 from moot.protocols.definition import (
     Projected,
     Projection,
@@ -142,4 +143,6 @@ PROTOCOL = ProtocolDefinition(
     code_tasks=True,
     check=_check,
     phase_titles={"develop": "Developer", "review": "Review", "test": "Tests", "gate": "Plan gate"},
+    status_lines=status_lines,
+    report_sections=report_sections,
 )

@@ -95,10 +95,20 @@ def _step(run: TaskRun, phase: str, *parts: str) -> str:
 
 
 def _move(s: Session, run: TaskRun, state: str, why: str) -> None:
-    """A transition: journaled once (a resume that derives it again adds nothing)."""
+    """A transition: journaled once (a resume that derives it again adds nothing), with the
+    task's attempts, commit and evidence counts so far, which `moot status` shows (view.py)."""
     run.path.append({"from": run.state, "to": state, "why": why})
     run.state = state
-    s.note(_step(run, "state", str(len(run.path))), task=run.spec.id, state=state, why=why)
+    counts = {kind: len(items) for kind, items in run.evidence.items()}
+    s.note(
+        _step(run, "state", str(len(run.path))),
+        task=run.spec.id,
+        state=state,
+        why=why,
+        attempts=run.attempts,
+        commit=run.commit,
+        evidence=counts,
+    )
 
 
 def _user(text: str) -> Message:
@@ -586,7 +596,17 @@ async def execute_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome
             continue
         await _run_task(s, ctx, run)
     await _learn(s, ctx)
-    return _outcome(s, ctx, runs)
+    return _outcome(s, ctx, runs, await _final(s, runs))
+
+
+async def _final(s: Session, runs: dict[str, TaskRun]) -> str:
+    """The branch's cumulative patch against the user's HEAD (final.patch); none while a task
+    is blocked: the resume that completes it changes the patch, and a step is journaled once."""
+    if any(r.state == "blocked" for r in runs.values()):
+        return ""
+    done = await s.change(role(s, "developer"), step="t0/final/change", tree="main")
+    s.artifact("final.patch", done.patch)
+    return done.patch
 
 
 async def _learn(s: Session, ctx: _Context) -> None:
@@ -601,7 +621,7 @@ async def _learn(s: Session, ctx: _Context) -> None:
     await s.effect("t0/learn", "lessons", compute)
 
 
-def _outcome(s: Session, ctx: _Context, runs: dict[str, TaskRun]) -> Outcome:
+def _outcome(s: Session, ctx: _Context, runs: dict[str, TaskRun], final: str) -> Outcome:
     rows = [
         {
             "id": r.spec.id,
@@ -620,6 +640,7 @@ def _outcome(s: Session, ctx: _Context, runs: dict[str, TaskRun]) -> Outcome:
             "phase": "execute",
             "branch": ctx.branch,
             "tasks": rows,
+            "final_diff": final,
             "gates": [g.name + (f": {g.command}" if g.command else "") for g in ctx.gates],
         }
     }

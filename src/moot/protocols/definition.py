@@ -6,7 +6,8 @@ none of them tests for a protocol's name. A definition holds the protocol's name
 (the config section of the same name, with defaults), its participants, its run function, how
 to describe one of its round entries (`Outcome.details["rounds"]`) as a `RoundSummary`, and
 which of its options the shared CLI flags set (`flags`); what only one protocol needs lives in
-its own folder, behind the definition's hooks.
+its own folder, behind the definition's hooks (such as the lines `moot status` adds and the
+sections the reports add for it).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
 from moot.config import AgentConfig, RunConfig, Section
 from moot.engine.session import Session
 from moot.protocols.scripting import Script
-from moot.types import Outcome, RoundSummary
+from moot.types import Event, Outcome, RoundSummary
 
 __all__ = [
     "ASSUMED_MAX_TOKENS",
@@ -28,6 +29,7 @@ __all__ = [
     "Projected",
     "Projection",
     "ProtocolDefinition",
+    "ReportSection",
     "Role",
     "agents_only",
     "completion_cap",
@@ -62,6 +64,10 @@ class Projected:
 
 
 Projection = list[Projected]
+
+# A section a protocol adds to the reports: (title, Markdown). Its text may quote models: the
+# protocol fences or quotes it in Markdown, and report.html renders it as untrusted Markdown.
+ReportSection = tuple[str, str]
 
 # The completion cap a projection assumes for an agent that sets no `max_tokens`.
 ASSUMED_MAX_TOKENS = 4096
@@ -113,7 +119,8 @@ class ProtocolDefinition(Generic[OptionsT]):
     Hooks, for a protocol that needs them: defaults for the shared sections (`defaults`), a
     change to the shared config (`adjust`), a task when none is given (`default_task`), where
     its sessions go (`sessions_root`), checks of the raw config (`check`), scripted replies
-    (`script`), and what a recorded reply stands for (`stands_for`)."""
+    (`script`), what a recorded reply stands for (`stands_for`), and what the faces add for
+    it (`status_lines`, `report_sections`)."""
 
     name: str
     summary: str  # one line for `moot run --help` and `moot validate`
@@ -155,6 +162,13 @@ class ProtocolDefinition(Generic[OptionsT]):
     # How report.html titles the protocol's phases ("evaluate" -> "Critiques"); a phase not
     # named here is titled from its name.
     phase_titles: Mapping[str, str] = field(default_factory=dict)
+    # What `moot status` prints under the live board, from the session's journal events (so a
+    # paused or running session shows it too; the first event is `begin`).
+    status_lines: Callable[[list[Event]], list[str]] | None = None
+    # Sections report.md, `moot show` and report.html add after the code changes, from the
+    # outcome's details ({} while there is no result: running, paused, crashed) and the
+    # journal events.
+    report_sections: Callable[[Mapping[str, Any], list[Event]], list[ReportSection]] | None = None
 
     @property
     def presets(self) -> tuple[str, ...]:

@@ -225,6 +225,15 @@ def _round(round_: Round, titles: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
+def _sections(view: SessionView) -> str:
+    """The protocol's own sections: Markdown that may quote models, so rendered as untrusted."""
+    return "".join(
+        f'<section class="card"><h2>{escape(title)}</h2><div class="md">{markdown_html(text)}'
+        "</div></section>"
+        for title, text in view.sections
+    )
+
+
 def _positions(view: SessionView) -> str:
     if not view.positions:
         return ""
@@ -352,6 +361,7 @@ def html_for(view: SessionView) -> str:
         f'<section class="card"><h2>Task</h2><div class="md task">{markdown_html(view.task)}'
         "</div></section>"
         f"{_verdict(view)}{_finding(view)}{code_html(view.code, view.session_id)}"
+        f"{_sections(view)}"
         f"{_chart(view)}{timeline}"
         f"{_positions(view)}{_agents(view)}{warnings}"
         f"<footer>Written by moot {escape(__version__)}. Model text is shown as untrusted "

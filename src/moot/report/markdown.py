@@ -207,6 +207,8 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
     elif view.final_answer:
         lines += ["## Final Answer", "", quoted(view.final_answer), ""]
     lines += code_markdown(view.code, view.session_id)
+    for title, text in view.sections:  # the protocol's own, its model text already quoted
+        lines += [f"## {title}", "", text, ""]
     if view.rounds:
         lines += ["## Rounds", ""]
         for round_ in view.rounds:

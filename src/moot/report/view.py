@@ -4,7 +4,8 @@ report.html), built from `result.json` and the journal.
 It relies only on what every protocol shares: step ids (`types.Step`), `ask` events carrying
 the agent, prompt and completion, `shell` events, the typed outcome (moot's finding, each
 agent's claims, changes of mind, model verdicts), and the protocol's round entries, which its
-definition turns into typed `RoundSummary`s (`ProtocolDefinition.describe_round`). A session without
+definition turns into typed `RoundSummary`s (`ProtocolDefinition.describe_round`), plus the
+sections a protocol adds itself (`ProtocolDefinition.report_sections`). A session without
 a result yet (running, or stopped by a crash) gives a view of what the journal holds so far.
 """
 
@@ -22,7 +23,7 @@ from moot.engine.seal import check_result
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder
 from moot.errors import ConfigError, JournalError
-from moot.protocols.definition import ProtocolDefinition
+from moot.protocols.definition import ProtocolDefinition, ReportSection
 from moot.report.code import CodeRow, read_applied
 from moot.text import clean_text, cut, summarize
 from moot.types import (
@@ -184,6 +185,8 @@ class SessionView:
     claims: list[ClaimAt] = field(default_factory=list)
     changes: list[ChangeOfMind] = field(default_factory=list)
     verdicts: list[ModelVerdict] = field(default_factory=list)
+    # the protocol's own sections (its definition's `report_sections`): (title, Markdown)
+    sections: list[ReportSection] = field(default_factory=list)
 
     @property
     def status_text(self) -> str:
@@ -372,6 +375,11 @@ def build_view(
     rounds = _rounds(events, round_results)
     max_rounds = definition.max_rounds(options) if definition is not None else None
     titles = dict(definition.phase_titles) if definition is not None else {}
+    sections = (
+        definition.report_sections(result.details if result is not None else {}, events)
+        if definition is not None and definition.report_sections is not None
+        else []
+    )
     if result is not None:
         return SessionView(
             session_id=result.session_id,
@@ -401,6 +409,7 @@ def build_view(
             claims=list(result.claims),
             changes=list(result.changes),
             verdicts=list(result.verdicts),
+            sections=sections,
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
@@ -429,6 +438,7 @@ def build_view(
         warnings=warnings,
         max_rounds=max_rounds,
         phase_titles=titles,
+        sections=sections,
     )
 
 
