@@ -102,6 +102,12 @@ def test_two_tasks_through_a_failed_gate_and_a_review_end_as_two_passing_commits
         "T1.patch",
     ):
         assert (evidence / name).is_file(), name
+    # `moot apply` brings the branch's cumulative change into the user's working tree
+    from moot.engine.store import find_session
+    from moot.lifecycle.code import apply_session
+
+    apply_session(find_session(run.session_id))
+    assert (repo / "mul.py").is_file() and '"""a minus b"""' in (repo / "sub.py").read_text()
     gates = json.loads((evidence / "T1-gates.json").read_text())
     assert gates[0]["results"][0]["gate"] == "syntax" and not gates[0]["results"][0]["passed"]
 

@@ -5,7 +5,7 @@ the plan, that table, each task's path through the states and the final diff
 
 Both read the journal: the plan is in the begin event's config (an execute session's
 `pipeline.plan`), each transition is a `note` at `t<n>/state/<k>` holding the task's attempts,
-commit and evidence counts so far (execution.py `_move`). A paused session (a task blocked: no
+commit and evidence counts so far (task.py `move`). A paused session (a task blocked: no
 outcome details) shows as much as a finished one; a finished execute session's details add the
 branch's cumulative patch, a finished plan session's the plan it drafted."""
 
