@@ -200,3 +200,13 @@ def test_a_diff_over_the_guardrail_blocks_the_task_at_once(tmp_path: Path, repo:
     steps = asked(tmp_path)
     assert [s for s in steps if s.startswith("t1/develop/")] == ["t1/develop/developer_a/1"]
     assert "t1/sound/sounding_board_a/1" in steps  # asked once before the task is blocked
+
+
+def test_replay_of_an_execute_session_gives_its_result_again(tmp_path: Path, repo: Path) -> None:
+    # the roles' aliases are not in alphabetical order (developer, test engineer, reviewer):
+    # the live result listed them as made, a replay as the journal reads them back
+    run = api.start("Add subtract", config(tmp_path, repo, "happy", task="T1"), sleep=no_sleep)
+    assert run.exit_code == 0
+    report = api.replay(run.session_id)
+    assert report.identical, report.changed
+    assert report.result.to_json() == (run.folder / "result.json").read_text()

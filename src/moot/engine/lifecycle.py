@@ -338,7 +338,9 @@ def _result(
         session_id=folder.id,
         protocol=meta["protocol"],
         task=meta["task"],
-        aliases=meta["aliases"],
+        # sorted: the journal reads the begin event's maps back in key order, so a replay
+        # lists them that way; the live run must too, or its result differs from the replay's
+        aliases=dict(sorted(meta["aliases"].items())),
         agents=_usage(session),
         outcome=outcome,
         status=status,
