@@ -146,3 +146,32 @@ def test_execute_refuses_an_invalid_plan_file_naming_the_problem(
     result = CliRunner().invoke(cli, ["execute", str(path), "--repo", str(repo)])
     assert result.exit_code == 1
     assert "circle" in result.output and "T1 -> T2 -> T1" in result.output
+
+
+def test_lessons_of_an_execute_are_offered_to_the_next_plan_and_can_be_rejected(
+    tmp_path: Path, repo: Path
+) -> None:
+    from tests.pipeline.test_execute import config
+
+    done = api.start(
+        FEATURE, config(tmp_path, repo, "happy", task="T1", lessons=True), sleep=no_sleep
+    )
+    assert done.exit_code == 0
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["lessons", "--repo", str(repo)])
+    assert listed.exit_code == 0
+    assert "syntax gate failed on a first try" in listed.output
+    assert "review: The function has no docstring." in listed.output
+    planned = api.start(FEATURE, plan_config(tmp_path, repo, lessons=True), sleep=no_sleep)
+    assert planned.exit_code == 0
+    log = [json.loads(x) for x in (tmp_path / "agents.log").read_text().splitlines()]
+    draft = next(e for e in log if e["step"] == "p0/draft/architect_a")
+    assert "Lessons learnt in this repository" in draft["prompt"]
+    assert "no docstring" in draft["prompt"]
+    number = next(line.split(".")[0] for line in listed.output.splitlines() if "docstring" in line)
+    rejected = runner.invoke(cli, ["lessons", "--repo", str(repo), "--reject", number])
+    assert rejected.exit_code == 0 and "no docstring" in rejected.output
+    after = runner.invoke(cli, ["lessons", "--repo", str(repo)])
+    assert "docstring" not in after.output and "syntax gate" in after.output
+    bad = runner.invoke(cli, ["lessons", "--repo", str(repo), "--reject", "9"])
+    assert bad.exit_code == 1 and "no lesson 9" in bad.output

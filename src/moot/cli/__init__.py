@@ -6,7 +6,7 @@ Exit codes: 0 consensus, 1 error (bad arguments or config included), 2 no consen
 One module per command group, each imported only when one of its commands is asked for or
 listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
-cache.py, batch.py (batch, bench), pipeline.py (plan, execute); what they share is in
+cache.py, batch.py (batch, bench), pipeline.py (plan, execute, lessons); what they share is in
 common.py, what a run prints at its end in outcome.py.
 """
 
@@ -32,6 +32,7 @@ class _Commands(click.Group):
         "run": "moot.cli.run:run",
         "plan": "moot.cli.pipeline:plan",
         "execute": "moot.cli.pipeline:execute",
+        "lessons": "moot.cli.pipeline:lessons",
         "resume": "moot.cli.run:resume",
         "status": "moot.cli.sessions:status",
         "list": "moot.cli.sessions:list_",

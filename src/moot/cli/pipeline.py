@@ -26,7 +26,7 @@ from moot.cli.common import (
 )
 from moot.cli.outcome import chooser, shown
 
-__all__ = ["execute", "plan"]
+__all__ = ["execute", "lessons", "plan"]
 
 _PROTOCOL = "pipeline"
 
@@ -240,3 +240,46 @@ def execute(
     if branch is not None:
         overrides["pipeline.branch"] = branch
     _run(feature, load_config(config_path, overrides), dry_run, display, quiet, reveal, json_logs)
+
+
+@click.command()
+@click.option("--repo", default=".", show_default=True, metavar="PATH", help="The repository.")
+@click.option(
+    "--reject",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="Move lesson N to the block list: never offered or learnt again.",
+)
+def lessons(repo: str, reject: int | None) -> None:
+    """The lessons the feature pipeline learnt in a repository (from failed gates and reviews),
+    best first, as they are offered to later plans' architect and developers."""
+    from moot.cli.common import say
+    from moot.pipeline import lessons as kept
+
+    root = _repo_root(repo)
+    if reject is not None:
+        try:
+            gone = kept.reject(root, reject)
+        except IndexError as exc:
+            fail(f"{exc}; `moot lessons --repo {repo}` lists them")
+        say(f"Rejected: {gone}")
+        return
+    found = kept.ranked(root, limit=1000)
+    if not found:
+        say(f"No lessons for {root} yet.")
+        return
+    for number, text in enumerate(found, 1):
+        say(f"{number}. {text}")
+
+
+def _repo_root(repo: str) -> str:
+    """The repository's top folder, as the pipeline names it (its config's `code.repo`)."""
+    from moot.code.workspace import check_repo
+    from moot.config import CodeSettings
+    from moot.errors import WorkspaceError
+
+    try:
+        return check_repo(CodeSettings(repo=str(Path(repo).expanduser().resolve()))).repo
+    except WorkspaceError as exc:
+        fail(str(exc))
