@@ -18,12 +18,6 @@ from moot.pipeline.planning import gate_verdict
 from tests.pipeline import scripts
 
 
-def _plan(**changes: object) -> dict[str, object]:
-    plan = json.loads(scripts.plan_json())
-    plan.update(changes)
-    return plan
-
-
 def test_a_plan_runs_each_task_after_those_it_depends_on_then_by_phase_then_as_written() -> None:
     tasks = [
         {"id": "T3", "title": "c", "phase": 2},
