@@ -210,3 +210,13 @@ def test_replay_of_an_execute_session_gives_its_result_again(tmp_path: Path, rep
     report = api.replay(run.session_id)
     assert report.identical, report.changed
     assert report.result.to_json() == (run.folder / "result.json").read_text()
+
+
+def test_the_calls_guardrail_counts_the_task_s_calls_and_blocks_it(
+    tmp_path: Path, repo: Path
+) -> None:
+    # T1 takes 3 developer calls and 2 reviews; 3 calls at most: blocked after the review
+    cfg = config(tmp_path, repo, "happy", guardrails={"max_calls_per_task": 3})
+    run = api.start("Add subtract", cfg, sleep=no_sleep)
+    assert run.exit_code == 3
+    assert "guardrail: 4 model calls, over max_calls_per_task 3" in (run.message or "")

@@ -175,3 +175,19 @@ def test_lessons_of_an_execute_are_offered_to_the_next_plan_and_can_be_rejected(
     assert "docstring" not in after.output and "syntax gate" in after.output
     bad = runner.invoke(cli, ["lessons", "--repo", str(repo), "--reject", "9"])
     assert bad.exit_code == 1 and "no lesson 9" in bad.output
+
+
+def test_execute_prints_the_projection_before_it_runs_and_dry_run_stops_there(
+    tmp_path: Path, repo: Path
+) -> None:
+    roles = scripts.write_script(tmp_path)
+    plan = tmp_path / "plan.json"
+    plan.write_text(scripts.plan_json())
+    args = ["execute", str(plan), "--repo", str(repo), "--models", f"scripted:{roles}#happy"]
+    dry = CliRunner().invoke(cli, [*args, "--dry-run"])
+    assert dry.exit_code == 0 and "Projected worst case" in dry.output
+    assert not (tmp_path / "moot-home" / "sessions").exists()  # nothing ran
+    (tmp_path / "agents.log.fixed").write_text("")
+    ran = CliRunner().invoke(cli, [*args, "--no-impl-tournament"])
+    assert ran.exit_code == 0, ran.output
+    assert ran.output.index("Projected worst case") < ran.output.index("moot-plan/")

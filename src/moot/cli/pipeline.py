@@ -44,6 +44,13 @@ def _run(
     from moot.cli.run import projection_gate
 
     projection_gate(plan, task, dry_run)
+    if not quiet:  # seed 004: the projected calls and cost, before anything runs
+        from moot.cli.common import say
+        from moot.lifecycle.projection import estimate, render
+
+        projected = estimate(plan, task)
+        if projected is not None:
+            say(render(projected), err=True)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux_for(display)) as face:
         finished = start(
             task, plan, subscribers=[face], chooser=chooser(face), on_outcome=shown(face, quiet)

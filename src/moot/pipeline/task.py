@@ -163,7 +163,7 @@ def _guardrail(
 ) -> str:
     """The guardrail this task has breached, or ""; decided on journaled data only."""
     rails = ctx.opts.guardrails
-    calls = s.asked(Step.at(run.number, "", prefix="t").rstrip("/"))
+    calls = s.asked(_step(run, ""))  # "t1/": task 1's steps, not task 10's
     if calls > rails.max_calls_per_task:
         return f"guardrail: {calls} model calls, over max_calls_per_task {rails.max_calls_per_task}"
     began, now = s.recorded_at(first_step), s.recorded_at(last_step)
