@@ -191,3 +191,22 @@ def test_execute_prints_the_projection_before_it_runs_and_dry_run_stops_there(
     ran = CliRunner().invoke(cli, [*args, "--no-impl-tournament"])
     assert ran.exit_code == 0, ran.output
     assert ran.output.index("Projected worst case") < ran.output.index("moot-plan/")
+
+
+def test_a_cli_explorer_reads_a_worktree_of_the_repository_with_its_read_only_arguments(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from tests.fakes.fake_agent import install
+
+    bin_dir = install(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "calls.jsonl"))
+    cfg = plan_config(tmp_path, repo, roles={"explorer": {"model": "cli:claude"}})
+    run = api.start(FEATURE, cfg, sleep=no_sleep)
+    assert run.exit_code == 0, run.message
+    [call] = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert call["argv"] == ["-p", "--output-format", "json", "--permission-mode", "dontAsk"]
+    assert Path(call["cwd"]).name == "explore" and Path(call["cwd"]) != repo
+    assert not Path(call["cwd"]).exists()  # pruned once read

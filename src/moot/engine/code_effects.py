@@ -46,6 +46,7 @@ class CodeEffects:
         self._sandbox = sandbox
         self._context: asyncio.Future[Any] | None = None  # the repository context, once
         self._worktree_at: dict[str, str] = {}  # step -> the worktree a CLI agent works in
+        self._reading: set[str] = set()  # steps whose CLI agent only reads its worktree
 
     def _workspace(self) -> CodeWorkspace:
         assert self._code is not None
@@ -58,13 +59,16 @@ class CodeEffects:
         with its CLI's read-only arguments."""
         tree = self._workspace().path(self._worktree_at.get(step, alias))
         if tree.is_dir():
-            return str(tree), False
+            return str(tree), step in self._reading
         self._sandbox.mkdir(exist_ok=True)
         return str(self._sandbox), True
 
-    def work_in(self, tree: str, step: str) -> None:
-        """The CLI coding agent asked at `step` works in worktree `tree` (`Session.ask_in`)."""
+    def work_in(self, tree: str, step: str, *, read_only: bool = False) -> None:
+        """The CLI coding agent asked at `step` works in worktree `tree` (`Session.ask_in`),
+        with its CLI's read-only arguments when `read_only` (an explorer that reads it)."""
         self._worktree_at[step] = tree
+        if read_only:
+            self._reading.add(step)
 
     async def change(self, alias: str, step: str, tree: str | None) -> CodeChange:
         where = tree or alias

@@ -532,12 +532,18 @@ class Session:
         await self._effects.prune_worktree(name, step)
 
     async def ask_in(
-        self, tree: str, alias: str, messages: Sequence[Message], *, step: str
+        self,
+        tree: str,
+        alias: str,
+        messages: Sequence[Message],
+        *,
+        step: str,
+        read_only: bool = False,
     ) -> Completion:
         """`ask`, with a CLI coding agent working in worktree `tree` (one the protocol added)
-        instead of its own. Other models are asked as usual: their diff goes to `tree` by
-        `apply_diff(..., tree=tree)`."""
-        self._effects.work_in(tree, step)
+        instead of its own, with its read-only arguments when `read_only`. Other models are
+        asked as usual: their diff goes to `tree` by `apply_diff(..., tree=tree)`."""
+        self._effects.work_in(tree, step, read_only=read_only)
         return await self.ask(alias, messages, step=step)
 
     async def code_context(self) -> str:

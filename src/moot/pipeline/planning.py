@@ -69,7 +69,7 @@ async def _say(s: Session, alias: str, prompt: str, step: str) -> str:
 async def _explore(s: Session, task: str, opts: PipelineOptions) -> str:
     alias = role(s, "explorer")
     step = Step.at(0, "explore", alias, prefix="p")
-    if s.edits_in_place(alias):  # a CLI agent reads a worktree of the repository itself
+    if s.edits_in_place(alias):  # a CLI agent reads a worktree of the repo, read-only
         await s.add_worktree("explore", step=Step.at(0, "worktree", "explore", prefix="p"))
         context = "The repository is your current folder: read it; change nothing."
         reply = await s.ask_in(
@@ -77,6 +77,7 @@ async def _explore(s: Session, task: str, opts: PipelineOptions) -> str:
             alias,
             [Message(role="user", content=prompts.EXPLORER.format(task=task, context=context))],
             step=step,
+            read_only=True,
         )
         await s.prune_worktree("explore", step=Step.at(0, "prune", "explore", prefix="p"))
         if not reply.ok or not reply.text.strip():
