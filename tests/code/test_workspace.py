@@ -34,6 +34,7 @@ from moot.code import (
     list_worktrees,
     load_baseline,
     open_repo,
+    remove_worktree,
     repo_context,
     resolve_in_repo,
     save_patch,
@@ -348,6 +349,37 @@ def test_a_models_diff_applies_with_wrong_counts_and_no_final_newline(
     assert (a.path / "tracked.txt").read_text() == "one\ntwo, fixed\nthree\n"
     assert (a.path / "docs" / "notes.md").read_text() == "# Notes\nwritten by the model\n"
     assert worktree_change(a).stats.files == 2
+
+
+def test_a_diff_applied_already_applies_again_changing_nothing(
+    dirty_repo: Path, tmp_path: Path
+) -> None:
+    """A kill after `git apply` but before the engine journaled it: the resume applies the
+    same diff to a worktree that holds it already, and must not fail where the first try
+    succeeded (issue 22's crash trials found it)."""
+    _, _, (a,) = start(dirty_repo, tmp_path, ["a"])
+    assert apply_patch(a, GOOD_DIFF).applied
+    held = files(a.path)
+    again = apply_patch(a, GOOD_DIFF)
+    assert again.applied, again.error
+    assert files(a.path) == held
+    half = "--- a/tracked.txt\n+++ b/tracked.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+    assert not apply_patch(a, half).applied  # neither applied nor applying: still refused
+
+
+def test_removing_a_worktree_whose_remove_was_killed_half_way_completes(
+    clean_repo: Path, tmp_path: Path
+) -> None:
+    """`git worktree remove` deletes the worktree's .git file first; killed then, git refuses
+    a second remove of it, and the prune that a resume repeats never completed."""
+    repo, baseline, (a,) = start(clean_repo, tmp_path, ["a"])
+    (a.path / ".git").unlink()
+    assert remove_worktree(repo, baseline.session, "a")
+    assert not a.path.exists()
+    listed = subprocess.run(
+        ["git", "worktree", "list", "--porcelain"], cwd=clean_repo, capture_output=True, text=True
+    ).stdout
+    assert str(a.path) not in listed
 
 
 @pytest.mark.parametrize(

@@ -150,8 +150,9 @@ def apply_patch(worktree: Worktree, patch: str | bytes) -> PatchResult:
     The diff reaches git on stdin only; git itself refuses paths outside the worktree or inside
     `.git`. It is tried as written, then with its hunk line counts recomputed (models rarely
     count right; see `_hunks`); `--ignore-whitespace` forgives context whose whitespace
-    drifted. On failure nothing is changed and `error` holds git's message, to quote back to
-    the model once."""
+    drifted. A diff whose result the worktree already holds is applied (nothing to change). On
+    failure nothing is changed and `error` holds git's message, to quote back to the model
+    once."""
     data = normalize_patch(patch)
     if not data.strip():
         return PatchResult(False, "the diff is empty: no file would change")
@@ -161,7 +162,23 @@ def apply_patch(worktree: Worktree, patch: str | bytes) -> PatchResult:
         )
     first = _git_apply(worktree, data)
     recounted = recount(data)
-    if first.applied or recounted == data:
+    if first.applied:
         return first
+    second = first if recounted == data else _git_apply(worktree, recounted)
+    if not second.applied and _applied_already(worktree, recounted):
+        return PatchResult(True)
     # The recounted attempt's error is about content, not about counts the model cannot see.
-    return _git_apply(worktree, recounted)
+    return second
+
+
+def _applied_already(worktree: Worktree, data: bytes) -> bool:
+    """Whether the worktree holds the diff's result already (its reverse applies): applying it
+    again changes nothing. A process killed after `git apply` but before the engine journaled
+    it finds its diff applied on resume, and must not fail where the first try succeeded."""
+    done = git(
+        ["apply", "--reverse", "--check", "--ignore-whitespace", "--whitespace=nowarn", "-"],
+        cwd=worktree.path,
+        input=data,
+        check=False,
+    )
+    return done.returncode == 0

@@ -149,7 +149,12 @@ def _teardown(repo: Repo, path: Path, branch: str, known: list[_Listed]) -> None
     manifest named it before it existed), so deleting what is left of it is safe."""
     if any(w.path == path for w in known):
         # -f -f: also a worktree left locked ("initializing") by a crash inside worktree add.
-        git(["worktree", "remove", "-f", "-f", str(path)], cwd=repo.root)
+        removed = git(["worktree", "remove", "-f", "-f", str(path)], cwd=repo.root, check=False)
+        if removed.returncode != 0:
+            # a remove killed half way (its .git file already gone): git refuses it; delete
+            # what is left and let git forget the worktree it can no longer find
+            shutil.rmtree(path, ignore_errors=True)
+            git(["worktree", "prune"], cwd=repo.root)
     if path.exists():
         shutil.rmtree(path)
     git(["update-ref", "-d", f"refs/heads/{branch}"], cwd=repo.root, check=False)
