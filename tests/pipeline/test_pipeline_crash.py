@@ -413,9 +413,7 @@ def test_execute_killed_at_random_points_resumes_to_the_same_branch(tmp_path: Pa
         "T2: Add multiply(a, b)",
     ]
     rng = random.Random(22)
-    trials = [
-        Trial("execute", [Kill(n) for n in plan]) for plan in points(rng, ref.lines, 16, 0.4)
-    ]
+    trials = [Trial("execute", [Kill(n) for n in plan]) for plan in points(rng, ref.lines, 16, 0.4)]
     run_trials(tmp_path, ref, trials)
 
 
@@ -430,9 +428,7 @@ def test_execute_killed_inside_the_implementation_tournament_resumes_it(
     trials = [
         Trial("execute", [Kill(n, "impl-t1-1") for n in plan], impl_tournament=True)
         for plan in points(rng, first, 1, 1.0)
-    ] + [
-        Trial("execute", [Kill(rng.randint(2, second - 1), "impl-t2-1")], impl_tournament=True)
-    ]
+    ] + [Trial("execute", [Kill(rng.randint(2, second - 1), "impl-t2-1")], impl_tournament=True)]
     run_trials(tmp_path, ref, trials)
 
 
@@ -442,3 +438,57 @@ def test_plan_killed_at_random_points_resumes_to_the_same_plan(tmp_path: Path) -
     rng = random.Random(24)
     trials = [Trial("plan", [Kill(n) for n in plan]) for plan in points(rng, ref.lines, 2, 0.5)]
     run_trials(tmp_path, ref, trials)
+
+
+def killed_at_step(w: World, phase: str, step: str) -> Path:
+    """The CLI killed once the pipeline's journal records `step`; its session folder."""
+    process = start(w, command(w, phase))
+
+    def reached() -> bool:
+        session = w.session()
+        return session is not None and any(e.get("step") == step for e in journal_events(session))
+
+    wait_until(reached, f"{step} in the journal", alive=lambda: process.poll() is None)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=TIMEOUT)
+    session = w.session()
+    assert session is not None
+    return session
+
+
+def resume(w: World, session: Path) -> tuple[int, str]:
+    return finish(start(w, [sys.executable, "-m", "moot.cli", "resume", session.name, "-q"]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("made", ["folder", "session.json"])
+def test_a_kill_while_the_tournament_folder_is_made_resumes_it_from_the_start(
+    made: str, tmp_path: Path
+) -> None:
+    """The child refine session is created in steps (its folder, session.json, the begin
+    event); a kill in between leaves a folder that is no session. The resume starts the
+    tournament again (nothing was asked in it) instead of failing on the folder."""
+    w = world(tmp_path / "trial", impl_tournament=True)
+    before = base.state(w.repo)
+    # T1's reviewer approved: the test engineer and the gates come before the tournament
+    session = killed_at_step(w, "execute", "t1/state/9")
+    child = session / "tournaments" / f"{session.name}-impl-t1-1"
+    assert not child.exists()
+    child.mkdir(parents=True)  # as a kill right after the child's mkdir leaves it
+    if made == "session.json":
+        (child / "session.json").write_text("{}\n")
+        (child / "events.jsonl").write_text("")
+    code, err = resume(w, session)
+    assert code == 0, err
+    rows = branch_of(w, session.name)
+    assert [m.split("\n")[0] for m, _ in rows] == [
+        "T1: Add subtract(a, b)",
+        "T2: Add multiply(a, b)",
+    ]
+    assert json.loads((child / "result.json").read_text())["status"] in (
+        "consensus",
+        "no_consensus",
+    )
+    after = base.state(w.repo)
+    after["branches"] = [b for b in after["branches"] if "refs/heads/moot-plan/" not in b]
+    assert after == before
