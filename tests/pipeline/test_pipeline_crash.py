@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -314,12 +315,15 @@ class Reference:
 
 
 def kill_points(folder: Path) -> list[int]:
-    """The journal lengths to kill at: after the begin line, before the last. Not just before
-    a diff is applied: the kill would land while `git apply` runs, and a resume applies again
-    (test_a_kill_between_the_merge_and_its_record_resumes_to_the_same_branch)."""
+    """The journal lengths to kill at: after the begin line, before the last; not just before
+    a diff is applied or a worktree removed. A kill there lands while `git apply` or `git
+    worktree remove` runs, which the engine does not survive yet: the two xfail tests below
+    (test_a_kill_between_the_merge_and_its_record_..., test_a_kill_while_a_worktree_is_...)."""
     events = journal_events(folder)
     return [
-        n for n in range(2, len(events) - 1) if events[n].get("data", {}).get("what") != "apply"
+        n
+        for n in range(2, len(events) - 1)
+        if events[n].get("data", {}).get("what") not in ("apply", "prune")
     ]
 
 
@@ -539,6 +543,60 @@ def test_a_kill_between_the_merge_and_its_record_resumes_to_the_same_branch(
     (main / "tests" / "test_sub.py").write_text(
         "from sub import subtract\n\n\ndef test_subtract():\n    assert subtract(5, 3) == 2\n"
     )
+    code, err = resume(w, session)
+    assert code == 0, err
+    rows = branch_of(w, session.name)
+    assert [m.split("\n")[0] for m, _ in rows] == [
+        "T1: Add subtract(a, b)",
+        "T2: Add multiply(a, b)",
+    ]
+
+
+# A git that, asked to remove T1's worktree, stops half way (the worktree's .git file gone, as
+# `git worktree remove` deletes it first) until it is killed.
+HALF_REMOVING_GIT = """\
+#!/bin/sh
+case "$*" in
+  *"worktree remove"*/t1e1)
+    for last; do :; done
+    rm -f "$last/.git"
+    : > "$HOLD"
+    sleep 600;;
+esac
+exec {git} "$@"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="moot/code/_worktrees.py _teardown: `git worktree remove -f -f` refuses a worktree "
+    "whose .git file an interrupted remove already deleted, so the prune never completes",
+)
+def test_a_kill_while_a_worktree_is_removed_resumes_to_the_same_branch(tmp_path: Path) -> None:
+    w = world(tmp_path / "trial")
+    real = shutil.which("git")
+    assert real is not None
+    fake = w.root / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(HALF_REMOVING_GIT.format(git=real))
+    fake.chmod(0o755)
+    held = w.root / "held"
+    env = {**w.env, "PATH": f"{fake.parent}{os.pathsep}{w.env['PATH']}", "HOLD": str(held)}
+    process = subprocess.Popen(
+        command(w, "execute"),
+        env=env,
+        cwd=w.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    wait_until(held.exists, "the removal of t1e1", alive=lambda: process.poll() is None)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=TIMEOUT)
+    session = w.session()
+    assert session is not None
+    assert "t1/prune/t1e1" not in {e.get("step") for e in journal_events(session)}
     code, err = resume(w, session)
     assert code == 0, err
     rows = branch_of(w, session.name)
