@@ -538,16 +538,11 @@ def test_a_kill_while_a_tournament_folder_is_made_resumes_it_from_the_start(
 def test_a_kill_between_the_merge_and_its_record_resumes_to_the_same_branch(
     tmp_path: Path,
 ) -> None:
-    """T1's winning change is applied on the plan's worktree (`t1/merge/main/1`) and then
-    journaled. Killed in between, the worktree holds the change the journal does not know of:
-    here made so by writing T1's final files into it after a kill before the merge."""
+    """T1's winning change is applied on the plan's worktree (`t1/merge/main/1`), then
+    journaled; killed in between, the worktree holds a change the journal does not know of."""
     w = world(tmp_path / "trial")
-    session = killed_at_step(w, "execute", "t1/state/9")
-    main = session / "worktrees" / "main"
-    (main / "sub.py").write_text('def subtract(a, b):\n    """a minus b"""\n    return a - b\n')
-    (main / "tests" / "test_sub.py").write_text(
-        "from sub import subtract\n\n\ndef test_subtract():\n    assert subtract(5, 3) == 2\n"
-    )
+    session = stalled(w, "apply")
+    assert "t1/merge/main/1" not in {e.get("step") for e in journal_events(session)}
     code, err = resume(w, session)
     assert code == 0, err
     rows = branch_of(w, session.name)
@@ -557,19 +552,58 @@ def test_a_kill_between_the_merge_and_its_record_resumes_to_the_same_branch(
     ]
 
 
-# A git that, asked to remove T1's worktree, stops half way (the worktree's .git file gone, as
-# `git worktree remove` deletes it first) until it is killed.
-HALF_REMOVING_GIT = """\
+# A git that stops in one command until it is killed. STALL=remove: removing T1's worktree,
+# half way (its .git file gone, as `git worktree remove` deletes it first); STALL=apply:
+# applying a diff on the plan's worktree, once the diff is applied.
+STALLING_GIT = """\
 #!/bin/sh
-case "$*" in
-  *"worktree remove"*/t1e1)
+case "$STALL $*" in
+  remove*"worktree remove"*/t1e1)
     for last; do :; done
     rm -f "$last/.git"
     : > "$HOLD"
     sleep 600;;
+  apply*" apply "*)
+    case "$PWD" in
+      */worktrees/main)
+        {git} "$@" || exit $?
+        : > "$HOLD"
+        sleep 600;;
+    esac;;
 esac
 exec {git} "$@"
 """
+
+
+def stalled(w: World, stall: str) -> Path:
+    """`moot execute` run with STALLING_GIT, killed where it stalls; its session folder."""
+    real = shutil.which("git")
+    assert real is not None
+    fake = w.root / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(STALLING_GIT.format(git=real))
+    fake.chmod(0o755)
+    held = w.root / "held"
+    env = {
+        **w.env,
+        "PATH": f"{fake.parent}{os.pathsep}{w.env['PATH']}",
+        "HOLD": str(held),
+        "STALL": stall,
+    }
+    process = subprocess.Popen(
+        command(w, "execute"),
+        env=env,
+        cwd=w.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    wait_until(held.exists, "git to stall", alive=lambda: process.poll() is None)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=TIMEOUT)
+    session = w.session()
+    assert session is not None
+    return session
 
 
 @pytest.mark.slow
@@ -580,27 +614,7 @@ exec {git} "$@"
 )
 def test_a_kill_while_a_worktree_is_removed_resumes_to_the_same_branch(tmp_path: Path) -> None:
     w = world(tmp_path / "trial")
-    real = shutil.which("git")
-    assert real is not None
-    fake = w.root / "bin" / "git"
-    fake.parent.mkdir()
-    fake.write_text(HALF_REMOVING_GIT.format(git=real))
-    fake.chmod(0o755)
-    held = w.root / "held"
-    env = {**w.env, "PATH": f"{fake.parent}{os.pathsep}{w.env['PATH']}", "HOLD": str(held)}
-    process = subprocess.Popen(
-        command(w, "execute"),
-        env=env,
-        cwd=w.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    wait_until(held.exists, "the removal of t1e1", alive=lambda: process.poll() is None)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.communicate(timeout=TIMEOUT)
-    session = w.session()
-    assert session is not None
+    session = stalled(w, "remove")
     assert "t1/prune/t1e1" not in {e.get("step") for e in journal_events(session)}
     code, err = resume(w, session)
     assert code == 0, err
