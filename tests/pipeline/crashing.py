@@ -263,7 +263,11 @@ def play(w: World, trial: Trial) -> Ended:
     for number, kill in enumerate(trial.kills):
         process = start(w, args)
         journal = child_journal(w, kill.child) if kill.child else w.session
-        assert kill_at(process, journal, kill.lines), f"{trial.name}: ended before kill {number}"
+        # a kill point is a length of the uninterrupted run's journal; each resume of that
+        # journal has added its run_started line
+        resumed = sum(1 for k in trial.kills[:number] if k.child == kill.child or not kill.child)
+        lines = kill.lines + resumed
+        assert kill_at(process, journal, lines), f"{trial.name}: ended before kill {number}"
         session = w.session()
         assert session is not None
         at_kill.append((len(logged(w)), asks_of(session)))

@@ -57,14 +57,23 @@ class Reference:
 
 def kill_points(folder: Path, *, child: bool = False) -> list[int]:
     """The journal lengths to kill at: after the begin line, before the last (a child's last
-    too: its parent has yet to record what it gave); none within three lines before a diff is
-    applied or a worktree removed. A kill there lands while `git apply` or `git worktree
-    remove` runs (notes and scripted answers take no time), which the engine does not survive
-    yet: the two xfail tests at the end stall git there and kill it."""
+    too: its parent has yet to record what it gave); none from which the run reaches a `git
+    apply` or `git worktree remove` before a command of the user's (a gate, a verification):
+    notes and scripted answers take no time, so a kill there lands while git runs, which the
+    engine does not survive yet (the two xfail tests at the end stall git there and kill it)."""
     events = journal_events(folder)
     last = len(events) if child else len(events) - 2
-    risky = {n for n, e in enumerate(events) if e.get("data", {}).get("what") in ("apply", "prune")}
-    return [n for n in range(2, last + 1) if not risky & {n, n + 1, n + 2}]
+    return [n for n in range(2, last + 1) if _slow_first(events[n:])]
+
+
+def _slow_first(coming: list[dict[str, Any]]) -> bool:
+    for event in coming:
+        what = event.get("data", {}).get("what")
+        if what in ("run", "verify"):
+            return True
+        if what in ("apply", "prune"):
+            return False
+    return True
 
 
 def outcome_of(w: World, ended: Ended, phase: str) -> tuple[list[tuple[str, str]], str]:
