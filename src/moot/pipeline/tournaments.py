@@ -8,18 +8,21 @@ defaults: 1 judge, k = 1, 3 passes).
 
 A child is one journaled effect of the pipeline's session (`Session.effect`): its id is derived
 from the parent's and the step, so a pipeline killed while a child runs finds the child again on
-resume and resumes it (its recorded steps cost nothing); once the child has ended, the parent's
-journal holds what the pipeline needs from it (final text or patch, label, cost), and neither
-resume nor replay runs it again."""
+resume and resumes it (its recorded steps cost nothing), or starts it again when the kill came
+while its folder was being made (nothing was asked in it then); once the child has ended, the
+parent's journal holds what the pipeline needs from it (final text or patch, label, cost), and
+neither resume nor replay runs it again."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from moot.config import CodeSettings, RunConfig
 from moot.engine.session import Session
+from moot.engine.store import folder_problem
 from moot.errors import Interrupted, LimitReached
 from moot.pipeline.options import PipelineOptions, TournamentSettings
 
@@ -109,7 +112,12 @@ async def play(
     async def compute() -> dict[str, Any]:
         from moot.lifecycle.run import resume_async, start_async
 
-        if (root / child_id / "events.jsonl").exists():
+        folder = root / child_id
+        if folder.is_dir() and folder_problem(folder) is not None:
+            # killed while the child was being created (its folder, session.json, begin
+            # event): nothing was asked in it, so it starts again
+            shutil.rmtree(folder)
+        if folder.is_dir():
             ran = await resume_async(child_id, root=root)
         else:
             code = None
