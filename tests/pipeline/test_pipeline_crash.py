@@ -57,23 +57,12 @@ class Reference:
 
 def kill_points(folder: Path, *, child: bool = False) -> list[int]:
     """The journal lengths to kill at: after the begin line, before the last (a child's last
-    too: its parent has yet to record what it gave); none from which the run reaches a `git
-    apply` or `git worktree remove` before a command of the user's (a gate, a verification):
-    notes and scripted answers take no time, so a kill there lands while git runs, which the
-    engine does not survive yet (the two xfail tests at the end stall git there and kill it)."""
+    too: its parent has yet to record what it gave). Notes and scripted answers take no time,
+    so a kill "at" a length often lands later, while git applies a diff or removes a worktree:
+    the two tests at the end stall git there and kill it."""
     events = journal_events(folder)
     last = len(events) if child else len(events) - 2
-    return [n for n in range(2, last + 1) if _slow_first(events[n:])]
-
-
-def _slow_first(coming: list[dict[str, Any]]) -> bool:
-    for event in coming:
-        what = event.get("data", {}).get("what")
-        if what in ("run", "verify"):
-            return True
-        if what in ("apply", "prune"):
-            return False
-    return True
+    return list(range(2, last + 1))
 
 
 def outcome_of(w: World, ended: Ended, phase: str) -> tuple[list[tuple[str, str]], str]:
@@ -257,11 +246,6 @@ def test_a_kill_while_a_tournament_folder_is_made_resumes_it_from_the_start(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="moot/engine/code_effects.py: apply_diff runs `git apply`, then journals it; a kill "
-    "in between leaves the change applied, and the resume's apply of the same diff fails",
-)
 def test_a_kill_between_the_merge_and_its_record_resumes_to_the_same_branch(
     tmp_path: Path,
 ) -> None:
@@ -334,11 +318,6 @@ def stalled(w: World, stall: str) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="moot/code/_worktrees.py _teardown: `git worktree remove -f -f` refuses a worktree "
-    "whose .git file an interrupted remove already deleted, so the prune never completes",
-)
 def test_a_kill_while_a_worktree_is_removed_resumes_to_the_same_branch(tmp_path: Path) -> None:
     w = world(tmp_path / "trial")
     session = stalled(w, "remove")
