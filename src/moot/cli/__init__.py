@@ -1,7 +1,7 @@
 """The `moot` command: parses, calls the library, maps outcomes to exit codes.
 
 Exit codes: 0 consensus, 1 error (bad arguments or config included), 2 no consensus,
-3 paused by a limit (resumable), 130 interrupted (resumable).
+3 paused by a limit or waiting for you (resumable), 130 interrupted (resumable).
 
 One module per command group, each imported only when one of its commands is asked for or
 listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
