@@ -5,6 +5,7 @@ tasks."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,46 +32,59 @@ __all__ = ["execute", "lessons", "plan"]
 _PROTOCOL = "pipeline"
 
 
-def _run(
-    task: str,
-    plan: Any,
-    dry_run: bool,
-    display: str | None,
-    quiet: bool,
-    reveal: bool,
-    json_logs: bool,
-) -> None:
-    from moot.api import start
-    from moot.cli.run import projection_gate
+@dataclass(frozen=True)
+class _Shared:
+    """The options `plan` and `execute` share (`_options`)."""
 
-    projection_gate(plan, task, dry_run)
-    if not quiet:  # seed 004: the projected calls and cost, before anything runs
-        from moot.cli.common import say
-        from moot.lifecycle.projection import estimate, render
+    models: tuple[str, ...]
+    config_path: Path | None
+    max_cost: float | None
+    max_tokens: int | None
+    timeout: float | None
+    seed: int | None
+    dry_run: bool
+    display: str | None
+    quiet: bool
+    reveal: bool
+    json_logs: bool
 
-        projected = estimate(plan, task)
-        if projected is not None:
-            say(render(projected), err=True)
-    with with_tmux(run_face(quiet, json_logs, reveal), tmux_for(display)) as face:
-        finished = start(
-            task, plan, subscribers=[face], chooser=chooser(face), on_outcome=shown(face, quiet)
-        )
-    exit_with(finished.exit_code)
+    def overrides(self, repo: str | None) -> dict[str, Any]:
+        found: dict[str, Any] = {"protocol": _PROTOCOL}
+        if self.models:
+            found["agents"] = [{"model": spec} for spec in self.models]
+        if self.seed is not None:
+            found["seed"] = self.seed
+        for key, value in limit_overrides(self.max_cost, self.max_tokens, self.timeout).items():
+            found[f"limits.{key}"] = value
+        if repo is not None:
+            found["code.repo"] = str(Path(repo).expanduser().resolve())
+        return found
 
+    def run(self, task: str, overrides: dict[str, Any]) -> None:
+        """Load the config, print the projection (--dry-run stops there), run, exit."""
+        from moot.api import start
+        from moot.cli.run import projection_gate
+        from moot.lifecycle.plan import load_config
 
-def _common(
-    models: tuple[str, ...], seed: int | None, limits: dict[str, Any], repo: str | None
-) -> dict[str, Any]:
-    overrides: dict[str, Any] = {"protocol": _PROTOCOL}
-    if models:
-        overrides["agents"] = [{"model": spec} for spec in models]
-    if seed is not None:
-        overrides["seed"] = seed
-    for key, value in limits.items():
-        overrides[f"limits.{key}"] = value
-    if repo is not None:
-        overrides["code.repo"] = str(Path(repo).expanduser().resolve())
-    return overrides
+        plan = load_config(self.config_path, overrides)
+        projection_gate(plan, task, self.dry_run)
+        if not self.quiet:  # seed 004: the projected calls and cost, before anything runs
+            from moot.cli.common import say
+            from moot.lifecycle.projection import estimate, render
+
+            projected = estimate(plan, task)
+            if projected is not None:
+                say(render(projected), err=True)
+        face = run_face(self.quiet, self.json_logs, self.reveal)
+        with with_tmux(face, tmux_for(self.display)) as face:
+            finished = start(
+                task,
+                plan,
+                subscribers=[face],
+                chooser=chooser(face),
+                on_outcome=shown(face, self.quiet),
+            )
+        exit_with(finished.exit_code)
 
 
 def _options(command: Any) -> Any:
@@ -120,33 +134,17 @@ def _options(command: Any) -> Any:
 )
 @_options
 def plan(
-    feature: str,
-    task_file: Path | None,
-    repo: str,
-    context: tuple[str, ...],
-    models: tuple[str, ...],
-    config_path: Path | None,
-    max_cost: float | None,
-    max_tokens: int | None,
-    timeout: float | None,
-    seed: int | None,
-    dry_run: bool,
-    display: str | None,
-    quiet: bool,
-    reveal: bool,
-    json_logs: bool,
+    feature: str, task_file: Path | None, repo: str, context: tuple[str, ...], **shared: Any
 ) -> None:
     """Plan FEATURE: explore the repository, draft a phased plan, refine it in a tournament and
     gate it with a critic. The approved plan is written as plan.json in the session folder (read
     it, edit it), then `moot execute SESSION` runs it."""
-    from moot.lifecycle.plan import load_config
-
-    task = task_text(feature, task_file)
-    overrides = _common(models, seed, limit_overrides(max_cost, max_tokens, timeout), repo)
+    options = _Shared(**shared)
+    overrides = options.overrides(repo)
     overrides["pipeline.phase"] = "plan"
     if context:
         overrides["code.context"] = list(context)
-    _run(task, load_config(config_path, overrides), dry_run, display, quiet, reveal, json_logs)
+    options.run(task_text(feature, task_file), overrides)
 
 
 def _plan_source(ref: str) -> tuple[str, str | None, str, dict[str, Any]]:
@@ -207,31 +205,20 @@ def execute(
     no_impl_tournament: bool,
     repo: str | None,
     branch: str | None,
-    models: tuple[str, ...],
-    config_path: Path | None,
-    max_cost: float | None,
-    max_tokens: int | None,
-    timeout: float | None,
-    seed: int | None,
-    dry_run: bool,
-    display: str | None,
-    quiet: bool,
-    reveal: bool,
-    json_logs: bool,
+    **shared: Any,
 ) -> None:
     """Execute PLAN (a plan session's id, default the latest, or a plan JSON file): each task
     through developer, QA gates, review, tests and an implementation tournament, committed on a
     branch of its own. Your branch and working tree are untouched."""
-    from moot.lifecycle.plan import load_config
-
+    options = _Shared(**shared)
     text, approved, feature, recorded = _plan_source(plan_ref)
     code = recorded.get("code") or {}
     if repo is None:
         repo = str(code.get("repo") or ".")
-    overrides = _common(models, seed, limit_overrides(max_cost, max_tokens, timeout), repo)
-    if not models and config_path is None and recorded.get("agents"):
+    overrides = options.overrides(repo)
+    if not options.models and options.config_path is None and recorded.get("agents"):
         overrides["agents"] = recorded["agents"]
-    if not config_path and isinstance(recorded.get(_PROTOCOL), dict):
+    if options.config_path is None and isinstance(recorded.get(_PROTOCOL), dict):
         for key in ("roles", "gates", "guardrails", "impl_tournament", "qa_retry_limit", "lessons"):
             if key in recorded[_PROTOCOL]:
                 overrides[f"pipeline.{key}"] = recorded[_PROTOCOL][key]
@@ -246,7 +233,7 @@ def execute(
         overrides["pipeline.impl_tournament.enabled"] = False
     if branch is not None:
         overrides["pipeline.branch"] = branch
-    _run(feature, load_config(config_path, overrides), dry_run, display, quiet, reveal, json_logs)
+    options.run(feature, overrides)
 
 
 @click.command()
