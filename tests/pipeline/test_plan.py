@@ -134,6 +134,15 @@ def test_plan_then_an_edited_plan_executes_and_the_edit_is_journaled(
     assert "+" in change["data"]["diff"] and "Keep it tiny." in change["data"]["diff"]
     branch = f"moot-plan/{executed.name}"
     assert commits(repo, branch) == ["T1: Add subtract(a, b)", "T2: Add multiply(a, b)"]
+    # with no PLAN, execute takes the newest plan session, not the newer execute session
+    from moot.cli.pipeline import _latest_plan
+
+    assert _latest_plan().id == session.name
+
+
+def test_execute_with_no_plan_session_says_how_to_make_one(tmp_path: Path, repo: Path) -> None:
+    result = CliRunner().invoke(cli, ["execute", "--repo", str(repo)])
+    assert result.exit_code == 1 and "no plan session yet" in result.output
 
 
 def test_execute_refuses_an_invalid_plan_file_naming_the_problem(

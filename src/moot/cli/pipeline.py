@@ -147,6 +147,18 @@ def plan(
     options.run(task_text(feature, task_file), overrides)
 
 
+def _latest_plan() -> Any:
+    """The newest plan session (not an execute session, which holds a plan.json too)."""
+    from moot.engine.store import list_sessions
+
+    for folder in reversed(list_sessions()):
+        meta = folder.meta() or {}
+        phase = ((meta.get("config") or {}).get(_PROTOCOL) or {}).get("phase", "plan")
+        if meta.get("protocol") == _PROTOCOL and phase == "plan":
+            return folder
+    fail('no plan session yet: plan one with moot plan "FEATURE" --repo PATH')
+
+
 def _plan_source(ref: str) -> tuple[str, str | None, str, dict[str, Any]]:
     """(the plan's JSON, the plan as approved or None, the feature, the plan session's config)
     from a plan file or a plan session."""
@@ -159,7 +171,7 @@ def _plan_source(ref: str) -> tuple[str, str | None, str, dict[str, Any]]:
         folder = path.resolve().parent
         meta = read_json(folder / "session.json") or {}
     else:
-        found = find_session(ref)
+        found = _latest_plan() if ref in ("last", "latest") else find_session(ref)
         folder, meta = found.path, found.meta() or {}
         path = folder / "plan.json"
         if not path.is_file():
