@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from moot import api
 from moot.config import RunConfig
 from tests.code import test_code_tasks as base
@@ -220,3 +222,44 @@ def test_the_calls_guardrail_counts_the_task_s_calls_and_blocks_it(
     run = api.start("Add subtract", cfg, sleep=no_sleep)
     assert run.exit_code == 3
     assert "guardrail: 4 model calls, over max_calls_per_task 3" in (run.message or "")
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("tests.pipeline.plugin_gate:licence", "sub.py: no SPDX licence line"),
+        ("tests.pipeline.plugin_gate:broken", "RuntimeError: the licence server is down"),
+    ],
+)
+def test_a_gate_plugin_runs_after_the_tests_and_its_failure_goes_back_to_the_developer(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, target: str, says: str
+) -> None:
+    from moot.pipeline import execution
+
+    monkeypatch.setattr(execution, "plugins", lambda: {"licence": target})
+    cfg = config(tmp_path, repo, "happy", task="T1", qa_retry_limit=2)
+    run = api.start("Add subtract", cfg, sleep=no_sleep)
+    assert run.exit_code == 3  # no change of the script's says SPDX: blocked
+    gates = json.loads((run.folder / "evidence" / "T1-gates.json").read_text())
+    last = gates[-1]["results"]
+    assert [r["gate"] for r in last] == ["syntax", "tests", "licence"]
+    assert not last[-1]["passed"] and says in last[-1]["output"]
+    log = [json.loads(x) for x in (tmp_path / "agents.log").read_text().splitlines()]
+    # the first try broke the syntax; the second failed the plugin, whose output the third got
+    retry = next(e for e in log if e["step"] == "t1/develop/developer_a/3")
+    assert "the licence gate failed" in retry["prompt"] and says in retry["prompt"]
+
+
+def test_gate_plugins_are_found_through_their_entry_point_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.metadata as metadata
+
+    from moot.pipeline import gates
+
+    offered = [
+        metadata.EntryPoint("licence", "tests.pipeline.plugin_gate:licence", gates.PLUGINS),
+        metadata.EntryPoint("tests", "elsewhere:tests", gates.PLUGINS),  # not moot's own name
+    ]
+    monkeypatch.setattr(metadata, "entry_points", lambda group: offered)
+    assert gates.plugins() == {"licence": "tests.pipeline.plugin_gate:licence"}

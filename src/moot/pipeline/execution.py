@@ -24,7 +24,7 @@ from moot.engine.session import Session
 from moot.errors import FormatError, ProtocolAborted, Waiting
 from moot.pipeline import lessons
 from moot.pipeline.document import PlanDoc, parse_plan
-from moot.pipeline.gates import detect, resolve
+from moot.pipeline.gates import detect, plugins, resolve
 from moot.pipeline.options import PipelineOptions
 from moot.pipeline.planning import repo_lessons, role
 from moot.pipeline.task import Context, TaskRun, move, run_task
@@ -68,15 +68,15 @@ async def execute_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome
     known = await repo_lessons(s, "t0/lessons", opts)
     await s.add_worktree("main", step="t0/worktree/main")
 
-    async def detected() -> dict[str, str]:
-        return detect(Path(s.worktree_path("main")))
+    async def detected() -> dict[str, Any]:
+        return {"detected": detect(Path(s.worktree_path("main"))), "plugins": plugins()}
 
     found = await s.effect("t0/gates", "gates", detected)
     ctx = Context(
         task,
         doc,
         opts,
-        resolve(opts.gates, dict(found)),
+        resolve(opts.gates, dict(found["detected"]), dict(found["plugins"])),
         known,
         opts.branch or f"moot-plan/{s.folder.id}",
     )
@@ -145,7 +145,7 @@ def _outcome(s: Session, ctx: Context, runs: dict[str, TaskRun], final: str) -> 
             "branch": ctx.branch,
             "tasks": rows,
             "final_diff": final,
-            "gates": [g.name + (f": {g.command}" if g.command else "") for g in ctx.gates],
+            "gates": [g.shown for g in ctx.gates],
         },
     }
     s.artifact("tasks.json", json.dumps(rows, indent=2, ensure_ascii=False))

@@ -1,7 +1,10 @@
 """QA gates (seed 004: syntax -> lint -> build -> tests -> secret scan), in that order.
 
 Each gate is a command the project configures (`[pipeline.gates]`), or one detected from the
-repository ("auto"), or skipped (""). Detection reads the repository's files once per session
+repository ("auto"), or skipped (""); installed packages add gates of their own through the
+`moot.gates` entry-point group (after the tests, before the secret scan): each names a callable
+`gate(worktree: Path, patch: str) -> tuple[bool, str]` (passed, output), run once per change as a
+journaled effect. Detection reads the repository's files once per session
 (a journaled effect, so resume and replay run the same gates): a Python project gets
 `python3 -m compileall` for syntax, `ruff check .` for lint when it configures ruff and ruff is
 installed, `python3 -m pytest -q` for tests when it has tests; a Node project its package.json
@@ -18,13 +21,47 @@ from pathlib import Path
 
 from moot.pipeline.options import GATE_NAMES, Gates
 
-__all__ = ["Gate", "detect", "resolve", "scan_secrets"]
+__all__ = ["PLUGINS", "Gate", "detect", "plugins", "resolve", "run_plugin", "scan_secrets"]
+
+
+PLUGINS = "moot.gates"  # the entry-point group of gates other packages offer
 
 
 @dataclass(frozen=True)
 class Gate:
     name: str
-    command: str  # "" for the secret scan (moot's own)
+    command: str  # "" for the secret scan (moot's own) and for a plugin
+    plugin: str = ""  # a plugin's `module:attribute`
+
+    @property
+    def shown(self) -> str:
+        """How reports name it: `tests: pytest -q`, `licence (plugin pkg.mod:check)`."""
+        if self.plugin:
+            return f"{self.name} (plugin {self.plugin})"
+        return self.name + (f": {self.command}" if self.command else "")
+
+
+def plugins() -> dict[str, str]:
+    """Gate name -> `module:attribute`, from the installed packages' `moot.gates` entry points."""
+    from importlib.metadata import entry_points
+
+    return {e.name: e.value for e in entry_points(group=PLUGINS) if e.name not in GATE_NAMES}
+
+
+def run_plugin(target: str, worktree: Path, patch: str) -> tuple[bool, str]:
+    """Load and run one plugin gate; a plugin that cannot be loaded, raises or answers
+    something else fails its gate, saying why (a broken plugin never passes a change)."""
+    import importlib
+
+    module, _, attribute = target.partition(":")
+    try:
+        gate = getattr(importlib.import_module(module), attribute)
+        passed, output = gate(worktree, patch)
+    except Exception as exc:  # the plugin's own failure is the gate's output
+        return False, f"the plugin {target} failed: {type(exc).__name__}: {exc}"
+    if not isinstance(passed, bool) or not isinstance(output, str):
+        return False, f"the plugin {target} did not answer (passed: bool, output: str)"
+    return passed, output
 
 
 def _python(root: Path) -> dict[str, str]:
@@ -68,11 +105,15 @@ def detect(root: Path) -> dict[str, str]:
     return {**_node(root), **_python(root)}
 
 
-def resolve(settings: Gates, detected: dict[str, str]) -> list[Gate]:
-    """The gates that run, in order: configured commands win, "auto" takes the detected one."""
+def resolve(
+    settings: Gates, detected: dict[str, str], offered: dict[str, str] | None = None
+) -> list[Gate]:
+    """The gates that run, in order: configured commands win, "auto" takes the detected one;
+    `offered` plugins (name -> target) run after the tests."""
     gates = []
     for name in GATE_NAMES:
         if name == "secrets":
+            gates += [Gate(n, "", target) for n, target in sorted((offered or {}).items())]
             if settings.secrets:
                 gates.append(Gate(name, ""))
             continue

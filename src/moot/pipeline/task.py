@@ -22,9 +22,11 @@ so a resume and a replay decide as the live run did."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from moot.deliberation.anonymize import quote
@@ -32,7 +34,7 @@ from moot.engine.session import Session
 from moot.errors import LimitReached
 from moot.pipeline import prompts
 from moot.pipeline.document import PlanDoc, TaskSpec
-from moot.pipeline.gates import Gate, scan_secrets
+from moot.pipeline.gates import Gate, run_plugin, scan_secrets
 from moot.pipeline.options import PipelineOptions
 from moot.pipeline.planning import role
 from moot.pipeline.tournaments import play
@@ -138,6 +140,20 @@ async def _gates(
                 )
                 break
             continue
+        if gate.plugin:
+            passed, output = await _plugin(s, gate, tree, work.patch, f"{step}/gate/{gate.name}")
+            results.append(
+                {
+                    "gate": gate.name,
+                    "plugin": gate.plugin,
+                    "passed": passed,
+                    "output": output[-2000:],
+                }
+            )
+            if not passed:
+                failed = (gate.name, f"plugin {gate.plugin}\n[failed]\n{output[-3000:]}")
+                break
+            continue
         ran = await s.run_in(
             tree, gate.command, step=f"{step}/gate/{gate.name}", timeout=ctx.opts.gates.timeout
         )
@@ -156,6 +172,19 @@ async def _gates(
             break
     run.add("gates", {"step": step, "results": results})
     return failed
+
+
+async def _plugin(s: Session, gate: Gate, tree: str, patch: str, step: str) -> tuple[bool, str]:
+    """A plugin gate's verdict on the change in `tree`, journaled (a resume does not run it
+    again)."""
+
+    async def compute() -> dict[str, Any]:
+        where = Path(s.worktree_path(tree))
+        passed, output = await asyncio.to_thread(run_plugin, gate.plugin, where, patch)
+        return {"passed": passed, "output": output[-20_000:]}
+
+    found = await s.effect(step, "gate", compute)
+    return bool(found["passed"]), str(found["output"])
 
 
 def _guardrail(
