@@ -18,22 +18,6 @@ from tests.pipeline import scripts
 from tests.waiting import journal_events, wait_until
 
 FEATURE = "Add subtract and multiply"
-# One gate, run in a bare interpreter (-S): the syntax check, then the repository's test
-# functions called in turn. pytest's start, and a gate process more, would be most of each
-# trial's time; what is under test is the journal, not the gates.
-GATE = """\
-import compileall, importlib.util, pathlib, re, sys
-if not compileall.compile_dir(".", quiet=1, rx=re.compile(r"(^|/)[.][^/]")):
-    sys.exit(1)
-sys.path.insert(0, ".")
-for path in sorted(pathlib.Path("tests").glob("test_*.py")):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for name in dir(module):
-        if name.startswith("test_"):
-            getattr(module, name)()
-"""
 TIMEOUT = 120.0
 
 
@@ -91,9 +75,7 @@ def world(root: Path, *, impl_tournament: bool = False, plan_tournament: bool = 
     roles = scripts.write_script(root)
     plan = root / "plan.json"
     plan.write_text(scripts.plan_json())
-    runner = root / "gate.py"
-    runner.write_text(GATE)
-    chosen = {**scripts.gates(), "syntax": "", "tests": f"{sys.executable} -S {runner}"}
+    chosen = {**scripts.gates(root), "syntax": ""}  # one gate process: the runner compiles too
     gates = "\n".join(f"{k} = {json.dumps(v)}" for k, v in chosen.items())
     config = root / "moot.toml"
     config.write_text(

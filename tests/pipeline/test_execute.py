@@ -24,7 +24,7 @@ def config(tmp_path: Path, repo: Path, script: str, **pipeline: Any) -> RunConfi
     section = {
         "phase": "execute",
         "plan": scripts.plan_json(),
-        "gates": scripts.gates(),
+        "gates": scripts.gates(tmp_path),
         "impl_tournament": {"enabled": False},
         "lessons": False,
         **pipeline,

@@ -101,7 +101,7 @@ def test_plan_then_an_edited_plan_executes_and_the_edit_is_journaled(
 ) -> None:
     roles = scripts.write_script(tmp_path)
     config = tmp_path / "moot.toml"
-    gates = scripts.gates()
+    gates = scripts.gates(tmp_path)
     config.write_text(
         f'[[agents]]\nmodel = "scripted:{roles}#happy"\n\n[pipeline]\nlessons = false\n'
         "[pipeline.plan_tournament]\nenabled = false\n[pipeline.gates]\n"
