@@ -46,6 +46,7 @@ def test_a_revision_then_approval_writes_the_plan_file(
     assert run.exit_code == 0, run.message
     bounded(cfg, FEATURE, run.folder)
     assert run.result.finding is not None and run.result.finding.label == "chosen"
+    assert run.result.status_words == "chosen"  # an approved plan is no consensus of models
     gates = run.result.details["pipeline"]["gates"]
     assert [g["verdict"] for g in gates] == ["NEEDS_REVISION", "APPROVED"]
     assert asked(tmp_path) == [
@@ -195,11 +196,13 @@ def test_execute_prints_the_projection_before_it_runs_and_dry_run_stops_there(
     args = ["execute", str(plan), "--repo", str(repo), "--models", f"scripted:{roles}#happy"]
     dry = CliRunner().invoke(cli, [*args, "--dry-run"])
     assert dry.exit_code == 0 and "Projected worst case" in dry.output
+    assert "(nothing was run)" in dry.output
     assert not (tmp_path / "moot-home" / "sessions").exists()  # nothing ran
     (tmp_path / "agents.log.fixed").write_text("")
     ran = CliRunner().invoke(cli, [*args, "--no-impl-tournament"])
     assert ran.exit_code == 0, ran.output
     assert ran.output.index("Projected worst case") < ran.output.index("moot-plan/")
+    assert "(before it runs)" in ran.output and ": chosen: 2 task(s) committed" in ran.output
 
 
 def test_a_cli_explorer_reads_a_worktree_of_the_repository_with_its_read_only_arguments(

@@ -74,7 +74,7 @@ class _Shared:
 
             projected = estimate(plan, task)
             if projected is not None:
-                say(render(projected), err=True)
+                say(render(projected, before_run=True), err=True)
         face = run_face(self.quiet, self.json_logs, self.reveal)
         with with_tmux(face, tmux_for(self.display)) as face:
             finished = start(

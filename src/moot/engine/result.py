@@ -145,12 +145,16 @@ class Result(BaseModel):
     @property
     def status_words(self) -> str:
         """The status as the outcome line says it: a choice among changes (`picked_by`) is
-        "change chosen" or "no change chosen", since nobody deliberated."""
+        "change chosen" or "no change chosen", since nobody deliberated; any other outcome
+        moot labels "chosen" (the feature pipeline's) is "chosen", never "consensus"."""
         if self.picked_by is not None:
             if self.status == "consensus":
                 return "change chosen"
             if self.status == "no_consensus":
                 return "no change chosen"
+        if self.status == "consensus" and self.finding is not None:
+            if self.finding.label == "chosen":  # a plan approved, a plan carried out
+                return "chosen"
         return self.status.replace("_", " ")
 
     def to_json(self) -> str:

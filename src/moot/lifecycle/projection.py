@@ -100,9 +100,11 @@ def estimate(plan: Plan, task: str) -> Estimate | None:
     return Estimate(plan.record.name, tuple(lines))
 
 
-def render(est: Estimate) -> str:
-    """The projection as the lines `moot run --dry-run` prints."""
-    rows = [f"Projected worst case for the {est.protocol} protocol (nothing was run):"]
+def render(est: Estimate, *, before_run: bool = False) -> str:
+    """The projection as the lines `moot run --dry-run` prints (`before_run`: as printed
+    before a run that goes ahead)."""
+    said = "before it runs" if before_run else "nothing was run"
+    rows = [f"Projected worst case for the {est.protocol} protocol ({said}):"]
     for x in est.lines:
         calls = str(x.most) if x.fewest == x.most else f"{x.fewest}-{x.most}"
         rows.append(
