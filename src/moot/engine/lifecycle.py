@@ -26,6 +26,7 @@ from moot.config import RunConfig
 from moot.engine import startup
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.replies import masked
 from moot.engine.result import (
     FORMAT_VERSION,
     AgentUsage,
@@ -55,6 +56,7 @@ from moot.errors import (
     StorageError,
     Waiting,
 )
+from moot.models.keys import known_secrets, remember_config_secrets
 from moot.types import Event, EventKind, FailureKind, Outcome
 from moot.version import __version__
 
@@ -146,23 +148,29 @@ def _begin(
     config: RunConfig,
     agents: list[Agent],
 ) -> Journal:
-    """Write a new folder's session.json and its journal's begin event."""
-    meta = {
-        "format_version": FORMAT_VERSION,
-        "session_id": folder.id,
-        "protocol": protocol,
-        "task": task,
-        "seed": seed,
-        "config": config.model_dump(mode="json"),
-        "aliases": {a.alias: a.spec for a in agents},
-        "context_windows": {
-            a.alias: a.model.capabilities.context_window for a in agents if a.model
+    """Write a new folder's session.json and its journal's begin event, known keys masked in
+    every string of them (see `_masked_meta`)."""
+    meta = _masked_meta(
+        agents,
+        {
+            "format_version": FORMAT_VERSION,
+            "session_id": folder.id,
+            "protocol": protocol,
+            "task": task,
+            "seed": seed,
+            "config": config.model_dump(mode="json"),
+            "aliases": {a.alias: a.spec for a in agents},
+            "context_windows": {
+                a.alias: a.model.capabilities.context_window for a in agents if a.model
+            },
+            # models that constrain their output to a schema get asked for JSON (arena)
+            "schema_enforced": {
+                a.alias: a.model.capabilities.json_schema for a in agents if a.model
+            },
+            "cwd": os.getcwd(),
+            "moot_version": __version__,
         },
-        # models that constrain their output to a schema get asked for JSON (arena)
-        "schema_enforced": {a.alias: a.model.capabilities.json_schema for a in agents if a.model},
-        "cwd": os.getcwd(),
-        "moot_version": __version__,
-    }
+    )
     atomic_write(
         folder.session_json,
         json.dumps(
@@ -182,6 +190,27 @@ def _begin(
         if not journal.events:  # the begin event failed: release the file
             journal.close()
     return journal
+
+
+# What a provider needs to call again on resume, kept as configured in the recorded config
+# (masked everywhere else): a header's token, a key in a base_url.
+_CALL_SETTINGS = frozenset({"headers", "base_url"})
+
+
+def _masked_meta(agents: list[Agent], meta: dict[str, Any]) -> dict[str, Any]:
+    """The begin meta with every known key masked: the task (a key pasted into it), the
+    config's strings (an option, a protocol section) and the rest. Session.json, the journal
+    and all derived from them (result.json, the reports, list/show/status) hold it so; the run
+    itself works from it too (`_session` reads the task from the begin event), so a resume
+    and a replay ask the very prompts the first run asked. A config's header and base_url
+    secrets are remembered first (masked wherever else they appear, a reply echoing one) but
+    kept in the config's headers and base_url: a resume rebuilds its providers from them."""
+    for agent in agents:
+        remember_config_secrets(agent.config.headers, agent.config.base_url)
+    if not known_secrets():
+        return meta
+    result: dict[str, Any] = masked(meta, keep=_CALL_SETTINGS)
+    return result
 
 
 def reopen_session(folder: SessionFolder) -> tuple[Journal, dict[str, Any]]:

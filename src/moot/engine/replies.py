@@ -41,12 +41,13 @@ def settle(completion: Completion, limit: int) -> Completion:
     return completion.model_copy(update=update) if update else completion
 
 
-def masked(value: Any) -> Any:
-    """`value` (JSON data) with known keys masked in every string."""
+def masked(value: Any, keep: frozenset[str] = frozenset()) -> Any:
+    """`value` (JSON data) with known keys masked in every string, but for the values under
+    a key named in `keep` (at any depth), which are left as they are."""
     if isinstance(value, str):
         return mask_known(value)
     if isinstance(value, dict):
-        return {key: masked(item) for key, item in value.items()}
+        return {key: item if key in keep else masked(item, keep) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [masked(item) for item in value]
+        return [masked(item, keep) for item in value]
     return value

@@ -216,6 +216,10 @@ def create_model(
         target = getattr(target, part)
     factory: Factory = target
     _remember_environment_keys()
+    if settings is not None:  # a config's token in a header or URL, masked like a key
+        from moot.models.keys import remember_config_secrets
+
+        remember_config_secrets(settings.headers, settings.base_url)
     model = factory(parsed, settings or ModelSettings())
     # Start its slow set-up (SDK import, certificate bundle) now, in a worker thread, so it
     # overlaps the session's own set-up instead of delaying the first request.

@@ -12,12 +12,22 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from urllib.parse import parse_qsl, urlsplit
 
 from moot.errors import ConfigError
 from moot.types import ModelSettings
 
-__all__ = ["MASK", "PART", "known_secrets", "mask_known", "read_key", "redact", "remember_secret"]
+__all__ = [
+    "MASK",
+    "PART",
+    "known_secrets",
+    "mask_known",
+    "read_key",
+    "redact",
+    "remember_config_secrets",
+    "remember_secret",
+]
 
 _SECRETS: set[str] = set()
 # Shapes of keys we may never have seen (a key echoed back for another account, a URL's key=).
@@ -37,6 +47,26 @@ def remember_secret(value: str | None) -> None:
     """Every later `redact` masks this value (short values are too common to mask safely)."""
     if value and len(value) >= PART:
         _SECRETS.add(value)
+
+
+# A config header or URL query parameter named like this holds a secret (a token, a key).
+_SECRET_NAME = re.compile(r"(?i)authorization|key|token|secret|password|cookie|signature|sig\b")
+_SCHEME = re.compile(r"(?i)^(?:bearer|basic|token)\s+(.+)$")
+
+
+def remember_config_secrets(headers: Mapping[str, str], base_url: str | None = None) -> None:
+    """The secrets an agent's config carries are masked like keys read from the environment:
+    the value of a header named like authorization, x-api-key, api-key, *token*, *secret*,
+    *key* (the token after its "Bearer "), and a `base_url` query parameter named so."""
+    pairs = list(headers.items())
+    if base_url:
+        pairs += parse_qsl(urlsplit(base_url).query, keep_blank_values=False)
+    for name, value in pairs:
+        if not _SECRET_NAME.search(name):
+            continue
+        # "Bearer TOKEN": the token alone, or the text's space before a token would go too
+        scheme = _SCHEME.match(value.strip())
+        remember_secret(scheme.group(1).strip() if scheme else value.strip())
 
 
 def known_secrets() -> bool:
