@@ -14,6 +14,9 @@ import pytest
 from moot.models import keys
 from moot.models.keys import MASK
 from tests.cli.test_cli import moot as moot_cli
+from tests.engine.test_hardening_retry import _Handler
+from tests.loopback import serving
+from tests.models.test_hardening_secrets import DebateServer
 from tests.scripts import Debate, solution
 
 # Not shaped like any provider's key: only what moot learnt masks it.
@@ -103,3 +106,54 @@ def test_a_key_in_the_task_an_option_and_a_reply_and_a_header_token_are_masked_e
         if KEY[12:22] in text or TOKEN[5:15] in text:
             leaks.append(path.relative_to(tmp_path))
     assert leaks == []
+
+
+class _HeaderHandler(_Handler):
+    server: HeaderServer
+
+    def do_POST(self) -> None:
+        self.server.tokens.append(self.headers.get("X-Api-Key"))
+        super().do_POST()
+
+
+class HeaderServer(DebateServer):
+    """Arena's phases answered on loopback, recording the X-Api-Key header of each call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.RequestHandlerClass = _HeaderHandler
+        self.tokens: list[str | None] = []
+
+
+def test_a_resumed_session_calls_with_the_configured_header_token(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The header token is masked in the journal's replies but kept in the recorded config, so
+    the providers a resume rebuilds from it still send it."""
+    monkeypatch.setenv("MOOT_HARDENING_KEY", KEY)
+    with serving(HeaderServer()) as server:
+        config = tmp_path / "moot.toml"
+        agents = "".join(
+            f'[[agents]]\nmodel = "{server.spec}"\napi_key_env = "MOOT_HARDENING_KEY"\n'
+            f'headers = {{ X-Api-Key = "{TOKEN}" }}\n'
+            for _ in range(3)
+        )
+        engine = "[engine]\nbackoff_initial = 0.01\nbackoff_max = 0.01\n"
+        config.write_text(f"seed = 5\n{agents}{engine}[arena]\nmax_rounds = 2\n", encoding="utf-8")
+        task = f"What is 6 x 7? (token {TOKEN})"
+        code, out, err = moot_cli(
+            capsys, "run", task, "--config", str(config), "--max-tokens", "400"
+        )
+        assert code == 3, err  # paused by the budget
+        asked = len(server.tokens)
+        assert asked >= 1
+        code, out, err = moot_cli(capsys, "resume", "--max-tokens", "100000")
+        assert code in (0, 2), err
+        assert len(server.tokens) > asked and set(server.tokens) == {TOKEN}
+        bodies = json.dumps(server.requests)
+        assert TOKEN not in bodies and MASK in bodies  # the masked task was asked
+    folder = next((tmp_path / "moot-home").rglob("events.jsonl")).parent
+    begin, *rest = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    assert TOKEN in begin and TOKEN not in "\n".join(rest)
+    assert TOKEN not in json.dumps(_without_headers(json.loads(begin)["data"]))
+    assert TOKEN not in out + err
