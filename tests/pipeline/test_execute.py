@@ -87,6 +87,10 @@ def test_two_tasks_through_a_failed_gate_and_a_review_end_as_two_passing_commits
     assert after == before and base.sh(repo, "rev-parse", "HEAD") == head
     assert [b.split()[0] for b in added] == [f"refs/heads/{branch}"]
     assert base.sh(repo, "branch", "--show-current").strip() == "main"
+    # one model plays every role: the reviewer reviews its own model's change, said once
+    events = [json.loads(x) for x in (run.folder / "events.jsonl").read_text().splitlines()]
+    warned = [e["data"]["message"] for e in events if e["kind"] == "warning"]
+    assert len(warned) == 1 and warned[0].startswith("the reviewer is the developer's model")
     # the developer's retry saw the gate's output; each step was asked once
     steps = asked(tmp_path)
     assert len(steps) == len(set(steps))

@@ -47,6 +47,9 @@ def test_a_revision_then_approval_writes_the_plan_file(
     bounded(cfg, FEATURE, run.folder)
     assert run.result.finding is not None and run.result.finding.label == "chosen"
     assert run.result.status_words == "chosen"  # an approved plan is no consensus of models
+    events = [json.loads(x) for x in (run.folder / "events.jsonl").read_text().splitlines()]
+    warned = [e["data"]["message"] for e in events if e["kind"] == "warning"]
+    assert [w.split(" (")[0] for w in warned] == ["the critic is the architect's model"]
     gates = run.result.details["pipeline"]["gates"]
     assert [g["verdict"] for g in gates] == ["NEEDS_REVISION", "APPROVED"]
     assert asked(tmp_path) == [

@@ -26,7 +26,7 @@ from moot.pipeline import lessons
 from moot.pipeline.document import PlanDoc, parse_plan
 from moot.pipeline.gates import detect, plugins, resolve
 from moot.pipeline.options import PipelineOptions
-from moot.pipeline.planning import repo_lessons, role
+from moot.pipeline.planning import repo_lessons, role, warn_self_review
 from moot.pipeline.task import Context, TaskRun, move, run_task
 from moot.types import Finding, Outcome
 
@@ -65,6 +65,7 @@ async def execute_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome
         raise ProtocolAborted(
             f"the plan has no task {opts.task!r}; its tasks: {', '.join(t.id for t in doc.tasks)}"
         )
+    warn_self_review(s, "developer", "reviewer")
     known = await repo_lessons(s, "t0/lessons", opts)
     await s.add_worktree("main", step="t0/worktree/main")
 

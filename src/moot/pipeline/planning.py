@@ -30,7 +30,7 @@ from moot.pipeline.tournaments import play
 from moot.protocols.shown import anonymous, nonce
 from moot.types import Finding, Message, Outcome, Step
 
-__all__ = ["GATE_VERDICT", "gate_verdict", "plan_phase", "role"]
+__all__ = ["GATE_VERDICT", "gate_verdict", "plan_phase", "role", "warn_self_review"]
 
 GATE_VERDICT = re.compile(r"^\W*VERDICT\W*(APPROVED|NEEDS[_ ]REVISION|REJECTED)\W*$", re.M | re.I)
 
@@ -41,6 +41,18 @@ def role(s: Session, name: str) -> str:
     if alias not in s.aliases:
         raise RuntimeError(f"no participant plays {name}")
     return alias
+
+
+def warn_self_review(s: Session, author: str, judge: str) -> None:
+    """Say once when a role that evaluates is played by the model whose output it evaluates
+    (one model given): a fresh context, but not the independent eye seed 004 asks for."""
+    spec = s.specs.get(role(s, author))
+    if spec is not None and spec == s.specs.get(role(s, judge)):
+        s.warn(
+            f"the {judge.replace('_', ' ')} is the {author.replace('_', ' ')}'s model ({spec}): "
+            "it evaluates its own model's output; give two models (--models A --models B) or "
+            f"set [pipeline.roles] {judge}"
+        )
 
 
 def gate_verdict(text: str) -> str | None:
@@ -131,6 +143,7 @@ def _shown_plan(s: Session, doc: PlanDoc, step: str, limit: int) -> str:
 
 async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
     limit = opts.max_quote_chars
+    warn_self_review(s, "architect", "critic")
     known = await repo_lessons(s, "p0/lessons", opts)
     exploration = await _explore(s, task, opts)
     step = Step.at(0, "expert", role(s, "domain_expert"), prefix="p")
