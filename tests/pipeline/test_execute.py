@@ -176,6 +176,14 @@ def test_the_impl_tournament_runs_in_a_session_of_its_own_and_the_projection_bou
     for child in children:
         result = json.loads((child / "result.json").read_text())
         assert result["protocol"] == "refine" and result["details"]["winner"] == "a"
+    # the child is a session of its own: `moot show ID` finds it inside its parent
+    from click.testing import CliRunner
+
+    from moot.cli import cli
+
+    shown = CliRunner().invoke(cli, ["show", children[0].name])
+    assert shown.exit_code == 0, shown.output
+    assert "refine" in shown.output
     kept = json.loads((run.folder / "evidence" / "T1-impl_tournament.json").read_text())
     assert kept[0]["status"] == "consensus"  # A held: B and AB broke the syntax
     branch = run.result.details["pipeline"]["branch"]

@@ -199,6 +199,17 @@ def _unusable(folder: SessionFolder, why: str) -> SessionNotFound:
     )
 
 
+def _nested(folders: list[SessionFolder], ref: str) -> SessionFolder | None:
+    """A session a composition made inside another (the feature pipeline's tournaments, in
+    `<session>/tournaments/<session>-<label>/`), by its exact id: not listed, but found."""
+    for folder in folders:
+        if ref.startswith(folder.id + "-"):
+            candidate = folder.path / "tournaments" / ref
+            if candidate.is_dir() and folder_problem(candidate) is None:
+                return SessionFolder(candidate)
+    return None
+
+
 def find_session(ref: str | None, root: Path | None = None) -> SessionFolder:
     """A session by id, unique id prefix, or `last` (also when `ref` is None). A reference to
     a folder left by a kill during creation is refused saying so."""
@@ -215,6 +226,9 @@ def find_session(ref: str | None, root: Path | None = None) -> SessionFolder:
     exact = [f for f in folders if f.id == ref]
     if exact:
         return exact[0]
+    nested = _nested(folders, ref)
+    if nested is not None:
+        return nested
     for folder, why in unusable:
         if folder.id == ref:
             raise _unusable(folder, why)
