@@ -2,7 +2,8 @@
 `verify`, `add_worktree`, `prune_worktree`, `commit`, `run_in`, `publish_branch`,
 `code_context`, `ask_in`): each computed in the session's workspace (code/workspace.py) on a
 live run, journaled once by the session as a `code` event, and read back as its typed record
-(code/changes.py) on resume and replay, which touch nothing. Also where a CLI coding agent's
+(code/changes.py) on resume and replay, which touch nothing. `CodeTask` is the Session's face
+of them (the Session inherits it); `CodeEffects` does the work. Also where a CLI coding agent's
 call runs: its worktree, or a read-only sandbox.
 
 Nothing here is imported by a question: the git plumbing and the records load when used.
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from moot.code.changes import ApplyResult, CodeChange, VerifyRun
     from moot.code.workspace import CodeWorkspace
 
-__all__ = ["CodeEffects", "Compute", "Once"]
+__all__ = ["CodeEffects", "CodeTask", "Compute", "Once"]
 
 Compute = Callable[[], Awaitable[Any]]
 # The session's journaling of one code effect: (step, what, agent, compute, tree) -> the
@@ -164,3 +165,60 @@ class CodeEffects:
                 self._once("code/context", "context", None, compute, None)
             )
         return str(await self._context)
+
+
+class CodeTask:
+    """A code task's effects as Session methods (`s.change(...)`, `s.commit(...)`): each
+    delegates to the session's `CodeEffects`, which journals it once through the Session."""
+
+    _effects: CodeEffects
+
+    async def change(self, alias: str, *, step: str, tree: str | None = None) -> CodeChange:
+        """The agent's worktree change against the baseline now (saved as its .patch).
+        `tree`: a worktree the protocol added (`add_worktree`) that the agent worked in."""
+        return await self._effects.change(alias, step, tree)
+
+    async def apply_diff(
+        self, alias: str, diff: str, *, step: str, tree: str | None = None
+    ) -> ApplyResult:
+        """Apply a model's unified diff in the agent's worktree, or `tree` (all or nothing)."""
+        return await self._effects.apply_diff(alias, diff, step, tree)
+
+    async def verify(self, alias: str, *, step: str, tree: str | None = None) -> list[VerifyRun]:
+        """The verify commands in the agent's worktree, or `tree`; [] when none are set."""
+        return await self._effects.verify(alias, step, tree)
+
+    async def add_worktree(self, name: str, *, step: str, base: str | None = None) -> None:
+        """A new worktree `name` at the session's baseline, for a protocol's own candidates
+        (refine's `b` and `ab`), separate from the agents' worktrees; or at worktree `base`'s
+        current work, its change then measured against that. Journaled; on a resume the
+        workspace finds it again as the crash left it."""
+        await self._effects.add_worktree(name, step, base)
+
+    async def commit(self, tree: str, message: str, *, step: str) -> str:
+        """Commit all of worktree `tree`'s work on its branch; the commit (HEAD if none)."""
+        return await self._effects.commit(tree, message, step)
+
+    async def run_in(
+        self, tree: str, command: str, *, step: str, timeout: float | None = None
+    ) -> VerifyRun:
+        """One of the user's commands in worktree `tree`, run as a verify command is."""
+        return await self._effects.run_in(tree, command, step, timeout)
+
+    async def publish_branch(self, tree: str, branch: str, *, step: str) -> str:
+        """Point the user's branch `branch` at `tree`'s HEAD (create or fast-forward only)."""
+        return await self._effects.publish_branch(tree, branch, step)
+
+    def worktree_path(self, name: str) -> str:
+        """The absolute path of worktree `name` (a live run only: not journaled)."""
+        return self._effects.worktree_path(name)
+
+    async def prune_worktree(self, name: str, *, step: str) -> None:
+        """Remove worktree `name` and its branch for good (a losing candidate, or an agent's
+        worktree the protocol does not use); its `.patch` file stays in the session folder."""
+        await self._effects.prune_worktree(name, step)
+
+    async def code_context(self) -> str:
+        """The repository context API models get (files by --context, or a listing): one
+        journaled step per session, shared by every agent that asks for it."""
+        return await self._effects.context()

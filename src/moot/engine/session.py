@@ -27,7 +27,7 @@ from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent
 from moot.engine.calls import ModelCalls, Sleep, deadline
 from moot.engine.choice import Chooser, read_choice
-from moot.engine.code_effects import CodeEffects
+from moot.engine.code_effects import CodeEffects, CodeTask
 from moot.engine.journal import Journal, request_hash
 from moot.engine.limits import Budget, worst_case
 from moot.engine.replies import masked, settle
@@ -48,7 +48,6 @@ from moot.types import (
 
 # Imported where a session uses them (a cache, a repository): a question starts without them.
 if TYPE_CHECKING:
-    from moot.code.changes import ApplyResult, CodeChange, VerifyRun
     from moot.code.workspace import CodeWorkspace
     from moot.engine.cache import ResponseCache
     from moot.engine.shell import ShellResult
@@ -79,7 +78,7 @@ def _clean(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-class Session:
+class Session(CodeTask):
     def __init__(
         self,
         *,
@@ -434,7 +433,7 @@ class Session:
         # what the journal holds (keys masked): a resume sees the same output
         return ShellResult.model_validate(event.data["result"])
 
-    # -- code tasks (engine/code_effects.py over code/workspace.py) ---------------------------
+    # -- code tasks: the effects in CodeTask (engine/code_effects.py over code/workspace.py) --
     @property
     def code_task(self) -> bool:
         return self.code is not None
@@ -448,7 +447,7 @@ class Session:
         tournament sessions, its lessons file) and journal its JSON result; on resume and
         replay return the journaled result and run nothing. `compute` must be safe to run again
         after a crash before its result was journaled."""
-        return await self._code_effect(step, what, None, compute, needs_code=False)
+        return await self._once(step, what, None, compute)
 
     @property
     def run_began(self) -> float | None:
@@ -466,70 +465,39 @@ class Session:
         alias: str | None,
         compute: Callable[[], Awaitable[Any]],
         tree: str | None = None,
-        *,
-        needs_code: bool = True,
     ) -> Any:
-        """Run a code effect once and journal its JSON result; on resume and replay return the
-        journaled result and touch nothing."""
+        """A code task's effect, journaled once (`_once`); only a session with a repository
+        computes one."""
+
+        async def checked() -> Any:
+            if self.code is None:
+                raise RuntimeError("a code effect in a session without a repository")
+            return await compute()
+
+        return await self._once(step, what, alias, checked, tree)
+
+    async def _once(
+        self,
+        step: str,
+        what: str,
+        alias: str | None,
+        compute: Callable[[], Awaitable[Any]],
+        tree: str | None = None,
+    ) -> Any:
+        """Run an effect once and journal its JSON result as a `code` event; on resume and
+        replay return the journaled result and touch nothing."""
         self._claim(step)
         recorded = self._catch_up.get(step)
         if recorded is not None:
             return recorded.data["result"]
         if self.mode == "replay":
             raise ReplayIncomplete(step, f"a code effect ({what})")
-        if needs_code and self.code is None:
-            raise RuntimeError("a code effect in a session without a repository")
         result = await compute()
         where = {"tree": tree} if tree is not None and tree != alias else {}
         self._catch_up[step] = self.record(
             "code", step, what=what, agent=alias, result=result, **where
         )
         return self._catch_up[step].data["result"]  # as journaled (keys masked), as on resume
-
-    async def change(self, alias: str, *, step: str, tree: str | None = None) -> CodeChange:
-        """The agent's worktree change against the baseline now (saved as its .patch).
-        `tree`: a worktree the protocol added (`add_worktree`) that the agent worked in."""
-        return await self._effects.change(alias, step, tree)
-
-    async def apply_diff(
-        self, alias: str, diff: str, *, step: str, tree: str | None = None
-    ) -> ApplyResult:
-        """Apply a model's unified diff in the agent's worktree, or `tree` (all or nothing)."""
-        return await self._effects.apply_diff(alias, diff, step, tree)
-
-    async def verify(self, alias: str, *, step: str, tree: str | None = None) -> list[VerifyRun]:
-        """The verify commands in the agent's worktree, or `tree`; [] when none are set."""
-        return await self._effects.verify(alias, step, tree)
-
-    async def add_worktree(self, name: str, *, step: str, base: str | None = None) -> None:
-        """A new worktree `name` at the session's baseline, for a protocol's own candidates
-        (refine's `b` and `ab`), separate from the agents' worktrees; or at worktree `base`'s
-        current work, its change then measured against that. Journaled; on a resume the
-        workspace finds it again as the crash left it."""
-        await self._effects.add_worktree(name, step, base)
-
-    async def commit(self, tree: str, message: str, *, step: str) -> str:
-        """Commit all of worktree `tree`'s work on its branch; the commit (HEAD if none)."""
-        return await self._effects.commit(tree, message, step)
-
-    async def run_in(
-        self, tree: str, command: str, *, step: str, timeout: float | None = None
-    ) -> VerifyRun:
-        """One of the user's commands in worktree `tree`, run as a verify command is."""
-        return await self._effects.run_in(tree, command, step, timeout)
-
-    async def publish_branch(self, tree: str, branch: str, *, step: str) -> str:
-        """Point the user's branch `branch` at `tree`'s HEAD (create or fast-forward only)."""
-        return await self._effects.publish_branch(tree, branch, step)
-
-    def worktree_path(self, name: str) -> str:
-        """The absolute path of worktree `name` (a live run only: not journaled)."""
-        return self._effects.worktree_path(name)
-
-    async def prune_worktree(self, name: str, *, step: str) -> None:
-        """Remove worktree `name` and its branch for good (a losing candidate, or an agent's
-        worktree the protocol does not use); its `.patch` file stays in the session folder."""
-        await self._effects.prune_worktree(name, step)
 
     async def ask_in(
         self,
@@ -545,11 +513,6 @@ class Session:
         asked as usual: their diff goes to `tree` by `apply_diff(..., tree=tree)`."""
         self._effects.work_in(tree, step, read_only=read_only)
         return await self.ask(alias, messages, step=step)
-
-    async def code_context(self) -> str:
-        """The repository context API models get (files by --context, or a listing): one
-        journaled step per session, shared by every agent that asks for it."""
-        return await self._effects.context()
 
     async def choose(self, prompt: str, options: Sequence[str], *, step: str) -> str | None:
         """A human's choice among `options`, journaled (None: no choice made, left for later).
