@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.deliberation.parsing import extract_json
 from moot.errors import FormatError
 
-__all__ = ["MAX_TASKS", "PlanDoc", "TaskSpec", "parse_plan", "plan_schema", "render_markdown"]
+__all__ = ["MAX_TASKS", "PlanDoc", "TaskSpec", "parse_plan", "render_markdown"]
 
 MAX_TASKS = 50  # a plan of more tasks is a plan to split, not one to run
 _ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
@@ -143,10 +143,6 @@ def parse_plan(text: str) -> PlanDoc:
     if problems:
         raise FormatError("; ".join(problems))
     return doc
-
-
-def plan_schema() -> dict[str, Any]:
-    return PlanDoc.model_json_schema()
 
 
 _BLANKS = re.compile(r"\n{3,}")

@@ -26,7 +26,7 @@ from moot.pipeline import lessons
 from moot.pipeline.document import PlanDoc, parse_plan
 from moot.pipeline.gates import detect, plugins, resolve
 from moot.pipeline.options import PipelineOptions
-from moot.pipeline.planning import repo_lessons, role, warn_self_review
+from moot.pipeline.planning import repo_lessons, repo_of, role, warn_self_review
 from moot.pipeline.task import Context, TaskRun, move, run_task
 from moot.types import Finding, Outcome
 
@@ -114,8 +114,7 @@ async def _final(s: Session, runs: dict[str, TaskRun]) -> str:
 
 
 async def _learn(s: Session, ctx: Context) -> None:
-    code = s.meta.get("config", {}).get("code") or {}
-    repo = str(code.get("repo") or "")
+    repo = repo_of(s)
     if not ctx.opts.lessons or not repo or not ctx.learnt:
         return
 

@@ -63,11 +63,15 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
+def _best_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Most often learnt first, then most recent."""
+    return sorted(rows, key=lambda r: (-int(r.get("hits", 1)), -float(r.get("last", 0))))
+
+
 def ranked(repo: str, limit: int = OFFERED) -> list[str]:
-    """The repository's lessons, best first: most often learnt, then most recent."""
+    """The repository's lessons, best first."""
     kept, _ = _files(repo)
-    rows = sorted(_read(kept), key=lambda r: (-int(r.get("hits", 1)), -float(r.get("last", 0))))
-    return [str(r["text"]) for r in rows[:limit]]
+    return [str(r["text"]) for r in _best_first(_read(kept))[:limit]]
 
 
 def learn(repo: str, texts: list[str], source: str) -> list[str]:

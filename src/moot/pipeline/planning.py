@@ -30,7 +30,7 @@ from moot.pipeline.tournaments import play
 from moot.protocols.shown import anonymous, nonce
 from moot.types import Finding, Message, Outcome, Step
 
-__all__ = ["GATE_VERDICT", "gate_verdict", "plan_phase", "role", "warn_self_review"]
+__all__ = ["GATE_VERDICT", "gate_verdict", "plan_phase", "repo_of", "role", "warn_self_review"]
 
 GATE_VERDICT = re.compile(r"^\W*VERDICT\W*(APPROVED|NEEDS[_ ]REVISION|REJECTED)\W*$", re.M | re.I)
 
@@ -109,10 +109,15 @@ def _lessons_text(found: list[str]) -> str:
     )
 
 
+def repo_of(s: Session) -> str:
+    """The session's repository as its config records it (made absolute at start), or ""."""
+    code = s.meta.get("config", {}).get("code") or {}
+    return str(code.get("repo") or "")
+
+
 async def repo_lessons(s: Session, step: str, opts: PipelineOptions) -> list[str]:
     """The repository's lessons as this session saw them (journaled)."""
-    code = s.meta.get("config", {}).get("code") or {}
-    repo = str(code.get("repo") or "")
+    repo = repo_of(s)
     if not opts.lessons or not repo:
         return []
 

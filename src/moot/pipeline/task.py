@@ -43,20 +43,8 @@ from moot.protocols.codework import Work
 from moot.protocols.shown import nonce
 from moot.types import Message, Step
 
-__all__ = ["STATES", "Context", "TaskRun", "move", "run_task"]
+__all__ = ["Context", "TaskRun", "move", "run_task"]
 
-STATES = (
-    "pending",
-    "in_progress",
-    "coded",
-    "auto_gated",
-    "reviewed",
-    "tested",
-    "tournamented",
-    "complete",
-    "blocked",
-    "skipped",
-)
 _REVIEW = ("APPROVED", "NEEDS_CHANGES")
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from moot.config import CodeSettings, RunConfig
@@ -41,7 +40,6 @@ class Played:
     reason: str  # the child's label reason or failure message
     passes: int
     cost: float
-    calls: int
     details: dict[str, Any]
 
     @property
@@ -148,7 +146,6 @@ async def play(
             "reason": result.finding.reason if result.finding is not None else ran.message or "",
             "passes": result.rounds,
             "cost": result.cost or 0.0,
-            "calls": ran.model_calls,
             "details": _kept(result.details),
         }
 
@@ -160,7 +157,6 @@ async def play(
         reason=str(data["reason"]),
         passes=int(data["passes"]),
         cost=float(data["cost"]),
-        calls=int(data["calls"]),
         details=dict(data["details"]),
     )
 
@@ -177,7 +173,3 @@ def _kept(details: dict[str, Any]) -> dict[str, Any]:
             if isinstance(row, dict)
         },
     }
-
-
-def child_folder(s: Session, label: str) -> Path:
-    return s.folder.path / "tournaments" / f"{s.folder.id}-{label}"
