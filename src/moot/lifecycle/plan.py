@@ -18,7 +18,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from pydantic import ValidationError
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from moot.engine.lifecycle import ProtocolFn
 
 __all__ = [
+    "FlagValues",
     "Plan",
     "check_config",
     "check_task_fits",
@@ -120,6 +121,19 @@ def _agent_count(record: ProtocolDefinition[Any], count: int) -> list[str]:
     return [f"agents: the {record.name} needs {record.min_agents}{most} agents ({count} given)"]
 
 
+class FlagValues(TypedDict, total=False):
+    """The shared CLI flags a config check applies to the protocol that runs (each sets the
+    option its definition's `flags` names): --rounds, --verify, --no-shuffle, --samples, --input
+    (the file's text) and --pick."""
+
+    rounds: int | None
+    verify: list[str] | None
+    no_shuffle: bool
+    samples: int | None
+    input_text: str | None
+    pick: str | None
+
+
 def _unknown_key(name: str) -> str:
     known = [*RunConfig.model_fields, *protocols.names()]
     close = closest(name, known)
@@ -131,20 +145,14 @@ def check_config(
     path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     *,
-    rounds: int | None = None,
-    verify: list[str] | None = None,
-    no_shuffle: bool = False,
     cwd: Path | None = None,
-    samples: int | None = None,
-    input_text: str | None = None,
-    pick: str | None = None,
     start: bool = True,
     task: str | None = None,
+    **flags: Unpack[FlagValues],
 ) -> tuple[Plan | None, list[str]]:
-    """Every problem of a config at once; the plan if there is none. `rounds`, `verify` and
-    `no_shuffle` (from --rounds, --verify and --no-shuffle) apply to the protocol that runs. A
-    file that cannot be read or parsed raises `ConfigError`. `samples` and `input_text` (from
-    --samples and --input) set the options the record names for them. `start`: also what a
+    """Every problem of a config at once; the plan if there is none. `flags` (the shared CLI
+    flags, `FlagValues`) set the options of the protocol that runs that its definition names for
+    them. A file that cannot be read or parsed raises `ConfigError`. `start`: also what a
     run refuses as it starts (`start_problems`, with `task` if given), so that a config called
     valid starts; `load_config` leaves that to the run, which checks it with its task."""
     data: dict[str, Any] = read_config_file(path) if path else {}
@@ -165,15 +173,16 @@ def check_config(
         section = data.setdefault(record.name, {})
         if isinstance(section, dict):
             given = {
-                Flag.ROUNDS: rounds,
-                Flag.VERIFY: verify,
-                Flag.SAMPLES: samples,
-                Flag.INPUT: input_text,
-                Flag.PICK: pick,
+                Flag.ROUNDS: flags.get("rounds"),
+                Flag.VERIFY: flags.get("verify"),
+                Flag.SAMPLES: flags.get("samples"),
+                Flag.INPUT: flags.get("input_text"),
+                Flag.PICK: flags.get("pick"),
             }
             for flag, value in given.items():
                 problems += _flag(record, section, flag, value)
             shuffle = record.flags.get(Flag.SHUFFLE)
+            no_shuffle = flags.get("no_shuffle", False)
             if no_shuffle and shuffle is None:
                 problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
             elif no_shuffle and shuffle is not None:
@@ -342,26 +351,11 @@ def _flag(
 def load_config(
     path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
-    *,
-    rounds: int | None = None,
-    verify: list[str] | None = None,
-    no_shuffle: bool = False,
-    samples: int | None = None,
-    input_text: str | None = None,
-    pick: str | None = None,
+    **flags: Unpack[FlagValues],
 ) -> Plan:
     """Read a config file (optional), apply command-line overrides, validate everything."""
-    plan, problems = check_config(
-        path,
-        overrides,
-        rounds=rounds,
-        verify=verify,
-        no_shuffle=no_shuffle,
-        samples=samples,
-        input_text=input_text,
-        pick=pick,
-        start=False,  # the run checks that itself as it starts, with its task
-    )
+    # the run checks what it refuses as it starts itself, with its task
+    plan, problems = check_config(path, overrides, start=False, **flags)
     if plan is None:
         source = str(path) if path else "options"
         listed = "\n".join(f"  {line}" for line in problems)
