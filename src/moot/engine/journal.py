@@ -22,6 +22,7 @@ records that it was signed in its head and in `session.json`, so stripping the H
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import functools
 import hashlib
@@ -178,6 +179,11 @@ class Journal:
         self._sealed = sealed  # a head file exists, so later seals may lag behind
         self._sealer: Sealer | None = None
         self._failed: StorageError | None = None  # a write failed: no more lines this run
+        # group commit: lines are written at once, made durable by a shared fsync
+        self._durable = len(events)  # how many events are known to be on disk
+        self._durable_hash = last_hash  # the hash of the last of them
+        self._size = self._synced_size = 0  # bytes in the file, and fsync'd (set on open)
+        self._syncing: asyncio.Future[None] | None = None  # the group fsync in flight
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -307,6 +313,29 @@ class Journal:
     # -- writing ---------------------------------------------------------------------------
     def append(self, event: Event) -> Event:
         """Chain, write and fsync one event; returns it with `seq` set."""
+        self._put(event)
+        self._sync()
+        return event
+
+    async def commit(self, event: Event) -> Event:
+        """`append` for the event loop, with group commit: the line is written at once (lines
+        keep the order of the calls), then this waits until an fsync covers it. Lines written
+        while an fsync is in flight share the next one, so answers that arrive together cost
+        one or two fsyncs, not one each. Returns only once the event is durable, like `append`.
+        """
+        self._put(event)
+        wanted = len(self.events)
+        while self._durable < wanted:
+            if self._failed is not None:
+                raise self._failed
+            if self._syncing is None:
+                self._syncing = asyncio.ensure_future(self._sync_group())
+            # shielded: a cancelled waiter must not cancel the fsync the others wait for
+            await asyncio.shield(self._syncing)
+        return event
+
+    def _put(self, event: Event) -> None:
+        """Chain `event` and write its line, without an fsync."""
         event.seq = len(self.events)
         body = {
             "seq": event.seq,
@@ -327,37 +356,78 @@ class Journal:
         self.events.append(event)
         self.hashes.append(digest)
         self.last_hash = digest
-        self._seal()
-        return event
 
     def _write(self, line: bytes) -> None:
-        """Write all of `line` and fsync it: os.write may write fewer bytes than given (a disk
-        filling up), so it is called again for the rest. A failure undoes what was written and
+        """Write all of `line`: os.write may write fewer bytes than given (a disk filling up),
+        so it is called again for the rest. A failure undoes every line not yet fsync'd and
         raises a StorageError; the journal takes no more lines from then on."""
         written = 0
         try:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                self._size = self._synced_size = os.fstat(self._fd).st_size
             while written < len(line):
                 count = os.write(self._fd, line[written:])
                 if count <= 0:  # no progress and no error: do not spin
                     raise OSError(errno.EIO, "the disk took none of the bytes written")
                 written += count
+        except OSError as exc:
+            self._size += written
+            self._undo()
+            raise self._fail(exc) from exc
+        self._size += written
+
+    def _sync(self) -> None:
+        """fsync every line written so far, then seal the head that names them."""
+        if self._fd is None:
+            return
+        count, size, digest = len(self.events), self._size, self.last_hash
+        try:
             os.fsync(self._fd)
         except OSError as exc:
-            self._undo(written)
+            self._undo()
             raise self._fail(exc) from exc
+        self._synced(count, size, digest)
 
-    def _undo(self, written: int) -> None:
-        """Cut the `written` bytes of a failed append, so the file ends at its last complete
-        line again (cutting needs no space). If that fails too, the next load cuts the torn
+    async def _sync_group(self) -> None:
+        """One fsync, in a thread, for every line written before it started."""
+        fd, count, size, digest = self._fd, len(self.events), self._size, self.last_hash
+        try:
+            if fd is not None:
+                await asyncio.to_thread(os.fsync, fd)
+        except OSError as exc:
+            if self._failed is None:
+                self._undo()
+                raise self._fail(exc) from exc
+        finally:
+            self._syncing = None
+        if self._failed is not None:  # a sync append failed and cut lines meanwhile
+            raise self._failed
+        self._synced(count, size, digest)
+
+    def _synced(self, count: int, size: int, digest: str) -> None:
+        """The first `count` events (`size` bytes, the last hashed `digest`) are on disk: seal
+        a head naming them."""
+        if count <= self._durable:
+            return
+        self._durable, self._synced_size, self._durable_hash = count, size, digest
+        self._seal(Head(count, digest, self._key is not None))
+
+    def _undo(self) -> None:
+        """Cut every byte written after the last fsync (a failed write's part, lines whose
+        fsync failed), so the file ends at its last durable line again (cutting needs no
+        space), and forget their events. If cutting fails too, the next load cuts the torn
         tail, as after a crash."""
-        if self._fd is None or written == 0:
+        lost = len(self.events) - self._durable
+        if lost > 0:
+            del self.events[-lost:], self.hashes[-lost:]
+        self.last_hash = self._durable_hash
+        if self._fd is None or self._size == self._synced_size:
             return
         try:
-            size = os.fstat(self._fd).st_size
-            os.ftruncate(self._fd, max(0, size - written))
+            os.ftruncate(self._fd, self._synced_size)
             os.fsync(self._fd)
+            self._size = self._synced_size
         except OSError:
             pass
 
@@ -373,11 +443,11 @@ class Journal:
         self._failed = storage_error(path or self.path, exc, then=then)
         return self._failed
 
-    def _seal(self) -> None:
-        """Seal the head after the event it names is on disk. With no head file yet, it is written
-        before append returns (a missing head with more than one event is refused when session.json
-        says there should be one); later ones by a thread, so an append waits for one fsync."""
-        head = Head(len(self.events), self.last_hash, self._key is not None)
+    def _seal(self, head: Head) -> None:
+        """Seal the head after the events it names are on disk. With no head file yet, it is
+        written before append returns (a missing head with more than one event is refused when
+        session.json says there should be one); later ones by a thread, so an append waits for
+        one fsync."""
         if not self._sealed:
             try:
                 write_head(self.head_path, head, self._key)
@@ -410,8 +480,10 @@ class Journal:
         return self._key is not None
 
     def close(self) -> None:
-        """Write the last head and close the file."""
+        """fsync what a cancelled `commit` left written, write the last head and close the file."""
         try:
+            if self._failed is None and self._durable < len(self.events):
+                self._sync()
             if self._sealer is not None:
                 sealer, self._sealer = self._sealer, None
                 try:

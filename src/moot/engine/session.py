@@ -175,13 +175,21 @@ class Session(CodeTask):
     def record(self, kind: EventKind | str, step: str | None = None, **data: Any) -> Event:
         """Journal a durable event (fsync'd) and tell the faces. Known keys are masked in
         every string of it first (a warning or a stop quoting an error, a shell's output)."""
-        if known_secrets():
-            data = masked(data)
-        event = self.journal.append(
-            Event(kind=EventKind(kind), step=step, data=data, ts=self._clock())
-        )
+        event = self.journal.append(self._event(kind, step, data))
         self._notify(event)
         return event
+
+    async def _commit(self, kind: EventKind | str, step: str | None = None, **data: Any) -> Event:
+        """`record` for an effect's result: effects that finish together share one fsync
+        (Journal.commit); each returns, and the faces hear of it, once it is durable."""
+        event = await self.journal.commit(self._event(kind, step, data))
+        self._notify(event)
+        return event
+
+    def _event(self, kind: EventKind | str, step: str | None, data: dict[str, Any]) -> Event:
+        if known_secrets():
+            data = masked(data)
+        return Event(kind=EventKind(kind), step=step, data=data, ts=self._clock())
 
     def warn(self, message: str) -> None:
         """Journal a warning once per session (a message journaled by an earlier run counts).
@@ -388,7 +396,7 @@ class Session(CodeTask):
                 called = await self._calls.call(agent, request, step)
                 completion = self._received(called, alias, step)
                 self.calls_made += 1
-            self._catch_up[step] = self.record(
+            self._catch_up[step] = await self._commit(
                 "ask",
                 step,
                 agent=alias,
@@ -429,7 +437,8 @@ class Session(CodeTask):
             raise ReplayIncomplete(step, "a shell command")
         self.signal("shell_started", step, command=command)
         result = await run_shell(command, cwd=cwd, timeout=timeout or self.engine.shell_timeout)
-        event = self.record("shell", step, command=command, result=result.model_dump(mode="json"))
+        result_json = result.model_dump(mode="json")
+        event = await self._commit("shell", step, command=command, result=result_json)
         # what the journal holds (keys masked): a resume sees the same output
         return ShellResult.model_validate(event.data["result"])
 
@@ -494,7 +503,7 @@ class Session(CodeTask):
             raise ReplayIncomplete(step, f"a code effect ({what})")
         result = await compute()
         where = {"tree": tree} if tree is not None and tree != alias else {}
-        self._catch_up[step] = self.record(
+        self._catch_up[step] = await self._commit(
             "code", step, what=what, agent=alias, result=result, **where
         )
         return self._catch_up[step].data["result"]  # as journaled (keys masked), as on resume
@@ -528,7 +537,7 @@ class Session(CodeTask):
         picked = await chooser(prompt, list(options))
         if picked is not None and picked not in options:
             raise ValueError(f"the chooser returned {picked!r}, not one of {list(options)}")
-        self._catch_up[step] = self.record("code", step, what="choice", result=picked)
+        self._catch_up[step] = await self._commit("code", step, what="choice", result=picked)
         return picked
 
     def archive(self, name: str, text: str) -> str:
