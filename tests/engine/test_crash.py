@@ -6,7 +6,7 @@ The scripted agents (written to a file, so that a child process can load them) l
 (`<step>` a line, fsync'd) before they answer. A full run asks 17 times: 3 solve, then two
 rounds of 3 evaluate + 3 revise + 1 verify (CONTINUE in round 1, CONSENSUS in round 2).
 
-Two styles of kill:
+Three styles of kill:
 * the agent kills its own process at call number KILL_AT (1..17). Before it dies it waits until
   every other call already made has been journaled, so exactly one step is in flight at the kill:
   that step is asked exactly twice, every other step exactly once. (If the engine journaled
@@ -18,6 +18,10 @@ Two styles of kill:
   at the kill, with the held calls in flight: the points differ by construction, however slow
   the machine. The check: at most two asks per step, the steps asked twice are those in
   flight, and no step journaled before the kill is asked after it.
+* the test kills the child while a group fsync hangs (issue 23): the journal's fsync hangs once
+  it holds the first answer, the other two answers of the phase are written behind it, and the
+  kill comes once all three lines are in the journal. None of them was acted on (no call of the
+  next phase was made), and the resume asks none of them again.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import pytest
 from moot import api as runner
 from moot.cli import main
 from moot.engine.journal import Journal
-from tests.waiting import has_ask, wait_for_journal
+from tests.waiting import has_ask, wait_for_journal, wait_until
 
 MOOT = str(Path(sys.executable).parent / "moot")
 TASK = "How should the service store its sessions?"
@@ -62,6 +66,29 @@ import signal
 import time
 
 FOREVER = 10**9
+
+
+def _hold_group_fsync(asks):
+    """Make the journal's first fsync once it holds `asks` ask lines hang (a disk stalling in
+    the middle of a group fsync): the test kills the process while it hangs."""
+    real = os.fsync
+
+    def fsync(fd):
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if path.endswith("events.jsonl"):
+            with open(path, "rb") as handle:
+                count = sum(1 for line in handle if b'"kind":"ask"' in line)
+            if count >= asks:
+                with open(os.environ["MOOT_TEST_CALLS"] + ".fsync", "w") as handle:
+                    handle.write(str(count))
+                time.sleep(FOREVER)
+        real(fd)
+
+    os.fsync = fsync
+
+
+if os.environ.get("MOOT_TEST_HOLD_FSYNC"):
+    _hold_group_fsync(int(os.environ["MOOT_TEST_HOLD_FSYNC"]))
 
 
 def _answer(step):
@@ -144,6 +171,7 @@ _TEST_ENV = (
     "MOOT_TEST_LATENCY",
     "MOOT_TEST_HOLD_AFTER",
     "MOOT_TEST_HELD_FOR",
+    "MOOT_TEST_HOLD_FSYNC",
 )
 _BASE_ENV = {k: v for k, v in os.environ.items() if k not in _TEST_ENV}
 
@@ -455,6 +483,39 @@ def test_kill_from_outside_at_journal_points_then_resume(
     # the steps asked twice are exactly those in flight (asked, not journaled) at the kill
     in_flight = set(crash.calls_before) - set(crash.journaled_before)
     assert {step for step, n in counts.items() if n == 2} == in_flight
+
+
+def test_a_kill_during_a_group_fsync_acts_on_nothing_and_asks_nothing_again(
+    tmp_path: Path, agents: Path, reference: dict[str, Any]
+) -> None:
+    home = make_home(tmp_path / "group-fsync", agents)
+    env = home.env(MOOT_TEST_HOLD_FSYNC="1", MOOT_TEST_LATENCY=str(SLOW_LATENCY))
+    held = Path(f"{home.calls_log}.fsync")
+    with subprocess.Popen(
+        home.run_args(), env=env, cwd=home.root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    ) as child:
+        try:
+            wait_for_journal(
+                home.session_if_any,
+                has_ask(count=3),
+                "the phase's three answers in the journal, behind a hanging fsync",
+                alive=lambda: child.poll() is None,
+            )
+            # the fsync of the phase's answers hangs: the kill comes inside it
+            wait_until(held.exists, "the hanging fsync", alive=lambda: child.poll() is None)
+            child.send_signal(signal.SIGKILL)
+            _, stderr = child.communicate(timeout=PROCESS_TIMEOUT)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=PROCESS_TIMEOUT)
+    crash = crashed("SIGKILL during a group fsync", home, child.returncode, stderr.decode())
+    solve = sorted(s for s in reference["steps"] if s.startswith("r0/solve/"))
+    # the answers waited for their fsync: nothing of the next phase was asked
+    assert sorted(crash.calls_before) == solve and sorted(crash.journaled_before) == solve
+    crash.finish()
+    assert_same_outcome(crash, reference)
+    assert Counter(crash.calls) == Counter(reference["steps"])  # nothing asked twice
 
 
 def test_kills_from_outside_land_at_different_points(crashes: dict[Any, Crash]) -> None:
