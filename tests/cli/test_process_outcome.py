@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,12 +25,14 @@ from tests.loopback import serving
 MOOT = str(Path(sys.executable).parent / "moot")
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 TASK = "Count the pairs that sum to a target."
-# A `moot run` whose report writing never ends: it stands for a process killed while rendering.
+# Put first on PYTHONPATH: report writing never ends in any moot process started with
+# MOOT_TEST_STALL_REPORTS set, the detached report writer included. It stands for a writer
+# killed while rendering.
 STALLED_REPORTS = (
-    "import time, moot.report\n"
-    "moot.report.write_reports = lambda *args, **kwargs: time.sleep(600)\n"
-    "from moot.cli import main\n"
-    "main()\n"
+    "import os\n"
+    "if os.environ.get('MOOT_TEST_STALL_REPORTS'):\n"
+    "    import time, moot.report\n"
+    "    moot.report.write_reports = lambda *args, **kwargs: time.sleep(600)\n"
 )
 
 
@@ -72,35 +73,54 @@ def _reports(folder: Path) -> bool:
     return (folder / "report.md").exists() or (folder / "report.html").exists()
 
 
+def test_the_run_exits_after_its_outcome_while_a_writer_writes_the_reports(
+    server: ChatServer, isolated: Path
+) -> None:
+    """Issue 23: the reports come from a detached writer, so the process exits once its
+    outcome is printed; `moot show` waits for the writer, so the reports exist after it."""
+    argv = ["run", TASK, "--seed", "1", "--rounds", "1", *_model_args(server)]
+    done = _moot(*argv, home=isolated)
+    assert done.returncode == 0, done.stderr
+    session_id = _session_id(done.stdout)
+    folder = find_session(session_id, isolated / "sessions").path
+    shown = _moot("show", session_id, home=isolated)
+    assert shown.returncode == 0 and "consensus" in shown.stdout.lower(), shown.stderr
+    assert (folder / "report.md").exists() and (folder / "report.html").exists()
+    assert not (folder / "reports.pending").exists()
+    assert "revised in round 1" in (folder / "report.md").read_text()
+
+
+def _model_args(server: ChatServer) -> list[str]:
+    return [arg for spec in _models(server, 3) for arg in ("--models", spec)]
+
+
+def _session_id(stdout: str) -> str:
+    outcome = next(line for line in stdout.splitlines() if line.startswith("Session "))
+    assert ": consensus: " in outcome, outcome
+    return outcome.split()[1].rstrip(":")
+
+
 def test_a_kill_between_the_outcome_and_the_reports_loses_nothing(
     server: ChatServer, isolated: Path, tmp_path: Path
 ) -> None:
-    env = {**os.environ, "MOOT_HOME": str(isolated), "PYTHONPATH": SRC}
-    argv = [sys.executable, "-c", STALLED_REPORTS, "run", TASK, "--seed", "1", "--rounds", "1"]
-    for spec in _models(server, 3):
-        argv += ["--models", spec]
-    with subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
-    ) as process:
-        watchdog = threading.Timer(60, process.kill)  # no outcome line within a minute: fail
-        watchdog.start()
-        try:
-            assert process.stdout is not None
-            outcome = ""
-            for line in process.stdout:  # the outcome line comes first, before any report
-                if line.startswith("Session "):
-                    outcome = line
-                    break
-            assert ": consensus: " in outcome, outcome
-            session_id = outcome.split()[1].rstrip(":")
-            folder = find_session(session_id, isolated / "sessions").path
-            assert not _reports(folder)  # the reports were still being written
-            process.send_signal(signal.SIGKILL)
-            assert process.wait(timeout=30) == -signal.SIGKILL
-        finally:
-            watchdog.cancel()
-            if process.poll() is None:
-                process.kill()
+    """The run has exited with its outcome; its report writer is killed while rendering."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(STALLED_REPORTS)
+    env = {
+        **os.environ,
+        "MOOT_HOME": str(isolated),
+        "PYTHONPATH": os.pathsep.join([str(shim), SRC]),
+        "MOOT_TEST_STALL_REPORTS": "1",
+    }
+    argv = [MOOT, "run", TASK, "--seed", "1", "--rounds", "1", *_model_args(server)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr  # it did not wait for its reports
+    session_id = _session_id(done.stdout)
+    folder = find_session(session_id, isolated / "sessions").path
+    assert not _reports(folder)  # the writer is still rendering them
+    writer = int((folder / "reports.pending").read_text())
+    os.kill(writer, signal.SIGKILL)
 
     shown = _moot("show", session_id, home=isolated)
     assert shown.returncode == 0, shown.stderr

@@ -282,6 +282,7 @@ def run(
             subscribers=[face],
             chooser=chooser(face),
             on_outcome=shown(face, quiet),
+            detach_reports=True,  # the process exits once the outcome is printed
         )
     exit_with(finished.exit_code)
 
@@ -314,5 +315,6 @@ def resume(
             subscribers=[face],
             chooser=chooser(face),
             on_outcome=shown(face, quiet),
+            detach_reports=True,  # the process exits once the outcome is printed
         )
     exit_with(finished.exit_code)

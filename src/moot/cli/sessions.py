@@ -119,10 +119,13 @@ def show(session_id: str | None, full: bool) -> None:
     """The verdict first, then what each agent said per round, scores or votes,
     disagreements, and usage (finished, paused or still running sessions)."""
     from moot.engine.store import find_session
+    from moot.lifecycle import reports
     from moot.report.markdown import render_markdown
     from moot.report.view import load_view
 
-    text = render_markdown(load_view(find_session(session_id)), full=full)
+    folder = find_session(session_id)
+    reports.wait(folder.path)  # a run that just ended may still be writing its reports
+    text = render_markdown(load_view(folder), full=full)
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown

@@ -41,6 +41,7 @@ from moot.engine.session import Agent, Chooser, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
 from moot.errors import ConfigError, StorageError, WorkspaceError
 from moot.lifecycle import plan as plans
+from moot.lifecycle import reports
 from moot.lifecycle.plan import Plan, participants, resolve
 from moot.lifecycle.replay import replay
 from moot.types import Event, EventKind
@@ -79,6 +80,7 @@ async def start_async(
     on_created: Callable[[Path], None] | None = None,
     on_outcome: OnOutcome | None = None,
     session_id: str | None = None,
+    detach_reports: bool = False,
 ) -> RunResult:
     """Create a session for `task` and run it to its end, a limit, or an interruption, on the
     caller's event loop (many sessions in one loop: `moot batch`); the caller handles signals
@@ -86,7 +88,9 @@ async def start_async(
     (default: standard input); `on_created(folder)` runs once the session's folder exists and
     before its first step is asked; `on_outcome` is called with the outcome before the reports
     are written. `session_id`: the new session's id instead of a fresh one (a composition's
-    sessions, named after their parent and step so a resume finds them)."""
+    sessions, named after their parent and step so a resume finds them). `detach_reports`: a
+    writer of its own writes the reports (lifecycle/reports.py), for a process that exits
+    after the outcome (`moot run`)."""
     opened = _open_new(task, config, root, session_id)
     lock = opened.folder.acquire()
     try:
@@ -96,7 +100,7 @@ async def start_async(
         ended = await _run(opened, subscribers, sleep, chooser)
     finally:
         lock.release()
-    return _reported(ended, on_outcome)
+    return _reported(ended, on_outcome, detach_reports)
 
 
 async def resume_async(
@@ -108,11 +112,13 @@ async def resume_async(
     sleep: Sleep = asyncio.sleep,
     chooser: Chooser | None = None,
     on_outcome: OnOutcome | None = None,
+    detach_reports: bool = False,
 ) -> RunResult:
     """Continue a session on the caller's event loop (see `start_async`); `limits` (for example
     {"max_cost": 5}) raises its budgets. A session that has already finished is replayed (its
     outputs rebuilt), on a thread: the replay runs a loop of its own."""
     folder = lifecycle.current_format(find_session(ref, root))
+    reports.wait(folder.path)  # an earlier run's writer must not overwrite this run's reports
     lock = folder.acquire()
     try:
         opened = _open_old(folder, limits)
@@ -121,7 +127,7 @@ async def resume_async(
         ended = await _run(opened, subscribers, sleep, chooser)
     finally:
         lock.release()
-    return _reported(ended, on_outcome)
+    return _reported(ended, on_outcome, detach_reports)
 
 
 # -- opening ----------------------------------------------------------------------------------
@@ -224,9 +230,10 @@ async def _run(
     return run.ended
 
 
-def _reported(ended: Ended, on_outcome: OnOutcome | None = None) -> RunResult:
+def _reported(ended: Ended, on_outcome: OnOutcome | None = None, detach: bool = False) -> RunResult:
     """The run's result, shown through `on_outcome` before its reports are rendered (the
-    slowest part of the end of a run, and one that result.json and the journal can redo)."""
+    slowest part of the end of a run, and one that result.json and the journal can redo): by
+    this process, or with `detach` by a writer of their own, so the process can exit."""
     run = RunResult(
         ended.folder.id,
         ended.folder.path,
@@ -235,11 +242,14 @@ def _reported(ended: Ended, on_outcome: OnOutcome | None = None) -> RunResult:
         ended.message,
         ended.model_calls,
     )
+    folder = ended.folder.path
+    detach = detach and reports.mark(folder)  # before the outcome: `moot show` waits for them
     try:
         if on_outcome is not None:
             on_outcome(run)
     finally:
-        _write_reports(ended.folder, ended.result, ended.events)
+        if not (detach and reports.detach(folder)):
+            _write_reports(ended.folder, ended.result, ended.events)
     return run
 
 
