@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import click
 
-from moot.cli.common import fail, say
+from moot.cli.common import PROCESS, fail, say
 
 __all__ = ["cli", "main"]
 
@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: our own error handling, so that usage errors exit with 1, not click's 2."""
     from moot.errors import MootError
 
+    PROCESS.whole = argv is None
     try:
         returned = cli.main(args=argv, prog_name="moot", standalone_mode=False)
     except click.exceptions.Exit as exc:

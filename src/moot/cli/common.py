@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from moot.display import Face
 
 __all__ = [
+    "PROCESS",
     "config_option",
     "display_options",
     "exit_with",
@@ -135,6 +136,18 @@ def with_tmux(face: Face, tmux: str | None) -> Face:
     from moot.display.tmux import TmuxPanes
 
     return TmuxPanes(face, tmux=tmux)
+
+
+class _Process:
+    """Whether this CLI call is the whole process (`moot ...` from a shell: `main()` with no
+    arguments), which exits once the command ends. Then a run leaves its reports to a detached
+    writer (lifecycle/reports.py) and exits at once; a caller in its own process (a test, a
+    program embedding the CLI) finds them written when the call returns."""
+
+    whole = False
+
+
+PROCESS = _Process()
 
 
 def exit_with(code: int) -> NoReturn:

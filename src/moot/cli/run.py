@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from moot.cli.common import (
+    PROCESS,
     config_option,
     display_options,
     exit_with,
@@ -282,7 +283,7 @@ def run(
             subscribers=[face],
             chooser=chooser(face),
             on_outcome=shown(face, quiet),
-            detach_reports=True,  # the process exits once the outcome is printed
+            detach_reports=PROCESS.whole,  # a process that exits: reports by a writer
         )
     exit_with(finished.exit_code)
 
@@ -315,6 +316,6 @@ def resume(
             subscribers=[face],
             chooser=chooser(face),
             on_outcome=shown(face, quiet),
-            detach_reports=True,  # the process exits once the outcome is printed
+            detach_reports=PROCESS.whole,  # a process that exits: reports by a writer
         )
     exit_with(finished.exit_code)
