@@ -2,7 +2,9 @@
 
 Each line is one event: `seq`, `ts`, `kind`, `step`, `data`, the previous line's hash (`prev`)
 and its own SHA-256 (`hash`) over the canonical JSON of those fields; with a key, an HMAC of the
-hash too. A line is written and fsync'd before the effect it records is used.
+hash too. A line is written and fsync'd before the effect it records is used. On the event loop
+(`commit`) the fsync is shared: lines written while one is in flight wait for the next, so the
+answers of a phase that arrive together cost one or two fsyncs, not one each (group commit).
 
 A write that fails (a full or read-only disk) is undone back to the last complete line and
 raises a StorageError; the journal then takes no more lines, so the run ends, and `moot resume`

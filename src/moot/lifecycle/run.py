@@ -12,7 +12,8 @@ goes down the floors, `moot run` to the journal line: the engine never calls bac
 The outcome is known before the reports are written: `on_outcome(run)` is called with it first
 (the CLI prints it there), then report.md and report.html are rendered. By then result.json and
 the journal are on disk, so a process killed in between loses nothing: `moot show` and
-`moot export` build the reports from them.
+`moot export` build the reports from them. A process that exits after the run (`moot run`)
+leaves the reports to a detached writer (`detach_reports`, lifecycle/reports.py).
 """
 
 from __future__ import annotations
