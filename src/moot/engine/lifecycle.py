@@ -26,6 +26,7 @@ from moot.config import RunConfig
 from moot.engine import startup
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.outage import Lost, describe, lost_asks, outage
 from moot.engine.replies import masked
 from moot.engine.result import (
     FORMAT_VERSION,
@@ -57,7 +58,7 @@ from moot.errors import (
     Waiting,
 )
 from moot.models.keys import known_secrets, remember_config_secrets
-from moot.types import Event, EventKind, FailureKind, Outcome
+from moot.types import Event, EventKind, Outcome
 from moot.version import __version__
 
 # The cache and the code workspace are imported when a run uses them (sqlite3, git plumbing):
@@ -273,25 +274,6 @@ def retries_failures(journal: Journal) -> bool:
     )
 
 
-def _outage(events: list[Event]) -> bool:
-    """Every agent asked in this run saw its latest call fail for a transient reason (a
-    provider down, connections refused, rate limits): the run should wait, not fail."""
-    latest: dict[str, str | None] = {}  # agent -> failure kind of its latest call, None if ok
-    for event in reversed(events):
-        if event.kind == EventKind.RUN_STARTED:
-            break
-        agent = event.data.get("agent")
-        if event.kind == EventKind.ASK and isinstance(agent, str) and agent not in latest:
-            completion = event.data.get("completion") or {}
-            failure = completion.get("failure") or {}
-            failed = completion.get("status") == "error"
-            latest[agent] = str(failure.get("kind")) if failed else None
-    return bool(latest) and all(kind in _TRANSIENT for kind in latest.values())
-
-
-_TRANSIENT = {k.value for k in FailureKind if k.transient}
-
-
 def code_workspace(
     config: RunConfig, folder: SessionFolder, agents: list[Agent], *, prepare: bool
 ) -> CodeWorkspace | None:
@@ -430,12 +412,27 @@ async def running(
     )
     run = Running(session)
     message: str | None = None
+    outcome: Outcome | None = None
     try:
         yield run
         if run.outcome is None:
             raise RuntimeError("a run's block ended without setting the protocol's outcome")
-        status: Status = run.outcome.status
-        session.record(EventKind.FINISHED, status=status)
+        status: Status
+        lost = lost_asks(journal.events, session.steps_reached)
+        if run.outcome.status != "consensus" and outage(lost):
+            # the failures, not the agents, decided it: wait for the provider, then ask again
+            status, message = "paused", _paused_without(folder, run.outcome, lost)
+            session.record(
+                EventKind.STOPPED,
+                reason="outage",
+                message=message,
+                lost=[x.record() for x in lost],
+                without={"status": run.outcome.status, "how": run.outcome.how},
+            )
+        else:
+            outcome = run.outcome
+            status = outcome.status
+            session.record(EventKind.FINISHED, status=status)
     except LimitReached as exc:
         status, message = (
             "paused",
@@ -449,13 +446,20 @@ async def running(
         status, message = "interrupted", f"interrupted; continue with: moot resume {folder.id}"
         session.record(EventKind.STOPPED, reason="interrupted", message=message)
     except ProtocolAborted as exc:
-        if _outage(journal.events):
+        lost = lost_asks(journal.events, session.steps_reached)
+        if outage(lost):
             status, message = (
                 "paused",
-                f"{exc}; every failure was transient (a provider down or refusing "
-                f"connections?): once it is back, continue with: moot resume {folder.id}",
+                f"{exc}; every failure was transient ({describe(lost)}; a provider down or "
+                f"refusing connections?): once it is back, continue with: "
+                f"moot resume {folder.id}",
             )
-            session.record(EventKind.STOPPED, reason="outage", message=message)
+            session.record(
+                EventKind.STOPPED,
+                reason="outage",
+                message=message,
+                lost=[x.record() for x in lost],
+            )
         else:
             status, message = "failed", str(exc)
             session.record(EventKind.FAILED, message=message)
@@ -467,7 +471,7 @@ async def running(
             with contextlib.suppress(CacheError):
                 await cache.store.close()
         journal.close()
-    result = _result(folder, session, run.outcome, status, message)
+    result = _result(folder, session, outcome, status, message)
     # the journal holds the run: a result.json that cannot be written is rebuilt by resume
     then = f"then `moot resume {folder.id}` writes it from the journal, asking nothing again"
     atomic_write(folder.result_json, result.to_json(), then=then)
@@ -482,6 +486,17 @@ async def running(
         "\n".join(m for m in (message, tidied) if m) or None,
         session.calls_made,
         list(journal.events),
+    )
+
+
+def _paused_without(folder: SessionFolder, outcome: Outcome, lost: list[Lost]) -> str:
+    """Why a run that reached no consensus pauses instead of ending: who failed and why."""
+    asks = f"{len(lost)} ask{'s' if len(lost) != 1 else ''}"
+    return (
+        f"paused for an outage: {asks} failed for a transient reason ({describe(lost)}), and "
+        f"without them the run reached no consensus ({outcome.how}); every failure was "
+        f"transient: once the provider is back, continue with: moot resume {folder.id} "
+        "(it asks the failed steps again)"
     )
 
 
@@ -543,6 +558,9 @@ def replay_session(
         outcome, status, message = None, stop[0], stop[1]
     except ProtocolAborted as exc:
         outcome, status, message = None, "failed", str(exc)
+    end = last_end(journal.events)
+    if stop is not None and end is not None and end.data.get("reason") == "outage":
+        outcome, status, message = None, stop[0], stop[1]  # it paused for the outage there
     return _result(folder, session, outcome, status, message)
 
 

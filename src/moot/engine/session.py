@@ -264,6 +264,11 @@ class Session(CodeTask):
             cost += completion.cost or 0.0
         return tokens, cost
 
+    @property
+    def steps_reached(self) -> frozenset[str]:
+        """The step ids this run of the protocol has reached, recorded ones included."""
+        return frozenset(self._used)
+
     def asked(self, prefix: str) -> int:
         """Model calls this run of the protocol has reached under step `prefix`, recorded
         answers included: like `spent`, the same at the same point of a live run, a resume and

@@ -1,0 +1,186 @@
+"""An outage pauses every protocol: when calls that failed for a transient reason (a provider
+answering 503) leave a run without a consensus, it stops paused (exit 3) naming who failed and
+why, and once the provider is back `moot resume` asks the failed steps again and ends with a
+real outcome. Against an OpenAI-compatible server on loopback that fails on demand."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from moot import api
+from moot.config import RunConfig
+from tests import arena_server
+from tests.loopback import serving
+from tests.scripts import events, no_sleep
+
+Reply = Callable[[dict[str, Any]], str]
+Fails = Callable[[dict[str, Any], int], bool]  # (request body, its number from 1) -> fail it
+
+
+class FlakyServer(ThreadingHTTPServer):
+    """An OpenAI-compatible chat endpoint on loopback: `reply(body)` answers a request, unless
+    `fails(body, n)` says its n-th request (from 1) fails, with `status(body)` (503)."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.reply: Reply = lambda body: "6 x 7 = 42\nAnswer: 42"
+        self.fails: Fails = lambda body, n: False
+        self.status: Callable[[dict[str, Any]], int] = lambda body: 503  # of a failure
+        self.count = 0
+        self.failed = 0
+        self.lock = threading.Lock()
+
+    def spec(self, model: str = "m0") -> str:
+        return f"openai-compat:http://127.0.0.1:{self.server_address[1]}/v1#{model}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FlakyServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        with self.server.lock:
+            self.server.count += 1
+            failing = self.server.fails(body, self.server.count)
+            self.server.failed += failing
+        if failing:
+            status = self.server.status(body)
+            payload: dict[str, Any] = {
+                "error": {"message": "upstream connect error", "type": "server_error"}
+            }
+        else:
+            status = 200
+            payload = {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": body.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": self.server.reply(body)},
+                    }
+                ],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+            }
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def server() -> Iterator[FlakyServer]:
+    with serving(FlakyServer()) as running:
+        yield running
+
+
+def _config(protocol: str, specs: list[str], **sections: Any) -> RunConfig:
+    return RunConfig.model_validate(
+        {
+            "protocol": protocol,
+            "agents": [{"model": s} for s in specs],
+            "seed": 5,
+            "engine": {"attempts": 2, "retry_max_wait": 1},
+            **sections,
+        }
+    )
+
+
+def _vote(server: FlakyServer) -> RunConfig:
+    """Three agents, three answers each: nine asks."""
+    return _config("vote", [server.spec(f"m{i}") for i in range(3)], vote={"samples": 3})
+
+
+def _stop(folder: Any) -> dict[str, Any]:
+    return [e for e in events(folder) if e["kind"] in ("stopped", "finished", "failed")][-1]
+
+
+def _paused_for_outage(run: api.RunResult) -> None:
+    assert run.exit_code == 3, run.message
+    assert run.result.status == "paused"
+    stop = _stop(run.folder)
+    assert stop["kind"] == "stopped" and stop["data"]["reason"] == "outage"
+    assert "upstream connect error" in (run.message or "")
+    assert f"moot resume {run.session_id}" in (run.message or "")
+    assert api.replay(run.session_id).identical is True
+
+
+def test_vote_with_every_call_failing_pauses_and_resumes_once_the_server_is_back(
+    server: FlakyServer,
+) -> None:
+    # Before: '9 of 9 answers failed', exit 2, and a resume said the session had finished.
+    server.fails = lambda body, n: True
+    paused = api.start("What is 6 x 7?", _vote(server), sleep=no_sleep)
+    _paused_for_outage(paused)
+    assert {x["agent"] for x in _stop(paused.folder)["data"]["lost"]} == {
+        "agent_a",
+        "agent_b",
+        "agent_c",
+    }
+    server.fails = lambda body, n: False
+    before = server.count
+    resumed = api.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0, resumed.message
+    assert resumed.result.status == "consensus" and resumed.result.final_answer == "42"
+    assert server.count - before == 9  # the nine failed asks, asked once more each
+    assert api.replay(paused.session_id).identical is True
+
+
+def test_vote_with_nine_in_ten_calls_failing_pauses_instead_of_ending_without_quorum(
+    server: FlakyServer,
+) -> None:
+    # Before: 'no quorum', final, exit 2, although every failure was transient.
+    server.fails = lambda body, n: n % 10 != 0
+    paused = api.start("What is 6 x 7?", _vote(server), sleep=no_sleep)
+    _paused_for_outage(paused)
+    assert 0 < len(_stop(paused.folder)["data"]["lost"]) < 9
+    assert _stop(paused.folder)["data"]["without"]["status"] == "no_consensus"
+    server.fails = lambda body, n: False
+    resumed = api.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0 and resumed.result.final_answer == "42"
+    samples = resumed.result.details["samples"]
+    assert [x["status"] for x in samples] == ["valid"] * 9
+    assert api.replay(paused.session_id).identical is True
+
+
+def test_the_arena_with_only_one_agent_answering_pauses_and_deliberates_on_resume(
+    server: FlakyServer,
+) -> None:
+    # Before: 'only Agent B answered; nobody to deliberate with', final, exit 2.
+    server.reply = lambda body: arena_server.answer(body, rounds=1)
+    server.fails = lambda body, n: body.get("model") != "m1"
+    config = _config("arena", [server.spec(f"m{i}") for i in range(3)])
+    paused = api.start(arena_server.APPROACHES[0], config, sleep=no_sleep)
+    _paused_for_outage(paused)
+    lost = _stop(paused.folder)["data"]["lost"]
+    assert len({x["agent"] for x in lost}) == 2 and all(x["kind"] == "server" for x in lost)
+    server.fails = lambda body, n: False
+    resumed = api.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0, resumed.message
+    assert resumed.result.status == "consensus" and resumed.result.rounds == 1
+    assert api.replay(paused.session_id).identical is True
+
+
+def test_a_run_that_also_lost_calls_to_a_lasting_failure_still_ends(server: FlakyServer) -> None:
+    """Only an outage pauses: a vote that lost Agent A to a refused key (401) and Agent B to a
+    503 ends as it did, without a majority (asking again would not bring Agent A back)."""
+    server.status = lambda body: 401 if body.get("model") == "m0" else 503
+    server.fails = lambda body, n: body.get("model") != "m2"
+    run = api.start("What is 6 x 7?", _vote(server), sleep=no_sleep)
+    assert run.exit_code == 2 and run.result.status == "no_consensus"
+    assert _stop(run.folder)["kind"] == "finished"
