@@ -15,6 +15,7 @@ import pytest
 
 from moot import api
 from moot.config import RunConfig
+from moot.types import alias_label
 from tests import arena_server
 from tests.loopback import serving
 from tests.scripts import events, no_sleep
@@ -184,3 +185,55 @@ def test_a_run_that_also_lost_calls_to_a_lasting_failure_still_ends(server: Flak
     run = api.start("What is 6 x 7?", _vote(server), sleep=no_sleep)
     assert run.exit_code == 2 and run.result.status == "no_consensus"
     assert _stop(run.folder)["kind"] == "finished"
+
+
+def test_a_consensus_reached_without_an_agent_lost_to_an_outage_says_so(
+    server: FlakyServer,
+) -> None:
+    """One agent's provider is down, the other two agree: the vote ends with its consensus, and its
+    trust statement names the ask it was reached without and how to ask it again."""
+    server.fails = lambda body, n: body.get("model") == "m2"
+    config = _config("vote", [server.spec(f"m{i}") for i in range(3)])
+    run = api.start("What is 6 x 7?", config, sleep=no_sleep)
+    assert run.exit_code == 0 and run.result.status == "consensus"
+    down = next(a for a, spec in run.result.aliases.items() if spec.endswith("#m2"))
+    assert (
+        f"Reached without 1 ask that failed for a transient reason ({alias_label(down)} "
+        "(1 ask: server: openai-compat: HTTP 503" in run.result.trust
+    )
+    assert f"moot resume {run.session_id} --retry-failed" in run.result.trust
+    assert [x["agent"] for x in _stop(run.folder)["data"]["lost"]] == [down]
+    assert api.replay(run.session_id).identical is True
+    # a plain resume asks nothing, and says how to ask the failed call again
+    plain = api.resume(run.session_id, sleep=no_sleep)
+    assert plain.model_calls == 0 and "--retry-failed asks them again" in (plain.message or "")
+
+
+def test_resume_retry_failed_asks_a_finished_sessions_failed_calls_and_records_the_change(
+    server: FlakyServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vote that ended without a majority because two agents' keys were refused (a lasting
+    failure: it ends, exit 2) is asked again once they are fixed: `moot resume --retry-failed`
+    asks only the failed calls, the outcome is recomputed, and the end event keeps the one it
+    replaced (before: a finished session said 'already finished; nothing was asked')."""
+    from tests.cli.test_cli import moot
+
+    server.status = lambda body: 401
+    server.fails = lambda body, n: body.get("model") != "m0"
+    config = _config("vote", [server.spec(f"m{i}") for i in range(3)])
+    ended = api.start("What is 6 x 7?", config, sleep=no_sleep)
+    assert ended.exit_code == 2 and ended.result.status == "no_consensus"
+    server.fails = lambda body, n: False
+    before = server.count
+    code, out, _ = moot(capsys, "resume", ended.session_id, "--retry-failed")
+    assert code == 0, out
+    assert server.count - before == 2  # the two failed calls, nothing else
+    result = json.loads((ended.folder / "result.json").read_text())
+    assert result["status"] == "consensus" and result["final_answer"] == "42"
+    assert "before, the outcome was no consensus" in result["trust"]
+    end = _stop(ended.folder)
+    assert end["kind"] == "finished"
+    assert end["data"]["before"] == {"status": "no_consensus", "final_answer": ""}
+    finishes = [e["data"]["status"] for e in events(ended.folder) if e["kind"] == "finished"]
+    assert finishes == ["no_consensus", "consensus"]  # the first outcome stays on record
+    assert api.replay(ended.session_id).identical is True

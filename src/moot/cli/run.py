@@ -288,12 +288,19 @@ def run(
 
 @click.command()
 @click.argument("session_id", required=False)
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Also for a finished session: ask the calls that failed again (a provider that was "
+    "down) and recompute the outcome; the journal keeps the outcome it replaces.",
+)
 @limit_options
 @tmux_option
 @display_options
 @quick_start
 def resume(
     session_id: str | None,
+    retry_failed: bool,
     max_cost: float | None,
     max_tokens: int | None,
     timeout: float | None,
@@ -314,5 +321,6 @@ def resume(
             subscribers=[face],
             chooser=chooser(face),
             on_outcome=shown(face, quiet),
+            retry_failed=retry_failed,
         )
     exit_with(finished.exit_code)

@@ -17,7 +17,7 @@ import os
 import platform
 import shutil
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ from moot.config import RunConfig
 from moot.engine import startup
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
-from moot.engine.outage import Lost, describe, lost_asks, outage
+from moot.engine.outage import describe, lost_asks, noted, outage, paused_without, retried_before
 from moot.engine.replies import masked
 from moot.engine.result import (
     FORMAT_VERSION,
@@ -345,6 +345,9 @@ def _result(
     message: str | None,
 ) -> Result:
     meta = session.meta
+    end = last_end(session.journal.events)
+    if outcome is not None and end is not None and end.kind == EventKind.FINISHED:
+        outcome = noted(outcome, end.data, folder.id)  # lost asks, a retry's earlier outcome
     result = build_result(
         session_id=folder.id,
         protocol=meta["protocol"],
@@ -381,14 +384,19 @@ async def running(
     sleep: Sleep = asyncio.sleep,
     cache: ResponseCache | None = None,
     chooser: Chooser | None = None,
+    retrying: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[Running]:
     """The run of a session, around its protocol: the block runs the protocol over
     `run.session` and sets `run.outcome`; leaving it journals how the run ended (its end, a
     limit, an interruption, an abort), writes result.json and closes the models (and the
     cache). The protocol is awaited by the caller, above the engine: a run goes down the floors
-    from `moot run` to the journal without the engine calling back up into the lifecycle."""
+    from `moot run` to the journal without the engine calling back up into the lifecycle.
+    `retrying`: a finished session's outcome (status, final answer) that a resume asking its
+    failed steps again (`--retry-failed`) recomputes; the new end event keeps it (`before`)."""
     meta = journal.events[0].data
-    retry = retries_failures(journal)
+    before = dict(retrying) if retrying is not None else retried_before(journal.events)
+    retry = before is not None or retries_failures(journal)  # a retry goes on until it ends
+    kept: dict[str, Any] = {"before": before} if before is not None else {}
     (folder.path / "stop").unlink(missing_ok=True)  # a `moot stop` of an earlier run is done
     session = _session(
         folder,
@@ -408,7 +416,10 @@ async def running(
     # Faces start from the session's meta and what earlier runs journaled (on resume).
     session.signal(EventKind.OPENED, session_id=folder.id, meta=meta, past=list(journal.events))
     session.record(
-        EventKind.RUN_STARTED, pid=os.getpid(), limits=config.limits.model_dump(mode="json")
+        EventKind.RUN_STARTED,
+        pid=os.getpid(),
+        limits=config.limits.model_dump(mode="json"),
+        **kept,
     )
     run = Running(session)
     message: str | None = None
@@ -421,7 +432,7 @@ async def running(
         lost = lost_asks(journal.events, session.steps_reached)
         if run.outcome.status != "consensus" and outage(lost):
             # the failures, not the agents, decided it: wait for the provider, then ask again
-            status, message = "paused", _paused_without(folder, run.outcome, lost)
+            status, message = "paused", paused_without(folder.id, run.outcome, lost)
             session.record(
                 EventKind.STOPPED,
                 reason="outage",
@@ -432,7 +443,10 @@ async def running(
         else:
             outcome = run.outcome
             status = outcome.status
-            session.record(EventKind.FINISHED, status=status)
+            # reached without asks a provider's outage lost: said in its trust statement
+            transient = [x.record() for x in lost if x.transient]
+            lost_note: dict[str, Any] = {"lost": transient} if transient else {}
+            session.record(EventKind.FINISHED, status=status, **lost_note, **kept)
     except LimitReached as exc:
         status, message = (
             "paused",
@@ -486,17 +500,6 @@ async def running(
         "\n".join(m for m in (message, tidied) if m) or None,
         session.calls_made,
         list(journal.events),
-    )
-
-
-def _paused_without(folder: SessionFolder, outcome: Outcome, lost: list[Lost]) -> str:
-    """Why a run that reached no consensus pauses instead of ending: who failed and why."""
-    asks = f"{len(lost)} ask{'s' if len(lost) != 1 else ''}"
-    return (
-        f"paused for an outage: {asks} failed for a transient reason ({describe(lost)}), and "
-        f"without them the run reached no consensus ({outcome.how}); every failure was "
-        f"transient: once the provider is back, continue with: moot resume {folder.id} "
-        "(it asks the failed steps again)"
     )
 
 

@@ -30,6 +30,7 @@ UNLOGGED = "Use PostgreSQL, but an unlogged table swept by a nightly job, to cut
 # (a provider down) pause the run for the outage instead (tests/engine/test_outage.py).
 FOR_GOOD: dict[str, Any] = {"fail_kind": FailureKind.AUTH}
 
+
 def _matches(result_details: dict[str, object]) -> list[dict[str, object]]:
     bracket = result_details["bracket"]
     assert isinstance(bracket, dict)
