@@ -237,3 +237,56 @@ def test_resume_retry_failed_asks_a_finished_sessions_failed_calls_and_records_t
     finishes = [e["data"]["status"] for e in events(ended.folder) if e["kind"] == "finished"]
     assert finishes == ["no_consensus", "consensus"]  # the first outcome stays on record
     assert api.replay(ended.session_id).identical is True
+
+
+def test_a_retry_asks_again_what_was_answered_without_the_failed_steps() -> None:
+    """An arena that reached its consensus while one agent's provider was down: asked again,
+    that agent's answer joins, and the critiques and revisions that were given without it are
+    asked again too (their prompts now show it), not kept from the earlier run with a warning
+    that the prompt changed."""
+    from moot.models.scripted import ScriptedFailure
+    from moot.types import FailureKind, Request
+    from tests.scripts import Debate, solution, start
+
+    plans = {
+        "agent_a": "Run the export from a queue worker that retries failed batches.",
+        "agent_b": "Schedule it nightly and alert the on-call engineer when a batch fails.",
+        "agent_c": "Keep the exporter idempotent so a rerun after a crash is harmless.",
+    }
+
+    class SolveDown(Debate):
+        """Script "three" fails its first answer while `down`."""
+
+        down = True
+
+        def script(self, name: str) -> Callable[[Request], str]:
+            reply = super().script(name)
+
+            def answer(request: Request) -> str:
+                if name == "three" and self.down and "/solve/" in request.meta["step"]:
+                    self.steps[request.meta["step"]] += 1
+                    raise ScriptedFailure(FailureKind.SERVER, "upstream connect error")
+                return reply(request)
+
+            return answer
+
+    debate = SolveDown(
+        answer=lambda alias, step: solution(
+            plans[alias] if "/solve/" in step else "Queue worker, nightly, idempotent."
+        )
+    )
+    run = start("How should the export run?", debate.config(engine={"attempts": 1}))
+    assert run.exit_code == 0 and run.result.status == "consensus", run.message
+    assert "Reached without 1 ask" in run.result.trust
+    first = {s for s in debate.steps if not s.startswith("r0/")}
+    assert first  # the two others deliberated without the third
+    debate.down = False
+    retried = api.resume(run.session_id, sleep=no_sleep, retry_failed=True)
+    assert retried.exit_code == 0 and retried.result.status == "consensus", retried.message
+    assert all(debate.steps[s] == 2 for s in first)  # asked again, now seeing the third
+    assert len(debate.steps) > len(first) + 3  # and the third took part
+    warnings = [e for e in events(run.folder) if e["kind"] == "warning" and e.get("step")]
+    assert warnings == []  # nothing was kept that its prompt no longer matches
+    assert len(retried.result.positions) == 3
+    assert "the outcome is unchanged" in retried.result.trust
+    assert api.replay(run.session_id).identical is True

@@ -98,10 +98,13 @@ class Session(CodeTask):
         chooser: Chooser | None = None,
     ) -> None:
         """`retry_failed`: recorded failed calls are asked again (resuming a session that
-        failed, or paused for an outage, once the cause is fixed). `code`: the workspace of a
+        failed, or paused for an outage, once the cause is fixed), and so is a recorded ask
+        whose prompt differs from today's: it was asked without what is now asked again.
+        `code`: the workspace of a
         code task (None: a question). `chooser`: how a human choice is read (default: a line
         of standard input)."""
         self.code = code
+        self._retrying = retry_failed and mode == "live"
         self._chooser = chooser
         self.folder = folder
         self.journal = journal
@@ -359,6 +362,9 @@ class Session(CodeTask):
         )
         digest = request_hash(request)
         recorded = self._catch_up.get(step)
+        if self._retrying and recorded is not None and recorded.data.get("request_hash") != digest:
+            recorded = None  # answered without a failed step's answer, now asked again
+            self._completions.pop(step, None)
         if recorded is not None:
             if recorded.data.get("request_hash") != digest and step not in self._warned:
                 self._warned.add(step)
