@@ -15,10 +15,13 @@ import pytest
 
 from moot import api
 from moot.config import RunConfig
-from moot.types import alias_label
+from moot.models.scripted import ScriptedFailure
+from moot.types import FailureKind, Message, Request, alias_label
 from tests import arena_server
+from tests.cli.test_cli import moot
+from tests.court_scripts import _CANDIDATE, _POSITION, Ask, Behaviour, agreeable
 from tests.loopback import serving
-from tests.scripts import events, no_sleep
+from tests.scripts import Debate, events, no_sleep, solution, start
 
 Reply = Callable[[dict[str, Any]], str]
 Fails = Callable[[dict[str, Any], int], bool]  # (request body, its number from 1) -> fail it
@@ -177,6 +180,53 @@ def test_the_arena_with_only_one_agent_answering_pauses_and_deliberates_on_resum
     assert api.replay(paused.session_id).identical is True
 
 
+def _court_reply(behaviours: dict[str, Behaviour]) -> Reply:
+    """The court's scripted behaviours (tests/court_scripts.py) over the wire: an agent votes
+    when its prompt names a candidate, else proposes; the model name picks the behaviour."""
+
+    def reply(body: dict[str, Any]) -> str:
+        messages = tuple(
+            Message(role=m["role"], content=str(m.get("content") or "")) for m in body["messages"]
+        )
+        first = next((m.content for m in messages if m.role == "user"), "")
+        found = _CANDIDATE.search(first)
+        ask = Ask(
+            name=str(body.get("model")),
+            alias="-",
+            step="-",
+            round=2 if found else 1,
+            reask=False,
+            candidate=found.group(1) if found else None,
+            positions=tuple(sorted(set(_POSITION.findall(first)))),
+            request=Request(messages=messages),
+        )
+        return behaviours[ask.name](ask)
+
+    return reply
+
+
+def test_a_court_that_loses_its_quorum_to_an_outage_pauses_and_resumes(
+    server: FlakyServer,
+) -> None:
+    # Before: '2 of 3 agents failed in round 2 and no judge panel can take over', exit 1.
+    pg, lite = "Use Postgres.", "Use SQLite."
+    server.reply = _court_reply(
+        {"m0": agreeable(pg, 0.9), "m1": agreeable(lite, 0.5), "m2": agreeable(pg)}
+    )
+    server.fails = lambda body, n: body.get("model") != "m0" and "has the id" in str(body)
+    config = _config(
+        "court", [server.spec(f"m{i}") for i in range(3)], court={"judge_panel_enabled": False}
+    )
+    paused = api.start("Which database?", config, sleep=no_sleep)
+    _paused_for_outage(paused)
+    assert "2 of 3 agents failed in round 2" in (paused.message or "")
+    server.fails = lambda body, n: False
+    resumed = api.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0 and resumed.result.status == "consensus", resumed.message
+    assert resumed.result.final_answer == pg
+    assert api.replay(paused.session_id).identical is True
+
+
 def test_a_run_that_also_lost_calls_to_a_lasting_failure_still_ends(server: FlakyServer) -> None:
     """Only an outage pauses: a vote that lost Agent A to a refused key (401) and Agent B to a
     503 ends as it did, without a majority (asking again would not bring Agent A back)."""
@@ -216,8 +266,6 @@ def test_resume_retry_failed_asks_a_finished_sessions_failed_calls_and_records_t
     failure: it ends, exit 2) is asked again once they are fixed: `moot resume --retry-failed`
     asks only the failed calls, the outcome is recomputed, and the end event keeps the one it
     replaced (before: a finished session said 'already finished; nothing was asked')."""
-    from tests.cli.test_cli import moot
-
     server.status = lambda body: 401
     server.fails = lambda body, n: body.get("model") != "m0"
     config = _config("vote", [server.spec(f"m{i}") for i in range(3)])
@@ -244,10 +292,6 @@ def test_a_retry_asks_again_what_was_answered_without_the_failed_steps() -> None
     that agent's answer joins, and the critiques and revisions that were given without it are
     asked again too (their prompts now show it), not kept from the earlier run with a warning
     that the prompt changed."""
-    from moot.models.scripted import ScriptedFailure
-    from moot.types import FailureKind, Request
-    from tests.scripts import Debate, solution, start
-
     plans = {
         "agent_a": "Run the export from a queue worker that retries failed batches.",
         "agent_b": "Schedule it nightly and alert the on-call engineer when a batch fails.",

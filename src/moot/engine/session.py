@@ -100,9 +100,8 @@ class Session(CodeTask):
         """`retry_failed`: recorded failed calls are asked again (resuming a session that
         failed, or paused for an outage, once the cause is fixed), and so is a recorded ask
         whose prompt differs from today's: it was asked without what is now asked again.
-        `code`: the workspace of a
-        code task (None: a question). `chooser`: how a human choice is read (default: a line
-        of standard input)."""
+        `code`: the workspace of a code task (None: a question). `chooser`: how a human choice
+        is read (default: a line of standard input)."""
         self.code = code
         self._retrying = retry_failed and mode == "live"
         self._chooser = chooser
