@@ -94,7 +94,13 @@ def selects(text: str, confidence: float = 0.9) -> Behaviour:
 
 
 def failing(ask: Ask) -> str:
-    raise ScriptedFailure(FailureKind.SERVER, "this participant always fails")
+    """A participant whose every call fails for good (a refused key)."""
+    raise ScriptedFailure(FailureKind.AUTH, "this participant always fails")
+
+
+def down(ask: Ask) -> str:
+    """A participant whose provider is down (a 503 on every call): a transient failure."""
+    raise ScriptedFailure(FailureKind.SERVER, "upstream connect error")
 
 
 _CANDIDATE = re.compile(r'has the id "([0-9a-f]{12})"')

@@ -42,6 +42,7 @@ class Tourney:
     )
     winner: Callable[[Request], str] = lambda request: "A"  # the arbiter's verdict
     fail: set[tuple[str, str]] = field(default_factory=set)  # (name, phase kind)
+    fail_kind: FailureKind = FailureKind.SERVER  # why they fail (transient: a provider down)
     requests: list[Request] = field(default_factory=list)
     steps: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -55,7 +56,7 @@ class Tourney:
             phase = Step.parse(step).phase or ""
             kind = phase.rsplit("_", 1)[-1]
             if (name, kind) in self.fail:
-                raise ScriptedFailure(FailureKind.SERVER, f"{name} fails every {kind}")
+                raise ScriptedFailure(self.fail_kind, f"{name} fails every {kind}")
             if kind == "convergence":
                 score = self.overall(request)
                 return json.dumps(

@@ -22,7 +22,7 @@ from moot.engine.result import AgentUsage, Result
 from moot.report.html import CSP, html_for, markdown_html
 from moot.report.markdown import quoted, render_markdown
 from moot.report.view import build_view, clean_text, label, summarize
-from moot.types import Event
+from moot.types import Event, FailureKind
 from tests.scripts import Debate, solution, start, verdict
 from tests.waiting import wait_until
 
@@ -229,6 +229,7 @@ def test_disagreements_and_failed_agents_are_reported(capsys: pytest.CaptureFixt
         verdicts=[verdict("CONTINUE", 4)],
         answer=lambda alias, step: solution(f"plan {alias}", disagreements="Use SQLite."),
         fail={"three"},
+        fail_kind=FailureKind.AUTH,  # for good: a transient failure pauses for the outage
     )
     run = start("task", debate.config(arena={"max_rounds": 1}))
     assert run.exit_code == 2

@@ -290,12 +290,19 @@ def run(
 
 @click.command()
 @click.argument("session_id", required=False)
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Also for a finished session: ask the calls that failed again (a provider that was "
+    "down) and recompute the outcome; the journal keeps the outcome it replaces.",
+)
 @limit_options
 @tmux_option
 @display_options
 @quick_start
 def resume(
     session_id: str | None,
+    retry_failed: bool,
     max_cost: float | None,
     max_tokens: int | None,
     timeout: float | None,
@@ -317,5 +324,6 @@ def resume(
             chooser=chooser(face),
             on_outcome=shown(face, quiet),
             detach_reports=PROCESS.whole,  # a process that exits: reports by a writer
+            retry_failed=retry_failed,
         )
     exit_with(finished.exit_code)

@@ -17,7 +17,7 @@ import os
 import platform
 import shutil
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from moot.config import RunConfig
 from moot.engine import startup
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
+from moot.engine.outage import describe, lost_asks, noted, outage, paused_without, retried_before
 from moot.engine.replies import masked
 from moot.engine.result import (
     FORMAT_VERSION,
@@ -57,7 +58,7 @@ from moot.errors import (
     Waiting,
 )
 from moot.models.keys import known_secrets, remember_config_secrets
-from moot.types import Event, EventKind, FailureKind, Outcome
+from moot.types import Event, EventKind, Outcome
 from moot.version import __version__
 
 # The cache and the code workspace are imported when a run uses them (sqlite3, git plumbing):
@@ -273,25 +274,6 @@ def retries_failures(journal: Journal) -> bool:
     )
 
 
-def _outage(events: list[Event]) -> bool:
-    """Every agent asked in this run saw its latest call fail for a transient reason (a
-    provider down, connections refused, rate limits): the run should wait, not fail."""
-    latest: dict[str, str | None] = {}  # agent -> failure kind of its latest call, None if ok
-    for event in reversed(events):
-        if event.kind == EventKind.RUN_STARTED:
-            break
-        agent = event.data.get("agent")
-        if event.kind == EventKind.ASK and isinstance(agent, str) and agent not in latest:
-            completion = event.data.get("completion") or {}
-            failure = completion.get("failure") or {}
-            failed = completion.get("status") == "error"
-            latest[agent] = str(failure.get("kind")) if failed else None
-    return bool(latest) and all(kind in _TRANSIENT for kind in latest.values())
-
-
-_TRANSIENT = {k.value for k in FailureKind if k.transient}
-
-
 def code_workspace(
     config: RunConfig, folder: SessionFolder, agents: list[Agent], *, prepare: bool
 ) -> CodeWorkspace | None:
@@ -363,6 +345,9 @@ def _result(
     message: str | None,
 ) -> Result:
     meta = session.meta
+    end = last_end(session.journal.events)
+    if outcome is not None and end is not None and end.kind == EventKind.FINISHED:
+        outcome = noted(outcome, end.data, folder.id)  # lost asks, a retry's earlier outcome
     result = build_result(
         session_id=folder.id,
         protocol=meta["protocol"],
@@ -399,14 +384,19 @@ async def running(
     sleep: Sleep = asyncio.sleep,
     cache: ResponseCache | None = None,
     chooser: Chooser | None = None,
+    retrying: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[Running]:
     """The run of a session, around its protocol: the block runs the protocol over
     `run.session` and sets `run.outcome`; leaving it journals how the run ended (its end, a
     limit, an interruption, an abort), writes result.json and closes the models (and the
     cache). The protocol is awaited by the caller, above the engine: a run goes down the floors
-    from `moot run` to the journal without the engine calling back up into the lifecycle."""
+    from `moot run` to the journal without the engine calling back up into the lifecycle.
+    `retrying`: a finished session's outcome (status, final answer) that a resume asking its
+    failed steps again (`--retry-failed`) recomputes; the new end event keeps it (`before`)."""
     meta = journal.events[0].data
-    retry = retries_failures(journal)
+    before = dict(retrying) if retrying is not None else retried_before(journal.events)
+    retry = before is not None or retries_failures(journal)  # a retry goes on until it ends
+    kept: dict[str, Any] = {"before": before} if before is not None else {}
     (folder.path / "stop").unlink(missing_ok=True)  # a `moot stop` of an earlier run is done
     session = _session(
         folder,
@@ -426,16 +416,37 @@ async def running(
     # Faces start from the session's meta and what earlier runs journaled (on resume).
     session.signal(EventKind.OPENED, session_id=folder.id, meta=meta, past=list(journal.events))
     session.record(
-        EventKind.RUN_STARTED, pid=os.getpid(), limits=config.limits.model_dump(mode="json")
+        EventKind.RUN_STARTED,
+        pid=os.getpid(),
+        limits=config.limits.model_dump(mode="json"),
+        **kept,
     )
     run = Running(session)
     message: str | None = None
+    outcome: Outcome | None = None
     try:
         yield run
         if run.outcome is None:
             raise RuntimeError("a run's block ended without setting the protocol's outcome")
-        status: Status = run.outcome.status
-        session.record(EventKind.FINISHED, status=status)
+        status: Status
+        lost = lost_asks(journal.events, session.steps_reached)
+        if run.outcome.status != "consensus" and outage(lost):
+            # the failures, not the agents, decided it: wait for the provider, then ask again
+            status, message = "paused", paused_without(folder.id, run.outcome, lost)
+            session.record(
+                EventKind.STOPPED,
+                reason="outage",
+                message=message,
+                lost=[x.record() for x in lost],
+                without={"status": run.outcome.status, "how": run.outcome.how},
+            )
+        else:
+            outcome = run.outcome
+            status = outcome.status
+            # reached without asks a provider's outage lost: said in its trust statement
+            transient = [x.record() for x in lost if x.transient]
+            lost_note: dict[str, Any] = {"lost": transient} if transient else {}
+            session.record(EventKind.FINISHED, status=status, **lost_note, **kept)
     except LimitReached as exc:
         status, message = (
             "paused",
@@ -449,13 +460,20 @@ async def running(
         status, message = "interrupted", f"interrupted; continue with: moot resume {folder.id}"
         session.record(EventKind.STOPPED, reason="interrupted", message=message)
     except ProtocolAborted as exc:
-        if _outage(journal.events):
+        lost = lost_asks(journal.events, session.steps_reached)
+        if outage(lost):
             status, message = (
                 "paused",
-                f"{exc}; every failure was transient (a provider down or refusing "
-                f"connections?): once it is back, continue with: moot resume {folder.id}",
+                f"{exc}; every failure was transient ({describe(lost)}; a provider down or "
+                f"refusing connections?): once it is back, continue with: "
+                f"moot resume {folder.id}",
             )
-            session.record(EventKind.STOPPED, reason="outage", message=message)
+            session.record(
+                EventKind.STOPPED,
+                reason="outage",
+                message=message,
+                lost=[x.record() for x in lost],
+            )
         else:
             status, message = "failed", str(exc)
             session.record(EventKind.FAILED, message=message)
@@ -467,7 +485,7 @@ async def running(
             with contextlib.suppress(CacheError):
                 await cache.store.close()
         journal.close()
-    result = _result(folder, session, run.outcome, status, message)
+    result = _result(folder, session, outcome, status, message)
     # the journal holds the run: a result.json that cannot be written is rebuilt by resume
     then = f"then `moot resume {folder.id}` writes it from the journal, asking nothing again"
     atomic_write(folder.result_json, result.to_json(), then=then)
@@ -543,6 +561,9 @@ def replay_session(
         outcome, status, message = None, stop[0], stop[1]
     except ProtocolAborted as exc:
         outcome, status, message = None, "failed", str(exc)
+    end = last_end(journal.events)
+    if stop is not None and end is not None and end.data.get("reason") == "outage":
+        outcome, status, message = None, stop[0], stop[1]  # it paused for the outage there
     return _result(folder, session, outcome, status, message)
 
 

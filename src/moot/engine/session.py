@@ -98,10 +98,12 @@ class Session(CodeTask):
         chooser: Chooser | None = None,
     ) -> None:
         """`retry_failed`: recorded failed calls are asked again (resuming a session that
-        failed, or paused for an outage, once the cause is fixed). `code`: the workspace of a
-        code task (None: a question). `chooser`: how a human choice is read (default: a line
-        of standard input)."""
+        failed, or paused for an outage, once the cause is fixed), and so is a recorded ask
+        whose prompt differs from today's: it was asked without what is now asked again.
+        `code`: the workspace of a code task (None: a question). `chooser`: how a human choice
+        is read (default: a line of standard input)."""
         self.code = code
+        self._retrying = retry_failed and mode == "live"
         self._chooser = chooser
         self.folder = folder
         self.journal = journal
@@ -272,6 +274,11 @@ class Session(CodeTask):
             cost += completion.cost or 0.0
         return tokens, cost
 
+    @property
+    def steps_reached(self) -> frozenset[str]:
+        """The step ids this run of the protocol has reached, recorded ones included."""
+        return frozenset(self._used)
+
     def asked(self, prefix: str) -> int:
         """Model calls this run of the protocol has reached under step `prefix`, recorded
         answers included: like `spent`, the same at the same point of a live run, a resume and
@@ -362,6 +369,9 @@ class Session(CodeTask):
         )
         digest = request_hash(request)
         recorded = self._catch_up.get(step)
+        if self._retrying and recorded is not None and recorded.data.get("request_hash") != digest:
+            recorded = None  # answered without a failed step's answer, now asked again
+            self._completions.pop(step, None)
         if recorded is not None:
             if recorded.data.get("request_hash") != digest and step not in self._warned:
                 self._warned.add(step)

@@ -37,6 +37,7 @@ from moot.config import RunConfig, check_task
 from moot.engine import lifecycle, startup
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended
+from moot.engine.outage import asked_steps, lost_asks
 from moot.engine.result import Result, exit_code_for
 from moot.engine.session import Agent, Chooser, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
@@ -114,15 +115,18 @@ async def resume_async(
     chooser: Chooser | None = None,
     on_outcome: OnOutcome | None = None,
     detach_reports: bool = False,
+    retry_failed: bool = False,
 ) -> RunResult:
     """Continue a session on the caller's event loop (see `start_async`); `limits` (for example
     {"max_cost": 5}) raises its budgets. A session that has already finished is replayed (its
-    outputs rebuilt), on a thread: the replay runs a loop of its own."""
+    outputs rebuilt), on a thread: the replay runs a loop of its own; with `retry_failed`, a
+    finished session whose journal holds failed calls asks them again instead, and its outcome
+    is recomputed (the end event keeps the one it replaces)."""
     folder = lifecycle.current_format(find_session(ref, root))
     reports.wait(folder.path)  # an earlier run's writer must not overwrite this run's reports
     lock = folder.acquire()
     try:
-        opened = _open_old(folder, limits)
+        opened = _open_old(folder, limits, retry_failed)
         if opened is None:
             return await asyncio.to_thread(_already_finished, folder, on_outcome)
         ended = await _run(opened, subscribers, sleep, chooser)
@@ -142,6 +146,7 @@ class _Opened:
     config: RunConfig
     agents: list[Agent]
     cache: ResponseCache | None
+    retrying: dict[str, Any] | None = None  # a finished outcome a --retry-failed recomputes
 
 
 def _open_new(
@@ -181,12 +186,18 @@ def _open_new(
     return _Opened(folder, journal, plan, plan.config, agents, cache)
 
 
-def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened | None:
-    """A session to continue, ready to run; None when it has already finished."""
+def _open_old(
+    folder: SessionFolder, limits: dict[str, Any] | None, retry_failed: bool = False
+) -> _Opened | None:
+    """A session to continue, ready to run; None when it has already finished (and, with
+    `retry_failed`, holds no failed call to ask again)."""
     journal, meta = lifecycle.reopen_session(folder)
+    retrying: dict[str, Any] | None = None
     if lifecycle.finished(journal):
-        journal.close()
-        return None
+        if not (retry_failed and lost_asks(journal.events, asked_steps(journal.events))):
+            journal.close()
+            return None
+        retrying = _finished_outcome(folder, journal)
     plan, agents = plans.reopen(meta)
     config = plan.config
     if limits:
@@ -197,7 +208,22 @@ def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened |
         journal.append(
             Event(kind=EventKind.LIMITS_CHANGED, ts=time.time(), data={"limits": limits})
         )
-    return _Opened(folder, journal, plan, config, agents, cache)
+    return _Opened(folder, journal, plan, config, agents, cache, retrying)
+
+
+def _finished_outcome(folder: SessionFolder, journal: Journal) -> dict[str, Any]:
+    """The outcome of a finished session that a --retry-failed resume is about to recompute:
+    its status as journaled, its final answer as result.json holds it (if it is readable)."""
+    end = lifecycle.last_end(journal.events)
+    status = end.data.get("status") if end is not None else None
+    outcome: dict[str, Any] = {"status": status, "final_answer": None}
+    try:
+        stored = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return outcome
+    if stored.status == status:
+        outcome["final_answer"] = stored.final_answer
+    return outcome
 
 
 def _prepare_workspace(opened: _Opened, lock: FileLock) -> None:
@@ -225,6 +251,7 @@ async def _run(
         sleep=sleep,
         cache=opened.cache,
         chooser=chooser,
+        retrying=opened.retrying,
     ) as run:
         run.outcome = await protocol(run.session)
     assert run.ended is not None  # set as the block is left
@@ -272,12 +299,20 @@ def _write_reports(folder: SessionFolder, result: Result, events: list[Event]) -
 def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None) -> RunResult:
     """Nothing to run: rebuild the outputs from the journal (they may have been lost)."""
     report = replay(folder.id, root=folder.path.parent)
+    journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
+    failed = len(lost_asks(journal.events, asked_steps(journal.events)))
+    hint = (
+        f" ({failed} failed call{'s' if failed != 1 else ''} in it: "
+        f"moot resume {folder.id} --retry-failed asks them again)"
+        if failed
+        else ""
+    )
     run = RunResult(
         folder.id,
         folder.path,
         report.result,
         exit_code_for(report.result.status),
-        f"session {folder.id} had already finished; nothing was asked",
+        f"session {folder.id} had already finished; nothing was asked{hint}",
     )
     rebuild = report.identical is not True or not (
         folder.report_md.exists() and folder.report_html.exists()
@@ -289,7 +324,6 @@ def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None
             on_outcome(run)
     finally:
         if rebuild:  # a run killed after its outcome, before its reports, left none
-            journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
             _write_reports(folder, report.result, journal.events)
     return run
 

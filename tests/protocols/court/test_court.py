@@ -15,13 +15,14 @@ from tests.court_scripts import (
     Ask,
     Court,
     agreeable,
+    down,
     failing,
     reply,
     selects,
     stubborn,
     verdict,
 )
-from tests.scripts import events, start
+from tests.scripts import events, no_sleep, start
 
 PG, LITE, FILES = "Use Postgres.", "Use SQLite.", "Use flat files."
 JUDGES = {"j1": selects(PG), "j2": selects(PG), "j3": selects(PG)}
@@ -466,3 +467,29 @@ def test_backends_get_a_json_schema_specialised_to_the_round() -> None:
     ids = sorted([position_id(PG), position_id(LITE)])
     assert score["properties"]["selectedPositionId"]["enum"] == ids
     assert score["properties"]["scoresByPositionId"]["required"] == ids
+
+
+def test_agents_lost_to_an_outage_pause_the_court_and_resume_asks_them_again() -> None:
+    """More than half failing for a transient reason (a provider down) pauses the court instead
+    of ending it (before: exit 1, final); once the provider is back, resume asks the failed
+    steps again and the court reaches its verdict."""
+    provider = {"up": False}
+
+    def flaky(text: str, confidence: float = 0.8):  # type: ignore[no-untyped-def]
+        inner = agreeable(text, confidence)
+        return lambda ask: inner(ask) if ask.round == 1 or provider["up"] else down(ask)
+
+    court = Court({"one": agreeable(PG, 0.9), "two": flaky(LITE, 0.5), "three": flaky(PG)})
+    paused = start("Which database?", court.config(engine={"attempts": 1}))
+    assert paused.exit_code == 3 and paused.result.status == "paused", paused.message
+    assert "2 of 3 agents failed in round 2" in (paused.message or "")
+    assert "every failure was transient" in (paused.message or "")
+    assert "upstream connect error" in (paused.message or "")
+    assert events(paused.folder)[-1]["data"]["reason"] == "outage"
+    provider["up"] = True
+    resumed = runner.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0 and resumed.result.status == "consensus", resumed.message
+    assert resumed.result.final_answer == PG
+    # the two failed votes asked once more, the one paid for kept
+    assert sum(n for step, n in court.steps.items() if step.startswith("r2/vote/")) == 5
+    assert runner.replay(paused.session_id).identical is True

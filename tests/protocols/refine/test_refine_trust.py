@@ -22,7 +22,7 @@ from moot.models.scripted import ScriptedFailure, register_script
 from moot.types import FailureKind, Request
 from tests.cli.test_cli import moot
 from tests.refine_scripts import INITIAL, Refinery, merge, revision, shown
-from tests.scripts import events, start
+from tests.scripts import events, no_sleep, start
 
 TASK = "How should the service store its sessions?"
 JUNK = "{ newVote }, Confidence: { confidence }, Reasoning: {"
@@ -34,7 +34,8 @@ Prefer = Callable[[int, int], list[str]]
 class Scripted(Refinery):
     """A Refinery whose texts a test sets per phase: `texts[phase](pass)` replaces the default
     reply; judges rank the candidates they are shown by `prefer`, identifying each by its
-    text. `fail` names phases (or "judge/2": the second judge) whose calls fail."""
+    text. `fail` names phases (or "judge/2": the second judge) whose calls fail, for a
+    `fail_kind` reason (transient by default: a provider down)."""
 
     def __init__(
         self,
@@ -42,11 +43,13 @@ class Scripted(Refinery):
         texts: dict[str, Callable[[int], str]] | None = None,
         fail: tuple[str, ...] = (),
         name: str = "refinery",
+        fail_kind: FailureKind = FailureKind.SERVER,
     ) -> None:
         super().__init__(lambda p, j: "")
         self.ranks = prefer
         self.texts = texts or {}
         self.fail = fail
+        self.fail_kind = fail_kind
         self.name = name
 
     def text(self, phase: str, number: int) -> str:
@@ -60,7 +63,7 @@ class Scripted(Refinery):
 
     def answer(self, request: Request, phase: str, number: int, judge: int) -> str:
         if phase in self.fail or (phase == "judge" and f"judge/{judge}" in self.fail):
-            raise ScriptedFailure(FailureKind.SERVER, "this participant always fails")
+            raise ScriptedFailure(self.fail_kind, "this participant always fails")
         if phase != "judge":
             return self.text(phase, number)
         names: dict[str, str] = {}
@@ -175,8 +178,11 @@ def test_a_synthesis_that_drops_what_a_and_b_agree_on_is_invalid_and_the_incumbe
 
 
 def test_an_incumbent_win_without_a_quorum_of_valid_rankings_does_not_converge() -> None:
-    """Three judges, two of them failing: one ranking is no quorum for the incumbent."""
-    r = Scripted(lambda p, j: ["A", "B", "AB"], fail=("judge/2", "judge/3"))
+    """Three judges, two of them failing for good: one ranking is no quorum for the incumbent
+    (failing for a transient reason, they would pause the run for the outage)."""
+    r = Scripted(
+        lambda p, j: ["A", "B", "AB"], fail=("judge/2", "judge/3"), fail_kind=FailureKind.AUTH
+    )
     run = start(TASK, r.setup(judges=3, convergence_k=1, max_passes=2))
     assert run.exit_code == 2 and run.result.status == "no_consensus"
     first = run.result.details["rounds"][0]
@@ -285,3 +291,19 @@ def test_markup_fed_by_agents_never_reaches_the_final_text_or_result_json() -> N
         assert find_markup((run.folder / "refine" / "final_output.md").read_text()) == []
         assert run.exit_code == 0, run.message
         assert run.result.details["rounds"][0]["winner"] == winner
+
+
+def test_judges_lost_to_an_outage_pause_the_pass_and_resume_ranks_it_again() -> None:
+    """Two of three judges failing for a transient reason (a provider down) leave no quorum:
+    the run pauses (before: no consensus, final) and resume asks those judges again."""
+    r = Scripted(lambda p, j: ["A", "B", "AB"], fail=("judge/2", "judge/3"))
+    paused = start(TASK, r.setup(judges=3, convergence_k=1, max_passes=2))
+    assert paused.exit_code == 3 and paused.result.status == "paused", paused.message
+    assert "paused for an outage" in (paused.message or "")
+    assert events(paused.folder)[-1]["data"]["reason"] == "outage"
+    r.fail = ()
+    resumed = api.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0 and resumed.result.status == "consensus", resumed.message
+    first = resumed.result.details["rounds"][0]
+    assert first["quorum"] is True
+    assert api.replay(paused.session_id).identical is True

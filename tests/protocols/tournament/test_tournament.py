@@ -7,14 +7,16 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from moot import api as runner
 from moot.engine.store import find_session
 from moot.protocols.tournament.bracket import budget_shares
-from moot.types import Request, alias_label
+from moot.types import FailureKind, Request, alias_label
 from tests.cli.test_cli import moot
-from tests.scripts import events, start
+from tests.scripts import events, no_sleep, start
 from tests.tournament_scripts import Tourney, moves, steady
 
 TASK = "How should the service store its sessions?"
@@ -22,6 +24,11 @@ PG = "Store sessions in PostgreSQL with a sessions table and an index on expiry.
 REDIS = "Keep sessions in Redis with a TTL per key, no database at all."
 DYNAMO = "Put sessions in DynamoDB, partitioned by user, with its native expiry feature."
 UNLOGGED = "Use PostgreSQL, but an unlogged table swept by a nightly job, to cut write cost."
+
+
+# Failures for good (a refused key): how a protocol goes on without a side. Transient ones
+# (a provider down) pause the run for the outage instead (tests/engine/test_outage.py).
+FOR_GOOD: dict[str, Any] = {"fail_kind": FailureKind.AUTH}
 
 
 def _matches(result_details: dict[str, object]) -> list[dict[str, object]]:
@@ -181,7 +188,7 @@ def test_a_side_failing_in_round_0_is_replaced_by_a_backup() -> None:
 
 
 def test_a_side_failing_in_round_0_without_a_backup_stops_the_tournament() -> None:
-    t = Tourney({"one": steady(PG), "two": steady(REDIS)}, fail={("two", "positions")})
+    t = Tourney({"one": steady(PG), "two": steady(REDIS)}, fail={("two", "positions")}, **FOR_GOOD)
     run = start(TASK, t.config(("one", "two")))
     assert run.exit_code == 1 and run.result.status == "failed"
     assert run.message is not None
@@ -190,7 +197,7 @@ def test_a_side_failing_in_round_0_without_a_backup_stops_the_tournament() -> No
 
 
 def test_a_side_failing_in_a_challenge_round_loses_by_default() -> None:
-    t = Tourney({"one": steady(PG), "two": steady(REDIS)}, fail={("two", "challenge")})
+    t = Tourney({"one": steady(PG), "two": steady(REDIS)}, fail={("two", "challenge")}, **FOR_GOOD)
     run = start(TASK, t.config(("one", "two")))
     assert run.exit_code == 2  # the only match, hence the final, did not converge
     one = next(a for a, spec in run.result.aliases.items() if spec == "scripted:@one")
@@ -203,7 +210,7 @@ def test_a_side_failing_in_a_challenge_round_loses_by_default() -> None:
 
 
 def test_a_failure_in_a_defense_round_is_judged_on_what_there_is() -> None:
-    t = Tourney({"one": steady(PG), "two": steady(REDIS)}, fail={("two", "defense")})
+    t = Tourney({"one": steady(PG), "two": steady(REDIS)}, fail={("two", "defense")}, **FOR_GOOD)
     run = start(TASK, t.config(("one", "two")))
     (match,) = _matches(run.result.details)
     assert "round 2 (defense) failed" in str(match["incomplete"])
@@ -306,6 +313,7 @@ def test_an_arbiter_that_fails_leaves_the_cheaper_layers_and_the_more_confident_
     t = Tourney(
         {"one": steady(PG), "two": steady(REDIS)},
         fail={("one", "convergence"), ("one", "verdict")},
+        **FOR_GOOD,
     )
     run = start(TASK, t.config(("one", "two"), max_rounds=1))
     assert run.exit_code == 2
@@ -316,3 +324,33 @@ def test_an_arbiter_that_fails_leaves_the_cheaper_layers_and_the_more_confident_
     assert match["decided_by"] == "fallback"
     assert "the arbiter gave no usable verdict" in str(match["reasons"])
     assert match["winner"] == match["sides"][0]  # equal confidence: the leader keeps it
+
+
+def test_a_side_lost_to_an_outage_pauses_the_tournament_and_resume_plays_the_match() -> None:
+    """A side failing for a transient reason (a provider down) with no backup pauses the
+    tournament (before: exit 1, final); once it is back, resume asks its position again."""
+    t = Tourney({"one": steady(PG), "two": steady(PG)}, fail={("two", "positions")})
+    paused = start(TASK, t.config(("one", "two")))
+    assert paused.exit_code == 3 and paused.result.status == "paused", paused.message
+    assert "every failure was transient" in (paused.message or "")
+    assert events(paused.folder)[-1]["data"]["reason"] == "outage"
+    t.fail = set()
+    resumed = runner.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code == 0 and resumed.result.final_answer == PG, resumed.message
+    assert runner.replay(paused.session_id).identical is True
+
+
+def test_an_arbiter_lost_to_an_outage_pauses_instead_of_deciding_by_fallback() -> None:
+    t = Tourney(
+        {"one": steady(PG), "two": steady(REDIS)},
+        fail={("one", "convergence"), ("one", "verdict")},
+    )
+    paused = start(TASK, t.config(("one", "two"), max_rounds=1))
+    assert paused.exit_code == 3 and paused.result.status == "paused", paused.message
+    assert "paused for an outage" in (paused.message or "")
+    t.fail = set()
+    resumed = runner.resume(paused.session_id, sleep=no_sleep)
+    assert resumed.exit_code in (0, 2) and resumed.result.status != "paused"
+    (match,) = _matches(resumed.result.details)
+    assert match["decided_by"] != "fallback"  # the arbiter was asked again and answered
+    assert runner.replay(paused.session_id).identical is True

@@ -57,8 +57,8 @@ class Voters:
 def by_agent(replies: dict[str, str]) -> Callable[[str, int], str]:
     def answer(alias: str, sample: int) -> str:
         text = replies[alias]
-        if text == "FAIL":
-            raise ScriptedFailure(FailureKind.SERVER, "this agent always fails")
+        if text == "FAIL":  # a lasting failure: a transient one would pause for the outage
+            raise ScriptedFailure(FailureKind.AUTH, "this agent always fails")
         return text
 
     return answer
