@@ -20,6 +20,7 @@ __all__ = [
     "RunConfig",
     "Session",
     "__version__",
+    "arun",
     "replay",
     "resume",
     "run",
@@ -28,6 +29,7 @@ __all__ = [
 
 _LAZY = {
     "run": "moot.api",
+    "arun": "moot.api",
     "start": "moot.api",
     "resume": "moot.api",
     "replay": "moot.api",
@@ -37,7 +39,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from moot.api import replay, resume, run, start
+    from moot.api import arun, replay, resume, run, start
     from moot.config import RunConfig
     from moot.engine.session import Session
     from moot.types import Outcome

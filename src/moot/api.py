@@ -4,6 +4,7 @@ start(task, config)   create a session and run its protocol
 resume(ref)           run the protocol again over its journal; recorded steps cost nothing
 replay(ref)           recompute the outcome from the journal alone (zero model calls)
 run(task, ...)        the shortest way in: deliberate and return the outcome
+arun(task, ...)       the same in a running event loop (await it)
 
 The run lifecycle is `moot.lifecycle.run` (one async core: `start_async`, `resume_async`) and
 `moot.lifecycle.replay`; `start` and `resume` run that core on a fresh event loop of their own
@@ -16,10 +17,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import Any, ParamSpec, TypeVar
 
 from moot.engine.result import Result
-from moot.lifecycle.plan import load_config
+from moot.errors import ConfigError
+from moot.lifecycle.plan import load_config, run_overrides
 from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
 from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
 
@@ -27,6 +29,7 @@ __all__ = [
     "FINDING_RULE",
     "ReplayReport",
     "RunResult",
+    "arun",
     "outcome_change",
     "replay",
     "resume",
@@ -37,15 +40,16 @@ __all__ = [
 ]
 
 P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _blocking(
-    name: str, run_async: Callable[P, Coroutine[Any, Any, RunResult]], doc: str
-) -> Callable[P, RunResult]:
+    name: str, run_async: Callable[P, Coroutine[Any, Any, T]], doc: str
+) -> Callable[P, T]:
     """`run_async` with its very parameters, run on a fresh event loop of its own
     (`lifecycle.run.run_sync`: Ctrl-C and SIGTERM interrupt it cleanly)."""
 
-    def blocking(*args: P.args, **kwargs: P.kwargs) -> RunResult:
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
         return run_sync(lambda: run_async(*args, **kwargs))
 
     functools.update_wrapper(blocking, run_async, assigned=())  # its signature, for help()
@@ -69,24 +73,80 @@ resume = _blocking(
 )
 
 
-def run(
+async def arun(
     task: str,
     *,
-    models: Sequence[str] | None = None,
-    protocol: str = "arena",
+    models: Sequence[str] = (),
+    protocol: str | None = None,
     config: str | Path | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    verify: Sequence[str] = (),
+    samples: int | None = None,
+    input: str | None = None,
+    pick: str | None = None,
+    shuffle: bool = True,
+    cache: str | None = None,
+    repo: str | Path | None = None,
+    context: Sequence[str] = (),
     **options: Any,
 ) -> Result:
-    """Deliberate on `task` and return the outcome: the shortest way in from Python.
+    """Deliberate on `task` and return the outcome, in a running event loop (`await
+    moot.arun(...)` in Jupyter or an async web app); `moot.run` is the same from plain code.
 
-    `models` gives one agent per spec (default: three on the embedded model); `options` set the
-    protocol's options (`moot.run(task, protocol="court", max_agent_rounds=2)`); `config` names
-    a config file. Bad input raises `moot.errors.ConfigError`; the session is kept on disk like
-    any other (`result.session_id`)."""
-    overrides: dict[str, Any] = {"protocol": protocol}
-    if models:
-        overrides["agents"] = [{"model": spec} for spec in models]
+    Every option of `moot run` is a keyword: `models` (one agent per spec; default three on the
+    embedded model), `protocol` (default: the config's, else arena), `config` (a config file),
+    `seed`, `rounds`, the limits `max_cost` (USD), `max_tokens` and `timeout` (seconds),
+    `verify` (commands whose results the judge sees), `samples`, `input` (a text to start
+    from: the text, not a file name), `pick`, `shuffle=False` (--no-shuffle), `cache` (a cache
+    spec such as "sqlite"), `repo` and `context` (a code task). Other keywords set the
+    protocol's own options (`moot.run(task, protocol="court", max_agent_rounds=2)`). Bad input
+    raises `moot.errors.ConfigError` before any session is made; the session is kept on disk
+    like any other (`result.session_id`)."""
+    if options and protocol is None:
+        if config is not None:
+            raise ConfigError(
+                f"{', '.join(sorted(options))}: with a config file, a protocol's options need "
+                "protocol=NAME, so that they are read as that protocol's"
+            )
+        protocol = "arena"  # the default protocol's options
+    overrides = run_overrides(
+        protocol=protocol,
+        models=models,
+        seed=seed,
+        max_cost=max_cost,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        cache=cache,
+        repo=repo,
+        context=context,
+    )
     for key, value in options.items():
         overrides[f"{protocol}.{key}"] = value
-    plan = load_config(Path(config) if config is not None else None, overrides)
-    return start(task, plan).result
+    if repo is not None and verify:  # a code task: the commands run in every worktree
+        overrides["code.verify_commands"] = list(verify)
+        verify = ()
+    plan = load_config(
+        Path(config) if config is not None else None,
+        overrides,
+        rounds=rounds,
+        verify=list(verify),
+        no_shuffle=not shuffle,
+        samples=samples,
+        input_text=input,
+        picker=pick,
+    )
+    return (await start_async(task, plan)).result
+
+
+run = _blocking(
+    "run",
+    arun,
+    """Deliberate on `task` and return the outcome: the shortest way in from Python. It takes
+    what `moot.arun` takes; called where an event loop is already running (Jupyter, an async
+    web app) it runs on a thread of its own and blocks until the outcome (`await moot.arun`
+    does not block the loop).""",
+)

@@ -14,6 +14,8 @@ import pytest
 from moot import protocols
 from moot.lifecycle.plan import load_config
 from moot.lifecycle.projection import estimate
+from moot.models.base import create_model
+from moot.types import Usage
 from tests.cli.test_cli import moot
 from tests.protocols.vote.test_vote import Voters
 from tests.refine_scripts import Refinery
@@ -190,3 +192,50 @@ def test_the_default_agents_take_a_protocol_without_rounds(
     code, out, err = moot(capsys, "run", TASK, "--protocol", "vote", "--dry-run")
     assert code == 0, err
     assert "Calls: 3" in out and "local:smollm2" in out
+
+
+# A server on this machine is free in the projection as in the run (issue 24): Ollama, vLLM
+# and LM Studio at their default ports, any OpenAI-compatible server at a loopback address.
+LOCAL_SERVERS = [
+    ("ollama:qwen3", None),
+    ("vllm:Qwen/Qwen3-8B", None),
+    ("lmstudio:qwen3-8b", None),
+    ("openai-compat:http://127.0.0.1:8080/v1#qwen3", None),
+    ("openai:gpt-5.4-mini", "http://localhost:9000/v1"),
+]
+
+
+@pytest.mark.parametrize(("spec", "base_url"), LOCAL_SERVERS)
+def test_a_server_on_this_machine_is_free_in_the_projection_as_in_the_run(
+    spec: str, base_url: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VLLM_API_KEY", "unused")
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    agent = {"model": spec, **({"base_url": base_url} if base_url else {})}
+    plan = load_config(None, {"agents": [agent, agent]}, rounds=1)
+    projected = estimate(plan, TASK)
+    assert projected is not None and projected.cost == (0.0, 0.0)
+    assert projected.unpriced == []
+    model = create_model(spec, plan.config.agents[0].settings(), prepare=False)
+    assert model.price(Usage(prompt_tokens=1000, completion_tokens=1000)) == 0.0  # the run agrees
+
+
+@pytest.mark.parametrize(
+    ("spec", "base_url"),
+    [("openai-compat:http://10.1.2.3:8080/v1#qwen3", None), ("ollama:q", "http://gpu-box:1/v1")],
+)
+def test_a_server_elsewhere_is_not_free(spec: str, base_url: str | None) -> None:
+    agent = {"model": spec, **({"base_url": base_url} if base_url else {})}
+    projected = estimate(load_config(None, {"agents": [agent, agent]}, rounds=1), TASK)
+    assert projected is not None and projected.cost[1] > 0
+    assert projected.unpriced == [spec]
+
+
+def test_max_cost_does_not_refuse_a_local_server(capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's case: an Ollama run with --max-cost 0.05 was refused ("projected $16.23")."""
+    code, out, err = moot(
+        capsys, "run", TASK, "--dry-run", "--max-cost", "0.05",
+        "--models", "ollama:qwen3", "--models", "ollama:qwen3",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Cost: $0.0000-$0.0000" in out and "No price known" not in out

@@ -126,7 +126,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     "models",
     multiple=True,
     metavar="SPEC",
-    help="One agent per use, e.g. --models local:smollm2 --models openai:gpt-5.2.",
+    help="One agent per use, e.g. --models local:smollm2 --models openai:gpt-5.4.",
 )
 @click.option("--rounds", type=click.IntRange(1, 50), default=None, help="Maximum rounds.")
 @config_option("TOML, JSON or YAML config file.")
@@ -234,33 +234,27 @@ def run(
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
     from moot.api import start
-    from moot.lifecycle.plan import load_config
+    from moot.lifecycle.plan import load_config, run_overrides
 
     task = task_text(task, task_file)
     tmux = tmux_for(display)
 
-    overrides: dict[str, Any] = {}
-    if protocol:
-        overrides["protocol"] = protocol
-    if models:
-        overrides["agents"] = [{"model": spec} for spec in models]
-    if seed is not None:
-        overrides["seed"] = seed
-    for key, value in limit_overrides(max_cost, max_tokens, timeout).items():
-        overrides[f"limits.{key}"] = value
-    if cache is not None:
-        overrides["cache.store"] = cache
+    overrides = run_overrides(
+        protocol=protocol,
+        models=models,
+        seed=seed,
+        max_cost=max_cost,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        cache=cache,
+        repo=repo,
+        context=context,
+    )
     if preset is not None:
         overrides.update(_preset(preset, protocol))
-    if context and repo is None:
-        raise click.UsageError("--context needs --repo: it chooses files of the repository")
-    if repo is not None:  # a code task: --verify runs in every worktree
-        overrides["code.repo"] = str(Path(repo).expanduser().resolve())
-        if context:
-            overrides["code.context"] = list(context)
-        if verify_commands:
-            overrides["code.verify_commands"] = list(verify_commands)
-            verify_commands = ()
+    if repo is not None and verify_commands:  # a code task: --verify runs in every worktree
+        overrides["code.verify_commands"] = list(verify_commands)
+        verify_commands = ()
     if rounds is None and not models and config_path is None and _takes_rounds(protocol):
         # The embedded default is a demonstration: one round shows every phase and a judged
         # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
@@ -273,7 +267,7 @@ def run(
         no_shuffle=no_shuffle,
         samples=samples,
         input_text=input_text(input_file),
-        pick=pick,
+        picker=pick,
     )
     projection_gate(plan, task, dry_run)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -48,6 +48,7 @@ __all__ = [
     "protocol_fn",
     "reopen",
     "resolve",
+    "run_overrides",
     "start_problems",
 ]
 
@@ -124,14 +125,14 @@ def _agent_count(record: ProtocolDefinition[Any], count: int) -> list[str]:
 class FlagValues(TypedDict, total=False):
     """The shared CLI flags a config check applies to the protocol that runs (each sets the
     option its definition's `flags` names): --rounds, --verify, --no-shuffle, --samples, --input
-    (the file's text) and --pick."""
+    (the file's text) and --pick (`picker`)."""
 
     rounds: int | None
     verify: list[str] | None
     no_shuffle: bool
     samples: int | None
     input_text: str | None
-    pick: str | None
+    picker: str | None  # --pick: who picks a code task's winner
 
 
 def _unknown_key(name: str) -> str:
@@ -177,7 +178,7 @@ def check_config(
                 Flag.VERIFY: flags.get("verify"),
                 Flag.SAMPLES: flags.get("samples"),
                 Flag.INPUT: flags.get("input_text"),
-                Flag.PICK: flags.get("pick"),
+                Flag.PICK: flags.get("picker"),
             }
             for flag, value in given.items():
                 problems += _flag(record, section, flag, value)
@@ -361,6 +362,39 @@ def load_config(
         listed = "\n".join(f"  {line}" for line in problems)
         raise ConfigError(f"{source} has {plural(len(problems), 'problem')}:\n{listed}")
     return plan
+
+
+def run_overrides(
+    *,
+    protocol: str | None = None,
+    models: Sequence[str] = (),
+    seed: int | None = None,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    cache: str | None = None,
+    repo: str | Path | None = None,
+    context: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The config overrides of a run's options, as `moot run` and `moot.run` take them: one
+    agent per model spec, the seed, the limits, the cache, and a code task's repository (a
+    path made absolute) with the globs of its context files."""
+    if context and repo is None:
+        raise ConfigError("context needs a repository (--repo): it chooses files of it")
+    pairs = {
+        "protocol": protocol,
+        "seed": seed,
+        "limits.max_cost": max_cost,
+        "limits.max_tokens": max_tokens,
+        "limits.timeout": timeout,
+        "cache.store": cache,
+        "code.repo": str(Path(repo).expanduser().resolve()) if repo is not None else None,
+        "code.context": list(context) or None,
+    }
+    overrides: dict[str, Any] = {k: v for k, v in pairs.items() if v is not None}
+    if models:
+        overrides["agents"] = [{"model": spec} for spec in models]
+    return overrides
 
 
 def participants(plan: Plan, seed: int) -> list[Agent]:

@@ -5,7 +5,8 @@ this module adds tokens and prices.
 Per call: the participant's largest prompt (the record's estimate plus the task) and its
 completion cap (`max_tokens`, else `record.ASSUMED_MAX_TOKENS`). The low end of the cost range
 is the fewest calls, the high end the most. Prices come from the price table
-(`models/pricing.py`); the embedded and scripted models are free; a model with no known price
+(`models/pricing.py`); models on this machine are free, as in runs (`runs_free`: the
+embedded and scripted models, a server at a loopback address); a model with no known price
 is counted at the fallback rate that cost limits use, and named.
 """
 
@@ -13,14 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from moot.config import AgentConfig
 from moot.lifecycle.plan import Plan
+from moot.models.base import runs_free
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, find_price, price_table
 from moot.protocols.definition import completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
 
 __all__ = ["Estimate", "Line", "estimate", "render"]
-
-_FREE = frozenset({"local", "scripted"})
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,14 @@ class Estimate:
         return sorted({x.model for x in self.lines if not x.priced})
 
 
-def _price(
-    spec: str, options: dict[str, object], prices: dict[str, dict[str, float]]
-) -> Price | None:
-    own = options.get("price")
+def _price(member: AgentConfig, prices: dict[str, dict[str, float]]) -> Price | None:
+    """What a call of `member` costs per token, as its run would count it: its own price,
+    nothing on this machine (`runs_free`), else the price table's; None when unknown."""
+    own = member.options.get("price")
     if isinstance(own, dict):
-        return Price.parse(own, f"options.price of {spec}")
-    parsed = parse_spec(spec)
-    if parsed.provider in _FREE:
+        return Price.parse(own, f"options.price of {member.model}")
+    parsed = parse_spec(member.model)
+    if runs_free(parsed, member.base_url):
         return Price(0.0, 0.0)
     return find_price([str(parsed), parsed.name], price_table(prices))
 
@@ -80,7 +81,7 @@ def estimate(plan: Plan, task: str) -> Estimate | None:
     for item in project(plan.config, plan.options):
         cap = completion_cap(item.member)
         prompt = item.prompt_tokens + task_tokens
-        price = _price(item.member.model, item.member.options, plan.config.prices)
+        price = _price(item.member, plan.config.prices)
         if price is not None:
             per_call = price.cost(Usage(prompt_tokens=prompt, completion_tokens=cap))
         else:

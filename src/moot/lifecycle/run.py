@@ -19,6 +19,7 @@ leaves the reports to a detached writer (`detach_reports`, lifecycle/reports.py)
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import logging
 import secrets
@@ -334,7 +335,20 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     where Ctrl-C and SIGTERM cancel it cleanly (the journal is already durable), so
     `engine.lifecycle.running` records the interruption and writes its files.
     Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
-    left for later once it first waits (engine/startup.py)."""
+    left for later once it first waits (engine/startup.py).
+
+    Called where an event loop already runs in this thread (Jupyter, an async web app), the run
+    goes on a thread of its own with its own loop, and this call waits for it: a loop cannot
+    run inside another. Ctrl-C then reaches the caller's thread, not the run's: the run ends
+    when it ends (or with the process), its journal durable either way."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="moot-run") as pool:
+            running: concurrent.futures.Future[T] = pool.submit(run_sync, factory)
+            return running.result()
     startup.collect_again()
     loop = startup.event_loop()
     try:

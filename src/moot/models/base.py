@@ -36,11 +36,13 @@ __all__ = [
     "Spec",
     "call_context",
     "create_model",
+    "endpoint",
     "extra_install_hint",
     "parse_spec",
     "provider_info",
     "providers",
     "register_provider",
+    "runs_free",
 ]
 
 
@@ -112,6 +114,10 @@ class ProviderInfo:
     example: str
     summary: str
     key_env: tuple[str, ...] = ()  # default variables holding the key, any one will do
+    # Where its calls go when the config names no base_url (None: a spec may name it, as
+    # openai-compat:URL#MODEL does, or it has no address).
+    default_url: str | None = None
+    free: bool = False  # it runs on this machine: its tokens cost nothing
 
     def installed(self) -> bool:
         try:
@@ -167,11 +173,39 @@ def register_provider(
     example: str = "",
     summary: str = "",
     key_env: tuple[str, ...] = (),
+    default_url: str | None = None,
+    free: bool = False,
 ) -> None:
     """Register a provider whose factory lives at `module.attribute`, imported on first use."""
     _REGISTRY[name] = ProviderInfo(
-        name, module, attribute, extra, requires, example, summary, key_env
+        name, module, attribute, extra, requires, example, summary, key_env, default_url, free
     )
+
+
+def endpoint(spec: Spec, base_url: str | None = None) -> str | None:
+    """Where the calls of `spec` go: the configured `base_url`, else its provider's default,
+    else the address the spec names itself (`openai-compat:URL#MODEL`); None when it has none
+    (a model run in-process, a CLI)."""
+    if base_url:
+        return base_url
+    info = provider_info(spec.provider)
+    if info is not None and info.default_url:
+        return info.default_url
+    url, sep, _ = spec.name.rpartition("#")
+    return url if sep and "://" in url else None
+
+
+def runs_free(spec: Spec, base_url: str | None = None) -> bool:
+    """Whether the tokens of `spec` cost nothing: a model run on this machine (the embedded
+    model, a scripted one) or a server on it (a loopback address: Ollama, vLLM, LM Studio at
+    their default ports). Runs and projections both price by this."""
+    from moot.models.network_guard import is_loopback_url
+
+    info = provider_info(spec.provider)
+    if info is not None and info.free:
+        return True
+    url = endpoint(spec, base_url)
+    return url is not None and is_loopback_url(url)
 
 
 def provider_info(name: str) -> ProviderInfo | None:
@@ -237,6 +271,7 @@ register_provider(
     requires=("xllamacpp", "llguidance"),
     example="local:smollm2  or  local:/path/to/model.gguf",
     summary="llama.cpp in a worker process on a GGUF file (default: SmolLM2-135M-Instruct)",
+    free=True,
 )
 register_provider(
     "llama",
@@ -246,6 +281,7 @@ register_provider(
     requires=("llama_cpp",),
     example="llama:smollm2  or  llama:/path/to/model.gguf",
     summary="llama.cpp (llama-cpp-python) in a worker process on a GGUF file",
+    free=True,
 )
 register_provider(
     "scripted",
@@ -253,44 +289,56 @@ register_provider(
     "ScriptedModel.from_spec",
     example="scripted:replies.json  or  scripted:agent.py#name",
     summary="replies computed by a Python function or read from a file (tests, demos)",
+    free=True,
 )
 
-# The OpenAI-compatible services, one class over httpx2 (no SDK): name, example, summary, and
-# the variables holding the key.
-_OPENAI_COMPAT: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+# The OpenAI-compatible services, one class over httpx2 (no SDK): name, example, summary, the
+# variables holding the key, and the default address.
+_OPENAI_COMPAT: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
     (
         "openai",
         "openai:gpt-5.4-mini",
         "OpenAI chat completions (usage, seed, strict JSON schema)",
         ("OPENAI_API_KEY",),
+        "https://api.openai.com/v1",
     ),
     (
         "openai-compat",
         "openai-compat:http://127.0.0.1:8080/v1#qwen3",
         "any OpenAI-compatible server (llama.cpp, SGLang, TGI...): BASE_URL#MODEL",
         (),
+        None,  # the spec names it
     ),
     (
         "ollama",
         "ollama:qwen3",
         "Ollama's OpenAI-compatible API (default http://127.0.0.1:11434/v1)",
         (),
+        "http://127.0.0.1:11434/v1",
     ),
-    ("vllm", "vllm:Qwen/Qwen3-8B", "a vLLM server (default http://127.0.0.1:8000/v1)", ()),
+    (
+        "vllm",
+        "vllm:Qwen/Qwen3-8B",
+        "a vLLM server (default http://127.0.0.1:8000/v1)",
+        (),
+        "http://127.0.0.1:8000/v1",
+    ),
     (
         "lmstudio",
         "lmstudio:qwen3-8b",
         "LM Studio's local server (default http://127.0.0.1:1234/v1)",
         (),
+        "http://127.0.0.1:1234/v1",
     ),
     (
         "openrouter",
         "openrouter:anthropic/claude-sonnet-4.6",
         "OpenRouter, many vendors behind one key",
         ("OPENROUTER_API_KEY",),
+        "https://openrouter.ai/api/v1",
     ),
 )
-for _name, _example, _summary, _key_env in _OPENAI_COMPAT:
+for _name, _example, _summary, _key_env, _url in _OPENAI_COMPAT:
     register_provider(
         _name,
         "moot.models.openai_chat",
@@ -300,6 +348,7 @@ for _name, _example, _summary, _key_env in _OPENAI_COMPAT:
         example=_example,
         summary=_summary,
         key_env=_key_env,
+        default_url=_url,
     )
 register_provider(
     "anthropic",

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from moot.errors import ConfigError
-from moot.models.base import Capabilities, ModelSettings, Spec
+from moot.models.base import Capabilities, ModelSettings, Spec, endpoint, runs_free
 from moot.models.classify import classify_status, retry_after_seconds
 from moot.models.http import Api, HttpProvider, json_object, warm_in_background
-from moot.models.network_guard import is_loopback_url
 from moot.models.provider import ProviderError, Reply
 from moot.models.schema import schema_problem
 from moot.types import FailureKind, Request, Usage, estimate_tokens
@@ -45,9 +44,9 @@ _ACCOUNT_HEADERS = (
 
 @dataclass(frozen=True)
 class Preset:
-    """A named OpenAI-compatible service: its address, key and token parameter."""
+    """A named OpenAI-compatible service: its key and token parameter (its address is the
+    provider registry's `default_url`)."""
 
-    base_url: str | None
     key_env: tuple[str, ...] = ()
     key_required: bool = False
     tokens_param: str = "max_tokens"
@@ -55,14 +54,12 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     # OpenAI's newer models take max_completion_tokens and refuse max_tokens.
-    "openai": Preset(
-        "https://api.openai.com/v1", ("OPENAI_API_KEY",), True, "max_completion_tokens"
-    ),
-    "openrouter": Preset("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), True),
-    "ollama": Preset("http://127.0.0.1:11434/v1"),
-    "vllm": Preset("http://127.0.0.1:8000/v1", ("VLLM_API_KEY",)),
-    "lmstudio": Preset("http://127.0.0.1:1234/v1"),
-    "openai-compat": Preset(None),
+    "openai": Preset(("OPENAI_API_KEY",), True, "max_completion_tokens"),
+    "openrouter": Preset(("OPENROUTER_API_KEY",), True),
+    "ollama": Preset(),
+    "vllm": Preset(("VLLM_API_KEY",)),
+    "lmstudio": Preset(),
+    "openai-compat": Preset(),
 }
 
 
@@ -96,15 +93,14 @@ class OpenAIChatModel(HttpProvider):
 
     def api(self, spec: Spec, settings: ModelSettings) -> Api:
         preset = PRESETS[spec.provider]
-        model, default_url = spec.name, preset.base_url
+        model, default_url = spec.name, endpoint(spec)
         if spec.provider == "openai-compat":
-            url, sep, model = spec.name.rpartition("#")
-            if not sep or not url or not model:
+            _, sep, model = spec.name.rpartition("#")
+            if not sep or not default_url or not model:
                 raise ConfigError(
                     f"{spec} must be openai-compat:BASE_URL#MODEL, "
                     "for example openai-compat:http://127.0.0.1:8080/v1#qwen3"
                 )
-            default_url = url
         assert default_url is not None
         keys = [f"{spec.provider}:{model}"]
         if spec.provider == "openrouter" and "/" in model:
@@ -124,7 +120,7 @@ class OpenAIChatModel(HttpProvider):
             model=model,
             price_keys=tuple(keys),
             # A server on this machine costs nothing per token.
-            free=is_loopback_url(settings.base_url or default_url),
+            free=runs_free(spec, settings.base_url),
         )
 
     def connected(self) -> None:

@@ -126,12 +126,19 @@ def price_table(extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[st
     return table
 
 
+_VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+
+
 def _variants(key: str) -> Iterable[str]:
+    """`key`, without a date suffix, and with a version's dots as dashes (OpenRouter's
+    anthropic/claude-sonnet-4.6 is Anthropic's claude-sonnet-4-6)."""
     key = key.lower()
-    yield key
-    stripped = _DATE_SUFFIX.sub("", key)
-    if stripped != key:
-        yield stripped
+    seen = []
+    for variant in (key, _DATE_SUFFIX.sub("", key)):
+        for form in (variant, _VERSION_DOT.sub("-", variant)):
+            if form not in seen:
+                seen.append(form)
+                yield form
 
 
 def find_price(keys: Iterable[str], table: Mapping[str, Price]) -> Price | None:
