@@ -24,8 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from moot.config import RunConfig
 from moot.engine import startup
+from moot.engine.evidence import (
+    SESSION_DIGEST,
+    accepted_event,
+    check_evidence,
+    session_digest,
+    tampering,
+)
 from moot.engine.head import anchors
-from moot.engine.journal import Journal, key_from_env
+from moot.engine.journal import UNSIGNED_ACCEPTED, Journal, key_from_env
 from moot.engine.replies import masked
 from moot.engine.result import (
     FORMAT_VERSION,
@@ -171,21 +178,21 @@ def _begin(
             "moot_version": __version__,
         },
     )
-    atomic_write(
-        folder.session_json,
-        json.dumps(
-            {
-                **meta,
-                "created": time.time(),
-                "python": platform.python_version(),
-                **anchors(key_from_env()),  # sealed head and signature, outside the lines
-            },
-            indent=2,
-        ),
+    text = json.dumps(
+        {
+            **meta,
+            "created": time.time(),
+            "python": platform.python_version(),
+            **anchors(key_from_env()),  # sealed head and signature, outside the lines
+        },
+        indent=2,
     )
+    atomic_write(folder.session_json, text)
+    # the begin event covers session.json: an edit to it is tampering (engine/evidence.py)
+    begin = {**meta, SESSION_DIGEST: session_digest(json.loads(text))}
     journal, _ = Journal.open(folder.events, key_from_env())
     try:
-        journal.append(Event(kind=EventKind.BEGIN, data=meta, ts=time.time()))
+        journal.append(Event(kind=EventKind.BEGIN, data=begin, ts=time.time()))
     finally:
         if not journal.events:  # the begin event failed: release the file
             journal.close()
@@ -213,11 +220,34 @@ def _masked_meta(agents: list[Agent], meta: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def reopen_session(folder: SessionFolder) -> tuple[Journal, dict[str, Any]]:
+def reopen_session(
+    folder: SessionFolder, *, accept_tampered: bool = False, accept_unsigned: bool = False
+) -> tuple[Journal, dict[str, Any]]:
     """The journal of a session to resume (a torn last line cut and journaled as a warning)
-    and its begin meta."""
-    journal, repair = Journal.open(folder.events, key_from_env())
+    and its begin meta. A tampered session (engine/evidence.py) is refused unless
+    `accept_tampered`, a signed one without its key unless `accept_unsigned`; what the user
+    accepted is journaled."""
+    journal, repair = Journal.open(folder.events, key_from_env(), accept_unsigned=accept_unsigned)
     meta = begin_meta(journal, folder)
+    evidence = tampering(folder, journal)
+    if evidence and not accept_tampered:
+        journal.close()
+        check_evidence(folder, journal, resuming=True)
+    if evidence:
+        journal.append(accepted_event(evidence))
+    if journal.unverified:
+        said = ", ".join(journal.unverified)
+        message = (
+            f"resumed with --accept-unsigned without MOOT_JOURNAL_KEY, though the session was "
+            f"signed ({said} say so): its earlier lines are unverified, its later ones unsigned"
+        )
+        journal.append(
+            Event(
+                kind=EventKind.WARNING,
+                ts=time.time(),
+                data={"message": message, UNSIGNED_ACCEPTED: journal.unverified},
+            )
+        )
     if repair is not None:
         journal.append(
             Event(

@@ -108,14 +108,18 @@ async def resume_async(
     sleep: Sleep = asyncio.sleep,
     chooser: Chooser | None = None,
     on_outcome: OnOutcome | None = None,
+    accept_tampered: bool = False,
+    accept_unsigned: bool = False,
 ) -> RunResult:
     """Continue a session on the caller's event loop (see `start_async`); `limits` (for example
     {"max_cost": 5}) raises its budgets. A session that has already finished is replayed (its
-    outputs rebuilt), on a thread: the replay runs a loop of its own."""
+    outputs rebuilt), on a thread: the replay runs a loop of its own. A tampered session, or a
+    signed one without its key, is refused unless `accept_tampered` / `accept_unsigned` says
+    to go on knowingly (`engine.lifecycle.reopen_session` journals it)."""
     folder = lifecycle.current_format(find_session(ref, root))
     lock = folder.acquire()
     try:
-        opened = _open_old(folder, limits)
+        opened = _open_old(folder, limits, accept_tampered, accept_unsigned)
         if opened is None:
             return await asyncio.to_thread(_already_finished, folder, on_outcome)
         ended = await _run(opened, subscribers, sleep, chooser)
@@ -174,9 +178,16 @@ def _open_new(
     return _Opened(folder, journal, plan, plan.config, agents, cache)
 
 
-def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened | None:
+def _open_old(
+    folder: SessionFolder,
+    limits: dict[str, Any] | None,
+    accept_tampered: bool = False,
+    accept_unsigned: bool = False,
+) -> _Opened | None:
     """A session to continue, ready to run; None when it has already finished."""
-    journal, meta = lifecycle.reopen_session(folder)
+    journal, meta = lifecycle.reopen_session(
+        folder, accept_tampered=accept_tampered, accept_unsigned=accept_unsigned
+    )
     if lifecycle.finished(journal):
         journal.close()
         return None
