@@ -62,9 +62,7 @@ def cut_and_reseal(folder: SessionFolder, keep: int) -> None:
 
 
 def warnings(folder: SessionFolder) -> list[dict[str, Any]]:
-    return [
-        json.loads(line)["data"] for line in read_lines(folder) if b'"kind":"warning"' in line
-    ]
+    return [json.loads(line)["data"] for line in read_lines(folder) if b'"kind":"warning"' in line]
 
 
 def asks(folder: SessionFolder) -> int:
