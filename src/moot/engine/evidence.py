@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.engine.journal import Journal, canonical_json
+from moot.engine.journal import UNSIGNED_ACCEPTED, Journal, canonical_json
 from moot.engine.result import Result, unsealed
 from moot.engine.store import SessionFolder, read_json
 from moot.errors import JournalError
@@ -38,7 +38,7 @@ __all__ = [
     "SESSION_DIGEST",
     "TAMPERED",
     "Evidence",
-    "accepted_event",
+    "admit",
     "check_evidence",
     "session_digest",
     "tampering",
@@ -171,14 +171,34 @@ def check_evidence(folder: SessionFolder, journal: Journal, *, resuming: bool = 
     raise JournalError(f"session {folder.id} is {TAMPERED}: {listed}. Refusing: {then}")
 
 
-def accepted_event(evidence: list[Evidence]) -> Event:
-    """The warning a resume journals when its user goes past `evidence` knowingly."""
-    listed = "; ".join(str(e) for e in evidence)
-    return Event(
-        kind=EventKind.WARNING,
-        ts=time.time(),
-        data={
-            "message": f"resumed with --accept-tampered past evidence of tampering: {listed}",
-            ACCEPTED: [e.token for e in evidence],
-        },
-    )
+def admit(folder: SessionFolder, journal: Journal, *, accept_tampered: bool) -> None:
+    """Before a resume appends to `journal`: refuse a tampered session unless
+    `accept_tampered`, and journal what its user accepted (this evidence, or a signed session
+    continued without its key, `Journal.open(accept_unsigned=True)`)."""
+    evidence = tampering(folder, journal)
+    if evidence and not accept_tampered:
+        journal.close()
+        check_evidence(folder, journal, resuming=True)
+    if evidence:
+        listed = "; ".join(str(e) for e in evidence)
+        journal.append(
+            _warning(
+                f"resumed with --accept-tampered past evidence of tampering: {listed}",
+                ACCEPTED,
+                [e.token for e in evidence],
+            )
+        )
+    if journal.unverified:
+        journal.append(
+            _warning(
+                f"resumed with --accept-unsigned without MOOT_JOURNAL_KEY, though the session "
+                f"was signed ({', '.join(journal.unverified)} say so): its earlier lines are "
+                "unverified, its later ones unsigned",
+                UNSIGNED_ACCEPTED,
+                journal.unverified,
+            )
+        )
+
+
+def _warning(message: str, key: str, accepted: list[str]) -> Event:
+    return Event(kind=EventKind.WARNING, ts=time.time(), data={"message": message, key: accepted})

@@ -24,15 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from moot.config import RunConfig
 from moot.engine import startup
-from moot.engine.evidence import (
-    SESSION_DIGEST,
-    accepted_event,
-    check_evidence,
-    session_digest,
-    tampering,
-)
+from moot.engine.evidence import SESSION_DIGEST, admit, session_digest
 from moot.engine.head import anchors
-from moot.engine.journal import UNSIGNED_ACCEPTED, Journal, key_from_env
+from moot.engine.journal import Journal, key_from_env
 from moot.engine.replies import masked
 from moot.engine.result import (
     FORMAT_VERSION,
@@ -229,25 +223,7 @@ def reopen_session(
     accepted is journaled."""
     journal, repair = Journal.open(folder.events, key_from_env(), accept_unsigned=accept_unsigned)
     meta = begin_meta(journal, folder)
-    evidence = tampering(folder, journal)
-    if evidence and not accept_tampered:
-        journal.close()
-        check_evidence(folder, journal, resuming=True)
-    if evidence:
-        journal.append(accepted_event(evidence))
-    if journal.unverified:
-        said = ", ".join(journal.unverified)
-        message = (
-            f"resumed with --accept-unsigned without MOOT_JOURNAL_KEY, though the session was "
-            f"signed ({said} say so): its earlier lines are unverified, its later ones unsigned"
-        )
-        journal.append(
-            Event(
-                kind=EventKind.WARNING,
-                ts=time.time(),
-                data={"message": message, UNSIGNED_ACCEPTED: journal.unverified},
-            )
-        )
+    admit(folder, journal, accept_tampered=accept_tampered)
     if repair is not None:
         journal.append(
             Event(
