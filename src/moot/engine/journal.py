@@ -17,7 +17,10 @@ head is refused, naming the events that are missing.
 Without MOOT_JOURNAL_KEY this protects against accidents (a bad copy, a stray edit, a crash),
 not against someone who can rewrite the whole folder: they can recompute every hash and the
 head. With the key, lines and head carry HMACs that cannot be recomputed without it; a session
-records that it was signed in its head and in `session.json`, so stripping the HMACs is caught.
+records that it was signed in its head and in `session.json` (and a signed result.json says so
+too), so stripping the HMACs is caught; without the key it loads only when the user accepts it
+unsigned (`moot resume --accept-unsigned`, journaled). Evidence beside the journal that it was
+cut or rewritten is `evidence.py`'s.
 """
 
 from __future__ import annotations
@@ -241,8 +244,8 @@ class Journal:
         """Load and verify `path` (created if missing) against its sealed head (`head`, by
         default `head.json` beside it). A torn last line is cut from the file, or with
         `repair=False` (read-only uses) only left out. A signed session loads without its key
-        only with `accept_unsigned` (the user said so), or once a resume journaled that they did
-        (`unverified` then names what said it was signed)."""
+        only with `accept_unsigned` (the user said so; `unverified` then names what said it was
+        signed, for the resume to journal), or once a resume journaled that they did."""
         if not path.exists():
             try:
                 path.touch()
