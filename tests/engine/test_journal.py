@@ -223,6 +223,8 @@ def crash_mid_write(folder: SessionFolder, keep: int) -> tuple[bytes, bytes]:
     torn = lines[keep][: len(lines[keep]) // 2]
     folder.events.write_bytes(kept + torn)
     seal(folder, lines[:keep])  # the head as the crash left it: sealed up to the last whole line
+    for name in ("result.json", "report.md", "report.html"):  # written when a run ends
+        (folder.path / name).unlink()
     return kept, torn
 
 

@@ -212,7 +212,8 @@ def test_show_works_on_a_paused_and_on_a_crashed_session(
     assert "moot resume" in out and "#### Solve" in out
     # a run that died without writing its result: the journal is all there is
     crashed = start("task", Debate().config())
-    (crashed.folder / "result.json").unlink()
+    for name in ("result.json", "report.md", "report.html"):  # written when a run ends
+        (crashed.folder / name).unlink()
     journal = crashed.folder / "events.jsonl"
     lines = journal.read_text().splitlines(keepends=True)
     keep = next(i for i, line in enumerate(lines) if '"r1/revise/' in line)

@@ -294,6 +294,18 @@ def run(
 @tmux_option
 @display_options
 @quick_start
+@click.option(
+    "--accept-tampered",
+    is_flag=True,
+    help="Continue a session whose result.json, reports or session.json prove its journal "
+    "was cut or edited (recorded in the journal).",
+)
+@click.option(
+    "--accept-unsigned",
+    is_flag=True,
+    help="Continue a signed session without MOOT_JOURNAL_KEY (the key is lost): its lines "
+    "stay unverified and new ones unsigned (recorded in the journal).",
+)
 def resume(
     session_id: str | None,
     retry_failed: bool,
@@ -304,6 +316,8 @@ def resume(
     quiet: bool,
     reveal: bool,
     json_logs: bool,
+    accept_tampered: bool,
+    accept_unsigned: bool,
 ) -> None:
     """Continue a paused, interrupted or crashed session (default: the latest)."""
     from moot.api import resume as resume_session
@@ -319,5 +333,7 @@ def resume(
             on_outcome=shown(face, quiet),
             detach_reports=PROCESS.whole,  # a process that exits: reports by a writer
             retry_failed=retry_failed,
+            accept_tampered=accept_tampered,
+            accept_unsigned=accept_unsigned,
         )
     exit_with(finished.exit_code)

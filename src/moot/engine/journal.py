@@ -19,7 +19,10 @@ head is refused, naming the events that are missing.
 Without MOOT_JOURNAL_KEY this protects against accidents (a bad copy, a stray edit, a crash),
 not against someone who can rewrite the whole folder: they can recompute every hash and the
 head. With the key, lines and head carry HMACs that cannot be recomputed without it; a session
-records that it was signed in its head and in `session.json`, so stripping the HMACs is caught.
+records that it was signed in its head and in `session.json` (and a signed result.json says so
+too), so stripping the HMACs is caught; without the key it loads only when the user accepts it
+unsigned (`moot resume --accept-unsigned`, journaled). Evidence beside the journal that it was
+cut or rewritten is `evidence.py`'s.
 """
 
 from __future__ import annotations
@@ -50,17 +53,23 @@ from moot.types import Event, Message, Request
 
 __all__ = [
     "GENESIS",
+    "UNSIGNED_ACCEPTED",
     "Journal",
     "JournalRepair",
     "canonical_json",
     "check_head",
     "key_from_env",
     "request_hash",
+    "signed_by",
+    "unsigned_accepted",
 ]
 
 GENESIS = "0" * 64
 KEY_ENV = "MOOT_JOURNAL_KEY"
 ANCHOR_NAME = "session.json"  # records that the journal is sealed, and whether it is signed
+RESULT_NAME = "result.json"  # a result sealed with an HMAC records that the journal was signed
+# the key of the warning a resume journals when its user continues a signed session unsigned
+UNSIGNED_ACCEPTED = "accepted_unsigned"
 
 
 def canonical_json(value: Any) -> str:
@@ -115,25 +124,60 @@ def key_from_env() -> bytes | None:
     return value.encode("utf-8") if value else None
 
 
+def signed_by(folder: Path, sealed: Head | None, head_path: Path) -> list[str]:
+    """The files in `folder` that say its session was signed: its sealed head, session.json,
+    and a result.json of this session sealed with an HMAC."""
+    says = [head_path.name] if sealed is not None and sealed.signed else []
+    if (read_json(folder / ANCHOR_NAME) or {}).get("journal_signed") is True:
+        says.append(ANCHOR_NAME)
+    result = read_json(folder / RESULT_NAME) or {}
+    seal = result.get("journal")
+    if result.get("session_id") == folder.name and isinstance(seal, dict) and seal.get("signed"):
+        says.append(RESULT_NAME)
+    return says
+
+
+def unsigned_accepted(events: list[Event]) -> bool:
+    """Whether a resume recorded that its user continued this session without its key
+    (`moot resume --accept-unsigned`): its signatures are known to be gone."""
+    return any(e.kind == "warning" and e.data.get(UNSIGNED_ACCEPTED) for e in events)
+
+
 def check_head(
-    path: Path, head_path: Path, sealed: Head | None, hashes: list[str], key: bytes | None
-) -> None:
+    path: Path,
+    head_path: Path,
+    sealed: Head | None,
+    hashes: list[str],
+    key: bytes | None,
+    *,
+    signed_lines: int = 0,
+    unsigned_ok: bool = False,
+) -> list[str]:
     """Check a verified chain (`hashes`, one per event) against its sealed head (`sealed`, read
-    from `head_path` before the journal was) and against what `session.json` beside it says.
+    from `head_path` before the journal was) and against what `session.json` and `result.json`
+    beside it say. Returns what says the session was signed when, without the key,
+    `unsigned_ok` let it load unverified (else refused): the files, and `signed_lines`, how many
+    of its lines carry an HMAC that cannot be checked.
 
     A journal longer than its head is fine (the seal of the last appends did not land before a
     crash, or a writer appended after the head was read); a shorter one had lines cut off its
     end, and is refused naming them."""
     anchor = read_json(path.parent / ANCHOR_NAME) or {}
-    says_signed = [head_path.name] if sealed is not None and sealed.signed else []
-    if anchor.get("journal_signed") is True:
-        says_signed.append(ANCHOR_NAME)
-    if says_signed and key is None:
-        stripped = "; its lines carry no HMAC, so their signatures were stripped" if hashes else ""
+    says_signed = signed_by(path.parent, sealed, head_path) if key is None else []
+    if signed_lines:
+        says_signed.append(f"{signed_lines} of its lines")
+    if says_signed and not unsigned_ok:
+        stripped = (
+            "; its lines carry no HMAC, so their signatures were stripped"
+            if hashes and not signed_lines
+            else ""
+        )
         raise JournalError(
-            f"{path} belongs to a signed session ({' and '.join(says_signed)} "
+            f"{path} belongs to a signed session ({_listed(says_signed)} "
             f"{'say' if len(says_signed) > 1 else 'says'} so){stripped}. "
-            "Set MOOT_JOURNAL_KEY to the key it was written with; refusing to use it unverified"
+            "Set MOOT_JOURNAL_KEY to the key it was written with; refusing to use it unverified. "
+            f"If the key is lost: `moot resume {path.parent.name} --accept-unsigned` continues "
+            "it unsigned, and records that in its journal"
         )
     count = len(hashes)
     if sealed is None:
@@ -143,7 +187,7 @@ def check_head(
                 f"it was deleted, and nothing shows whether lines were cut off the end of the "
                 f"{count} events left. Refusing to use this session"
             )
-        return  # written before heads existed, or died before its first seal
+        return says_signed  # written before heads existed, or died before its first seal
     if count < sealed.events:
         missing = sealed.events - count
         raise JournalError(
@@ -157,6 +201,11 @@ def check_head(
             f"{path}, line {sealed.events} does not match the sealed head ({head_path.name}): "
             "the journal was rewritten after it was sealed. Refusing to use this session"
         )
+    return says_signed
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 class Journal:
@@ -186,6 +235,8 @@ class Journal:
         self._durable_hash = last_hash  # the hash of the last of them
         self._size = self._synced_size = 0  # bytes in the file, and fsync'd (set on open)
         self._syncing: asyncio.Future[None] | None = None  # the group fsync in flight
+        # what says this session was signed, when `accept_unsigned` let it load without its key
+        self.unverified: list[str] = []
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -196,10 +247,13 @@ class Journal:
         *,
         repair: bool = True,
         head: Path | None = None,
+        accept_unsigned: bool = False,
     ) -> tuple[Journal, JournalRepair | None]:
         """Load and verify `path` (created if missing) against its sealed head (`head`, by
         default `head.json` beside it). A torn last line is cut from the file, or with
-        `repair=False` (read-only uses) only left out."""
+        `repair=False` (read-only uses) only left out. A signed session loads without its key
+        only with `accept_unsigned` (the user said so; `unverified` then names what said it was
+        signed, for the resume to journal), or once a resume journaled that they did."""
         if not path.exists():
             try:
                 path.touch()
@@ -217,17 +271,18 @@ class Journal:
         offset = 0
         cut: JournalRepair | None = None
         lost_newline = False
+        signed: list[int] = []  # lines with an HMAC no key can check here
         lines = raw.split(b"\n")
         trailing = lines.pop()  # bytes after the last newline: b"" unless the tail is torn
         for number, line in enumerate(lines, start=1):
-            event, prev = cls._verify(path, number, line, prev, key)
+            event, prev = cls._verify(path, number, line, prev, key, signed)
             events.append(event)
             hashes.append(prev)
             offset += len(line) + 1
         if trailing:
             number = len(lines) + 1
             try:
-                event, new_prev = cls._verify(path, number, trailing, prev, key)
+                event, new_prev = cls._verify(path, number, trailing, prev, key, signed)
             except JournalError:
                 if _is_json_object(trailing):
                     raise  # a complete line that fails to verify was edited, not torn
@@ -237,9 +292,25 @@ class Journal:
                 hashes.append(new_prev)
                 prev = new_prev
                 lost_newline = True
+        accepted = unsigned_accepted(events)
+        if signed and not (accept_unsigned or accepted):
+            raise JournalError(
+                f"{path}, line {signed[0]} is signed: set MOOT_JOURNAL_KEY to the key it was "
+                f"written with (if the key is lost: `moot resume {path.parent.name} "
+                "--accept-unsigned` continues it unsigned, and records that in its journal)"
+            )
         sealed = None if head_raw is None else read_head(head, key, head_raw)
-        check_head(path, head, sealed, hashes, key)
+        says = check_head(
+            path,
+            head,
+            sealed,
+            hashes,
+            key,
+            signed_lines=len(signed),
+            unsigned_ok=accept_unsigned or accepted,
+        )
         journal = cls(path, events, prev, key, hashes=hashes, head=head, sealed=bool(sealed))
+        journal.unverified = [] if accepted else says
         if repair:
             try:
                 journal._repair(cut, offset, lost_newline, sealed)
@@ -271,8 +342,11 @@ class Journal:
 
     @staticmethod
     def _verify(
-        path: Path, number: int, line: bytes, prev: str, key: bytes | None
+        path: Path, number: int, line: bytes, prev: str, key: bytes | None, signed: list[int]
     ) -> tuple[Event, str]:
+        """The event on line `number` and its hash, once it follows `prev` and matches its hash
+        (and, with a key, its HMAC). Without a key, a line that carries an HMAC is added to
+        `signed`: `open` refuses it unless the user accepts the session unsigned."""
         where = f"{path}, line {number}"
         try:
             record = json.loads(line)
@@ -303,9 +377,7 @@ class Journal:
                 forged="the line",
             )
         elif stored_mac is not None:
-            raise JournalError(
-                f"{where} is signed: set MOOT_JOURNAL_KEY to the key it was written with"
-            )
+            signed.append(number)
         try:
             event = Event.from_record(record)
         except (KeyError, ValueError) as exc:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot.config import RunConfig
 from moot.engine import startup
+from moot.engine.evidence import SESSION_DIGEST, admit, session_digest
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.outage import describe, lost_asks, noted, outage, paused_without, retried_before
@@ -172,21 +173,21 @@ def _begin(
             "moot_version": __version__,
         },
     )
-    atomic_write(
-        folder.session_json,
-        json.dumps(
-            {
-                **meta,
-                "created": time.time(),
-                "python": platform.python_version(),
-                **anchors(key_from_env()),  # sealed head and signature, outside the lines
-            },
-            indent=2,
-        ),
+    text = json.dumps(
+        {
+            **meta,
+            "created": time.time(),
+            "python": platform.python_version(),
+            **anchors(key_from_env()),  # sealed head and signature, outside the lines
+        },
+        indent=2,
     )
+    atomic_write(folder.session_json, text)
+    # the begin event covers session.json: an edit to it is tampering (engine/evidence.py)
+    begin = {**meta, SESSION_DIGEST: session_digest(json.loads(text))}
     journal, _ = Journal.open(folder.events, key_from_env())
     try:
-        journal.append(Event(kind=EventKind.BEGIN, data=meta, ts=time.time()))
+        journal.append(Event(kind=EventKind.BEGIN, data=begin, ts=time.time()))
     finally:
         if not journal.events:  # the begin event failed: release the file
             journal.close()
@@ -214,11 +215,16 @@ def _masked_meta(agents: list[Agent], meta: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def reopen_session(folder: SessionFolder) -> tuple[Journal, dict[str, Any]]:
+def reopen_session(
+    folder: SessionFolder, *, accept_tampered: bool = False, accept_unsigned: bool = False
+) -> tuple[Journal, dict[str, Any]]:
     """The journal of a session to resume (a torn last line cut and journaled as a warning)
-    and its begin meta."""
-    journal, repair = Journal.open(folder.events, key_from_env())
+    and its begin meta. A tampered session (engine/evidence.py) is refused unless
+    `accept_tampered`, a signed one without its key unless `accept_unsigned`; what the user
+    accepted is journaled."""
+    journal, repair = Journal.open(folder.events, key_from_env(), accept_unsigned=accept_unsigned)
     meta = begin_meta(journal, folder)
+    admit(folder, journal, accept_tampered=accept_tampered)
     if repair is not None:
         journal.append(
             Event(

@@ -4,6 +4,7 @@ a result that does not match the journal as it stands."""
 
 from __future__ import annotations
 
+from moot.engine.evidence import TAMPERED, tampering
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.result import FORMAT_VERSION, MISMATCH, Result, unsealed
 from moot.engine.store import SessionFolder, folder_version
@@ -73,6 +74,9 @@ def folder_result_problem(folder: SessionFolder) -> str | None:
         journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
     except JournalError as exc:
         return f"journal refused: {exc}"
+    evidence = tampering(folder, journal)
+    if evidence:
+        return f"{TAMPERED}: " + "; ".join(str(e) for e in evidence)
     try:
         result = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from moot.config import format_validation_error
+from moot.engine.evidence import SESSION_DIGEST, session_digest
 from moot.engine.head import HEAD_NAME, anchors
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.result import FORMAT_VERSION, Result
@@ -141,10 +142,15 @@ def _restore(folder: SessionFolder, backup: Path) -> None:
 
 
 def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: Path) -> Migration:
-    meta = _upgrade_meta(events[0].data)
-    events[0] = events[0].model_copy(update={"data": meta})
-
     key = key_from_env()
+    meta = _upgrade_meta({k: v for k, v in events[0].data.items() if k != SESSION_DIGEST})
+    session = read_json(folder.session_json) or {}
+    upgraded_meta = {**_upgrade_meta({**meta, **session}), **anchors(key)}
+    session_text = json.dumps(upgraded_meta, indent=2)
+    # the new begin event covers the new session.json, as a session begun now does
+    begin = {**meta, SESSION_DIGEST: session_digest(json.loads(session_text))}
+    events[0] = events[0].model_copy(update={"data": begin})
+
     fresh = folder.path / ".events.jsonl.migrating"
     fresh_head = folder.path / f".{HEAD_NAME}.migrating"
     fresh.unlink(missing_ok=True)
@@ -166,9 +172,7 @@ def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: P
     os.replace(fresh, folder.events)
     os.replace(fresh_head, folder.path / HEAD_NAME)  # a crash before this: no head, accepted
 
-    session = read_json(folder.session_json) or {}
-    upgraded_meta = {**_upgrade_meta({**meta, **session}), **anchors(key)}
-    atomic_write(folder.session_json, json.dumps(upgraded_meta, indent=2))
+    atomic_write(folder.session_json, session_text)
     if upgraded is not None:
         # Sealed to the new journal; the replay below checks that it is what the journal gives.
         atomic_write(folder.result_json, seal_result(upgraded, journal).to_json())

@@ -117,17 +117,21 @@ async def resume_async(
     on_outcome: OnOutcome | None = None,
     detach_reports: bool = False,
     retry_failed: bool = False,
+    accept_tampered: bool = False,
+    accept_unsigned: bool = False,
 ) -> RunResult:
     """Continue a session on the caller's event loop (see `start_async`); `limits` (for example
     {"max_cost": 5}) raises its budgets. A session that has already finished is replayed (its
     outputs rebuilt), on a thread: the replay runs a loop of its own; with `retry_failed`, a
     finished session whose journal holds failed calls asks them again instead, and its outcome
-    is recomputed (the end event keeps the one it replaces)."""
+    is recomputed (the end event keeps the one it replaces). A tampered session, or a signed
+    one without its key, is refused unless `accept_tampered` / `accept_unsigned` says to go on
+    knowingly (`engine.lifecycle.reopen_session` journals it)."""
     folder = lifecycle.current_format(find_session(ref, root))
     reports.wait(folder.path)  # an earlier run's writer must not overwrite this run's reports
     lock = folder.acquire()
     try:
-        opened = _open_old(folder, limits, retry_failed)
+        opened = _open_old(folder, limits, retry_failed, accept_tampered, accept_unsigned)
         if opened is None:
             return await asyncio.to_thread(_already_finished, folder, on_outcome)
         ended = await _run(opened, subscribers, sleep, chooser)
@@ -188,11 +192,17 @@ def _open_new(
 
 
 def _open_old(
-    folder: SessionFolder, limits: dict[str, Any] | None, retry_failed: bool = False
+    folder: SessionFolder,
+    limits: dict[str, Any] | None,
+    retry_failed: bool = False,
+    accept_tampered: bool = False,
+    accept_unsigned: bool = False,
 ) -> _Opened | None:
     """A session to continue, ready to run; None when it has already finished (and, with
     `retry_failed`, holds no failed call to ask again)."""
-    journal, meta = lifecycle.reopen_session(folder)
+    journal, meta = lifecycle.reopen_session(
+        folder, accept_tampered=accept_tampered, accept_unsigned=accept_unsigned
+    )
     retrying: dict[str, Any] | None = None
     if lifecycle.finished(journal):
         if not (retry_failed and lost_asks(journal.events, asked_steps(journal.events))):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from moot import protocols
+from moot.engine.evidence import check_evidence
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import last_stop
 from moot.engine.result import AgentUsage, Result
@@ -461,6 +462,7 @@ def load_view(folder: SessionFolder) -> SessionView:
     events = journal.events
     if not events:
         raise JournalError(f"session {folder.id} has no events yet")
+    check_evidence(folder, journal)  # result.json or a report proving a longer journal
     ends = [e.kind for e in events if e.kind in ("run_started", "stopped", "finished", "failed")]
     result: Result | None = None
     if folder.result_json.exists() and (not ends or ends[-1] != "run_started"):
