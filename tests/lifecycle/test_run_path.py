@@ -47,13 +47,13 @@ def test_every_journal_line_of_a_run_is_written_down_the_floors(
     monkeypatch: pytest.MonkeyPatch, isolated: object
 ) -> None:
     stacks: list[list[str]] = []
-    append = Journal.append
+    put = Journal._put  # every line, by `append` or by `commit` (group commit)
 
     def watched(self: Journal, event: Event) -> Any:
         stacks.append(moot_frames(sys._getframe(1)))
-        return append(self, event)
+        return put(self, event)
 
-    monkeypatch.setattr(Journal, "append", watched)
+    monkeypatch.setattr(Journal, "_put", watched)
     args = Debate().run_args()
     with pytest.raises(SystemExit) as exit_info:
         main(args)
