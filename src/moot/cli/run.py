@@ -288,12 +288,17 @@ def run(
 
 @click.command()
 @click.argument("session_id", required=False)
+@config_option(
+    "The config file the session ran with: the secrets of its headers and base URLs, which "
+    "the session's files hold masked, are read from it."
+)
 @limit_options
 @tmux_option
 @display_options
 @quick_start
 def resume(
     session_id: str | None,
+    config_path: Path | None,
     max_cost: float | None,
     max_tokens: int | None,
     timeout: float | None,
@@ -314,5 +319,6 @@ def resume(
             subscribers=[face],
             chooser=chooser(face),
             on_outcome=shown(face, quiet),
+            config=config_path,
         )
     exit_with(finished.exit_code)

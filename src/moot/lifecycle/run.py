@@ -25,14 +25,14 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock
 
-from moot.config import RunConfig, check_task
+from moot.config import RunConfig, check_task, read_config_file
 from moot.engine import lifecycle, startup
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended
@@ -108,14 +108,17 @@ async def resume_async(
     sleep: Sleep = asyncio.sleep,
     chooser: Chooser | None = None,
     on_outcome: OnOutcome | None = None,
+    config: Path | Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Continue a session on the caller's event loop (see `start_async`); `limits` (for example
     {"max_cost": 5}) raises its budgets. A session that has already finished is replayed (its
-    outputs rebuilt), on a thread: the replay runs a loop of its own."""
+    outputs rebuilt), on a thread: the replay runs a loop of its own. `config`: the config file
+    the session ran with (or its data), where the secrets of its headers and base URLs are
+    taken from (the session's files hold them masked)."""
     folder = lifecycle.current_format(find_session(ref, root))
     lock = folder.acquire()
     try:
-        opened = _open_old(folder, limits)
+        opened = _open_old(folder, limits, config)
         if opened is None:
             return await asyncio.to_thread(_already_finished, folder, on_outcome)
         ended = await _run(opened, subscribers, sleep, chooser)
@@ -174,13 +177,22 @@ def _open_new(
     return _Opened(folder, journal, plan, plan.config, agents, cache)
 
 
-def _open_old(folder: SessionFolder, limits: dict[str, Any] | None) -> _Opened | None:
+def _open_old(
+    folder: SessionFolder,
+    limits: dict[str, Any] | None,
+    secrets_from: Path | Mapping[str, Any] | None = None,
+) -> _Opened | None:
     """A session to continue, ready to run; None when it has already finished."""
     journal, meta = lifecycle.reopen_session(folder)
     if lifecycle.finished(journal):
         journal.close()
         return None
-    plan, agents = plans.reopen(meta)
+    try:
+        given = read_config_file(secrets_from) if isinstance(secrets_from, Path) else secrets_from
+        plan, agents = plans.reopen(meta, given, calls=True)
+    except ConfigError:
+        journal.close()
+        raise
     config = plan.config
     if limits:
         config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
