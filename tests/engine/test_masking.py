@@ -114,14 +114,14 @@ class HeaderServer(DebateServer):
 
 
 def _header_run(
-    capsys: pytest.CaptureFixture[str], server: HeaderServer, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], server: HeaderServer, tmp_path: Path, value: str = TOKEN
 ) -> tuple[Path, int]:
-    """A session on `server` whose agents send TOKEN in a header, paused by its token budget:
-    its config file, and the calls made."""
+    """A session on `server` whose agents send TOKEN in a header (written as `value` in the
+    config), paused by its token budget: its config file, and the calls made."""
     config = tmp_path / "moot.toml"
     agents = "".join(
         f'[[agents]]\nmodel = "{server.spec}"\napi_key_env = "MOOT_HARDENING_KEY"\n'
-        f'headers = {{ X-Api-Key = "{TOKEN}" }}\n'
+        f'headers = {{ X-Api-Key = "{value}" }}\n'
         for _ in range(3)
     )
     engine = "[engine]\nbackoff_initial = 0.01\nbackoff_max = 0.01\n"
@@ -159,6 +159,31 @@ def test_a_resumed_session_calls_with_the_header_token_of_the_config_given(
     assert [p for p in files if TOKEN[5:15] in p.read_bytes().decode("utf-8", "replace")] == []
     meta = json.loads(next(p for p in files if p.name == "session.json").read_text("utf-8"))
     assert {a["headers"]["X-Api-Key"] for a in meta["config"]["agents"]} == {MASK}
+
+
+def test_a_header_read_from_the_environment_is_recorded_as_its_reference(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`${NAME}` in a header is read from the environment when the providers are made: the
+    session records the reference, and a resume reads the variable again, no config needed."""
+    monkeypatch.setenv("MOOT_HARDENING_KEY", KEY)
+    monkeypatch.setenv("MOOT_HEADER_TOKEN", TOKEN)
+    with serving(HeaderServer()) as server:
+        _, asked = _header_run(capsys, server, tmp_path, value="${MOOT_HEADER_TOKEN}")
+        assert set(server.tokens) == {TOKEN}
+        code, _, err = moot_cli(capsys, "resume", "--max-tokens", "100000")
+        assert code in (0, 2), err
+        assert len(server.tokens) > asked and set(server.tokens) == {TOKEN}
+        folder = next((tmp_path / "moot-home").rglob("events.jsonl")).parent
+        meta = json.loads((folder / "session.json").read_text(encoding="utf-8"))
+        recorded = {a["headers"]["X-Api-Key"] for a in meta["config"]["agents"]}
+        assert recorded == {"${MOOT_HEADER_TOKEN}"}
+        for path in folder.rglob("*"):
+            assert not path.is_file() or TOKEN[5:15] not in path.read_text("utf-8", "replace")
+        # without the variable, a run names the header and the variable
+        monkeypatch.delenv("MOOT_HEADER_TOKEN")
+        code, _, err = moot_cli(capsys, "run", "again", "--config", str(tmp_path / "moot.toml"))
+        assert code == 1 and "header 'X-Api-Key'" in err and "MOOT_HEADER_TOKEN" in err
 
 
 def test_a_session_recorded_with_plain_headers_still_resumes_without_its_config(

@@ -401,7 +401,8 @@ def reopen(
                 f"cannot resume session {meta['session_id']}: {where} "
                 f"{'was' if len(missing) == 1 else 'were'} recorded masked (a session's files "
                 f"keep no secret) and {why}. Resume with the config file the session ran "
-                "with: moot resume --config FILE"
+                "with: moot resume --config FILE (a value written as ${VARIABLE} in a config "
+                "is read from the environment and recorded as that reference)"
             )
     plan = resolve(RunConfig.model_validate(recorded))
     agents = participants(plan, meta["seed"])

@@ -67,14 +67,30 @@ def remember_config_secrets(headers: Mapping[str, str], base_url: str | None = N
     for name, value in pairs:
         if not _SECRET_NAME.search(name):
             continue
-        # "Bearer TOKEN": the token alone, or the text's space before a token would go too
-        scheme = _SCHEME.match(value.strip())
-        remember_secret(scheme.group(1).strip() if scheme else value.strip())
+        # "Bearer TOKEN": the token alone, or the text's space before a token would go too;
+        # a `${NAME}` reference is no secret (its value is remembered once read)
+        remember_secret(_secret_of(value))
+
+
+# `${NAME}` in a config's header or base_url: read from the environment when a provider is
+# made (config.AgentConfig.settings), a reference and no secret in itself
+_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def _secret_of(value: str) -> str:
+    """The secret part of a header value or a URL's parameter ("Bearer TOKEN": the token);
+    "" when it is only environment references."""
+    scheme = _SCHEME.match(value.strip())
+    secret = scheme.group(1).strip() if scheme else value.strip()
+    return "" if not _REFERENCE.sub("", secret).strip() else secret
 
 
 def _masked_header(name: str, value: str) -> str:
-    """A header's value with its secret masked ("Bearer [redacted]"), when it is named so."""
+    """A header's value with its secret masked ("Bearer [redacted]"), when it is named so;
+    kept when it holds only environment references (`${NAME}`)."""
     if not isinstance(value, str) or not _SECRET_NAME.search(name) or MASK in value:
+        return value
+    if not _secret_of(value):
         return value
     scheme = _SCHEME.match(value.strip())
     return f"{value.strip()[: scheme.start(1)]}{MASK}" if scheme else MASK
@@ -86,10 +102,13 @@ def _masked_url(url: str) -> str:
     if not parts.query:
         return url
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if not any(_SECRET_NAME.search(name) for name, _ in pairs):
+    if not any(_SECRET_NAME.search(name) and _secret_of(value) for name, value in pairs):
         return url
-    masked = [(name, MASK if _SECRET_NAME.search(name) else value) for name, value in pairs]
-    return urlunsplit(parts._replace(query=urlencode(masked, safe="[]")))
+    masked = [
+        (name, MASK if _SECRET_NAME.search(name) and _secret_of(value) else value)
+        for name, value in pairs
+    ]
+    return urlunsplit(parts._replace(query=urlencode(masked, safe="[]${}")))
 
 
 def call_settings_masked(config: Any) -> Any:
