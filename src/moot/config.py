@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,26 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _from_env(value: str, what: str) -> str:
+    """`value` with each `${NAME}` replaced by that environment variable; a `ConfigError`
+    naming `what` and the variable when it is not set."""
+
+    def read(match: re.Match[str]) -> str:
+        name = match.group(1)
+        found = os.environ.get(name)
+        if found is None:
+            raise ConfigError(
+                f"the agent's {what} reads ${{{name}}} from the environment, and {name} is "
+                "not set: export it (moot resume needs it too)"
+            )
+        return found
+
+    return ENV_REFERENCE.sub(read, value)
+
+
 class AgentConfig(_Strict):
     """One participant: a model spec and how to call it."""
 
@@ -71,13 +93,15 @@ class AgentConfig(_Strict):
         return value
 
     def settings(self) -> ModelSettings:
+        """How a provider calls: `${NAME}` in a header or base_url read from the environment
+        (the config, and so the session's files, keep the reference, not the secret)."""
         return ModelSettings(
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             timeout=self.timeout,
-            base_url=self.base_url,
+            base_url=_from_env(self.base_url, "base_url") if self.base_url else None,
             api_key_env=self.api_key_env,
-            headers=dict(self.headers),
+            headers={k: _from_env(v, f"header {k!r}") for k, v in self.headers.items()},
             concurrency=self.concurrency,
             options=dict(self.options),
             prices=dict(self._prices),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from moot.deliberation.anonymize import alias_for, neutralize, quote
 from moot.deliberation.parsing import extract_json, extract_section, parse_solution, parse_verdict
 from moot.errors import FormatError
+from moot.text import jsonfix
 
 
 def test_section_ends_at_its_first_closing_tag() -> None:
@@ -143,6 +145,7 @@ def _no_repair(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return {"repaired": True}
 
     monkeypatch.setattr(json_repair, "repair_json", spy)
+    monkeypatch.setattr(jsonfix, "_KNOWN", OrderedDict())  # the spy's answers stay in this test
     return calls
 
 
@@ -193,7 +196,7 @@ def test_finding_the_json_object_is_linear_in_hostile_text() -> None:
             return str.__getitem__(self, key)
 
     hostile = Counted('{"a":' * 2_000)  # 10 KB, no brace ever closes
-    assert parsing._balanced_object(hostile) is None
+    assert jsonfix.balanced_object(hostile) is None
     assert Counted.reads <= parsing.BALANCE_SCANS * len(hostile) + parsing.BALANCE_SCANS
-    assert parsing._balanced_object('{"a": {"b": 1}') == '{"b": 1}'
-    assert parsing._balanced_object('{ { {"ok": true}') == '{"ok": true}'
+    assert jsonfix.balanced_object('{"a": {"b": 1}') == '{"b": 1}'
+    assert jsonfix.balanced_object('{ { {"ok": true}') == '{"ok": true}'

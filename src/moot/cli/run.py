@@ -290,6 +290,10 @@ def run(
     help="Also for a finished session: ask the calls that failed again (a provider that was "
     "down) and recompute the outcome; the journal keeps the outcome it replaces.",
 )
+@config_option(
+    "The config file the session ran with: the secrets of its headers and base URLs, which "
+    "the session's files hold masked, are read from it."
+)
 @limit_options
 @tmux_option
 @display_options
@@ -309,6 +313,7 @@ def run(
 def resume(
     session_id: str | None,
     retry_failed: bool,
+    config_path: Path | None,
     max_cost: float | None,
     max_tokens: int | None,
     timeout: float | None,
@@ -335,5 +340,6 @@ def resume(
             retry_failed=retry_failed,
             accept_tampered=accept_tampered,
             accept_unsigned=accept_unsigned,
+            config=config_path,
         )
     exit_with(finished.exit_code)

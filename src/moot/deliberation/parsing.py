@@ -15,11 +15,14 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import FormatError
+from moot.text import jsonfix
+from moot.text.jsonfix import BALANCE_SCANS, REPAIR_CAP
 from moot.types import CUT_MARK
 
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
+    "BALANCE_SCANS",
     "CONFIDENCE_FIELD",
     "REPAIR_CAP",
     "TEXT_FIELD",
@@ -149,63 +152,15 @@ def json_object(reply: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-# How many scans for a balanced object, each from a later "{", before giving up: a scan that finds
-# no close runs to the end of the text, so hostile text with many unclosed braces would cost
-# time quadratic in its length (issue 30: reading a session is linear in its size).
-BALANCE_SCANS = 8
-
-
-def _balanced_object(text: str) -> str | None:
-    """The first balanced `{...}` in `text`, strings and escapes respected; None when none of
-    the first BALANCE_SCANS opening braces closes."""
-    start = text.find("{")
-    scans = 0
-    while start != -1 and scans < BALANCE_SCANS:
-        scans += 1
-        depth = 0
-        in_string = False
-        escaped = False
-        for index in range(start, len(text)):
-            char = text[index]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif char == "\\":
-                    escaped = True
-                elif char == '"':
-                    in_string = False
-            elif char == '"':
-                in_string = True
-            elif char == "{":
-                depth += 1
-            elif char == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[start : index + 1]
-        start = text.find("{", start + 1)
-    return None
-
-
-# The longest JSON candidate (from its first "{" on) that is repaired when malformed, in
-# characters. A structured reply the protocols parse (a vote, scores, a verdict) is a few KB;
-# json_repair's cost grows faster than the text (a 4 MB reply took about 65 s of CPU, on the
-# event loop, each time the session was read: issue 30), so a longer one is a format error.
-REPAIR_CAP = 64_000
-
-
 def extract_json(text: str, *, repair: bool = True) -> dict[str, Any]:
     """The first JSON object in `text` (fenced or not); optionally repaired when malformed.
-    Repair is bounded: a reply the engine cut at its size cap (it ends with `CUT_MARK`) or a
-    candidate longer than `REPAIR_CAP` is not repaired but a `FormatError`."""
-    candidate = _balanced_object(text)
-    if candidate is not None:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            pass
-        else:
-            if isinstance(value, dict):
-                return value
+    Repair is bounded (text/jsonfix.py): a reply the engine cut at its size cap (it ends with
+    `CUT_MARK`) or a candidate longer than `REPAIR_CAP` is not repaired but a `FormatError`; a
+    repair the session already made (off the event loop, journaled) is taken as it is, and
+    inside `jsonfix.deferring()` a repair not made yet raises `RepairNeeded` to its caller."""
+    found = jsonfix.strict_object(text)
+    if found is not None:
+        return found
     if repair and "{" in text:
         if text.endswith(CUT_MARK):
             raise FormatError("its JSON is malformed and it was cut at the size cap: not repaired")
@@ -215,10 +170,14 @@ def extract_json(text: str, *, repair: bool = True) -> dict[str, Any]:
                 f"its JSON is malformed and too long to repair ({len(text) - start} characters,"
                 f" over {REPAIR_CAP})"
             )
-        from json_repair import repair_json
-
-        repaired = repair_json(text[start:], return_objects=True)
-        if isinstance(repaired, dict) and repaired:
+        target = text[start:]
+        known, repaired = jsonfix.recall(target)
+        if not known:
+            if jsonfix.deferring_now():
+                raise jsonfix.RepairNeeded(target)
+            repaired = jsonfix.repair(target)
+            jsonfix.remember(target, repaired)
+        if repaired is not None:
             return repaired
     raise FormatError("it holds no JSON object")
 

@@ -58,7 +58,7 @@ from moot.errors import (
     StorageError,
     Waiting,
 )
-from moot.models.keys import known_secrets, remember_config_secrets
+from moot.models.keys import call_settings_masked, known_secrets, remember_config_secrets
 from moot.types import Event, EventKind, Outcome
 from moot.version import __version__
 
@@ -194,24 +194,20 @@ def _begin(
     return journal
 
 
-# What a provider needs to call again on resume, kept as configured in the recorded config
-# (masked everywhere else): a header's token, a key in a base_url.
-_CALL_SETTINGS = frozenset({"headers", "base_url"})
-
-
 def _masked_meta(agents: list[Agent], meta: dict[str, Any]) -> dict[str, Any]:
     """The begin meta with every known key masked: the task (a key pasted into it), the
     config's strings (an option, a protocol section) and the rest. Session.json, the journal
     and all derived from them (result.json, the reports, list/show/status) hold it so; the run
     itself works from it too (`_session` reads the task from the begin event), so a resume
     and a replay ask the very prompts the first run asked. A config's header and base_url
-    secrets are remembered first (masked wherever else they appear, a reply echoing one) but
-    kept in the config's headers and base_url: a resume rebuilds its providers from them."""
+    secrets are masked too (issue 30: no session file holds them): a resume takes them again
+    from the user's config (`moot resume --config`)."""
     for agent in agents:
         remember_config_secrets(agent.config.headers, agent.config.base_url)
+    meta = {**meta, "config": call_settings_masked(meta["config"])}
     if not known_secrets():
         return meta
-    result: dict[str, Any] = masked(meta, keep=_CALL_SETTINGS)
+    result: dict[str, Any] = masked(meta)
     return result
 
 

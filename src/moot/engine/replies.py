@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from moot.models.keys import mask_known
+from moot.models.keys import call_settings_masked, mask_known
 from moot.types import CUT_MARK, Completion
 
-__all__ = ["CUT_MARK", "masked", "settle"]
+__all__ = ["CUT_MARK", "call_settings_masked", "masked", "settle"]
 
 # CUT_MARK (defined in moot.types, where the parsers read it too) ends a reply cut to the cap.
 

@@ -121,7 +121,9 @@ class Session(CodeTask):
             e.step for e in journal.events if e.kind == "warning" and e.step is not None
         }
         self._used: set[str] = set()
-        self._noted = {e.step for e in journal.events if e.kind == EventKind.NOTE and e.step}
+        self._noted = {
+            e.step: e.data for e in journal.events if e.kind == EventKind.NOTE and e.step
+        }
         self.standing = Standing.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
@@ -166,8 +168,11 @@ class Session(CodeTask):
         adds nothing."""
         if self.mode == "replay" or step in self._noted:
             return
-        self._noted.add(step)
-        self.record(EventKind.NOTE, step, **data)
+        self._noted[step] = self.record(EventKind.NOTE, step, **data).data
+
+    def noted(self, step: str) -> dict[str, Any] | None:
+        """What the journal noted at `step` (`note`), as journaled; None if nothing."""
+        return self._noted.get(step)
 
     def round_done(self, step: str, summary: RoundSummary | None) -> None:
         """Tell the faces how a round ended (its score or tally), as a typed summary."""

@@ -1,7 +1,9 @@
 """The structured-output ladder: parse, re-ask once quoting the problem, else mark invalid.
 
 Parsing always runs on recorded text, so a parser fixed between a crash and a resume applies to
-answers already paid for, with no new call.
+answers already paid for, with no new call. A malformed JSON reply is repaired here, once, off
+the event loop (engine/repair.py), and the repair journaled as a note: a resume or a replay
+takes it from the journal and repairs nothing (issue 30: reading a session is linear in size).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from moot.engine.repair import repair_off_loop
 from moot.engine.session import Session
 from moot.errors import FormatError
+from moot.text import jsonfix
 from moot.types import Completion, Message
 
 __all__ = ["Parsed", "ask_parsed"]
@@ -56,7 +60,7 @@ async def ask_parsed(
         problem = completion.failure.message if completion.failure else "the call failed"
         return Parsed(None, completion, tuple(messages), problem=problem)
     try:
-        return Parsed(parse(completion.text), completion, conversation)
+        return Parsed(await _parse(s, parse, completion.text, step), completion, conversation)
     except FormatError as first:
         problem = str(first)
     if not reask:
@@ -73,6 +77,31 @@ async def ask_parsed(
         problem = retry.failure.message if retry.failure else "the call failed"
         return Parsed(None, retry, conversation, problem=problem, reasked=True)
     try:
-        return Parsed(parse(retry.text), retry, retried, reasked=True)
+        value = await _parse(s, parse, retry.text, f"{step}/reask")
+        return Parsed(value, retry, retried, reasked=True)
     except FormatError as second:
         return Parsed(None, retry, retried, problem=str(second), reasked=True)
+
+
+async def _parse(s: Session, parse: Callable[[str], T], text: str, step: str) -> T:
+    """`parse(text)`, with a JSON repair it needs made off the event loop first: taken from
+    the journal's note at `<step>/json_repair` when there is one, else made and noted."""
+    for _ in range(3):  # a reply holds one JSON object: one repair, then the parse succeeds
+        with jsonfix.deferring():
+            try:
+                return parse(text)
+            except jsonfix.RepairNeeded as needed:
+                target = needed.target
+        jsonfix.remember(target, await _repaired(s, f"{step}/json_repair", target))
+    return parse(text)  # a parser that asks again repairs in place
+
+
+async def _repaired(s: Session, step: str, target: str) -> dict[str, Any] | None:
+    digest = jsonfix.digest(target)
+    noted = s.noted(step)
+    if noted is not None and noted.get("digest") == digest:
+        value = noted.get("value")
+        return value if isinstance(value, dict) else None
+    value = await repair_off_loop(target)
+    s.note(step, what="json_repair", digest=digest, value=value)
+    return value

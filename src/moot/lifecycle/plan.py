@@ -28,6 +28,7 @@ from moot.deliberation.anonymize import alias_for
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model, provider_info, providers
+from moot.models.keys import restore_call_settings
 from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.text import closest, plural
 from moot.types import estimate_tokens
@@ -413,10 +414,31 @@ def participants(plan: Plan, seed: int) -> list[Agent]:
     return result
 
 
-def reopen(meta: Mapping[str, Any]) -> tuple[Plan, list[Agent]]:
+def reopen(
+    meta: Mapping[str, Any], secrets_from: Mapping[str, Any] | None = None, *, calls: bool = False
+) -> tuple[Plan, list[Agent]]:
     """The plan and participants recorded in a session's begin meta, checked against its
-    alias map."""
-    plan = resolve(RunConfig.model_validate(meta["config"]))
+    alias map. With `calls` (a resume: its models are called) the secrets of the call
+    settings, masked in the session's files, are taken again from `secrets_from` (the user's
+    config file, read); one missing is a `ConfigError` naming it and the fix."""
+    recorded = meta["config"]
+    if calls:
+        recorded, missing = restore_call_settings(recorded, secrets_from)
+        if missing:
+            where = ", ".join(missing)
+            why = (
+                "the config given has no such value there"
+                if secrets_from is not None
+                else "no config was given to take it from"
+            )
+            raise ConfigError(
+                f"cannot resume session {meta['session_id']}: {where} "
+                f"{'was' if len(missing) == 1 else 'were'} recorded masked (a session's files "
+                f"keep no secret) and {why}. Resume with the config file the session ran "
+                "with: moot resume --config FILE (a value written as ${VARIABLE} in a config "
+                "is read from the environment and recorded as that reference)"
+            )
+    plan = resolve(RunConfig.model_validate(recorded))
     agents = participants(plan, meta["seed"])
     if {a.alias: a.spec for a in agents} != meta["aliases"]:
         raise JournalError(

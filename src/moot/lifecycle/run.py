@@ -27,14 +27,14 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock
 
-from moot.config import RunConfig, check_task
+from moot.config import RunConfig, check_task, read_config_file
 from moot.engine import lifecycle, startup
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended
@@ -119,6 +119,7 @@ async def resume_async(
     retry_failed: bool = False,
     accept_tampered: bool = False,
     accept_unsigned: bool = False,
+    config: Path | Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Continue a session on the caller's event loop (see `start_async`); `limits` (for example
     {"max_cost": 5}) raises its budgets. A session that has already finished is replayed (its
@@ -126,12 +127,14 @@ async def resume_async(
     finished session whose journal holds failed calls asks them again instead, and its outcome
     is recomputed (the end event keeps the one it replaces). A tampered session, or a signed
     one without its key, is refused unless `accept_tampered` / `accept_unsigned` says to go on
-    knowingly (`engine.lifecycle.reopen_session` journals it)."""
+    knowingly (`engine.lifecycle.reopen_session` journals it). `config`: the config file the
+    session ran with (or its data), where the secrets of its headers and base URLs are taken
+    from (the session's files hold them masked)."""
     folder = lifecycle.current_format(find_session(ref, root))
     reports.wait(folder.path)  # an earlier run's writer must not overwrite this run's reports
     lock = folder.acquire()
     try:
-        opened = _open_old(folder, limits, retry_failed, accept_tampered, accept_unsigned)
+        opened = _open_old(folder, limits, retry_failed, accept_tampered, accept_unsigned, config)
         if opened is None:
             return await asyncio.to_thread(_already_finished, folder, on_outcome)
         ended = await _run(opened, subscribers, sleep, chooser)
@@ -197,6 +200,7 @@ def _open_old(
     retry_failed: bool = False,
     accept_tampered: bool = False,
     accept_unsigned: bool = False,
+    secrets_from: Path | Mapping[str, Any] | None = None,
 ) -> _Opened | None:
     """A session to continue, ready to run; None when it has already finished (and, with
     `retry_failed`, holds no failed call to ask again)."""
@@ -209,7 +213,12 @@ def _open_old(
             journal.close()
             return None
         retrying = _finished_outcome(folder, journal)
-    plan, agents = plans.reopen(meta)
+    try:
+        given = read_config_file(secrets_from) if isinstance(secrets_from, Path) else secrets_from
+        plan, agents = plans.reopen(meta, given, calls=True)
+    except ConfigError:
+        journal.close()
+        raise
     config = plan.config
     if limits:
         config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})

@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
-from urllib.parse import parse_qsl, urlsplit
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from moot.errors import ConfigError
 from moot.types import ModelSettings
@@ -21,12 +22,14 @@ from moot.types import ModelSettings
 __all__ = [
     "MASK",
     "PART",
+    "call_settings_masked",
     "known_secrets",
     "mask_known",
     "read_key",
     "redact",
     "remember_config_secrets",
     "remember_secret",
+    "restore_call_settings",
 ]
 
 _SECRETS: set[str] = set()
@@ -64,9 +67,121 @@ def remember_config_secrets(headers: Mapping[str, str], base_url: str | None = N
     for name, value in pairs:
         if not _SECRET_NAME.search(name):
             continue
-        # "Bearer TOKEN": the token alone, or the text's space before a token would go too
-        scheme = _SCHEME.match(value.strip())
-        remember_secret(scheme.group(1).strip() if scheme else value.strip())
+        # "Bearer TOKEN": the token alone, or the text's space before a token would go too;
+        # a `${NAME}` reference is no secret (its value is remembered once read)
+        remember_secret(_secret_of(value))
+
+
+# `${NAME}` in a config's header or base_url: read from the environment when a provider is
+# made (config.AgentConfig.settings), a reference and no secret in itself
+_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def _secret_of(value: str) -> str:
+    """The secret part of a header value or a URL's parameter ("Bearer TOKEN": the token);
+    "" when it is only environment references."""
+    scheme = _SCHEME.match(value.strip())
+    secret = scheme.group(1).strip() if scheme else value.strip()
+    return "" if not _REFERENCE.sub("", secret).strip() else secret
+
+
+def _masked_header(name: str, value: str) -> str:
+    """A header's value with its secret masked ("Bearer [redacted]"), when it is named so;
+    kept when it holds only environment references (`${NAME}`)."""
+    if not isinstance(value, str) or not _SECRET_NAME.search(name) or MASK in value:
+        return value
+    if not _secret_of(value):
+        return value
+    scheme = _SCHEME.match(value.strip())
+    return f"{value.strip()[: scheme.start(1)]}{MASK}" if scheme else MASK
+
+
+def _masked_url(url: str) -> str:
+    """A base_url with the values of its query parameters named like a secret masked."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if not any(_SECRET_NAME.search(name) and _secret_of(value) for name, value in pairs):
+        return url
+    masked = [
+        (name, MASK if _SECRET_NAME.search(name) and _secret_of(value) else value)
+        for name, value in pairs
+    ]
+    return urlunsplit(parts._replace(query=urlencode(masked, safe="[]${}")))
+
+
+def call_settings_masked(config: Any) -> Any:
+    """`config` (JSON data: a run's config) with the secrets of every agent's call settings
+    masked: the values of headers named like a secret (after "Bearer "), the values of
+    base_url query parameters named so. A session's files keep no secret; a resume takes them
+    again from the user's config (`restore_call_settings`)."""
+    if isinstance(config, list):
+        return [call_settings_masked(item) for item in config]
+    if not isinstance(config, dict):
+        return config
+    result: dict[str, Any] = {}
+    for key, value in config.items():
+        if key == "headers" and isinstance(value, dict):
+            result[key] = {name: _masked_header(name, v) for name, v in value.items()}
+        elif key == "base_url" and isinstance(value, str):
+            result[key] = _masked_url(value)
+        else:
+            result[key] = call_settings_masked(value)
+    return result
+
+
+Path = tuple[str | int, ...]  # where in a config: keys and list indices
+
+
+def _where(path: Path) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def restore_call_settings(recorded: Any, given: Any) -> tuple[Any, list[str]]:
+    """`recorded` (a config as `call_settings_masked` left it) with each masked call setting
+    taken again from `given` (the user's config, as read from its file) at the same place, when
+    masking it gives the recorded value; and the places (`agents[0].headers.Authorization`)
+    still masked: nothing given there, or a value that is not the one recorded."""
+    missing: list[str] = []
+
+    def pick(old: Any, new: Any, mask: Callable[[str], str], path: Path) -> Any:
+        if not isinstance(old, str) or MASK not in old:
+            return old
+        if isinstance(new, str) and MASK not in new and mask(new) == old:
+            return new
+        missing.append(_where(path))
+        return old
+
+    def walk(old: Any, new: Any, path: Path) -> Any:
+        if isinstance(old, list):
+            items = new if isinstance(new, list) else []
+            return [
+                walk(v, items[i] if i < len(items) else None, (*path, i)) for i, v in enumerate(old)
+            ]
+        if not isinstance(old, dict):
+            return old
+        out = {}
+        for key, value in old.items():
+            there = new.get(key) if isinstance(new, dict) else None
+            if key == "headers" and isinstance(value, dict):
+                given_headers = there if isinstance(there, dict) else {}
+                out[key] = {
+                    name: pick(
+                        v,
+                        given_headers.get(name),
+                        functools.partial(_masked_header, name),
+                        (*path, key, name),
+                    )
+                    for name, v in value.items()
+                }
+            elif key == "base_url":
+                out[key] = pick(value, there, _masked_url, (*path, key))
+            else:
+                out[key] = walk(value, there, (*path, key))
+        return out
+
+    return walk(recorded, given, ()), missing
 
 
 def known_secrets() -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moot.config import CodeSettings, RunConfig
+from moot.engine.replies import call_settings_masked, masked
 from moot.engine.session import Session
 from moot.engine.store import folder_problem
 from moot.errors import Interrupted, LimitReached
@@ -86,6 +87,21 @@ def _child_config(
     )
 
 
+def _with_call_secrets(s: Session, parent: RunConfig) -> RunConfig:
+    """The recorded config with each agent's header and base_url secrets (masked in the
+    session's files) taken from the participant configured alike: a child tournament calls
+    with them."""
+    real = [s.agent(alias).config for alias in s.aliases]
+    agents = []
+    for entry in parent.agents:
+        recorded = call_settings_masked(entry.model_dump(mode="json"))
+        same = (
+            c for c in real if masked(call_settings_masked(c.model_dump(mode="json"))) == recorded
+        )
+        agents.append(next(same, entry))
+    return parent.model_copy(update={"agents": agents})
+
+
 async def play(
     s: Session,
     step: str,
@@ -102,7 +118,7 @@ async def play(
     """Run (or find again and finish) the child tournament `label` and journal what it gave:
     a text tournament, or with `tree` a code one whose repository is that worktree of the
     pipeline, verified by `verify` (commands, seconds each)."""
-    parent = RunConfig.model_validate(s.meta.get("config") or {})
+    parent = _with_call_secrets(s, RunConfig.model_validate(s.meta.get("config") or {}))
     seed = s.rng(step).randrange(2**31)
     child_id = f"{s.folder.id}-{label}"
     root = s.folder.path / "tournaments"
@@ -115,24 +131,24 @@ async def play(
             # killed while the child was being created (its folder, session.json, begin
             # event): nothing was asked in it, so it starts again
             shutil.rmtree(folder)
-        if folder.is_dir():
-            ran = await resume_async(child_id, root=root)
-        else:
-            code = None
-            if tree is not None:
-                commands, seconds = verify
-                code = CodeSettings(
-                    repo=s.worktree_path(tree), verify_commands=commands, verify_timeout=seconds
-                )
-            config = _child_config(
-                parent,
-                opts,
-                settings,
-                input_text=input_text,
-                seed=seed,
-                code=code,
-                max_cost=max_cost,
+        code = None
+        if tree is not None:
+            commands, seconds = verify
+            code = CodeSettings(
+                repo=s.worktree_path(tree), verify_commands=commands, verify_timeout=seconds
             )
+        config = _child_config(
+            parent,
+            opts,
+            settings,
+            input_text=input_text,
+            seed=seed,
+            code=code,
+            max_cost=max_cost,
+        )
+        if folder.is_dir():  # its headers' secrets, masked in its files, from its config
+            ran = await resume_async(child_id, root=root, config=config.model_dump(mode="json"))
+        else:
             ran = await start_async(task, config, root=root, session_id=child_id)
         result = ran.result
         if result.status == "paused":

@@ -32,6 +32,7 @@ from moot.deliberation.finding import Judgement, names
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import check_substance
 from moot.deliberation.trust import assess, plain_reason, tiny_note
+from moot.engine.replies import call_settings_masked
 from moot.engine.session import Session
 from moot.protocols.tournament.bracket import (
     Match,
@@ -60,7 +61,9 @@ def _given_order(s: Session, agents: list[str]) -> list[str]:
     ordered = []
     for entry in configured:
         for alias in left:
-            if s.agent(alias).config.model_dump(mode="json") == entry:
+            # the recorded config holds header and base_url secrets masked
+            config = s.agent(alias).config.model_dump(mode="json")
+            if call_settings_masked(config) == call_settings_masked(entry):
                 ordered.append(alias)
                 left.remove(alias)
                 break
