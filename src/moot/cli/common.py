@@ -25,6 +25,7 @@ __all__ = [
     "input_text",
     "limit_options",
     "limit_overrides",
+    "models_option",
     "quick_start",
     "run_face",
     "say",
@@ -52,6 +53,39 @@ def run_face(quiet: bool, json_logs: bool, reveal: bool) -> Face:
     from moot.display import face_for
 
     return face_for(quiet=quiet, json_logs=json_logs, reveal=reveal)
+
+
+def _one_model_each(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    """Each --models value is one PROVIDER:MODEL spec: a comma-separated list is refused with
+    the flags it meant, and a bare model name with the spec it most likely means."""
+    from moot.models.pricing import suggest_spec
+
+    for value in values:
+        parts = [part.strip() for part in value.split(",")]
+        if len(parts) > 1 and all(parts) and "#" not in value:
+            fix = " ".join(f"--models {part}" for part in parts)
+            raise click.BadParameter(f"{value!r} names {len(parts)} models; one per use: {fix}")
+        if ":" not in value:
+            guess = suggest_spec(value)
+            hint = f"; did you mean --models {guess}?" if guess else ""
+            raise click.BadParameter(
+                f"{value!r} is not PROVIDER:MODEL (for example local:smollm2){hint} "
+                "`moot models` lists the providers"
+            )
+    return values
+
+
+def models_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """-m/--models SPEC, repeatable (the parameter `models`): one agent per use."""
+    return click.option(
+        "-m",
+        "--models",
+        "models",
+        multiple=True,
+        metavar="SPEC",
+        callback=_one_model_each,
+        help=help,
+    )
 
 
 def config_option(

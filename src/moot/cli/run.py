@@ -17,6 +17,7 @@ from moot.cli.common import (
     input_text,
     limit_options,
     limit_overrides,
+    models_option,
     quick_start,
     run_face,
     say,
@@ -120,13 +121,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
 @click.option(
     "--protocol", type=ProtocolName(), default=None, help="Deliberation protocol (default: arena)."
 )
-@click.option(
-    "--models",
-    "models",
-    multiple=True,
-    metavar="SPEC",
-    help="One agent per use, e.g. --models local:smollm2 --models openai:gpt-5.4.",
-)
+@models_option("One agent per use, e.g. -m local:smollm2 -m openai:gpt-5.4.")
 @click.option("--rounds", type=click.IntRange(1, 50), default=None, help="Maximum rounds.")
 @config_option("TOML, JSON or YAML config file.")
 @limit_options
