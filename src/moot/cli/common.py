@@ -23,12 +23,14 @@ __all__ = [
     "exit_with",
     "fail",
     "input_text",
+    "json_option",
     "limit_options",
     "limit_overrides",
     "models_option",
     "quick_start",
     "run_face",
     "say",
+    "say_json",
     "task_text",
     "tmux_for",
     "tmux_option",
@@ -86,6 +88,24 @@ def models_option(help: str) -> Callable[[Callable[..., None]], Callable[..., No
         callback=_one_model_each,
         help=help,
     )
+
+
+def json_option(command: Callable[..., None]) -> Callable[..., None]:
+    """--json (the parameter `as_json`): one JSON document on stdout instead of text."""
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print JSON on stdout instead of text (README: Machine-readable output).",
+    )(command)
+
+
+def say_json(data: Any) -> None:
+    """`data` as JSON on stdout: ASCII only, so no model text can reach the terminal as an
+    escape sequence or a bidirectional override (each is a \\u escape)."""
+    import json
+
+    click.echo(json.dumps(data, ensure_ascii=True, indent=2, default=str))
 
 
 def config_option(

@@ -15,6 +15,7 @@ from moot.cli.common import (
     exit_with,
     fail,
     input_text,
+    json_option,
     limit_options,
     limit_overrides,
     models_option,
@@ -199,6 +200,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
 )
 @tmux_option
 @display_options
+@json_option
 @quick_start
 def run(
     task: str,
@@ -225,6 +227,7 @@ def run(
     quiet: bool,
     reveal: bool,
     json_logs: bool,
+    as_json: bool,
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
     from moot.api import start
@@ -270,7 +273,7 @@ def run(
             plan,
             subscribers=[face],
             chooser=chooser(face),
-            on_outcome=shown(face, quiet),
+            on_outcome=shown(face, quiet, as_json),
         )
     exit_with(finished.exit_code)
 
@@ -280,6 +283,7 @@ def run(
 @limit_options
 @tmux_option
 @display_options
+@json_option
 @quick_start
 def resume(
     session_id: str | None,
@@ -290,6 +294,7 @@ def resume(
     quiet: bool,
     reveal: bool,
     json_logs: bool,
+    as_json: bool,
 ) -> None:
     """Continue a paused, interrupted or crashed session (default: the latest)."""
     from moot.api import resume as resume_session
@@ -302,6 +307,6 @@ def resume(
             limits=limits,
             subscribers=[face],
             chooser=chooser(face),
-            on_outcome=shown(face, quiet),
+            on_outcome=shown(face, quiet, as_json),
         )
     exit_with(finished.exit_code)
