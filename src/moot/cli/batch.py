@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from moot.bench.gym import GYM_DATASETS, GYM_PREFIX, INSTALL
-from moot.cli.common import config_option, say
+from moot.cli.common import config_option, models_option, say
 from moot.text import plural
 
 __all__ = ["batch", "bench"]
@@ -65,7 +65,7 @@ def _concurrency_options(command: Callable[..., None]) -> Callable[..., None]:
 )
 @click.option("--resume", "resume_id", default=None, metavar="BATCH_ID", help="Continue a batch.")
 @click.option("--protocol", default=None, help="Protocol for lines that name none.")
-@click.option("--models", multiple=True, metavar="SPEC", help="One agent per use.")
+@models_option("One agent per use.")
 @config_option()
 @_concurrency_options
 def batch(
@@ -140,7 +140,7 @@ def batch(
     help="Comma-separated protocols to compare; vote is always run as the baseline "
     "(default: arena,vote; with --suite adversarial: arena,court,tournament,refine,vote).",
 )
-@click.option("--models", multiple=True, metavar="SPEC", help="One agent per use.")
+@models_option("One agent per use.")
 @config_option()
 @click.option("--n", "count", type=click.IntRange(min=1), default=None, help="Questions.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Suite and session seed.")

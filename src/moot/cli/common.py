@@ -24,11 +24,14 @@ __all__ = [
     "exit_with",
     "fail",
     "input_text",
+    "json_option",
     "limit_options",
     "limit_overrides",
+    "models_option",
     "quick_start",
     "run_face",
     "say",
+    "say_json",
     "task_text",
     "tmux_for",
     "tmux_option",
@@ -53,6 +56,57 @@ def run_face(quiet: bool, json_logs: bool, reveal: bool) -> Face:
     from moot.display import face_for
 
     return face_for(quiet=quiet, json_logs=json_logs, reveal=reveal)
+
+
+def _one_model_each(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    """Each --models value is one PROVIDER:MODEL spec: a comma-separated list is refused with
+    the flags it meant, and a bare model name with the spec it most likely means."""
+    from moot.models.pricing import suggest_spec
+
+    for value in values:
+        parts = [part.strip() for part in value.split(",")]
+        if len(parts) > 1 and all(parts) and "#" not in value:
+            fix = " ".join(f"--models {part}" for part in parts)
+            raise click.BadParameter(f"{value!r} names {len(parts)} models; one per use: {fix}")
+        if ":" not in value:
+            guess = suggest_spec(value)
+            hint = f"; did you mean --models {guess}?" if guess else ""
+            raise click.BadParameter(
+                f"{value!r} is not PROVIDER:MODEL (for example local:smollm2){hint} "
+                "`moot models` lists the providers"
+            )
+    return values
+
+
+def models_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """-m/--models SPEC, repeatable (the parameter `models`): one agent per use."""
+    return click.option(
+        "-m",
+        "--models",
+        "models",
+        multiple=True,
+        metavar="SPEC",
+        callback=_one_model_each,
+        help=help,
+    )
+
+
+def json_option(command: Callable[..., None]) -> Callable[..., None]:
+    """--json (the parameter `as_json`): one JSON document on stdout instead of text."""
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print JSON on stdout instead of text (README: Machine-readable output).",
+    )(command)
+
+
+def say_json(data: Any) -> None:
+    """`data` as JSON on stdout: ASCII only, so no model text can reach the terminal as an
+    escape sequence or a bidirectional override (each is a \\u escape)."""
+    import json
+
+    click.echo(json.dumps(data, ensure_ascii=True, indent=2, default=str))
 
 
 def config_option(

@@ -3,10 +3,11 @@ outcome (the answer, moot's finding, a code task's changes, usage and reports)."
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from moot.cli.common import say
+from moot.cli.common import say, say_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,14 +30,18 @@ def chooser(face: Face) -> Any:
     return choose
 
 
-def shown(face: Face, quiet: bool) -> Callable[[RunResult], None]:
+def shown(face: Face, quiet: bool, as_json: bool = False) -> Callable[[RunResult], None]:
     """What the library calls the moment the outcome is known, before it writes the reports:
-    the face's live view ends, and the outcome is printed (and flushed)."""
+    the face's live view ends, and the outcome is printed (and flushed): as text, or with
+    `as_json` as result.json holds it."""
 
     def show(run: RunResult) -> None:
         face.outcome(run.result)  # the live view's last frame, or the log's last lines
         face.__exit__(None, None, None)  # the live view stops before the outcome prints
-        _show(run, quiet)
+        if as_json:
+            say_json(json.loads(run.result.to_json()))  # as result.json holds it
+        else:
+            _show(run, quiet)
         sys.stdout.flush()
 
     return show

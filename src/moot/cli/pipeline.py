@@ -18,6 +18,7 @@ from moot.cli.common import (
     fail,
     limit_options,
     limit_overrides,
+    models_option,
     quick_start,
     run_face,
     task_text,
@@ -89,13 +90,7 @@ class _Shared:
 
 def _options(command: Any) -> Any:
     decorators: list[Any] = [
-        click.option(
-            "--models",
-            "models",
-            multiple=True,
-            metavar="SPEC",
-            help="One agent per use; roles take them in turn (see [pipeline.roles]).",
-        ),
+        models_option("One agent per use; roles take them in turn (see [pipeline.roles])."),
         config_option("TOML, JSON or YAML config file ([pipeline] section)."),
         limit_options,
         click.option("--seed", type=int, default=None, help="Seed for aliases and shuffles."),

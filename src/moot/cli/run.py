@@ -16,8 +16,10 @@ from moot.cli.common import (
     exit_with,
     fail,
     input_text,
+    json_option,
     limit_options,
     limit_overrides,
+    models_option,
     quick_start,
     run_face,
     say,
@@ -121,13 +123,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
 @click.option(
     "--protocol", type=ProtocolName(), default=None, help="Deliberation protocol (default: arena)."
 )
-@click.option(
-    "--models",
-    "models",
-    multiple=True,
-    metavar="SPEC",
-    help="One agent per use, e.g. --models local:smollm2 --models openai:gpt-5.4.",
-)
+@models_option("One agent per use, e.g. -m local:smollm2 -m openai:gpt-5.4.")
 @click.option("--rounds", type=click.IntRange(1, 50), default=None, help="Maximum rounds.")
 @config_option("TOML, JSON or YAML config file.")
 @limit_options
@@ -205,6 +201,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
 )
 @tmux_option
 @display_options
+@json_option
 @quick_start
 def run(
     task: str,
@@ -231,6 +228,7 @@ def run(
     quiet: bool,
     reveal: bool,
     json_logs: bool,
+    as_json: bool,
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
     from moot.api import start
@@ -276,7 +274,7 @@ def run(
             plan,
             subscribers=[face],
             chooser=chooser(face),
-            on_outcome=shown(face, quiet),
+            on_outcome=shown(face, quiet, as_json),
             detach_reports=PROCESS.whole,  # a process that exits: reports by a writer
         )
     exit_with(finished.exit_code)
@@ -297,6 +295,7 @@ def run(
 @limit_options
 @tmux_option
 @display_options
+@json_option
 @quick_start
 @click.option(
     "--accept-tampered",
@@ -323,6 +322,7 @@ def resume(
     json_logs: bool,
     accept_tampered: bool,
     accept_unsigned: bool,
+    as_json: bool,
 ) -> None:
     """Continue a paused, interrupted or crashed session (default: the latest)."""
     from moot.api import resume as resume_session
@@ -335,7 +335,7 @@ def resume(
             limits=limits,
             subscribers=[face],
             chooser=chooser(face),
-            on_outcome=shown(face, quiet),
+            on_outcome=shown(face, quiet, as_json),
             detach_reports=PROCESS.whole,  # a process that exits: reports by a writer
             retry_failed=retry_failed,
             accept_tampered=accept_tampered,

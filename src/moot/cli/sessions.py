@@ -6,11 +6,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from moot.cli.common import fail, say
+from moot.cli.common import fail, json_option, say, say_json
 
 if TYPE_CHECKING:
     from moot.engine.store import SessionFolder
@@ -21,7 +21,8 @@ __all__ = ["export", "list_", "migrate", "replay", "show", "status"]
 @click.command()
 @click.argument("session_id", required=False)
 @click.option("--reveal", is_flag=True, help="Show each agent's model while it runs.")
-def status(session_id: str | None, reveal: bool) -> None:
+@json_option
+def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
     """Where a session is now, also while another process runs it (reads state.json)."""
     from rich.console import Console
 
@@ -34,6 +35,16 @@ def status(session_id: str | None, reveal: bool) -> None:
     seen = seen_state(folder)
     if seen is None:
         fail(f"session {folder.id} has no state.json yet; it is starting or was never run")
+    if as_json:
+        say_json(
+            {
+                **_session_row(folder, time.time()),
+                "updated": seen.updated,
+                "message": seen.state.get("message"),
+                "resumable": seen.crashed or seen.status in ("paused", "interrupted", "failed"),
+            }
+        )
+        return
     board = Board.from_seen(seen, folder.meta())
     # a terminal's own width (the board narrows below 100 columns); piped, the wide table
     terminal = Console()
@@ -74,36 +85,107 @@ def _protocol_lines(folder: SessionFolder, protocol: str) -> list[str]:
 
 
 @click.command(name="list")
-def list_() -> None:
+@click.option("--protocol", "protocol", default=None, metavar="NAME", help="Only this protocol's.")
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    metavar="STATUS",
+    help="Only sessions with this status (consensus, no_consensus, paused, failed, running...; "
+    "repeatable).",
+)
+@click.option(
+    "--since",
+    default=None,
+    metavar="WHEN",
+    help="Only sessions started since: a date (2026-11-26), or a time ago (90m, 12h, 7d).",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the newest N.")
+@json_option
+def list_(
+    protocol: str | None,
+    statuses: tuple[str, ...],
+    since: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """Sessions under the sessions folder, oldest first."""
-    from moot.engine.seal import folder_result_problem
-    from moot.engine.state import seen_state
     from moot.engine.store import list_sessions, sessions_root, unusable_folders
 
+    after = _since(since) if since is not None else None
+    wanted = {s.strip().lower().replace(" ", "_") for s in statuses}
     folders = list_sessions()
     for folder, why in unusable_folders():  # left by a kill while moot created them
         say(f"note: skipped {folder.path}: not a session ({why})", err=True)
-    if not folders:
-        say(f"no sessions under {sessions_root()}")
-        return
     now = time.time()
+    rows = []
     for folder in folders:
-        seen = seen_state(folder)
-        meta = folder.meta() or {}
-        task = " ".join(str(meta.get("task", "")).split())
-        status, elapsed = "?", ""
-        if seen is not None:
-            status = seen.status
-            elapsed = _duration(seen.standing().elapsed(now))
-        say(f"{folder.id}  {meta.get('protocol', '?'):<7} {status:<22} {elapsed:>7}  {task[:50]}")
-        from moot.lifecycle.code import live_worktrees
-
-        trees = live_worktrees(folder)
-        if trees:
+        row = _session_row(folder, now)
+        if protocol is not None and row["protocol"] != protocol:
+            continue
+        if wanted and str(row["status"]).replace(" ", "_") not in wanted:
+            continue
+        if after is not None and (row["created"] or 0) < after:
+            continue
+        rows.append((folder, row))
+    if limit is not None:
+        rows = rows[-limit:]
+    if as_json:
+        say_json([row for _, row in rows])
+        return
+    if not rows:
+        filtered = protocol or wanted or after is not None
+        say(f"no sessions{' that match' if filtered else ''} under {sessions_root()}")
+        return
+    for folder, row in rows:
+        task = " ".join(str(row["task"]).split())
+        elapsed = "" if row["elapsed"] is None else _duration(row["elapsed"])
+        say(f"{folder.id}  {row['protocol']:<7} {row['status']:<22} {elapsed:>7}  {task[:50]}")
+        if trees := row["worktrees"]:
             say(f"  worktrees: {trees} still exist (moot apply / moot clean {folder.id})")
-        problem = folder_result_problem(folder)  # an edited result.json, or a cut journal
-        if problem is not None:
-            say(f"  ! {problem}")
+        if row["problem"] is not None:
+            say(f"  ! {row['problem']}")
+
+
+def _session_row(folder: SessionFolder, now: float) -> dict[str, Any]:
+    """One session as `moot list` shows it, and as `moot list --json` prints it."""
+    from moot.engine.seal import folder_result_problem
+    from moot.engine.state import seen_state
+    from moot.lifecycle.code import live_worktrees
+
+    seen = seen_state(folder)
+    meta = folder.meta() or {}
+    created = meta.get("created")
+    return {
+        "session_id": folder.id,
+        "protocol": str(meta.get("protocol", "?")),
+        "status": seen.status if seen is not None else "?",
+        "created": float(created) if isinstance(created, int | float) else None,
+        "elapsed": seen.standing().elapsed(now) if seen is not None else None,
+        "task": str(meta.get("task", "")),
+        "worktrees": live_worktrees(folder),
+        "problem": folder_result_problem(folder),  # an edited result.json, or a cut journal
+        "path": str(folder.path),
+    }
+
+
+def _since(text: str) -> float:
+    """The time `--since` means: a date (YYYY-MM-DD, local midnight) or a span ago (90m,
+    12h, 7d)."""
+    import datetime
+    import re
+
+    span = re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", text)
+    if span:
+        seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[span.group(2)]
+        return time.time() - int(span.group(1)) * seconds
+    try:
+        day = datetime.date.fromisoformat(text.strip())
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r}: give a date (2026-11-26) or a time ago (90m, 12h, 7d)", param_hint="--since"
+        ) from None
+    return datetime.datetime.combine(day, datetime.time()).timestamp()
 
 
 def _duration(seconds: float) -> str:
@@ -115,10 +197,15 @@ def _duration(seconds: float) -> str:
 @click.command()
 @click.argument("session_id", required=False)
 @click.option("--full", is_flag=True, help="Every answer whole, not one summary line each.")
-def show(session_id: str | None, full: bool) -> None:
+@json_option
+def show(session_id: str | None, full: bool, as_json: bool) -> None:
     """The verdict first, then what each agent said per round, scores or votes,
     disagreements, and usage (finished, paused or still running sessions)."""
     from moot.engine.store import find_session
+
+    if as_json:
+        say_json(_outcome_json(find_session(session_id)))
+        return
     from moot.lifecycle import reports
     from moot.report.markdown import render_markdown
     from moot.report.view import load_view
@@ -136,6 +223,36 @@ def show(session_id: str | None, full: bool) -> None:
         Console().print(Markdown(terminal_safe(text), hyperlinks=False))
     else:
         say(text)
+
+
+def _outcome_json(folder: SessionFolder) -> dict[str, Any]:
+    """The outcome as result.json holds it (checked against the journal); a session with no
+    outcome yet (running, crashed) as it stands, in the same fields where they apply."""
+    import json
+
+    from moot.report.view import load_view
+
+    view = load_view(folder)  # refuses an edited or stale result.json, a broken journal
+    if folder.result_json.exists() and view.status != "running":
+        data: dict[str, Any] = json.loads(folder.result_json.read_text(encoding="utf-8"))
+        return data
+    return {
+        "session_id": view.session_id,
+        "protocol": view.protocol,
+        "task": view.task,
+        "status": view.status,
+        "consensus": view.consensus,
+        "how": view.how,
+        "trust": view.trust,
+        "final_answer": view.final_answer,
+        "rounds": view.rounds_done,
+        "disagreements": view.disagreements,
+        "positions": view.positions,
+        "aliases": view.aliases,
+        "tokens": view.tokens,
+        "cost": view.cost,
+        "stop_message": view.stop_message,
+    }
 
 
 def _report_path(name: str, kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:

@@ -29,6 +29,7 @@ from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model, provider_info, providers
 from moot.models.keys import restore_call_settings
+from moot.models.pricing import suggest_spec
 from moot.protocols.definition import Flag, ProtocolDefinition
 from moot.text import closest, plural
 from moot.types import estimate_tokens
@@ -213,6 +214,11 @@ def check_config(
         spec = agent.get("model") if isinstance(agent, dict) else None
         if isinstance(spec, str) and ":" in spec:
             problems += _unknown_provider(f"agents.{index}.model", spec)
+        elif isinstance(spec, str) and (guess := suggest_spec(spec)):
+            where = f"agents.{index}.model:"
+            problems = [
+                f"{x}; did you mean {guess!r}?" if x.startswith(where) else x for x in problems
+            ]
     if problems:
         return None, problems
     more, plan = _resolve(RunConfig.model_validate(data))
@@ -359,9 +365,9 @@ def load_config(
     # the run checks what it refuses as it starts itself, with its task
     plan, problems = check_config(path, overrides, start=False, **flags)
     if plan is None:
-        source = str(path) if path else "options"
+        source = f"{path} has" if path else "the options given have"
         listed = "\n".join(f"  {line}" for line in problems)
-        raise ConfigError(f"{source} has {plural(len(problems), 'problem')}:\n{listed}")
+        raise ConfigError(f"{source} {plural(len(problems), 'problem')}:\n{listed}")
     return plan
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import ConfigError
-from moot.models.base import ModelSettings, call_context
+from moot.models.base import ModelSettings, call_context, providers
 from moot.types import Usage
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "Pricer",
     "find_price",
     "price_table",
+    "suggest_spec",
     "user_prices_path",
 ]
 
@@ -186,3 +187,40 @@ class Pricer:
 @functools.lru_cache(maxsize=256)
 def _warn_once(message: str) -> None:
     _log.warning(message)
+
+
+def suggest_spec(text: str) -> str | None:
+    """The PROVIDER:MODEL spec a bare model name most likely means: a model of the price table
+    or a provider's example by that name ("smollm2" -> "local:smollm2"), else the provider of
+    the family it starts with ("gpt-4o" -> "openai:gpt-4o", "claude-..." -> "anthropic:..."),
+    else the closest known model; None when nothing is close."""
+    from moot.text import closest
+
+    # an installed provider first: the spec suggested should run (local:, not llama:, smollm2)
+    registry = {info.name: info for info in sorted(providers(), key=lambda i: not i.installed())}
+    name = text.strip().lower()
+    if not name or ":" in name:
+        return None
+    known = [*price_table(), *(info.example.split()[0] for info in registry.values())]
+    by_name: dict[str, str] = {}
+    family: dict[str, str] = {}  # the leading letters of a model's name -> its provider
+    for spec in known:
+        provider, _, model = spec.partition(":")
+        if model and provider in registry:
+            by_name.setdefault(model.lower(), spec)
+            family.setdefault(_leading_letters(model.lower()), provider)
+    if name in by_name:
+        return by_name[name]
+    lead = _leading_letters(name)
+    if lead and lead in family:
+        return f"{family[lead]}:{text.strip()}"
+    close = closest(name, by_name)
+    return by_name[close] if close else None
+
+
+def _leading_letters(name: str) -> str:
+    """ "gpt" of "gpt-4o", "claude" of "claude-sonnet-4-6": a model family's name."""
+    end = 0
+    while end < len(name) and "a" <= name[end] <= "z":
+        end += 1
+    return name[:end]

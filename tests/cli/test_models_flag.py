@@ -1,0 +1,61 @@
+"""-m/--models takes one PROVIDER:MODEL spec per use (issue 24): a comma-separated list is
+refused with the flags it meant, a bare model name with the spec it most likely means; and the
+library's problems say the same."""
+
+from __future__ import annotations
+
+import pytest
+
+import moot
+from moot.errors import ConfigError
+from moot.models.pricing import suggest_spec
+from tests.cli.test_cli import moot as moot_cli
+
+
+@pytest.mark.parametrize("command", [["run", "x"], ["plan", "x"], ["bench"]])
+def test_a_comma_separated_list_is_refused_with_the_fix(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = moot_cli(capsys, *command, "--models", "openai:gpt-5.4,local:smollm2")
+    assert code == 1
+    assert "names 2 models; one per use: --models openai:gpt-5.4 --models local:smollm2" in err
+
+
+@pytest.mark.parametrize(
+    ("bare", "meant"),
+    [
+        ("gpt-4o", "openai:gpt-4o"),
+        ("claude-sonnet-4.6", "anthropic:claude-sonnet-4.6"),
+        ("gemini-2.5-flash", "google:gemini-2.5-flash"),
+        ("smollm2", "local:smollm2"),
+        ("qwen3", "ollama:qwen3"),
+    ],
+)
+def test_a_bare_model_name_suggests_its_spec(
+    bare: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert suggest_spec(bare) == meant
+    code, _, err = moot_cli(capsys, "run", "x", "-m", bare, "-m", bare)
+    assert code == 1 and f"did you mean --models {meant}?" in err
+
+
+def test_nothing_close_suggests_nothing() -> None:
+    assert suggest_spec("zzzzzzzz") is None
+    assert suggest_spec("openai:gpt-5.4") is None  # already a spec
+
+
+def test_the_short_flag_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = moot_cli(
+        capsys, "run", "x", "--dry-run", "-m", "local:smollm2", "-m", "local:smollm2"
+    )
+    assert code == 0, err
+    assert "Projected worst case" in out
+
+
+def test_the_library_says_the_same_in_the_users_terms() -> None:
+    with pytest.raises(ConfigError) as raised:
+        moot.run("x", models=["gpt-4o", "local:smollm2"])
+    message = str(raised.value)
+    assert message.startswith("the options given have 1 problem")
+    assert "agents.0.model: model spec 'gpt-4o' is not of the form" in message
+    assert message.endswith("lists the providers; did you mean 'openai:gpt-4o'?")
