@@ -32,6 +32,8 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "moot-home"
     monkeypatch.setenv("MOOT_HOME", str(home))
+    # without MOOT_HOME moot's home is the user data folder: never the real user's in a test
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("MOOT_TESTING", "1")  # network providers refuse remote hosts
     monkeypatch.delenv("MOOT_JOURNAL_KEY", raising=False)
     monkeypatch.chdir(tmp_path)

@@ -1,5 +1,6 @@
-"""Writing a file so that a reader sees the old one or the new one, never half of one: the
-session folder's files, a code task's patches, the worktree manifest. Imports nothing of moot."""
+"""Where moot keeps its files (`moot_home`), and writing a file so that a reader sees the old
+one or the new one, never half of one: the session folder's files, a code task's patches, the
+worktree manifest. Imports nothing of moot."""
 
 from __future__ import annotations
 
@@ -7,7 +8,23 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["LEGACY_HOME", "atomic_write", "moot_home"]
+
+# Where moot kept its files before it had one home: `.moot/` under the working directory.
+LEGACY_HOME = ".moot"
+
+
+def moot_home() -> Path:
+    """The folder of moot's sessions, cache, prices and lessons: `$MOOT_HOME`, else the
+    platform's user data folder (~/.local/share/moot on Linux, ~/Library/Application
+    Support/moot on macOS, %LOCALAPPDATA%\\moot on Windows), so that every command finds every
+    session wherever it is started."""
+    home = os.environ.get("MOOT_HOME")
+    if home:
+        return Path(home).expanduser()
+    import platformdirs  # here: most commands that set MOOT_HOME never need it
+
+    return Path(platformdirs.user_data_dir("moot", appauthor=False))
 
 
 def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:

@@ -59,3 +59,14 @@ def test_the_library_says_the_same_in_the_users_terms() -> None:
     assert message.startswith("the options given have 1 problem")
     assert "agents.0.model: model spec 'gpt-4o' is not of the form" in message
     assert message.endswith("lists the providers; did you mean 'openai:gpt-4o'?")
+
+
+def test_a_provider_without_an_example_does_not_break_the_suggestion() -> None:
+    """A provider registered with no example (a plugin's, a test's) made the suggestion crash."""
+    from moot.models.base import _REGISTRY, register_provider
+
+    register_provider("bare", "moot.models.scripted", "ScriptedModel.from_spec")
+    try:
+        assert suggest_spec("gpt-4o") == "openai:gpt-4o"
+    finally:
+        _REGISTRY.pop("bare")

@@ -743,8 +743,9 @@ def test_a_protocol_without_code_tasks_refuses_repo(repo: Path, agents_file: Pat
 def test_moot_run_from_inside_the_repository_keeps_its_folder_out_of_git(
     repo: Path, agents_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the reviewer's setup: no MOOT_HOME, `moot run ... --repo .` in the repository itself
-    monkeypatch.delenv("MOOT_HOME")
+    # the reviewer's setup: moot's home in the repository itself (an older moot's default,
+    # `.moot/` under the working directory), `moot run ... --repo .` there
+    monkeypatch.setenv("MOOT_HOME", str(repo / ".moot"))
     monkeypatch.chdir(repo)
     status = sh(repo, "status", "--porcelain", "--untracked-files=all")
     spec = f"scripted:{agents_file}#good"

@@ -6,7 +6,8 @@ Exit codes: 0 consensus, 1 error (bad arguments or config included), 2 no consen
 One module per command group, each imported only when one of its commands is asked for or
 listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
-cache.py, batch.py (batch, bench), pipeline.py (plan, execute, lessons); what they share is in
+cache.py, batch.py (batch, bench), pipeline.py (plan, execute, lessons), home.py
+(move-sessions); what they share is in
 common.py, what a run prints at its end in outcome.py.
 """
 
@@ -50,6 +51,7 @@ class _Commands(click.Group):
         "validate": "moot.cli.doctor:validate",
         "schema": "moot.cli.doctor:schema",
         "migrate": "moot.cli.sessions:migrate",
+        "move-sessions": "moot.cli.home:move_sessions",
         "cache": "moot.cli.cache:cache",
         "batch": "moot.cli.batch:batch",
         "bench": "moot.cli.batch:bench",

@@ -110,8 +110,20 @@ def list_(
     as_json: bool,
 ) -> None:
     """Sessions under the sessions folder, oldest first."""
-    from moot.engine.store import list_sessions, sessions_root, unusable_folders
+    from moot.engine.store import (
+        legacy_sessions_root,
+        list_sessions,
+        sessions_root,
+        unusable_folders,
+    )
 
+    old = legacy_sessions_root()
+    if old is not None:
+        say(
+            f"note: {len(list_sessions(old))} sessions of an older moot are in {old}; "
+            "`moot move-sessions` moves them to moot's home",
+            err=True,
+        )
     after = _since(since) if since is not None else None
     wanted = {s.strip().lower().replace(" ", "_") for s in statuses}
     folders = list_sessions()

@@ -7,7 +7,7 @@ its answer was one draw among many. Only successful completions are stored.
 
 Stores, chosen by `open_cache(spec)`:
 
-    sqlite            $MOOT_HOME/cache.sqlite (else .moot/cache.sqlite), the default
+    sqlite            cache.sqlite in moot's home ($MOOT_HOME, else the user data folder)
     sqlite:PATH       a SQLite file of your choice
     redis://...       a Redis server shared by several machines (the 'redis' extra)
 
@@ -156,7 +156,7 @@ INSERT OR IGNORE INTO counters VALUES ('hits', 0), ('misses', 0);
 
 
 def default_cache_path() -> Path:
-    """`$MOOT_HOME/cache.sqlite`, else `.moot/cache.sqlite` under the working directory."""
+    """`cache.sqlite` in moot's home (`$MOOT_HOME`, else the platform's user data folder)."""
     return sessions_root().parent / "cache.sqlite"
 
 

@@ -16,6 +16,7 @@ from filelock import FileLock, Timeout
 from moot import files
 from moot.engine.result import FORMAT_VERSION
 from moot.errors import JournalLocked, SessionNotFound, StorageError
+from moot.files import LEGACY_HOME, moot_home
 
 __all__ = [
     "SessionFolder",
@@ -23,6 +24,7 @@ __all__ = [
     "find_session",
     "folder_problem",
     "folder_version",
+    "legacy_sessions_root",
     "list_sessions",
     "new_session_id",
     "read_json",
@@ -33,10 +35,21 @@ __all__ = [
 
 
 def sessions_root() -> Path:
-    """`$MOOT_HOME/sessions`, else `.moot/sessions` under the working directory."""
-    home = os.environ.get("MOOT_HOME")
-    base = Path(home).expanduser() if home else Path.cwd() / ".moot"
-    return base / "sessions"
+    """`sessions/` under moot's home (`moot.files.moot_home`: `$MOOT_HOME`, else the
+    platform's user data folder)."""
+    return moot_home() / "sessions"
+
+
+def legacy_sessions_root() -> Path | None:
+    """`.moot/sessions` under the working directory, where an older moot kept its sessions,
+    when it holds any and is not the home's own; `moot move-sessions` moves them home."""
+    old = Path.cwd() / LEGACY_HOME / "sessions"
+    try:
+        if old.resolve() == sessions_root().resolve() or not any(old.iterdir()):
+            return None
+    except OSError:  # none there, or unreadable
+        return None
+    return old
 
 
 _FIXES = {
@@ -212,8 +225,22 @@ def _nested(folders: list[SessionFolder], ref: str) -> SessionFolder | None:
 
 def find_session(ref: str | None, root: Path | None = None) -> SessionFolder:
     """A session by id, unique id prefix, or `last` (also when `ref` is None). A reference to
-    a folder left by a kill during creation is refused saying so."""
-    root = root or sessions_root()
+    a folder left by a kill during creation is refused saying so. Not found in moot's home,
+    it is looked for where an older moot kept sessions (`legacy_sessions_root`)."""
+    try:
+        return _find(ref, root or sessions_root())
+    except SessionNotFound:
+        old = legacy_sessions_root() if root is None else None
+        if old is None:
+            raise
+        try:
+            return _find(ref, old)
+        except SessionNotFound:
+            pass
+        raise
+
+
+def _find(ref: str | None, root: Path) -> SessionFolder:
     folders = list_sessions(root)
     unusable = unusable_folders(root)
     if ref in (None, "", "last", "latest"):

@@ -1,7 +1,8 @@
 """What a call cost: a bundled price table that users can override, and the unknown case.
 
 Prices are USD per million tokens, looked up by "provider:model". Later sources win:
-the bundled `prices.toml`, then `$MOOT_HOME/prices.toml` (or `./.moot/prices.toml`), then the
+the bundled `prices.toml`, then `prices.toml` in moot's home (`$MOOT_HOME`, else the user
+data folder), then the
 run config's `[prices]` table, then an agent's `options.price`. A model with no price reports
 `cost = None` ("unknown"), and the session says so once; cost limits then count that model's
 tokens at `UNPRICED_USD_PER_MTOK` (see engine/limits.py), so a cost limit still bounds the run.
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import ConfigError
+from moot.files import moot_home
 from moot.models.base import ModelSettings, call_context, providers
 from moot.types import Usage
 
@@ -84,8 +85,7 @@ class Price:
 
 
 def user_prices_path() -> Path:
-    home = os.environ.get("MOOT_HOME")
-    return (Path(home).expanduser() if home else Path.cwd() / ".moot") / "prices.toml"
+    return moot_home() / "prices.toml"
 
 
 @functools.lru_cache(maxsize=1)
@@ -201,7 +201,7 @@ def suggest_spec(text: str) -> str | None:
     name = text.strip().lower()
     if not name or ":" in name:
         return None
-    known = [*price_table(), *(info.example.split()[0] for info in registry.values())]
+    known = [*price_table(), *(w for info in registry.values() for w in info.example.split()[:1])]
     by_name: dict[str, str] = {}
     family: dict[str, str] = {}  # the leading letters of a model's name -> its provider
     for spec in known:
