@@ -107,13 +107,16 @@ CRITIQUE = "Strengths: clear. Weaknesses: the edge cases are not covered. Errors
 
 
 def arena_reply(request: Request) -> str:
-    """A well-formed answer for the step this request is for; the judge always says CONTINUE."""
+    """A well-formed answer for the step this request is for; the judge always says CONTINUE,
+    and the agents keep different numbers, so moot finds no agreement and every round runs."""
     step = request.meta["step"]
     if "/verify/" in step:
         return verdict("CONTINUE", 5)
     if "/evaluate/" in step:
         return CRITIQUE
-    return solution(f"the answer is 42, says {request.meta['agent']} at {step}")
+    agent = str(request.meta["agent"])
+    number = 40 + 7 * (ord(agent[-1]) - ord("a"))  # agent_a 40, agent_b 47, agent_c 54
+    return solution(f"the answer is {number}, says {agent} at {step}")
 
 
 def arena_config(names: list[str], **extra: object) -> RunConfig:
