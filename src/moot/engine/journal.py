@@ -550,6 +550,11 @@ class Journal:
         return hashlib.sha256(data).hexdigest()
 
     @property
+    def durable(self) -> int:
+        """How many of `events` are known to be on disk (fsync'd)."""
+        return self._durable
+
+    @property
     def signed(self) -> bool:
         return self._key is not None
 

@@ -107,6 +107,7 @@ class Session(CodeTask):
         self._chooser = chooser
         self.folder = folder
         self.journal = journal
+        self._told = len(journal.events)  # the faces hear of later events, in journal order
         self.task = task
         self.seed = seed
         self.agents = list(agents)
@@ -183,15 +184,25 @@ class Session(CodeTask):
         """Journal a durable event (fsync'd) and tell the faces. Known keys are masked in
         every string of it first (a warning or a stop quoting an error, a shell's output)."""
         event = self.journal.append(self._event(kind, step, data))
-        self._notify(event)
+        self._tell_durable()
         return event
 
     async def _commit(self, kind: EventKind | str, step: str | None = None, **data: Any) -> Event:
         """`record` for an effect's result: effects that finish together share one fsync
         (Journal.commit); each returns, and the faces hear of it, once it is durable."""
         event = await self.journal.commit(self._event(kind, step, data))
-        self._notify(event)
+        self._tell_durable()
         return event
+
+    def _tell_durable(self) -> None:
+        """Tell the faces of every event on disk they have not heard of, in journal order: an
+        fsync covers the lines written before it, so an answer whose commit is still waiting
+        is heard before a later line an `append` made durable (faces see the journal's order)."""
+        events, durable = self.journal.events, self.journal.durable
+        while self._told < durable:
+            event = events[self._told]
+            self._told += 1
+            self._notify(event)
 
     def _event(self, kind: EventKind | str, step: str | None, data: dict[str, Any]) -> Event:
         if known_secrets():
