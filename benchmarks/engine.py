@@ -30,8 +30,9 @@ resume_1000_events_s
     it stopped. The session is an arena of 45 complete rounds, paused by a token limit at the
     first call of round 46: every call fails once with a transient error (an `attempt` event,
     then a retry) and every solve, revise and verify answer is malformed once and re-asked, so
-    the journal holds 501 asks and 1,005 events (each call counts 1 token, so the limit pauses
-    at an exact step). `resume` is then called with that limit still reached: it loads and
+    the journal holds 501 asks and 1,005 events (each call counts a million tokens, far more than
+    any prompt's estimate or a call's reservation, and the limit is 501 million, so it pauses at
+    an exact step). `resume` is then called with that limit still reached: it loads and
     verifies the journal, re-runs the protocol over every journaled step (no model is called)
     and pauses again at the first not-yet-journaled step. The figure is the time from calling
     `resume` to that moment (when it journals `stopped`), without the report writing after it.
@@ -70,6 +71,7 @@ OVERHEAD_CALLS = 400
 PARALLEL_RUNS = 3  # the median is reported
 RESUME_ROUNDS = 45  # complete rounds before the pause; 2 + 12 + 22 * 45 = 1004 events
 RESUME_RUNS = 5  # the median is reported
+TOKENS_PER_CALL = 1_000_000  # far above a prompt's estimate and a call's reservation
 
 
 async def no_sleep(_: float) -> None:
@@ -96,13 +98,16 @@ CRITIQUE = "Strengths: clear. Weaknesses: the edge cases are not covered. Errors
 
 
 def arena_reply(request: Request) -> str:
-    """A well-formed answer for the step this request is for; the judge always says CONTINUE."""
+    """A well-formed answer for the step this request is for; the judge always says CONTINUE.
+    The agents' answers differ (a number of their own), so they never agree and the debate runs
+    every round: three answers of 42 end it after the solve."""
     step = request.meta["step"]
     if "/verify/" in step:
         return verdict("CONTINUE", 5)
     if "/evaluate/" in step:
         return CRITIQUE
-    return solution(f"the answer is 42, says {request.meta['agent']} at {step}")
+    agent = request.meta["agent"]
+    return solution(f"the answer is {40 + ord(agent[-1])}, says {agent} at {step}")
 
 
 def arena_config(names: list[str], **extra: object) -> RunConfig:
@@ -216,8 +221,9 @@ def bench_resume() -> tuple[float, int]:
             text = "I think the answer is 42, but I forgot the required format."
         else:
             text = arena_reply(request)
-        # One token a call, so a token limit pauses after an exact number of asks.
-        return Completion(text=text, usage=Usage(completion_tokens=1), cost=0.0, model="bench")
+        # A million tokens a call, so a token limit pauses after an exact number of asks.
+        usage = Usage(completion_tokens=TOKENS_PER_CALL)
+        return Completion(text=text, usage=usage, cost=0.0, model="bench")
 
     names = [f"resume_{i}" for i in range(3)]
     for name in names:
@@ -226,7 +232,7 @@ def bench_resume() -> tuple[float, int]:
     config = arena_config(
         names,
         arena={"max_rounds": 50},
-        limits={"max_tokens": asks},
+        limits={"max_tokens": asks * TOKENS_PER_CALL},
         engine={"backoff_initial": 0, "backoff_max": 0},
     )
     paused = runner.start("Plan the migration of a service.", config, sleep=no_sleep)
