@@ -173,7 +173,7 @@ def _verdict(problem: object) -> Verdict:
 
 
 def _run(cases: Sequence[Case]) -> list[tuple[Case, Verdict, Verdict]]:
-    substance._instructions.cache_clear()
+    substance._clear_caches()
     reference._instructions.cache_clear()
     return [
         (

@@ -27,9 +27,10 @@ import enum
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import compress
 
 from moot.deliberation.markup import strip_markup
 
@@ -301,35 +302,49 @@ def _drop_quoted(prompt: str) -> list[str]:
     return out
 
 
-def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
-    # (mutation testing: `strict` of a zip with its own tails, and a trigram with a None kept
-    # in, change nothing a reply's trigrams, which never hold None, can find: equivalent)
-    return {
-        (a, b, c)
-        for a, b, c in zip(words, words[1:], words[2:], strict=False)  # pragma: no mutate
-        if a is not None and b is not None and c is not None  # pragma: no mutate
-    }
+def _trigrams(words: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    """Every run of three words, in order (one C pass)."""
+    return zip(words, words[1:], words[2:], strict=False)
+
+
+Trigrams = frozenset[tuple[str, str, str]]
 
 
 @functools.lru_cache(maxsize=32)
-def _instructions(
-    prompts: tuple[str, ...], task: str | None
-) -> tuple[frozenset[tuple[str, str, str]], frozenset[str]]:
-    """The prompts' own word trigrams (quoted material and the task taken out, a `None` where
-    they were, so no trigram spans the hole) and their vocabulary. Every agent of a round is
-    asked the same prompts, and a resume checks every saved answer again: the prompts are read
-    once, not once per reply."""
+def _instructions(prompts: tuple[str, ...], task: str | None) -> tuple[Trigrams, frozenset[str]]:
+    """The prompts' own word trigrams (quoted material and the task taken out: no trigram
+    spans the hole) and their vocabulary. Every agent of a round is asked the same prompts, and
+    a resume checks every saved answer again: the prompts are read once, not once per reply
+    (and a system prompt that every ask of a session shares, once per session)."""
     folded_task = _fold(task).strip() if task else ""
-    words: list[str | None] = []
-    for prompt in prompts:
-        for piece in _drop_quoted(prompt[:PROMPT_CAP]):
-            text = _fold(piece)
-            for part in text.split(folded_task) if folded_task else [text]:
-                words.extend(_WORD.findall(part))
-                words.append(None)
-    return frozenset(_trigrams(words)), frozenset(w for w in words if w is not None)
+    readings = [_prompt_reading(prompt, folded_task) for prompt in prompts]
+    grams = frozenset().union(*(g for g, _ in readings))
+    return grams, frozenset().union(*(v for _, v in readings))
 
 
+@functools.lru_cache(maxsize=64)
+def _prompt_reading(prompt: str, folded_task: str) -> tuple[Trigrams, frozenset[str]]:
+    """`_instructions` of one prompt: the trigrams within each piece of it between quotes and
+    the task (zip: one C pass over its words), and its words."""
+    grams: set[tuple[str, str, str]] = set()
+    vocabulary: set[str] = set()
+    for piece in _drop_quoted(prompt[:PROMPT_CAP]):
+        text = _fold(piece)
+        for part in text.split(folded_task) if folded_task else [text]:
+            words = _WORD.findall(part)
+            grams.update(_trigrams(words))
+            vocabulary.update(words)
+    return frozenset(grams), frozenset(vocabulary)
+
+
+@functools.lru_cache(maxsize=32)
+def _task_reading(task: str) -> tuple[frozenset[str], Trigrams]:
+    """The task's words (of its head) and its word trigrams, read once per task."""
+    tokens = _WORD.findall(_fold(task))
+    return frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))), frozenset(_trigrams(tokens))
+
+
+@functools.lru_cache(maxsize=32)
 def _is_yes_no_question(task: str) -> bool:
     """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
     else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
@@ -350,12 +365,19 @@ def _is_yes_no_question(task: str) -> bool:
     return False
 
 
-def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> list[bool]:
-    covered = [False] * len(reply_words)
-    for i in range(len(reply_words) - 2):
-        if (reply_words[i], reply_words[i + 1], reply_words[i + 2]) in grams:
-            covered[i] = covered[i + 1] = covered[i + 2] = True
-    return covered
+def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> int:
+    """Which words sit in a run of three that `grams` holds: byte i of the result (little
+    endian) is 1 for word i, else 0. The trigrams are looked up in one C pass (map over zip),
+    and a hit at i covers i, i + 1 and i + 2 by shifting the bytes: no loop per word."""
+    hits = bytes(map(grams.__contains__, _trigrams(reply_words)))
+    first = int.from_bytes(hits, "little")
+    return first | first << 8 | first << 16
+
+
+def _clear_caches() -> None:
+    """Forget every reading of prompts and tasks (for tests that must read afresh)."""
+    for cached in (_instructions, _prompt_reading, _task_reading, _is_yes_no_question):
+        cached.cache_clear()
 
 
 _DETAIL = {
@@ -376,8 +398,31 @@ _FILL = {
 def _sample(text: str) -> str:
     """A short, printable sample of the offending text, for the detail line."""
     flat = " ".join(text.split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
-    return repr(flat[:60] + ("..." if len(flat) > 60 else ""))
+    shown = "".join(ch if ch.isprintable() else "?" for ch in flat[:60])
+    return repr(shown + ("..." if len(flat) > 60 else ""))
+
+
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+# a stretch of the mask that holds one reason's code or nothing, per code; a run of nothing
+_STRETCH = {
+    code: re.compile(b"[\x00" + re.escape(bytes([code])) + b"]*") for code in _CODE.values()
+}
+_UNMASKED = re.compile(rb"\x00+")
+_ALNUM = re.compile(r"[^\W_]")  # what str.isalnum holds (SRE's Unicode word, less "_")
+
+
+def _run_end(mask: bytearray, folded: str, start: int, code: int) -> int:
+    """Where the run of text masked for `code` from `start` ends: it goes on through `code`
+    and through unmasked characters that are not alphanumeric (the spaces and punctuation
+    between masked words), and stops at anything else. Found per run of unmasked characters,
+    by regex, not per character."""
+    stretch = _STRETCH[code].match(mask, start)
+    end = stretch.end() if stretch is not None else start
+    for gap in _UNMASKED.finditer(mask, start, end):
+        alnum = _ALNUM.search(folded, gap.start(), gap.end())
+        if alnum is not None:
+            return alnum.start()
+    return end
 
 
 # A reply of at most this many words of its own is judged as a fragment too (below).
@@ -494,7 +539,7 @@ def check_substance(
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
     grams, vocabulary = _instructions(prompts, task)
-    task_words = frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))) if task else frozenset()
+    task_words, task_grams = _task_reading(task) if task else (frozenset(), frozenset())
     # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
     # which NFKC can make a little longer or shorter than `text`, so all matching below runs
     # on `folded`
@@ -537,22 +582,22 @@ def check_substance(
         if before is not None:
             cover(before.start(), m.end(), Reason.INSTRUCTION)
 
-    words = list(_WORD.finditer(folded))
-    tokens = [m.group() for m in words]
-    spans = [m.span() for m in words]
-    from_prompt = _covered(tokens, grams)
-    task_tokens = _WORD.findall(_fold(task)) if task else []
-    from_task = _covered(tokens, _trigrams(task_tokens))
-    for i, (start, end) in enumerate(spans):
-        if from_prompt[i] or from_task[i]:
+    # what is left: words no mask touches (no word is looked at character by character: the
+    # echo is found per trigram, and a word's own characters are counted only where something
+    # before the echo masked some of the reply)
+    tokens = _WORD.findall(folded)
+    from_task = _covered(tokens, task_grams)
+    echoed = (_covered(tokens, grams) | from_task).to_bytes(len(tokens), "little")
+    kept = echoed.translate(_FLIP)  # 1 for a word no echo covers
+    if mask.count(0) == len(mask):
+        own = list(compress(tokens, kept))
+    else:
+        spans = zip(tokens, (m.span() for m in _WORD.finditer(folded)), strict=True)
+        own = [w for w, (s, e) in compress(spans, kept) if mask.count(0, s, e) == e - s]
+    if 1 in echoed:
+        echoes = compress(_WORD.finditer(folded), echoed)
+        for start, end in (m.span() for m in echoes):
             cover(start, end, Reason.ECHO)
-
-    # what is left: words no mask touches
-    own = [
-        tokens[i]
-        for i, (start, end) in enumerate(spans)
-        if mask.count(0, start, end) == end - start
-    ]
     content = [w for w in own if w not in _FILLER]
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
@@ -567,7 +612,7 @@ def check_substance(
     # invalid: nothing of its own left, or a long copy of the prompt with a stray word or two
     # ("... each with its reason. Okay."); restating the task before a short answer is fine
     # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
-    beyond_task = len(tokens) - sum(from_task)
+    beyond_task = len(tokens) - from_task.bit_count()
     if content and len(content) <= _FRAGMENT:
         # without the task at hand its words are part of the instructions: only braces tell
         # (a word the task uses is the task's too: "C" to "A, B, C or D?" beside "Agent C")
@@ -587,8 +632,6 @@ def check_substance(
     # kept the positions
     code = _CODE[main]
     start = mask.index(code)
-    end = start
-    while end < len(mask) and (mask[end] == code or (mask[end] == 0 and not folded[end].isalnum())):
-        end += 1
+    end = _run_end(mask, folded, start, code)
     source = text if len(text) == len(folded) else folded
     return NotSubstantive(main, f"{_DETAIL[main]} ({_sample(source[start:end])})")
