@@ -374,6 +374,33 @@ def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]
     return first | first << 8 | first << 16
 
 
+# What every match of a pattern holds (one of these strings, or a match of this cheaper
+# pattern): a reply without it is not scanned. Each regex costs a pass over the reply's
+# characters, and most replies hold no label, header, refusal or limit at all. (The refusals'
+# letters are matched ignoring case; in folded text only "ı" is also an "i" then.)
+_NEEDS: dict[re.Pattern[str], tuple[str, ...] | re.Pattern[str]] = {
+    _EMPTY_SLOT: ("{{", ".."),
+    _PLACEHOLDER: ("{",),
+    _FILL_IN: ("<", "[", "("),
+    _SCHEMA: ('"',),
+    _LABEL: (":",),
+    _HEADER: ("#",),
+    _REFUSAL: re.compile(r"[iı]\s|as\s|sorry"),
+    _UNIT: ("word", "sentence", "char", "line", "paragraph", "token", "bullet", "point"),
+}
+
+
+def _finditer(pattern: re.Pattern[str], folded: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(folded)`, or nothing at once when `folded` lacks what it needs."""
+    needs = _NEEDS[pattern]
+    if isinstance(needs, re.Pattern):
+        if needs.search(folded) is None:
+            return iter(())
+    elif not any(hint in folded for hint in needs):
+        return iter(())
+    return pattern.finditer(folded)
+
+
 def _clear_caches() -> None:
     """Forget every reading of prompts and tasks (for tests that must read afresh)."""
     for cached in (_instructions, _prompt_reading, _task_reading, _is_yes_no_question):
@@ -557,9 +584,9 @@ def check_substance(
     if _CONTROL_HINT.search(folded):
         folded = _CONTROL.sub(blank, folded)
     for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _SCHEMA):
-        for m in pattern.finditer(folded):
+        for m in _finditer(pattern, folded):
             cover(m.start(), m.end(), Reason.TEMPLATE)
-    for m in _LABEL.finditer(folded):
+    for m in _finditer(_LABEL, folded):
         # a label the prompt uses, or one whose value holds no word of the model's own
         # (`Reasoning: {`), is template; the value itself is judged on its own
         name = m.group(1)
@@ -567,13 +594,13 @@ def check_substance(
         empty = all(mask.count(0, w.start(), w.end()) == 0 for w in value)
         if name in vocabulary or name.replace("-", "") in vocabulary or empty:
             cover(m.start(), m.start(2), Reason.TEMPLATE)
-    for m in _HEADER.finditer(folded):
+    for m in _finditer(_HEADER, folded):
         header = m.group(1).split()
         if header and all(w in vocabulary for w in header):
             cover(m.start(), m.end(), Reason.TEMPLATE)
-    for m in _REFUSAL.finditer(folded):
+    for m in _finditer(_REFUSAL, folded):
         cover(m.start(), m.end(), Reason.REFUSAL)
-    for m in _UNIT.finditer(folded):
+    for m in _finditer(_UNIT, folded):
         # "at most 280 characters" answers "How long can a post be, in characters?"
         unit = m.group()
         if {unit, unit.removesuffix("s"), unit + "s"} & task_words or _ASKS_SIZE & task_words:
