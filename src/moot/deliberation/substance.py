@@ -26,21 +26,21 @@ from __future__ import annotations
 import enum
 import functools
 import re
-import unicodedata
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import compress
 
+from moot.deliberation import echo
+from moot.deliberation.echo import PROMPT_CAP, WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
 # How much is scanned: a reply's head and tail (an echo starts at the top; an answer after a
-# copied preamble shows at the end), and each prompt's head.
+# copied preamble shows at the end), and each prompt's head (echo.PROMPT_CAP).
 REPLY_HEAD = 16_000
 REPLY_TAIL = 4_000
-PROMPT_CAP = 60_000
 
 
 class Reason(enum.StrEnum):
@@ -137,10 +137,6 @@ _REFUSAL = re.compile(
 _LABEL = re.compile(r'(?<![\w-])"?([a-z][\w-]{0,40})"?[ \t]*:(?=([^,;\n]{0,400}))')
 # `## PLAN` or `## CHANGES -` on a line of its own: a header whose words all come from the prompt
 _HEADER = re.compile(r"^[ \t]*#{1,6}[ \t]*([a-z][a-z ]{0,40}?)[ \t]*[-:]?[ \t]*$", re.M)
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-# Quoted material in a prompt is other agents' work, not instructions: an agent that agrees
-# with it is not echoing the prompt. Openers name their nonce; the closer repeats it.
-_QUOTE_OPEN = re.compile(r'<quoted\b[^>\n]{0,400}?\bid="([^"\n]{1,64})"[^>\n]{0,400}>')
 # Words too common to make an answer on their own.
 _FILLER = frozenset(
     "a an the is are was were be been of to in on at for with by and or but if so as it its "
@@ -270,78 +266,10 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
 _CLAUSE = re.compile(r"[,;]|\s-+\s")
 
 
-def _fold(text: str) -> str:
-    # NFKC folds full-width and ligature look-alikes; casefold lower-cases for comparison
-    return unicodedata.normalize("NFKC", text).replace("’", "'").casefold()
-
-
 def _scan(reply: str) -> str:
     if len(reply) <= REPLY_HEAD + REPLY_TAIL:
         return reply
     return reply[:REPLY_HEAD] + "\n" + reply[-REPLY_TAIL:]
-
-
-def _drop_quoted(prompt: str) -> list[str]:
-    """The prompt's text outside quoted material, in the pieces between the quotes."""
-    out: list[str] = []
-    pos = 0
-    # a prompt quotes a handful of texts; the bound keeps this linear (mutation testing: any
-    # other bound above a handful is the same, so its mutants are equivalent)
-    for _ in range(200):  # pragma: no mutate
-        opening = _QUOTE_OPEN.search(prompt, pos)
-        if opening is None:
-            break
-        out.append(prompt[pos : opening.start()])
-        closing = f'</quoted id="{opening.group(1)}">'
-        # the closer names the opener's nonce, which occurs once, after it: where the search
-        # starts and which way it goes cannot matter (equivalent mutants)
-        end = prompt.find(closing, opening.end())  # pragma: no mutate
-        # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
-        pos = len(prompt) if end == -1 else end + len(closing)
-    out.append(prompt[pos:])
-    return out
-
-
-def _trigrams(words: Sequence[str]) -> Iterator[tuple[str, str, str]]:
-    """Every run of three words, in order (one C pass)."""
-    return zip(words, words[1:], words[2:], strict=False)
-
-
-Trigrams = frozenset[tuple[str, str, str]]
-
-
-@functools.lru_cache(maxsize=32)
-def _instructions(prompts: tuple[str, ...], task: str | None) -> tuple[Trigrams, frozenset[str]]:
-    """The prompts' own word trigrams (quoted material and the task taken out: no trigram
-    spans the hole) and their vocabulary. Every agent of a round is asked the same prompts, and
-    a resume checks every saved answer again: the prompts are read once, not once per reply
-    (and a system prompt that every ask of a session shares, once per session)."""
-    folded_task = _fold(task).strip() if task else ""
-    readings = [_prompt_reading(prompt, folded_task) for prompt in prompts]
-    grams = frozenset().union(*(g for g, _ in readings))
-    return grams, frozenset().union(*(v for _, v in readings))
-
-
-@functools.lru_cache(maxsize=64)
-def _prompt_reading(prompt: str, folded_task: str) -> tuple[Trigrams, frozenset[str]]:
-    """`_instructions` of one prompt: the trigrams within each piece of it between quotes and
-    the task (zip: one C pass over its words), and its words."""
-    grams: set[tuple[str, str, str]] = set()
-    vocabulary: set[str] = set()
-    for piece in _drop_quoted(prompt[:PROMPT_CAP]):
-        text = _fold(piece)
-        for part in text.split(folded_task) if folded_task else [text]:
-            words = _WORD.findall(part)
-            grams.update(_trigrams(words))
-            vocabulary.update(words)
-    return frozenset(grams), frozenset(vocabulary)
-
-
-@functools.lru_cache(maxsize=32)
-def _task_reading(task: str) -> tuple[frozenset[str], Trigrams]:
-    """The task's words (of its head) and its word trigrams, read once per task."""
-    tokens = _WORD.findall(_fold(task))
-    return frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))), frozenset(_trigrams(tokens))
 
 
 @functools.lru_cache(maxsize=32)
@@ -349,29 +277,20 @@ def _is_yes_no_question(task: str) -> bool:
     """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
     else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
     and offers no alternatives ("or", other than "or not")."""
-    folded = _fold(task[:PROMPT_CAP])
+    folded = fold(task[:PROMPT_CAP])
     if "?" in folded:
         folded = folded[: folded.rfind("?")]
     question = _SENTENCE_END.split(folded.strip())[-1]
-    words = _WORD.findall(question)
+    words = WORD.findall(question)
     if "whether" in words:
         return True
     if "or" in words and " or not " not in f" {' '.join(words)} ":
         return False
     for clause in _CLAUSE.split(question):
-        first_word = _WORD.search(clause)
+        first_word = WORD.search(clause)
         if first_word is not None and first_word.group() in _AUXILIARIES:
             return True
     return False
-
-
-def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> int:
-    """Which words sit in a run of three that `grams` holds: byte i of the result (little
-    endian) is 1 for word i, else 0. The trigrams are looked up in one C pass (map over zip),
-    and a hit at i covers i, i + 1 and i + 2 by shifting the bytes: no loop per word."""
-    hits = bytes(map(grams.__contains__, _trigrams(reply_words)))
-    first = int.from_bytes(hits, "little")
-    return first | first << 8 | first << 16
 
 
 # What every match of a pattern holds (one of these strings, or a match of this cheaper
@@ -403,8 +322,8 @@ def _finditer(pattern: re.Pattern[str], folded: str) -> Iterator[re.Match[str]]:
 
 def _clear_caches() -> None:
     """Forget every reading of prompts and tasks (for tests that must read afresh)."""
-    for cached in (_instructions, _prompt_reading, _task_reading, _is_yes_no_question):
-        cached.cache_clear()
+    echo.clear_caches()
+    _is_yes_no_question.cache_clear()
 
 
 _DETAIL = {
@@ -490,7 +409,7 @@ def _directs_the_answer(text: str, asked: AbstractSet[str]) -> bool:
         if m is None or m.group("noun").lower().rstrip("s") in asked_stems:
             return False
         rest = m.group("rest")
-        if _CONCRETE.search(rest) or any(w in asked for w in _WORD.findall(_fold(rest))):
+        if _CONCRETE.search(rest) or any(w in asked for w in WORD.findall(fold(rest))):
             return False
     return True
 
@@ -555,8 +474,8 @@ def check_substance(
         return NotSubstantive(Reason.EMPTY, "it is empty")
     scanned = _scan(reply)
     text = strip_markup(scanned)
-    folded = _fold(text)
-    if not _WORD.search(text):
+    folded = fold(text)
+    if not WORD.search(text):
         if _EMPTY_SLOT.search(folded):
             return NotSubstantive(Reason.TEMPLATE, f"it is a placeholder ({_sample(text)})")
         if _CONTROL.search(folded):
@@ -565,8 +484,8 @@ def check_substance(
             return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
-    grams, vocabulary = _instructions(prompts, task)
-    task_words, task_grams = _task_reading(task) if task else (frozenset(), frozenset())
+    grams, vocabulary = read_prompts(prompts, task)
+    task_words, task_grams = read_task(task) if task else (frozenset(), frozenset())
     # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
     # which NFKC can make a little longer or shorter than `text`, so all matching below runs
     # on `folded`
@@ -590,7 +509,7 @@ def check_substance(
         # a label the prompt uses, or one whose value holds no word of the model's own
         # (`Reasoning: {`), is template; the value itself is judged on its own
         name = m.group(1)
-        value = _WORD.finditer(folded, m.start(2), m.end(2))
+        value = WORD.finditer(folded, m.start(2), m.end(2))
         empty = all(mask.count(0, w.start(), w.end()) == 0 for w in value)
         if name in vocabulary or name.replace("-", "") in vocabulary or empty:
             cover(m.start(), m.start(2), Reason.TEMPLATE)
@@ -612,17 +531,17 @@ def check_substance(
     # what is left: words no mask touches (no word is looked at character by character: the
     # echo is found per trigram, and a word's own characters are counted only where something
     # before the echo masked some of the reply)
-    tokens = _WORD.findall(folded)
-    from_task = _covered(tokens, task_grams)
-    echoed = (_covered(tokens, grams) | from_task).to_bytes(len(tokens), "little")
+    tokens = WORD.findall(folded)
+    from_task = covered(tokens, task_grams)
+    echoed = (covered(tokens, grams) | from_task).to_bytes(len(tokens), "little")
     kept = echoed.translate(_FLIP)  # 1 for a word no echo covers
     if mask.count(0) == len(mask):
         own = list(compress(tokens, kept))
     else:
-        spans = zip(tokens, (m.span() for m in _WORD.finditer(folded)), strict=True)
+        spans = zip(tokens, (m.span() for m in WORD.finditer(folded)), strict=True)
         own = [w for w, (s, e) in compress(spans, kept) if mask.count(0, s, e) == e - s]
     if 1 in echoed:
-        echoes = compress(_WORD.finditer(folded), echoed)
+        echoes = compress(WORD.finditer(folded), echoed)
         for start, end in (m.span() for m in echoes):
             cover(start, end, Reason.ECHO)
     content = [w for w in own if w not in _FILLER]
