@@ -120,6 +120,10 @@ HOSTILE = [
     "日本語の答えはパリです。",
     "🙂 🙃 🙂",
     "-- -- -- ... !!!",
+    # masked runs that cut into words, beside apostrophes ("a'b'c" is two words: "a'b", "c")
+    "reasoning:it's paris'x'y plan:a'b'c {x}y'z",
+    "## plan\nsolution: don't'know the answer: it's {{x}}y'z'w",
+    "I can't help with that'x, at most 3 words'ish [0m'q",
 ]
 PUNCTUATION = [".", ",", ":", ";", "?", "!", "-", "{", "}", "[", "]", "<", ">", "#", "\n", "'", '"']
 

@@ -23,6 +23,7 @@ the prompts are capped before scanning, and every pattern is linear.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import functools
 import re
@@ -349,6 +350,7 @@ def _sample(text: str) -> str:
 
 
 _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+_MASKED = re.compile(rb"[^\x00]+")  # a run of masked characters
 # a stretch of the mask that holds one reason's code or nothing, per code; a run of nothing
 _STRETCH = {
     code: re.compile(b"[\x00" + re.escape(bytes([code])) + b"]*") for code in _CODE.values()
@@ -529,21 +531,25 @@ def check_substance(
             cover(before.start(), m.end(), Reason.INSTRUCTION)
 
     # what is left: words no mask touches (no word is looked at character by character: the
-    # echo is found per trigram, and a word's own characters are counted only where something
-    # before the echo masked some of the reply)
+    # echo is found per trigram, and the words a masked run touches per run, by bisection)
     tokens = WORD.findall(folded)
     from_task = covered(tokens, task_grams)
     echoed = (covered(tokens, grams) | from_task).to_bytes(len(tokens), "little")
-    kept = echoed.translate(_FLIP)  # 1 for a word no echo covers
-    if mask.count(0) == len(mask):
-        own = list(compress(tokens, kept))
-    else:
-        spans = zip(tokens, (m.span() for m in WORD.finditer(folded)), strict=True)
-        own = [w for w, (s, e) in compress(spans, kept) if mask.count(0, s, e) == e - s]
-    if 1 in echoed:
-        echoes = compress(WORD.finditer(folded), echoed)
-        for start, end in (m.span() for m in echoes):
-            cover(start, end, Reason.ECHO)
+    kept = bytearray(echoed.translate(_FLIP))  # 1 for a word no echo covers
+    touched = mask.count(0) < len(mask)  # something before the echo masked some characters
+    spans = [m.span() for m in WORD.finditer(folded)] if touched or 1 in echoed else []
+    for run in _MASKED.finditer(mask):
+        # the words that touch a masked run: the last to start at or before it, if it reaches
+        # into it, and those that start inside it (words are ordered and do not overlap)
+        i = bisect.bisect_right(spans, (run.start(), len(mask))) - 1
+        if i < 0 or spans[i][1] <= run.start():
+            i += 1
+        while i < len(spans) and spans[i][0] < run.end():
+            kept[i] = 0
+            i += 1
+    own = list(compress(tokens, kept))
+    for start, end in compress(spans, echoed):
+        cover(start, end, Reason.ECHO)
     content = [w for w in own if w not in _FILLER]
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
