@@ -124,6 +124,10 @@ HOSTILE = [
     "reasoning:it's paris'x'y plan:a'b'c {x}y'z",
     "## plan\nsolution: don't'know the answer: it's {{x}}y'z'w",
     "I can't help with that'x, at most 3 words'ish [0m'q",
+    # a refusal's "i" is matched ignoring case: the dotless "ı" is one too
+    "ı cannot help with that.",
+    "Sorry",
+    "AS AN AI LANGUAGE MODEL",
 ]
 PUNCTUATION = [".", ",", ":", ";", "?", "!", "-", "{", "}", "[", "]", "<", ">", "#", "\n", "'", '"']
 

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, filterfalse, islice
 
 from moot.deliberation import echo
 from moot.deliberation.echo import PROMPT_CAP, WORD, covered, fold, read_prompts, read_task
@@ -250,6 +250,7 @@ _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 _INTENSIFIERS = frozenset(
     "absolutely definitely certainly surely sure indeed course not really".split()
 )
+_YES_NO_AROUND = _YES_NO | _INTENSIFIERS
 # A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
 # migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?").
 _AUXILIARIES = frozenset(
@@ -294,31 +295,29 @@ def _is_yes_no_question(task: str) -> bool:
     return False
 
 
-# What every match of a pattern holds (one of these strings, or a match of this cheaper
-# pattern): a reply without it is not scanned. Each regex costs a pass over the reply's
+# What every match of a pattern holds (one of these strings or matches of these cheaper
+# patterns): a reply without any is not scanned. Each regex costs a pass over the reply's
 # characters, and most replies hold no label, header, refusal or limit at all. (The refusals'
 # letters are matched ignoring case; in folded text only "ı" is also an "i" then.)
-_NEEDS: dict[re.Pattern[str], tuple[str, ...] | re.Pattern[str]] = {
+_NEEDS: dict[re.Pattern[str], tuple[str | re.Pattern[str], ...]] = {
     _EMPTY_SLOT: ("{{", ".."),
     _PLACEHOLDER: ("{",),
     _FILL_IN: ("<", "[", "("),
     _SCHEMA: ('"',),
     _LABEL: (":",),
     _HEADER: ("#",),
-    _REFUSAL: re.compile(r"[iı]\s|as\s|sorry"),
+    # (one literal each, which the regex engine finds fast)
+    _REFUSAL: (re.compile(r"i\s"), re.compile(r"ı\s"), re.compile(r"as\s"), "sorry"),
     _UNIT: ("word", "sentence", "char", "line", "paragraph", "token", "bullet", "point"),
 }
 
 
 def _finditer(pattern: re.Pattern[str], folded: str) -> Iterator[re.Match[str]]:
     """`pattern.finditer(folded)`, or nothing at once when `folded` lacks what it needs."""
-    needs = _NEEDS[pattern]
-    if isinstance(needs, re.Pattern):
-        if needs.search(folded) is None:
-            return iter(())
-    elif not any(hint in folded for hint in needs):
-        return iter(())
-    return pattern.finditer(folded)
+    for hint in _NEEDS[pattern]:
+        if hint in folded if isinstance(hint, str) else hint.search(folded) is not None:
+            return pattern.finditer(folded)
+    return iter(())
 
 
 def _clear_caches() -> None:
@@ -422,12 +421,13 @@ def _talk_instead_of_answer(
     """META or BARE_YES_NO when the model's own words are only talk about the deliberation, or
     only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
     when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
-    talk = [w for w in content if w in _META_WORDS and w not in task_words]
-    if len(talk) == len(content) and instructed:
+    # (set operations, in C: every word of its own is talk, and none is the task's)
+    all_talk = _META_WORDS.issuperset(content) and task_words.isdisjoint(content)
+    if all_talk and instructed:
         return NotSubstantive(
             Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
         )
-    if len(talk) == len(content) and _META_ANCHOR.search(folded) is not None:
+    if all_talk and _META_ANCHOR.search(folded) is not None:
         return NotSubstantive(
             Reason.META,
             "it talks about the debate, the instructions or being an AI instead of answering "
@@ -447,8 +447,8 @@ def _talk_instead_of_answer(
         return NotSubstantive(
             Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
         )
-    said = [w for w in content if w in _YES_NO]
-    rest = [w for w in content if w not in _YES_NO and w not in _INTENSIFIERS]
+    said = list(filter(_YES_NO.__contains__, content))
+    rest = list(filterfalse(_YES_NO_AROUND.__contains__, content))
     if not said and not rest and "not" in content:
         said = ["no"]  # "Absolutely not.", "Certainly not."
     if said and all(w in _META_WORDS and w not in task_words for w in rest):
@@ -536,9 +536,15 @@ def check_substance(
     from_task = covered(tokens, task_grams)
     echoed = (covered(tokens, grams) | from_task).to_bytes(len(tokens), "little")
     kept = bytearray(echoed.translate(_FLIP))  # 1 for a word no echo covers
-    touched = mask.count(0) < len(mask)  # something before the echo masked some characters
-    spans = [m.span() for m in WORD.finditer(folded)] if touched or 1 in echoed else []
+    # the words' spans, found only as far as a masked run or an echoed word needs them
+    spans: list[tuple[int, int]] = []
+    found = map(re.Match.span, WORD.finditer(folded))
     for run in _MASKED.finditer(mask):
+        while not spans or spans[-1][0] < run.end():  # every word that starts before its end
+            span = next(found, None)
+            if span is None:
+                break
+            spans.append(span)
         # the words that touch a masked run: the last to start at or before it, if it reaches
         # into it, and those that start inside it (words are ordered and do not overlap)
         i = bisect.bisect_right(spans, (run.start(), len(mask))) - 1
@@ -548,9 +554,11 @@ def check_substance(
             kept[i] = 0
             i += 1
     own = list(compress(tokens, kept))
-    for start, end in compress(spans, echoed):
-        cover(start, end, Reason.ECHO)
-    content = [w for w in own if w not in _FILLER]
+    if 1 in echoed:
+        spans.extend(islice(found, max(0, echoed.rfind(1) + 1 - len(spans))))
+        for start, end in compress(spans, echoed):
+            cover(start, end, Reason.ECHO)
+    content = list(filterfalse(_FILLER.__contains__, own))
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
