@@ -92,7 +92,7 @@ def _prompt_reading(prompt: str, folded_task: str) -> tuple[Trigrams, frozenset[
     return frozenset(grams), frozenset(vocabulary)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def read_task(task: str) -> tuple[frozenset[str], Trigrams]:
     """The task's words (of its head) and its word trigrams, read once per task."""
     tokens = WORD.findall(fold(task))

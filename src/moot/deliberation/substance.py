@@ -274,7 +274,7 @@ def _scan(reply: str) -> str:
     return reply[:REPLY_HEAD] + "\n" + reply[-REPLY_TAIL:]
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def _is_yes_no_question(task: str) -> bool:
     """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
     else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
