@@ -38,22 +38,37 @@ resume_1000_events_s
     it stopped. The session is an arena of 45 complete rounds, paused by a token limit at the
     first call of round 46: every call fails once with a transient error (an `attempt` event,
     then a retry) and every solve, revise and verify answer is malformed once and re-asked, so
-    the journal holds 501 asks and 1,005 events (each call counts 1 token, so the limit pauses
-    at an exact step). `resume` is then called with that limit still reached: it loads and
+    the journal holds 501 asks and 1,005 events (each call counts a million tokens, far more than
+    any prompt's estimate or a call's reservation, and the limit is 501 million, so it pauses at
+    an exact step). `resume` is then called with that limit still reached: it loads and
     verifies the journal, re-runs the protocol over every journaled step (no model is called)
     and pauses again at the first not-yet-journaled step. The figure is the time from calling
     `resume` to that moment (when it journals `stopped`), without the report writing after it.
-    Median of 5 resumes of the same session (each adds 2 events).
+    Median of 5 resumes of the same session (each adds 2 events); before each, moot's per-text
+    caches (lru_cache) are emptied, so every resume is timed as a new process would run it.
+
+    With MOOT_BENCH_AGAINST=<commit> the same figure is taken of that commit's src/ (`git
+    archive` into a temporary folder, run in a subprocess with this file), alternating with
+    this tree's, and printed beside it with the ratio: `resume_ratio_vs_<commit>` (at most 1.00:
+    no slower than that commit, issue 23) and `resume_ratio_vs_target` (this tree's over 0.3 s).
+    Issue 23 took 0.27 / 0.32 / 0.19 s before the substance check and 0.74 / 1.00 / 1.30 s with
+    it. On a 2-core machine shared with up to 6 other jobs (2026-11-26; every figure there is
+    about twice issue 23's): 971037c (three days earlier) 0.58-0.76 s; 1339257 (before issue
+    23's fix) 2.67 s; with the fix 0.56-0.82 s, ratio to 971037c 0.85 / 1.04 / 1.09 / 1.18 over
+    four runs, to 1339257 0.28.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import os
 import shutil
 import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -81,6 +96,8 @@ PHASE_WARMUP = 3
 PHASE_CHANGES = 20
 RESUME_ROUNDS = 45  # complete rounds before the pause; 2 + 12 + 22 * 45 = 1004 events
 RESUME_RUNS = 5  # the median is reported
+TOKENS_PER_CALL = 1_000_000  # far above a prompt's estimate and a call's reservation
+AGAINST_ROUNDS = 2  # resumes of the other commit, alternating with as many of this tree
 
 
 async def no_sleep(_: float) -> None:
@@ -107,16 +124,16 @@ CRITIQUE = "Strengths: clear. Weaknesses: the edge cases are not covered. Errors
 
 
 def arena_reply(request: Request) -> str:
-    """A well-formed answer for the step this request is for; the judge always says CONTINUE,
-    and the agents keep different numbers, so moot finds no agreement and every round runs."""
+    """A well-formed answer for the step this request is for; the judge always says CONTINUE.
+    The agents' answers differ (a number of their own), so they never agree and the debate runs
+    every round: three answers of 42 end it after the solve."""
     step = request.meta["step"]
     if "/verify/" in step:
         return verdict("CONTINUE", 5)
     if "/evaluate/" in step:
         return CRITIQUE
-    agent = str(request.meta["agent"])
-    number = 40 + 7 * (ord(agent[-1]) - ord("a"))  # agent_a 40, agent_b 47, agent_c 54
-    return solution(f"the answer is {number}, says {agent} at {step}")
+    agent = request.meta["agent"]
+    return solution(f"the answer is {40 + ord(agent[-1])}, says {agent} at {step}")
 
 
 def arena_config(names: list[str], **extra: object) -> RunConfig:
@@ -287,8 +304,9 @@ def bench_resume() -> tuple[float, int]:
             text = "I think the answer is 42, but I forgot the required format."
         else:
             text = arena_reply(request)
-        # One token a call, so a token limit pauses after an exact number of asks.
-        return Completion(text=text, usage=Usage(completion_tokens=1), cost=0.0, model="bench")
+        # A million tokens a call, so a token limit pauses after an exact number of asks.
+        usage = Usage(completion_tokens=TOKENS_PER_CALL)
+        return Completion(text=text, usage=usage, cost=0.0, model="bench")
 
     names = [f"resume_{i}" for i in range(3)]
     for name in names:
@@ -297,7 +315,7 @@ def bench_resume() -> tuple[float, int]:
     config = arena_config(
         names,
         arena={"max_rounds": 50},
-        limits={"max_tokens": asks},
+        limits={"max_tokens": asks * TOKENS_PER_CALL},
         engine={"backoff_initial": 0, "backoff_max": 0},
     )
     paused = runner.start("Plan the migration of a service.", config, sleep=no_sleep)
@@ -315,6 +333,7 @@ def bench_resume() -> tuple[float, int]:
 
     timings: list[float] = []
     for _ in range(RESUME_RUNS):  # each resume pauses at the same step, adding 2 events
+        forget_readings()
         reached.clear()
         started = time.perf_counter()
         resumed = runner.resume(paused.session_id, subscribers=[on_event], sleep=no_sleep)
@@ -322,6 +341,51 @@ def bench_resume() -> tuple[float, int]:
             raise RuntimeError("the resumed run did not stop at the first new step")
         timings.append(reached[0] - started)
     return statistics.median(timings), events
+
+
+def forget_readings() -> None:
+    """Empty moot's per-text caches (its lru_cache functions), as a new process starts."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("moot.") and module is not None:
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+def _resume_at(src: Path) -> float:
+    """resume_1000_events_s of the moot in `src`, in a subprocess running this file's code."""
+    code = (
+        "import shutil, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import engine\n"
+        "try:\n    print(engine.bench_resume()[0])\n"
+        "finally:\n    shutil.rmtree(engine.HOME, ignore_errors=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    env.pop("MOOT_HOME", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.split()[-1])
+
+
+def resume_against(commit: str, seconds: float) -> None:
+    """This tree's resume_1000_events_s beside `commit`'s, taken in turn in the same run."""
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "archive", commit, "src"], cwd=root, capture_output=True, check=True
+    ).stdout
+    ours, theirs = [seconds], []
+    with tempfile.TemporaryDirectory(prefix="moot-bench-at-") as folder:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        for _ in range(AGAINST_ROUNDS):
+            theirs.append(_resume_at(Path(folder) / "src"))
+            ours.append(bench_resume()[0])
+    mine, old = statistics.median(ours), statistics.median(theirs)
+    print(f"resume_1000_events_s at {commit}: {old:.2f} (this tree: {mine:.2f})", flush=True)
+    print(f"resume_ratio_vs_{commit}: {mine / old:.2f} (target <= 1.00)", flush=True)
+    print(f"resume_ratio_vs_target: {mine / 0.3:.2f} (target <= 1.00)", flush=True)
 
 
 def main() -> int:
@@ -348,6 +412,8 @@ def main() -> int:
         if wanted("resume"):
             seconds, _ = bench_resume()
             print(f"resume_1000_events_s: {seconds:.2f} (target <= 0.3 s)", flush=True)
+            if os.environ.get("MOOT_BENCH_AGAINST"):
+                resume_against(os.environ["MOOT_BENCH_AGAINST"], seconds)
     finally:
         shutil.rmtree(HOME, ignore_errors=True)
     return 0

@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Module (under src/moot/) -> the fast test files that pin it. Adding a module is one line.
 TARGETS: dict[str, tuple[str, ...]] = {
     "deliberation/substance.py": ("tests/deliberation/test_substance.py",),
+    "deliberation/echo.py": ("tests/deliberation/test_substance.py",),
     "deliberation/borda.py": ("tests/deliberation/test_borda.py",),
     "deliberation/agreement.py": ("tests/deliberation/test_agreement.py",),
     "deliberation/answers.py": ("tests/deliberation/test_answers.py",),

@@ -422,3 +422,28 @@ def test_the_question_is_the_last_sentence_before_the_last_question_mark() -> No
     assert not extract_claim("Think: the plan is ready and safe to run.", task).repeats_task
     task = "Is the migration safe? Tell me what you think"
     assert not extract_claim("The migration is safe; tell what you think.", task).repeats_task
+
+
+def test_each_answer_is_read_once_however_often_the_finding_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 23: the arena's finding runs after every round over every round so far, and a
+    resume runs it all again; an answer's claim is read once, not once per round."""
+    from moot.deliberation import claims, finding
+
+    claims._kept_claim.cache_clear()
+    read: list[str] = []
+    real = claims._claim
+
+    def counting(answer: str, task: str | None) -> claims.Claim:
+        read.append(answer)
+        return real(answer, task)
+
+    monkeypatch.setattr(claims, "_claim", counting)
+    history = [{a: f"The answer is {40 + r + i}." for i, a in enumerate("ABC")} for r in range(6)]
+    for rounds in range(1, len(history) + 1):
+        finding.judge_answers(history[:rounds], started=list("ABC"), task="What is it?")
+    assert sorted(read) == sorted({t for rnd in history for t in rnd.values()})
+    # a huge answer is read each time rather than kept
+    huge = "word " * 30_000 + "The answer is 4."
+    assert extract_claim(huge) == extract_claim(huge) and read.count(huge) == 2

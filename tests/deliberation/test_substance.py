@@ -23,7 +23,7 @@ def _prompts_read_afresh() -> None:
     """check_substance reads each set of prompts once and keeps the reading: every test starts
     without it, so none passes on a reading another test made (benchmarks/mutation.py forks
     its mutants from a process that ran every test once)."""
-    substance._instructions.cache_clear()
+    substance._clear_caches()
 
 
 def _arena_solve(task: str) -> list[str]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -242,10 +243,30 @@ def _claim_text(answer: str) -> str:
     return clean_text(answer).strip()
 
 
+# Claims of answers and tasks up to this size are kept (a few hundred answers of a session);
+# longer ones are read each time, so the cache holds at most about 50 MB.
+_KEPT_CHARS = 100_000
+
+
 def extract_claim(answer: str, task: str | None = None) -> Claim:
     """The claim an answer makes (module docstring). An empty answer makes an empty claim.
     With the `task`, the claim knows which of its words are its own (`new`) and whether it
-    only repeats the task."""
+    only repeats the task.
+
+    A pure function of its text, kept (lru_cache; a `Claim` is frozen): a protocol reads every
+    answer so far again after each round (the finding over every round), and a resume reads
+    every saved answer again, so each answer is read once, not once per round (issue 23)."""
+    if len(answer) + len(task or "") <= _KEPT_CHARS:
+        return _kept_claim(answer, task)
+    return _claim(answer, task)
+
+
+@functools.lru_cache(maxsize=512)
+def _kept_claim(answer: str, task: str | None) -> Claim:
+    return _claim(answer, task)
+
+
+def _claim(answer: str, task: str | None) -> Claim:
     text = _claim_text(answer)
     tokens = _TOKEN.findall(_fold(_LIST_ITEM.sub("", text[:20_000])))[: MAX_CLAIM_WORDS * 2]
     words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]

@@ -35,11 +35,16 @@ _CUT = re.compile(
     r"^[ \t]*" + re.escape(CUT_MARK) + r"[ \t]*(?:\n|\Z)|" + re.escape(CUT_MARK), re.M
 )
 
+# what every tag or cut mark starts with: a text with none of them holds no markup
+_OPENERS = ("<", "‹", "&", CUT_MARK)
+
 
 def strip_markup(text: str) -> str:
     """`text` without any of moot's protocol tags or quote fences (plain or defused) and
     without the marks `quote` leaves where it cut; the content between them is kept and the
     result is trimmed. Call it on every text that becomes an answer, report entry or result."""
+    if not any(opener in text for opener in _OPENERS):
+        return text.strip()  # nothing to strip: the patterns need not scan it
     text = _TAG_LINE.sub("", text)
     text = _TAG.sub("", text)
     return _CUT.sub("", text).strip()

@@ -23,23 +23,25 @@ the prompts are capped before scanning, and every pattern is linear.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import functools
 import re
-import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import compress, filterfalse, islice
 
+from moot.deliberation import echo
+from moot.deliberation.echo import PROMPT_CAP, WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
 # How much is scanned: a reply's head and tail (an echo starts at the top; an answer after a
-# copied preamble shows at the end), and each prompt's head.
+# copied preamble shows at the end), and each prompt's head (echo.PROMPT_CAP).
 REPLY_HEAD = 16_000
 REPLY_TAIL = 4_000
-PROMPT_CAP = 60_000
 
 
 class Reason(enum.StrEnum):
@@ -136,10 +138,6 @@ _REFUSAL = re.compile(
 _LABEL = re.compile(r'(?<![\w-])"?([a-z][\w-]{0,40})"?[ \t]*:(?=([^,;\n]{0,400}))')
 # `## PLAN` or `## CHANGES -` on a line of its own: a header whose words all come from the prompt
 _HEADER = re.compile(r"^[ \t]*#{1,6}[ \t]*([a-z][a-z ]{0,40}?)[ \t]*[-:]?[ \t]*$", re.M)
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-# Quoted material in a prompt is other agents' work, not instructions: an agent that agrees
-# with it is not echoing the prompt. Openers name their nonce; the closer repeats it.
-_QUOTE_OPEN = re.compile(r'<quoted\b[^>\n]{0,400}?\bid="([^"\n]{1,64})"[^>\n]{0,400}>')
 # Words too common to make an answer on their own.
 _FILLER = frozenset(
     "a an the is are was were be been of to in on at for with by and or but if so as it its "
@@ -252,6 +250,7 @@ _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 _INTENSIFIERS = frozenset(
     "absolutely definitely certainly surely sure indeed course not really".split()
 )
+_YES_NO_AROUND = _YES_NO | _INTENSIFIERS
 # A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
 # migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?").
 _AUXILIARIES = frozenset(
@@ -269,93 +268,62 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
 _CLAUSE = re.compile(r"[,;]|\s-+\s")
 
 
-def _fold(text: str) -> str:
-    # NFKC folds full-width and ligature look-alikes; casefold lower-cases for comparison
-    return unicodedata.normalize("NFKC", text).replace("’", "'").casefold()
-
-
 def _scan(reply: str) -> str:
     if len(reply) <= REPLY_HEAD + REPLY_TAIL:
         return reply
     return reply[:REPLY_HEAD] + "\n" + reply[-REPLY_TAIL:]
 
 
-def _drop_quoted(prompt: str) -> list[str]:
-    """The prompt's text outside quoted material, in the pieces between the quotes."""
-    out: list[str] = []
-    pos = 0
-    # a prompt quotes a handful of texts; the bound keeps this linear (mutation testing: any
-    # other bound above a handful is the same, so its mutants are equivalent)
-    for _ in range(200):  # pragma: no mutate
-        opening = _QUOTE_OPEN.search(prompt, pos)
-        if opening is None:
-            break
-        out.append(prompt[pos : opening.start()])
-        closing = f'</quoted id="{opening.group(1)}">'
-        # the closer names the opener's nonce, which occurs once, after it: where the search
-        # starts and which way it goes cannot matter (equivalent mutants)
-        end = prompt.find(closing, opening.end())  # pragma: no mutate
-        # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
-        pos = len(prompt) if end == -1 else end + len(closing)
-    out.append(prompt[pos:])
-    return out
-
-
-def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
-    # (mutation testing: `strict` of a zip with its own tails, and a trigram with a None kept
-    # in, change nothing a reply's trigrams, which never hold None, can find: equivalent)
-    return {
-        (a, b, c)
-        for a, b, c in zip(words, words[1:], words[2:], strict=False)  # pragma: no mutate
-        if a is not None and b is not None and c is not None  # pragma: no mutate
-    }
-
-
-@functools.lru_cache(maxsize=32)
-def _instructions(
-    prompts: tuple[str, ...], task: str | None
-) -> tuple[frozenset[tuple[str, str, str]], frozenset[str]]:
-    """The prompts' own word trigrams (quoted material and the task taken out, a `None` where
-    they were, so no trigram spans the hole) and their vocabulary. Every agent of a round is
-    asked the same prompts, and a resume checks every saved answer again: the prompts are read
-    once, not once per reply."""
-    folded_task = _fold(task).strip() if task else ""
-    words: list[str | None] = []
-    for prompt in prompts:
-        for piece in _drop_quoted(prompt[:PROMPT_CAP]):
-            text = _fold(piece)
-            for part in text.split(folded_task) if folded_task else [text]:
-                words.extend(_WORD.findall(part))
-                words.append(None)
-    return frozenset(_trigrams(words)), frozenset(w for w in words if w is not None)
-
-
+@functools.lru_cache(maxsize=8)
 def _is_yes_no_question(task: str) -> bool:
     """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
     else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
     and offers no alternatives ("or", other than "or not")."""
-    folded = _fold(task[:PROMPT_CAP])
+    folded = fold(task[:PROMPT_CAP])
     if "?" in folded:
         folded = folded[: folded.rfind("?")]
     question = _SENTENCE_END.split(folded.strip())[-1]
-    words = _WORD.findall(question)
+    words = WORD.findall(question)
     if "whether" in words:
         return True
     if "or" in words and " or not " not in f" {' '.join(words)} ":
         return False
     for clause in _CLAUSE.split(question):
-        first_word = _WORD.search(clause)
+        first_word = WORD.search(clause)
         if first_word is not None and first_word.group() in _AUXILIARIES:
             return True
     return False
 
 
-def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> list[bool]:
-    covered = [False] * len(reply_words)
-    for i in range(len(reply_words) - 2):
-        if (reply_words[i], reply_words[i + 1], reply_words[i + 2]) in grams:
-            covered[i] = covered[i + 1] = covered[i + 2] = True
-    return covered
+# What every match of a pattern holds (one of these strings or matches of these cheaper
+# patterns): a reply without any is not scanned. Each regex costs a pass over the reply's
+# characters, and most replies hold no label, header, refusal or limit at all. (The refusals'
+# letters are matched ignoring case; in folded text only "ı" is also an "i" then.)
+_NEEDS: dict[re.Pattern[str], tuple[str | re.Pattern[str], ...]] = {
+    _EMPTY_SLOT: ("{{", ".."),
+    _PLACEHOLDER: ("{",),
+    _FILL_IN: ("<", "[", "("),
+    _SCHEMA: ('"',),
+    _LABEL: (":",),
+    _HEADER: ("#",),
+    # (one literal each, which the regex engine finds fast)
+    _REFUSAL: (re.compile(r"i\s"), re.compile(r"ı\s"), re.compile(r"as\s"), "sorry"),
+    _UNIT: ("word", "sentence", "char", "line", "paragraph", "token", "bullet", "point"),
+}
+
+
+def _finditer(pattern: re.Pattern[str], folded: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(folded)`, or nothing at once when `folded` lacks what it needs."""
+    for hint in _NEEDS[pattern]:
+        if hint in folded if isinstance(hint, str) else hint.search(folded) is not None:
+            return pattern.finditer(folded)
+    return iter(())
+
+
+def _clear_caches() -> None:
+    """Forget every reading of prompts and tasks (for tests that must read afresh)."""
+    echo.clear_caches()
+    _is_yes_no_question.cache_clear()
 
 
 _DETAIL = {
@@ -376,8 +344,32 @@ _FILL = {
 def _sample(text: str) -> str:
     """A short, printable sample of the offending text, for the detail line."""
     flat = " ".join(text.split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
-    return repr(flat[:60] + ("..." if len(flat) > 60 else ""))
+    shown = "".join(ch if ch.isprintable() else "?" for ch in flat[:60])
+    return repr(shown + ("..." if len(flat) > 60 else ""))
+
+
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+_MASKED = re.compile(rb"[^\x00]+")  # a run of masked characters
+# a stretch of the mask that holds one reason's code or nothing, per code; a run of nothing
+_STRETCH = {
+    code: re.compile(b"[\x00" + re.escape(bytes([code])) + b"]*") for code in _CODE.values()
+}
+_UNMASKED = re.compile(rb"\x00+")
+_ALNUM = re.compile(r"[^\W_]")  # what str.isalnum holds (SRE's Unicode word, less "_")
+
+
+def _run_end(mask: bytearray, folded: str, start: int, code: int) -> int:
+    """Where the run of text masked for `code` from `start` ends: it goes on through `code`
+    and through unmasked characters that are not alphanumeric (the spaces and punctuation
+    between masked words), and stops at anything else. Found per run of unmasked characters,
+    by regex, not per character."""
+    stretch = _STRETCH[code].match(mask, start)
+    end = stretch.end() if stretch is not None else start
+    for gap in _UNMASKED.finditer(mask, start, end):
+        alnum = _ALNUM.search(folded, gap.start(), gap.end())
+        if alnum is not None:
+            return alnum.start()
+    return end
 
 
 # A reply of at most this many words of its own is judged as a fragment too (below).
@@ -418,7 +410,7 @@ def _directs_the_answer(text: str, asked: AbstractSet[str]) -> bool:
         if m is None or m.group("noun").lower().rstrip("s") in asked_stems:
             return False
         rest = m.group("rest")
-        if _CONCRETE.search(rest) or any(w in asked for w in _WORD.findall(_fold(rest))):
+        if _CONCRETE.search(rest) or any(w in asked for w in WORD.findall(fold(rest))):
             return False
     return True
 
@@ -429,12 +421,13 @@ def _talk_instead_of_answer(
     """META or BARE_YES_NO when the model's own words are only talk about the deliberation, or
     only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
     when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
-    talk = [w for w in content if w in _META_WORDS and w not in task_words]
-    if len(talk) == len(content) and instructed:
+    # (set operations, in C: every word of its own is talk, and none is the task's)
+    all_talk = _META_WORDS.issuperset(content) and task_words.isdisjoint(content)
+    if all_talk and instructed:
         return NotSubstantive(
             Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
         )
-    if len(talk) == len(content) and _META_ANCHOR.search(folded) is not None:
+    if all_talk and _META_ANCHOR.search(folded) is not None:
         return NotSubstantive(
             Reason.META,
             "it talks about the debate, the instructions or being an AI instead of answering "
@@ -454,8 +447,8 @@ def _talk_instead_of_answer(
         return NotSubstantive(
             Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
         )
-    said = [w for w in content if w in _YES_NO]
-    rest = [w for w in content if w not in _YES_NO and w not in _INTENSIFIERS]
+    said = list(filter(_YES_NO.__contains__, content))
+    rest = list(filterfalse(_YES_NO_AROUND.__contains__, content))
     if not said and not rest and "not" in content:
         said = ["no"]  # "Absolutely not.", "Certainly not."
     if said and all(w in _META_WORDS and w not in task_words for w in rest):
@@ -483,8 +476,8 @@ def check_substance(
         return NotSubstantive(Reason.EMPTY, "it is empty")
     scanned = _scan(reply)
     text = strip_markup(scanned)
-    folded = _fold(text)
-    if not _WORD.search(text):
+    folded = fold(text)
+    if not WORD.search(text):
         if _EMPTY_SLOT.search(folded):
             return NotSubstantive(Reason.TEMPLATE, f"it is a placeholder ({_sample(text)})")
         if _CONTROL.search(folded):
@@ -493,8 +486,8 @@ def check_substance(
             return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
-    grams, vocabulary = _instructions(prompts, task)
-    task_words = frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))) if task else frozenset()
+    grams, vocabulary = read_prompts(prompts, task)
+    task_words, task_grams = read_task(task) if task else (frozenset(), frozenset())
     # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
     # which NFKC can make a little longer or shorter than `text`, so all matching below runs
     # on `folded`
@@ -512,23 +505,23 @@ def check_substance(
     if _CONTROL_HINT.search(folded):
         folded = _CONTROL.sub(blank, folded)
     for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _SCHEMA):
-        for m in pattern.finditer(folded):
+        for m in _finditer(pattern, folded):
             cover(m.start(), m.end(), Reason.TEMPLATE)
-    for m in _LABEL.finditer(folded):
+    for m in _finditer(_LABEL, folded):
         # a label the prompt uses, or one whose value holds no word of the model's own
         # (`Reasoning: {`), is template; the value itself is judged on its own
         name = m.group(1)
-        value = _WORD.finditer(folded, m.start(2), m.end(2))
+        value = WORD.finditer(folded, m.start(2), m.end(2))
         empty = all(mask.count(0, w.start(), w.end()) == 0 for w in value)
         if name in vocabulary or name.replace("-", "") in vocabulary or empty:
             cover(m.start(), m.start(2), Reason.TEMPLATE)
-    for m in _HEADER.finditer(folded):
+    for m in _finditer(_HEADER, folded):
         header = m.group(1).split()
         if header and all(w in vocabulary for w in header):
             cover(m.start(), m.end(), Reason.TEMPLATE)
-    for m in _REFUSAL.finditer(folded):
+    for m in _finditer(_REFUSAL, folded):
         cover(m.start(), m.end(), Reason.REFUSAL)
-    for m in _UNIT.finditer(folded):
+    for m in _finditer(_UNIT, folded):
         # "at most 280 characters" answers "How long can a post be, in characters?"
         unit = m.group()
         if {unit, unit.removesuffix("s"), unit + "s"} & task_words or _ASKS_SIZE & task_words:
@@ -537,23 +530,35 @@ def check_substance(
         if before is not None:
             cover(before.start(), m.end(), Reason.INSTRUCTION)
 
-    words = list(_WORD.finditer(folded))
-    tokens = [m.group() for m in words]
-    spans = [m.span() for m in words]
-    from_prompt = _covered(tokens, grams)
-    task_tokens = _WORD.findall(_fold(task)) if task else []
-    from_task = _covered(tokens, _trigrams(task_tokens))
-    for i, (start, end) in enumerate(spans):
-        if from_prompt[i] or from_task[i]:
+    # what is left: words no mask touches (no word is looked at character by character: the
+    # echo is found per trigram, and the words a masked run touches per run, by bisection)
+    tokens = WORD.findall(folded)
+    from_task = covered(tokens, task_grams)
+    echoed = (covered(tokens, grams) | from_task).to_bytes(len(tokens), "little")
+    kept = bytearray(echoed.translate(_FLIP))  # 1 for a word no echo covers
+    # the words' spans, found only as far as a masked run or an echoed word needs them
+    spans: list[tuple[int, int]] = []
+    found = map(re.Match.span, WORD.finditer(folded))
+    for run in _MASKED.finditer(mask):
+        while not spans or spans[-1][0] < run.end():  # every word that starts before its end
+            span = next(found, None)
+            if span is None:
+                break
+            spans.append(span)
+        # the words that touch a masked run: the last to start at or before it, if it reaches
+        # into it, and those that start inside it (words are ordered and do not overlap)
+        i = bisect.bisect_right(spans, (run.start(), len(mask))) - 1
+        if i < 0 or spans[i][1] <= run.start():
+            i += 1
+        while i < len(spans) and spans[i][0] < run.end():
+            kept[i] = 0
+            i += 1
+    own = list(compress(tokens, kept))
+    if 1 in echoed:
+        spans.extend(islice(found, max(0, echoed.rfind(1) + 1 - len(spans))))
+        for start, end in compress(spans, echoed):
             cover(start, end, Reason.ECHO)
-
-    # what is left: words no mask touches
-    own = [
-        tokens[i]
-        for i, (start, end) in enumerate(spans)
-        if mask.count(0, start, end) == end - start
-    ]
-    content = [w for w in own if w not in _FILLER]
+    content = list(filterfalse(_FILLER.__contains__, own))
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
@@ -567,7 +572,7 @@ def check_substance(
     # invalid: nothing of its own left, or a long copy of the prompt with a stray word or two
     # ("... each with its reason. Okay."); restating the task before a short answer is fine
     # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
-    beyond_task = len(tokens) - sum(from_task)
+    beyond_task = len(tokens) - from_task.bit_count()
     if content and len(content) <= _FRAGMENT:
         # without the task at hand its words are part of the instructions: only braces tell
         # (a word the task uses is the task's too: "C" to "A, B, C or D?" beside "Agent C")
@@ -587,8 +592,6 @@ def check_substance(
     # kept the positions
     code = _CODE[main]
     start = mask.index(code)
-    end = start
-    while end < len(mask) and (mask[end] == code or (mask[end] == 0 and not folded[end].isalnum())):
-        end += 1
+    end = _run_end(mask, folded, start, code)
     source = text if len(text) == len(folded) else folded
     return NotSubstantive(main, f"{_DETAIL[main]} ({_sample(source[start:end])})")

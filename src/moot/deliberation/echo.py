@@ -1,0 +1,115 @@
+"""What a reply copies from its prompts: the prompts' word trigrams, read once per prompt, and
+which of a reply's words sit in a run of three words that a prompt (or the task) also holds
+(deliberation/substance judges such a copy as an echo, issue 9).
+
+Everything here is linear in the words: a prompt's head (PROMPT_CAP) is read once and kept
+(lru_cache: every agent of a round is asked the same system prompt, and a resume checks every
+saved answer again), and a reply's trigrams are looked up in one C pass.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
+
+__all__ = [
+    "PROMPT_CAP",
+    "WORD",
+    "Trigrams",
+    "clear_caches",
+    "covered",
+    "fold",
+    "read_prompts",
+    "read_task",
+]
+
+PROMPT_CAP = 60_000  # how much of each prompt (and of the task) is read
+WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+# Quoted material in a prompt is other agents' work, not instructions: an agent that agrees
+# with it is not echoing the prompt. Openers name their nonce; the closer repeats it.
+_QUOTE_OPEN = re.compile(r'<quoted\b[^>\n]{0,400}?\bid="([^"\n]{1,64})"[^>\n]{0,400}>')
+Trigrams = frozenset[tuple[str, str, str]]
+
+
+def fold(text: str) -> str:
+    # NFKC folds full-width and ligature look-alikes; casefold lower-cases for comparison
+    return unicodedata.normalize("NFKC", text).replace("’", "'").casefold()
+
+
+def _drop_quoted(prompt: str) -> list[str]:
+    """The prompt's text outside quoted material, in the pieces between the quotes."""
+    out: list[str] = []
+    pos = 0
+    # a prompt quotes a handful of texts; the bound keeps this linear (mutation testing: any
+    # other bound above a handful is the same, so its mutants are equivalent)
+    for _ in range(200):  # pragma: no mutate
+        opening = _QUOTE_OPEN.search(prompt, pos)
+        if opening is None:
+            break
+        out.append(prompt[pos : opening.start()])
+        closing = f'</quoted id="{opening.group(1)}">'
+        # the closer names the opener's nonce, which occurs once, after it: where the search
+        # starts and which way it goes cannot matter (equivalent mutants)
+        end = prompt.find(closing, opening.end())  # pragma: no mutate
+        # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
+        pos = len(prompt) if end == -1 else end + len(closing)
+    out.append(prompt[pos:])
+    return out
+
+
+def _trigrams(words: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    """Every run of three words, in order (one C pass)."""
+    return zip(words, words[1:], words[2:], strict=False)
+
+
+@functools.lru_cache(maxsize=32)
+def read_prompts(prompts: tuple[str, ...], task: str | None) -> tuple[Trigrams, frozenset[str]]:
+    """The prompts' own word trigrams (quoted material and the task taken out: no trigram
+    spans the hole) and their vocabulary. Every agent of a round is asked the same prompts, and
+    a resume checks every saved answer again: the prompts are read once, not once per reply
+    (and a system prompt that every ask of a session shares, once per session)."""
+    folded_task = fold(task).strip() if task else ""
+    readings = [_prompt_reading(prompt, folded_task) for prompt in prompts]
+    grams = frozenset().union(*(g for g, _ in readings))
+    return grams, frozenset().union(*(v for _, v in readings))
+
+
+@functools.lru_cache(maxsize=64)
+def _prompt_reading(prompt: str, folded_task: str) -> tuple[Trigrams, frozenset[str]]:
+    """`read_prompts` of one prompt: the trigrams within each piece of it between quotes and
+    the task (zip: one C pass over its words), and its words."""
+    grams: set[tuple[str, str, str]] = set()
+    vocabulary: set[str] = set()
+    for piece in _drop_quoted(prompt[:PROMPT_CAP]):
+        text = fold(piece)
+        for part in text.split(folded_task) if folded_task else [text]:
+            words = WORD.findall(part)
+            grams.update(_trigrams(words))
+            vocabulary.update(words)
+    return frozenset(grams), frozenset(vocabulary)
+
+
+@functools.lru_cache(maxsize=8)
+def read_task(task: str) -> tuple[frozenset[str], Trigrams]:
+    """The task's words (of its head) and its word trigrams, read once per task."""
+    tokens = WORD.findall(fold(task))
+    return frozenset(WORD.findall(fold(task[:PROMPT_CAP]))), frozenset(_trigrams(tokens))
+
+
+def covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> int:
+    """Which words sit in a run of three that `grams` holds: byte i of the result (little
+    endian) is 1 for word i, else 0. The trigrams are looked up in one C pass (map over zip),
+    and a hit at i covers i, i + 1 and i + 2 by shifting the bytes: no loop per word."""
+    hits = bytes(map(grams.__contains__, _trigrams(reply_words)))
+    first = int.from_bytes(hits, "little")
+    return first | first << 8 | first << 16
+
+
+def clear_caches() -> None:
+    """Forget every reading of prompts and tasks (for tests that must read afresh)."""
+    read_prompts.cache_clear()
+    _prompt_reading.cache_clear()
+    read_task.cache_clear()

@@ -1,0 +1,576 @@
+"""A frozen copy of deliberation/substance.py as it stood before its speed-up (issue 23): the
+verdict rule the differential test (test_substance_same.py) holds the current code to. Do not
+edit; change the rule in src, then update this copy in the same commit if the change is meant.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+import unicodedata
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from moot.deliberation.markup import strip_markup
+
+__all__ = ["NotSubstantive", "Reason", "check_substance"]
+
+# How much is scanned: a reply's head and tail (an echo starts at the top; an answer after a
+# copied preamble shows at the end), and each prompt's head.
+REPLY_HEAD = 16_000
+REPLY_TAIL = 4_000
+PROMPT_CAP = 60_000
+
+
+class Reason(enum.StrEnum):
+    """Why a reply is not a substantive answer."""
+
+    EMPTY = "empty"  # nothing but whitespace
+    MARKUP_ONLY = "markup_only"  # nothing but protocol tags or punctuation
+    TEMPLATE = "template"  # placeholders, schema text, the prompt's field labels and headers
+    ECHO = "echo"  # the prompt's instructions or the task, copied back
+    REFUSAL = "refusal"  # "I can't help with that", "As an AI language model I cannot"
+    REPETITION = "repetition"  # a loop of the same few words, as tiny models fall into
+    META = "meta"  # talk about the debate, the instructions or being an AI, not an answer
+    CONTROL = "control"  # terminal escape codes or control characters, not text
+    INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
+    BARE_YES_NO = "bare_yes_no"  # "No." to a question that is not a yes/no question
+
+
+@dataclass(frozen=True)
+class NotSubstantive:
+    """The reason a reply is invalid, typed (`reason`) and in words (`detail`), for the record
+    and the report: `str(x)` reads "it only repeats the prompt's template ('{ newVote }')"."""
+
+    reason: Reason
+    detail: str
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+# -- what gets masked -------------------------------------------------------------------------
+# `{ newVote }`, `{confidence}`, `{{task}}`: a brace pair around one short identifier-like name.
+_PLACEHOLDER = re.compile(r"\{\{?[ \t]*[A-Za-z_][\w.\- ]{0,40}?[ \t]*\}?\}")
+# `<your answer here>`, `[insert reasoning]`, `<answer here>`, `(your position here)`
+_FILL_IN = re.compile(
+    r"[<\[(][ \t]*(?:(?:your|insert|put|add|write)\b[^<>\[\]()\n]{0,60}"
+    r"|[^<>\[\]()\n]{0,60}\bhere)[ \t]*[>\])]",
+    re.IGNORECASE,
+)
+# An empty slot: `{{...}}`, `{{ }}`, `[...]`, `<...>` (NFKC folds "…" to "...")
+_EMPTY_SLOT = re.compile(r"\{\{[^{}\w\n]{0,20}\}\}|[{\[<(][ \t]*\.{2,}[ \t]*[}\]>)]")
+# Terminal control: a CSI or OSC sequence with its ESC, a lone ESC pair, a CSI whose ESC was
+# stripped ("[1A[2K", "[0m", "[?25l": digits and a final letter, not a bracketed note like
+# "[2b]"), and C0/C1 control characters other than tab, newline and carriage return.
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]?|\x1b\][^\x07\x1b\n]{0,200}(?:\x07|\x1b\\)?|\x1b[@-_]?"
+    r"|\[\??\d{1,4}(?:;\d{1,4}){0,8}[a-z](?!\])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+# a character every control match starts with: one class, so ordinary text is scanned fast
+_CONTROL_HINT = re.compile(r"[\[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# A piece of an instruction: a length limit ("no more than 40 words", "in at most 3 sentences")
+# or a request about the form of the answer ("answer in one sentence"). A piece that names the
+# task's own unit, or answers a task about a size, is an answer ("At most 280 characters.").
+# Searched from the unit back: a unit word is rare, so the scan is fast.
+_UNIT = re.compile(
+    r"\b(?:words?|sentences?|characters?|chars|lines?|paragraphs?|tokens?|bullets?|points?)\b"
+)
+# what must stand right before the unit, matched on a bounded window that ends at it
+_BEFORE_UNIT = re.compile(
+    r"(?:\b(?:(?:in|with|using|within)\s+)?(?:no\s+more\s+than|not\s+more\s+than|"
+    r"no\s+longer\s+than|at\s+most|at\s+least|fewer\s+than|less\s+than|up\s+to|under|"
+    r"maximum(?:\s+of)?|max)\s+(?:\d{1,5}|one|two|three|four|five|ten|twenty|fifty|"
+    r"a\s+hundred)\s+(?:bullet\s+)?"
+    r"|\b(?:answer|respond|reply|write)\s+(?:in|with)\s+(?:one|a\s+single|a\s+short|\d{1,5})\s+"
+    r")\Z"
+)
+_WINDOW = 48
+# a task that asks for a size or a count ("How long can a post be?")
+_ASKS_SIZE = frozenset("long many much length limit limits maximum minimum size".split())
+# JSON-schema keywords as keys, and type names as values: `"type": "object"`
+_SCHEMA = re.compile(
+    r'"(?:\$schema|\$ref|type|properties|required|additionalProperties|minLength|maxLength|'
+    r"minimum|maximum|enum|anyOf|oneOf|allOf|items|const|pattern|title|description|"
+    r'minItems|maxItems)"\s*:|"(?:object|string|number|integer|boolean|null|array)"'
+)
+# A refusal clause, up to the next clause boundary: "I can't help with that" is masked, the
+# answer after "I cannot browse, but" is not. First person only: "we cannot provide a
+# guarantee" or "I don't support X" are opinions, not refusals.
+_REFUSAL = re.compile(
+    r"\b(?:i(?:\s+really)?\s+(?:can(?:no|')t|cannot|can\s+not|won't|will\s+not|"
+    r"am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|am\s+not\s+allowed|"
+    r"'m\s+not\s+allowed)\s+(?:to\s+)?(?:help|assist|provide|answer|comply|fulfil+|complete|"
+    r"engage|generate|respond|give|browse|access|do\s+that)"
+    r"|i\s+must\s+(?:decline|refuse)|i\s+refuse|i\s+(?:abstain|decline)"
+    r"|i\s+(?:do\s+not|don't)\s+(?:have\s+(?:access|the\s+ability|personal|opinions)|"
+    r"feel\s+comfortable)"
+    r"|as\s+an\s+ai(?:\s+language)?(?:\s+model|\s+assistant)?"
+    r"|(?:i'm|i\s+am)\s+(?:so\s+|very\s+|truly\s+)?sorry|i\s+apologi[sz]e|^\s*sorry"
+    r")\b[^.,;:!?\n]*",
+    re.IGNORECASE | re.MULTILINE,
+)
+# `Reasoning:` or `"confidence":`, and the value after it up to the next field
+# (the value is a lookahead, so a label inside another's value is still seen: JSON nests)
+# (a name starts a word: inside one the scan fails at once instead of trying 40 characters)
+_LABEL = re.compile(r'(?<![\w-])"?([a-z][\w-]{0,40})"?[ \t]*:(?=([^,;\n]{0,400}))')
+# `## PLAN` or `## CHANGES -` on a line of its own: a header whose words all come from the prompt
+_HEADER = re.compile(r"^[ \t]*#{1,6}[ \t]*([a-z][a-z ]{0,40}?)[ \t]*[-:]?[ \t]*$", re.M)
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+# Quoted material in a prompt is other agents' work, not instructions: an agent that agrees
+# with it is not echoing the prompt. Openers name their nonce; the closer repeats it.
+_QUOTE_OPEN = re.compile(r'<quoted\b[^>\n]{0,400}?\bid="([^"\n]{1,64})"[^>\n]{0,400}>')
+# Words too common to make an answer on their own.
+_FILLER = frozenset(
+    "a an the is are was were be been of to in on at for with by and or but if so as it its "
+    "this that these those i we you he she they my our your me us".split()
+)
+
+
+# Talk about the deliberation instead of an answer. A reply is META when it names the debate, the
+# instructions, its own answer or being an AI (an anchor below) and every word of its own is a
+# word of such talk (`_META_WORDS`, the task's words taken out): "As per the instructions, I will
+# now give my position." One word of anything else ("My answer is Paris.") makes it an answer.
+_META_ANCHOR = re.compile(
+    r"\b(?:(?:you|i|we)\s+(?:are|am)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?"
+    r"(?:ai|assistant|language\s+model|chatbot|bot)"
+    r"|(?:you're|i'm)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|chatbot)"
+    r"|as\s+an?\s+(?:ai|assistant|language\s+model|chatbot)"
+    r"|(?:the|this|these|your|my|our)\s+(?:instructions?|prompt|rules|debate|discussion|"
+    r"deliberation|court|arena|tournament|vote|round|format|template|task|question)"
+    r"|(?:my|our|the)\s+(?:final\s+|own\s+)?(?:answer|position|response|reply|stance|opinion|"
+    r"view|vote|solution)"
+    r"|per\s+(?:the\s+)?instructions?|as\s+instructed)\b"
+)
+_META_WORDS = frozenset(
+    """
+    ai assistant language model chatbot bot artificial intelligence human
+    am i'm you're i'll we'll you'll not will shall would could can cannot can't won't allowed
+    permitted able unable going now here below above following follows then first next ok okay
+    sure certainly alright let let's give giving state present share provide offer write put
+    make express speak speaking talk say argue participate take part join engage contribute
+    answer answers answering respond response reply position positions stance view opinion
+    vote final own instructions instruction instructed prompt rules rule format template task
+    question per according follow followed accordance debate discussion deliberation court
+    arena tournament round rounds turn judge judges agent agents participant participants
+    panel other others do does did has have had being ready happy glad request requested
+    asked required about must should may might need want please thank thanks there what
+    which who how why when just only also all
+    requires require required requiring analyze analyse analyzing analysing itself yourself
+    single sentence sentences paragraph paragraphs section sections list line lines word words
+    short brief concise exactly less fewer most least
+    """.split()
+)
+# Talk about how to answer instead of an answer (issue 29): "Your solution requires specific
+# conditions for editing; you must provide a clear list of requirements." Such a reply names the
+# answer itself as what it is about (`_ABOUT_THE_ANSWER`: "your solution", "the answer should",
+# "provide a detailed explanation") and every word of its own is talk about answers: the words
+# above, and the parts, qualities and verbs of an answer below. Advice about the subject names
+# the subject ("Your service should use SQLite.", "Make sure the migration runs in a
+# transaction."): one domain noun, number, name or word of the task makes it an answer, and
+# advice to the answerer that does not name the answer ("Include examples.") is no such talk.
+_ANSWER_NOUNS = (
+    r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
+    r"submission|proposal|approach)s?"
+)
+_ABOUT_THE_ANSWER = re.compile(
+    # the answerer's (or the speaker's) own answer: "your solution", "my reasoning"
+    r"\b(?:your|my|our)\s+(?:(?:own|final|proposed|current|revised)\s+)?" + _ANSWER_NOUNS + r"\b"
+    # what an answer should do: "the solution should", "each answer must", "an answer needs"
+    r"|\b(?:the|this|that|each|every|an?)\s+(?:[\w'-]{1,24}\s+){0,2}?"
+    + _ANSWER_NOUNS
+    + r"\s+(?:should|must|needs?|requires?|has\s+to|have\s+to|ought|lacks?|is\s+missing)\b"
+    # a request for one: "provide a more detailed explanation", "give your reasoning"
+    r"|\b(?:provide|give|include|add|write|offer|present|show)\s+(?:[\w'-]{1,24}\s+){0,4}?"
+    + _ANSWER_NOUNS
+    + r"\b"
+)
+_ABOUT_ANSWERS = frozenset(
+    """
+    solution solutions explanation explanations reasoning justification rationale argument
+    arguments submission proposal approach method work content output draft summary conclusion
+    detail details example examples step steps requirement requirements condition conditions
+    criteria criterion information context clarity structure structured logic thought thoughts
+    point points aspect aspects part parts problem questions
+    include includes included including explain explains explained explaining address
+    addresses addressed describe describes clarify clarifies elaborate justify justifies
+    support supports show shows demonstrate demonstrates cover covers discuss mention
+    consider outline summarize summarise focus expand ensure ensures check meet meets
+    satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
+    needs edit edits editing revise revision improve based
+    clear clearly clearer specific specifically necessary detailed more each every relevant
+    appropriate appropriately proper properly correct correctly complete completely accurate
+    accurately thorough thoroughly precise precisely explicit explicitly better further
+    additional full fully well careful carefully sufficient enough logical any some both
+    than from into using without
+    """.split()
+)
+_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
+# A directive about the answer's qualities, in whatever words: every sentence has the answer as
+# its subject and says what it should be like ("Your answer should be concise yet informative.",
+# "Each response must be well reasoned and polite.", "Your ENTIRE answer will be written in two
+# paragraphs.", "This text will be rewritten with this two sections:"): a modal verb, then "be"
+# (or "sound",
+# "seem", ...) and no noun phrase of its own. Nothing concrete follows: no number, no name (a
+# capitalised word), no code, no word of the task. "The answer should be 4.", "The answer should
+# be a queue." and "The solution should use a queue." are answers, hedged.
+_DIRECTIVE = re.compile(
+    r"[\s\-*>\"'(]*(?:your|the|this|that|an?|my|our|each|every|any)\s+(?:[\w'-]{1,24}\s+){0,2}?"
+    r"(?P<noun>" + _ANSWER_NOUNS + r"|text|output)\s+(?:should|must|needs?\s+to|has\s+to|"
+    r"have\s+to|ought\s+to|is\s+(?:required|expected|supposed|going)\s+to|will\s+need\s+to|"
+    r"will|would|shall|can|could|may|might)\s+"
+    r"(?:always\s+|also\s+|really\s+)?(?:be|sound|seem|look|read|feel|remain|stay|become)\b"
+    r"(?!\s+(?:an?|the|some|any|one|two|this|that|these|those|its|their|our|my|your)\b)"
+    r"(?P<rest>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_SENTENCE = re.compile(r"[^.!?;\n]+")
+_CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
+DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
+_YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
+# words that may stand around a bare yes/no without making it an answer: "Absolutely not."
+_INTENSIFIERS = frozenset(
+    "absolutely definitely certainly surely sure indeed course not really".split()
+)
+# A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
+# migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?").
+_AUXILIARIES = frozenset(
+    """
+    is are was were am do does did can could should would will shall has have had may might must
+    need ought isn't aren't wasn't weren't don't doesn't didn't can't couldn't shouldn't
+    wouldn't won't hasn't haven't hadn't mustn't shan't mightn't needn't
+    """.split()
+)
+# a question's words that say nothing of its subject ("How do I make ...?")
+_ASKING = frozenset("how what which who whom whose why when where make sure please".split())
+# where a question's sentence begins: after a sentence end, a line break or a colon
+# ("Context ... Question: is it safe?"); its clauses split at commas and semicolons
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
+_CLAUSE = re.compile(r"[,;]|\s-+\s")
+
+
+def _fold(text: str) -> str:
+    # NFKC folds full-width and ligature look-alikes; casefold lower-cases for comparison
+    return unicodedata.normalize("NFKC", text).replace("’", "'").casefold()
+
+
+def _scan(reply: str) -> str:
+    if len(reply) <= REPLY_HEAD + REPLY_TAIL:
+        return reply
+    return reply[:REPLY_HEAD] + "\n" + reply[-REPLY_TAIL:]
+
+
+def _drop_quoted(prompt: str) -> list[str]:
+    """The prompt's text outside quoted material, in the pieces between the quotes."""
+    out: list[str] = []
+    pos = 0
+    # a prompt quotes a handful of texts; the bound keeps this linear (mutation testing: any
+    # other bound above a handful is the same, so its mutants are equivalent)
+    for _ in range(200):  # pragma: no mutate
+        opening = _QUOTE_OPEN.search(prompt, pos)
+        if opening is None:
+            break
+        out.append(prompt[pos : opening.start()])
+        closing = f'</quoted id="{opening.group(1)}">'
+        # the closer names the opener's nonce, which occurs once, after it: where the search
+        # starts and which way it goes cannot matter (equivalent mutants)
+        end = prompt.find(closing, opening.end())  # pragma: no mutate
+        # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
+        pos = len(prompt) if end == -1 else end + len(closing)
+    out.append(prompt[pos:])
+    return out
+
+
+def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
+    # (mutation testing: `strict` of a zip with its own tails, and a trigram with a None kept
+    # in, change nothing a reply's trigrams, which never hold None, can find: equivalent)
+    return {
+        (a, b, c)
+        for a, b, c in zip(words, words[1:], words[2:], strict=False)  # pragma: no mutate
+        if a is not None and b is not None and c is not None  # pragma: no mutate
+    }
+
+
+@functools.lru_cache(maxsize=32)
+def _instructions(
+    prompts: tuple[str, ...], task: str | None
+) -> tuple[frozenset[tuple[str, str, str]], frozenset[str]]:
+    """The prompts' own word trigrams (quoted material and the task taken out, a `None` where
+    they were, so no trigram spans the hole) and their vocabulary. Every agent of a round is
+    asked the same prompts, and a resume checks every saved answer again: the prompts are read
+    once, not once per reply."""
+    folded_task = _fold(task).strip() if task else ""
+    words: list[str | None] = []
+    for prompt in prompts:
+        for piece in _drop_quoted(prompt[:PROMPT_CAP]):
+            text = _fold(piece)
+            for part in text.split(folded_task) if folded_task else [text]:
+                words.extend(_WORD.findall(part))
+                words.append(None)
+    return frozenset(_trigrams(words)), frozenset(w for w in words if w is not None)
+
+
+def _is_yes_no_question(task: str) -> bool:
+    """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
+    else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
+    and offers no alternatives ("or", other than "or not")."""
+    folded = _fold(task[:PROMPT_CAP])
+    if "?" in folded:
+        folded = folded[: folded.rfind("?")]
+    question = _SENTENCE_END.split(folded.strip())[-1]
+    words = _WORD.findall(question)
+    if "whether" in words:
+        return True
+    if "or" in words and " or not " not in f" {' '.join(words)} ":
+        return False
+    for clause in _CLAUSE.split(question):
+        first_word = _WORD.search(clause)
+        if first_word is not None and first_word.group() in _AUXILIARIES:
+            return True
+    return False
+
+
+def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> list[bool]:
+    covered = [False] * len(reply_words)
+    for i in range(len(reply_words) - 2):
+        if (reply_words[i], reply_words[i + 1], reply_words[i + 2]) in grams:
+            covered[i] = covered[i + 1] = covered[i + 2] = True
+    return covered
+
+
+_DETAIL = {
+    Reason.TEMPLATE: "it only repeats the prompt's template",
+    Reason.ECHO: "it only repeats the prompt (its instructions or the task)",
+    Reason.REFUSAL: "it refuses to answer",
+    Reason.CONTROL: "it holds only control or escape codes",
+    Reason.INSTRUCTION: "it is a piece of an instruction, not an answer",
+}
+# The mask below holds one byte per character: 0 for the model's own text, else the code of the
+# first reason that masked it. Covering a span translates its zeros to the code in one C call.
+_CODE = {why: code for code, why in enumerate(Reason, start=1)}
+_FILL = {
+    why: bytes([code]) + bytes(range(1, 256)) for why, code in _CODE.items()
+}  # a translate table: 0 -> code, every other byte to itself
+
+
+def _sample(text: str) -> str:
+    """A short, printable sample of the offending text, for the detail line."""
+    flat = " ".join(text.split())
+    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
+    return repr(flat[:60] + ("..." if len(flat) > 60 else ""))
+
+
+# A reply of at most this many words of its own is judged as a fragment too (below).
+_FRAGMENT = 3
+# Short answers a prompt may well spell out itself ("answer yes or no").
+_ANSWER_WORDS = frozenset("yes no true false none".split())
+
+
+def _fragment(
+    text: str, content: Sequence[str], vocabulary: frozenset[str]
+) -> NotSubstantive | None:
+    """A few words of the model's own can still be junk a tiny model writes: a piece of the
+    template (`SOLUTION}`, `{{exampleurl)}}`: doubled or unbalanced braces around a word) or a
+    field name or two from the instructions ("Solution analysis"). A short real answer uses
+    balanced braces if any (`{"answer": "Paris"}`) and words the instructions do not."""
+    stray = text.count("{") != text.count("}") or "{{" in text or "}}" in text
+    if stray:
+        return NotSubstantive(Reason.TEMPLATE, f"it is a fragment of a template ({_sample(text)})")
+    named = [w for w in content if w not in _ANSWER_WORDS and not w.isdigit()]
+    if named and len(named) == len(content) and all(w in vocabulary for w in named):
+        # (`vocabulary` holds the instructions' words, the task's taken out)
+        return NotSubstantive(
+            Reason.ECHO, f"it only repeats words of the instructions ({_sample(text)})"
+        )
+    return None
+
+
+def _directs_the_answer(text: str, asked: AbstractSet[str]) -> bool:
+    """Whether every sentence of `text` tells the answer what it should be, with nothing
+    concrete after its modal verb (`_DIRECTIVE`) and an answer noun the task does not use."""
+    sentences = [m.group() for m in _SENTENCE.finditer(text[:REPLY_TAIL]) if m.group().strip()]
+    if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
+        return False
+    asked = asked - _FILLER  # "the" of the task is no word of its subject
+    asked_stems = {w.rstrip("s") for w in asked}
+    for sentence in sentences:
+        m = _DIRECTIVE.match(sentence)
+        if m is None or m.group("noun").lower().rstrip("s") in asked_stems:
+            return False
+        rest = m.group("rest")
+        if _CONCRETE.search(rest) or any(w in asked for w in _WORD.findall(_fold(rest))):
+            return False
+    return True
+
+
+def _talk_instead_of_answer(
+    text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
+) -> NotSubstantive | None:
+    """META or BARE_YES_NO when the model's own words are only talk about the deliberation, or
+    only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
+    when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
+    talk = [w for w in content if w in _META_WORDS and w not in task_words]
+    if len(talk) == len(content) and instructed:
+        return NotSubstantive(
+            Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
+        )
+    if len(talk) == len(content) and _META_ANCHOR.search(folded) is not None:
+        return NotSubstantive(
+            Reason.META,
+            "it talks about the debate, the instructions or being an AI instead of answering "
+            f"({_sample(text)})",
+        )
+    # the task's words make an answer, but not its auxiliaries and question words: "should"
+    # to "Should a small team use Postgres?" is no answer ("The solution should ...")
+    asked = task_words - _AUXILIARIES - _ASKING
+    # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
+    # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
+    # your answer in ..." is an echo)
+    if (
+        all(w in _ANSWER_TALK and w not in asked for w in content)
+        and any(w in _ABOUT_ANSWERS for w in content)
+        and _ABOUT_THE_ANSWER.search(folded) is not None
+    ) or _directs_the_answer(text, asked):
+        return NotSubstantive(
+            Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
+        )
+    said = [w for w in content if w in _YES_NO]
+    rest = [w for w in content if w not in _YES_NO and w not in _INTENSIFIERS]
+    if not said and not rest and "not" in content:
+        said = ["no"]  # "Absolutely not.", "Certainly not."
+    if said and all(w in _META_WORDS and w not in task_words for w in rest):
+        return NotSubstantive(
+            Reason.BARE_YES_NO,
+            f"it is a bare {said[0]!r} to a question that is not a yes/no question "
+            f"({_sample(text)})",
+        )
+    return None
+
+
+def check_substance(
+    reply: str, prompts: str | Sequence[str] = (), *, task: str | None = None
+) -> NotSubstantive | None:
+    """None if `reply` is a substantive answer, else why not.
+
+    `reply` is the text that would count: the extracted solution or position, or the whole reply
+    when nothing is extracted. `prompts` are the system and user texts that produced it (not
+    earlier assistant turns: an agent keeping its own solution is not an echo); quoted material
+    in them is ignored. `task`, when given, is taken out of the prompts, so an answer that
+    reuses the task's words ("Use SQLite.") is never an echo, while a reply that only repeats
+    the task is one; it also tells whether a bare yes or no can answer it."""
+    prompts = (prompts,) if isinstance(prompts, str) else tuple(prompts)
+    if not reply.strip():
+        return NotSubstantive(Reason.EMPTY, "it is empty")
+    scanned = _scan(reply)
+    text = strip_markup(scanned)
+    folded = _fold(text)
+    if not _WORD.search(text):
+        if _EMPTY_SLOT.search(folded):
+            return NotSubstantive(Reason.TEMPLATE, f"it is a placeholder ({_sample(text)})")
+        if _CONTROL.search(folded):
+            return NotSubstantive(Reason.CONTROL, f"{_DETAIL[Reason.CONTROL]} ({_sample(text)})")
+        if text != scanned.strip():
+            return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
+        return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
+
+    grams, vocabulary = _instructions(prompts, task)
+    task_words = frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))) if task else frozenset()
+    # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
+    # which NFKC can make a little longer or shorter than `text`, so all matching below runs
+    # on `folded`
+    mask = bytearray(len(folded))
+
+    def cover(start: int, end: int, why: Reason) -> None:
+        mask[start:end] = mask[start:end].translate(_FILL[why])
+
+    def blank(m: re.Match[str]) -> str:
+        cover(m.start(), m.end(), Reason.CONTROL)
+        return " " * (m.end() - m.start())
+
+    # control codes become blanks of the same length, so their digits and letters ("[2K") are
+    # no words and cannot glue onto the words beside them
+    if _CONTROL_HINT.search(folded):
+        folded = _CONTROL.sub(blank, folded)
+    for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _SCHEMA):
+        for m in pattern.finditer(folded):
+            cover(m.start(), m.end(), Reason.TEMPLATE)
+    for m in _LABEL.finditer(folded):
+        # a label the prompt uses, or one whose value holds no word of the model's own
+        # (`Reasoning: {`), is template; the value itself is judged on its own
+        name = m.group(1)
+        value = _WORD.finditer(folded, m.start(2), m.end(2))
+        empty = all(mask.count(0, w.start(), w.end()) == 0 for w in value)
+        if name in vocabulary or name.replace("-", "") in vocabulary or empty:
+            cover(m.start(), m.start(2), Reason.TEMPLATE)
+    for m in _HEADER.finditer(folded):
+        header = m.group(1).split()
+        if header and all(w in vocabulary for w in header):
+            cover(m.start(), m.end(), Reason.TEMPLATE)
+    for m in _REFUSAL.finditer(folded):
+        cover(m.start(), m.end(), Reason.REFUSAL)
+    for m in _UNIT.finditer(folded):
+        # "at most 280 characters" answers "How long can a post be, in characters?"
+        unit = m.group()
+        if {unit, unit.removesuffix("s"), unit + "s"} & task_words or _ASKS_SIZE & task_words:
+            continue
+        before = _BEFORE_UNIT.search(folded, max(0, m.start() - _WINDOW), m.start())
+        if before is not None:
+            cover(before.start(), m.end(), Reason.INSTRUCTION)
+
+    words = list(_WORD.finditer(folded))
+    tokens = [m.group() for m in words]
+    spans = [m.span() for m in words]
+    from_prompt = _covered(tokens, grams)
+    task_tokens = _WORD.findall(_fold(task)) if task else []
+    from_task = _covered(tokens, _trigrams(task_tokens))
+    for i, (start, end) in enumerate(spans):
+        if from_prompt[i] or from_task[i]:
+            cover(start, end, Reason.ECHO)
+
+    # what is left: words no mask touches
+    own = [
+        tokens[i]
+        for i, (start, end) in enumerate(spans)
+        if mask.count(0, start, end) == end - start
+    ]
+    content = [w for w in own if w not in _FILLER]
+    if len(content) >= 20 and len(set(content)) <= 3:
+        sample = " ".join(content[:8])
+        return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
+    if content:
+        instructed = _CODE[Reason.INSTRUCTION] in mask
+        talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
+        if talk is not None and (
+            talk.reason is not Reason.BARE_YES_NO or (task and not _is_yes_no_question(task))
+        ):
+            return talk
+    # invalid: nothing of its own left, or a long copy of the prompt with a stray word or two
+    # ("... each with its reason. Okay."); restating the task before a short answer is fine
+    # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
+    beyond_task = len(tokens) - sum(from_task)
+    if content and len(content) <= _FRAGMENT:
+        # without the task at hand its words are part of the instructions: only braces tell
+        # (a word the task uses is the task's too: "C" to "A, B, C or D?" beside "Agent C")
+        fragment = _fragment(text, content, vocabulary - task_words if task else frozenset())
+        if fragment is not None:
+            return fragment
+    if content and not (len(own) * 10 < beyond_task and len(content) <= _FRAGMENT):
+        return None
+    # the reason that masked the most characters (a tie: a refusal first, then the earliest)
+    masked = sorted(
+        (why for why in Reason if _CODE[why] in mask), key=lambda why: mask.index(_CODE[why])
+    )
+    if not masked:  # only filler words of its own: "it is"
+        return NotSubstantive(Reason.ECHO, f"it says nothing of substance ({_sample(text)})")
+    main = max(masked, key=lambda why: (mask.count(_CODE[why]), why == Reason.REFUSAL))
+    # the first run of text masked for that reason, in the reply's own spelling if folding
+    # kept the positions
+    code = _CODE[main]
+    start = mask.index(code)
+    end = start
+    while end < len(mask) and (mask[end] == code or (mask[end] == 0 and not folded[end].isalnum())):
+        end += 1
+    source = text if len(text) == len(folded) else folded
+    return NotSubstantive(main, f"{_DETAIL[main]} ({_sample(source[start:end])})")
