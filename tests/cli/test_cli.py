@@ -307,3 +307,16 @@ def test_model_text_cannot_drive_the_terminal(capsys: pytest.CaptureFixture[str]
         assert "the answer is 42" in out
     code, out, _ = moot(capsys, "show", "--full")
     assert code == 0 and "\x1b" not in out and "evil.example" not in out
+
+
+def test_help_shows_examples_exit_codes_and_where_the_docs_are(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """issue 24: `moot --help` and `moot run --help` had no examples, exit codes or docs."""
+    for args in (["--help"], ["run", "--help"]):
+        code, out, _ = moot(capsys, *args)
+        assert code == 0
+        out = " ".join(out.split())  # as read, whatever the terminal's width wrapped
+        assert "Examples:" in out and "moot run " in out
+        assert "Exit codes: 0 consensus" in out and "3 paused" in out and "130 interrupted" in out
+    assert "Docs: README.md" in moot(capsys, "--help")[1]

@@ -78,10 +78,28 @@ class _Commands(click.Group):
             ) from None
 
 
+EXIT_CODES = """Exit codes: 0 consensus (or a change chosen), 1 error (bad arguments or config
+included), 2 no consensus, 3 paused by a limit, an outage or waiting for you (moot resume),
+130 interrupted (moot resume)."""
+
+_EPILOG = f"""\b
+Examples:
+  moot run "What is the capital of France?"          three agents on the embedded model
+  moot run "Which database?" -m openai:gpt-5.4 -m anthropic:claude-sonnet-4-6
+  moot run "Which database?" --protocol court --dry-run     the worst-case cost, nothing run
+  moot show --json | jq .status                        the last session's outcome
+  moot resume                                          continue the last session
+
+{EXIT_CODES}
+
+Docs: README.md and docs/architecture.md of the moot package."""
+
+
 @click.group(
     cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"]},
     invoke_without_command=True,
+    epilog=_EPILOG,
 )
 @click.version_option(package_name="moot")
 @click.pass_context

@@ -103,10 +103,13 @@ def json_option(command: Callable[..., None]) -> Callable[..., None]:
 
 def say_json(data: Any) -> None:
     """`data` as JSON on stdout: ASCII only, so no model text can reach the terminal as an
-    escape sequence or a bidirectional override (each is a \\u escape)."""
+    escape sequence or a bidirectional override (each is a \\u escape), and anything shaped
+    like an API key masked (a session an older moot stored unmasked)."""
     import json
 
-    click.echo(json.dumps(data, ensure_ascii=True, indent=2, default=str))
+    from moot.models.keys import redact
+
+    click.echo(redact(json.dumps(data, ensure_ascii=True, indent=2, default=str)))
 
 
 def config_option(

@@ -230,7 +230,17 @@ def run(
     json_logs: bool,
     as_json: bool,
 ) -> None:
-    """Deliberate on TASK. With no --models and no config: three agents on the embedded model."""
+    """Deliberate on TASK. With no --models and no config: three agents on the embedded model.
+
+    \b
+    Examples:
+      moot run "What is 17 x 23?" --protocol vote --samples 3
+      moot run "Which database?" -m openai:gpt-5.4 -m anthropic:claude-sonnet-4-6 --max-cost 2
+      moot run "Fix the failing test" --repo . --verify "pytest -q" -m cli:claude -m cli:codex
+      moot run --task-file question.md --config models.toml --json > outcome.json
+
+    Exit codes: 0 consensus (or a change chosen), 1 error, 2 no consensus, 3 paused (a limit,
+    an outage, waiting for you: moot resume), 130 interrupted (moot resume)."""
     from moot.api import start
     from moot.lifecycle.plan import load_config, run_overrides
 

@@ -116,6 +116,7 @@ def list_(
         sessions_root,
         unusable_folders,
     )
+    from moot.models.keys import redact
 
     old = legacy_sessions_root()
     if old is not None:
@@ -150,7 +151,7 @@ def list_(
         say(f"no sessions{' that match' if filtered else ''} under {sessions_root()}")
         return
     for folder, row in rows:
-        task = " ".join(str(row["task"]).split())
+        task = " ".join(redact(str(row["task"])).split())  # an older moot stored it unmasked
         elapsed = "" if row["elapsed"] is None else _duration(row["elapsed"])
         say(f"{folder.id}  {row['protocol']:<7} {row['status']:<22} {elapsed:>7}  {task[:50]}")
         if trees := row["worktrees"]:
@@ -219,12 +220,14 @@ def show(session_id: str | None, full: bool, as_json: bool) -> None:
         say_json(_outcome_json(find_session(session_id)))
         return
     from moot.lifecycle import reports
+    from moot.models.keys import redact
     from moot.report.markdown import render_markdown
     from moot.report.view import load_view
 
     folder = find_session(session_id)
     reports.wait(folder.path)  # a run that just ended may still be writing its reports
-    text = render_markdown(load_view(folder), full=full)
+    # an older moot stored a pasted key unmasked: masked as it is printed
+    text = redact(render_markdown(load_view(folder), full=full))
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown
