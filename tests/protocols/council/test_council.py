@@ -132,7 +132,8 @@ def test_disagreeing_answers_end_with_exit_2_and_a_labelled_synthesis() -> None:
     assert run.result.status == "no_consensus" and not run.result.consensus
     assert run.result.final_answer.endswith("Answer: 42")
     assert "the final answers differ" in run.result.how
-    assert "synthesis of answers that disagree, not a consensus" in run.result.how
+    assert "the chairman's synthesis (Agent " in run.result.how
+    assert "of answers that disagree, not a consensus" in run.result.how
     trust = run.result.trust
     assert "synthesis of disagreeing answers, not a consensus" in trust
     # the chairman's answer agrees with A's and contradicts B's and C's

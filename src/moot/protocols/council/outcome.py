@@ -18,8 +18,9 @@ __all__ = ["CHAIRMAN", "describe_round", "outcome", "relations"]
 CHAIRMAN = "chairman_a"  # the alias of the chairman the [council] section names
 
 
-def _name(alias: str) -> str:
-    return "the chairman" if alias == CHAIRMAN else alias_label(alias)
+def _by(alias: str) -> str:
+    """Which model chaired, where it was an agent's: " (Agent A's model chaired)"."""
+    return "" if alias == CHAIRMAN else f" ({alias_label(alias)}'s model chaired)"
 
 
 def relations(chair: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -55,14 +56,17 @@ def _final(
         if chair_ok:
             assert chair is not None
             return chair["text"], (
-                f"the final answer is {_name(chair['agent'])}'s synthesis of answers that "
-                "disagree, not a consensus"
+                f"the final answer is the chairman's synthesis{_by(chair['agent'])} of answers "
+                "that disagree, not a consensus"
             )
         return "", "no final answer: the chairman gave none" if chair else "no final answer"
     agreed = set(f.agreed)
     if chair_ok and not any(related.get(a) == "set_aside" for a in agreed):
         assert chair is not None
-        return chair["text"], f"the final answer is {_name(chair['agent'])}'s, which keeps it"
+        return chair["text"], (
+            f"the final answer is the chairman's text{_by(chair['agent'])}, which keeps the "
+            "agreed answer"
+        )
     best = next(row["agent"] for row in ranked["order"] if row["agent"] in agreed)
     text = next(row["text"] for row in answers if row["agent"] == best)
     why = (
@@ -112,7 +116,6 @@ def _trust(
         drew = [a for a, r in related.items() if r == "drew_on"]
         aside = [a for a, r in related.items() if r == "set_aside"]
         unsure = [a for a, r in related.items() if r == "unsure"]
-        who = _name(chair["agent"])
         parts = []
         if drew:
             parts.append(f"draws on {names(drew)}'s answer{'s' * (len(drew) > 1)}")
@@ -121,7 +124,9 @@ def _trust(
         if unsure:
             parts.append(f"cannot be compared with {names(unsure)}'s")
         if parts:
-            sentences.append(f"The answer of {who} " + "; ".join(parts) + ".")
+            sentences.append(
+                f"The chairman's answer{_by(chair['agent'])} " + "; ".join(parts) + "."
+            )
     elif chair is not None:
         sentences.append(f"The chairman gave no valid answer: {plain_reason(chair['problem'])}.")
     dropped = [r for r in answers if r["status"] != "valid"]

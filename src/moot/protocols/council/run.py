@@ -148,7 +148,7 @@ def chairman_of(s: Session, ranked: Mapping[str, Any], valid: Sequence[str]) -> 
     if ranked["top"] is not None:
         why = "the model of the agent whose answer ranks first"
         if ranked["top_tied"]:
-            why += " (first in alias order of those tied for first)"
+            why += "; first in alias order of those tied for first"
         return str(ranked["top"]), why
     return valid[0], "no valid ranking: the model of the first agent with a valid answer"
 
