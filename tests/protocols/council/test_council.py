@@ -10,6 +10,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ class Council:
         self,
         answers: dict[str, str],
         chair: str = "Weighing the answers.\nAnswer: 42",
-        prefer: Callable[[str], object] = lambda text: text,
+        prefer: Callable[[str], Any] = lambda text: text,
         bad_ranking: dict[str, str] | None = None,
     ) -> None:
         self.answers = answers
@@ -59,7 +60,7 @@ class Council:
         if me in self.bad_ranking:
             return self.bad_ranking[me]
         shown = dict(BLOCK.findall(request.prompt))
-        ranking = sorted(shown, key=lambda label: self.prefer(shown[label]))  # type: ignore[arg-type,return-value]
+        ranking = sorted(shown, key=lambda label: self.prefer(shown[label]))
         reasons = {label: f"it says {shown[label].splitlines()[-1]}" for label in shown}
         return json.dumps({"reasons": reasons, "ranking": ranking})
 
@@ -257,3 +258,25 @@ def test_council_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
         "-m", "scripted:@member", "-m", "scripted:@member",
     )  # fmt: skip
     assert code == 1 and "council" in err
+
+
+def test_a_chairman_without_an_answer_leaves_the_agreed_answer_or_none() -> None:
+    c = Council(AGREE, chair="I cannot help with that.")
+    run = start(TASK, c.config())
+    assert run.exit_code == 0
+    assert run.result.final_answer in AGREE.values()
+    assert "the chairman's text gave no valid answer" in run.result.how
+    assert run.result.details["chairman"]["status"] == "invalid"
+    split = Council(SPLIT, chair="I cannot help with that.")
+    run = start(TASK, split.config())
+    assert run.exit_code == 2 and run.result.final_answer == ""
+    assert "The chairman gave no valid answer" in run.result.trust
+
+
+def test_with_no_valid_answer_nothing_is_ranked_and_no_chairman_is_asked() -> None:
+    c = Council(dict.fromkeys(AGREE, "   "))
+    run = start(TASK, c.config())
+    assert run.exit_code == 2 and run.result.final_answer == ""
+    assert set(step.split("/")[1] for step in c.steps) == {"answer"}
+    assert all(r["status"] == "skipped" for r in run.result.details["rankings"])
+    assert "Answers set aside as invalid: Agent A:" in run.result.trust

@@ -167,7 +167,7 @@ async def _chair(
     step = Step.at(1, "chair", alias)
     order = [row["agent"] for row in ranked["order"]]
     blocks = []
-    for label, a in zip(LABELS, order, strict=False):
+    for label, a in zip(LABELS[: len(order)], order, strict=True):
         row = next(r for r in ranked["order"] if r["agent"] == a)
         rank = (
             f"mean rank {row['mean_rank']:g} from {row['rankings']} reviewer"
