@@ -38,7 +38,7 @@ ON_A_QUESTION = [name for name in PROJECTING if name not in ("pick", "pipeline")
 
 def test_every_protocol_projects() -> None:
     assert set(PROJECTING) == set(protocols.names())
-    assert {"arena", "court", "tournament", "refine", "vote", "pick"} <= set(PROJECTING)
+    assert {"arena", "court", "tournament", "refine", "vote", "council", "pick"} <= set(PROJECTING)
 
 
 @pytest.mark.parametrize("protocol", ON_A_QUESTION)

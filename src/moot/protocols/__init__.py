@@ -28,6 +28,7 @@ __all__ = ["BUILTIN", "get", "names", "register", "unknown_protocol", "unregiste
 # name -> the module exporting PROTOCOL
 BUILTIN: dict[str, str] = {
     "arena": "moot.protocols.arena",
+    "council": "moot.protocols.council",
     "court": "moot.protocols.court",
     "refine": "moot.protocols.refine",
     "pick": "moot.protocols.pick",

@@ -1,0 +1,40 @@
+"""The council (issue 25): every agent answers; each ranks the others' answers, shown under
+labels drawn per prompt, with its reasons; the answers are ordered by mean rank; a chairman
+writes the final answer. moot's finding over the answers labels it: consensus only where the
+agents' answers agree, else the chairman's text is a synthesis of disagreeing answers."""
+
+from __future__ import annotations
+
+from moot.config import RunConfig
+from moot.protocols.council.options import CouncilOptions
+from moot.protocols.council.outcome import describe_round
+from moot.protocols.council.ranking import LABELS
+from moot.protocols.council.run import run
+from moot.protocols.council.view import project, report_sections, status_lines
+from moot.protocols.definition import ProtocolDefinition, Role
+
+__all__ = ["PROTOCOL", "CouncilOptions"]
+
+
+def _participants(config: RunConfig, options: CouncilOptions) -> list[Role]:
+    """The agents, then the chairman when the [council] section names one."""
+    roles = [Role("agent", "aliases", config.agents)]
+    if options.chairman is not None:
+        roles.append(Role("chairman", "chairmen", [options.chairman]))
+    return roles
+
+
+PROTOCOL = ProtocolDefinition(
+    name="council",
+    summary="answer, rank each other's answers, and a chairman writes the final answer",
+    options=CouncilOptions,
+    run=run,
+    describe_round=describe_round,
+    participants=_participants,
+    project=project,
+    min_agents=3,  # each agent ranks the others' answers: two at least
+    max_agents=len(LABELS),  # the chairman shows every answer under a label of its own
+    phase_titles={"answer": "Stage 1: Answers", "rank": "Stage 2: Rankings", "chair": "Chairman"},
+    status_lines=status_lines,
+    report_sections=report_sections,
+)
