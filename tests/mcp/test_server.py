@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,15 +27,21 @@ AGENTS = Path(__file__).with_name("agents.py")
 BOUND = 90  # seconds: every exchange with the server ends well before this
 
 
-@asynccontextmanager
-async def connected(tmp_path: Path) -> AsyncIterator[Client]:
-    env = {
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {
         "MOOT_HOME": str(tmp_path / "home"),
         "PYTHONPATH": str(ROOT / "src"),
         "PATH": os.environ.get("PATH", ""),
     }
+
+
+@asynccontextmanager
+async def connected(tmp_path: Path) -> AsyncIterator[Client]:
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "moot.cli", "mcp"], env=env, cwd=str(tmp_path)
+        command=sys.executable,
+        args=["-m", "moot.cli", "mcp"],
+        env=_env(tmp_path),
+        cwd=str(tmp_path),
     )
     async with Client(server, read_timeout_seconds=BOUND) as client:
         yield client
@@ -129,6 +138,91 @@ def test_a_deliberation_reports_its_phases_is_cancelled_and_resumed(tmp_path: Pa
             assert "What is 6 times 7?" in text and "Consensus reached" in text
 
     anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_stop_session_interrupts_a_run_of_this_server_and_its_call_returns_the_outcome(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        specs = _agents(tmp_path)
+        held = anyio.Event()
+        outcome: dict[str, Any] = {}
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if message is not None and "verify" in message:
+                held.set()
+
+        async with connected(tmp_path) as client:
+
+            async def deliberate() -> None:
+                result = await client.call_tool(
+                    "deliberate",
+                    {"task": "What is 6 times 7?", "models": specs},
+                    progress_callback=progress,
+                )
+                outcome.update(_data(result))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(deliberate)
+                with anyio.fail_after(BOUND):
+                    await held.wait()
+                (row,) = _data(await client.call_tool("list_sessions", {}))
+                assert row["status"] == "running"
+                session_id = row["session_id"]
+                stopped = _data(await client.call_tool("stop_session", {"session_id": session_id}))
+                assert stopped == {
+                    "session_id": session_id,
+                    "stopped": True,
+                    "status": "interrupted",
+                }
+            assert outcome["session_id"] == session_id
+            assert outcome["status"] == "interrupted" and outcome["exit_code"] == 130
+            assert session_id in outcome["message"]  # how to continue it
+
+            (tmp_path / "open").write_text("go\n")
+            resumed = _data(await client.call_tool("resume_session", {}))  # the latest
+            assert resumed["session_id"] == session_id and resumed["status"] == "consensus"
+
+    anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_http_serves_the_same_tools_on_loopback(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**_env(tmp_path), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    command = [sys.executable, "-m", "moot.cli", "mcp", "--http", "--port", str(port)]
+    server = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + BOUND
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, "moot mcp --http exited"
+                assert time.monotonic() < deadline, "moot mcp --http never listened"
+                time.sleep(0.05)
+        specs = _agents(tmp_path)
+        (tmp_path / "open").write_text("go\n")
+
+        async def scenario() -> None:
+            async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=BOUND) as client:
+                outcome = _data(
+                    await client.call_tool(
+                        "deliberate", {"task": "What is 6 times 7?", "models": specs}
+                    )
+                )
+                assert outcome["status"] == "consensus" and outcome["trust"]
+                (row,) = _data(await client.call_tool("list_sessions", {}))
+                assert row["session_id"] == outcome["session_id"]
+
+        anyio.run(scenario)
+    finally:
+        server.terminate()
+        server.wait(timeout=BOUND)
 
 
 @pytest.mark.slow
