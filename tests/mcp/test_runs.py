@@ -1,8 +1,10 @@
-"""The progress of a run: one message per phase entered, in order, from the run's events."""
+"""The progress of a run (one message per phase entered, in order, from its events), the
+masking of what the tools return, and `moot mcp` without the SDK."""
 
 from __future__ import annotations
 
 import anyio
+import pytest
 
 from moot.mcp.runs import Phases, masked, phase_text
 from moot.types import Event, EventKind, Step
@@ -51,3 +53,20 @@ def test_masked_hides_anything_shaped_like_a_key() -> None:
     key = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0" * 2
     shown = masked({"task": f"use {key} please", "n": 1})
     assert key not in str(shown) and shown["n"] == 1 and "use " in shown["task"]
+
+
+def test_without_the_sdk_moot_mcp_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from moot.cli import main
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else found(name, *a)
+    )
+    with pytest.raises(SystemExit) as exited:
+        main(["mcp"])
+    assert exited.value.code == 1
+    assert "pip install 'moot[mcp]'" in capsys.readouterr().err
