@@ -39,6 +39,7 @@ FLOORS: dict[str, int] = {
     "moot.cli": 23,  # the composition root: parses, calls the library, maps exit codes
     "moot.serve": 23,  # the local web view
     "moot.integrations": 23,  # MCP server, inline delegation, plugins, llm plugin
+    "moot.mcp": 22,  # `moot mcp`: the MCP server, a face over the lifecycle (cli starts it)
     "moot.api": 20,  # the library face: start, resume, replay
     "moot.display": 19,  # the live view; faces never import each other
     # many sessions: below the faces, above one run

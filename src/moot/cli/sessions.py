@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -30,6 +30,7 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
     from moot.display.live import render_board
     from moot.engine.state import seen_state
     from moot.engine.store import find_session
+    from moot.lifecycle.listing import session_row
 
     folder = find_session(session_id)
     seen = seen_state(folder)
@@ -38,7 +39,7 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
     if as_json:
         say_json(
             {
-                **_session_row(folder, time.time()),
+                **session_row(folder, time.time()),
                 "updated": seen.updated,
                 "message": seen.state.get("message"),
                 "resumable": seen.crashed or seen.status in ("paused", "interrupted", "failed"),
@@ -116,6 +117,7 @@ def list_(
         sessions_root,
         unusable_folders,
     )
+    from moot.lifecycle.listing import session_row
     from moot.models.keys import redact
 
     old = legacy_sessions_root()
@@ -133,7 +135,7 @@ def list_(
     now = time.time()
     rows = []
     for folder in folders:
-        row = _session_row(folder, now)
+        row = session_row(folder, now)
         if protocol is not None and row["protocol"] != protocol:
             continue
         if wanted and str(row["status"]).replace(" ", "_") not in wanted:
@@ -158,28 +160,6 @@ def list_(
             say(f"  worktrees: {trees} still exist (moot apply / moot clean {folder.id})")
         if row["problem"] is not None:
             say(f"  ! {row['problem']}")
-
-
-def _session_row(folder: SessionFolder, now: float) -> dict[str, Any]:
-    """One session as `moot list` shows it, and as `moot list --json` prints it."""
-    from moot.engine.seal import folder_result_problem
-    from moot.engine.state import seen_state
-    from moot.lifecycle.code import live_worktrees
-
-    seen = seen_state(folder)
-    meta = folder.meta() or {}
-    created = meta.get("created")
-    return {
-        "session_id": folder.id,
-        "protocol": str(meta.get("protocol", "?")),
-        "status": seen.status if seen is not None else "?",
-        "created": float(created) if isinstance(created, int | float) else None,
-        "elapsed": seen.standing().elapsed(now) if seen is not None else None,
-        "task": str(meta.get("task", "")),
-        "worktrees": live_worktrees(folder),
-        "problem": folder_result_problem(folder),  # an edited result.json, or a cut journal
-        "path": str(folder.path),
-    }
 
 
 def _since(text: str) -> float:
@@ -217,7 +197,9 @@ def show(session_id: str | None, full: bool, as_json: bool) -> None:
     from moot.engine.store import find_session
 
     if as_json:
-        say_json(_outcome_json(find_session(session_id)))
+        from moot.lifecycle.listing import outcome_json
+
+        say_json(outcome_json(find_session(session_id)))
         return
     from moot.lifecycle import reports
     from moot.models.keys import redact
@@ -238,36 +220,6 @@ def show(session_id: str | None, full: bool, as_json: bool) -> None:
         Console().print(Markdown(terminal_safe(text), hyperlinks=False))
     else:
         say(text)
-
-
-def _outcome_json(folder: SessionFolder) -> dict[str, Any]:
-    """The outcome as result.json holds it (checked against the journal); a session with no
-    outcome yet (running, crashed) as it stands, in the same fields where they apply."""
-    import json
-
-    from moot.report.view import load_view
-
-    view = load_view(folder)  # refuses an edited or stale result.json, a broken journal
-    if folder.result_json.exists() and view.status != "running":
-        data: dict[str, Any] = json.loads(folder.result_json.read_text(encoding="utf-8"))
-        return data
-    return {
-        "session_id": view.session_id,
-        "protocol": view.protocol,
-        "task": view.task,
-        "status": view.status,
-        "consensus": view.consensus,
-        "how": view.how,
-        "trust": view.trust,
-        "final_answer": view.final_answer,
-        "rounds": view.rounds_done,
-        "disagreements": view.disagreements,
-        "positions": view.positions,
-        "aliases": view.aliases,
-        "tokens": view.tokens,
-        "cost": view.cost,
-        "stop_message": view.stop_message,
-    }
 
 
 def _report_path(name: str, kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
