@@ -198,7 +198,7 @@ def test_protocol_choices_are_listed_and_misspellings_named(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, _ = moot(capsys, "run", "--help")
-    assert code == 0 and "[arena|court" in out
+    assert code == 0 and "[arena|council|court" in out
     code, _, err = moot(capsys, "run", "x", "--protocol", "cort")
     assert code == 1 and "did you mean 'court'" in err
 
