@@ -20,7 +20,6 @@ import hashlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from moot.config import EngineConfig, Limits
@@ -28,12 +27,13 @@ from moot.engine.agent import Agent
 from moot.engine.calls import ModelCalls, Sleep, deadline
 from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects, CodeTask
+from moot.engine.copies import FolderCopies
 from moot.engine.journal import Journal, request_hash
 from moot.engine.limits import Budget, worst_case
 from moot.engine.replies import masked, settle
 from moot.engine.standing import Standing
-from moot.engine.store import SessionFolder, atomic_write
-from moot.errors import Interrupted, LimitReached, ReplayIncomplete, StorageError
+from moot.engine.store import SessionFolder
+from moot.errors import Interrupted, LimitReached, ReplayIncomplete
 from moot.models.keys import known_secrets
 from moot.types import (
     Completion,
@@ -78,7 +78,7 @@ def _clean(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-class Session(CodeTask):
+class Session(CodeTask, FolderCopies):
     def __init__(
         self,
         *,
@@ -565,41 +565,3 @@ class Session(CodeTask):
             raise ValueError(f"the chooser returned {picked!r}, not one of {list(options)}")
         self._catch_up[step] = await self._commit("code", step, what="choice", result=picked)
         return picked
-
-    def archive(self, name: str, text: str) -> str:
-        """Write a human-readable copy under `rounds/` (seed 000 naming); returns its path.
-
-        The 8-hex suffix comes from the session id and the name, so a resumed run rewrites the
-        same file rather than adding a stale twin."""
-        suffix = hashlib.sha256(f"{self.folder.id}/{name}".encode()).hexdigest()[:8]
-        path = self.folder.rounds / f"{name}_{suffix}.md"
-        if self.mode == "live" and not path.exists():
-            self._copy(path, text)
-        return str(path.relative_to(self.folder.path))
-
-    def _copy(self, path: Path, text: str) -> None:
-        """Write an optional copy (the journal holds its text): a failure to write it (a full
-        or read-only disk) is a warning, journaled once per reason, and the run goes on."""
-        try:
-            atomic_write(path, text, durable=False)
-        except StorageError as exc:
-            cause = exc.__cause__
-            reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else exc
-            self.warn(
-                f"cannot write the optional copies in {self.folder.path} (rounds/ and the "
-                f"like: {reason}); the journal holds their text, so the run goes on"
-            )
-
-    def artifact(self, relative: str, text: str) -> str:
-        """Write a human-readable file at `relative` under the session folder (a protocol's
-        own layout, such as `refine/pass_01/critic.md`); returns the relative path.
-
-        Live mode only (replay writes nothing); atomic, so a reader never sees half a file. A
-        resumed run rewrites the same files with the same content."""
-        root = self.folder.path.resolve()
-        path = (root / relative).resolve()
-        if not path.is_relative_to(root) or path == root or relative.startswith("/"):
-            raise ValueError(f"artifact path {relative!r} must stay inside the session folder")
-        if self.mode == "live":
-            self._copy(path, text)
-        return str(path.relative_to(root))
