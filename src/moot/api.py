@@ -21,7 +21,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from moot.engine.result import Result
 from moot.errors import ConfigError
-from moot.lifecycle.plan import load_config, run_overrides
+from moot.lifecycle.plan import load_run
 from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
 from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
 
@@ -113,7 +113,9 @@ async def arun(
                 "protocol=NAME, so that they are read as that protocol's"
             )
         protocol = "arena"  # the default protocol's options
-    overrides = run_overrides(
+    plan = load_run(
+        Path(config) if config is not None else None,
+        {f"{protocol}.{key}": value for key, value in options.items()},
         protocol=protocol,
         models=models,
         seed=seed,
@@ -123,15 +125,6 @@ async def arun(
         cache=cache,
         repo=repo,
         context=context,
-    )
-    for key, value in options.items():
-        overrides[f"{protocol}.{key}"] = value
-    if repo is not None and verify:  # a code task: the commands run in every worktree
-        overrides["code.verify_commands"] = list(verify)
-        verify = ()
-    plan = load_config(
-        Path(config) if config is not None else None,
-        overrides,
         rounds=rounds,
         verify=list(verify),
         no_shuffle=not shuffle,

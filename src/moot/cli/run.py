@@ -242,12 +242,18 @@ def run(
     Exit codes: 0 consensus (or a change chosen), 1 error, 2 no consensus, 3 paused (a limit,
     an outage, waiting for you: moot resume), 130 interrupted (moot resume)."""
     from moot.api import start
-    from moot.lifecycle.plan import load_config, run_overrides
+    from moot.lifecycle.plan import load_run
 
     task = task_text(task, task_file)
     tmux = tmux_for(display)
 
-    overrides = run_overrides(
+    if rounds is None and not models and config_path is None and _takes_rounds(protocol):
+        # The embedded default is a demonstration: one round shows every phase and a judged
+        # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
+        rounds = DEMO_ROUNDS
+    plan = load_run(
+        config_path,
+        _preset(preset, protocol) if preset is not None else None,
         protocol=protocol,
         models=models,
         seed=seed,
@@ -257,19 +263,6 @@ def run(
         cache=cache,
         repo=repo,
         context=context,
-    )
-    if preset is not None:
-        overrides.update(_preset(preset, protocol))
-    if repo is not None and verify_commands:  # a code task: --verify runs in every worktree
-        overrides["code.verify_commands"] = list(verify_commands)
-        verify_commands = ()
-    if rounds is None and not models and config_path is None and _takes_rounds(protocol):
-        # The embedded default is a demonstration: one round shows every phase and a judged
-        # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
-        rounds = DEMO_ROUNDS
-    plan = load_config(
-        config_path,
-        overrides,
         rounds=rounds,
         verify=list(verify_commands),
         no_shuffle=no_shuffle,

@@ -45,12 +45,12 @@ __all__ = [
     "checked",
     "config_schema",
     "load_config",
+    "load_run",
     "make_models",
     "participants",
     "protocol_fn",
     "reopen",
     "resolve",
-    "run_overrides",
     "start_problems",
 ]
 
@@ -371,7 +371,9 @@ def load_config(
     return plan
 
 
-def run_overrides(
+def load_run(
+    path: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
     *,
     protocol: str | None = None,
     models: Sequence[str] = (),
@@ -382,12 +384,17 @@ def run_overrides(
     cache: str | None = None,
     repo: str | Path | None = None,
     context: Sequence[str] = (),
-) -> dict[str, Any]:
-    """The config overrides of a run's options, as `moot run` and `moot.run` take them: one
-    agent per model spec, the seed, the limits, the cache, and a code task's repository (a
-    path made absolute) with the globs of its context files."""
+    **flags: Unpack[FlagValues],
+) -> Plan:
+    """`load_config` with a run's options as `moot run`, `moot.run` and `moot mcp` take them:
+    one agent per model spec, the seed, the limits, the cache, and a code task's repository (a
+    path made absolute), the globs of its context files and its verify commands (run in every
+    worktree); `overrides` (a protocol's options, a preset) on top."""
     if context and repo is None:
         raise ConfigError("context needs a repository (--repo): it chooses files of it")
+    verify = flags.get("verify")
+    if repo is not None and verify:  # a code task: the commands run in every worktree
+        flags["verify"] = None
     pairs = {
         "protocol": protocol,
         "seed": seed,
@@ -397,11 +404,13 @@ def run_overrides(
         "cache.store": cache,
         "code.repo": str(Path(repo).expanduser().resolve()) if repo is not None else None,
         "code.context": list(context) or None,
+        "code.verify_commands": list(verify) if repo is not None and verify else None,
     }
-    overrides: dict[str, Any] = {k: v for k, v in pairs.items() if v is not None}
+    given: dict[str, Any] = {k: v for k, v in pairs.items() if v is not None}
     if models:
-        overrides["agents"] = [{"model": spec} for spec in models]
-    return overrides
+        given["agents"] = [{"model": spec} for spec in models]
+    given.update(overrides or {})
+    return load_config(path, given, **flags)
 
 
 def participants(plan: Plan, seed: int) -> list[Agent]:

@@ -24,7 +24,7 @@ from moot.engine.store import find_session
 from moot.errors import ConfigError
 from moot.lifecycle import code as code_sessions
 from moot.lifecycle.listing import outcome_json
-from moot.lifecycle.plan import load_config, run_overrides
+from moot.lifecycle.plan import load_run
 from moot.lifecycle.run import RunResult, resume_async, start_async
 from moot.models.keys import redact
 from moot.types import Event, EventKind, Step
@@ -112,15 +112,16 @@ class Runs:
         config_path = Path(config).expanduser() if config else None
         if config_path is not None and not config_path.is_file():
             raise ConfigError(f"config: no such file: {config_path}")
-        overrides = run_overrides(
+        plan = load_run(
+            config_path,
             protocol=protocol,
             models=models,
             seed=seed,
             max_cost=max_cost,
             max_tokens=max_tokens,
             timeout=timeout,
+            rounds=rounds,
         )
-        plan = load_config(config_path, overrides, rounds=rounds)
 
         def launch(phases: Phases, created: Callable[[Path], None]) -> Coroutine[Any, Any, Any]:
             return start_async(
