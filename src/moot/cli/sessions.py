@@ -117,7 +117,7 @@ def list_(
         sessions_root,
         unusable_folders,
     )
-    from moot.lifecycle.listing import session_row
+    from moot.lifecycle.listing import session_checks, session_row
     from moot.models.keys import redact
 
     old = legacy_sessions_root()
@@ -135,7 +135,7 @@ def list_(
     now = time.time()
     rows = []
     for folder in folders:
-        row = session_row(folder, now)
+        row = session_row(folder, now, checked=False)
         if protocol is not None and row["protocol"] != protocol:
             continue
         if wanted and str(row["status"]).replace(" ", "_") not in wanted:
@@ -145,6 +145,8 @@ def list_(
         rows.append((folder, row))
     if limit is not None:
         rows = rows[-limit:]
+    for folder, row in rows:  # what reads the journal, only for the rows shown
+        row.update(session_checks(folder))
     if as_json:
         say_json([row for _, row in rows])
         return

@@ -11,11 +11,13 @@ from moot.engine.state import seen_state
 from moot.engine.store import SessionFolder
 from moot.lifecycle.code import live_worktrees
 
-__all__ = ["outcome_json", "session_row"]
+__all__ = ["outcome_json", "session_checks", "session_row"]
 
 
-def session_row(folder: SessionFolder, now: float) -> dict[str, Any]:
-    """One session as `moot list` shows it, and as `moot list --json` prints it."""
+def session_row(folder: SessionFolder, now: float, *, checked: bool = True) -> dict[str, Any]:
+    """One session as `moot list` shows it, and as `moot list --json` prints it. `checked=False`
+    leaves out what reads the journal and the repository (`session_checks`), for a listing that
+    filters the rows first."""
     seen = seen_state(folder)
     meta = folder.meta() or {}
     created = meta.get("created")
@@ -26,10 +28,15 @@ def session_row(folder: SessionFolder, now: float) -> dict[str, Any]:
         "created": float(created) if isinstance(created, int | float) else None,
         "elapsed": seen.standing().elapsed(now) if seen is not None else None,
         "task": str(meta.get("task", "")),
-        "worktrees": live_worktrees(folder),
-        "problem": folder_result_problem(folder),  # an edited result.json, or a cut journal
+        **(session_checks(folder) if checked else {}),
         "path": str(folder.path),
     }
+
+
+def session_checks(folder: SessionFolder) -> dict[str, Any]:
+    """The costly part of a row: worktrees still on disk, and a result.json that does not match
+    the journal (edited, or the journal cut)."""
+    return {"worktrees": live_worktrees(folder), "problem": folder_result_problem(folder)}
 
 
 def outcome_json(folder: SessionFolder) -> dict[str, Any]:
