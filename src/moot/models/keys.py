@@ -131,10 +131,10 @@ def call_settings_masked(config: Any) -> Any:
     return result
 
 
-Path = tuple[str | int, ...]  # where in a config: keys and list indices
+Place = tuple[str | int, ...]  # where in a config: keys and list indices
 
 
-def _where(path: Path) -> str:
+def _where(path: Place) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
@@ -145,7 +145,7 @@ def restore_call_settings(recorded: Any, given: Any) -> tuple[Any, list[str]]:
     still masked: nothing given there, or a value that is not the one recorded."""
     missing: list[str] = []
 
-    def pick(old: Any, new: Any, mask: Callable[[str], str], path: Path) -> Any:
+    def pick(old: Any, new: Any, mask: Callable[[str], str], path: Place) -> Any:
         if not isinstance(old, str) or MASK not in old:
             return old
         if isinstance(new, str) and MASK not in new and mask(new) == old:
@@ -153,7 +153,7 @@ def restore_call_settings(recorded: Any, given: Any) -> tuple[Any, list[str]]:
         missing.append(_where(path))
         return old
 
-    def walk(old: Any, new: Any, path: Path) -> Any:
+    def walk(old: Any, new: Any, path: Place) -> Any:
         if isinstance(old, list):
             items = new if isinstance(new, list) else []
             return [
