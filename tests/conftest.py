@@ -34,6 +34,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("MOOT_HOME", str(home))
     # without MOOT_HOME moot's home is the user data folder: never the real user's in a test
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    # nor the real user's config file (moot/config/user.py): none unless a test writes it
+    monkeypatch.setenv("MOOT_CONFIG", str(tmp_path / "user-config" / "config.toml"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("MOOT_TESTING", "1")  # network providers refuse remote hosts
     monkeypatch.delenv("MOOT_JOURNAL_KEY", raising=False)
     monkeypatch.chdir(tmp_path)

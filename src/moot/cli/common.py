@@ -59,23 +59,32 @@ def run_face(quiet: bool, json_logs: bool, reveal: bool) -> Face:
 
 
 def _one_model_each(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
-    """Each --models value is one PROVIDER:MODEL spec: a comma-separated list is refused with
-    the flags it meant, and a bare model name with the spec it most likely means."""
+    """Each --models value is one PROVIDER:MODEL spec or an alias of the user config (its
+    specs, one agent each): a comma-separated list is refused with the flags it meant, and a
+    bare model name with the spec it most likely means."""
     from moot.models.pricing import suggest_spec
 
+    specs: list[str] = []
     for value in values:
         parts = [part.strip() for part in value.split(",")]
         if len(parts) > 1 and all(parts) and "#" not in value:
             fix = " ".join(f"--models {part}" for part in parts)
             raise click.BadParameter(f"{value!r} names {len(parts)} models; one per use: {fix}")
         if ":" not in value:
+            from moot.lifecycle.plan import user_config
+
+            aliases = user_config().aliases
+            if value.strip() in aliases:
+                specs += aliases[value.strip()]
+                continue
             guess = suggest_spec(value)
             hint = f"; did you mean --models {guess}?" if guess else ""
             raise click.BadParameter(
-                f"{value!r} is not PROVIDER:MODEL (for example local:smollm2){hint} "
-                "`moot models` lists the providers"
+                f"{value!r} is not PROVIDER:MODEL (for example local:smollm2) nor an alias of "
+                f"your config (moot config); `moot models` lists the providers{hint}"
             )
-    return values
+        specs.append(value)
+    return tuple(specs)
 
 
 def models_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:

@@ -242,12 +242,18 @@ def run(
     Exit codes: 0 consensus (or a change chosen), 1 error, 2 no consensus, 3 paused (a limit,
     an outage, waiting for you: moot resume), 130 interrupted (moot resume)."""
     from moot.api import start
-    from moot.lifecycle.plan import load_run
+    from moot.lifecycle.plan import load_run, user_config
 
     task = task_text(task, task_file)
     tmux = tmux_for(display)
 
-    if rounds is None and not models and config_path is None and _takes_rounds(protocol):
+    user = user_config()  # its models are not the embedded demo; its protocol may take no rounds
+    if (
+        rounds is None
+        and not (models or user.models)
+        and config_path is None
+        and _takes_rounds(protocol or user.protocol)
+    ):
         # The embedded default is a demonstration: one round shows every phase and a judged
         # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
         rounds = DEMO_ROUNDS

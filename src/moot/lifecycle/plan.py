@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from moot import protocols
 from moot.config import RunConfig, Section, check_task, problem_lines, read_config_file
+from moot.config.user import UserConfig, load_user_config
 from moot.deliberation.anonymize import alias_for
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
@@ -42,6 +43,7 @@ __all__ = [
     "Plan",
     "check_config",
     "check_task_fits",
+    "check_user_config",
     "checked",
     "config_schema",
     "load_config",
@@ -52,6 +54,8 @@ __all__ = [
     "reopen",
     "resolve",
     "start_problems",
+    "user_config",
+    "with_user_config",
 ]
 
 
@@ -410,7 +414,7 @@ def load_run(
     if models:
         given["agents"] = [{"model": spec} for spec in models]
     given.update(overrides or {})
-    return load_config(path, given, **flags)
+    return load_config(path, with_user_config(given, path), **flags)
 
 
 def participants(plan: Plan, seed: int) -> list[Agent]:
@@ -489,3 +493,31 @@ def config_schema() -> dict[str, Any]:
         schema["properties"][name] = {"$ref": f"#/$defs/{options.get('title', name)}"}
     schema["additionalProperties"] = False
     return schema
+
+
+# The user's config file (moot/config/user.py), under a run's flags and its config file.
+
+
+def user_config() -> UserConfig:
+    """The user config, checked (`check_user_config`)."""
+    return check_user_config(load_user_config())
+
+
+def check_user_config(user: UserConfig) -> UserConfig:
+    """`user`, its protocol and the providers of its aliases checked as a run would check
+    them: a ConfigError naming the file and the key."""
+    problems = []
+    if user.protocol is not None and user.protocol not in protocols.names():
+        problems.append(f"protocol: {protocols.unknown_protocol(user.protocol)}")
+    for name, specs in user.aliases.items():
+        for spec in specs:
+            problems += _unknown_provider(f"aliases.{name}", spec)
+    if problems:
+        raise user.error(problems)
+    return user
+
+
+def with_user_config(given: Mapping[str, Any], path: Path | None) -> dict[str, Any]:
+    """A run's dotted overrides `given` with the user config's defaults for what neither they
+    nor the config file at `path` set, and the aliases among their models expanded."""
+    return user_config().under(given, read_config_file(path) if path else {})

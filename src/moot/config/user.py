@@ -1,0 +1,333 @@
+"""The user's own config file: defaults for every run, below a project's config and the flags.
+
+It is `config.toml` in the platform's config folder (~/.config/moot on Linux, ~/Library/
+Application Support/moot on macOS, %LOCALAPPDATA%\\moot on Windows), or the file `$MOOT_CONFIG`
+names:
+
+    protocol = "court"          # the protocol of a run that names none
+    models = ["fast"]           # the agents of a run that names none: specs or aliases
+    [limits]                    # a run's budgets (moot.config.Limits)
+    max_cost = 2.0
+    [aliases]                   # `-m fast` is these agents, one each
+    fast = ["openai:gpt-5.4-mini", "anthropic:claude-haiku-4-5"]
+
+Precedence: flags > the project's config file (--config) > this file > built-in defaults.
+`moot config` (moot/cli/config.py) shows, edits and sets it; `lifecycle/plan.load_run` applies it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
+
+from moot.config import DEFAULT_MODEL, Limits, RunConfig, problem_lines, read_config_file
+from moot.errors import ConfigError
+from moot.text import plural
+from moot.types import parse_spec
+
+__all__ = [
+    "KEYS",
+    "TEMPLATE",
+    "UserConfig",
+    "check_key",
+    "effective",
+    "load_user_config",
+    "parse_user_config",
+    "set_key",
+    "user_config_path",
+    "value_of",
+]
+
+# An alias is a bare TOML key, and never a spec (no colon) nor a list (no comma).
+_ALIAS = re.compile(r"[A-Za-z0-9_-]+")
+
+# The keys `moot config get/set` take (and aliases.NAME).
+KEYS = ("protocol", "models", *(f"limits.{name}" for name in Limits.model_fields))
+
+TEMPLATE = """\
+# moot's user config: defaults for every run. Flags and a project's config file (--config)
+# win over it; `moot config` shows what applies, `moot config set KEY VALUE` changes it.
+
+# The protocol of a run that names none (moot run --protocol).
+# protocol = "arena"
+
+# The agents of a run that names none: model specs or alias names, one agent each.
+# models = ["fast"]
+
+[limits]
+# A run's budgets unless its flags or config set them (moot run --max-cost ...).
+# max_cost = 1.0        # USD per session
+# max_tokens = 200000   # tokens per session
+# timeout = 600         # seconds of running time
+
+[aliases]
+# moot run -m NAME stands for these models, one agent each.
+# fast = ["openai:gpt-5.4-mini", "anthropic:claude-haiku-4-5"]
+# smart = "openai:gpt-5.4"
+"""
+
+
+def user_config_path() -> Path:
+    """`$MOOT_CONFIG`, else config.toml in the platform's user config folder."""
+    given = os.environ.get("MOOT_CONFIG")
+    if given:
+        return Path(given).expanduser()
+    import platformdirs  # here: a run with MOOT_CONFIG set never needs it
+
+    return Path(platformdirs.user_config_dir("moot", appauthor=False)) / "config.toml"
+
+
+def _spec(value: str) -> str:
+    try:
+        parse_spec(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def _alias_name(value: str) -> str:
+    if not _ALIAS.fullmatch(value):
+        raise ValueError(f"alias {value!r}: use letters, digits, - and _ only")
+    return value
+
+
+_Spec = Annotated[str, AfterValidator(_spec)]
+_AliasName = Annotated[str, AfterValidator(_alias_name)]
+
+
+def _specs(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class UserConfig(BaseModel):
+    """The user config file's settings (unknown keys refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    protocol: str | None = Field(default=None, min_length=1)
+    models: list[str] = Field(default=[], description="specs or alias names, one agent each")
+    limits: Limits = Field(default_factory=Limits)
+    aliases: dict[_AliasName, Annotated[list[_Spec], Field(min_length=1)]] = Field(
+        default={}, description="NAME = spec or [specs]"
+    )
+    _path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def path(self) -> Path | None:
+        """The file it was read from."""
+        return self._path
+
+    @classmethod
+    def at(cls, path: Path, data: Mapping[str, Any] | None = None) -> UserConfig:
+        """The settings of `data` (none: no file), read from `path`; a ConfigError naming
+        the file and each wrong key."""
+        try:
+            user = cls.model_validate(data or {})
+            problems = []
+        except ValidationError as exc:
+            user, problems = cls(), problem_lines(exc, "", cls)
+        user._path = path
+        known = ", ".join(user.aliases) or "none"
+        problems += [
+            f"models: {name!r} is neither PROVIDER:MODEL nor an alias (aliases: {known})"
+            for name in user.models
+            if name not in user.aliases and ":" not in name
+        ]
+        if problems:
+            raise user.error(problems)
+        return user
+
+    _models = field_validator("models", mode="before")(_specs)
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _alias_lists(cls, value: Any) -> Any:
+        return {k: _specs(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+    def expand(self, names: Sequence[str]) -> list[str]:
+        """Each alias among `names` replaced by its specs; anything else kept as it is."""
+        return [spec for name in names for spec in self.aliases.get(name.strip(), [name])]
+
+    def run_defaults(self) -> dict[str, Any]:
+        """What this file sets for a run, as dotted config keys."""
+        found: dict[str, Any] = {}
+        if self.protocol is not None:
+            found["protocol"] = self.protocol
+        if self.models:
+            found["agents"] = [{"model": spec} for spec in self.expand(self.models)]
+        for key, value in self.limits.model_dump(exclude_unset=True).items():
+            found[f"limits.{key}"] = value
+        return found
+
+    def under(self, given: Mapping[str, Any], file: Mapping[str, Any]) -> dict[str, Any]:
+        """A run's dotted overrides `given` (its flags), with this file's defaults for what
+        neither they nor the project's config file `file` set, and the aliases among the
+        given agents' models expanded (one agent per spec)."""
+        merged = dict(given)
+        if isinstance(merged.get("agents"), list):
+            merged["agents"] = [
+                {**agent, "model": spec}
+                for agent in merged["agents"]
+                for spec in self._agent_specs(agent)
+            ]
+        for dotted, value in self.run_defaults().items():
+            if dotted not in merged and not _is_set(file, dotted):
+                merged[dotted] = value
+        return merged
+
+    def _agent_specs(self, agent: Any) -> list[Any]:
+        model = agent.get("model") if isinstance(agent, dict) else None
+        return self.expand([model]) if isinstance(model, str) else [model]
+
+    def error(self, problems: Sequence[str]) -> ConfigError:
+        """A ConfigError naming this file and each problem (`key: message`)."""
+        listed = "\n".join(f"  {line}" for line in problems)
+        where = f"user config {self.path}" if self.path else "the user config"
+        return ConfigError(
+            f"{where} has {plural(len(problems), 'problem')}:\n{listed}\n"
+            "(fix it with `moot config edit`)"
+        )
+
+
+def _is_set(data: Mapping[str, Any], dotted: str) -> bool:
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        inner = data.get(part)
+        if not isinstance(inner, Mapping):
+            return False
+        data = inner
+    return leaf in data
+
+
+def load_user_config(path: Path | None = None) -> UserConfig:
+    """The user config at `path` (default `user_config_path()`); none when there is no file.
+    A file that cannot be read or is wrong is a ConfigError naming it and the key."""
+    path = path or user_config_path()
+    return UserConfig.at(path, read_config_file(path) if path.is_file() else None)
+
+
+def effective(user: UserConfig) -> list[tuple[str, Any, str]]:
+    """(key, value, where it comes from) of each setting a run takes from the user config,
+    the built-in default where the file sets none."""
+    defaults = RunConfig.model_fields
+    set_limits = user.limits.model_dump(exclude_unset=True)
+    rows: list[tuple[str, Any, str]] = [
+        ("protocol", user.protocol or defaults["protocol"].default, _source(user.protocol)),
+        ("models", user.expand(user.models) or [DEFAULT_MODEL] * 3, _source(user.models)),
+    ]
+    for key, value in user.limits.model_dump().items():
+        rows.append((f"limits.{key}", value, _source(key in set_limits)))
+    rows += [(f"aliases.{name}", specs, "user config") for name, specs in user.aliases.items()]
+    return rows
+
+
+def _source(value: Any) -> str:
+    return "user config" if value else "built-in"
+
+
+def check_key(key: str) -> None:
+    """A ConfigError unless `key` is one `moot config get/set` takes."""
+    table, _, name = key.partition(".")
+    if key not in KEYS and not (table == "aliases" and _ALIAS.fullmatch(name)):
+        raise ConfigError(
+            f"{key!r} is not a key of the user config; use one of: {', '.join(KEYS)}, aliases.NAME"
+        )
+
+
+def value_of(key: str, values: Sequence[str]) -> Any:
+    """The TOML value `moot config set KEY VALUE...` means: a list for models and aliases, a
+    number for a limit, a string for the protocol. ConfigError for another key."""
+    check_key(key)
+    table, _, name = key.partition(".")
+    if key == "models" or table == "aliases":
+        return list(values)
+    if len(values) != 1:
+        raise ConfigError(f"{key} takes one value ({len(values)} given)")
+    if key == "protocol":
+        return values[0]
+    try:
+        number = float(values[0])
+    except ValueError:
+        raise ConfigError(f"{key}: {values[0]!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ConfigError(f"{key}: {values[0]!r} is not a finite number")
+    return int(number) if number.is_integer() and name == "max_tokens" else number
+
+
+_HEADER = re.compile(r"\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?")
+
+
+def set_key(text: str, key: str, value: Any | None) -> str:
+    """`text` (a TOML file) with `key` (`name` or `table.name`) set to `value`, or removed
+    when `value` is None; every other line, comments included, as it was."""
+    table, _, name = key.rpartition(".")
+    lines = text.splitlines()
+    start, end = _table_span(lines, table)
+    if start < 0 and value is None:
+        return text
+    if start < 0:  # a table the file does not have yet
+        lines += ["", f"[{table}]"]
+        start = end = len(lines)
+    new = [] if value is None else [f"{name} = {json.dumps(value)}"]
+    at = _key_line(lines, start, end, name)
+    if at is not None:
+        stop = at + 1
+        while stop < end and not _parses(lines[at:stop]):  # a value over several lines
+            stop += 1
+        lines[at:stop] = new
+    else:
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        lines[end:end] = new
+    return "\n".join(lines) + "\n"
+
+
+def _table_span(lines: list[str], table: str) -> tuple[int, int]:
+    """The lines [start, end) of `table`'s keys ("": the top level); (-1, -1) if none."""
+    start = 0 if table == "" else -1
+    for number, line in enumerate(lines):
+        header = _HEADER.fullmatch(line)
+        if header and start >= 0:
+            return start, number
+        if header and header.group(1) == table:
+            start = number + 1
+    return (start, len(lines)) if start >= 0 else (-1, -1)
+
+
+def _key_line(lines: list[str], start: int, end: int, name: str) -> int | None:
+    pattern = re.compile(rf"\s*{re.escape(name)}\s*=")
+    return next((n for n in range(start, end) if pattern.match(lines[n])), None)
+
+
+def _parses(lines: list[str]) -> bool:
+    try:
+        tomllib.loads("\n".join(lines))
+    except tomllib.TOMLDecodeError:
+        return False
+    return True
+
+
+def parse_user_config(path: Path, text: str) -> UserConfig:
+    """The settings of `text`, a new content for the user config at `path`: a ConfigError
+    naming the problem when it would not parse or is wrong."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"the new user config {path} would not parse: {exc}") from None
+    return UserConfig.at(path, data)
