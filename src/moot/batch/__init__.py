@@ -4,6 +4,8 @@ A batch lives in `$MOOT_HOME/batches/<id>/`:
     batch.json      the lines, each with its task and fully resolved config (written once)
     journal.jsonl   append-only, each line fsync'd: a line's session id as soon as its folder
                     exists (before its first step is asked), then how that session ended
+    results.jsonl   one line per task, in the tasks' order, for scripts (`result_line`):
+                    written when a run of the batch ends or is interrupted, from the journal
 So after any kill, `resume_batch` knows which lines have a session: it continues those
 (`lifecycle.run.resume_async`: journaled steps are not asked again), starts the lines that have
 none, and leaves finished sessions alone.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -32,6 +35,7 @@ from typing import Any, Protocol
 from filelock import FileLock, Timeout
 
 from moot.config import RunConfig, read_lines
+from moot.engine.result import exit_code_for
 from moot.engine.store import atomic_write, sessions_root
 from moot.errors import ConfigError, MootError
 from moot.lifecycle.plan import Plan, load_config, resolve
@@ -47,6 +51,7 @@ __all__ = [
     "create_batch",
     "open_batch",
     "read_tasks",
+    "result_line",
     "run_batch",
 ]
 
@@ -89,6 +94,7 @@ class LineResult:
     final_answer: str = ""
     seconds: float = 0.0
     folder: str | None = None
+    finding: str | None = None  # moot's label of the outcome (deliberation/finding.py)
 
 
 @dataclass
@@ -205,6 +211,18 @@ class Batch:
     def journal(self) -> Path:
         return self.path / "journal.jsonl"
 
+    @property
+    def results(self) -> Path:
+        return self.path / "results.jsonl"
+
+    def write_results(self, ended: Mapping[int, LineResult]) -> None:
+        """results.jsonl: `result_line` of every task, the latest end of each (`ended`)."""
+        text = "".join(
+            json.dumps(result_line(line, ended.get(line.index)), ensure_ascii=True) + "\n"
+            for line in self.lines
+        )
+        atomic_write(self.results, text, durable=False)  # rebuilt from the journal on resume
+
     def record(self, entry: Mapping[str, Any]) -> None:
         """Append one journal line and make it durable before returning."""
         if entry.get("event") == "session":
@@ -282,6 +300,31 @@ def open_batch(ref: str, root: Path | None = None) -> Batch:
     return Batch(found[0], [BatchLine(**line) for line in data["lines"]])
 
 
+def result_line(line: BatchLine, result: LineResult | None) -> dict[str, Any]:
+    """One task's line of results.jsonl: its `id` (the task line's, else line-N) and position
+    (`index`, from 0), its session, `status` ("pending" before it ends), moot's `label` of the
+    outcome, the `exit_code` `moot run` would give, cost (USD, null: unknown), tokens, calls,
+    `seconds`, the SHA-256 of the final answer's UTF-8 (null: none), the error and the folder."""
+    if result is None:
+        return {"id": line.label, "index": line.index, "session_id": None, "status": "pending"}
+    answer = result.final_answer.encode("utf-8", "replace") if result.final_answer else None
+    return {
+        "id": line.label,
+        "index": line.index,
+        "session_id": result.session_id,
+        "status": result.status,
+        "label": result.finding,
+        "exit_code": exit_code_for(result.status),
+        "cost": result.cost,
+        "tokens": result.tokens,
+        "calls": result.calls,
+        "seconds": result.seconds,
+        "answer_sha256": hashlib.sha256(answer).hexdigest() if answer is not None else None,
+        "error": result.error,
+        "folder": result.folder,
+    }
+
+
 # -- running ------------------------------------------------------------------------------------
 def _ended(line: BatchLine, run: RunResult, seconds: float) -> LineResult:
     result = run.result
@@ -299,6 +342,7 @@ def _ended(line: BatchLine, run: RunResult, seconds: float) -> LineResult:
         final_answer=result.final_answer,
         seconds=round(seconds, 3),
         folder=str(run.folder),
+        finding=result.finding.label if result.finding is not None else None,
     )
 
 
@@ -411,6 +455,7 @@ async def _run(
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
+        batch.write_results({**ends, **results})
     ordered = [results[line.index] for line in batch.lines if line.index in results]
     counts: dict[str, int] = {}
     for result in ordered:

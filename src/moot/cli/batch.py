@@ -119,6 +119,7 @@ def batch(
         progress.close()
     for line in summary_lines(summary, len(folder.lines)):
         say(line)
+    say(f"results: {folder.results}", err=True)
     sys.exit(0 if summary.complete else (130 if summary.interrupted else 1))
 
 
