@@ -56,6 +56,7 @@ __all__ = [
     "json_object",
     "origin",
     "pool_size",
+    "shown_url",
     "warm",
     "warm_in_background",
 ]
@@ -71,6 +72,19 @@ MAX_KEEPALIVE = 64
 
 _SSL_LOCK = threading.Lock()
 _ssl_context: ssl.SSLContext | None = None
+
+
+def shown_url(url: str) -> str:
+    """`url` as a message may show it: no user, password, query or fragment."""
+    parts = urlparse(url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:  # not a number: the message is about that anyway
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def origin(url: str) -> str:
@@ -311,6 +325,18 @@ class HttpProvider(Provider):
 
     def connected(self) -> None:
         """Set-up that needs the key, the base URL or the endpoint; called last."""
+
+    def classify(self, exc: Exception) -> ProviderError:
+        """As `Provider.classify`; a connection that failed names the URL it went to, so a
+        wrong base_url or a server that is not up is seen at once."""
+        error = super().classify(exc)
+        connecting = error.kind is FailureKind.CONNECTION or "Connect" in type(exc).__name__
+        url = shown_url(self.base_url)
+        if not connecting or url in error.message:
+            return error
+        return ProviderError(
+            error.kind, f"{error.message} (connecting to {url})", error.retry_after
+        )
 
     def warm_up(self) -> None:
         warm(self.base_url)
