@@ -38,6 +38,7 @@ __all__ = [
     "create_model",
     "endpoint",
     "extra_install_hint",
+    "installed_extras",
     "parse_spec",
     "provider_info",
     "providers",
@@ -135,11 +136,61 @@ class ProviderInfo:
 
 def extra_install_hint(extra: str) -> str:
     """The command that adds moot's `extra` (a provider's, `redis`, `ray`), for how moot was
-    installed: an editable checkout gets the checkout's path, a package the name."""
+    installed: an editable checkout gets the checkout's path; a pipx or `uv tool` install is
+    installed again with the extras it has and this one (the only way either adds one); an
+    environment uv made gets `uv pip`; anything else pip."""
+    import sys
+    from pathlib import Path
+
+    pip = "uv pip" if _installer() == "uv" else "pip"
     checkout = editable_checkout()
     if checkout is not None:
-        return f"pip install -e '{checkout}[{extra}]'"
-    return f"pip install 'moot[{extra}]'"
+        return f"{pip} install -e '{checkout}[{extra}]'"
+    prefix = Path(sys.prefix)
+    extras = ",".join(sorted({*installed_extras(), extra}))
+    if (prefix / "uv-receipt.toml").is_file():  # the tool environments of `uv tool install`
+        return f"uv tool install 'moot[{extras}]'"
+    if (prefix / "pipx_metadata.json").is_file():  # pipx's venvs
+        return f"pipx install --force 'moot[{extras}]'"
+    return f"{pip} install 'moot[{extra}]'"
+
+
+def _installer() -> str:
+    """Who installed moot, from its dist-info's INSTALLER file ("pip", "uv"; "" unknown)."""
+    from importlib import metadata
+
+    try:
+        return (metadata.distribution("moot").read_text("INSTALLER") or "").strip().lower()
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def installed_extras() -> set[str]:
+    """moot's extras whose every package is installed: an install that adds one keeps them."""
+    import re
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("moot") or []
+    except metadata.PackageNotFoundError:
+        return set()
+    needs: dict[str, set[str]] = {}
+    for line in requires:
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", line)
+        name = re.match(r"[A-Za-z0-9._-]+", line)
+        if extra and name:
+            needs.setdefault(extra.group(1), set()).add(name.group(0))
+    return {extra for extra, names in needs.items() if all(map(_distributed, names))}
+
+
+def _distributed(name: str) -> bool:
+    from importlib import metadata
+
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def editable_checkout() -> str | None:
