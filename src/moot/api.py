@@ -21,7 +21,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from moot.engine.result import Result
 from moot.errors import ConfigError
-from moot.lifecycle.plan import load_run
+from moot.lifecycle.plan import load_run, user_config
 from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
 from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
 
@@ -97,8 +97,9 @@ async def arun(
     """Deliberate on `task` and return the outcome, in a running event loop (`await
     moot.arun(...)` in Jupyter or an async web app); `moot.run` is the same from plain code.
 
-    Every option of `moot run` is a keyword: `models` (one agent per spec; default three on the
-    embedded model), `protocol` (default: the config's, else arena), `config` (a config file),
+    Every option of `moot run` is a keyword: `models` (one agent per spec or alias of the user
+    config; default its models, else three on the embedded model), `protocol` (default: the
+    config's, else the user config's, else arena), `config` (a config file),
     `seed`, `rounds`, the limits `max_cost` (USD), `max_tokens` and `timeout` (seconds),
     `verify` (commands whose results the judge sees), `samples`, `input` (a text to start
     from: the text, not a file name), `pick`, `shuffle=False` (--no-shuffle), `cache` (a cache
@@ -112,7 +113,7 @@ async def arun(
                 f"{', '.join(sorted(options))}: with a config file, a protocol's options need "
                 "protocol=NAME, so that they are read as that protocol's"
             )
-        protocol = "arena"  # the default protocol's options
+        protocol = user_config().protocol or "arena"  # the default protocol's options
     plan = load_run(
         Path(config) if config is not None else None,
         {f"{protocol}.{key}": value for key, value in options.items()},

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import moot as moot_library
 from moot.config.user import TEMPLATE, load_user_config, set_key, user_config_path
 from moot.errors import ConfigError
 from moot.lifecycle.plan import load_run
@@ -206,3 +207,10 @@ def test_edit_opens_the_editor_on_a_commented_template(
     editor.write_text(prepend.format("protocl = 1\n"), encoding="utf-8")
     code, _, err = moot(capsys, "config", "edit")
     assert code == 1 and "protocl: unknown key; did you mean 'protocol'?" in err
+
+
+def test_the_library_reads_a_protocols_options_as_the_users_default_protocols() -> None:
+    _write('protocol = "court"\n')
+    with pytest.raises(ConfigError) as raised:  # court's option, read as court's
+        moot_library.run("x", max_agent_rounds=0)
+    assert "court.max_agent_rounds" in str(raised.value)

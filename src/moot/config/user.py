@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -118,7 +117,8 @@ def _specs(value: Any) -> Any:
 class UserConfig(BaseModel):
     """The user config file's settings (unknown keys refused)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # built on first use: a run without a user config file never validates one
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     protocol: str | None = Field(default=None, min_length=1)
     models: list[str] = Field(default=[], description="specs or alias names, one agent each")
@@ -316,6 +316,8 @@ def _key_line(lines: list[str], start: int, end: int, name: str) -> int | None:
 
 
 def _parses(lines: list[str]) -> bool:
+    import tomllib
+
     try:
         tomllib.loads("\n".join(lines))
     except tomllib.TOMLDecodeError:
@@ -326,6 +328,8 @@ def _parses(lines: list[str]) -> bool:
 def parse_user_config(path: Path, text: str) -> UserConfig:
     """The settings of `text`, a new content for the user config at `path`: a ConfigError
     naming the problem when it would not parse or is wrong."""
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
