@@ -5,6 +5,8 @@ it, and checks that llm's start-up imports nothing heavy of moot."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import os
 import re
@@ -129,6 +131,16 @@ def test_a_bad_option_is_an_llm_error_with_moots_message(args: list[str], messag
     assert sessions() == []  # refused before any session was made
 
 
+def test_a_provider_whose_extra_is_missing_is_an_llm_error_naming_the_fix() -> None:
+    if importlib.util.find_spec("llama_cpp") is not None:
+        pytest.skip("llama-cpp-python is installed here")
+    models = "llama:/models/a.gguf,llama:/models/b.gguf"
+    raised = ask("-o", "models", models, QUESTION, raise_errors=True)
+    assert isinstance(raised.exception, llm.ModelError), raised.exception
+    assert "needs llama_cpp, which is not installed" in str(raised.exception)
+    assert sessions() == []
+
+
 def test_an_option_llm_cannot_read_is_refused_by_llm() -> None:
     done = ask("-o", "rounds", "many", QUESTION)
     assert done.exit_code == 1 and "rounds" in done.output and "Traceback" not in done.output
@@ -174,6 +186,25 @@ def test_the_entry_point_loads_in_a_fresh_llm_without_importing_moots_library(
         "moot.integrations.llm",
         "moot.version",
     ]
+
+
+def test_llms_async_api_runs_a_deliberation_and_refuses_a_bad_protocol() -> None:
+    """`llm.get_async_model("moot")`: moot.arun inside the caller's event loop."""
+    models = ",".join(Debate().specs())
+
+    async def asked() -> tuple[str, dict[str, object] | None]:
+        model = llm.get_async_model("moot")
+        response = model.prompt(QUESTION, models=models, seed=3)
+        text = await response.text()
+        with pytest.raises(llm.ModelError, match="unknown protocol 'courtt'"):
+            await model.prompt(QUESTION, protocol="courtt").text()
+        return text, response.response_json
+
+    text, logged = asyncio.run(asked())
+    (session,) = sessions()
+    assert "the answer is 42" in text
+    assert f"Session {session.name}: consensus: " in text and "How far to trust it: " in text
+    assert logged is not None and logged["session_id"] == session.name
 
 
 @pytest.mark.local_model
