@@ -182,6 +182,7 @@ def test_the_entry_point_loads_in_a_fresh_llm_without_importing_moots_library(
     assert found["listed"], shown.stdout
     assert found["modules"] == [
         "moot",
+        "moot.errors",
         "moot.integrations",
         "moot.integrations.llm",
         "moot.version",

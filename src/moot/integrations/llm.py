@@ -2,7 +2,7 @@
 moot's label and trust statement.
 
 llm finds this module through moot's `llm` entry point (the `llm` extra) and imports it as it
-starts, for every command: so this module imports `llm` and nothing of moot's beyond its names;
+starts, for every command: so this module imports `llm` and of moot only its exception tree;
 the library (`moot.api.run`, whose plan builder is `lifecycle.plan.load_run`) is imported when
 a prompt runs. Each prompt is a new moot session, kept like any other (`moot list`, `moot
 show ID`, `moot resume ID`). Options (`-o NAME VALUE`): protocol, models (llm's option syntax
@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import llm
 from pydantic import Field
+
+from moot.errors import MootError
 
 if TYPE_CHECKING:
     from moot.engine.result import Result
@@ -90,12 +92,6 @@ def _record(response: llm.Response | llm.AsyncResponse, result: Result) -> None:
     }
 
 
-def _moot_errors() -> tuple[type[Exception], ...]:
-    from moot.errors import MootError
-
-    return (MootError,)
-
-
 class MootModel(llm.Model):
     """Several models deliberate on the prompt; the reply is moot's answer and finding."""
 
@@ -117,7 +113,10 @@ class MootModel(llm.Model):
         task, keywords = _arguments(prompt)
         from moot.api import run
 
-        result = _guarded(lambda: run(task, **keywords))
+        try:
+            result = run(task, **keywords)
+        except MootError as exc:  # its message is the whole story: llm prints "Error: ..."
+            raise llm.ModelError(str(exc)) from None
         _record(response, result)
         yield _text(result)
 
@@ -144,18 +143,10 @@ class MootAsyncModel(llm.AsyncModel):
 
         try:
             result = await arun(task, **keywords)
-        except _moot_errors() as exc:
+        except MootError as exc:
             raise llm.ModelError(str(exc)) from None
         _record(response, result)
         yield _text(result)
-
-
-def _guarded(call: Callable[[], Result]) -> Result:
-    """`call`, with moot's errors (their message is the whole story) as llm's."""
-    try:
-        return call()
-    except _moot_errors() as exc:
-        raise llm.ModelError(str(exc)) from None
 
 
 @llm.hookimpl
