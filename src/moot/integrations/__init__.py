@@ -1,0 +1,1 @@
+"""moot inside other tools: the `llm` plugin (`llm -m moot "question"`)."""
