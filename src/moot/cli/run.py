@@ -147,6 +147,12 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     help="Answers asked of every agent, for protocols that sample (vote).",
 )
 @click.option(
+    "--layers",
+    type=click.IntRange(1, 10),
+    default=None,
+    help="Layers of answers, each shown the last, before the final answer (moa).",
+)
+@click.option(
     "--input",
     "input_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -217,6 +223,7 @@ def run(
     verify_commands: tuple[str, ...],
     no_shuffle: bool,
     samples: int | None,
+    layers: int | None,
     input_file: Path | None,
     dry_run: bool,
     cache: str | None,
@@ -267,6 +274,7 @@ def run(
         verify=list(verify_commands),
         no_shuffle=no_shuffle,
         samples=samples,
+        layers=layers,
         input_text=input_text(input_file),
         picker=pick,
     )
