@@ -260,3 +260,18 @@ def test_moa_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
     )  # fmt: skip
     assert code == 0, err
     assert out.strip() == "Weighing them: 42.\nAnswer: 42"
+
+
+def test_a_last_layer_that_agrees_only_after_reading_the_first_is_labelled_persuasion() -> None:
+    def answer(layer: int, me: str, prompt: str) -> str:
+        return SPLIT[me] if layer == 1 else AGREE[me]
+
+    m = Layers(answer)
+    run = start(TASK, m.config(layers=2))
+    assert run.exit_code == 0, run.message
+    assert run.result.finding is not None and run.result.finding.label == "persuasion"
+    assert run.result.how.startswith("converged by persuasion: 3 of 3 agents end on '42'")
+    assert "1 of the 3 agents held this answer in their first, independent answer" in (
+        run.result.trust
+    )
+    assert "so the last layer's answers are not independent" in run.result.trust
