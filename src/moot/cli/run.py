@@ -107,8 +107,8 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
             return
         fail("not run: the projected cost is above --max-cost")
     fail(
-        f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples), or see "
-        "the projection with --dry-run"
+        f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples, --layers), "
+        "or see the projection with --dry-run"
     )
 
 

@@ -171,6 +171,9 @@ def test_an_invalid_answer_is_named_not_counted_and_not_shown() -> None:
     assert len(BLOCK.findall(m.prompts["r3/propose/agent_a"])) == 2
     assert run.result.details["rounds"][1]["set_aside"] == ["agent_c"]
     assert run.result.details["rounds"][2]["set_aside"] == []
+    # the claims by round give the reason, not a bare "no valid answer"
+    (row,) = [c for c in run.result.claims if c.agent == "agent_c" and c.round == 1]
+    assert not row.valid and row.reason == bad["problem"]
 
 
 def test_an_invalid_last_layer_answer_does_not_count_toward_consensus() -> None:

@@ -205,9 +205,9 @@ def describe_round(entry: Mapping[str, Any], options: Any) -> RoundSummary | Non
         if entry.get("aggregator") and not entry.get("aggregator_valid"):
             decision += "; the aggregator gave no valid answer"
     elif entry.get("agree"):
-        decision = f"layer {entry['layer']}: the answers agree on {entry['claim']}"
+        decision = f"the layer's answers agree on {entry['claim']}"
     else:
-        decision = f"layer {entry['layer']}: the answers differ"
+        decision = "the layer's answers differ"
     problem = None
     if entry.get("set_aside"):
         problem = f"{entry['answers'] - entry['valid']} of {entry['answers']} answers invalid: " + (

@@ -57,7 +57,8 @@ async def run(s: Session, task: str, opts: MoaOptions) -> Outcome:
     judgement = judge_answers(
         [{row["agent"]: row["answer"] for row in layer} for layer in layers],
         started=agents,
-        reasons={r["agent"]: plain_reason(r["problem"]) for r in layers[-1] if r["problem"]},
+        # an agent's latest problem: a claim row has one reason an agent had no valid answer
+        reasons={r["agent"]: plain_reason(r["problem"]) for k in layers for r in k if r["problem"]},
         task=task,
     )
     aggregated = await _aggregate(s, task, opts.layers, last, opts) if last else None
