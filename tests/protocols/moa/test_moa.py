@@ -278,3 +278,13 @@ def test_a_last_layer_that_agrees_only_after_reading_the_first_is_labelled_persu
         run.result.trust
     )
     assert "so the last layer's answers are not independent" in run.result.trust
+
+
+def test_status_counts_each_layers_answers_and_the_aggregator(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    m = Layers(fixed(AGREE))
+    run = start(TASK, m.config(layers=2))
+    code, out, err = moot(capsys, "status", run.session_id)
+    assert code == 0, err
+    assert "MoA: answers layer 1 3 of 3, layer 2 3 of 3; aggregator written" in out
