@@ -107,8 +107,8 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
             return
         fail("not run: the projected cost is above --max-cost")
     fail(
-        f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples), or see "
-        "the projection with --dry-run"
+        f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples, --layers), "
+        "or see the projection with --dry-run"
     )
 
 
@@ -145,6 +145,12 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     type=click.IntRange(1, 100),
     default=None,
     help="Answers asked of every agent, for protocols that sample (vote).",
+)
+@click.option(
+    "--layers",
+    type=click.IntRange(1, 10),
+    default=None,
+    help="Layers of answers, each shown the last, before the final answer (moa).",
 )
 @click.option(
     "--input",
@@ -217,6 +223,7 @@ def run(
     verify_commands: tuple[str, ...],
     no_shuffle: bool,
     samples: int | None,
+    layers: int | None,
     input_file: Path | None,
     dry_run: bool,
     cache: str | None,
@@ -273,6 +280,7 @@ def run(
         verify=list(verify_commands),
         no_shuffle=no_shuffle,
         samples=samples,
+        layers=layers,
         input_text=input_text(input_file),
         picker=pick,
     )

@@ -131,7 +131,7 @@ def _agent_count(record: ProtocolDefinition[Any], count: int) -> list[str]:
 class FlagValues(TypedDict, total=False):
     """The shared CLI flags a config check applies to the protocol that runs (each sets the
     option its definition's `flags` names): --rounds, --verify, --no-shuffle, --samples, --input
-    (the file's text) and --pick (`picker`)."""
+    (the file's text), --pick (`picker`) and --layers."""
 
     rounds: int | None
     verify: list[str] | None
@@ -139,6 +139,7 @@ class FlagValues(TypedDict, total=False):
     samples: int | None
     input_text: str | None
     picker: str | None  # --pick: who picks a code task's winner
+    layers: int | None
 
 
 def _unknown_key(name: str) -> str:
@@ -185,6 +186,7 @@ def check_config(
                 Flag.SAMPLES: flags.get("samples"),
                 Flag.INPUT: flags.get("input_text"),
                 Flag.PICK: flags.get("picker"),
+                Flag.LAYERS: flags.get("layers"),
             }
             for flag, value in given.items():
                 problems += _flag(record, section, flag, value)

@@ -29,6 +29,7 @@ __all__ = ["BUILTIN", "get", "names", "register", "unknown_protocol", "unregiste
 BUILTIN: dict[str, str] = {
     "arena": "moot.protocols.arena",
     "council": "moot.protocols.council",
+    "moa": "moot.protocols.moa",
     "court": "moot.protocols.court",
     "refine": "moot.protocols.refine",
     "pick": "moot.protocols.pick",

@@ -99,6 +99,7 @@ class Flag(StrEnum):
     PICK = "pick"  # --pick MODE: who picks a code task's winner
     PRESET = "preset"  # --preset NAME: a Literal of names; a preset implies its protocol
     SHUFFLE = "shuffle"  # --no-shuffle sets it false: keep the participants' given order
+    LAYERS = "layers"  # --layers L: layers of answers before the final answer (moa)
 
 
 def _literal_values(annotation: Any) -> tuple[str, ...]:
