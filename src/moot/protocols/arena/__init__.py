@@ -4,6 +4,7 @@ consensus or the rounds run out."""
 from __future__ import annotations
 
 from moot.protocols.arena.options import ArenaOptions
+from moot.protocols.arena.outcome import feedback
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
@@ -23,6 +24,7 @@ PROTOCOL = ProtocolDefinition(
     code_tasks=True,
     min_agents=2,  # one agent has nobody to deliberate with
     script=SCRIPT,
+    feedback=feedback,  # the judge's modifications and the last critiques
     phase_titles={
         "solve": "Solutions",
         "evaluate": "Critiques",

@@ -11,11 +11,10 @@ from typing import Any
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.finding import Judgement, names
 from moot.deliberation.trust import plain_reason, tiny_note
-from moot.types import Outcome, RoundSummary, alias_label
+from moot.protocols.synthesis import CHAIRMAN, verdict
+from moot.types import Outcome, RoundSummary, Synthesis, alias_label
 
 __all__ = ["CHAIRMAN", "describe_round", "outcome", "relations"]
-
-CHAIRMAN = "chairman_a"  # the alias of the chairman the [council] section names
 
 
 def _by(alias: str) -> str:
@@ -47,38 +46,54 @@ def _final(
     judgement: Judgement,
     answers: Sequence[Mapping[str, Any]],
     ranked: Mapping[str, Any],
-    related: Mapping[str, str],
-) -> tuple[str, str]:
-    """The final answer and a sentence on where it comes from."""
+    task: str | None,
+) -> tuple[str, str, Synthesis | None]:
+    """The final answer, a sentence on where it comes from, and the chairman's text as a
+    synthesis checked against the agreed answer (protocols/synthesis.py): where it is
+    rejected, the best-ranked of the agreeing answers stands."""
     f = judgement.finding
-    chair_ok = chair is not None and chair["status"] == "valid"
+    picked = best = ""
+    if f.consensus:
+        best = next(row["agent"] for row in ranked["order"] if row["agent"] in set(f.agreed))
+        picked = next(row["text"] for row in answers if row["agent"] == best)
+    synthesis = verdict(chair, f, picked=picked, task=task) if chair is not None else None
     if not f.consensus:
-        if chair_ok:
+        if synthesis is not None and synthesis.accepted:
             assert chair is not None
-            return chair["text"], (
-                f"the final answer is the chairman's synthesis{_by(chair['agent'])} of answers "
-                "that disagree, not a consensus"
+            return (
+                chair["text"],
+                (
+                    f"the final answer is the chairman's synthesis{_by(chair['agent'])} of answers "
+                    "that disagree, not a consensus"
+                ),
+                synthesis,
             )
-        return "", "no final answer: the chairman gave none" if chair else "no final answer"
-    agreed = set(f.agreed)
-    if chair_ok and not any(related.get(a) == "set_aside" for a in agreed):
+        why = "no final answer: the chairman gave none" if chair else "no final answer"
+        return "", why, synthesis
+    if synthesis is not None and synthesis.accepted:
         assert chair is not None
-        return chair["text"], (
-            f"the final answer is the chairman's text{_by(chair['agent'])}, which keeps the "
-            "agreed answer"
+        return (
+            chair["text"],
+            (
+                f"the final answer is the chairman's text{_by(chair['agent'])}, which keeps the "
+                "agreed answer"
+            ),
+            synthesis,
         )
-    best = next(row["agent"] for row in ranked["order"] if row["agent"] in agreed)
-    text = next(row["text"] for row in answers if row["agent"] == best)
     why = (
-        "contradicts the agreed answer"
-        if chair_ok
+        f"was rejected ({synthesis.reason})"
+        if chair is not None and chair["status"] == "valid" and synthesis is not None
         else f"gave no valid answer ({plain_reason(chair['problem'])})"
         if chair
         else "was not asked"
     )
-    return text, (
-        f"the chairman's text {why}, so the final answer is {alias_label(best)}'s, the "
-        "best-ranked of the agreeing answers"
+    return (
+        picked,
+        (
+            f"the chairman's text {why}, so the final answer is {alias_label(best)}'s, the "
+            "best-ranked of the agreeing answers"
+        ),
+        synthesis,
     )
 
 
@@ -152,11 +167,12 @@ def outcome(
     ranked: Mapping[str, Any],
     chair: Mapping[str, Any] | None,
     judgement: Judgement,
+    task: str | None = None,
 ) -> tuple[dict[str, Any], Outcome]:
     """The round record (`details["rounds"][0]`) and the outcome."""
     f = judgement.finding
     related = relations(chair, answers) if chair is not None else {}
-    final, where = _final(chair, judgement, answers, ranked, related)
+    final, where, synthesis = _final(chair, judgement, answers, ranked, task)
     record = {
         "round": 1,
         "label": f.label,
@@ -193,6 +209,7 @@ def outcome(
         ),
         positions={r["agent"]: r["answer"] for r in answers if r["status"] == "valid"},
         details=details,
+        synthesis=synthesis,
         **judgement.outcome_fields(),
     )
     return record, result
