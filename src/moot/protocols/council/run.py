@@ -33,7 +33,7 @@ from moot.engine.session import Session
 from moot.errors import FormatError
 from moot.protocols.council import prompts
 from moot.protocols.council.options import CouncilOptions
-from moot.protocols.council.outcome import CHAIRMAN, describe_round, outcome
+from moot.protocols.council.outcome import CHAIRMAN, Stages, describe_round, outcome
 from moot.protocols.council.ranking import LABELS, aggregate, parse_ranking
 from moot.protocols.shown import anonymous, nonce
 from moot.protocols.synthesis import enabled, read_answer
@@ -66,7 +66,8 @@ async def run(s: Session, task: str, opts: CouncilOptions) -> Outcome:
     )
     chairs = enabled(_settings(s.meta), default=True)
     chair = await _chair(s, task, valid, rankings, ranked, opts) if valid and chairs else None
-    record, result = outcome(s.meta, answers, rankings, ranked, chair, judgement, task)
+    stages = Stages(s.meta, answers, rankings, ranked, chair, judgement)
+    record, result = outcome(stages, task)
     s.round_done(Step.at(1, "tally"), describe_round(record, opts))
     return result
 
