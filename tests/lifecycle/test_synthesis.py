@@ -223,3 +223,17 @@ def test_synthesize_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
         capsys, "run", TASK, "--protocol", "vote", "--synthesize", "--dry-run", *members
     )
     assert code == 0 and "Calls: 4" in out and "Chairman (synthesis" in out
+
+
+def test_the_library_takes_synthesize_and_a_chairman() -> None:
+    m = Members(AGREE)
+    m.config()
+    result = api.run(
+        TASK,
+        models=["scripted:@member"] * 3,
+        protocol="vote",
+        synthesize=True,
+        chairman="scripted:@member",
+    )
+    assert result.synthesis is not None and result.synthesis.accepted
+    assert result.synthesis.chairman == "chairman_a" and result.final_answer == KEEPS
