@@ -21,7 +21,7 @@ def ask(step: str, text: str, status: str = "ok") -> Event:
     return Event(kind=EventKind.ASK, step=step, data={"completion": completion})
 
 
-def test_only_the_last_group_at_a_phase_counts_without_failures_or_reasks() -> None:
+def test_only_the_last_group_at_a_phase_counts_a_reask_replacing_its_reply() -> None:
     events = [
         ask("r1/evaluate/agent_a", "old critique"),
         ask("r2/evaluate/agent_a", "first try"),
@@ -30,7 +30,7 @@ def test_only_the_last_group_at_a_phase_counts_without_failures_or_reasks() -> N
         ask("r2/evaluate/agent_c", "", status="error"),
         ask("r2/revise/agent_a", "a revision"),
     ]
-    assert latest_replies(events, "evaluate") == ["Agent A: first try", "Agent B: new critique"]
+    assert latest_replies(events, "evaluate") == ["Agent A: the re-ask", "Agent B: new critique"]
     assert latest_replies(events, "verify") == []
 
 

@@ -111,7 +111,7 @@ def read_answer(
 def default_feedback(outcome: Outcome) -> list[str]:
     """What a protocol without a `feedback` hook says should change: where the agents' answers
     disagree, and the answers that do not agree with the picked one."""
-    out = [f"The answers disagree: {d}" for d in outcome.disagreements]
+    out = [f"A disagreement: {d}" for d in outcome.disagreements]
     picked = extract_claim(outcome.final_answer) if outcome.final_answer.strip() else None
     for alias, answer in sorted(outcome.positions.items()):
         if picked is None:
@@ -124,9 +124,9 @@ def default_feedback(outcome: Outcome) -> list[str]:
 def latest_replies(events: Sequence[Event], phase: str, *, limit: int = 2_000) -> list[str]:
     """The replies of the last group of asks at `phase` in the journal (the last round's
     critiques, the last panel's scores; a phase named `match_2_challenge` counts as
-    `challenge`), each as "Agent B: <text>" cut to `limit` characters; failed calls left out.
-    For protocols' `feedback` hooks."""
-    found: dict[str, list[tuple[str, str]]] = {}
+    `challenge`), each as "Agent B: <text>" cut to `limit` characters; failed calls left out,
+    a re-ask's reply in place of the one it replaced. For protocols' `feedback` hooks."""
+    found: dict[str, dict[str, str]] = {}
     last = None
     for event in events:
         if event.kind != EventKind.ASK or not event.step:
@@ -137,12 +137,12 @@ def latest_replies(events: Sequence[Event], phase: str, *, limit: int = 2_000) -
             continue
         completion = event.data.get("completion") or {}
         text = str(completion.get("text") or "").strip()
-        if completion.get("status", "ok") != "ok" or not text or where.reask:
+        if completion.get("status", "ok") != "ok" or not text:
             continue
         last = f"{where.prefix}{where.number}/{name}"
-        found.setdefault(last, []).append((where.alias or "", text))
-    rows = found.get(last, []) if last is not None else []
-    return [f"{alias_label(a)}: {t[:limit]}" for a, t in rows]
+        found.setdefault(last, {})[where.alias or ""] = text
+    rows = found.get(last, {}) if last is not None else {}
+    return [f"{alias_label(a)}: {t[:limit]}" for a, t in rows.items()]
 
 
 def _picked_agent(aliases: Sequence[str], outcome: Outcome) -> str:
@@ -151,7 +151,8 @@ def _picked_agent(aliases: Sequence[str], outcome: Outcome) -> str:
     agents = [a for a in aliases if a.startswith("agent_")] or list(aliases)
     picked = extract_claim(outcome.final_answer)
     agreed = outcome.finding.agreed if outcome.finding else ()
-    for alias in [*sorted(agreed), *sorted(outcome.positions)]:
+    candidates = [*sorted(agreed), *sorted(outcome.positions)] if picked.text.strip() else []
+    for alias in candidates:
         answer = outcome.positions.get(alias)
         if alias in agents and answer is not None:
             if compare(picked, extract_claim(answer)).relation is Relation.AGREE:
