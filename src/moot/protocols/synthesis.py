@@ -19,16 +19,11 @@ and a replay derives the same verdict.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from moot import lazy
 from moot.config import SynthesisSettings
 from moot.deliberation.anonymize import quote
-from moot.deliberation.answers import extract_answer
-from moot.deliberation.claims import Relation, compare, extract_claim
-from moot.deliberation.markup import strip_markup
-from moot.deliberation.substance import check_substance
-from moot.deliberation.synthesis import check_synthesis
-from moot.deliberation.trust import plain_reason
 from moot.engine.session import Session
 from moot.protocols.shown import anonymous, nonce
 from moot.types import (
@@ -42,6 +37,16 @@ from moot.types import (
     Synthesis,
     alias_label,
 )
+
+# What reads the replies is loaded while the first asks are in flight (moot/lazy.py): the
+# protocols' feedback hooks import this module with their definitions.
+if TYPE_CHECKING:
+    from moot.deliberation import answers, claims, markup, substance, trust
+    from moot.deliberation import synthesis as rule
+else:
+    answers, claims, markup, substance, rule, trust = lazy.modules(
+        "moot.deliberation", "answers", "claims", "markup", "substance", "synthesis", "trust"
+    )
 
 __all__ = [
     "CHAIRMAN",
@@ -96,12 +101,16 @@ def read_answer(
     row |= {"answer": None, "problem": None}
     if not completion.ok:
         message = completion.failure.message if completion.failure else "the call failed"
-        return {**row, "status": "failed", "problem": plain_reason(strip_markup(message))}
-    text = strip_markup(completion.text).strip()
-    problem = check_substance(completion.text, [prompt], task=task)
-    extracted = extract_answer(text) if problem is None else None
+        return {
+            **row,
+            "status": "failed",
+            "problem": trust.plain_reason(markup.strip_markup(message)),
+        }
+    text = markup.strip_markup(completion.text).strip()
+    problem = substance.check_substance(completion.text, [prompt], task=task)
+    extracted = answers.extract_answer(text) if problem is None else None
     if problem is None and extracted is not None:
-        problem = check_substance(extracted.text, [prompt], task=task)
+        problem = substance.check_substance(extracted.text, [prompt], task=task)
     if problem is not None or extracted is None:
         why = str(problem) if problem else 'no final answer could be read from it ("Answer: ...")'
         return {**row, "status": "invalid", "text": text, "problem": why}
@@ -112,11 +121,14 @@ def default_feedback(outcome: Outcome) -> list[str]:
     """What a protocol without a `feedback` hook says should change: where the agents' answers
     disagree, and the answers that do not agree with the picked one."""
     out = [f"A disagreement: {d}" for d in outcome.disagreements]
-    picked = extract_claim(outcome.final_answer) if outcome.final_answer.strip() else None
+    picked = claims.extract_claim(outcome.final_answer) if outcome.final_answer.strip() else None
     for alias, answer in sorted(outcome.positions.items()):
         if picked is None:
             out.append(f"{alias_label(alias)} answered: {answer}")
-        elif compare(picked, extract_claim(answer)).relation is not Relation.AGREE:
+        elif (
+            claims.compare(picked, claims.extract_claim(answer)).relation
+            is not claims.Relation.AGREE
+        ):
             out.append(f"{alias_label(alias)} answered instead: {answer}")
     return out
 
@@ -149,13 +161,16 @@ def _picked_agent(aliases: Sequence[str], outcome: Outcome) -> str:
     """The agent whose answer was picked: the first that agrees with the final answer, first
     of the agreed agents, else the first agent."""
     agents = [a for a in aliases if a.startswith("agent_")] or list(aliases)
-    picked = extract_claim(outcome.final_answer)
+    picked = claims.extract_claim(outcome.final_answer)
     agreed = outcome.finding.agreed if outcome.finding else ()
     candidates = [*sorted(agreed), *sorted(outcome.positions)] if picked.text.strip() else []
     for alias in candidates:
         answer = outcome.positions.get(alias)
         if alias in agents and answer is not None:
-            if compare(picked, extract_claim(answer)).relation is Relation.AGREE:
+            if (
+                claims.compare(picked, claims.extract_claim(answer)).relation
+                is claims.Relation.AGREE
+            ):
                 return alias
     return next((a for a in sorted(agreed) if a in agents), agents[0])
 
@@ -181,9 +196,9 @@ def verdict(
     of_disagreeing = finding is None or not finding.consensus
     if row["status"] != "valid":
         accepted = False
-        reason = f"it is no valid answer ({plain_reason(row['problem'] or 'none')})"
+        reason = f"it is no valid answer ({trust.plain_reason(row['problem'] or 'none')})"
     else:
-        check = check_synthesis(row["text"], finding, task=task)
+        check = rule.check_synthesis(row["text"], finding, task=task)
         accepted, reason, of_disagreeing = check.accepted, check.reason, check.of_disagreeing
     return Synthesis(
         chairman=row["agent"],

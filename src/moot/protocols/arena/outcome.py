@@ -9,9 +9,9 @@ Loaded only once replies are in (run.py hands it to moot/lazy.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 from moot.deliberation import claims, finding, trust
 from moot.deliberation.parsing import JudgeVerdict
@@ -19,11 +19,10 @@ from moot.engine.session import Session
 from moot.protocols import codework
 from moot.protocols.arena import weigh
 from moot.protocols.arena.state import State, label
-from moot.protocols.synthesis import latest_replies
 from moot.text import cut, plural
-from moot.types import Event, ModelVerdict, Outcome
+from moot.types import ModelVerdict, Outcome
 
-__all__ = ["answers", "conclude", "feedback", "find", "matching", "ran_out", "settled"]
+__all__ = ["answers", "conclude", "find", "matching", "ran_out", "settled"]
 
 
 def answers(s: Session, st: State) -> dict[str, str | None]:
@@ -232,14 +231,3 @@ def _disagreements(st: State) -> tuple[str, ...]:
         if text and not re.fullmatch(r"[\s\"'*_-]*none\.?[\s\"'*_-]*", text, re.IGNORECASE):
             found.append(f"{label(alias)}: {text}")
     return tuple(found)
-
-
-def feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
-    """What a chairman's synthesis weighs (protocols/synthesis.py): the judge's modifications
-    to the base solution, and the last round's critiques."""
-    verdict = details.get("verdict")
-    mods = str(verdict.get("modifications") or "").strip() if isinstance(verdict, Mapping) else ""
-    out = []
-    if mods and mods.lower().rstrip(".") not in ("none", "n/a", "-"):
-        out.append(f"The judge's modifications to the base solution: {mods}")
-    return out + [f"Critique by {x}" for x in latest_replies(events, "evaluate")]
