@@ -205,7 +205,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     default=None,
     help="After a question's outcome, a chairman writes the final answer from the picked "
     "answer and what judges, critics or other agents said; kept only if it keeps the agreed "
-    "answer (default: on for council, off otherwise).",
+    "answer (default: on where the protocol's last stage is a chairman, off otherwise).",
 )
 @click.option(
     "--chairman",

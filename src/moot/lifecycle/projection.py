@@ -18,6 +18,7 @@ from moot.config import AgentConfig
 from moot.lifecycle.plan import Plan, asks_synthesis
 from moot.models.base import runs_free
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, find_price, price_table
+from moot.protocols import synthesis
 from moot.protocols.definition import Projected, completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
 
@@ -85,7 +86,8 @@ def _synthesis(plan: Plan) -> list[Projected]:
     else:
         member = plan.config.agents[caps.index(max(caps))]
         role = "Chairman (synthesis; the picked agent's model, counted at the largest)"
-    return [Projected(member, role, fewest=1, most=1, prompt_tokens=250 + sum(caps))]
+    tokens = synthesis.PROMPT_TOKENS + sum(caps)
+    return [Projected(member, role, fewest=1, most=1, prompt_tokens=tokens)]
 
 
 def estimate(plan: Plan, task: str) -> Estimate | None:

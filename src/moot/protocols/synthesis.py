@@ -51,6 +51,7 @@ else:
 __all__ = [
     "CHAIRMAN",
     "PROMPT",
+    "PROMPT_TOKENS",
     "STEP",
     "chairman_for",
     "default_feedback",
@@ -65,6 +66,7 @@ __all__ = [
 CHAIRMAN = "chairman_a"  # the alias of a chairman the config names
 STEP = "synthesis/chair"  # + /<alias>: the chairman's one call
 MAX_QUOTE_CHARS = 20_000
+PROMPT_TOKENS = 250  # the chairman prompt's own instructions, for projections
 
 PROMPT = """\
 Several experts deliberated on a question and one answer was picked. You write the final
