@@ -150,7 +150,8 @@ def test_arena_judges_modifications_reach_the_chairman() -> None:
     assert said.count("Critique by Agent ") == 3 and "no retry budget" in said
     [prompt] = [r.prompt for r in debate.requests if r.meta["step"].startswith("synthesis/")]
     assert "mention the retry budget" in prompt and "no retry budget" in prompt
-    assert run.result.final_answer == (synthesis.text if synthesis.accepted else synthesis.picked)
+    assert synthesis.accepted, synthesis.reason
+    assert run.result.final_answer == synthesis.text and run.result.status == "consensus"
 
 
 def test_replay_is_identical_and_asks_nothing() -> None:
