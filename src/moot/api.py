@@ -92,6 +92,8 @@ async def arun(
     cache: str | None = None,
     repo: str | Path | None = None,
     context: Sequence[str] = (),
+    synthesize: bool | None = None,
+    chairman: str | None = None,
     **options: Any,
 ) -> Result:
     """Deliberate on `task` and return the outcome, in a running event loop (`await
@@ -103,7 +105,8 @@ async def arun(
     `seed`, `rounds`, the limits `max_cost` (USD), `max_tokens` and `timeout` (seconds),
     `verify` (commands whose results the judge sees), `samples`, `input` (a text to start
     from: the text, not a file name), `pick`, `shuffle=False` (--no-shuffle), `cache` (a cache
-    spec such as "sqlite"), `repo` and `context` (a code task). Other keywords set the
+    spec such as "sqlite"), `repo` and `context` (a code task), `synthesize` and `chairman`
+    (a chairman's final answer after the outcome, --synthesize). Other keywords set the
     protocol's own options (`moot.run(task, protocol="court", max_agent_rounds=2)`). Bad input
     raises `moot.errors.ConfigError` before any session is made; the session is kept on disk
     like any other (`result.session_id`)."""
@@ -132,6 +135,8 @@ async def arun(
         samples=samples,
         input_text=input,
         picker=pick,
+        synthesize=synthesize,
+        chairman=chairman,
     )
     return (await start_async(task, plan)).result
 

@@ -38,6 +38,7 @@ __all__ = [
     "RunVerdict",
     "Spec",
     "Step",
+    "Synthesis",
     "Usage",
     "alias_label",
     "estimate_tokens",
@@ -402,6 +403,24 @@ class ModelVerdict(_Frozen):
     upheld: bool = True
 
 
+class Synthesis(_Frozen):
+    """A chairman's final answer, written after the outcome from the picked answer and what
+    the judges, critics or losing sides said should change. moot checks it against the agreed
+    claim: `accepted` it is the final answer, else the picked answer stands; `reason` says
+    why. `of_disagreeing`: the agents' answers do not agree, so it is a synthesis of
+    disagreeing answers, not a consensus (the label stays moot's finding over the answers)."""
+
+    chairman: str  # the alias of the participant that wrote it
+    step: str
+    picked: str  # the answer the protocol picked, which stands if this one is rejected
+    text: str  # the chairman's whole reply ("" when it gave none)
+    answer: str | None = None  # the final answer read from it
+    accepted: bool = False
+    reason: str = ""
+    of_disagreeing: bool = False
+    feedback: tuple[str, ...] = ()  # what the chairman was asked to weigh
+
+
 FindingLabel = Literal["consensus", "persuasion", "no_consensus", "tie", "converged", "chosen"]
 
 
@@ -447,6 +466,7 @@ class Outcome(_Frozen):
     claims: tuple[ClaimAt, ...] = ()
     changes: tuple[ChangeOfMind, ...] = ()
     verdicts: tuple[ModelVerdict, ...] = ()
+    synthesis: Synthesis | None = None  # a chairman's final answer, accepted or not
 
 
 class _Ran(Protocol):

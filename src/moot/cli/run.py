@@ -205,6 +205,20 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     help="A refine preset (implies --protocol refine): impl is the implementation tournament "
     "of a code task (with --repo); impl-defaults and plan-defaults set its defaults for a text.",
 )
+@click.option(
+    "--synthesize/--no-synthesize",
+    "synthesize",
+    default=None,
+    help="After a question's outcome, a chairman writes the final answer from the picked "
+    "answer and what judges, critics or other agents said; kept only if it keeps the agreed "
+    "answer (default: on where the protocol's last stage is a chairman, off otherwise).",
+)
+@click.option(
+    "--chairman",
+    metavar="SPEC",
+    default=None,
+    help="The model that writes the synthesis (default: the picked agent's model).",
+)
 @tmux_option
 @display_options
 @json_option
@@ -231,6 +245,8 @@ def run(
     context: tuple[str, ...],
     pick: str | None,
     preset: str | None,
+    synthesize: bool | None,
+    chairman: str | None,
     display: str | None,
     quiet: bool,
     reveal: bool,
@@ -283,6 +299,8 @@ def run(
         layers=layers,
         input_text=input_text(input_file),
         picker=pick,
+        synthesize=synthesize,
+        chairman=chairman,
     )
     projection_gate(plan, task, dry_run)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:

@@ -31,6 +31,7 @@ __all__ = [
     "Limits",
     "RunConfig",
     "Section",
+    "SynthesisSettings",
     "check_task",
     "format_validation_error",
     "problem_lines",
@@ -171,6 +172,29 @@ class CacheSettings(_Strict):
         return value.strip()
 
 
+class SynthesisSettings(_Strict):
+    """A chairman's final answer after the outcome (`--synthesize`, or a `[synthesis]` table),
+    written from the picked answer and what the judges, critics or losing sides said should
+    change; moot keeps it only where it keeps the agreed answer (protocols/synthesis.py)."""
+
+    enabled: bool | None = Field(
+        default=None,
+        description="ask a chairman for the final answer; unset: the protocol's default (on "
+        "for a protocol whose own last stage is a chairman, such as council; off otherwise)",
+    )
+    chairman: AgentConfig | None = Field(
+        default=None,
+        description="the model that writes it: a model spec, or a table like an agent's; "
+        "unset: the model of the agent whose answer was picked",
+    )
+
+    @field_validator("chairman", mode="before")
+    @classmethod
+    def _spec(cls, value: Any) -> Any:
+        """`chairman = "openai:gpt-5.2"` is the table `{model = "openai:gpt-5.2"}`."""
+        return {"model": value} if isinstance(value, str) else value
+
+
 class CodeSettings(_Strict):
     """A code task (`--repo`, or a `[code]` table): every agent works in its own git worktree
     of `repo`, and its answer is a change to the code (moot/code/workspace.py). Any protocol."""
@@ -217,6 +241,9 @@ class RunConfig(_Strict):
     seed: int | None = None
     cache: CacheSettings | None = Field(default=None, description="the response cache; unset: off")
     code: CodeSettings | None = Field(default=None, description="a code task; unset: a question")
+    synthesis: SynthesisSettings | None = Field(
+        default=None, description="a chairman's final answer after the outcome; unset: defaults"
+    )
     prices: dict[str, dict[str, float]] = Field(
         default={},
         description='USD per million tokens by "provider:model" (input, output, cache_read, '

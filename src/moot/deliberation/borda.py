@@ -21,9 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["BordaResult", "TieBreak", "borda", "is_valid_ranking", "ranking_problem"]
+__all__ = [
+    "BordaResult",
+    "TieBreak",
+    "borda",
+    "is_valid_ranking",
+    "ranking_problem",
+    "ranking_schema",
+]
 
 TieBreak = Literal["none", "incumbent", "candidate_order", "no_valid_ranking"]
 
@@ -170,3 +177,14 @@ def borda(
         abstained=tuple(abstained),
         problems=tuple(problems),
     )
+
+
+def ranking_schema(labels: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of a ranking that names each of `labels` once, best first (a field of
+    the replies of judges and rankers, for models that enforce a schema)."""
+    return {
+        "type": "array",
+        "items": {"type": "string", "enum": list(labels)},
+        "minItems": len(labels),
+        "maxItems": len(labels),
+    }

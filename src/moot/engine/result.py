@@ -28,6 +28,7 @@ from moot.types import (
     ModelVerdict,
     Outcome,
     RunVerdict,
+    Synthesis,
     alias_label,
 )
 
@@ -112,6 +113,7 @@ class Result(BaseModel):
     claims: list[ClaimAt] = []
     changes: list[ChangeOfMind] = []
     verdicts: list[ModelVerdict] = []
+    synthesis: Synthesis | None = None  # a chairman's final answer (absent: none was asked)
     details: dict[str, Any]
     aliases: dict[str, str]
     agents: dict[str, AgentUsage]
@@ -181,7 +183,7 @@ class Result(BaseModel):
 
 
 # The typed outcome's fields: left out of result.json when empty.
-_TYPED_OUTCOME = ("finding", "claims", "changes", "verdicts")
+_TYPED_OUTCOME = ("finding", "claims", "changes", "verdicts", "synthesis")
 
 
 @dataclass(frozen=True)
@@ -317,6 +319,7 @@ def build_result(
         claims=list(outcome.claims) if outcome else [],
         changes=list(outcome.changes) if outcome else [],
         verdicts=list(outcome.verdicts) if outcome else [],
+        synthesis=outcome.synthesis if outcome else None,
     )
     return result
 

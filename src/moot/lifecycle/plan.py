@@ -31,9 +31,10 @@ from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.models.base import create_model, provider_info, providers
 from moot.models.keys import restore_call_settings
 from moot.models.pricing import suggest_spec
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols import synthesis
+from moot.protocols.definition import Flag, ProtocolDefinition, Role
 from moot.text import closest, plural
-from moot.types import estimate_tokens
+from moot.types import Outcome, estimate_tokens
 
 if TYPE_CHECKING:
     from moot.engine.lifecycle import ProtocolFn
@@ -102,6 +103,11 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         problems.append(
             f"code: the {record.name} protocol does not run code tasks (--repo); "
             f"use one that does: {', '.join(_code_protocols())}"
+        )
+    if config.code is not None and config.synthesis and config.synthesis.enabled:
+        problems.append(
+            "synthesis: a code task's outcome is a change, not a text: --synthesize (a "
+            "chairman's final answer) applies to questions only"
         )
     for name, section in config.sections().items():
         if name != record.name and name not in protocols.names():
@@ -390,12 +396,15 @@ def load_run(
     cache: str | None = None,
     repo: str | Path | None = None,
     context: Sequence[str] = (),
+    synthesize: bool | None = None,
+    chairman: str | None = None,
     **flags: Unpack[FlagValues],
 ) -> Plan:
     """`load_config` with a run's options as `moot run`, `moot.run` and `moot mcp` take them:
     one agent per model spec, the seed, the limits, the cache, and a code task's repository (a
     path made absolute), the globs of its context files and its verify commands (run in every
-    worktree); `overrides` (a protocol's options, a preset) on top."""
+    worktree), a chairman's synthesis (`synthesize`, `chairman`: a model spec); `overrides`
+    (a protocol's options, a preset) on top."""
     if context and repo is None:
         raise ConfigError("context needs a repository (--repo): it chooses files of it")
     verify = flags.get("verify")
@@ -411,6 +420,8 @@ def load_run(
         "code.repo": str(Path(repo).expanduser().resolve()) if repo is not None else None,
         "code.context": list(context) or None,
         "code.verify_commands": list(verify) if repo is not None and verify else None,
+        "synthesis.enabled": synthesize,
+        "synthesis.chairman": chairman,
     }
     given: dict[str, Any] = {k: v for k, v in pairs.items() if v is not None}
     if models:
@@ -424,7 +435,11 @@ def participants(plan: Plan, seed: int) -> list[Agent]:
     judge_a...). Aliases are random per session but derived from the seed, so resume and
     replay find the same ones."""
     result = []
-    for role in plan.record.participants(plan.config, plan.options):
+    roles = plan.record.participants(plan.config, plan.options)
+    chairman = plan.config.synthesis.chairman if plan.config.synthesis else None
+    if chairman is not None and asks_synthesis(plan):
+        roles.append(Role("chairman", "chairmen", [chairman]))
+    for role in roles:
         order = list(range(len(role.members)))
         random.Random(f"{seed}/{role.salt}").shuffle(order)
         for i, k in enumerate(order):
@@ -469,12 +484,31 @@ def reopen(
     return plan, agents
 
 
-def protocol_fn(plan: Plan) -> ProtocolFn:
-    """The plan's protocol as the engine runs it: a function of the Session alone."""
-    run, options = plan.record.run, plan.options
+def asks_synthesis(plan: Plan) -> bool:
+    """Whether a chairman's synthesis is asked after the protocol's outcome (`--synthesize`):
+    never for a protocol that writes its own (the council's chairman), nor for a code task."""
+    if plan.record.synthesizes or plan.config.code is not None:
+        return False
+    return synthesis.enabled(plan.config.synthesis, default=False)
 
-    def protocol(session: Session) -> Any:
-        return run(session, session.task, options)
+
+def protocol_fn(plan: Plan) -> ProtocolFn:
+    """The plan's protocol as the engine runs it: a function of the Session alone; with
+    `asks_synthesis`, a chairman's synthesis follows a text outcome."""
+    record, options = plan.record, plan.options
+    synthesize = asks_synthesis(plan)
+
+    async def protocol(session: Session) -> Outcome:
+        outcome = await record.run(session, session.task, options)
+        if not synthesize or outcome.status == "failed":
+            return outcome
+        if not outcome.final_answer.strip() and not outcome.positions:
+            return outcome  # nothing picked and nothing answered: nothing to write from
+        if record.feedback is not None:
+            said = record.feedback(outcome.details, list(session.journal.events))
+        else:
+            said = synthesis.default_feedback(outcome)
+        return await synthesis.synthesize(session, session.task, outcome, said)
 
     return protocol
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from moot.config import AgentConfig
-from moot.lifecycle.plan import Plan
+from moot.lifecycle.plan import Plan, asks_synthesis
 from moot.models.base import runs_free
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, find_price, price_table
-from moot.protocols.definition import completion_cap
+from moot.protocols import synthesis
+from moot.protocols.definition import Projected, completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
 
 __all__ = ["Estimate", "Line", "estimate", "render"]
@@ -71,6 +72,24 @@ def _price(member: AgentConfig, prices: dict[str, dict[str, float]]) -> Price | 
     return find_price([str(parsed), parsed.name], price_table(prices))
 
 
+def _synthesis(plan: Plan) -> list[Projected]:
+    """The chairman's one call of a synthesis after the outcome (`--synthesize`), shown the
+    picked answer and what the others said (each at most its completion cap). The default
+    chairman is the picked agent's model, unknown before the run: counted at the agent model
+    whose answers may be longest."""
+    if not asks_synthesis(plan):
+        return []
+    caps = [completion_cap(a) for a in plan.config.agents]
+    settings = plan.config.synthesis
+    if settings is not None and settings.chairman is not None:
+        member, role = settings.chairman, "Chairman (synthesis)"
+    else:
+        member = plan.config.agents[caps.index(max(caps))]
+        role = "Chairman (synthesis; the picked agent's model, counted at the largest)"
+    tokens = synthesis.PROMPT_TOKENS + sum(caps)
+    return [Projected(member, role, fewest=1, most=1, prompt_tokens=tokens)]
+
+
 def estimate(plan: Plan, task: str) -> Estimate | None:
     """The projection of `plan` on `task`; None when its protocol gives none."""
     project = plan.record.project
@@ -78,7 +97,7 @@ def estimate(plan: Plan, task: str) -> Estimate | None:
         return None
     task_tokens = estimate_tokens(task)
     lines = []
-    for item in project(plan.config, plan.options):
+    for item in [*project(plan.config, plan.options), *_synthesis(plan)]:
         cap = completion_cap(item.member)
         prompt = item.prompt_tokens + task_tokens
         price = _price(item.member, plan.config.prices)

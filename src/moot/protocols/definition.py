@@ -170,6 +170,13 @@ class ProtocolDefinition(Generic[OptionsT]):
     # outcome's details ({} while there is no result: running, paused, crashed) and the
     # journal events.
     report_sections: Callable[[Mapping[str, Any], list[Event]], list[ReportSection]] | None = None
+    # What its judges, critics or losing sides said the picked answer should change, for a
+    # chairman's synthesis (protocols/synthesis.py), from the outcome's details and the journal
+    # events; None: the outcome's disagreements and the answers not picked.
+    feedback: Callable[[Mapping[str, Any], list[Event]], list[str]] | None = None
+    # Its own last stage is a chairman's synthesis (read and checked by protocols/synthesis.py),
+    # on unless `[synthesis] enabled = false`: no synthesis is asked after it.
+    synthesizes: bool = False
 
     @property
     def presets(self) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder
 from moot.errors import ConfigError, JournalError
 from moot.protocols.definition import ProtocolDefinition, ReportSection
-from moot.report.code import CodeRow, read_applied
+from moot.report.code import CodeRow, fence, read_applied
 from moot.text import clean_text, cut, summarize
 from moot.types import (
     ChangeOfMind,
@@ -36,6 +36,7 @@ from moot.types import (
     ModelVerdict,
     RoundSummary,
     Step,
+    Synthesis,
 )
 from moot.types import alias_label as label
 
@@ -381,6 +382,8 @@ def build_view(
         if definition is not None and definition.report_sections is not None
         else []
     )
+    if result is not None and result.synthesis is not None:
+        sections = [*sections, synthesis_section(result.synthesis)]
     if result is not None:
         return SessionView(
             session_id=result.session_id,
@@ -453,6 +456,24 @@ def _clean_finding(finding: Finding | None) -> Finding | None:
             "claim": None if finding.claim is None else clean_text(finding.claim),
         }
     )
+
+
+def synthesis_section(synthesis: Synthesis) -> ReportSection:
+    """The chairman's synthesis beside the picked answer, accepted or rejected and why."""
+    chairman = synthesis.chairman
+    who = "the chairman" if chairman.startswith("chairman_") else f"{label(chairman)}'s model"
+    reason = clean_text(synthesis.reason)
+    if synthesis.accepted:
+        kind = "a synthesis of disagreeing answers" if synthesis.of_disagreeing else "accepted"
+        head = f"**Written by {who}; {kind}:** {reason}. It is the final answer."
+    else:
+        head = f"**Written by {who}; rejected:** {reason}. The picked answer stands."
+    body = [head, "", "**The synthesis:**", "", fence(clean_text(synthesis.text) or "(none)")]
+    body += ["", "**The picked answer:**", "", fence(clean_text(synthesis.picked) or "(none)")]
+    if synthesis.feedback:
+        body += ["", "**What it was asked to weigh:**", ""]
+        body += [f"- {clean_text(cut(x, 300))}" for x in synthesis.feedback]
+    return "Synthesis", "\n".join(body)
 
 
 def load_view(folder: SessionFolder) -> SessionView:

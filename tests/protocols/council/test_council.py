@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from moot import api
-from moot.config import RunConfig
+from moot.config import RunConfig, SynthesisSettings
 from moot.lifecycle.plan import load_config
 from moot.lifecycle.projection import estimate
 from moot.models.scripted import register_script
@@ -185,6 +185,39 @@ def test_a_chairman_contradicting_the_agreed_answer_is_not_the_final_answer() ->
     best = run.result.details["aggregate"]["order"][0]["agent"]
     assert run.result.final_answer == AGREE[best]
     assert "contradicts the agreed answer" in run.result.how
+    synthesis = run.result.synthesis  # checked as every synthesis is, and kept beside the pick
+    assert synthesis is not None and not synthesis.accepted
+    assert synthesis.picked == AGREE[best] and synthesis.text.endswith("Answer: 48")
+    assert "Synthesis" in (run.folder / "report.md").read_text()
+
+
+def test_the_chairmans_text_is_an_accepted_synthesis_where_it_keeps_the_agreed_answer() -> None:
+    c = Council(AGREE)
+    run = start(TASK, c.config())
+    synthesis = run.result.synthesis
+    assert synthesis is not None and synthesis.accepted and not synthesis.of_disagreeing
+    assert synthesis.text == run.result.final_answer and synthesis.step.startswith("r1/chair/")
+    assert not any(step.startswith("synthesis/") for step in c.steps)  # no second chairman
+
+
+def test_synthesis_off_leaves_the_chairman_out_and_a_synthesis_chairman_chairs() -> None:
+    c = Council(AGREE, prefer=lambda t: -len(t))
+    config = c.config()
+    config.synthesis = SynthesisSettings(enabled=False)
+    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    run = start(TASK, config)
+    assert run.exit_code == 0 and run.result.synthesis is None
+    assert not any("/chair/" in step for step in c.steps) and projected is not None
+    assert projected.calls == (6, 6) == (sum(c.steps.values()),) * 2
+    best = run.result.details["aggregate"]["order"][0]["agent"]
+    assert run.result.final_answer == AGREE[best]
+    c = Council(SPLIT)
+    register_script("chair", lambda request: "As chairman: 42.\nAnswer: 42")
+    config = c.config()
+    config.synthesis = SynthesisSettings.model_validate({"chairman": "scripted:@chair"})
+    run = start(TASK, config)
+    assert run.result.details["chairman"]["agent"] == "chairman_a"
+    assert run.result.final_answer == "As chairman: 42.\nAnswer: 42"
 
 
 def test_ties_in_the_aggregate_are_reported() -> None:

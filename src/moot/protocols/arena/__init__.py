@@ -3,13 +3,29 @@ consensus or the rounds run out."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
 from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.synthesis import latest_replies
+from moot.types import Event
 
 __all__ = ["PROTOCOL", "ArenaOptions"]
+
+
+def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
+    """What a chairman's synthesis weighs (protocols/synthesis.py): the judge's modifications
+    to the base solution, and the last round's critiques."""
+    verdict = details.get("verdict")
+    mods = str(verdict.get("modifications") or "").strip() if isinstance(verdict, Mapping) else ""
+    out = []
+    if mods and mods.lower().rstrip(".") not in ("none", "n/a", "-"):
+        out.append(f"The judge's modifications to the base solution: {mods}")
+    return out + [f"Critique by {x}" for x in latest_replies(events, "evaluate")]
 
 
 PROTOCOL = ProtocolDefinition(
@@ -23,6 +39,7 @@ PROTOCOL = ProtocolDefinition(
     code_tasks=True,
     min_agents=2,  # one agent has nobody to deliberate with
     script=SCRIPT,
+    feedback=_feedback,
     phase_titles={
         "solve": "Solutions",
         "evaluate": "Critiques",

@@ -17,10 +17,11 @@ __all__ = ["PROTOCOL", "CouncilOptions"]
 
 
 def _participants(config: RunConfig, options: CouncilOptions) -> list[Role]:
-    """The agents, then the chairman when the [council] section names one."""
+    """The agents, then the chairman when the [council] or [synthesis] section names one."""
     roles = [Role("agent", "aliases", config.agents)]
-    if options.chairman is not None:
-        roles.append(Role("chairman", "chairmen", [options.chairman]))
+    chairman = options.chairman or (config.synthesis.chairman if config.synthesis else None)
+    if chairman is not None:
+        roles.append(Role("chairman", "chairmen", [chairman]))
     return roles
 
 
@@ -37,4 +38,5 @@ PROTOCOL = ProtocolDefinition(
     phase_titles={"answer": "Stage 1: Answers", "rank": "Stage 2: Rankings", "chair": "Chairman"},
     status_lines=status_lines,
     report_sections=report_sections,
+    synthesizes=True,  # stage 3 is the chairman's synthesis
 )

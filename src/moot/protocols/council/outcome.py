@@ -6,16 +6,16 @@ every ranking that was an abstention."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.finding import Judgement, names
 from moot.deliberation.trust import plain_reason, tiny_note
-from moot.types import Outcome, RoundSummary, alias_label
+from moot.protocols.synthesis import CHAIRMAN, verdict
+from moot.types import Outcome, RoundSummary, Synthesis, alias_label
 
-__all__ = ["CHAIRMAN", "describe_round", "outcome", "relations"]
-
-CHAIRMAN = "chairman_a"  # the alias of the chairman the [council] section names
+__all__ = ["CHAIRMAN", "Stages", "describe_round", "outcome", "relations"]
 
 
 def _by(alias: str) -> str:
@@ -42,60 +42,65 @@ def relations(chair: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) ->
     return out
 
 
-def _final(
-    chair: Mapping[str, Any] | None,
-    judgement: Judgement,
-    answers: Sequence[Mapping[str, Any]],
-    ranked: Mapping[str, Any],
-    related: Mapping[str, str],
-) -> tuple[str, str]:
-    """The final answer and a sentence on where it comes from."""
-    f = judgement.finding
-    chair_ok = chair is not None and chair["status"] == "valid"
-    if not f.consensus:
-        if chair_ok:
-            assert chair is not None
-            return chair["text"], (
-                f"the final answer is the chairman's synthesis{_by(chair['agent'])} of answers "
-                "that disagree, not a consensus"
-            )
-        return "", "no final answer: the chairman gave none" if chair else "no final answer"
-    agreed = set(f.agreed)
-    if chair_ok and not any(related.get(a) == "set_aside" for a in agreed):
-        assert chair is not None
-        return chair["text"], (
+@dataclass(frozen=True)
+class Stages:
+    """What the council's stages recorded: the session's begin record, every answer, every
+    ranking and their aggregate, the chairman's reply (None: not asked), and moot's finding
+    over the answers."""
+
+    meta: Mapping[str, Any]
+    answers: Sequence[Mapping[str, Any]]
+    rankings: Sequence[Mapping[str, Any]]
+    ranked: Mapping[str, Any]
+    chair: Mapping[str, Any] | None
+    judgement: Judgement
+
+
+def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
+    """The final answer, a sentence on where it comes from, and the chairman's text as a
+    synthesis checked against the agreed answer (protocols/synthesis.py): where it is
+    rejected, the best-ranked of the agreeing answers stands."""
+    f, chair = st.judgement.finding, st.chair
+    picked = best = ""
+    if f.consensus:
+        best = next(row["agent"] for row in st.ranked["order"] if row["agent"] in set(f.agreed))
+        picked = next(row["text"] for row in st.answers if row["agent"] == best)
+    synthesis = verdict(chair, f, picked=picked, task=task) if chair is not None else None
+    if chair is not None and synthesis is not None and synthesis.accepted:
+        where = (
             f"the final answer is the chairman's text{_by(chair['agent'])}, which keeps the "
             "agreed answer"
+            if f.consensus
+            else f"the final answer is the chairman's synthesis{_by(chair['agent'])} of "
+            "answers that disagree, not a consensus"
         )
-    best = next(row["agent"] for row in ranked["order"] if row["agent"] in agreed)
-    text = next(row["text"] for row in answers if row["agent"] == best)
+        return chair["text"], where, synthesis
+    if not f.consensus:
+        return (
+            "",
+            "no final answer: the chairman gave none" if chair else "no final answer",
+            synthesis,
+        )
     why = (
-        "contradicts the agreed answer"
-        if chair_ok
+        f"was rejected ({synthesis.reason})"
+        if chair is not None and chair["status"] == "valid" and synthesis is not None
         else f"gave no valid answer ({plain_reason(chair['problem'])})"
         if chair
         else "was not asked"
     )
-    return text, (
+    where = (
         f"the chairman's text {why}, so the final answer is {alias_label(best)}'s, the "
         "best-ranked of the agreeing answers"
     )
+    return picked, where, synthesis
 
 
-def _trust(
-    meta: Mapping[str, Any],
-    answers: Sequence[Mapping[str, Any]],
-    rankings: Sequence[Mapping[str, Any]],
-    ranked: Mapping[str, Any],
-    chair: Mapping[str, Any] | None,
-    judgement: Judgement,
-    related: Mapping[str, str],
-) -> str:
-    specs = {str(a): str(spec) for a, spec in meta.get("aliases", {}).items()}
+def _trust(st: Stages, related: Mapping[str, str]) -> str:
+    specs = {str(a): str(spec) for a, spec in st.meta.get("aliases", {}).items()}
     tiny = tiny_note(specs.values())
     sentences = [tiny] if tiny else []
-    f = judgement.finding
-    n = len(answers)
+    f = st.judgement.finding
+    n = len(st.answers)
     if f.consensus:
         sentences.append(
             f"{len(f.agreed)} of the {n} agents' independent answers agree on '{f.claim}' by "
@@ -107,12 +112,12 @@ def _trust(
             "synthesis of disagreeing answers, not a consensus."
         )
     sentences.append(
-        f"The answers were ordered by {ranked['method']} over {ranked['valid_rankings']} valid "
-        f"ranking{'s' * (ranked['valid_rankings'] != 1)}"
-        + (f" ({names(ranked['top_tied'])} tied for first)" if ranked["top_tied"] else "")
+        f"The answers were ordered by {st.ranked['method']} over "
+        f"{st.ranked['valid_rankings']} valid ranking{'s' * (st.ranked['valid_rankings'] != 1)}"
+        + (f" ({names(st.ranked['top_tied'])} tied for first)" if st.ranked["top_tied"] else "")
         + "."
     )
-    if chair is not None and chair["status"] == "valid":
+    if st.chair is not None and st.chair["status"] == "valid":
         drew = [a for a, r in related.items() if r == "drew_on"]
         aside = [a for a, r in related.items() if r == "set_aside"]
         unsure = [a for a, r in related.items() if r == "unsure"]
@@ -125,19 +130,19 @@ def _trust(
             parts.append(f"cannot be compared with {names(unsure)}'s")
         if parts:
             sentences.append(
-                f"The chairman's answer{_by(chair['agent'])} " + "; ".join(parts) + "."
+                f"The chairman's answer{_by(st.chair['agent'])} " + "; ".join(parts) + "."
             )
-    elif chair is not None:
-        sentences.append(f"The chairman gave no valid answer: {plain_reason(chair['problem'])}.")
-    dropped = [r for r in answers if r["status"] != "valid"]
+    elif st.chair is not None:
+        sentences.append(f"The chairman gave no valid answer: {plain_reason(st.chair['problem'])}.")
+    dropped = [r for r in st.answers if r["status"] != "valid"]
     if dropped:
         listed = "; ".join(f"{alias_label(r['agent'])}: {r['problem']}" for r in dropped)
         sentences.append(f"Answers set aside as {'/'.join(_statuses(dropped))}: {listed}.")
-    abstained = [r for r in rankings if r["status"] in ("invalid", "failed")]
+    abstained = [r for r in st.rankings if r["status"] in ("invalid", "failed")]
     if abstained:
         listed = "; ".join(f"{alias_label(r['ranker'])}: {r['problem']}" for r in abstained)
         sentences.append(f"Rankings counted as abstentions: {listed}.")
-    sentences += judgement.sentences()
+    sentences += st.judgement.sentences()
     return " ".join(sentences)
 
 
@@ -145,45 +150,38 @@ def _statuses(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return sorted({str(r["status"]) for r in rows})
 
 
-def outcome(
-    meta: Mapping[str, Any],
-    answers: Sequence[Mapping[str, Any]],
-    rankings: Sequence[Mapping[str, Any]],
-    ranked: Mapping[str, Any],
-    chair: Mapping[str, Any] | None,
-    judgement: Judgement,
-) -> tuple[dict[str, Any], Outcome]:
+def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcome]:
     """The round record (`details["rounds"][0]`) and the outcome."""
-    f = judgement.finding
-    related = relations(chair, answers) if chair is not None else {}
-    final, where = _final(chair, judgement, answers, ranked, related)
+    f = st.judgement.finding
+    related = relations(st.chair, st.answers) if st.chair is not None else {}
+    final, where, synthesis = _final(st, task)
     record = {
         "round": 1,
         "label": f.label,
         "consensus": f.consensus,
         "claim": f.claim if f.consensus else None,
-        "method": ranked["method"],
-        "order": list(ranked["order"]),
-        "top_tied": list(ranked["top_tied"]),
-        "answers": len(answers),
-        "valid": sum(1 for r in answers if r["status"] == "valid"),
-        "abstained": [r["ranker"] for r in rankings if r["status"] in ("invalid", "failed")],
-        "chairman": chair["agent"] if chair else None,
-        "chairman_valid": bool(chair and chair["status"] == "valid"),
+        "method": st.ranked["method"],
+        "order": list(st.ranked["order"]),
+        "top_tied": list(st.ranked["top_tied"]),
+        "answers": len(st.answers),
+        "valid": sum(1 for r in st.answers if r["status"] == "valid"),
+        "abstained": [r["ranker"] for r in st.rankings if r["status"] in ("invalid", "failed")],
+        "chairman": st.chair["agent"] if st.chair else None,
+        "chairman_valid": bool(st.chair and st.chair["status"] == "valid"),
     }
     details = {
         "rounds": [record],
-        "answers": list(answers),
-        "rankings": list(rankings),
-        "aggregate": dict(ranked),
-        "chairman": {**chair, "relations": related} if chair else None,
+        "answers": list(st.answers),
+        "rankings": list(st.rankings),
+        "aggregate": dict(st.ranked),
+        "chairman": {**st.chair, "relations": related} if st.chair else None,
     }
     result = Outcome(
         protocol="council",
         status="consensus" if f.consensus else "no_consensus",
         consensus=f.consensus,
         how=f"{f.reason}; {where}",
-        trust=_trust(meta, answers, rankings, ranked, chair, judgement, related),
+        trust=_trust(st, related),
         final_answer=final,
         rounds=1,
         disagreements=tuple(
@@ -191,9 +189,10 @@ def outcome(
             for claim, members in f.groups
             if not f.consensus or claim != f.claim
         ),
-        positions={r["agent"]: r["answer"] for r in answers if r["status"] == "valid"},
+        positions={r["agent"]: r["answer"] for r in st.answers if r["status"] == "valid"},
         details=details,
-        **judgement.outcome_fields(),
+        synthesis=synthesis,
+        **st.judgement.outcome_fields(),
     )
     return record, result
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from moot.deliberation.borda import ranking_schema
+
 __all__ = ["ANSWER", "CHAIR", "RANK", "rank_schema"]
 
 ANSWER = """{task}
@@ -60,12 +62,7 @@ def rank_schema(labels: list[str]) -> dict[str, Any]:
                 "required": labels,
                 "additionalProperties": False,
             },
-            "ranking": {
-                "type": "array",
-                "items": {"type": "string", "enum": labels},
-                "minItems": len(labels),
-                "maxItems": len(labels),
-            },
+            "ranking": ranking_schema(labels),
         },
         "required": ["reasons", "ranking"],
         "additionalProperties": False,

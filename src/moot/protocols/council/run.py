@@ -5,9 +5,12 @@
              labels drawn for its prompt alone); strict, no re-ask;
              an invalid ranking is that agent's abstention
              aggregate = mean rank of every valid answer (ranking.py)
-    stage 3  chairman = [council] chairman, else the agent whose       # r1/chair/<alias>
-             answer ranks first; it writes the final answer from the
-             answers, their ranks and the reviewers' reasons
+    stage 3  chairman = [council] or [synthesis] chairman, else the    # r1/chair/<alias>
+             agent whose answer ranks first; it writes the final answer
+             from the answers, their ranks and the reviewers' reasons;
+             read and checked against the agreed claim as every
+             synthesis is (protocols/synthesis.py); `[synthesis]
+             enabled = false` leaves it out
     label    moot's finding over the stage 1 answers (deliberation/finding.py): consensus
              only where more than half of the agents' answers agree by moot's check; the
              rankings and the chairman's text are evidence, never the decision
@@ -21,20 +24,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from moot.config import SynthesisSettings
 from moot.deliberation.anonymize import quote
-from moot.deliberation.answers import extract_answer
 from moot.deliberation.finding import judge_answers
 from moot.deliberation.markup import strip_markup
-from moot.deliberation.substance import check_substance
 from moot.deliberation.trust import plain_reason
 from moot.engine.session import Session
 from moot.errors import FormatError
 from moot.protocols.council import prompts
 from moot.protocols.council.options import CouncilOptions
-from moot.protocols.council.outcome import CHAIRMAN, describe_round, outcome
+from moot.protocols.council.outcome import CHAIRMAN, Stages, describe_round, outcome
 from moot.protocols.council.ranking import LABELS, aggregate, parse_ranking
 from moot.protocols.shown import anonymous, nonce
-from moot.types import Completion, Message, Outcome, Step
+from moot.protocols.synthesis import enabled, read_answer
+from moot.types import Message, Outcome, Step
 
 __all__ = ["run"]
 
@@ -50,7 +53,7 @@ async def run(s: Session, task: str, opts: CouncilOptions) -> Outcome:
         )
     )
     answers = [
-        read_reply(a, st, c, asked, task) for a, st, c in zip(agents, steps, replies, strict=True)
+        read_answer(a, st, c, asked, task) for a, st, c in zip(agents, steps, replies, strict=True)
     ]
     valid = {row["agent"]: row for row in answers if row["status"] == "valid"}
     rankings = await s.gather(*(_rank(s, task, a, valid, opts) for a in agents))
@@ -61,31 +64,12 @@ async def run(s: Session, task: str, opts: CouncilOptions) -> Outcome:
         reasons={r["agent"]: plain_reason(r["problem"]) for r in answers if r["problem"]},
         task=task,
     )
-    chair = await _chair(s, task, valid, rankings, ranked, opts) if valid else None
-    record, result = outcome(s.meta, answers, rankings, ranked, chair, judgement)
+    chairs = enabled(_settings(s.meta), default=True)
+    chair = await _chair(s, task, valid, rankings, ranked, opts) if valid and chairs else None
+    stages = Stages(s.meta, answers, rankings, ranked, chair, judgement)
+    record, result = outcome(stages, task)
     s.round_done(Step.at(1, "tally"), describe_round(record, opts))
     return result
-
-
-def read_reply(
-    alias: str, step: str, completion: Completion, prompt: str, task: str
-) -> dict[str, Any]:
-    """An answer or the chairman's text as recorded: valid (its text, and the final answer
-    read from it), failed (the call's problem) or invalid (why it is no answer)."""
-    row: dict[str, Any] = {"agent": alias, "step": step, "status": "valid", "text": ""}
-    row |= {"answer": None, "problem": None}
-    if not completion.ok:
-        message = completion.failure.message if completion.failure else "the call failed"
-        return {**row, "status": "failed", "problem": plain_reason(strip_markup(message))}
-    text = strip_markup(completion.text).strip()
-    problem = check_substance(completion.text, [prompt], task=task)
-    extracted = extract_answer(text) if problem is None else None
-    if problem is None and extracted is not None:
-        problem = check_substance(extracted.text, [prompt], task=task)
-    if problem is not None or extracted is None:
-        why = str(problem) if problem else 'no final answer could be read from it ("Answer: ...")'
-        return {**row, "status": "invalid", "text": text, "problem": why}
-    return {**row, "text": text, "answer": extracted.text}
 
 
 async def _rank(
@@ -141,10 +125,16 @@ async def _rank(
     }
 
 
+def _settings(meta: Mapping[str, Any]) -> SynthesisSettings | None:
+    """The session's `[synthesis]` table: `enabled = false` leaves the chairman out."""
+    raw = (meta.get("config") or {}).get("synthesis")
+    return SynthesisSettings.model_validate(raw) if isinstance(raw, dict) else None
+
+
 def chairman_of(s: Session, ranked: Mapping[str, Any], valid: Sequence[str]) -> tuple[str, str]:
     """Who writes the final answer, and why it is that participant."""
     if CHAIRMAN in s.aliases:
-        return CHAIRMAN, "the chairman the [council] section names"
+        return CHAIRMAN, "the chairman the config names"
     if ranked["top"] is not None:
         why = "the model of the agent whose answer ranks first"
         if ranked["top_tied"]:
@@ -187,4 +177,4 @@ async def _chair(
         blocks.append(f"ANSWER {label} ({rank}):\n{fenced}")
     prompt = prompts.CHAIR.format(task=task, answers="\n\n".join(blocks))
     completion = await s.ask(alias, [Message(role="user", content=prompt)], step=step)
-    return {**read_reply(alias, step, completion, prompt, task), "why": why}
+    return {**read_answer(alias, step, completion, prompt, task), "why": why}

@@ -12,8 +12,8 @@ from typing import Any
 from moot.config import RunConfig
 from moot.deliberation.anonymize import alias_for
 from moot.protocols.council.options import CouncilOptions
-from moot.protocols.council.outcome import CHAIRMAN
 from moot.protocols.definition import Projected, Projection, ReportSection, completion_cap
+from moot.protocols.synthesis import CHAIRMAN, enabled
 from moot.text import one_line
 from moot.types import Event, EventKind, Step, alias_label
 
@@ -121,8 +121,11 @@ def project(config: RunConfig, options: CouncilOptions) -> Projection:
         )
         for i, agent in enumerate(config.agents)
     ]
-    if options.chairman is not None:
-        member, role = options.chairman, "Chairman"
+    chosen = options.chairman or (config.synthesis.chairman if config.synthesis else None)
+    if not enabled(config.synthesis, default=True):  # `[synthesis] enabled = false`
+        return lines
+    if chosen is not None:
+        member, role = chosen, "Chairman"
     else:
         i = caps.index(max(caps))
         member = config.agents[i]

@@ -16,6 +16,8 @@ from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
 from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.synthesis import latest_replies
+from moot.types import Event
 
 __all__ = ["PROTOCOL", "CourtOptions"]
 
@@ -43,6 +45,13 @@ def _sessions_root(options: CourtOptions) -> Path | None:
     return Path(options.checkpoint_dir).expanduser() / "sessions"  # plays MOOT_HOME
 
 
+def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
+    """What a chairman's synthesis weighs: the judges' last scores and reasons, and the
+    agents' last votes with their reasoning (the losing side's included)."""
+    judged = [f"Judge's score by {x}" for x in latest_replies(events, "score")]
+    return judged + [f"Vote by {x}" for x in latest_replies(events, "vote")]
+
+
 PROTOCOL = ProtocolDefinition(
     name="court",
     summary="agents vote on position ids; a judge panel settles what they cannot",
@@ -61,5 +70,6 @@ PROTOCOL = ProtocolDefinition(
     check=_check,
     script=SCRIPT,
     stands_for=stands_for,
+    feedback=_feedback,
     phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"},
 )

@@ -16,7 +16,7 @@ from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.run import run
 from moot.protocols.refine.scripting import SCRIPT
-from moot.protocols.refine.summary import describe_round, project
+from moot.protocols.refine.summary import describe_round, feedback, project
 from moot.types import Outcome
 
 __all__ = ["PROTOCOL", "RefineOptions"]
@@ -61,4 +61,5 @@ PROTOCOL = ProtocolDefinition(
     code_tasks=True,
     check=_check,
     script=SCRIPT,
+    feedback=feedback,  # the last critique and the judges' reasons
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from moot.deliberation.borda import ranking_schema
+
 __all__ = [
     "AUTHOR",
     "AUTHOR_B",
@@ -79,12 +81,7 @@ def judge_schema(labels: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "ranking": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(labels)},
-                "minItems": len(labels),
-                "maxItems": len(labels),
-            },
+            "ranking": ranking_schema(labels),
             "reason": {"type": "string"},
         },
         "required": ["ranking"],

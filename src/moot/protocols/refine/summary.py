@@ -11,9 +11,10 @@ from moot.deliberation.anonymize import alias_for
 from moot.protocols.definition import Projected, Projection, completion_cap
 from moot.protocols.refine.cast import cast_pass
 from moot.protocols.refine.options import RefineOptions
-from moot.types import RoundSummary, alias_label
+from moot.protocols.synthesis import latest_replies
+from moot.types import Event, RoundSummary, alias_label
 
-__all__ = ["describe_round", "project"]
+__all__ = ["describe_round", "feedback", "project"]
 
 _PROMPT_OVERHEAD = 300  # tokens of instructions and labels around the quoted texts
 
@@ -102,3 +103,10 @@ def _count(
         if not converging:
             writer = cast.author_b
     return counts
+
+
+def feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
+    """What a chairman's synthesis weighs (protocols/synthesis.py): the last pass's critique
+    and its judges' reasons."""
+    critiques = [f"Critique by {x}" for x in latest_replies(events, "critic")]
+    return critiques + [f"Ranking by {x}" for x in latest_replies(events, "judge")]

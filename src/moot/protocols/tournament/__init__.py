@@ -6,13 +6,18 @@ arbiter), and the winner carries its refined position into the next match. On a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from moot.config import RunConfig
 from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.synthesis import latest_replies
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
 from moot.protocols.tournament.run import run
 from moot.protocols.tournament.scripting import SCRIPT
+from moot.types import Event
 
 __all__ = ["PROTOCOL", "TournamentOptions"]
 
@@ -31,6 +36,12 @@ def _participants(config: RunConfig, options: TournamentOptions) -> list[Role]:
     return roles
 
 
+def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
+    """What a chairman's synthesis weighs: the last match's challenges, the losing side's
+    among them."""
+    return [f"Challenge by {x}" for x in latest_replies(events, "challenge")]
+
+
 PROTOCOL = ProtocolDefinition(
     name="tournament",
     summary="a bracket of two-model matches; challenge, defend, converge; the winner advances",
@@ -44,4 +55,5 @@ PROTOCOL = ProtocolDefinition(
     max_agents=16,
     code_tasks=True,
     script=SCRIPT,
+    feedback=_feedback,
 )
