@@ -1,0 +1,232 @@
+"""`moot serve`'s routes through starlette's TestClient: the token gate, the security
+headers, the sessions page (filters, pages), a run started from the page that the CLI sees,
+its report with hostile model text inert, stop and resume, and the journal follower."""
+
+from __future__ import annotations
+
+import json
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from starlette.testclient import TestClient
+
+from moot.engine.store import SessionFolder, list_sessions
+from moot.serve import create_app
+from moot.serve.follow import Follower
+from moot.serve.live import follow_view
+from moot.serve.rows import Filters, page_of
+from moot.serve.server import bind, url_of
+
+AGENTS = Path(__file__).with_name("agents.py")
+TOKEN = "secret-token"
+BOUND = 60.0
+
+
+class _Tags(HTMLParser):
+    """The elements of a page that could run or load something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[str | None] = []
+        self.active: list[str] = []
+        self.handlers: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self.scripts.append(dict(attrs).get("src"))
+        elif tag in ("img", "iframe", "object", "embed", "link"):
+            self.active.append(tag)
+        self.handlers += [name for name, _ in attrs if name.lower().startswith("on")]
+
+
+def fake_session(root: Path, n: int, **meta: Any) -> Path:
+    """A session folder as `moot list` reads it (session.json and a begin line), nothing asked."""
+    folder = root / f"2026-01-01-{n:05d}"
+    folder.mkdir(parents=True)
+    data = {
+        "session_id": folder.name,
+        "protocol": "arena",
+        "task": f"task number {n}",
+        "aliases": {"agent_a": "openai:gpt-x", "agent_b": "anthropic:claude-y"},
+        "created": 1_700_000_000 + n,
+        **meta,
+    }
+    (folder / "session.json").write_text(json.dumps(data))
+    (folder / "events.jsonl").write_text(json.dumps({"kind": "begin", "data": data}) + "\n")
+    return folder
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "sessions"
+
+
+def _client(root: Path) -> TestClient:
+    return TestClient(create_app(root, TOKEN), base_url="http://127.0.0.1")
+
+
+def test_every_request_without_the_token_is_refused(root: Path) -> None:
+    fake_session(root, 1)
+    with _client(root) as client:
+        for path in ("/", "/app.js", "/session/2026-01-01-00001", "/?token=wrong"):
+            refused = client.get(path)
+            assert refused.status_code == 403, path
+            assert "task number" not in refused.text
+        assert client.post("/runs", data={"task": "x"}).status_code == 403
+        assert list_sessions(root) and len(list_sessions(root)) == 1  # nothing started
+
+        first = client.get(f"/?token={TOKEN}")
+        assert first.status_code == 200 and "task number 1" in first.text
+        cookie = first.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert client.get("/").status_code == 200  # the cookie, from now on
+        csp = first.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("style-src")[0]
+        assert "img-src data:" in csp and first.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_host_other_machines_reach_needs_a_token() -> None:
+    from moot.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs a token"):
+        bind("0.0.0.0", 0, None)
+    sock = bind("127.0.0.1", 0, None)
+    try:
+        port = sock.getsockname()[1]
+        assert port > 0 and url_of(sock, "t0k") == f"http://127.0.0.1:{port}/?token=t0k"
+    finally:
+        sock.close()
+
+
+def test_sessions_are_filtered_and_paged(root: Path) -> None:
+    for n in range(1, 131):
+        fake_session(root, n, protocol="arena" if n % 2 else "vote")
+    fake_session(root, 500, task="the needle question", aliases={"agent_a": "ollama:qwen"})
+    page = page_of(root, Filters(), size=50)
+    assert page.total == 131 and page.pages == 3 and len(page.rows) == 50
+    assert page.rows[0]["session_id"] == "2026-01-01-00500"  # newest first
+    assert page_of(root, Filters(page=3), size=50).rows[-1]["session_id"] == "2026-01-01-00001"
+    assert page_of(root, Filters(protocol="vote")).total == 65
+    assert [r["session_id"] for r in page_of(root, Filters(text="NEEDLE")).rows] == [
+        "2026-01-01-00500"
+    ]
+    assert page_of(root, Filters(model="qwen")).total == 1
+    assert page_of(root, Filters(status="consensus")).total == 0
+    with _client(root) as client:
+        shown = client.get(f"/?token={TOKEN}&protocol=vote&page=2")
+        assert shown.status_code == 200
+        assert "65 sessions · page 2 of 2" in shown.text
+        assert shown.text.count('<tr id="row-') == 15
+
+
+def test_a_thousand_sessions_page_quickly(root: Path) -> None:
+    for n in range(1000):
+        fake_session(root, n)
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+        began = time.perf_counter()
+        shown = client.get("/")
+        took = time.perf_counter() - began
+    assert shown.text.count('<tr id="row-') == 50
+    assert took < 2.0, f"the sessions page took {took:.2f}s"
+
+
+def _wait_status(root: Path, sid: str, wanted: set[str]) -> str:
+    """The session's status (as the sessions page shows it) once it is one of `wanted`."""
+    deadline = time.monotonic() + BOUND
+    while time.monotonic() < deadline:
+        row = page_of(root, Filters(text=sid)).rows
+        status = str(row[0]["status"]) if row else "?"
+        if status in wanted:
+            return status
+        time.sleep(0.05)
+    pytest.fail(f"session {sid} did not reach {wanted}")
+
+
+def _specs() -> list[str]:
+    return [f"scripted:{AGENTS}#agent_{n}" for n in ("one", "two", "three")]
+
+
+def test_a_run_started_from_the_page_is_a_session_with_its_verdict(root: Path) -> None:
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+        started = client.post(
+            "/runs",
+            data={"task": "What is 6 times 7?", "models": ",".join(_specs())},
+            follow_redirects=False,
+        )
+        assert started.status_code == 303, started.text
+        sid = started.headers["location"].rsplit("/", 1)[1]
+        assert _wait_status(root, sid, {"consensus", "failed"}) == "consensus"
+        page = client.get(f"/session/{sid}").text
+    assert [f.id for f in list_sessions(root)] == [sid]  # a normal session: the CLI sees it
+    assert 'class="card verdict"' in page and "How far to trust it" in page
+    assert "&lt;script&gt;window.__pwned" in page  # the hostile reply shown, as text
+    tags = _Tags()
+    tags.feed(page)
+    assert tags.scripts == ["/app.js"]  # ours only
+    assert tags.active == [] and tags.handlers == []
+
+
+def test_a_bad_start_names_the_problem_and_starts_nothing(root: Path) -> None:
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+        refused = client.post("/runs", data={"task": "  ", "models": ",".join(_specs())})
+        assert refused.status_code == 400 and "give the question" in refused.text
+        refused = client.post("/runs", data={"task": "x", "rounds": "many"})
+        assert refused.status_code == 400 and "rounds: not a number" in refused.text
+    assert list_sessions(root) == []
+
+
+def test_a_run_stopped_from_the_page_resumes_to_its_verdict(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_TEST_AGENT_DELAY", "1.0")
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+        started = client.post(
+            "/runs",
+            data={"task": "What is 6 times 7?", "models": ",".join(_specs())},
+            follow_redirects=False,
+        )
+        sid = started.headers["location"].rsplit("/", 1)[1]
+        stopped = client.post(f"/session/{sid}/stop", follow_redirects=False)
+        assert stopped.status_code == 303
+        assert _wait_status(root, sid, {"interrupted", "consensus"}) == "interrupted"
+        monkeypatch.setenv("MOOT_TEST_AGENT_DELAY", "0")
+        resumed = client.post(f"/session/{sid}/resume", follow_redirects=False)
+        assert resumed.status_code == 303, resumed.text
+        assert _wait_status(root, sid, {"consensus", "failed"}) == "consensus"
+
+
+def test_the_follower_reads_only_what_was_appended(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    line = json.dumps({"kind": "warning", "data": {"message": "m"}})
+    path.write_text(line + "\n")
+    follower = Follower(path)
+    assert [e.kind for e in follower.read()] == ["warning"]
+    assert follower.read() == []
+    with path.open("a") as handle:
+        handle.write(line[:10])  # a line half written: not yet an event
+    assert follower.read() == []
+    with path.open("a") as handle:
+        handle.write(line[10:] + "\n")
+    assert [e.data for e in follower.read()] == [{"message": "m"}]
+    assert follower.offset == path.stat().st_size
+
+
+def test_the_view_stream_sends_the_report_of_what_is_journaled(root: Path) -> None:
+    folder = SessionFolder(fake_session(root, 7, task="the streamed task"))
+
+    async def first() -> dict[str, Any]:
+        stream = follow_view(folder)
+        message = await anext(stream)
+        await stream.aclose()  # type: ignore[attr-defined]
+        return message
+
+    message = anyio.run(first)
+    assert message["event"] == "view" and "the streamed task" in message["data"]
