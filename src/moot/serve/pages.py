@@ -37,12 +37,13 @@ table.sessions th, table.sessions td { border-bottom: 1px solid var(--line); pad
   text-align: left; vertical-align: top; }
 table.sessions td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.sessions td.trust { max-width: 320px; color: var(--muted); }
-form.filters, form.controls { display: flex; gap: 8px; flex-wrap: wrap; align-items: end;
-  margin: 8px 0; }
+form.filters, form.controls, form.start .controls { display: flex; gap: 8px;
+  flex-wrap: wrap; align-items: end; margin: 8px 0; }
 form label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); }
 form textarea { width: 100%; min-height: 70px; font: inherit; }
 form.start { display: grid; gap: 8px; }
 .pages a, .pages span { margin-right: 10px; }
+div.controls { display: flex; gap: 8px; }
 .error { color: #a40e26; font-weight: 600; }
 """
 
@@ -204,10 +205,10 @@ def session_page(session_id: str, status: str, main: str) -> str:
     """A session's page: its controls and its report, which the stream keeps current."""
     sid = escape(session_id)
     controls = (
-        f'<form class="controls" method="post" action="/session/{sid}/stop">'
+        f'<div class="controls"><form class="controls" method="post" action="/session/{sid}/stop">'
         '<button type="submit" id="stop">Stop</button></form>'
         f'<form class="controls" method="post" action="/session/{sid}/resume">'
-        '<button type="submit" id="resume">Resume</button></form>'
+        '<button type="submit" id="resume">Resume</button></form></div>'
     )
     body = (
         f'<section class="card"><p>Session <code>{sid}</code> · status '
