@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from moot.engine.store import SessionFolder, list_sessions
 from moot.serve import create_app
 from moot.serve.follow import Follower
-from moot.serve.live import follow_view
+from moot.serve.live import follow_rows, follow_view
 from moot.serve.rows import Filters, page_of
 from moot.serve.server import bind, url_of
 
@@ -230,3 +230,30 @@ def test_the_view_stream_sends_the_report_of_what_is_journaled(root: Path) -> No
 
     message = anyio.run(first)
     assert message["event"] == "view" and "the streamed task" in message["data"]
+
+
+def test_a_shown_row_is_sent_again_when_its_state_changes(root: Path) -> None:
+    changing = SessionFolder(fake_session(root, 1))
+    still = SessionFolder(fake_session(root, 2))
+
+    async def first_row() -> dict[str, Any]:
+        stream = follow_rows(root, [changing.id, still.id, "no-such-session"])
+        with anyio.fail_after(BOUND):
+            pending = anext(stream)
+
+            async def change() -> None:
+                await anyio.sleep(0.2)
+                state = {"status": "paused", "updated": time.time(), "pid": 0}
+                changing.state_json.write_text(json.dumps(state))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(change)
+                message = await pending
+        await stream.aclose()  # type: ignore[attr-defined]
+        return message
+
+    message = anyio.run(first_row)
+    assert message["event"] == "row"
+    assert (
+        f'id="row-{changing.id}"' in message["data"] and 'data-status="paused"' in message["data"]
+    )

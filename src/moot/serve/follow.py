@@ -14,7 +14,7 @@ from moot.types import Event
 
 __all__ = ["Follower", "follow"]
 
-INTERVAL = 0.05  # seconds between size checks while nothing new was written
+INTERVAL = 0.025  # seconds between size checks while nothing new was written (one stat each)
 
 
 class Follower:
