@@ -9,62 +9,19 @@ under CI), as the report's browser test is."""
 from __future__ import annotations
 
 import base64
-import os
-import re
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.report.test_report_browser import RESULTS, DevTools, browser
+from tests.serve.conftest import Served
 
 __all__ = ["browser"]  # the fixture, shared with the report's browser test
 
-ROOT = Path(__file__).resolve().parents[2]
 AGENTS = Path(__file__).with_name("agents.py")
 BOUND = 90.0
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """`moot serve` on a free loopback port: (the URL it printed, its sessions folder)."""
-    home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "MOOT_HOME": str(home),
-        "PYTHONPATH": str(ROOT / "src"),
-        "MOOT_TEST_AGENT_DELAY": "0.6",
-    }
-    log_path = tmp_path / "serve.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "moot.cli", "serve"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + BOUND
-        while not (
-            found := re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", log_path.read_text())
-        ):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"moot serve printed no URL: {log_path.read_text()}")
-            time.sleep(0.05)
-        yield found.group(0), home / "sessions"
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def _until(browser: DevTools, expression: str, what: str) -> Any:
@@ -106,9 +63,9 @@ def _shot(browser: DevTools, name: str, clip: dict[str, float] | None = None) ->
 
 
 def test_a_run_started_in_the_browser_streams_to_its_verdict(
-    browser: DevTools, served: tuple[str, Path]
+    browser: DevTools, served: Served
 ) -> None:
-    url, sessions = served
+    url, sessions = served.url, served.sessions
     for domain in ("Page", "Runtime", "Network"):
         browser.call(f"{domain}.enable")
     browser.call("Emulation.setDeviceMetricsOverride", width=1200, height=900,
