@@ -257,3 +257,35 @@ def test_a_shown_row_is_sent_again_when_its_state_changes(root: Path) -> None:
     assert (
         f'id="row-{changing.id}"' in message["data"] and 'data-status="paused"' in message["data"]
     )
+
+
+def test_a_session_created_while_the_first_page_is_open_is_sent_as_a_new_row(root: Path) -> None:
+    shown = SessionFolder(fake_session(root, 1))
+
+    async def rows() -> list[str]:
+        stream = follow_rows(root, [shown.id], new=True)
+        sent: list[str] = []
+        with anyio.fail_after(BOUND):
+
+            async def create() -> None:
+                await anyio.sleep(0.2)
+                half = root / "2026-01-01-00003"  # being created: no session.json yet
+                half.mkdir()
+                await anyio.sleep(0.7)
+                fake_session(root, 2)
+                (half / "session.json").write_text(json.dumps({"protocol": "vote"}))
+                begin = {"kind": "begin", "data": {"protocol": "vote"}}
+                (half / "events.jsonl").write_text(json.dumps(begin) + "\n")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(create)
+                while len(sent) < 2:
+                    sent.append((await anext(stream))["data"])
+        await stream.aclose()  # type: ignore[attr-defined]
+        return sent
+
+    sent = anyio.run(rows)
+    assert sorted(s.split('"', 2)[1] for s in sent) == [
+        "row-2026-01-01-00002",
+        "row-2026-01-01-00003",
+    ]

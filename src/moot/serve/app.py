@@ -131,7 +131,8 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
 
     async def rows_stream(request: Request) -> Response:
         ids = [i for i in request.query_params.get("ids", "").split(",") if i]
-        return EventSourceResponse(follow_rows(root, ids))
+        fresh = request.query_params.get("new") == "1"
+        return EventSourceResponse(follow_rows(root, ids, new=fresh))
 
     async def session(request: Request) -> Response:
         try:
@@ -165,6 +166,9 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
             session_id = await server.launch(run, None)
         except MootError as exc:
             return await sessions(request, error=str(exc))
+        except TimeoutError:
+            slow = f"the run had no session after {STARTED_WITHIN:.0f}s; it goes on (see below)"
+            return await sessions(request, error=slow)
         return RedirectResponse(f"/session/{session_id}", status_code=303)
 
     async def stop(request: Request) -> Response:

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from moot.engine.state import seen_state
-from moot.engine.store import SessionFolder, find_session
+from moot.engine.store import SessionFolder, find_session, folder_problem, sessions_root
 from moot.errors import MootError
 from moot.report.view import SessionView, build_view, load_view
 from moot.serve.follow import Follower, follow
@@ -66,6 +66,17 @@ async def _final(folder: SessionFolder, events: list[Event]) -> SessionView:
     return build_view(None, events, folder)
 
 
+async def _settled_status(folder: SessionFolder, ended: bool) -> str:
+    """The status state.json shows; once the journal says the run ended, the status it ended
+    with (state.json is written a moment after the journal's last line)."""
+    status = _status(folder)
+    deadline = time.monotonic() + SETTLE
+    while ended and status == "running" and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
+        status = _status(folder)
+    return status
+
+
 async def follow_view(folder: SessionFolder) -> AsyncIterator[dict[str, Any]]:
     """An SSE message per growth of the journal: the report (`view`), then the status."""
     events: list[Event] = []
@@ -76,7 +87,7 @@ async def follow_view(folder: SessionFolder) -> AsyncIterator[dict[str, Any]]:
         else:
             view = build_view(None, events, folder)
         yield {"event": "view", "data": report_main(view)}
-        yield {"event": "status", "data": _status(folder)}
+        yield {"event": "status", "data": await _settled_status(folder, _ended(events))}
 
 
 def _stamp(path: Path) -> float:
@@ -86,8 +97,23 @@ def _stamp(path: Path) -> float:
         return 0.0
 
 
-async def follow_rows(root: Path | None, ids: Sequence[str]) -> AsyncIterator[dict[str, Any]]:
-    """An SSE `row` message for each shown session whose state.json or result.json changed."""
+def _newer(top: Path, newest: str) -> tuple[list[SessionFolder], bool]:
+    """The sessions whose ids sort after `newest` (ids start with their creation time), and
+    whether a newer folder is not a session yet (being created: look again)."""
+    found, pending = [], False
+    for path in sorted(p for p in top.iterdir() if p.is_dir() and p.name > newest):
+        if folder_problem(path) is None:
+            found.append(SessionFolder(path))
+        else:
+            pending = True
+    return found, pending
+
+
+async def follow_rows(
+    root: Path | None, ids: Sequence[str], *, new: bool = False
+) -> AsyncIterator[dict[str, Any]]:
+    """An SSE `row` message for each shown session whose state.json or result.json changed;
+    with `new`, also one for each session created since (the page puts it first)."""
     folders = []
     for sid in ids:
         try:
@@ -95,8 +121,17 @@ async def follow_rows(root: Path | None, ids: Sequence[str]) -> AsyncIterator[di
         except MootError:
             continue
     seen = {f.id: (_stamp(f.state_json), _stamp(f.result_json)) for f in folders}
+    top = sessions_root() if root is None else root
+    newest, listed = max((f.id for f in folders), default=""), 0.0
     while True:
         await anyio.sleep(ROWS_INTERVAL)
+        if new and top.is_dir() and _stamp(top) != listed:
+            found, pending = await anyio.to_thread.run_sync(_newer, top, newest)
+            listed = 0.0 if pending else _stamp(top)
+            for folder in found:
+                newest = max(newest, folder.id)
+                folders.append(folder)
+                seen[folder.id] = (-1.0, -1.0)  # sent below, as a changed row
         for folder in folders:
             stamp = (_stamp(folder.state_json), _stamp(folder.result_json))
             if stamp != seen[folder.id]:

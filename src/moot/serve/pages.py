@@ -67,8 +67,10 @@ SCRIPT = """'use strict';
     var holder = document.createElement('tbody');
     holder.innerHTML = event.data;
     var row = holder.firstElementChild;
-    var old = row && document.getElementById(row.id);
-    if (old) { old.replaceWith(row); }
+    if (!row) { return; }
+    var old = document.getElementById(row.id);
+    var rows = document.querySelector('table.sessions tbody');
+    if (old) { old.replaceWith(row); } else if (rows) { rows.prepend(row); }
   });
   source.addEventListener('status', function (event) {
     document.body.dataset.status = event.data;
@@ -197,7 +199,9 @@ def sessions_page(
         f'<table class="sessions"><thead>{head}</thead><tbody>{rows}</tbody></table>'
         f'<p class="pages">{"".join(links)}</p></section>'
     )
-    stream = "/sessions/events?" + urlencode({"ids": ids}) if ids else ""
+    # The first page with no filter also gains the sessions created while it is open.
+    fresh = page.number == 1 and not filters.any
+    stream = "/sessions/events?" + urlencode({"ids": ids, "new": "1" if fresh else ""})
     return _page("moot sessions", body, stream=stream, wide=True)
 
 
