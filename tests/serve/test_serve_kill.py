@@ -54,6 +54,7 @@ def test_a_run_survives_the_server_killed_and_resumes_from_the_cli(served: Serve
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
     with pytest.raises(urllib.error.HTTPError) as redirected:
         opener.open(f"{served.base}/runs?token={served.token}", data=form, timeout=BOUND)
+    redirected.value.close()
     assert redirected.value.code == 303
     sid = redirected.value.headers["location"].rsplit("/", 1)[1]
 
