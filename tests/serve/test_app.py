@@ -164,11 +164,13 @@ def test_a_run_started_from_the_page_is_a_session_with_its_verdict(root: Path) -
         assert _wait_status(root, sid, {"consensus", "failed"}) == "consensus"
         page = client.get(f"/session/{sid}").text
         listed = client.get("/").text
+        models = client.get("/models").text
     row = listed.split(f'<tr id="row-{sid}"', 1)[1].split("</tr>", 1)[0]
     result = json.loads((root / sid / "result.json").read_text())
     assert result["trust"] and result["trust"] in row.replace("&#x27;", "'")
     assert f"<td>{result['finding']['label']}</td>" in row and f"{result['tokens']:,}" in row
     assert f"scripted:{AGENTS}#agent_one" in row and "$0.0000" in row
+    assert f"scripted:{AGENTS}#agent_one" in models and "1/1 (100%)" in models
     assert [f.id for f in list_sessions(root)] == [sid]  # a normal session: the CLI sees it
     assert 'class="card verdict"' in page and "How far to trust it" in page
     assert "&lt;script&gt;window.__pwned" in page  # the hostile reply shown, as text

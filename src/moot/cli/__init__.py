@@ -7,7 +7,8 @@ One module per command group, each imported only when one of its commands is ask
 listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
 cache.py, batch.py (batch, bench), pipeline.py (plan, execute, lessons), home.py
-(move-sessions), mcp.py (the MCP server), serve.py (the web view); what they share is in
+(move-sessions), mcp.py (the MCP server), serve.py (the web view),
+stats.py (per model over every session); what they share is in
 common.py, what a run prints at its end in outcome.py.
 """
 
@@ -57,6 +58,7 @@ class _Commands(click.Group):
         "bench": "moot.cli.batch:bench",
         "mcp": "moot.cli.mcp:mcp",
         "serve": "moot.cli.serve:serve",
+        "stats": "moot.cli.stats:stats",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

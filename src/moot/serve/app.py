@@ -20,12 +20,13 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from moot import protocols
-from moot.engine.store import SessionFolder, find_session
+from moot.engine.store import SessionFolder, find_session, list_sessions
 from moot.errors import MootError
+from moot.lifecycle.stats import model_stats
 from moot.mcp.runs import Runs
 from moot.serve.access import TokenGate
 from moot.serve.live import follow_rows, follow_view, view_now
-from moot.serve.pages import SCRIPT, session_page, sessions_page
+from moot.serve.pages import SCRIPT, models_page, session_page, sessions_page
 from moot.serve.rows import Filters, page_of
 
 __all__ = ["create_app"]
@@ -126,6 +127,10 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
         html = sessions_page(page, filters, protocols.names(), STATUSES, error)
         return HTMLResponse(html, status_code=400 if error else 200)
 
+    async def models(request: Request) -> Response:
+        rows = await anyio.to_thread.run_sync(lambda: model_stats(list_sessions(root)))
+        return HTMLResponse(models_page(rows))
+
     async def script(request: Request) -> Response:
         return Response(SCRIPT, media_type="text/javascript")
 
@@ -198,6 +203,7 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
     app = Starlette(
         routes=[
             Route("/", sessions),
+            Route("/models", models),
             Route("/app.js", script),
             Route("/sessions/events", rows_stream),
             Route("/runs", start, methods=["POST"]),

@@ -14,11 +14,20 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
+from moot.lifecycle.stats import ModelStats
 from moot.report.html import html_for
 from moot.report.view import SessionView
 from moot.serve.rows import Filters, Page
 
-__all__ = ["CSP", "SCRIPT", "report_main", "row_html", "session_page", "sessions_page"]
+__all__ = [
+    "CSP",
+    "SCRIPT",
+    "models_page",
+    "report_main",
+    "row_html",
+    "session_page",
+    "sessions_page",
+]
 
 CSP = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; "
@@ -103,7 +112,8 @@ def _page(title: str, body: str, *, stream: str = "", wide: bool = False) -> str
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{_report_style()}{_STYLE}</style>"
         '<script src="/app.js" defer></script></head>'
-        f'<body{data}><nav class="top"><a href="/">moot sessions</a></nav>'
+        f'<body{data}><nav class="top"><a href="/">moot sessions</a><a href="/models">models</a>'
+        "</nav>"
         f"<main{' class=wide' if wide else ''}>{body}</main></body></html>\n"
     )
 
@@ -220,3 +230,35 @@ def session_page(session_id: str, status: str, main: str) -> str:
         f'<div id="report">{main}</div>'
     )
     return _page(f"moot session {session_id}", body, stream=f"/session/{sid}/events")
+
+
+def _share(count: int, stats: ModelStats) -> str:
+    rate = stats.rate(count)
+    return f"{count}/{stats.agents} ({rate:.0%})" if rate is not None else ""
+
+
+def models_page(rows: Sequence[ModelStats]) -> str:
+    """Per model over every finished session (`moot stats`)."""
+    head = (
+        "<tr><th>Model</th><th>Sessions</th><th>Valid final answer</th><th>Agreed with the "
+        "answer found</th><th>Changed under critique</th><th>Calls</th><th>Failures</th>"
+        "<th>Tokens</th><th>Cost</th></tr>"
+    )
+    body = "".join(
+        f'<tr><td><code>{escape(r.model)}</code></td><td class="num">{r.sessions}</td>'
+        f'<td class="num">{_share(r.valid, r)}</td><td class="num">{_share(r.agreed, r)}</td>'
+        f'<td class="num">{_share(r.changed, r)}</td><td class="num">{r.calls}</td>'
+        f'<td class="num">{r.failures}</td><td class="num">{r.tokens:,}</td>'
+        f'<td class="num">{_money(r.cost if r.cost_known else None)}</td></tr>'
+        for r in rows
+    )
+    note = (
+        '<p class="note">Each share is over the model\'s agent seats (one agent of one '
+        "session). Sessions without a result yet are not counted.</p>"
+    )
+    table = f'<table class="sessions"><thead>{head}</thead><tbody>{body}</tbody></table>'
+    return _page(
+        "moot models",
+        f'<section class="card"><h2>Models</h2>{note}{table}</section>',
+        wide=True,
+    )
