@@ -1,6 +1,7 @@
 """Scripted agents for tests/serve (loaded by path by the `scripted:` provider): every agent
-answers 42 in words of its own, with hostile HTML in its answer, and the judges agree at the
-first verify. Each reply waits DELAY seconds, so that a page can watch them arrive."""
+answers 42 in words of its own (48 to the follow-up "6 times 8"), with hostile HTML in its
+answer, and the judges agree at the first verify. Each reply waits DELAY seconds, so that a
+page can watch them arrive."""
 
 import asyncio
 import os
@@ -12,7 +13,7 @@ HOSTILE = (
     "![pixel](http://198.51.100.7/remote.png)\n"
 )
 SOLUTION = (
-    "<solution>\n## PLAN\n1. the answer is 42 ({me})\n## CHANGES\nthe answer is 42 ({me})\n"
+    "<solution>\n## PLAN\n1. the answer is {n} ({me})\n## CHANGES\nthe answer is {n} ({me})\n"
     + HOSTILE
     + "</solution>\n<analysis>\n## RISKS\nnone\n## DISAGREEMENTS\nNone.\n</analysis>"
 )
@@ -30,7 +31,8 @@ async def _reply(request):
         return VERDICT
     if "/evaluate/" in step:
         return CRITIQUE
-    return SOLUTION.format(me=request.meta["agent"])
+    n = 48 if "6 times 8" in str(request.messages) else 42
+    return SOLUTION.format(me=request.meta["agent"], n=n)
 
 
 agent_one = agent_two = agent_three = _reply

@@ -297,3 +297,60 @@ def test_a_session_created_while_the_first_page_is_open_is_sent_as_a_new_row(roo
         "row-2026-01-01-00002",
         "row-2026-01-01-00003",
     ]
+
+
+def _run_to_end(client: TestClient, root: Path, path: str, data: dict[str, str]) -> str:
+    started = client.post(path, data=data, follow_redirects=False)
+    assert started.status_code == 303, started.text
+    sid = started.headers["location"].rsplit("/", 1)[1]
+    ended = {"consensus", "no_consensus", "failed", "paused", "stopped unexpectedly"}
+    assert _wait_status(root, sid, ended) == "consensus"
+    return sid
+
+
+def test_a_follow_up_from_the_page_is_a_linked_session_shown_as_one_thread(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_TEST_AGENT_DELAY", "0")
+    models = ",".join(_specs())
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+        first = _run_to_end(client, root, "/runs", {"task": "What is 6 times 7?", "models": models})
+        refused = client.post(f"/session/{first}/ask", data={"question": " "})
+        assert refused.status_code == 400 and "give the follow-up question" in refused.text
+        question = {"question": "And 6 times 8?", "models": models}
+        second = _run_to_end(client, root, f"/session/{first}/ask", question)
+        page = client.get(f"/session/{second}").text
+    task = json.loads((root / second / "session.json").read_text())["task"]
+    assert task.startswith(f"Follow-up to moot session {first}.\n")
+    assert "What is 6 times 7?" in task and "the answer is 42" in task  # the earlier answer
+    assert task.endswith("The follow-up question:\nAnd 6 times 8?")
+    thread = page.split('<section class="card thread">', 1)[1].split("</section>", 1)[0]
+    assert f'href="/session/{first}"' in thread and "What is 6 times 7?" in thread
+    assert "the answer is 42" in thread
+
+
+def _models_args() -> list[str]:
+    return [arg for spec in _specs() for arg in ("--models", spec)]
+
+
+def test_moot_ask_asks_a_follow_up_from_the_cli(
+    isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.cli import main
+
+    monkeypatch.setenv("MOOT_TEST_AGENT_DELAY", "0")
+    with pytest.raises(SystemExit) as done:
+        main(["run", "What is 6 times 7?", *_models_args()])
+    assert done.value.code == 0
+    (first,) = [f.id for f in list_sessions()]
+    with pytest.raises(SystemExit) as done:
+        main(["ask", first, "And 6 times 8?", *_models_args()])
+    assert done.value.code == 0, capsys.readouterr().err
+    second = next(f for f in list_sessions() if f.id != first)
+    assert json.loads(second.session_json.read_text())["task"].startswith(
+        f"Follow-up to moot session {first}."
+    )
+    with pytest.raises(SystemExit) as done:
+        main(["ask", "no-such-session", "?"])
+    assert done.value.code == 1

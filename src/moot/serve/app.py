@@ -22,6 +22,7 @@ from starlette.routing import Route
 from moot import protocols
 from moot.engine.store import SessionFolder, find_session, list_sessions
 from moot.errors import MootError
+from moot.lifecycle.followup import followup_task, thread_of
 from moot.lifecycle.stats import model_stats
 from moot.mcp.runs import Runs
 from moot.serve.access import TokenGate
@@ -144,8 +145,27 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
             folder = server.folder(request.path_params["sid"])
         except MootError as exc:
             return HTMLResponse(f"not found: {exc}", status_code=404)
+        return await _session_page(folder)
+
+    async def _session_page(folder: SessionFolder, error: str = "") -> Response:
         status, main = await anyio.to_thread.run_sync(view_now, folder)
-        return HTMLResponse(session_page(folder.id, status, main))
+        turns = await anyio.to_thread.run_sync(thread_of, folder)
+        page = session_page(folder.id, status, main, turns, error)
+        return HTMLResponse(page, status_code=400 if error else 200)
+
+    async def ask(request: Request) -> Response:
+        try:
+            folder = server.folder(request.path_params["sid"])
+        except MootError as exc:
+            return HTMLResponse(f"not found: {exc}", status_code=404)
+        form = await _form(request)
+        try:
+            task = await anyio.to_thread.run_sync(followup_task, folder, form.get("question", ""))
+            models = [m.strip() for m in form.get("models", "").split(",") if m.strip()]
+            session_id = await server.launch(server.runs.start(task, _quiet, models=models), None)
+        except MootError as exc:
+            return await _session_page(folder, str(exc))
+        return RedirectResponse(f"/session/{session_id}", status_code=303)
 
     async def view_stream(request: Request) -> Response:
         try:
@@ -210,6 +230,7 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
             Route("/session/{sid}", session),
             Route("/session/{sid}/events", view_stream),
             Route("/session/{sid}/stop", stop, methods=["POST"]),
+            Route("/session/{sid}/ask", ask, methods=["POST"]),
             Route("/session/{sid}/resume", resume, methods=["POST"]),
         ],
         lifespan=lifespan,

@@ -14,8 +14,9 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
+from moot.lifecycle.followup import Turn
 from moot.lifecycle.stats import ModelStats
-from moot.report.html import html_for
+from moot.report.html import html_for, markdown_html
 from moot.report.view import SessionView
 from moot.serve.rows import Filters, Page
 
@@ -215,9 +216,38 @@ def sessions_page(
     return _page("moot sessions", body, stream=stream, wide=True)
 
 
-def session_page(session_id: str, status: str, main: str) -> str:
-    """A session's page: its controls and its report, which the stream keeps current."""
+def _thread(turns: Sequence[Turn]) -> str:
+    """The sessions this one follows, as one conversation: each question and its answer
+    (model text: rendered as untrusted)."""
+    if len(turns) < 2:
+        return ""
+    items = "".join(
+        f'<li><p><a href="/session/{escape(t.session_id)}">{escape(t.session_id)}</a> '
+        f'<span class="pill {escape(t.status.lower())}">{escape(t.status)}</span></p>'
+        f'<div class="md task">{markdown_html(t.question)}</div>'
+        f'<div class="md answer">{markdown_html(t.answer or "(no answer yet)")}</div></li>'
+        for t in turns[:-1]
+    )
+    return f'<section class="card thread"><h2>Thread</h2><ol>{items}</ol></section>'
+
+
+def _ask_form(sid: str) -> str:
+    return (
+        f'<form class="start" method="post" action="/session/{sid}/ask">'
+        '<label>Ask a follow-up<textarea name="question" required></textarea></label>'
+        '<div class="controls"><label>Models (comma-separated; empty: your config)'
+        '<input name="models" size="50"></label><button type="submit" id="ask">Ask</button>'
+        "</div></form>"
+    )
+
+
+def session_page(
+    session_id: str, status: str, main: str, turns: Sequence[Turn] = (), error: str = ""
+) -> str:
+    """A session's page: the thread it continues, its controls, its report (which the stream
+    keeps current) and the follow-up form."""
     sid = escape(session_id)
+    shown = f'<p class="error">{escape(error)}</p>' if error else ""
     controls = (
         f'<div class="controls"><form class="controls" method="post" action="/session/{sid}/stop">'
         '<button type="submit" id="stop">Stop</button></form>'
@@ -225,9 +255,11 @@ def session_page(session_id: str, status: str, main: str) -> str:
         '<button type="submit" id="resume">Resume</button></form></div>'
     )
     body = (
+        f"{_thread(turns)}"
         f'<section class="card"><p>Session <code>{sid}</code> · status '
-        f'<strong id="status">{escape(status)}</strong></p>{controls}</section>'
+        f'<strong id="status">{escape(status)}</strong></p>{shown}{controls}</section>'
         f'<div id="report">{main}</div>'
+        f'<section class="card">{_ask_form(sid)}</section>'
     )
     return _page(f"moot session {session_id}", body, stream=f"/session/{sid}/events")
 
