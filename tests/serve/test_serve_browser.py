@@ -1,10 +1,10 @@
 """`moot serve` in a real headless Chromium: a real server (`moot serve` as a subprocess, on
 loopback, with its token) and the browser of tests/report/test_report_browser.py. The sessions
 page opens; a scripted run is started from its form; the session page shows replies as they are
-journaled and the verdict at the end, without a reload; the hostile replies (script, event
-handler, remote images) run and load nothing. Screenshots go to test-results/serve-*.png, and
-the verdict region's own screenshot is checked to be drawn. Skipped without Chromium (failed
-under CI), as the report's browser test is."""
+journaled and the verdict at the end, without a reload, then a follow-up with its thread; the
+hostile replies (script, event handler, remote images) run and load nothing. Screenshots go to
+test-results/serve-*.png, and the verdict region's own screenshot is checked to be drawn.
+Skipped without Chromium (failed under CI), as the report's browser test is."""
 
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ def _until(browser: DevTools, expression: str, what: str) -> Any:
 START = """(() => {
   const form = document.querySelector('form.start');
   form.querySelector('[name=task]').value = 'What is 6 times 7?';
+  form.querySelector('[name=models]').value = %r;
+  form.submit();
+  return true;
+})()"""
+
+ASK = """(() => {
+  const form = document.querySelector('form[action$="/ask"]');
+  form.querySelector('[name=question]').value = 'And 6 times 8?';
   form.querySelector('[name=models]').value = %r;
   form.submit();
   return true;
@@ -115,3 +123,18 @@ def test_a_run_started_in_the_browser_streams_to_its_verdict(
     assert len(verdict) > 3000, "the verdict region's screenshot is blank"
     sid = browser.evaluate("location.pathname").rsplit("/", 1)[1]
     assert (sessions / sid / "result.json").is_file()  # a normal session, on disk
+
+    browser.evaluate(ASK % specs)  # a follow-up, from the finished session's page
+    _until(
+        browser,
+        f"location.pathname.startsWith('/session/') && !location.pathname.endsWith({sid!r})",
+        "the follow-up's page",
+    )
+    _until(
+        browser, "!!document.querySelector('#report .verdict .trust')", "the follow-up's verdict"
+    )
+    thread = browser.evaluate("document.querySelector('.thread').innerText")
+    assert "What is 6 times 7?" in thread and "the answer is 42" in thread
+    assert "And 6 times 8?" in browser.evaluate("document.getElementById('report').innerText")
+    assert browser.evaluate(INERT)["active"] == 0
+    _shot(browser, "serve-followup.png")
