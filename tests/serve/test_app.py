@@ -354,3 +354,26 @@ def test_moot_ask_asks_a_follow_up_from_the_cli(
     with pytest.raises(SystemExit) as done:
         main(["ask", "no-such-session", "?"])
     assert done.value.code == 1
+
+
+def test_runs_started_at_once_each_lead_to_their_own_session(root: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+
+        def start(n: int) -> tuple[str, str]:
+            task = f"What is 6 times 7? (asker {n})"
+            sent = client.post(
+                "/runs", data={"task": task, "models": ",".join(_specs())}, follow_redirects=False
+            )
+            assert sent.status_code == 303, sent.text
+            return task, sent.headers["location"].rsplit("/", 1)[1]
+
+        with ThreadPoolExecutor(4) as pool:
+            started = list(pool.map(start, range(4)))
+        for _, sid in started:
+            _wait_status(root, sid, {"consensus", "no_consensus", "failed"})
+    assert len({sid for _, sid in started}) == 4
+    for task, sid in started:
+        assert json.loads((root / sid / "session.json").read_text())["task"] == task

@@ -71,6 +71,7 @@ class Server:
         self.root = root
         self.runs = Runs(root)
         self.launched: set[asyncio.Task[Any]] = set()
+        self._launching = anyio.Lock()
 
     def folder(self, session_id: str) -> SessionFolder:
         return find_session(session_id, self.root)
@@ -78,6 +79,10 @@ class Server:
     async def launch(self, run: Awaitable[Any], known: str | None) -> str:
         """Start `run` on a task of its own; return its session's id once it has one (a new
         id in the runs' table, or `known`), or raise what stopped it before."""
+        async with self._launching:  # one at a time: the new id is the one new in the table
+            return await self._launch(run, known)
+
+    async def _launch(self, run: Awaitable[Any], known: str | None) -> str:
         before = set(self.runs.running)
         task: asyncio.Task[Any] = asyncio.ensure_future(run)
         self.launched.add(task)
