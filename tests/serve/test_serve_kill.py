@@ -1,5 +1,6 @@
 """A run started from `moot serve` outlives the server: killed (SIGKILL) mid-run, the session
-is on disk as the CLI sees it, stopped unexpectedly, and `moot resume` finishes it."""
+is on disk as the CLI sees it, stopped unexpectedly; stopped (SIGTERM), the server journals its
+interruption first. Either way `moot resume` finishes it."""
 
 from __future__ import annotations
 
@@ -48,7 +49,13 @@ def _status(served: Served, sid: str) -> str:
     return next((str(r["status"]) for r in rows if r["session_id"] == sid), "?")
 
 
-def test_a_run_survives_the_server_killed_and_resumes_from_the_cli(served: Served) -> None:
+@pytest.mark.parametrize(
+    ("signum", "left"),
+    [(signal.SIGKILL, "stopped unexpectedly"), (signal.SIGTERM, "interrupted")],
+)
+def test_a_run_survives_the_server_killed_and_resumes_from_the_cli(
+    served: Served, signum: int, left: str
+) -> None:
     specs = ",".join(f"scripted:{AGENTS}#agent_{n}" for n in ("one", "two", "three"))
     form = urllib.parse.urlencode({"task": "What is 6 times 7?", "models": specs}).encode()
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
@@ -63,10 +70,10 @@ def test_a_run_survives_the_server_killed_and_resumes_from_the_cli(served: Serve
     while b'"kind":"ask"' not in journal.read_bytes():  # one reply recorded, the run going on
         assert time.monotonic() < deadline, "no reply was journaled"
         time.sleep(0.05)
-    os.killpg(served.process.pid, signal.SIGKILL)
+    os.killpg(served.process.pid, signum)
     served.process.wait(timeout=BOUND)
 
-    assert _status(served, sid) == "stopped unexpectedly"
+    assert _status(served, sid) == left
     resumed = _moot(served, "resume", sid)
     assert resumed.returncode == 0, resumed.stderr
     assert _status(served, sid) == "consensus"
