@@ -377,3 +377,22 @@ def test_runs_started_at_once_each_lead_to_their_own_session(root: Path) -> None
     assert len({sid for _, sid in started}) == 4
     for task, sid in started:
         assert json.loads((root / sid / "session.json").read_text())["task"] == task
+
+
+def test_another_sites_post_and_a_rebound_host_are_refused(root: Path) -> None:
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+        evil = {"origin": "http://evil.example"}
+        assert client.post("/runs", data={"task": "x"}, headers=evil).status_code == 403
+        sandboxed = {"origin": "null"}
+        assert client.post("/runs", data={"task": "x"}, headers=sandboxed).status_code == 403
+        own = {"origin": "http://127.0.0.1"}
+        assert client.post("/runs", data={"task": " "}, headers=own).status_code == 400
+    open_app = TestClient(create_app(root, None), base_url="http://127.0.0.1:8123")
+    with open_app as client:
+        assert client.get("/").status_code == 200  # no token asked, on loopback
+        assert client.get("/", headers={"host": "localhost:8123"}).status_code == 200
+        assert client.get("/", headers={"host": "[::1]:8123"}).status_code == 200
+        rebound = client.get("/", headers={"host": "evil.example:8123"})
+        assert rebound.status_code == 403
+    assert list_sessions(root) == []

@@ -21,7 +21,9 @@ COOKIE = "moot_token"
 _HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # same-origin: no other site sees a URL of ours (it may carry the token), and our own
+    # form posts carry their Origin (no-referrer would send "null", refused below)
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
@@ -59,6 +61,10 @@ class TokenGate:
             if name == b"cookie":
                 cookie.load(value.decode("latin-1"))
         in_cookie = cookie[COOKIE].value if COOKIE in cookie else None
+        headers = dict(scope.get("headers", []))
+        if not _same_site(scope, headers, needs_loopback=self.token is None):
+            await _refuse(send)
+            return
         token = self.token
         set_cookie = token is not None and _same(in_query, token) and not _same(in_cookie, token)
         if token is not None and not (_same(in_query, token) or _same(in_cookie, token)):
@@ -75,6 +81,26 @@ class TokenGate:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _host(value: str) -> str:
+    """The host name of a Host or Origin header's value (no scheme, no port)."""
+    value = value.split("://", 1)[-1]
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _same_site(scope: Scope, headers: dict[bytes, bytes], *, needs_loopback: bool) -> bool:
+    """A post comes from this server's own pages (another site's form carries its Origin);
+    without a token, the Host must name this machine (a DNS-rebound name is another site)."""
+    host = headers.get(b"host", b"").decode("latin-1")
+    if needs_loopback and not is_loopback(_host(host)):
+        return False
+    origin = headers.get(b"origin", b"").decode("latin-1")
+    if scope.get("method") == "POST" and origin and origin.split("://", 1)[-1] != host:
+        return False
+    return True
 
 
 async def _refuse(send: Send) -> None:

@@ -109,7 +109,7 @@ def _page(title: str, body: str, *, stream: str = "", wide: bool = False) -> str
     data = f' data-stream="{escape(stream)}"' if stream else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="referrer" content="no-referrer">'
+        '<meta name="referrer" content="same-origin">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{_report_style()}{_STYLE}</style>"
         '<script src="/app.js" defer></script></head>'
