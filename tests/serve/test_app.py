@@ -396,3 +396,31 @@ def test_another_sites_post_and_a_rebound_host_are_refused(root: Path) -> None:
         rebound = client.get("/", headers={"host": "evil.example:8123"})
         assert rebound.status_code == 403
     assert list_sessions(root) == []
+
+
+def test_moot_serve_refuses_an_open_host_without_a_token(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from moot.cli import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["serve", "--host", "0.0.0.0", "--no-token"])
+    assert refused.value.code == 1
+    assert "reachable from other machines: it needs a token" in capsys.readouterr().err
+
+
+def test_without_the_web_server_moot_serve_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from moot.cli import main
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else found(name, *a)
+    )
+    with pytest.raises(SystemExit) as exited:
+        main(["serve"])
+    assert exited.value.code == 1
+    assert "pip install 'moot[serve]'" in capsys.readouterr().err
