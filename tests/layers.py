@@ -29,17 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Top first. A higher number may import a lower one; the same number is a sibling (no import).
-# The order is docs/architecture.md's: faces (cli, serve, integrations; api, the library face;
-# display) > batch, bench, pipeline > lifecycle (config -> plan -> session -> outcome, replay,
-# a code session's end) > report > protocols > deliberation (pure) > engine > code > models >
-# config > text > types > errors. Within the faces, cli composes the rest.
+# The order is docs/architecture.md's: faces (cli, integrations > serve > mcp; api, the
+# library face; display) > batch, bench, pipeline > lifecycle (config -> plan -> session ->
+# outcome, replay, a code session's end) > report > protocols > deliberation (pure) > engine >
+# code > models > config > text > types > errors. Within the faces, cli composes the rest.
 FLOORS: dict[str, int] = {
     # the faces: composition roots over the library
     "moot": 24,  # moot/__init__ only: `import moot`, naming the library face lazily
     "moot.cli": 23,  # the composition root: parses, calls the library, maps exit codes
-    "moot.serve": 23,  # the local web view
     "moot.integrations": 23,  # MCP server, inline delegation, plugins, llm plugin
-    "moot.mcp": 22,  # `moot mcp`: the MCP server, a face over the lifecycle (cli starts it)
+    "moot.serve": 22,  # `moot serve`: the local web view; its runs are the MCP server's
+    "moot.mcp": 21,  # `moot mcp`: the MCP server, a face over the lifecycle (cli starts it)
     "moot.api": 20,  # the library face: start, resume, replay
     "moot.display": 19,  # the live view; faces never import each other
     # many sessions: below the faces, above one run
