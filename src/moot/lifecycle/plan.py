@@ -465,7 +465,7 @@ def reopen(
 
 def protocol_fn(plan: Plan) -> ProtocolFn:
     """The plan's protocol as the engine runs it: a function of the Session alone."""
-    run, options = plan.record.run, plan.options
+    run, options = plan.record.conduct.run, plan.options
 
     def protocol(session: Session) -> Any:
         return run(session, session.task, options)

@@ -25,6 +25,8 @@ from moot.pipeline.options import PipelineOptions
 from moot.pipeline.planning import plan_phase
 from moot.pipeline.view import report_sections, status_lines
 from moot.protocols.definition import (
+    Conduct,
+    Presentation,
     Projected,
     Projection,
     ProtocolDefinition,
@@ -136,13 +138,19 @@ PROTOCOL = ProtocolDefinition(
     name="pipeline",
     summary="seed 004's feature pipeline: plan (explore, draft, tournament, gate), then execute",
     options=PipelineOptions,
-    run=_run,
+    conduct=Conduct(_run, project=project),
     participants=_participants,
-    project=project,
     min_agents=1,
     code_tasks=True,
     check=_check,
-    phase_titles={"develop": "Developer", "review": "Review", "test": "Tests", "gate": "Plan gate"},
-    status_lines=status_lines,
-    report_sections=report_sections,
+    presentation=Presentation(
+        phase_titles={
+            "develop": "Developer",
+            "review": "Review",
+            "test": "Tests",
+            "gate": "Plan gate",
+        },
+        status_lines=status_lines,
+        report_sections=report_sections,
+    ),
 )

@@ -15,7 +15,7 @@ from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
-from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.definition import Conduct, Flag, Presentation, ProtocolDefinition, Role
 
 __all__ = ["PROTOCOL", "CourtOptions"]
 
@@ -47,11 +47,9 @@ PROTOCOL = ProtocolDefinition(
     name="court",
     summary="agents vote on position ids; a judge panel settles what they cannot",
     options=CourtOptions,
-    run=run,
-    describe_round=describe_round,
+    conduct=Conduct(run, describe_round, project),
     participants=_participants,
     flags={Flag.ROUNDS: "max_agent_rounds"},
-    project=project,
     min_agents=2,
     max_agents=10,
     defaults=COURT_DEFAULTS,
@@ -61,5 +59,7 @@ PROTOCOL = ProtocolDefinition(
     check=_check,
     script=SCRIPT,
     stands_for=stands_for,
-    phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"},
+    presentation=Presentation(
+        phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"}
+    ),
 )

@@ -7,7 +7,7 @@ arbiter), and the winner carries its refined position into the next match. On a 
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.definition import Conduct, Flag, ProtocolDefinition, Role
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
@@ -35,11 +35,9 @@ PROTOCOL = ProtocolDefinition(
     name="tournament",
     summary="a bracket of two-model matches; challenge, defend, converge; the winner advances",
     options=TournamentOptions,
-    run=run,
-    describe_round=describe_round,
+    conduct=Conduct(run, describe_round, project),
     participants=_participants,
     flags={Flag.SHUFFLE: "shuffle"},
-    project=project,
     min_agents=2,
     max_agents=16,
     code_tasks=True,
