@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FlagValues",
     "Plan",
+    "RunOptions",
     "check_config",
     "check_task_fits",
     "checked",
@@ -135,6 +136,22 @@ class FlagValues(TypedDict, total=False):
     samples: int | None
     input_text: str | None
     picker: str | None  # --pick: who picks a code task's winner
+
+
+class RunOptions(FlagValues, total=False):
+    """A run's options as `moot run`, `moot.run` and `moot mcp` take them (`load_run`): the
+    protocol, one agent per model spec, the seed, the limits, the cache, and a code task's
+    repository and the globs of its context files; with the shared flags."""
+
+    protocol: str | None
+    models: Sequence[str]
+    seed: int | None
+    max_cost: float | None
+    max_tokens: int | None
+    timeout: float | None
+    cache: str | None
+    repo: str | Path | None
+    context: Sequence[str]
 
 
 def _unknown_key(name: str) -> str:
