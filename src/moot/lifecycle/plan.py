@@ -119,10 +119,11 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
 
 
 def _agent_count(record: ProtocolDefinition[Any], count: int) -> list[str]:
-    if record.min_agents <= count and (not record.max_agents or count <= record.max_agents):
+    bounds = record.participants
+    if bounds.min_agents <= count and (not bounds.max_agents or count <= bounds.max_agents):
         return []
-    most = f" to {record.max_agents}" if record.max_agents else " or more"
-    return [f"agents: the {record.name} needs {record.min_agents}{most} agents ({count} given)"]
+    most = f" to {bounds.max_agents}" if bounds.max_agents else " or more"
+    return [f"agents: the {record.name} needs {bounds.min_agents}{most} agents ({count} given)"]
 
 
 class FlagValues(TypedDict, total=False):

@@ -26,6 +26,7 @@ from moot.pipeline.planning import plan_phase
 from moot.pipeline.view import report_sections, status_lines
 from moot.protocols.definition import (
     Conduct,
+    Participants,
     Presentation,
     Projected,
     Projection,
@@ -139,8 +140,7 @@ PROTOCOL = ProtocolDefinition(
     summary="seed 004's feature pipeline: plan (explore, draft, tournament, gate), then execute",
     options=PipelineOptions,
     conduct=Conduct(_run, project=project),
-    participants=_participants,
-    min_agents=1,
+    participants=Participants(_participants),
     code_tasks=True,
     check=_check,
     presentation=Presentation(

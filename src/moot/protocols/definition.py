@@ -10,9 +10,10 @@ shared CLI flags set (`flags`); what only one protocol needs lives in its own fo
 definition's hooks (such as what the faces add for it: `Presentation`).
 
 A declaration reads in three groups: who the protocol is (name, summary, options), what the
-engine calls (`conduct=Conduct(run, describe_round, project)`), and what the faces add
-(`presentation=Presentation(phase_titles=..., status_lines=..., report_sections=...)`); the
-rest (participants, flags, agent bounds, hooks) only where a protocol differs from the default.
+engine calls (`conduct=Conduct(run, describe_round, project)`), who takes part
+(`participants=Participants(roles, min_agents=2)`), and what the faces add
+(`presentation=Presentation(phase_titles=..., status_lines=..., report_sections=...)`); these
+and the rest (flags, hooks) only where a protocol differs from the default.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "ASSUMED_MAX_TOKENS",
     "Conduct",
     "Flag",
+    "Participants",
     "Presentation",
     "Projected",
     "Projection",
@@ -128,6 +130,19 @@ class Conduct(Generic[OptionsT]):
 
 
 @dataclass(frozen=True)
+class Participants(Generic[OptionsT]):
+    """Who takes part in a protocol: its `roles` for a config (default: the agents alone), and
+    how many agents it needs (`max_agents` None: no bound). Called, it gives the roles."""
+
+    roles: Callable[[RunConfig, OptionsT], list[Role]] = agents_only
+    min_agents: int = 1
+    max_agents: int | None = None
+
+    def __call__(self, config: RunConfig, options: OptionsT) -> list[Role]:
+        return self.roles(config, options)
+
+
+@dataclass(frozen=True)
 class Presentation:
     """What the faces add for a protocol.
 
@@ -148,8 +163,8 @@ class ProtocolDefinition(Generic[OptionsT]):
     """Everything moot needs to know about a protocol.
 
     What every protocol needs: `name`, `summary`, `options`, what the engine calls of it
-    (`conduct`); who takes part (`participants`), the CLI flags it takes (`flags`), its agent
-    count bounds, whether it runs code tasks.
+    (`conduct`); who takes part and how many agents it needs (`participants`), the CLI flags it
+    takes (`flags`), whether it runs code tasks.
 
     Hooks, for a protocol that needs them: defaults for the shared sections (`defaults`), a
     change to the shared config (`adjust`), a task when none is given (`default_task`), where
@@ -161,11 +176,9 @@ class ProtocolDefinition(Generic[OptionsT]):
     summary: str  # one line for `moot run --help` and `moot validate`
     options: type[OptionsT]
     conduct: Conduct[OptionsT]
-    participants: Callable[[RunConfig, OptionsT], list[Role]] = agents_only
+    participants: Participants[OptionsT] = field(default_factory=Participants)
     # Each CLI flag it takes -> the option of its section that the flag sets.
     flags: Mapping[Flag, str] = field(default_factory=dict)
-    min_agents: int = 1
-    max_agents: int | None = None
     # Whether it runs code tasks (`--repo`, `[code]`): its agents' turns go through
     # protocols/codework.py when `Session.code_task`. Others refuse a code task.
     code_tasks: bool = False

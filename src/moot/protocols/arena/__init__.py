@@ -7,7 +7,13 @@ from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
-from moot.protocols.definition import Conduct, Flag, Presentation, ProtocolDefinition
+from moot.protocols.definition import (
+    Conduct,
+    Flag,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+)
 
 __all__ = ["PROTOCOL", "ArenaOptions"]
 
@@ -17,9 +23,9 @@ PROTOCOL = ProtocolDefinition(
     summary="solve, critique, revise and verify until a judge finds consensus",
     options=ArenaOptions,
     conduct=Conduct(run, describe_round, project),
+    participants=Participants(min_agents=2),  # one agent has nobody to deliberate with
     flags={Flag.ROUNDS: "max_rounds", Flag.VERIFY: "verify_commands"},
     code_tasks=True,
-    min_agents=2,  # one agent has nobody to deliberate with
     script=SCRIPT,
     presentation=Presentation(
         phase_titles={

@@ -11,7 +11,13 @@ from moot.protocols.council.outcome import describe_round
 from moot.protocols.council.ranking import LABELS
 from moot.protocols.council.run import run
 from moot.protocols.council.view import project, report_sections, status_lines
-from moot.protocols.definition import Conduct, Presentation, ProtocolDefinition, Role
+from moot.protocols.definition import (
+    Conduct,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+    Role,
+)
 
 __all__ = ["PROTOCOL", "CouncilOptions"]
 
@@ -29,9 +35,11 @@ PROTOCOL = ProtocolDefinition(
     summary="answer, rank each other's answers, and a chairman writes the final answer",
     options=CouncilOptions,
     conduct=Conduct(run, describe_round, project),
-    participants=_participants,
-    min_agents=3,  # each agent ranks the others' answers: two at least
-    max_agents=len(LABELS),  # the chairman shows every answer under a label of its own
+    participants=Participants(
+        _participants,
+        min_agents=3,  # each agent ranks the others' answers: two at least
+        max_agents=len(LABELS),  # the chairman shows every answer under a label of its own
+    ),
     presentation=Presentation(
         phase_titles={
             "answer": "Stage 1: Answers",

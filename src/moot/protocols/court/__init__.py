@@ -15,7 +15,14 @@ from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
-from moot.protocols.definition import Conduct, Flag, Presentation, ProtocolDefinition, Role
+from moot.protocols.definition import (
+    Conduct,
+    Flag,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+    Role,
+)
 
 __all__ = ["PROTOCOL", "CourtOptions"]
 
@@ -48,10 +55,8 @@ PROTOCOL = ProtocolDefinition(
     summary="agents vote on position ids; a judge panel settles what they cannot",
     options=CourtOptions,
     conduct=Conduct(run, describe_round, project),
-    participants=_participants,
+    participants=Participants(_participants, min_agents=2, max_agents=10),
     flags={Flag.ROUNDS: "max_agent_rounds"},
-    min_agents=2,
-    max_agents=10,
     defaults=COURT_DEFAULTS,
     adjust=_adjust,
     default_task=lambda options: options.topic,

@@ -11,7 +11,7 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.engine.session import Session
-from moot.protocols.definition import Conduct, Flag, ProtocolDefinition, Role
+from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition, Role
 from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.run import run
@@ -53,9 +53,8 @@ PROTOCOL = ProtocolDefinition(
     summary="improve one text: critic, revision, synthesis, Borda judges, until it holds",
     options=RefineOptions,
     conduct=Conduct(_run, describe_round, project),
-    participants=_participants,
+    participants=Participants(_participants),
     flags={Flag.ROUNDS: "max_passes", Flag.INPUT: "input", Flag.PRESET: "preset"},
-    min_agents=1,
     code_tasks=True,
     check=_check,
     script=SCRIPT,

@@ -7,7 +7,7 @@ arbiter), and the winner carries its refined position into the next match. On a 
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.protocols.definition import Conduct, Flag, ProtocolDefinition, Role
+from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition, Role
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
@@ -36,10 +36,8 @@ PROTOCOL = ProtocolDefinition(
     summary="a bracket of two-model matches; challenge, defend, converge; the winner advances",
     options=TournamentOptions,
     conduct=Conduct(run, describe_round, project),
-    participants=_participants,
+    participants=Participants(_participants, min_agents=2, max_agents=16),
     flags={Flag.SHUFFLE: "shuffle"},
-    min_agents=2,
-    max_agents=16,
     code_tasks=True,
     script=SCRIPT,
 )

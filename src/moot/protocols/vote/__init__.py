@@ -15,6 +15,5 @@ PROTOCOL = ProtocolDefinition(
     options=VoteOptions,
     conduct=Conduct(run, describe_round, project),
     flags={Flag.SAMPLES: "samples"},
-    min_agents=1,
     script=SCRIPT,
 )
