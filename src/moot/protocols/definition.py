@@ -9,7 +9,7 @@ none of them tests for a protocol's name. A definition holds the protocol's name
 shared CLI flags set (`flags`); what only one protocol needs lives in its own folder, behind the
 definition's hooks (such as what the faces add for it: `Presentation`).
 
-A declaration reads in three groups: who the protocol is (name, summary, options), what the
+A declaration reads in groups: who the protocol is (name, summary, options), what the
 engine calls (`conduct=Conduct(run, describe_round, project)`), who takes part
 (`participants=Participants(roles, min_agents=2)`), and what the faces add
 (`presentation=Presentation(phase_titles=..., status_lines=..., report_sections=...)`); these
