@@ -24,7 +24,7 @@ from moot.config import Section
 from moot.deliberation.consensus import position_id
 from moot.engine.session import Session
 from moot.models.scripted import register_script
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.definition import Conduct, Flag, ProtocolDefinition
 from moot.types import Message, Outcome, Request, Step
 
 _QUESTION = re.compile(r"What is the result of ([0-9+*\-]+)\?")
@@ -83,9 +83,15 @@ async def steps(s: Session, task: str, opts: StepsOptions) -> Outcome:
 
 
 VOTE = ProtocolDefinition(
-    name="vote", summary="samples", options=VoteOptions, run=vote, flags={Flag.SAMPLES: "samples"}
+    name="vote",
+    summary="samples",
+    options=VoteOptions,
+    conduct=Conduct(vote),
+    flags={Flag.SAMPLES: "samples"},
 )
-STEPS = ProtocolDefinition(name="steps", summary="3 + extra calls", options=StepsOptions, run=steps)
+STEPS = ProtocolDefinition(
+    name="steps", summary="3 + extra calls", options=StepsOptions, conduct=Conduct(steps)
+)
 
 
 def plain(request: Request) -> str:

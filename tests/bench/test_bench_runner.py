@@ -24,7 +24,7 @@ from moot.bench.runner import BenchOptions, run_bench
 from moot.config import Section
 from moot.engine.session import Session
 from moot.models.scripted import register_script
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.definition import Conduct, Flag, ProtocolDefinition
 from moot.types import Message, Outcome, Request, Step
 from tests.cli.test_cli import moot
 
@@ -58,7 +58,7 @@ VOTE = ProtocolDefinition(
     name="vote",
     summary="majority of samples",
     options=VoteOptions,
-    run=vote,
+    conduct=Conduct(vote),
     flags={Flag.SAMPLES: "samples"},
 )
 

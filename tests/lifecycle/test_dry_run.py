@@ -30,7 +30,7 @@ def _sessions() -> list[Path]:
     return sorted(root.glob("*")) if root.exists() else []
 
 
-PROJECTING = [name for name in protocols.names() if protocols.get(name).project is not None]
+PROJECTING = [name for name in protocols.names() if protocols.get(name).conduct.project is not None]
 # pick runs a code task only: its projection is tested with a repository in test_code_tasks.py
 # the pipeline too: its projections are checked against runs in tests/pipeline
 ON_A_QUESTION = [name for name in PROJECTING if name not in ("pick", "pipeline")]

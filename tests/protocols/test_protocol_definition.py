@@ -22,7 +22,7 @@ from moot.display.live import LiveView
 from moot.engine.session import Session
 from moot.engine.store import find_session
 from moot.models.scripted import register_script
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition
 from moot.types import Message, Outcome, RoundSummary, Step
 from tests.cli.test_cli import moot
 from tests.scripts import start
@@ -81,10 +81,9 @@ POLL = ProtocolDefinition(
     name="poll",
     summary="ask everyone, count the same answers",
     options=PollOptions,
-    run=poll,
-    describe_round=describe,
+    conduct=Conduct(poll, describe),
     flags={Flag.ROUNDS: "rounds"},
-    min_agents=2,
+    participants=Participants(min_agents=2),
 )
 
 

@@ -268,14 +268,15 @@ def run_case(case: Case, protocol: str, *, root: Path, seed: int = 0) -> CaseRes
     error, crashed = "", False
     try:
         plan = resolve(_config(case, protocol, prefix, session_seed))
-        inner = plan.record.run
+        inner = plan.record.conduct.run
 
         async def capture(s: Any, task: str, options: Any) -> Outcome:
             outcome = await inner(s, task, options)
             captured.append(outcome)
             return outcome
 
-        record = dataclasses.replace(plan.record, run=capture)
+        conduct = dataclasses.replace(plan.record.conduct, run=capture)
+        record = dataclasses.replace(plan.record, conduct=conduct)
         capturing = Plan(record, plan.config, plan.options)
         ended = run_sync(lambda: start_async(case.question, capturing, root=root, sleep=_no_sleep))
         status = ended.result.status

@@ -100,6 +100,22 @@ def models_option(help: str) -> Callable[[Callable[..., None]], Callable[..., No
     )
 
 
+def task_file_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """--task-file FILE (the parameter `task_file`): the task read from a file (`task_text`)."""
+    return click.option(
+        "--task-file",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        help=help,
+    )
+
+
+def context_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """--context GLOB, repeatable (the parameter `context`): a code task's files that API
+    models see whole."""
+    return click.option("--context", multiple=True, metavar="GLOB", help=help)
+
+
 def json_option(command: Callable[..., None]) -> Callable[..., None]:
     """--json (the parameter `as_json`): one JSON document on stdout instead of text."""
     return click.option(

@@ -13,6 +13,7 @@ import click
 
 from moot.cli.common import (
     config_option,
+    context_option,
     display_options,
     exit_with,
     fail,
@@ -21,6 +22,7 @@ from moot.cli.common import (
     models_option,
     quick_start,
     run_face,
+    task_file_option,
     task_text,
     tmux_for,
     tmux_option,
@@ -108,12 +110,7 @@ def _options(command: Any) -> Any:
 
 @click.command()
 @click.argument("feature", required=False, default="")
-@click.option(
-    "--task-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Read the feature request from this file.",
-)
+@task_file_option("Read the feature request from this file.")
 @click.option(
     "--repo",
     default=".",
@@ -121,12 +118,7 @@ def _options(command: Any) -> Any:
     metavar="PATH",
     help="The git repository to build the feature in.",
 )
-@click.option(
-    "--context",
-    multiple=True,
-    metavar="GLOB",
-    help="Files API models see whole (repeatable); none: a file listing.",
-)
+@context_option("Files API models see whole (repeatable); none: a file listing.")
 @_options
 def plan(
     feature: str, task_file: Path | None, repo: str, context: tuple[str, ...], **shared: Any

@@ -12,6 +12,7 @@ import click
 from moot.cli.common import (
     PROCESS,
     config_option,
+    context_option,
     display_options,
     exit_with,
     fail,
@@ -23,6 +24,7 @@ from moot.cli.common import (
     quick_start,
     run_face,
     say,
+    task_file_option,
     task_text,
     tmux_for,
     tmux_option,
@@ -114,12 +116,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
 
 @click.command()
 @click.argument("task", required=False, default="")
-@click.option(
-    "--task-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Read the task from this file (UTF-8). TASK '-' or a pipe reads standard input.",
-)
+@task_file_option("Read the task from this file (UTF-8). TASK '-' or a pipe reads standard input.")
 @click.option(
     "--protocol", type=ProtocolName(), default=None, help="Deliberation protocol (default: arena)."
 )
@@ -184,13 +181,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     help="A code task in this git repository (default: the current one): each agent works in "
     "its own worktree. Put it after TASK, or write --repo=PATH.",
 )
-@click.option(
-    "--context",
-    "context",
-    multiple=True,
-    metavar="GLOB",
-    help="With --repo: files API models see whole (repeatable); none: a file listing.",
-)
+@context_option("With --repo: files API models see whole (repeatable); none: a file listing.")
 @click.option(
     "--pick",
     "pick",

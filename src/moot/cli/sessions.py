@@ -66,14 +66,15 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
 
 
 def _protocol_lines(folder: SessionFolder, protocol: str) -> list[str]:
-    """What the session's protocol adds to `moot status` (its definition's `status_lines`),
-    from the journal as it stands (read-only: another process may be running the session)."""
+    """What the session's protocol adds to `moot status` (its definition's
+    `presentation.status_lines`), from the journal as it stands (read-only: another process
+    may be running the session)."""
     from moot import protocols
     from moot.engine.journal import Journal, key_from_env
     from moot.errors import ConfigError, JournalError
 
     try:
-        hook = protocols.get(protocol).status_lines
+        hook = protocols.get(protocol).presentation.status_lines
     except ConfigError:  # a protocol this moot no longer has
         return []
     if hook is None:

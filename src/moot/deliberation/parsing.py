@@ -6,7 +6,6 @@ raise `FormatError` with a message that can be quoted back to the model in a re-
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -145,11 +144,7 @@ def json_object(reply: str) -> dict[str, Any] | None:
         stripped = stripped.strip("`").removeprefix("json").strip()
     if not stripped.startswith("{") or len(stripped) >= _MAX_JSON:
         return None
-    try:
-        data = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
+    return jsonfix.loads_object(stripped)
 
 
 def extract_json(text: str, *, repair: bool = True) -> dict[str, Any]:

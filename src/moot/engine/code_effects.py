@@ -24,7 +24,7 @@ __all__ = ["CodeEffects", "CodeTask", "Compute", "Once"]
 
 Compute = Callable[[], Awaitable[Any]]
 # The session's journaling of one code effect: (step, what, agent, compute, tree) -> the
-# journaled JSON result (`Session._code_effect`).
+# journaled JSON result (`Session._once`).
 Once = Callable[[str, str, str | None, Compute, str | None], Awaitable[Any]]
 
 
@@ -50,7 +50,10 @@ class CodeEffects:
         self._reading: set[str] = set()  # steps whose CLI agent only reads its worktree
 
     def _workspace(self) -> CodeWorkspace:
-        assert self._code is not None
+        """The workspace an effect computes in: only a session with a repository computes
+        one (its resume or replay reads a recorded effect back without it)."""
+        if self._code is None:
+            raise RuntimeError("a code effect in a session without a repository")
         return self._code
 
     def call_tree(self, alias: str, step: str) -> tuple[str, bool]:

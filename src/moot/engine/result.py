@@ -125,7 +125,7 @@ class Result(BaseModel):
     @property
     def round_records(self) -> list[Mapping[str, Any]]:
         """The protocol's own records of its rounds, opaque to every face: only the protocol's
-        record reads them (`ProtocolDefinition.describe_round` gives a typed `RoundSummary`)."""
+        record reads them (`Conduct.describe_round` gives a typed `RoundSummary`)."""
         records = self.details.get("rounds")
         if not isinstance(records, list):
             return []

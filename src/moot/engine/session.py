@@ -151,7 +151,7 @@ class Session(CodeTask, FolderCopies):
             cwd=self._call_cwd,
         )
         self._effects = CodeEffects(
-            code, once=self._code_effect, signal=self.signal, sandbox=folder.path / "sandbox"
+            code, once=self._once, signal=self.signal, sandbox=folder.path / "sandbox"
         )
         self.calls_made = 0  # model calls this process made (not replayed)
 
@@ -492,24 +492,6 @@ class Session(CodeTask, FolderCopies):
             if event.kind == EventKind.RUN_STARTED:
                 return event.ts
         return None
-
-    async def _code_effect(
-        self,
-        step: str,
-        what: str,
-        alias: str | None,
-        compute: Callable[[], Awaitable[Any]],
-        tree: str | None = None,
-    ) -> Any:
-        """A code task's effect, journaled once (`_once`); only a session with a repository
-        computes one."""
-
-        async def checked() -> Any:
-            if self.code is None:
-                raise RuntimeError("a code effect in a session without a repository")
-            return await compute()
-
-        return await self._once(step, what, alias, checked, tree)
 
     async def _once(
         self,

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FlagValues",
     "Plan",
+    "RunOptions",
     "check_config",
     "check_task_fits",
     "check_user_config",
@@ -128,10 +129,11 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
 
 
 def _agent_count(record: ProtocolDefinition[Any], count: int) -> list[str]:
-    if record.min_agents <= count and (not record.max_agents or count <= record.max_agents):
+    bounds = record.participants
+    if bounds.min_agents <= count and (not bounds.max_agents or count <= bounds.max_agents):
         return []
-    most = f" to {record.max_agents}" if record.max_agents else " or more"
-    return [f"agents: the {record.name} needs {record.min_agents}{most} agents ({count} given)"]
+    most = f" to {bounds.max_agents}" if bounds.max_agents else " or more"
+    return [f"agents: the {record.name} needs {bounds.min_agents}{most} agents ({count} given)"]
 
 
 class FlagValues(TypedDict, total=False):
@@ -146,6 +148,22 @@ class FlagValues(TypedDict, total=False):
     input_text: str | None
     picker: str | None  # --pick: who picks a code task's winner
     layers: int | None
+
+
+class RunOptions(FlagValues, total=False):
+    """A run's options as `moot run`, `moot.run` and `moot mcp` take them (`load_run`): the
+    protocol, one agent per model spec, the seed, the limits, the cache, and a code task's
+    repository and the globs of its context files; with the shared flags."""
+
+    protocol: str | None
+    models: Sequence[str]
+    seed: int | None
+    max_cost: float | None
+    max_tokens: int | None
+    timeout: float | None
+    cache: str | None
+    repo: str | Path | None
+    context: Sequence[str]
 
 
 def _unknown_key(name: str) -> str:
@@ -499,7 +517,7 @@ def protocol_fn(plan: Plan) -> ProtocolFn:
     synthesize = asks_synthesis(plan)
 
     async def protocol(session: Session) -> Outcome:
-        outcome = await record.run(session, session.task, options)
+        outcome = await record.conduct.run(session, session.task, options)
         if not synthesize or outcome.status == "failed":
             return outcome
         if not outcome.final_answer.strip() and not outcome.positions:

@@ -1,5 +1,5 @@
 """What a run may cost before it starts (`moot run --dry-run`, and the `--max-cost` check):
-the protocol's record says how many calls each participant may get (`ProtocolDefinition.project`),
+the protocol's record says how many calls each participant may get (`Conduct.project`),
 this module adds tokens and prices.
 
 Per call: the participant's largest prompt (the record's estimate plus the task) and its
@@ -92,7 +92,7 @@ def _synthesis(plan: Plan) -> list[Projected]:
 
 def estimate(plan: Plan, task: str) -> Estimate | None:
     """The projection of `plan` on `task`; None when its protocol gives none."""
-    project = plan.record.project
+    project = plan.record.conduct.project
     if project is None:
         return None
     task_tokens = estimate_tokens(task)

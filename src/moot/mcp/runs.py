@@ -15,7 +15,7 @@ import math
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -24,7 +24,7 @@ from moot.engine.store import find_session
 from moot.errors import ConfigError
 from moot.lifecycle import code as code_sessions
 from moot.lifecycle.listing import outcome_json
-from moot.lifecycle.plan import load_run
+from moot.lifecycle.plan import RunOptions, load_run
 from moot.lifecycle.run import RunResult, resume_async, start_async
 from moot.models.keys import redact
 from moot.types import Event, EventKind, Step
@@ -97,31 +97,17 @@ class Runs:
         task: str,
         report: Report,
         *,
-        protocol: str | None = None,
-        models: Sequence[str] = (),
         config: str | None = None,
-        rounds: int | None = None,
-        seed: int | None = None,
-        max_cost: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
+        **options: Unpack[RunOptions],
     ) -> dict[str, Any]:
-        """Deliberate on `task` (bad arguments raise ConfigError before any session exists)."""
+        """Deliberate on `task` with a run's `options` (`load_run`; bad arguments raise
+        ConfigError before any session exists)."""
         if not task.strip():
             raise ConfigError("task: give the question or task to deliberate on")
         config_path = Path(config).expanduser() if config else None
         if config_path is not None and not config_path.is_file():
             raise ConfigError(f"config: no such file: {config_path}")
-        plan = load_run(
-            config_path,
-            protocol=protocol,
-            models=models,
-            seed=seed,
-            max_cost=max_cost,
-            max_tokens=max_tokens,
-            timeout=timeout,
-            rounds=rounds,
-        )
+        plan = load_run(config_path, **options)
 
         def launch(phases: Phases, created: Callable[[Path], None]) -> Coroutine[Any, Any, Any]:
             return start_async(

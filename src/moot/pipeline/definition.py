@@ -25,6 +25,9 @@ from moot.pipeline.options import PipelineOptions
 from moot.pipeline.planning import plan_phase
 from moot.pipeline.view import report_sections, status_lines
 from moot.protocols.definition import (
+    Conduct,
+    Participants,
+    Presentation,
     Projected,
     Projection,
     ProtocolDefinition,
@@ -136,13 +139,18 @@ PROTOCOL = ProtocolDefinition(
     name="pipeline",
     summary="seed 004's feature pipeline: plan (explore, draft, tournament, gate), then execute",
     options=PipelineOptions,
-    run=_run,
-    participants=_participants,
-    project=project,
-    min_agents=1,
+    conduct=Conduct(_run, project=project),
+    participants=Participants(_participants),
     code_tasks=True,
     check=_check,
-    phase_titles={"develop": "Developer", "review": "Review", "test": "Tests", "gate": "Plan gate"},
-    status_lines=status_lines,
-    report_sections=report_sections,
+    presentation=Presentation(
+        phase_titles={
+            "develop": "Developer",
+            "review": "Review",
+            "test": "Tests",
+            "gate": "Plan gate",
+        },
+        status_lines=status_lines,
+        report_sections=report_sections,
+    ),
 )

@@ -3,11 +3,17 @@ folder (`protocols/<name>/__init__.py` exports `PROTOCOL`).
 
 The CLI, the config loader, the session set-up, the live view and the reports ask the definition;
 none of them tests for a protocol's name. A definition holds the protocol's name, its options model
-(the config section of the same name, with defaults), its participants, its run function, how
-to describe one of its round entries (`Outcome.details["rounds"]`) as a `RoundSummary`, and
-which of its options the shared CLI flags set (`flags`); what only one protocol needs lives in
-its own folder, behind the definition's hooks (such as the lines `moot status` adds and the
-sections the reports add for it).
+(the config section of the same name, with defaults), its participants, what the engine calls
+(`Conduct`: its run function, how to describe one of its round entries
+(`Outcome.details["rounds"]`) as a `RoundSummary`, its worst case), and which of its options the
+shared CLI flags set (`flags`); what only one protocol needs lives in its own folder, behind the
+definition's hooks (such as what the faces add for it: `Presentation`).
+
+A declaration reads in groups: who the protocol is (name, summary, options), what the
+engine calls (`conduct=Conduct(run, describe_round, project)`), who takes part
+(`participants=Participants(roles, min_agents=2)`), and what the faces add
+(`presentation=Presentation(phase_titles=..., status_lines=..., report_sections=...)`); these
+and the rest (flags, hooks) only where a protocol differs from the default.
 """
 
 from __future__ import annotations
@@ -25,7 +31,10 @@ from moot.types import Event, Outcome, RoundSummary
 
 __all__ = [
     "ASSUMED_MAX_TOKENS",
+    "Conduct",
     "Flag",
+    "Participants",
+    "Presentation",
     "Projected",
     "Projection",
     "ProtocolDefinition",
@@ -110,32 +119,67 @@ def _literal_values(annotation: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class Conduct(Generic[OptionsT]):
+    """What the engine calls of a protocol: `run` it in a session on a task, read one of its
+    round entries (`Outcome.details["rounds"]`) as faces show it (`describe_round`; None: not a
+    round entry), and its worst case before anything runs (`project`: `moot run --dry-run`,
+    the `--max-cost` check; None: no projection)."""
+
+    run: Callable[[Session, str, OptionsT], Awaitable[Outcome]]
+    describe_round: Callable[[Mapping[str, Any], OptionsT], RoundSummary | None] = no_rounds
+    project: Callable[[RunConfig, OptionsT], Projection] | None = None
+
+
+@dataclass(frozen=True)
+class Participants(Generic[OptionsT]):
+    """Who takes part in a protocol: its `roles` for a config (default: the agents alone), and
+    how many agents it needs (`max_agents` None: no bound). Called, it gives the roles."""
+
+    roles: Callable[[RunConfig, OptionsT], list[Role]] = agents_only
+    min_agents: int = 1
+    max_agents: int | None = None
+
+    def __call__(self, config: RunConfig, options: OptionsT) -> list[Role]:
+        return self.roles(config, options)
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """What the faces add for a protocol.
+
+    `phase_titles`: how report.html titles its phases ("evaluate" -> "Critiques"); a phase not
+    named here is titled from its name. `status_lines`: what `moot status` prints under the
+    live board, from the session's journal events (so a paused or running session shows it
+    too; the first event is `begin`). `report_sections`: sections report.md, `moot show` and
+    report.html add after the code changes, from the outcome's details ({} while there is no
+    result: running, paused, crashed) and the journal events."""
+
+    phase_titles: Mapping[str, str] = field(default_factory=dict)
+    status_lines: Callable[[list[Event]], list[str]] | None = None
+    report_sections: Callable[[Mapping[str, Any], list[Event]], list[ReportSection]] | None = None
+
+
+@dataclass(frozen=True)
 class ProtocolDefinition(Generic[OptionsT]):
     """Everything moot needs to know about a protocol.
 
-    What every protocol needs: `name`, `summary`, `options`, `run`; how its round entries read
-    (`describe_round`), who takes part (`participants`), the CLI flags it takes (`flags`), its
-    worst case (`project`), its agent count bounds, whether it runs code tasks.
+    What every protocol needs: `name`, `summary`, `options`, what the engine calls of it
+    (`conduct`); who takes part and how many agents it needs (`participants`), the CLI flags it
+    takes (`flags`), whether it runs code tasks.
 
     Hooks, for a protocol that needs them: defaults for the shared sections (`defaults`), a
     change to the shared config (`adjust`), a task when none is given (`default_task`), where
     its sessions go (`sessions_root`), checks of the raw config (`check`), scripted replies
     (`script`), what a recorded reply stands for (`stands_for`), and what the faces add for
-    it (`status_lines`, `report_sections`)."""
+    it (`presentation`)."""
 
     name: str
     summary: str  # one line for `moot run --help` and `moot validate`
     options: type[OptionsT]
-    run: Callable[[Session, str, OptionsT], Awaitable[Outcome]]
-    # A round entry of Outcome.details["rounds"] as faces show it (None: not a round entry).
-    describe_round: Callable[[Mapping[str, Any], OptionsT], RoundSummary | None] = no_rounds
-    participants: Callable[[RunConfig, OptionsT], list[Role]] = agents_only
+    conduct: Conduct[OptionsT]
+    participants: Participants[OptionsT] = field(default_factory=Participants)
     # Each CLI flag it takes -> the option of its section that the flag sets.
     flags: Mapping[Flag, str] = field(default_factory=dict)
-    # The worst case before anything runs (`moot run --dry-run`, the `--max-cost` check).
-    project: Callable[[RunConfig, OptionsT], Projection] | None = None
-    min_agents: int = 1
-    max_agents: int | None = None
     # Whether it runs code tasks (`--repo`, `[code]`): its agents' turns go through
     # protocols/codework.py when `Session.code_task`. Others refuse a code task.
     code_tasks: bool = False
@@ -160,16 +204,7 @@ class ProtocolDefinition(Generic[OptionsT]):
     # `<solution>` or answer field). `moot bench` reads journals with it where result.json has
     # no claims.
     stands_for: Callable[[str, str, Mapping[str, str]], str | None] | None = None
-    # How report.html titles the protocol's phases ("evaluate" -> "Critiques"); a phase not
-    # named here is titled from its name.
-    phase_titles: Mapping[str, str] = field(default_factory=dict)
-    # What `moot status` prints under the live board, from the session's journal events (so a
-    # paused or running session shows it too; the first event is `begin`).
-    status_lines: Callable[[list[Event]], list[str]] | None = None
-    # Sections report.md, `moot show` and report.html add after the code changes, from the
-    # outcome's details ({} while there is no result: running, paused, crashed) and the
-    # journal events.
-    report_sections: Callable[[Mapping[str, Any], list[Event]], list[ReportSection]] | None = None
+    presentation: Presentation = field(default_factory=Presentation)
     # What its judges, critics or losing sides said the picked answer should change, for a
     # chairman's synthesis (protocols/synthesis.py), from the outcome's details and the journal
     # events; None: the outcome's disagreements and the answers not picked.

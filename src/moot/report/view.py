@@ -4,8 +4,8 @@ report.html), built from `result.json` and the journal.
 It relies only on what every protocol shares: step ids (`types.Step`), `ask` events carrying
 the agent, prompt and completion, `shell` events, the typed outcome (moot's finding, each
 agent's claims, changes of mind, model verdicts), and the protocol's round entries, which its
-definition turns into typed `RoundSummary`s (`ProtocolDefinition.describe_round`), plus the
-sections a protocol adds itself (`ProtocolDefinition.report_sections`). A session without
+definition turns into typed `RoundSummary`s (`Conduct.describe_round`), plus the
+sections a protocol adds itself (`Presentation.report_sections`). A session without
 a result yet (running, or stopped by a crash) gives a view of what the journal holds so far.
 """
 
@@ -24,7 +24,7 @@ from moot.engine.seal import check_result
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder
 from moot.errors import ConfigError, JournalError
-from moot.protocols.definition import ProtocolDefinition, ReportSection
+from moot.protocols.definition import Presentation, ProtocolDefinition, ReportSection
 from moot.report.code import CodeRow, fence, read_applied
 from moot.text import clean_text, cut, summarize
 from moot.types import (
@@ -363,7 +363,7 @@ def build_view(
     round_results = [
         r
         for r in (
-            definition.describe_round(x, options)
+            definition.conduct.describe_round(x, options)
             for x in (result.round_records if result is not None else [])
             if definition is not None
         )
@@ -376,10 +376,11 @@ def build_view(
     ]
     rounds = _rounds(events, round_results)
     max_rounds = definition.max_rounds(options) if definition is not None else None
-    titles = dict(definition.phase_titles) if definition is not None else {}
+    shown = definition.presentation if definition is not None else Presentation()
+    titles = dict(shown.phase_titles)
     sections = (
-        definition.report_sections(result.details if result is not None else {}, events)
-        if definition is not None and definition.report_sections is not None
+        shown.report_sections(result.details if result is not None else {}, events)
+        if shown.report_sections is not None
         else []
     )
     if result is not None and result.synthesis is not None:

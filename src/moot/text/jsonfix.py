@@ -28,6 +28,7 @@ __all__ = [
     "balanced_object",
     "deferring",
     "digest",
+    "loads_object",
     "recall",
     "remember",
     "repair",
@@ -90,16 +91,20 @@ def balanced_object(text: str) -> str | None:
     return None
 
 
-def strict_object(text: str) -> dict[str, Any] | None:
-    """The first balanced JSON object of `text`, parsed strictly; None if there is none."""
-    candidate = balanced_object(text)
-    if candidate is None:
-        return None
+def loads_object(text: str) -> dict[str, Any] | None:
+    """`text` parsed strictly (`json.loads`, no repair) when it is one JSON object; None when
+    it is malformed, nests too deep (RecursionError) or holds another JSON value."""
     try:
-        value = json.loads(candidate)
+        value = json.loads(text)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def strict_object(text: str) -> dict[str, Any] | None:
+    """The first balanced JSON object of `text`, parsed strictly; None if there is none."""
+    candidate = balanced_object(text)
+    return loads_object(candidate) if candidate is not None else None
 
 
 def repair_target(text: str) -> str | None:

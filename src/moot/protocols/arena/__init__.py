@@ -10,7 +10,13 @@ from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.definition import (
+    Conduct,
+    Flag,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+)
 from moot.protocols.synthesis import latest_replies
 from moot.types import Event
 
@@ -32,19 +38,19 @@ PROTOCOL = ProtocolDefinition(
     name="arena",
     summary="solve, critique, revise and verify until a judge finds consensus",
     options=ArenaOptions,
-    run=run,
-    describe_round=describe_round,
+    conduct=Conduct(run, describe_round, project),
+    participants=Participants(min_agents=2),  # one agent has nobody to deliberate with
     flags={Flag.ROUNDS: "max_rounds", Flag.VERIFY: "verify_commands"},
-    project=project,
     code_tasks=True,
-    min_agents=2,  # one agent has nobody to deliberate with
     script=SCRIPT,
     feedback=_feedback,
-    phase_titles={
-        "solve": "Solutions",
-        "evaluate": "Critiques",
-        "revise": "Revisions",
-        "verify": "Verdict",
-        "check": "Verify commands",
-    },
+    presentation=Presentation(
+        phase_titles={
+            "solve": "Solutions",
+            "evaluate": "Critiques",
+            "revise": "Revisions",
+            "verify": "Verdict",
+            "check": "Verify commands",
+        }
+    ),
 )

@@ -11,7 +11,13 @@ from moot.protocols.council.outcome import describe_round
 from moot.protocols.council.ranking import LABELS
 from moot.protocols.council.run import run
 from moot.protocols.council.view import project, report_sections, status_lines
-from moot.protocols.definition import ProtocolDefinition, Role
+from moot.protocols.definition import (
+    Conduct,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+    Role,
+)
 
 __all__ = ["PROTOCOL", "CouncilOptions"]
 
@@ -29,14 +35,20 @@ PROTOCOL = ProtocolDefinition(
     name="council",
     summary="answer, rank each other's answers, and a chairman writes the final answer",
     options=CouncilOptions,
-    run=run,
-    describe_round=describe_round,
-    participants=_participants,
-    project=project,
-    min_agents=3,  # each agent ranks the others' answers: two at least
-    max_agents=len(LABELS),  # the chairman shows every answer under a label of its own
-    phase_titles={"answer": "Stage 1: Answers", "rank": "Stage 2: Rankings", "chair": "Chairman"},
-    status_lines=status_lines,
-    report_sections=report_sections,
+    conduct=Conduct(run, describe_round, project),
+    participants=Participants(
+        _participants,
+        min_agents=3,  # each agent ranks the others' answers: two at least
+        max_agents=len(LABELS),  # the chairman shows every answer under a label of its own
+    ),
+    presentation=Presentation(
+        phase_titles={
+            "answer": "Stage 1: Answers",
+            "rank": "Stage 2: Rankings",
+            "chair": "Chairman",
+        },
+        status_lines=status_lines,
+        report_sections=report_sections,
+    ),
     synthesizes=True,  # stage 3 is the chairman's synthesis
 )

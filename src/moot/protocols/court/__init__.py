@@ -15,7 +15,14 @@ from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
-from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.definition import (
+    Conduct,
+    Flag,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+    Role,
+)
 from moot.protocols.synthesis import latest_replies
 from moot.types import Event
 
@@ -56,13 +63,9 @@ PROTOCOL = ProtocolDefinition(
     name="court",
     summary="agents vote on position ids; a judge panel settles what they cannot",
     options=CourtOptions,
-    run=run,
-    describe_round=describe_round,
-    participants=_participants,
+    conduct=Conduct(run, describe_round, project),
+    participants=Participants(_participants, min_agents=2, max_agents=10),
     flags={Flag.ROUNDS: "max_agent_rounds"},
-    project=project,
-    min_agents=2,
-    max_agents=10,
     defaults=COURT_DEFAULTS,
     adjust=_adjust,
     default_task=lambda options: options.topic,
@@ -71,5 +74,7 @@ PROTOCOL = ProtocolDefinition(
     script=SCRIPT,
     stands_for=stands_for,
     feedback=_feedback,
-    phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"},
+    presentation=Presentation(
+        phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"}
+    ),
 )

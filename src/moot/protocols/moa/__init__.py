@@ -6,7 +6,14 @@ the aggregator's text is an aggregation of disagreeing answers."""
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.definition import (
+    Conduct,
+    Flag,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+    Role,
+)
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import describe_round
 from moot.protocols.moa.run import LABELS, run
@@ -27,14 +34,16 @@ PROTOCOL = ProtocolDefinition(
     name="moa",
     summary="layers of answers, each shown the last, and an aggregator writes the final answer",
     options=MoaOptions,
-    run=run,
-    describe_round=describe_round,
-    participants=_participants,
+    conduct=Conduct(run, describe_round, project),
+    participants=Participants(
+        _participants,
+        min_agents=2,  # a later layer is shown the others' answers
+        max_agents=len(LABELS),  # every answer of a layer is shown under a label of its own
+    ),
     flags={Flag.LAYERS: "layers"},
-    project=project,
-    min_agents=2,  # a later layer is shown the others' answers
-    max_agents=len(LABELS),  # every answer of a layer is shown under a label of its own
-    phase_titles={"propose": "Answers", "aggregate": "Aggregator"},
-    status_lines=status_lines,
-    report_sections=report_sections,
+    presentation=Presentation(
+        phase_titles={"propose": "Answers", "aggregate": "Aggregator"},
+        status_lines=status_lines,
+        report_sections=report_sections,
+    ),
 )

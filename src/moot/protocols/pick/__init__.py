@@ -4,7 +4,7 @@ winner is picked by you on the terminal, by a judge model, or later with `moot a
 
 from __future__ import annotations
 
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition
 from moot.protocols.pick.options import PickOptions
 from moot.protocols.pick.projection import project
 from moot.protocols.pick.run import check, participants, run
@@ -15,11 +15,9 @@ PROTOCOL = ProtocolDefinition(
     name="pick",
     summary="every agent does the code task in its own worktree; you (or a judge) pick one",
     options=PickOptions,
-    run=run,
-    participants=participants,
+    conduct=Conduct(run, project=project),
+    participants=Participants(participants),
     flags={Flag.PICK: "by"},
     code_tasks=True,
     check=check,
-    project=project,
-    min_agents=1,
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.engine.session import Session
-from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition, Role
 from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.run import run
@@ -52,12 +52,9 @@ PROTOCOL = ProtocolDefinition(
     name="refine",
     summary="improve one text: critic, revision, synthesis, Borda judges, until it holds",
     options=RefineOptions,
-    run=_run,
-    describe_round=describe_round,
-    participants=_participants,
+    conduct=Conduct(_run, describe_round, project),
+    participants=Participants(_participants),
     flags={Flag.ROUNDS: "max_passes", Flag.INPUT: "input", Flag.PRESET: "preset"},
-    project=project,
-    min_agents=1,
     code_tasks=True,
     check=_check,
     script=SCRIPT,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.config import RunConfig
-from moot.protocols.definition import Flag, ProtocolDefinition, Role
+from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition, Role
 from moot.protocols.synthesis import latest_replies
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
@@ -46,13 +46,9 @@ PROTOCOL = ProtocolDefinition(
     name="tournament",
     summary="a bracket of two-model matches; challenge, defend, converge; the winner advances",
     options=TournamentOptions,
-    run=run,
-    describe_round=describe_round,
-    participants=_participants,
+    conduct=Conduct(run, describe_round, project),
+    participants=Participants(_participants, min_agents=2, max_agents=16),
     flags={Flag.SHUFFLE: "shuffle"},
-    project=project,
-    min_agents=2,
-    max_agents=16,
     code_tasks=True,
     script=SCRIPT,
     feedback=_feedback,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.definition import Conduct, Flag, ProtocolDefinition
 from moot.protocols.vote.options import VoteOptions
 from moot.protocols.vote.run import describe_round, project, run
 from moot.protocols.vote.scripting import SCRIPT
@@ -13,10 +13,7 @@ PROTOCOL = ProtocolDefinition(
     name="vote",
     summary="every agent answers K times independently; the largest group of answers wins",
     options=VoteOptions,
-    run=run,
-    describe_round=describe_round,
+    conduct=Conduct(run, describe_round, project),
     flags={Flag.SAMPLES: "samples"},
-    project=project,
-    min_agents=1,
     script=SCRIPT,
 )
