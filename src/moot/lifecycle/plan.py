@@ -285,6 +285,14 @@ def make_models(agents: list[Agent], *, prepare: bool = True) -> None:
     before anything more is written. `prepare`: start each one's warm-up (a run)."""
     for agent in agents:
         agent.model = create_model(agent.spec, agent.config.settings(), prepare=prepare)
+        role = agent.alias.rpartition("_")[0]
+        if agent.model.capabilities.inline and role != "agent":
+            # seed 004: a judge needs a fresh context, which the user's coding agent is not
+            raise ConfigError(
+                f"{agent.spec} is an inline agent (your coding agent, answering through "
+                f"delegation files) and cannot be a {role} ({agent.label}): a {role} must "
+                "judge with a fresh context; give that role a model or CLI agent instead"
+            )
 
 
 def check_task_fits(task: str, agents: list[Agent]) -> None:
