@@ -56,6 +56,7 @@ class _Commands(click.Group):
         "batch": "moot.cli.batch:batch",
         "bench": "moot.cli.batch:bench",
         "mcp": "moot.cli.mcp:mcp",
+        "init": "moot.cli.init:init",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
