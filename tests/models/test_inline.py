@@ -15,6 +15,9 @@ from moot.models.inline import MAX_RESPONSE_BYTES
 from moot.models.scripted import register_script
 from moot.types import Request
 from tests.cli.test_cli import moot
+from tests.code.test_code_tasks import TASK as CODE_TASK
+from tests.code.test_code_tasks import agents_file, git_env, repo  # noqa: F401 (fixtures)
+from tests.code.test_code_tasks import config as code_config
 from tests.scripts import events
 
 TASK = "What is 6 times 7?"
@@ -161,10 +164,11 @@ def test_a_structured_ask_asks_for_its_own_schema(tmp_path: Path) -> None:
         (
             '[court]\njudges = [{model = "scripted:@steady"}, {model = "inline:claude"}, '
             '{model = "scripted:@steady"}]\n',
-            "judge",
+            "a judge",
         ),
-        ('[council]\nchairman = {model = "inline:claude"}\n', "chairman"),
-        ('[tournament]\narbiter = {model = "inline:"}\n', "arbiter"),
+        ('[council]\nchairman = {model = "inline:claude"}\n', "a chairman"),
+        ('[tournament]\narbiter = {model = "inline:"}\n', "an arbiter"),
+        ('[arena]\n[[agents]]\nmodel = "inline:claude"\n', "an agent of the arena protocol"),
     ],
 )
 def test_an_inline_judge_is_refused(
@@ -177,7 +181,39 @@ def test_an_inline_judge_is_refused(
     )
     code, out, err = moot(capsys, "run", TASK, "--config", str(config))
     assert code == 1, out + err
-    assert "inline agent" in err and f"cannot be a {role}" in err
+    assert "inline agent" in err and f"cannot be {role}" in err
     assert not list(isolated.glob("sessions/*"))
     code, out, err = moot(capsys, "validate", str(config))
-    assert code == 1 and f"cannot be a {role}" in out + err
+    assert code == 1 and f"cannot be {role}" in out + err
+
+
+def test_a_code_task_delegation_names_the_worktree(
+    repo: Path,  # noqa: F811 (the fixture imported above)
+    agents_file: Path,  # noqa: F811
+    isolated: Path,
+) -> None:
+    from moot import api
+    from tests.scripts import no_sleep
+
+    run = api.start(
+        CODE_TASK,
+        code_config(["inline:claude", f"scripted:{agents_file}#good"], repo, pick={"by": "none"}),
+        sleep=no_sleep,
+    )
+    assert run.exit_code == 3, run.message
+    delegation = _delegation(run.folder)
+    worktree = Path(delegation["worktree"])
+    assert worktree.parent == run.folder / "worktrees" and (worktree / "calc.py").exists()
+    assert (
+        str(worktree)
+        in Path(delegation["response_path"].replace(".response.json", ".md")).read_text()
+    )
+
+    # the user's coding agent edits the worktree, answers, and resumes
+    (worktree / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    Path(delegation["response_path"]).write_text(json.dumps({"text": "add() returns the sum"}))
+    done = api.resume(run.session_id, sleep=no_sleep)
+    assert done.exit_code == 2, done.message  # two changes, nobody picks (by = none)
+    code = done.result.details["code"]
+    assert code[worktree.name]["status"] == "completed" and code[worktree.name]["files"] == 1
+    assert code[worktree.name]["checks"][0]["exit_code"] == 0

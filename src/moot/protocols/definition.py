@@ -138,6 +138,9 @@ class ProtocolDefinition(Generic[OptionsT]):
     # Whether it runs code tasks (`--repo`, `[code]`): its agents' turns go through
     # protocols/codework.py when `Session.code_task`. Others refuse a code task.
     code_tasks: bool = False
+    # Whether its agents also judge each other's work (a rotating judge): an inline agent
+    # (models/inline.py), which keeps its context, cannot be one of them.
+    agents_judge: bool = False
 
     # Hooks.
     # Defaults for the shared sections (`limits`, `engine`) that a config leaves unset.

@@ -21,6 +21,7 @@ PROTOCOL = ProtocolDefinition(
     flags={Flag.ROUNDS: "max_rounds", Flag.VERIFY: "verify_commands"},
     project=project,
     code_tasks=True,
+    agents_judge=True,  # the rotating judge is one of the agents
     min_agents=2,  # one agent has nobody to deliberate with
     script=SCRIPT,
     phase_titles={
