@@ -71,6 +71,7 @@ def test_an_inline_ask_pauses_then_resume_reads_the_response(
     asks = [e for e in events(folder) if e["kind"] == "ask"]
     assert [e["data"]["completion"]["text"] for e in asks] == ["6 x 7 = 42\nAnswer: 42"]
     assert sum(calls.values()) == 1
+    pause = out + err
 
     Path(delegation["response_path"]).write_text(json.dumps({"text": "Answer: 42"}))
     code, out, err = moot(capsys, "resume", folder.name)
@@ -81,6 +82,9 @@ def test_an_inline_ask_pauses_then_resume_reads_the_response(
     assert inline["completion"]["text"] == "Answer: 42"
     assert inline["completion"]["cost"] == 0.0
     assert inline["completion"]["model"] == "inline:claude"
+    code, out, _ = moot(capsys, "replay", folder.name)
+    assert code == 0 and "byte for byte" in out
+    assert "waiting for your coding agent: 1 delegation" in pause
 
 
 def test_a_missing_response_pauses_again(
@@ -92,6 +96,23 @@ def test_a_missing_response_pauses_again(
     assert code == 3
     name = Path(_delegation(folder)["response_path"]).name.replace(".response.json", ".md")
     assert "1 delegation to answer" in out + err and name in out + err
+    assert sum(calls.values()) == 1
+
+
+def test_every_delegation_of_a_phase_is_named(
+    capsys: pytest.CaptureFixture[str], isolated: Path, calls: Counter[str]
+) -> None:
+    code, out, err = _run(capsys, "-m", "inline:cursor")
+    assert code == 3
+    folder = _session(isolated)
+    waiting = sorted((folder / "delegations").glob("*.md"))
+    assert len(waiting) == 2 and "2 delegations to answer" in out + err
+    assert all(str(p) in out + err for p in waiting)
+    first = json.loads(waiting[0].with_suffix(".json").read_text())
+    Path(first["response_path"]).write_text(json.dumps({"text": "Answer: 42"}))
+    code, out, err = moot(capsys, "resume", folder.name)
+    assert code == 3 and "1 delegation to answer" in out + err
+    assert str(waiting[1]) in out + err and str(waiting[0]) not in out + err
     assert sum(calls.values()) == 1
 
 
@@ -124,6 +145,13 @@ def test_a_malformed_response_is_that_asks_failure(
     assert problem in failed["failure"]["message"]
     asks = [e for e in events(folder) if e["kind"] == "ask"]
     assert asks[0]["data"]["completion"]["text"] == "6 x 7 = 42\nAnswer: 42"  # kept
+    assert sum(calls.values()) == 1
+    assert f"moot resume {folder.name} --retry-failed" in failed["failure"]["message"]
+
+    # fixed, the response is read again; the scripted agent is still asked nothing more
+    answer.write_text(json.dumps({"text": "Answer: 42"}))
+    code, out, err = moot(capsys, "resume", folder.name, "--retry-failed")
+    assert code == 0 and "consensus" in out, out + err
     assert sum(calls.values()) == 1
 
 

@@ -160,10 +160,13 @@ class InlineModel:
 
     def _read(self, answer: Path, request: Request) -> Completion:
         """The response file as this ask's reply, or its failure naming the file."""
+        again = f"moot resume {answer.parents[1].name} --retry-failed"
 
         def bad(why: str) -> Completion:
             return Completion.error(
-                FailureKind.BAD_RESPONSE, f"the inline response {answer} {why}", model=self.spec
+                FailureKind.BAD_RESPONSE,
+                f"the inline response {answer} {why} (once it is fixed, `{again}` reads it again)",
+                model=self.spec,
             )
 
         size = answer.stat().st_size
