@@ -192,15 +192,23 @@ def test_a_structured_ask_asks_for_its_own_schema(tmp_path: Path) -> None:
         (
             '[court]\njudges = [{model = "scripted:@steady"}, {model = "inline:claude"}, '
             '{model = "scripted:@steady"}]\n',
-            "a judge",
+            "a judge of the court protocol",
         ),
-        ('[council]\nchairman = {model = "inline:claude"}\n', "a chairman"),
-        ('[tournament]\narbiter = {model = "inline:"}\n', "an arbiter"),
+        ('[council]\nchairman = {model = "inline:claude"}\n', "a chairman of the council protocol"),
+        ('[tournament]\narbiter = {model = "inline:"}\n', "an arbiter of the tournament protocol"),
         ('[arena]\n[[agents]]\nmodel = "inline:claude"\n', "an agent of the arena protocol"),
+        # no arbiter: an agent that sits out a match arbitrates it
+        (
+            '[tournament]\n[[agents]]\nmodel = "inline:claude"\n',
+            "an agent of the tournament protocol",
+        ),
+        ('[council]\n[[agents]]\nmodel = "inline:claude"\n', "an agent of the council protocol"),
+        # no judge in [refine.roles]: the agents take turns as judges
+        ('[refine]\n[[agents]]\nmodel = "inline:claude"\n', "an agent of the refine protocol"),
     ],
 )
 def test_an_inline_judge_is_refused(
-    capsys: pytest.CaptureFixture[str], isolated: Path, section: str, role: str
+    capsys: pytest.CaptureFixture[str], isolated: Path, calls: Counter[str], section: str, role: str
 ) -> None:
     protocol = section[1 : section.index("]")]
     config = isolated.parent / "judged.toml"
@@ -245,3 +253,28 @@ def test_a_code_task_delegation_names_the_worktree(
     code = done.result.details["code"]
     assert code[worktree.name]["status"] == "completed" and code[worktree.name]["files"] == 1
     assert code[worktree.name]["checks"][0]["exit_code"] == 0
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        '[court]\njudges = [{model = "scripted:@steady"}, {model = "scripted:@steady"}, '
+        '{model = "scripted:@steady"}]\n',
+        '[tournament]\narbiter = {model = "scripted:@steady"}\n',
+        '[refine.roles]\njudge = {model = "scripted:@steady"}\n',
+        "[vote]\n",
+    ],
+)
+def test_an_inline_agent_that_judges_nobody_is_accepted(
+    capsys: pytest.CaptureFixture[str], isolated: Path, calls: Counter[str], section: str
+) -> None:
+    protocol = section[1 : section.index("]")].split(".")[0]
+    config = isolated.parent / "fine.toml"
+    config.write_text(
+        f'protocol = "{protocol}"\n'
+        + '[[agents]]\nmodel = "scripted:@steady"\n' * 2
+        + '[[agents]]\nmodel = "inline:claude"\n'
+        + section
+    )
+    code, out, err = moot(capsys, "validate", str(config))
+    assert code == 0, out + err

@@ -268,7 +268,7 @@ def start_problems(plan: Plan, task: str | None = None) -> list[str]:
     agents = participants(plan, plan.config.seed or 0)
     for agent in agents:
         try:
-            make_models([agent], prepare=False, judging=plan.record)
+            make_models([agent], prepare=False, plan=plan)
         except ConfigError as exc:
             if str(exc) not in problems:  # a court's default judges are its agents again
                 problems.append(str(exc))
@@ -280,38 +280,27 @@ def start_problems(plan: Plan, task: str | None = None) -> list[str]:
     return problems
 
 
-def make_models(
-    agents: list[Agent], *, prepare: bool = True, judging: ProtocolDefinition[Any] | None = None
-) -> None:
+def make_models(agents: list[Agent], *, prepare: bool = True, plan: Plan | None = None) -> None:
     """Make each participant's model from its spec and settings: ConfigError for a bad one,
-    before anything more is written. `prepare`: start each one's warm-up (a run). `judging`:
-    the protocol, whose agents may judge each other (then none may be inline)."""
+    before anything more is written. `prepare`: start each one's warm-up (a run). `plan`: the
+    run's, whose roles say which participants judge (none of them may be an inline agent)."""
+    judging = (
+        {r.prefix for r in plan.record.participants(plan.config, plan.options) if r.judges}
+        if plan is not None
+        else set()
+    )
     for agent in agents:
         agent.model = create_model(agent.spec, agent.config.settings(), prepare=prepare)
-        if agent.model.capabilities.inline:
-            _refuse_inline_judge(agent, judging)
-
-
-def _refuse_inline_judge(agent: Agent, record: ProtocolDefinition[Any] | None) -> None:
-    """Seed 004: a judge needs a fresh context, which the user's coding agent (an inline agent,
-    answering through delegation files) is not. Every role but the agents judges."""
-    role = agent.alias.rpartition("_")[0]
-    a = "an" if role[:1] in "aeiou" else "a"
-    why = (
-        f"cannot be {a} {role} ({agent.label}): {a} {role} must judge with a fresh context"
-        if role != "agent"
-        else (
-            f"cannot be an agent of the {record.name} protocol: its agents also judge each "
-            "other's work (a rotating judge), which needs a fresh context"
-            if record is not None and record.agents_judge
-            else None
-        )
-    )
-    if why is not None:
-        raise ConfigError(
-            f"{agent.spec} is an inline agent (your coding agent, answering through delegation "
-            f"files) and {why}; give that role a model or a CLI agent instead"
-        )
+        role = agent.alias.rpartition("_")[0]
+        if agent.model.capabilities.inline and role in judging and plan is not None:
+            # seed 004: fresh context per judge, which the user's coding agent does not have
+            a = "an" if role[:1] in "aeiou" else "a"
+            raise ConfigError(
+                f"{agent.spec} is an inline agent (your coding agent, answering through "
+                f"delegation files) and cannot be {a} {role} of the {plan.record.name} "
+                f"protocol ({agent.label}): its {role}s judge others' work, which needs a fresh "
+                "context; give that role a model or a CLI agent instead"
+            )
 
 
 def check_task_fits(task: str, agents: list[Agent]) -> None:

@@ -42,11 +42,14 @@ OptionsT = TypeVar("OptionsT", bound=Section)
 @dataclass(frozen=True)
 class Role:
     """A group of participants: their alias prefix (`agent` -> agent_a...), the salt of their
-    seeded alias shuffle, and their configs in the order given."""
+    seeded alias shuffle, their configs in the order given, and whether they judge others'
+    work (a verdict, a ranking, a pick): a judge needs a fresh context, so no inline agent
+    (the user's coding agent, models/inline.py) may be one."""
 
     prefix: str
     salt: str
     members: Sequence[AgentConfig]
+    judges: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,9 +141,6 @@ class ProtocolDefinition(Generic[OptionsT]):
     # Whether it runs code tasks (`--repo`, `[code]`): its agents' turns go through
     # protocols/codework.py when `Session.code_task`. Others refuse a code task.
     code_tasks: bool = False
-    # Whether its agents also judge each other's work (a rotating judge): an inline agent
-    # (models/inline.py), which keeps its context, cannot be one of them.
-    agents_judge: bool = False
 
     # Hooks.
     # Defaults for the shared sections (`limits`, `engine`) that a config leaves unset.

@@ -3,13 +3,19 @@ consensus or the rounds run out."""
 
 from __future__ import annotations
 
+from moot.config import RunConfig
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
-from moot.protocols.definition import Flag, ProtocolDefinition
+from moot.protocols.definition import Flag, ProtocolDefinition, Role
 
 __all__ = ["PROTOCOL", "ArenaOptions"]
+
+
+def _participants(config: RunConfig, options: ArenaOptions) -> list[Role]:
+    """The agents, who also judge: each round's verifier is one of them (rotating)."""
+    return [Role("agent", "aliases", config.agents, judges=True)]
 
 
 PROTOCOL = ProtocolDefinition(
@@ -21,7 +27,7 @@ PROTOCOL = ProtocolDefinition(
     flags={Flag.ROUNDS: "max_rounds", Flag.VERIFY: "verify_commands"},
     project=project,
     code_tasks=True,
-    agents_judge=True,  # the rotating judge is one of the agents
+    participants=_participants,
     min_agents=2,  # one agent has nobody to deliberate with
     script=SCRIPT,
     phase_titles={

@@ -17,10 +17,11 @@ __all__ = ["PROTOCOL", "CouncilOptions"]
 
 
 def _participants(config: RunConfig, options: CouncilOptions) -> list[Role]:
-    """The agents, then the chairman when the [council] section names one."""
-    roles = [Role("agent", "aliases", config.agents)]
+    """The agents, then the chairman when the [council] section names one. All of them judge:
+    the agents rank each other's answers, the chairman weighs them."""
+    roles = [Role("agent", "aliases", config.agents, judges=True)]
     if options.chairman is not None:
-        roles.append(Role("chairman", "chairmen", [options.chairman]))
+        roles.append(Role("chairman", "chairmen", [options.chairman], judges=True))
     return roles
 
 
