@@ -520,6 +520,8 @@ class Spec:
 def parse_spec(text: str) -> Spec:
     """`provider:name`, where name may itself hold colons (`openai-compat:http://h/v1#m`)."""
     provider, sep, name = text.strip().partition(":")
+    if sep and not name and provider.lower() == "inline":
+        return Spec(provider="inline", name="")  # `inline:`, an inline agent with no label
     if not sep or not provider or not name:
         raise ConfigError(
             f"model spec {text!r} is not of the form PROVIDER:MODEL (for example local:smollm2); "

@@ -61,6 +61,7 @@ class _Commands(click.Group):
         "serve": "moot.cli.serve:serve",
         "stats": "moot.cli.stats:stats",
         "ask": "moot.cli.ask:ask",
+        "init": "moot.cli.init:init",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

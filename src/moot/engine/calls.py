@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent
 from moot.engine.retry import Transient, retried
-from moot.errors import CacheError
+from moot.errors import CacheError, Stopped
 from moot.models.base import CALL_CONTEXT, CallContext
 from moot.types import Completion, Event, EventKind, FailureKind, Request
 
@@ -71,6 +71,7 @@ class ModelCalls:
         warn: Callable[[str], None],
         events: Sequence[Event],
         cwd: Callable[[str, str], tuple[str | None, bool]],
+        folder: str | None = None,
     ) -> None:
         self.cache = cache  # None: every ask calls its model (or the cache failed: off)
         self._engine = engine
@@ -80,6 +81,7 @@ class ModelCalls:
         self._record = record
         self._warn = warn
         self._cwd = cwd
+        self._folder = folder  # the session folder, for a provider that writes there
         self._checkpoints: dict[str, list[dict[str, Any]]] = {}  # per agent, for providers
         for event in events:
             if event.kind == "checkpoint":
@@ -137,7 +139,9 @@ class ModelCalls:
             recorded.append({**data, "step": step})
 
         cwd, read_only = self._cwd(alias, step)
-        return CallContext(step, alias, tuple(recorded), checkpoint, self._warn, cwd, read_only)
+        return CallContext(
+            step, alias, tuple(recorded), checkpoint, self._warn, cwd, read_only, self._folder
+        )
 
     def _pool(self, agent: Agent) -> asyncio.Semaphore:
         assert agent.model is not None
@@ -187,6 +191,8 @@ class ModelCalls:
                 token = CALL_CONTEXT.set(self._context(agent.alias, step))
                 try:
                     completion = await asyncio.wait_for(model.complete(sent), guard)
+                except Stopped:  # the run waits (an inline agent's delegation): not a failure
+                    raise
                 except TimeoutError:
                     completion = Completion.error(
                         FailureKind.TIMEOUT, f"no answer within {guard:g}s", model=agent.spec

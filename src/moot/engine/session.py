@@ -149,6 +149,7 @@ class Session(CodeTask, FolderCopies):
             warn=self.warn,
             events=journal.events,
             cwd=self._call_cwd,
+            folder=str(folder.path),
         )
         self._effects = CodeEffects(
             code, once=self._once, signal=self.signal, sandbox=folder.path / "sandbox"
@@ -474,8 +475,9 @@ class Session(CodeTask, FolderCopies):
         return self.code is not None
 
     def edits_in_place(self, alias: str) -> bool:
-        """A CLI coding agent edits its worktree itself; other models answer with a diff."""
-        return parse_spec(self.agent(alias).spec).provider == "cli"
+        """A CLI coding agent (or an inline one, the user's) edits its worktree itself; other
+        models answer with a diff."""
+        return parse_spec(self.agent(alias).spec).provider in ("cli", "inline")
 
     async def effect(self, step: str, what: str, compute: Callable[[], Awaitable[Any]]) -> Any:
         """Run an effect of the composition above the protocols once (the feature pipeline's

@@ -298,7 +298,7 @@ def start_problems(plan: Plan, task: str | None = None) -> list[str]:
     agents = participants(plan, plan.config.seed or 0)
     for agent in agents:
         try:
-            make_models([agent], prepare=False)
+            make_models([agent], prepare=False, plan=plan)
         except ConfigError as exc:
             if str(exc) not in problems:  # a court's default judges are its agents again
                 problems.append(str(exc))
@@ -310,11 +310,27 @@ def start_problems(plan: Plan, task: str | None = None) -> list[str]:
     return problems
 
 
-def make_models(agents: list[Agent], *, prepare: bool = True) -> None:
+def make_models(agents: list[Agent], *, prepare: bool = True, plan: Plan | None = None) -> None:
     """Make each participant's model from its spec and settings: ConfigError for a bad one,
-    before anything more is written. `prepare`: start each one's warm-up (a run)."""
+    before anything more is written. `prepare`: start each one's warm-up (a run). `plan`: the
+    run's, whose roles say which participants judge (none of them may be an inline agent)."""
+    judging = (
+        {r.prefix for r in plan.record.participants(plan.config, plan.options) if r.judges}
+        if plan is not None
+        else set()
+    )
     for agent in agents:
         agent.model = create_model(agent.spec, agent.config.settings(), prepare=prepare)
+        role = agent.alias.rpartition("_")[0]
+        if agent.model.capabilities.inline and role in judging and plan is not None:
+            # seed 004: fresh context per judge, which the user's coding agent does not have
+            a = "an" if role[:1] in "aeiou" else "a"
+            raise ConfigError(
+                f"{agent.spec} is an inline agent (your coding agent, answering through "
+                f"delegation files) and cannot be {a} {role} of the {plan.record.name} "
+                f"protocol ({agent.label}): its {role}s judge others' work, which needs a fresh "
+                "context; give that role a model or a CLI agent instead"
+            )
 
 
 def check_task_fits(task: str, agents: list[Agent]) -> None:

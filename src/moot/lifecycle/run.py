@@ -179,7 +179,8 @@ def _open_new(
         root = record.sessions_root(options)
     seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)
     agents = participants(plan, seed)
-    plans.make_models(agents)  # what `moot validate` checks too (plan.start_problems)
+    # what `moot validate` checks too (plan.start_problems)
+    plans.make_models(agents, plan=plan)
     plans.check_task_fits(task, agents)
     cache = lifecycle.response_cache(plan.config)
     folder, journal = lifecycle.open_session(
@@ -222,7 +223,7 @@ def _open_old(
     config = plan.config
     if limits:
         config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
-    plans.make_models(agents)
+    plans.make_models(agents, plan=plan)
     cache = lifecycle.response_cache(config)
     if limits:
         journal.append(

@@ -56,6 +56,9 @@ class Capabilities:
     temperature: bool = True
     context_window: int = 128_000
     max_concurrency: int | None = None  # calls at once per connection key; None: no limit
+    # Answered by the user's coding agent through delegation files (models/inline.py): it keeps
+    # its context between asks, so no judging role may use it.
+    inline: bool = False
 
 
 @runtime_checkable
@@ -87,6 +90,7 @@ class CallContext:
     warn: Callable[[str], None]  # journaled once per session and message
     cwd: str | None = None  # a code task's worktree: where a coding agent works
     read_only: bool = False  # cwd is only a place to run in (a judge's sandbox): change nothing
+    folder: str | None = None  # the session folder (where an inline agent's delegations go)
 
     def for_step(self) -> list[dict[str, Any]]:
         return [item for item in self.recorded if item.get("step") == self.step]
@@ -429,6 +433,14 @@ register_provider(
     "CliModel",
     example="cli:claude  cli:codex  cli:gemini  cli:cursor-agent  cli:qwen  cli:/path/tool",
     summary="a coding agent's CLI in print mode, or any command (args with {{PROMPT}})",
+)
+register_provider(
+    "inline",
+    "moot.models.inline",
+    "InlineModel.from_spec",
+    example="inline:  or  inline:claude  (the name is a label)",
+    summary="your coding agent answers through delegation files; moot pauses until it has",
+    free=True,
 )
 register_provider(
     "cursor",

@@ -51,11 +51,14 @@ OptionsT = TypeVar("OptionsT", bound=Section)
 @dataclass(frozen=True)
 class Role:
     """A group of participants: their alias prefix (`agent` -> agent_a...), the salt of their
-    seeded alias shuffle, and their configs in the order given."""
+    seeded alias shuffle, their configs in the order given, and whether they judge others'
+    work (a verdict, a ranking, a pick): a judge needs a fresh context, so no inline agent
+    (the user's coding agent, models/inline.py) may be one."""
 
     prefix: str
     salt: str
     members: Sequence[AgentConfig]
+    judges: bool = False
 
 
 @dataclass(frozen=True)

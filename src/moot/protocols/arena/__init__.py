@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from moot.config import RunConfig
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
@@ -16,6 +17,7 @@ from moot.protocols.definition import (
     Participants,
     Presentation,
     ProtocolDefinition,
+    Role,
 )
 from moot.protocols.synthesis import latest_replies
 from moot.types import Event
@@ -34,12 +36,18 @@ def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
     return out + [f"Critique by {x}" for x in latest_replies(events, "evaluate")]
 
 
+def _participants(config: RunConfig, options: ArenaOptions) -> list[Role]:
+    """The agents, who also judge: each round's verifier is one of them (rotating)."""
+    return [Role("agent", "aliases", config.agents, judges=True)]
+
+
 PROTOCOL = ProtocolDefinition(
     name="arena",
     summary="solve, critique, revise and verify until a judge finds consensus",
     options=ArenaOptions,
     conduct=Conduct(run, describe_round, project),
-    participants=Participants(min_agents=2),  # one agent has nobody to deliberate with
+    # one agent has nobody to deliberate with
+    participants=Participants(_participants, min_agents=2),
     flags={Flag.ROUNDS: "max_rounds", Flag.VERIFY: "verify_commands"},
     code_tasks=True,
     script=SCRIPT,

@@ -23,11 +23,12 @@ __all__ = ["PROTOCOL", "CouncilOptions"]
 
 
 def _participants(config: RunConfig, options: CouncilOptions) -> list[Role]:
-    """The agents, then the chairman when the [council] or [synthesis] section names one."""
-    roles = [Role("agent", "aliases", config.agents)]
+    """The agents, then the chairman when the [council] or [synthesis] section names one. All of
+    them judge: the agents rank each other's answers, the chairman weighs them."""
+    roles = [Role("agent", "aliases", config.agents, judges=True)]
     chairman = options.chairman or (config.synthesis.chairman if config.synthesis else None)
     if chairman is not None:
-        roles.append(Role("chairman", "chairmen", [chairman]))
+        roles.append(Role("chairman", "chairmen", [chairman], judges=True))
     return roles
 
 

@@ -33,7 +33,7 @@ def _participants(config: RunConfig, options: CourtOptions) -> list[Role]:
     """The agents, then the judge panel; each as the court calls it (seed temperatures)."""
     agents = [options.participant(a, judge=False) for a in config.agents]
     judges = [options.participant(j, judge=True) for j in options.judge_configs(config.agents)]
-    return [Role("agent", "aliases", agents), Role("judge", "judges", judges)]
+    return [Role("agent", "aliases", agents), Role("judge", "judges", judges, judges=True)]
 
 
 def _adjust(config: RunConfig, options: CourtOptions) -> RunConfig:

@@ -42,7 +42,7 @@ def participants(config: RunConfig, options: PickOptions) -> list[Role]:
     roles = [Role("agent", "aliases", config.agents)]
     if options.by == "judge":
         judge = AgentConfig(model=options.judge) if options.judge else config.agents[0]
-        roles.append(Role("judge", "judges", [judge]))
+        roles.append(Role("judge", "judges", [judge], judges=True))
     return roles
 
 

@@ -23,11 +23,12 @@ __all__ = ["PROTOCOL", "RefineOptions"]
 
 
 def _participants(config: RunConfig, options: RefineOptions) -> list[Role]:
-    """The agents, then a participant per role set in `[refine.roles]`."""
-    roles = [Role("agent", "aliases", config.agents)]
+    """The agents, then a participant per role set in `[refine.roles]`. Without a judge set
+    there, the agents take turns as judges (cast.py)."""
+    roles = [Role("agent", "aliases", config.agents, judges=options.roles.judge is None)]
     for prefix, member in options.roles.by_prefix():
         if member is not None:
-            roles.append(Role(prefix, f"{prefix}s", [member]))
+            roles.append(Role(prefix, f"{prefix}s", [member], judges=prefix == "judge"))
     return roles
 
 

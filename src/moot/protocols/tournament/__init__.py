@@ -25,12 +25,14 @@ __all__ = ["PROTOCOL", "TournamentOptions"]
 def _participants(config: RunConfig, options: TournamentOptions) -> list[Role]:
     """The contestants; the arbiter when one is configured (with two contestants and none
     configured, a separate arbiter on the first agent's model, since no agent sits out a
-    match); the backups."""
-    roles = [Role("agent", "aliases", config.agents)]
+    match); the backups. With no arbiter configured and more than two contestants, an agent
+    that sits out a match arbitrates it: the agents judge too."""
+    agents_judge = options.arbiter is None and len(config.agents) > 2
+    roles = [Role("agent", "aliases", config.agents, judges=agents_judge)]
     if options.arbiter is not None:
-        roles.append(Role("arbiter", "arbiters", [options.arbiter]))
+        roles.append(Role("arbiter", "arbiters", [options.arbiter], judges=True))
     elif len(config.agents) == 2:
-        roles.append(Role("arbiter", "arbiters", [config.agents[0]]))
+        roles.append(Role("arbiter", "arbiters", [config.agents[0]], judges=True))
     if options.backups:
         roles.append(Role("backup", "backups", options.backups))
     return roles
