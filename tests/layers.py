@@ -61,6 +61,7 @@ FLOORS: dict[str, int] = {
     "moot.text": 5,  # wording shared by every face; terminal-safe text
     "moot.types": 4,  # the data every layer shares
     "moot.errors": 3,  # the exception tree: imports nothing of moot
+    "moot.plugins": 3,  # entry-point plugins: found and told their kind, importing nothing of moot
     "moot.version": 3,
     "moot.lazy": 3,
     "moot.files": 3,  # atomic file writes

@@ -7,7 +7,7 @@ One module per command group, each imported only when one of its commands is ask
 listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, show, export,
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
 cache.py, batch.py (batch, bench), pipeline.py (plan, execute, lessons), home.py
-(move-sessions), mcp.py (the MCP server); what they share is in
+(move-sessions), mcp.py (the MCP server), plugins.py; what they share is in
 common.py, what a run prints at its end in outcome.py.
 """
 
@@ -56,6 +56,7 @@ class _Commands(click.Group):
         "batch": "moot.cli.batch:batch",
         "bench": "moot.cli.batch:bench",
         "mcp": "moot.cli.mcp:mcp",
+        "plugins": "moot.cli.plugins:plugins",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

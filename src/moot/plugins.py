@@ -1,0 +1,230 @@
+"""Plugins: providers, protocols, QA gates and judges that installed packages offer through the
+`moot.plugins` entry-point group.
+
+    [project.entry-points."moot.plugins"]
+    echo = "moot_echo:PROVIDER"     # a moot.models.base.ProviderInfo
+    echoes = "moot_echo:PROTOCOL"   # a moot.protocols.definition.ProtocolDefinition
+    licence = "moot_echo:GATE"      # a moot.plugins.GatePlugin
+    strict = "moot_echo:JUDGE"      # a moot.plugins.JudgePlugin
+
+The object an entry point names says its kind by its type (the class attribute `plugin_kind`),
+and its `name` is the entry point's. This module finds and imports them once per process, on
+first need (never for `moot --help`); the layer that owns a kind takes the plugins of that kind
+(models: providers and judges; the protocol registry: protocols; the pipeline: gates) and may
+refuse one (`skip`: a name moot already has, an object of the wrong class). A plugin that
+cannot be imported, is of no kind, or is refused is skipped with one warning on the `moot`
+logger; moot's own providers and protocols keep working.
+
+The older groups are read too: `moot.protocols` (a ProtocolDefinition) and `moot.gates` (a bare
+callable `(worktree, patch) -> (passed, output)`, taken as a GatePlugin of that name).
+
+This module sits on a low floor and imports nothing of moot: the kinds' classes live with
+their owners and are recognised by `plugin_kind`, checked against the `Offered` protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+__all__ = [
+    "GROUP",
+    "KINDS",
+    "LEGACY",
+    "GatePlugin",
+    "JudgePlugin",
+    "Offered",
+    "Plugin",
+    "forget",
+    "found",
+    "of_kind",
+    "skip",
+]
+
+GROUP = "moot.plugins"
+# The groups moot read before `moot.plugins`, each named after the one kind it offers
+# (`moot.protocols`, `moot.gates`): group -> kind.
+LEGACY: dict[str, str] = {f"moot.{kind}s": kind for kind in ("protocol", "gate")}
+KINDS = ("provider", "protocol", "gate", "judge")
+# What a plugin of each kind is, for the messages that say what was expected.
+CLASSES: dict[str, str] = {
+    "provider": "moot.models.base.ProviderInfo",
+    "protocol": "moot.protocols.definition.ProtocolDefinition",
+    "gate": "moot.plugins.GatePlugin",
+    "judge": "moot.plugins.JudgePlugin",
+}
+
+_log = logging.getLogger("moot")
+
+
+@runtime_checkable
+class Offered(Protocol):
+    """What an entry point of `moot.plugins` names: an object whose class says its kind."""
+
+    plugin_kind: ClassVar[str]
+
+    @property
+    def name(self) -> str: ...
+
+
+Check = Callable[[Path, str], tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class GatePlugin:
+    """A QA gate of the feature pipeline (`moot execute`): `check(worktree, patch)` answers
+    (passed, output) for one task's change; it runs after the tests, before the secret scan,
+    and its verdict is journaled (a resume does not run it again)."""
+
+    plugin_kind: ClassVar[str] = "gate"
+    name: str
+    check: Check
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class JudgePlugin:
+    """A provider of judge models: `NAME:MODEL` specs for the judge seats of a config
+    (court.judges, pick.judge, ...), listed by `moot models` as a judge. Its factory at
+    `module.attribute` is called as any provider's, `(Spec, ModelSettings) -> Model`, and is
+    imported only when one of its models is made."""
+
+    plugin_kind: ClassVar[str] = "judge"
+    name: str
+    module: str
+    attribute: str
+    summary: str = ""
+    example: str = ""
+
+
+@dataclass
+class Plugin:
+    """One entry point found: where it comes from, and what loading it gave."""
+
+    name: str
+    group: str
+    target: str  # `module:attribute`
+    distribution: str
+    version: str
+    kind: str = ""  # "" when it could not be told
+    value: Any = None  # the object it names, once loaded
+    problem: str = ""  # why it is skipped; "" when it loaded
+
+    @property
+    def loaded(self) -> bool:
+        return not self.problem
+
+    def describe(self) -> dict[str, Any]:
+        """Its row of `moot plugins --json`."""
+        return {
+            "name": self.name,
+            "kind": self.kind or None,
+            "group": self.group,
+            "target": self.target,
+            "distribution": self.distribution or None,
+            "version": self.version or None,
+            "loaded": self.loaded,
+            "problem": self.problem or None,
+        }
+
+
+_found: list[Plugin] | None = None
+
+
+def found() -> list[Plugin]:
+    """Every plugin of the installed packages, each imported and told its kind (once per
+    process: each failure is warned about once)."""
+    global _found
+    if _found is None:
+        plugins = _discover()
+        seen: dict[tuple[str, str], Plugin] = {}
+        for plugin in plugins:
+            _load(plugin)
+            if not plugin.loaded:
+                continue
+            other = seen.setdefault((plugin.kind, plugin.name), plugin)
+            if other is not plugin:
+                skip(
+                    plugin,
+                    f"{other.distribution or other.target} already offers the "
+                    f"{plugin.kind} {plugin.name!r}",
+                )
+        _found = plugins
+    return _found
+
+
+def of_kind(*kinds: str) -> list[Plugin]:
+    """The plugins of these kinds that loaded and were not refused, in the order found."""
+    return [p for p in found() if p.loaded and p.kind in kinds]
+
+
+def skip(plugin: Plugin, why: str) -> None:
+    """Refuse a plugin: it is no longer offered, and a warning says why (once)."""
+    if plugin.problem:
+        return
+    plugin.problem = why
+    source = f" from {plugin.distribution} {plugin.version}".rstrip() if plugin.distribution else ""
+    _log.warning(
+        "warning: the plugin %r (%s entry point %s%s) is skipped: %s",
+        plugin.name,
+        plugin.group,
+        plugin.target,
+        source,
+        why,
+    )
+
+
+def forget() -> None:
+    """Find the plugins again on next need (after installing one; tests)."""
+    global _found
+    _found = None
+
+
+def _discover() -> list[Plugin]:
+    from importlib.metadata import entry_points
+
+    plugins = []
+    for group in (GROUP, *LEGACY):
+        for entry in entry_points(group=group):
+            dist = getattr(entry, "dist", None)
+            plugins.append(
+                Plugin(
+                    entry.name,
+                    group,
+                    entry.value,
+                    str(dist.metadata["Name"] or "") if dist is not None else "",
+                    str(dist.version or "") if dist is not None else "",
+                    value=entry,
+                )
+            )
+    return plugins
+
+
+def _load(plugin: Plugin) -> None:
+    entry, plugin.value = plugin.value, None
+    try:
+        value = entry.load()
+    except Exception as exc:  # a plugin's own failure: skipped, never moot's crash
+        plugin.kind = LEGACY.get(plugin.group, "")
+        skip(plugin, f"cannot be loaded: {type(exc).__name__}: {exc}")
+        return
+    expected = LEGACY.get(plugin.group)
+    if expected == "gate" and callable(value) and not isinstance(value, Offered):
+        value = GatePlugin(plugin.name, value)  # the old form: a bare callable
+    kind = value.plugin_kind if isinstance(value, Offered) else None
+    if kind not in KINDS:
+        plugin.kind = expected or ""
+        wanted = CLASSES[expected] if expected else ", ".join(CLASSES.values())
+        skip(plugin, f"is a {type(value).__name__}, not a plugin (one of: {wanted})")
+        return
+    assert isinstance(value, Offered) and kind is not None
+    plugin.kind, plugin.value = kind, value
+    if expected is not None and kind != expected:
+        skip(plugin, f"is a {kind}; the {plugin.group} group offers a {expected}")
+    elif value.name != plugin.name:
+        skip(plugin, f"its {kind} is named {value.name!r}, its entry point {plugin.name!r}")
+    elif isinstance(value, GatePlugin) and not callable(value.check):
+        skip(plugin, "its check is not callable: (worktree, patch) -> (passed, output)")
