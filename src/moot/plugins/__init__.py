@@ -1,5 +1,6 @@
-"""Plugins: providers, protocols, QA gates and judges that installed packages offer through the
-`moot.plugins` entry-point group.
+"""Plugins: what installed packages offer moot through the `moot.plugins` entry points.
+
+Providers, protocols, QA gates and judges:
 
     [project.entry-points."moot.plugins"]
     echo = "moot_echo:PROVIDER"     # a moot.models.base.ProviderInfo
@@ -8,7 +9,7 @@
     strict = "moot_echo:JUDGE"      # a moot.plugins.JudgePlugin
 
 The object an entry point names says its kind by its type (the class attribute `plugin_kind`),
-and its `name` is the entry point's. This module finds and imports them once per process, on
+and its `name` is the entry point's. This package finds and imports them once per process, on
 first need (never for `moot --help`); the layer that owns a kind takes the plugins of that kind
 (models: providers and judges; the protocol registry: protocols; the pipeline: gates) and may
 refuse one (`skip`: a name moot already has, an object of the wrong class). A plugin that
@@ -18,19 +19,21 @@ logger; moot's own providers and protocols keep working.
 The older groups are read too: `moot.protocols` (a ProtocolDefinition) and `moot.gates` (a bare
 callable `(worktree, patch) -> (passed, output)`, taken as a GatePlugin of that name).
 
-This module sits on a low floor and imports nothing of moot: the kinds' classes live with
-their owners and are recognised by `plugin_kind`, checked against the `Offered` protocol.
+This package sits on a low floor and imports nothing of moot outside it: the kinds' classes
+live with their owners and are recognised by `plugin_kind`, checked against the `Offered`
+protocol (kinds.py, with the two classes that are plugins' own: GatePlugin, JudgePlugin).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any
+
+from moot.plugins.kinds import CLASSES, KINDS, GatePlugin, JudgePlugin, Offered
 
 __all__ = [
+    "CLASSES",
     "GROUP",
     "KINDS",
     "LEGACY",
@@ -48,56 +51,7 @@ GROUP = "moot.plugins"
 # The groups moot read before `moot.plugins`, each named after the one kind it offers
 # (`moot.protocols`, `moot.gates`): group -> kind.
 LEGACY: dict[str, str] = {f"moot.{kind}s": kind for kind in ("protocol", "gate")}
-KINDS = ("provider", "protocol", "gate", "judge")
-# What a plugin of each kind is, for the messages that say what was expected.
-CLASSES: dict[str, str] = {
-    "provider": "moot.models.base.ProviderInfo",
-    "protocol": "moot.protocols.definition.ProtocolDefinition",
-    "gate": "moot.plugins.GatePlugin",
-    "judge": "moot.plugins.JudgePlugin",
-}
-
 _log = logging.getLogger("moot")
-
-
-@runtime_checkable
-class Offered(Protocol):
-    """What an entry point of `moot.plugins` names: an object whose class says its kind."""
-
-    plugin_kind: ClassVar[str]
-
-    @property
-    def name(self) -> str: ...
-
-
-Check = Callable[[Path, str], tuple[bool, str]]
-
-
-@dataclass(frozen=True)
-class GatePlugin:
-    """A QA gate of the feature pipeline (`moot execute`): `check(worktree, patch)` answers
-    (passed, output) for one task's change; it runs after the tests, before the secret scan,
-    and its verdict is journaled (a resume does not run it again)."""
-
-    plugin_kind: ClassVar[str] = "gate"
-    name: str
-    check: Check
-    summary: str = ""
-
-
-@dataclass(frozen=True)
-class JudgePlugin:
-    """A provider of judge models: `NAME:MODEL` specs for the judge seats of a config
-    (court.judges, pick.judge, ...), listed by `moot models` as a judge. Its factory at
-    `module.attribute` is called as any provider's, `(Spec, ModelSettings) -> Model`, and is
-    imported only when one of its models is made."""
-
-    plugin_kind: ClassVar[str] = "judge"
-    name: str
-    module: str
-    attribute: str
-    summary: str = ""
-    example: str = ""
 
 
 @dataclass
