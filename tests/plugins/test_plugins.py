@@ -273,3 +273,42 @@ def test_a_gate_plugin_and_a_judge_plugin_reach_the_pipeline_and_the_providers(
     judge = provider_info("strict")
     assert judge is not None and judge.summary == "judge: a judge that says 4"
     assert create_model("strict:any").connection_key() == "echo"
+
+
+def test_moot_help_imports_no_plugin(site: Path) -> None:
+    code = (
+        "import sys\n"
+        "from moot.cli import cli\n"
+        "try:\n"
+        "    cli.main(['--help'], prog_name='moot', standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('moot_echo', 'moot.plugins'))))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, str(site)])}
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "plugins" in ran.stdout  # the command is listed
+    assert ran.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_plugin_that_asks_for_the_providers_as_it_is_imported_loads(installed: Path) -> None:
+    """Its import finds the plugins loading: it sees moot's own providers, and no endless
+    reload."""
+    from moot.models.base import provider_info
+
+    (installed / "moot_echo" / "asks.py").write_text(
+        "from moot.models.base import providers\n"
+        "from moot_echo import PROVIDER\n"
+        "SEEN = [info.name for info in providers()]\n",
+        encoding="utf-8",
+    )
+    (installed / "moot_echo-0.3.1.dist-info" / "entry_points.txt").write_text(
+        "[moot.plugins]\necho = moot_echo.asks:PROVIDER\n", encoding="utf-8"
+    )
+    info = provider_info("echo")
+    assert info is not None and info.module == "moot_echo.model"
+    seen = sys.modules["moot_echo.asks"].SEEN
+    assert "openai" in seen and "echo" not in seen

@@ -27,10 +27,14 @@ protocol (kinds.py, with the two classes that are plugins' own: GatePlugin, Judg
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moot.plugins.kinds import CLASSES, KINDS, GatePlugin, JudgePlugin, Offered
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "CLASSES",
@@ -86,28 +90,42 @@ class Plugin:
 
 
 _found: list[Plugin] | None = None
+_lock = threading.RLock()  # reentrant: a plugin's import may itself ask for the providers
+_loading = False
 
 
 def found() -> list[Plugin]:
     """Every plugin of the installed packages, each imported and told its kind (once per
     process: each failure is warned about once)."""
-    global _found
-    if _found is None:
-        plugins = _discover()
-        seen: dict[tuple[str, str], Plugin] = {}
-        for plugin in plugins:
-            _load(plugin)
-            if not plugin.loaded:
-                continue
-            other = seen.setdefault((plugin.kind, plugin.name), plugin)
-            if other is not plugin:
-                skip(
-                    plugin,
-                    f"{other.distribution or other.target} already offers the "
-                    f"{plugin.kind} {plugin.name!r}",
-                )
-        _found = plugins
-    return _found
+    global _found, _loading
+    with _lock:  # batch sessions ask from worker threads: one load, one warning each
+        if _found is None:
+            if _loading:  # a plugin's import asks (for the providers): none are in yet
+                return []
+            _loading = True
+            try:
+                _found = _load_all()
+            finally:
+                _loading = False
+        return _found
+
+
+def _load_all() -> list[Plugin]:
+    plugins = []
+    seen: dict[tuple[str, str], Plugin] = {}
+    for plugin, entry in _discover():
+        plugins.append(plugin)
+        _load(plugin, entry)
+        if not plugin.loaded:
+            continue
+        other = seen.setdefault((plugin.kind, plugin.name), plugin)
+        if other is not plugin:
+            skip(
+                plugin,
+                f"{other.distribution or other.target} already offers the "
+                f"{plugin.kind} {plugin.name!r}",
+            )
+    return plugins
 
 
 def of_kind(*kinds: str) -> list[Plugin]:
@@ -137,28 +155,20 @@ def forget() -> None:
     _found = None
 
 
-def _discover() -> list[Plugin]:
+def _discover() -> list[tuple[Plugin, EntryPoint]]:
     from importlib.metadata import entry_points
 
     plugins = []
     for group in (GROUP, *LEGACY):
         for entry in entry_points(group=group):
             dist = getattr(entry, "dist", None)
-            plugins.append(
-                Plugin(
-                    entry.name,
-                    group,
-                    entry.value,
-                    str(dist.metadata["Name"] or "") if dist is not None else "",
-                    str(dist.version or "") if dist is not None else "",
-                    value=entry,
-                )
-            )
+            name = str(dist.metadata["Name"] or "") if dist is not None else ""
+            version = str(dist.version or "") if dist is not None else ""
+            plugins.append((Plugin(entry.name, group, entry.value, name, version), entry))
     return plugins
 
 
-def _load(plugin: Plugin) -> None:
-    entry, plugin.value = plugin.value, None
+def _load(plugin: Plugin, entry: EntryPoint) -> None:
     try:
         value = entry.load()
     except Exception as exc:  # a plugin's own failure: skipped, never moot's crash
