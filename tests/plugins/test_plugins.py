@@ -312,3 +312,23 @@ def test_a_plugin_that_asks_for_the_providers_as_it_is_imported_loads(installed:
     assert info is not None and info.module == "moot_echo.model"
     seen = sys.modules["moot_echo.asks"].SEEN
     assert "openai" in seen and "echo" not in seen
+
+
+def test_a_judge_plugin_takes_judge_seats_and_never_an_agents(site: Path, tmp_path: Path) -> None:
+    seats = (
+        'protocol = "court"\n'
+        '[[agents]]\nmodel = "AGENT"\n[[agents]]\nmodel = "echo:b"\n'
+        '[court]\njudges = [{model = "strict:x"}, {model = "strict:y"}, {model = "strict:z"}]\n'
+    )
+    judged = tmp_path / "judged.toml"
+    judged.write_text(seats.replace("AGENT", "echo:a"), encoding="utf-8")
+    seated = tmp_path / "seated.toml"
+    seated.write_text(seats.replace("AGENT", "strict:a"), encoding="utf-8")
+    ok = moot(site, "validate", str(judged))
+    assert ok.returncode == 0 and "valid (court, 2 agent(s), 3 judge(s))" in ok.stdout
+    refused = moot(site, "validate", str(seated))
+    assert refused.returncode == 1
+    assert (
+        "agents.0.model: 'strict:a' is a judge (the strict plugin): seat it as a judge "
+        "(court.judges, pick.judge), not as an agent" in refused.stdout
+    )

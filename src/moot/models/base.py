@@ -121,6 +121,7 @@ class ProviderInfo:
     # openai-compat:URL#MODEL does, or it has no address).
     default_url: str | None = None
     free: bool = False  # it runs on this machine: its tokens cost nothing
+    judge: bool = False  # a judge plugin's: its models take judge seats, never an agent's
 
     def installed(self) -> bool:
         try:
@@ -232,7 +233,12 @@ def _plugin_providers() -> None:
         if isinstance(info, plugins.JudgePlugin):
             summary = f"judge: {info.summary}" if info.summary else "judge"
             info = ProviderInfo(
-                info.name, info.module, info.attribute, None, (), info.example, summary
+                info.name,
+                info.module,
+                info.attribute,
+                example=info.example,
+                summary=summary,
+                judge=True,
             )
         if not isinstance(info, ProviderInfo):
             plugins.skip(plugin, f"is not a {plugins.CLASSES['provider']}")

@@ -49,7 +49,8 @@ class GatePlugin:
 @dataclass(frozen=True)
 class JudgePlugin:
     """A provider of judge models: `NAME:MODEL` specs for the judge seats of a config
-    (court.judges, pick.judge, ...), listed by `moot models` as a judge. Its factory at
+    (court.judges, pick.judge, ...), listed by `moot models` as a judge; a config that seats
+    one as an agent is refused (it judges, it does not debate). Its factory at
     `module.attribute` is called as any provider's, `(Spec, ModelSettings) -> Model`, and is
     imported only when one of its models is made."""
 
