@@ -332,3 +332,20 @@ def test_a_judge_plugin_takes_judge_seats_and_never_an_agents(site: Path, tmp_pa
         "agents.0.model: 'strict:a' is a judge (the strict plugin): seat it as a judge "
         "(court.judges, pick.judge), not as an agent" in refused.stdout
     )
+
+
+def test_the_older_groups_still_offer_a_protocol_and_a_bare_gate(installed: Path) -> None:
+    from moot import protocols
+    from moot.pipeline.gates import plugins as gate_plugins
+    from moot.pipeline.gates import run_plugin
+
+    (installed / "moot_echo-0.3.1.dist-info" / "entry_points.txt").write_text(
+        "[moot.protocols]\nechoes = moot_echo.protocol:PROTOCOL\n"
+        "[moot.gates]\nlegacy = moot_echo:_check\n",
+        encoding="utf-8",
+    )
+    assert protocols.get("echoes").name == "echoes"
+    assert gate_plugins() == {"legacy": "moot_echo:_check"}
+    assert run_plugin("moot_echo:_check", installed, "+x = 1\n") == (True, "no TODO left")
+    mine = [(p.group, p.name, p.kind) for p in plugins.found() if p.distribution == "moot-echo"]
+    assert mine == [("moot.protocols", "echoes", "protocol"), ("moot.gates", "legacy", "gate")]
