@@ -1,4 +1,4 @@
-"""Plugins from a real installed distribution (moot/plugins.py): a folder on PYTHONPATH holding a
+"""Plugins from a real installed distribution (moot/plugins/): a folder on PYTHONPATH holding a
 tiny package and its `*.dist-info` (METADATA, entry_points.txt, RECORD), as pip would install
 it. Its provider and protocol run in a real `moot run` in a subprocess; a plugin that cannot be
 imported, or names an object of no kind, is skipped with one warning while moot's own protocols

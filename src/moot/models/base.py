@@ -105,7 +105,7 @@ Factory = Callable[[Spec, ModelSettings], Model]
 @dataclass(frozen=True)
 class ProviderInfo:
     """A provider in the registry: where its class lives and what it needs. An installed
-    package offers one as a plugin (moot/plugins.py) by naming an instance in its `moot.plugins`
+    package offers one as a plugin (moot/plugins/) by naming an instance in its `moot.plugins`
     entry points."""
 
     plugin_kind: ClassVar[str] = "provider"
@@ -224,7 +224,7 @@ def providers() -> list[ProviderInfo]:
 
 
 def _plugin_providers() -> None:
-    """Register the providers and judges installed packages offer (moot/plugins.py), read on
+    """Register the providers and judges installed packages offer (moot/plugins/), read on
     the first name the registry does not know; moot's own names are never replaced."""
     from moot import plugins
 

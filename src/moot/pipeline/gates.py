@@ -2,7 +2,7 @@
 
 Each gate is a command the project configures (`[pipeline.gates]`), or one detected from the
 repository ("auto"), or skipped (""); installed packages add gates of their own as plugins
-(moot/plugins.py: a `GatePlugin` in the `moot.plugins` entry-point group, or a bare callable in
+(moot/plugins/: a `GatePlugin` in the `moot.plugins` entry-point group, or a bare callable in
 the older `moot.gates` group) that run after the tests, before the secret scan: each checks
 `(worktree: Path, patch: str) -> tuple[bool, str]` (passed, output), once per change as a
 journaled effect. Detection reads the repository's files once per session

@@ -5,7 +5,7 @@ Each protocol is a folder (`protocols/<name>/`) whose `__init__` exports `PROTOC
 (or a test) can also `register` a record at run time. Records are imported on first use, so
 `moot --help` pays for none of them.
 
-A package can also offer protocols as plugins (moot/plugins.py: the `moot.plugins` entry-point
+A package can also offer protocols as plugins (moot/plugins/: the `moot.plugins` entry-point
 group, or the older `moot.protocols`; name = the protocol's name, value = `module:attribute` of
 its definition). moot's own feature pipeline (`moot.pipeline`, seed 004) is offered that way: it
 composes the protocols from a floor above this registry, so the registry cannot name it.
@@ -48,12 +48,12 @@ def unregister(name: str) -> None:
 
 
 def _offered() -> dict[str, ProtocolDefinition[Any]]:
-    """The protocols installed packages offer as plugins (moot/plugins.py), by name; one that
+    """The protocols installed packages offer as plugins (moot/plugins/), by name; one that
     is not a ProtocolDefinition, or takes a name moot has, is skipped with a warning."""
     from moot import plugins
 
     found = plugins.of_kind("protocol")
-    if not found:  # the definitions import the engine: not for a `moot run --help`
+    if not found:  # the definition type imports the engine: not when no package offers one
         return {}
     from moot.protocols.definition import ProtocolDefinition
 

@@ -123,7 +123,7 @@ class ProtocolDefinition(Generic[OptionsT]):
     it (`status_lines`, `report_sections`).
 
     An installed package offers a protocol by naming its definition in its `moot.plugins`
-    entry points (moot/plugins.py): `plugin_kind` says what it is."""
+    entry points (moot/plugins/): `plugin_kind` says what it is."""
 
     plugin_kind: ClassVar[str] = "protocol"
     name: str
