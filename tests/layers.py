@@ -61,6 +61,7 @@ FLOORS: dict[str, int] = {
     "moot.text": 5,  # wording shared by every face; terminal-safe text
     "moot.types": 4,  # the data every layer shares
     "moot.errors": 3,  # the exception tree: imports nothing of moot
+    "moot.plugins": 3,  # entry-point plugins: found and told their kind, importing nothing of moot
     "moot.version": 3,
     "moot.lazy": 3,
     "moot.files": 3,  # atomic file writes
@@ -85,6 +86,11 @@ DATA: frozenset[str] = frozenset({"moot.code.changes"})
 PREFIX_METHODS = {"startswith", "endswith", "removeprefix", "removesuffix"}
 KEY_METHODS = {"get", "pop", "setdefault"}
 _MODULE_STRING = re.compile(r"moot(\.\w+)+")
+# Entry-point groups whose names happen to be module names too: in the plugin loader (only
+# there) such a string names a group to read, not a module to import.
+ENTRY_POINT_GROUPS: dict[str, frozenset[str]] = {
+    "moot.plugins": frozenset({"moot.plugins", "moot.protocols", "moot.gates"}),
+}
 
 
 @dataclass(frozen=True)
@@ -216,6 +222,7 @@ def _imports_of(tree: Tree, module: str, nodes: Sequence[ast.AST]) -> Iterator[I
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and id(node) not in used
+            and node.value not in ENTRY_POINT_GROUPS.get(module, frozenset())
             and _MODULE_STRING.fullmatch(node.value.split(":")[0])
             and node.value.split(":")[0] in tree.modules
         ):

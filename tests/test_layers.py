@@ -184,6 +184,14 @@ def plants(
 
 
 PLANTED = [
+    # an entry-point group's name is no import only in the plugin loader
+    plants(
+        "a group's name outside the plugin loader",
+        {"engine/session.py": 'GROUPS = {"moot.protocols": "protocol"}\n'},
+        "upward",
+        "moot.engine.session",
+        "moot.protocols",
+    ),
     # upward, in each form an import takes
     plants(
         "engine imports a protocol",

@@ -267,11 +267,18 @@ def test_gate_plugins_are_found_through_their_entry_point_group(
 ) -> None:
     import importlib.metadata as metadata
 
+    from moot import plugins
     from moot.pipeline import gates
 
     offered = [
         metadata.EntryPoint("licence", "tests.pipeline.plugin_gate:licence", gates.PLUGINS),
-        metadata.EntryPoint("tests", "elsewhere:tests", gates.PLUGINS),  # not moot's own name
+        metadata.EntryPoint("tests", "tests.pipeline.plugin_gate:licence", gates.PLUGINS),
     ]
-    monkeypatch.setattr(metadata, "entry_points", lambda group: offered)
+    monkeypatch.setattr(
+        metadata, "entry_points", lambda group: offered if group == gates.PLUGINS else []
+    )
+    monkeypatch.setattr(plugins, "_found", None)  # found again, and forgotten after the test
     assert gates.plugins() == {"licence": "tests.pipeline.plugin_gate:licence"}
+    # "tests" is moot's own gate: that plugin is skipped, saying why
+    (refused,) = [p for p in plugins.found() if not p.loaded]
+    assert refused.name == "tests" and refused.problem == "moot already has a gate 'tests'"

@@ -8,7 +8,8 @@ listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, sho
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
 cache.py, batch.py (batch, bench), pipeline.py (plan, execute, lessons), home.py
 (move-sessions), mcp.py (the MCP server), config.py (the user config), serve.py (the web view),
-stats.py (per model over every session), ask.py (a follow-up); what they share is in
+stats.py (per model over every session), ask.py (a follow-up),
+plugins.py; what they share is in
 common.py, what a run prints at its end in outcome.py.
 """
 
@@ -62,6 +63,7 @@ class _Commands(click.Group):
         "stats": "moot.cli.stats:stats",
         "ask": "moot.cli.ask:ask",
         "init": "moot.cli.init:init",
+        "plugins": "moot.cli.plugins:plugins",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

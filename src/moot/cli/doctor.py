@@ -30,7 +30,8 @@ def models() -> None:
 )
 def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: bool) -> None:
     """Whether each configured model can run here: SDK, key (never shown), command, ping;
-    and moot worktrees left behind (strays) in the repositories moot knows."""
+    plugins that did not load; and moot worktrees left behind (strays) in the repositories
+    moot knows."""
     from moot.lifecycle.code import prune_strays, strays
     from moot.lifecycle.plan import load_config
     from moot.models.doctor import check_models
@@ -72,6 +73,7 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
     else:
         configured = load_config(config_path).config.agents
     agents = list({a.model: a for a in reversed(configured)}.values())[::-1]  # each once
+    failed = _plugin_problems()
     reports = check_models(agents, ping=ping)
     for report in reports:
         say(report.spec)
@@ -80,8 +82,21 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
             say(f"  {'ok  ' if check.ok else 'FAIL'}  {check.text}", keys=True)
     bad = sum(1 for r in reports if not r.ok)
     say(f"{len(reports) - bad} of {len(reports)} model(s) ready" if reports else "no models")
-    if bad:
+    if bad or failed:
         sys.exit(1)
+
+
+def _plugin_problems() -> int:
+    """A problem line for each plugin that did not load (`moot plugins` lists them all); how
+    many there are."""
+    from moot.cli.plugins import checked
+
+    failed = [p for p in checked() if not p.loaded]
+    for plugin in failed:
+        source = f"{plugin.distribution} {plugin.version}".strip() or plugin.target
+        say(f"plugin {plugin.name} ({plugin.kind or 'no kind'}, {source})", keys=True)
+        say(f"  FAIL  {plugin.problem}", keys=True)
+    return len(failed)
 
 
 @click.command()

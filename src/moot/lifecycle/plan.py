@@ -244,6 +244,7 @@ def check_config(
         spec = agent.get("model") if isinstance(agent, dict) else None
         if isinstance(spec, str) and ":" in spec:
             problems += _unknown_provider(f"agents.{index}.model", spec)
+            problems += _judge_as_agent(f"agents.{index}.model", spec)
         elif isinstance(spec, str) and (guess := suggest_spec(spec)):
             where = f"agents.{index}.model:"
             problems = [
@@ -371,6 +372,17 @@ def _provider_problems(plan: Plan) -> list[str]:
                 where = f"{plan.record.name}.{role.salt}.{index}.model"
                 problems += _unknown_provider(where, member.model)
     return problems
+
+
+def _judge_as_agent(where: str, spec: str) -> list[str]:
+    """A judge plugin's models judge: an agent's seat is refused."""
+    info = provider_info(spec.strip().partition(":")[0].lower())
+    if info is None or not info.judge:
+        return []
+    return [
+        f"{where}: {spec!r} is a judge (the {info.name} plugin): seat it as a judge "
+        "(court.judges, pick.judge), not as an agent"
+    ]
 
 
 def _unknown_provider(where: str, spec: str) -> list[str]:

@@ -21,7 +21,7 @@ import importlib.util
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from moot.errors import ConfigError, ProviderMissing
 from moot.types import Completion, ModelSettings, Request, Spec, parse_spec
@@ -109,20 +109,24 @@ Factory = Callable[[Spec, ModelSettings], Model]
 
 @dataclass(frozen=True)
 class ProviderInfo:
-    """A provider in the registry: where its class lives and what it needs."""
+    """A provider in the registry: where its class lives and what it needs. An installed
+    package offers one as a plugin (moot/plugins/) by naming an instance in its `moot.plugins`
+    entry points."""
 
+    plugin_kind: ClassVar[str] = "provider"
     name: str
     module: str
     attribute: str
-    extra: str | None
-    requires: tuple[str, ...]
-    example: str
-    summary: str
+    extra: str | None = None
+    requires: tuple[str, ...] = ()
+    example: str = ""
+    summary: str = ""
     key_env: tuple[str, ...] = ()  # default variables holding the key, any one will do
     # Where its calls go when the config names no base_url (None: a spec may name it, as
     # openai-compat:URL#MODEL does, or it has no address).
     default_url: str | None = None
     free: bool = False  # it runs on this machine: its tokens cost nothing
+    judge: bool = False  # a judge plugin's: its models take judge seats, never an agent's
 
     def installed(self) -> bool:
         try:
@@ -264,11 +268,37 @@ def runs_free(spec: Spec, base_url: str | None = None) -> bool:
 
 
 def provider_info(name: str) -> ProviderInfo | None:
+    if name not in _REGISTRY:
+        _plugin_providers()
     return _REGISTRY.get(name)
 
 
 def providers() -> list[ProviderInfo]:
+    _plugin_providers()
     return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+
+
+def _plugin_providers() -> None:
+    """Register the providers and judges installed packages offer (moot/plugins/), read on
+    the first name the registry does not know; moot's own names are never replaced."""
+    from moot import plugins
+
+    for plugin in plugins.of_kind("provider", "judge"):
+        info = plugin.value
+        if isinstance(info, plugins.JudgePlugin):
+            summary = f"judge: {info.summary}" if info.summary else "judge"
+            info = ProviderInfo(
+                info.name,
+                info.module,
+                info.attribute,
+                example=info.example,
+                summary=summary,
+                judge=True,
+            )
+        if not isinstance(info, ProviderInfo):
+            plugins.skip(plugin, f"is not a {plugins.CLASSES['provider']}")
+        elif _REGISTRY.setdefault(info.name, info) != info:
+            plugins.skip(plugin, f"moot already has a provider {info.name!r}")
 
 
 def _remember_environment_keys() -> None:
@@ -289,7 +319,7 @@ def create_model(
     """The model of `spec`, its settings checked as its provider checks them (ConfigError).
     `prepare=False` makes it only, to check a config: no warm-up starts (no connection)."""
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
-    info = _REGISTRY.get(parsed.provider)
+    info = provider_info(parsed.provider)
     if info is None:
         raise ConfigError(
             f"unknown model provider {parsed.provider!r} in {str(parsed)!r}; "

@@ -1,9 +1,10 @@
 """QA gates (seed 004: syntax -> lint -> build -> tests -> secret scan), in that order.
 
 Each gate is a command the project configures (`[pipeline.gates]`), or one detected from the
-repository ("auto"), or skipped (""); installed packages add gates of their own through the
-`moot.gates` entry-point group (after the tests, before the secret scan): each names a callable
-`gate(worktree: Path, patch: str) -> tuple[bool, str]` (passed, output), run once per change as a
+repository ("auto"), or skipped (""); installed packages add gates of their own as plugins
+(moot/plugins/: a `GatePlugin` in the `moot.plugins` entry-point group, or a bare callable in
+the older `moot.gates` group) that run after the tests, before the secret scan: each checks
+`(worktree: Path, patch: str) -> tuple[bool, str]` (passed, output), once per change as a
 journaled effect. Detection reads the repository's files once per session
 (a journaled effect, so resume and replay run the same gates): a Python project gets
 `python3 -m compileall` for syntax, `ruff check .` for lint when it configures ruff and ruff is
@@ -18,13 +19,14 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from moot.pipeline.options import GATE_NAMES, Gates
 
 __all__ = ["PLUGINS", "Gate", "detect", "plugins", "resolve", "run_plugin", "scan_secrets"]
 
 
-PLUGINS = "moot.gates"  # the entry-point group of gates other packages offer
+PLUGINS = "moot.gates"  # the older entry-point group of gates (moot.plugins is read too)
 
 
 @dataclass(frozen=True)
@@ -42,21 +44,34 @@ class Gate:
 
 
 def plugins() -> dict[str, str]:
-    """Gate name -> `module:attribute`, from the installed packages' `moot.gates` entry points."""
-    from importlib.metadata import entry_points
+    """Gate name -> `module:attribute`, of the gates installed packages offer as plugins; one
+    named as moot's own gates is skipped with a warning."""
+    from moot import plugins as found
 
-    return {e.name: e.value for e in entry_points(group=PLUGINS) if e.name not in GATE_NAMES}
+    offered = {}
+    for plugin in found.of_kind("gate"):
+        if plugin.name in GATE_NAMES:
+            found.skip(plugin, f"moot already has a gate {plugin.name!r}")
+        else:
+            offered[plugin.name] = plugin.target
+    return offered
 
 
 def run_plugin(target: str, worktree: Path, patch: str) -> tuple[bool, str]:
-    """Load and run one plugin gate; a plugin that cannot be loaded, raises or answers
-    something else fails its gate, saying why (a broken plugin never passes a change)."""
+    """Load and run one plugin gate (a GatePlugin, or the older bare callable); a plugin that
+    cannot be loaded, raises or answers something else fails its gate, saying why (a broken
+    plugin never passes a change)."""
     import importlib
+
+    from moot.plugins import GatePlugin
 
     module, _, attribute = target.partition(":")
     try:
-        gate = getattr(importlib.import_module(module), attribute)
-        passed, output = gate(worktree, patch)
+        gate: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            gate = getattr(gate, part)
+        check = gate.check if isinstance(gate, GatePlugin) else gate
+        passed, output = check(worktree, patch)
     except Exception as exc:  # the plugin's own failure is the gate's output
         return False, f"the plugin {target} failed: {type(exc).__name__}: {exc}"
     if not isinstance(passed, bool) or not isinstance(output, str):

@@ -5,16 +5,15 @@ Each protocol is a folder (`protocols/<name>/`) whose `__init__` exports `PROTOC
 (or a test) can also `register` a record at run time. Records are imported on first use, so
 `moot --help` pays for none of them.
 
-A package can also offer protocols through the `moot.protocols` entry-point group (name = the
-protocol's name, value = `module:attribute` of its definition). moot's own feature pipeline
-(`moot.pipeline`, seed 004) is offered that way: it composes the protocols from a floor above
-this registry, so the registry cannot name it.
+A package can also offer protocols as plugins (moot/plugins/: the `moot.plugins` entry-point
+group, or the older `moot.protocols`; name = the protocol's name, value = `module:attribute` of
+its definition). moot's own feature pipeline (`moot.pipeline`, seed 004) is offered that way: it
+composes the protocols from a floor above this registry, so the registry cannot name it.
 """
 
 from __future__ import annotations
 
 import importlib
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from moot.errors import ConfigError
@@ -49,16 +48,25 @@ def unregister(name: str) -> None:
     _REGISTERED.pop(name, None)
 
 
-ENTRY_POINTS = "moot.protocols"  # the entry-point group of protocols other packages offer
+def _offered() -> dict[str, ProtocolDefinition[Any]]:
+    """The protocols installed packages offer as plugins (moot/plugins/), by name; one that
+    is not a ProtocolDefinition, or takes a name moot has, is skipped with a warning."""
+    from moot import plugins
 
+    found = plugins.of_kind("protocol")
+    if not found:  # the definition type imports the engine: not when no package offers one
+        return {}
+    from moot.protocols.definition import ProtocolDefinition
 
-@cache
-def _offered() -> dict[str, str]:
-    """Protocol name -> `module:attribute`, from the installed packages' entry points (read
-    once; a name moot already has is not replaced)."""
-    from importlib.metadata import entry_points
-
-    return {e.name: e.value for e in entry_points(group=ENTRY_POINTS) if e.name not in BUILTIN}
+    offered: dict[str, ProtocolDefinition[Any]] = {}
+    for plugin in found:
+        if not isinstance(plugin.value, ProtocolDefinition):
+            plugins.skip(plugin, f"is not a {plugins.CLASSES['protocol']}")
+        elif plugin.name in BUILTIN:
+            plugins.skip(plugin, f"moot already has a protocol {plugin.name!r}")
+        else:
+            offered[plugin.name] = plugin.value
+    return offered
 
 
 def names() -> list[str]:
@@ -73,31 +81,10 @@ def get(name: str) -> ProtocolDefinition[Any]:
     if module is not None:
         record: ProtocolDefinition[Any] = importlib.import_module(module).PROTOCOL
     elif name in _offered():
-        record = _load_offered(name, _offered()[name])
+        record = _offered()[name]
     else:
         raise ConfigError(unknown_protocol(name))
     _REGISTERED[name] = record
-    return record
-
-
-def _load_offered(name: str, target: str) -> ProtocolDefinition[Any]:
-    """The definition an entry point names; one that cannot be loaded is a config error that
-    names the package's entry point (moot's own protocols still work)."""
-    from moot.protocols.definition import ProtocolDefinition
-
-    module, _, attribute = target.partition(":")
-    try:
-        record = getattr(importlib.import_module(module), attribute or "PROTOCOL")
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"the protocol {name!r} offered by an installed package ({ENTRY_POINTS} entry point "
-            f"{target!r}) cannot be loaded: {exc}; reinstall or remove that package"
-        ) from exc
-    if not isinstance(record, ProtocolDefinition) or record.name != name:
-        raise ConfigError(
-            f"the {ENTRY_POINTS} entry point {name!r} ({target!r}) is not a protocol definition "
-            f"named {name!r}; fix or remove the package that offers it"
-        )
     return record
 
 

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 from moot.config import AgentConfig, RunConfig, Section
 from moot.engine.session import Session
@@ -174,8 +174,12 @@ class ProtocolDefinition(Generic[OptionsT]):
     change to the shared config (`adjust`), a task when none is given (`default_task`), where
     its sessions go (`sessions_root`), checks of the raw config (`check`), scripted replies
     (`script`), what a recorded reply stands for (`stands_for`), and what the faces add for
-    it (`presentation`)."""
+    it (`presentation`).
 
+    An installed package offers a protocol by naming its definition in its `moot.plugins`
+    entry points (moot/plugins/): `plugin_kind` says what it is."""
+
+    plugin_kind: ClassVar[str] = "protocol"
     name: str
     summary: str  # one line for `moot run --help` and `moot validate`
     options: type[OptionsT]
