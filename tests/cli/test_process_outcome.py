@@ -183,6 +183,7 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
         "rich",
         "moot.cli.batch",
         "moot.bench",
+        "moot.pipeline",  # offered as a plugin: imported only when a protocol name is not moot's
         "moot.engine.shell",  # verify commands, and the process supervisor they run under
         "moot.models.cli_process",
         "tomllib",  # a config file or the price table, neither read here

@@ -224,7 +224,7 @@ def check_config(
             problems += record.check(data, cwd or Path.cwd())
     shared = {k: v for k, v in data.items() if k in RunConfig.model_fields}
     for key in data:
-        if key not in RunConfig.model_fields and key not in protocols.names():
+        if key not in RunConfig.model_fields and not protocols.exists(key):
             problems.append(_unknown_key(key))
     if record is None:
         problems.insert(0, f"protocol: {protocols.unknown_protocol(str(name))}")

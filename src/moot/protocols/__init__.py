@@ -22,7 +22,7 @@ from moot.text import closest
 if TYPE_CHECKING:  # records import the engine: only when a protocol is used (`moot --help`)
     from moot.protocols.definition import ProtocolDefinition
 
-__all__ = ["BUILTIN", "get", "names", "register", "unknown_protocol", "unregister"]
+__all__ = ["BUILTIN", "exists", "get", "names", "register", "unknown_protocol", "unregister"]
 
 # name -> the module exporting PROTOCOL
 BUILTIN: dict[str, str] = {
@@ -67,6 +67,12 @@ def _offered() -> dict[str, ProtocolDefinition[Any]]:
         else:
             offered[plugin.name] = plugin.value
     return offered
+
+
+def exists(name: str) -> bool:
+    """Whether `name` is a protocol; installed packages' plugins are imported only for a name
+    moot does not have itself (a question's run never pays for them)."""
+    return name in BUILTIN or name in _REGISTERED or name in _offered()
 
 
 def names() -> list[str]:
