@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import click
 
@@ -31,6 +31,17 @@ from moot.cli.common import (
     with_tmux,
 )
 from moot.cli.outcome import chooser, shown
+
+if TYPE_CHECKING:
+    from moot.lifecycle.plan import RunOptions
+
+    class RunFlags(RunOptions, total=False):
+        """The options of `moot run` that go to `load_run` as they come (the flags whose click
+        destination is `load_run`'s keyword): a run's options and a chairman's synthesis."""
+
+        synthesize: bool | None
+        chairman: str | None
+
 
 __all__ = ["projection_gate", "resume", "run"]
 
@@ -184,7 +195,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
 @context_option("With --repo: files API models see whole (repeatable); none: a file listing.")
 @click.option(
     "--pick",
-    "pick",
+    "picker",
     type=click.Choice(["human", "judge", "none"]),
     default=None,
     help="With --protocol pick: who picks the winner (default: you, on the terminal).",
@@ -217,32 +228,17 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
 def run(
     task: str,
     task_file: Path | None,
-    protocol: str | None,
-    models: tuple[str, ...],
-    rounds: int | None,
     config_path: Path | None,
-    max_cost: float | None,
-    max_tokens: int | None,
-    timeout: float | None,
-    seed: int | None,
     verify_commands: tuple[str, ...],
-    no_shuffle: bool,
-    samples: int | None,
-    layers: int | None,
     input_file: Path | None,
     dry_run: bool,
-    cache: str | None,
-    repo: str | None,
-    context: tuple[str, ...],
-    pick: str | None,
     preset: str | None,
-    synthesize: bool | None,
-    chairman: str | None,
     display: str | None,
     quiet: bool,
     reveal: bool,
     json_logs: bool,
     as_json: bool,
+    **options: Unpack[RunFlags],
 ) -> None:
     """Deliberate on TASK. With no --models and no config: three agents on the embedded model.
 
@@ -261,38 +257,21 @@ def run(
     task = task_text(task, task_file)
     tmux = tmux_for(display)
 
+    protocol = options.get("protocol")
     user = user_config()  # its models are not the embedded demo; its protocol may take no rounds
     if (
-        rounds is None
-        and not (models or user.models)
+        options.get("rounds") is None
+        and not (options.get("models") or user.models)
         and config_path is None
         and _takes_rounds(protocol or user.protocol)
     ):
         # The embedded default is a demonstration: one round shows every phase and a judged
         # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
-        rounds = DEMO_ROUNDS
-    plan = load_run(
-        config_path,
-        _preset(preset, protocol) if preset is not None else None,
-        protocol=protocol,
-        models=models,
-        seed=seed,
-        max_cost=max_cost,
-        max_tokens=max_tokens,
-        timeout=timeout,
-        cache=cache,
-        repo=repo,
-        context=context,
-        rounds=rounds,
-        verify=list(verify_commands),
-        no_shuffle=no_shuffle,
-        samples=samples,
-        layers=layers,
-        input_text=input_text(input_file),
-        picker=pick,
-        synthesize=synthesize,
-        chairman=chairman,
-    )
+        options["rounds"] = DEMO_ROUNDS
+    options["verify"] = list(verify_commands)
+    options["input_text"] = input_text(input_file)
+    overrides = _preset(preset, protocol) if preset is not None else None
+    plan = load_run(config_path, overrides, **options)
     projection_gate(plan, task, dry_run)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:
         finished = start(

@@ -6,10 +6,11 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -29,6 +30,7 @@ __all__ = [
     "CodeSettings",
     "EngineConfig",
     "Limits",
+    "RoleModel",
     "RunConfig",
     "Section",
     "SynthesisSettings",
@@ -109,6 +111,15 @@ class AgentConfig(_Strict):
         )
 
 
+def _model_table(value: Any) -> Any:
+    """`chairman = "openai:gpt-5.2"` is the table `{model = "openai:gpt-5.2"}`."""
+    return {"model": value} if isinstance(value, str) else value
+
+
+# The model of a role of its own (a chairman, an aggregator): a spec, or a table like an agent's.
+RoleModel = Annotated[AgentConfig | None, BeforeValidator(_model_table)]
+
+
 class Limits(_Strict):
     """Budgets. Reaching one pauses the session (exit code 3); `moot resume` continues."""
 
@@ -182,17 +193,11 @@ class SynthesisSettings(_Strict):
         description="ask a chairman for the final answer; unset: the protocol's default (on "
         "for a protocol whose own last stage is a chairman, such as council; off otherwise)",
     )
-    chairman: AgentConfig | None = Field(
+    chairman: RoleModel = Field(
         default=None,
         description="the model that writes it: a model spec, or a table like an agent's; "
         "unset: the model of the agent whose answer was picked",
     )
-
-    @field_validator("chairman", mode="before")
-    @classmethod
-    def _spec(cls, value: Any) -> Any:
-        """`chairman = "openai:gpt-5.2"` is the table `{model = "openai:gpt-5.2"}`."""
-        return {"model": value} if isinstance(value, str) else value
 
 
 class CodeSettings(_Strict):

@@ -25,15 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    field_validator,
-)
+import pydantic
+from pydantic import AfterValidator, Field, field_validator
 
 from moot.config import DEFAULT_MODEL, Limits, RunConfig, problem_lines, read_config_file
 from moot.errors import ConfigError
@@ -114,11 +107,11 @@ def _specs(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-class UserConfig(BaseModel):
+class UserConfig(pydantic.BaseModel):
     """The user config file's settings (unknown keys refused)."""
 
     # built on first use: a run without a user config file never validates one
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = pydantic.ConfigDict(extra="forbid", defer_build=True)
 
     protocol: str | None = Field(default=None, min_length=1)
     models: list[str] = Field(default=[], description="specs or alias names, one agent each")
@@ -126,7 +119,7 @@ class UserConfig(BaseModel):
     aliases: dict[_AliasName, Annotated[list[_Spec], Field(min_length=1)]] = Field(
         default={}, description="NAME = spec or [specs]"
     )
-    _path: Path | None = PrivateAttr(default=None)
+    _path: Path | None = pydantic.PrivateAttr(default=None)
 
     @property
     def path(self) -> Path | None:
@@ -140,7 +133,7 @@ class UserConfig(BaseModel):
         try:
             user = cls.model_validate(data or {})
             problems = []
-        except ValidationError as exc:
+        except pydantic.ValidationError as exc:
             user, problems = cls(), problem_lines(exc, "", cls)
         user._path = path
         known = ", ".join(user.aliases) or "none"

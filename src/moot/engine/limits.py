@@ -89,7 +89,7 @@ class Budget:
                     break
                 await self._freed.wait()
             if not self._held:
-                self._check_alone(list(totals()), worst)
+                self._check_spent(list(totals()), worst)
             self._held.append(worst)
         try:
             yield
@@ -110,22 +110,27 @@ class Budget:
                 return False
         return True
 
-    def _check_alone(self, items: list[_Totals], worst: Worst) -> None:
-        """A call with none in flight starts if its prompt alone leaves the limits unreached."""
+    def _check_spent(self, items: list[_Totals], worst: Worst | None = None) -> None:
+        """Raise `LimitReached` if what `items` spent reaches the token or cost limit; with
+        `worst`, a call with none in flight, if its prompt alone would reach it."""
         limits = self.limits
         if limits.max_tokens is not None:
             used = _tokens(items)
-            if used + worst.prompt >= limits.max_tokens:
+            if used + (worst.prompt if worst else 0) >= limits.max_tokens:
+                ahead = f", and the next call's prompt is about {worst.prompt:,}" if worst else ""
                 raise LimitReached(
-                    f"token limit reached: {used:,} of {limits.max_tokens:,} tokens used, and "
-                    f"the next call's prompt is about {worst.prompt:,}"
+                    f"token limit reached: {used:,} of {limits.max_tokens:,} tokens used{ahead}"
                 )
         if limits.max_cost is not None:
             cost = _cost(items)
-            if cost + worst.prompt_cost >= limits.max_cost:
+            if cost + (worst.prompt_cost if worst else 0.0) >= limits.max_cost:
+                ahead = (
+                    f", and the next call's prompt costs about ${worst.prompt_cost:.4f}"
+                    if worst
+                    else ""
+                )
                 raise LimitReached(
-                    f"cost limit reached: ${cost:.4f} of ${limits.max_cost:.4f}, and the next "
-                    f"call's prompt costs about ${worst.prompt_cost:.4f}"
+                    f"cost limit reached: ${cost:.4f} of ${limits.max_cost:.4f}{ahead}"
                 )
 
     def elapsed(self) -> float:
@@ -133,18 +138,8 @@ class Budget:
 
     def check(self, totals: Iterable[_Totals]) -> None:
         """Raise `LimitReached` if a new call would start past a limit."""
-        items = list(totals)
+        self._check_spent(list(totals))
         limits = self.limits
-        if limits.max_tokens is not None:
-            used = _tokens(items)
-            if used >= limits.max_tokens:
-                raise LimitReached(
-                    f"token limit reached: {used:,} of {limits.max_tokens:,} tokens used",
-                )
-        if limits.max_cost is not None:
-            cost = _cost(items)
-            if cost >= limits.max_cost:
-                raise LimitReached(f"cost limit reached: ${cost:.4f} of ${limits.max_cost:.4f}")
         if limits.timeout is not None:
             elapsed = self.elapsed()
             if elapsed >= limits.timeout:

@@ -92,8 +92,8 @@ def _record(response: llm.Response | llm.AsyncResponse, result: Result) -> None:
     }
 
 
-class MootModel(llm.Model):
-    """Several models deliberate on the prompt; the reply is moot's answer and finding."""
+class _Moot:
+    """What moot's sync and async models share: their id and options, and no streaming."""
 
     model_id = MODEL_ID
     can_stream = False
@@ -102,6 +102,10 @@ class MootModel(llm.Model):
 
     class Options(MootOptions):
         pass
+
+
+class MootModel(_Moot, llm.Model):
+    """Several models deliberate on the prompt; the reply is moot's answer and finding."""
 
     def execute(
         self,
@@ -121,15 +125,8 @@ class MootModel(llm.Model):
         yield _text(result)
 
 
-class MootAsyncModel(llm.AsyncModel):
+class MootAsyncModel(_Moot, llm.AsyncModel):
     """The same for llm's async API (`llm.get_async_model("moot")`, `llm --async`)."""
-
-    model_id = MODEL_ID
-    can_stream = False
-    supports_conversation = False
-
-    class Options(MootOptions):
-        pass
 
     async def execute(
         self,

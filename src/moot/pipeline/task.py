@@ -204,11 +204,7 @@ async def _review(
     step = _step(run, "review", reviewer, str(attempt))
     spec = run.spec
     prompt = prompts.REVIEWER.format(
-        feature=ctx.task,
-        task_id=spec.id,
-        title=spec.title,
-        description=spec.description,
-        acceptance=_bullets(spec.acceptance),
+        **_task_fields(ctx, spec),
         change="THE CHANGE:\n" + _quoted(s, "Change", work.patch, step, ctx.opts.max_quote_chars),
         gates="QA GATES:\n" + gates_text,
     )
@@ -236,9 +232,7 @@ async def _test_engineer(
     step = _step(run, "test", engineer, str(attempt))
     spec = run.spec
     prompt = prompts.TEST_ENGINEER.format(
-        task_id=spec.id,
-        title=spec.title,
-        acceptance=_bullets(spec.acceptance),
+        **_task_fields(ctx, spec),
         change="THE CHANGE SO FAR:\n"
         + _quoted(s, "Change", work.patch, step, ctx.opts.max_quote_chars),
     )
@@ -259,17 +253,30 @@ async def _test_engineer(
     return tested if tested.change is not None else work
 
 
+def _task_fields(ctx: Context, spec: TaskSpec) -> dict[str, str]:
+    """What the developer's, the reviewer's and the test engineer's prompts say of the task
+    (`str.format` passes over the fields a prompt does not name)."""
+    return {
+        "feature": ctx.task,
+        "task_id": spec.id,
+        "title": spec.title,
+        "description": spec.description,
+        "acceptance": _bullets(spec.acceptance),
+    }
+
+
+def _gate_evidence(s: Session, ctx: Context, output: str, step: str) -> str:
+    """A failed QA gate's output as the developer is shown it, at `step`."""
+    return "GATE OUTPUT:\n" + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars)
+
+
 def _developer_prompt(ctx: Context, spec: TaskSpec, prior: str) -> str:
     lessons_text = ""
     if ctx.lessons:
         lessons_text = "\nLessons learnt in this repository:\n" + _bullets(ctx.lessons) + "\n"
     return prompts.DEVELOPER.format(
-        feature=ctx.task,
-        task_id=spec.id,
-        title=spec.title,
-        description=spec.description,
+        **_task_fields(ctx, spec),
         files=", ".join(spec.files) or "(as needed)",
-        acceptance=_bullets(spec.acceptance),
         lessons=lessons_text,
         prior=prior,
     )
@@ -341,11 +348,7 @@ async def _develop(
         gate, output = await _gates(s, ctx, run, tree, work, step)
         if gate:
             move(s, run, "in_progress", f"QA gate {gate} failed")
-            why, evidence = (
-                f"the {gate} gate failed",
-                "GATE OUTPUT:\n"
-                + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars),
-            )
+            why, evidence = f"the {gate} gate failed", _gate_evidence(s, ctx, output, step)
             heard = output
             ctx.learnt.append(f"{gate} gate failed on a first try: {_first_line(output)}")
             continue
@@ -365,11 +368,8 @@ async def _develop(
         gate, output = await _gates(s, ctx, run, tree, tested, f"{step}/tested")
         if gate:
             move(s, run, "in_progress", f"after the test engineer's tests, QA gate {gate} failed")
-            why, evidence = (
-                f"after the test engineer's tests, the {gate} gate failed",
-                "GATE OUTPUT:\n"
-                + _quoted(s, "Gate output", output, step, ctx.opts.max_quote_chars),
-            )
+            why = f"after the test engineer's tests, the {gate} gate failed"
+            evidence = _gate_evidence(s, ctx, output, step)
             heard, work = output, tested
             continue
         move(s, run, "tested", "the tests pass")

@@ -6,10 +6,12 @@ the nonce that fences each quoted text."""
 
 from __future__ import annotations
 
-from moot.deliberation.anonymize import scrub_identity
+from collections.abc import Mapping
+
+from moot.deliberation.anonymize import quote, scrub_identity
 from moot.engine.session import Session
 
-__all__ = ["anonymous", "nonce"]
+__all__ = ["anonymous", "labelled", "nonce"]
 
 
 def anonymous(s: Session, text: str, step: str) -> str:
@@ -26,3 +28,19 @@ def nonce(s: Session, step: str) -> str:
     random stream for `step`, so a resume or replay derives the same prompt, and no author
     saw it before writing."""
     return f"{s.rng(step).getrandbits(48):012x}"
+
+
+def labelled(s: Session, step: str, texts: Mapping[str, str], limit: int) -> str:
+    """The answers `texts` (by label, in order) for the prompt at `step`: each under its
+    label ("ANSWER A:"), as another participant may see it, fenced by a nonce of its own and
+    cut at `limit` characters."""
+    return "\n\n".join(
+        f"ANSWER {label}:\n"
+        + quote(
+            f"Answer {label}",
+            anonymous(s, text, f"{step}/{label}"),
+            nonce=nonce(s, f"{step}/{label}"),
+            limit=limit,
+        )
+        for label, text in texts.items()
+    )

@@ -7,18 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.config import RunConfig
+from moot.protocols import definition
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
 from moot.protocols.arena.scripting import SCRIPT
-from moot.protocols.definition import (
-    Conduct,
-    Flag,
-    Participants,
-    Presentation,
-    ProtocolDefinition,
-    Role,
-)
 from moot.protocols.synthesis import latest_replies
 from moot.types import Event
 
@@ -36,23 +29,23 @@ def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
     return out + [f"Critique by {x}" for x in latest_replies(events, "evaluate")]
 
 
-def _participants(config: RunConfig, options: ArenaOptions) -> list[Role]:
+def _participants(config: RunConfig, options: ArenaOptions) -> list[definition.Role]:
     """The agents, who also judge: each round's verifier is one of them (rotating)."""
-    return [Role("agent", "aliases", config.agents, judges=True)]
+    return [definition.Role("agent", "aliases", config.agents, judges=True)]
 
 
-PROTOCOL = ProtocolDefinition(
+PROTOCOL = definition.ProtocolDefinition(
     name="arena",
     summary="solve, critique, revise and verify until a judge finds consensus",
     options=ArenaOptions,
-    conduct=Conduct(run, describe_round, project),
+    conduct=definition.Conduct(run, describe_round, project),
     # one agent has nobody to deliberate with
-    participants=Participants(_participants, min_agents=2),
-    flags={Flag.ROUNDS: "max_rounds", Flag.VERIFY: "verify_commands"},
+    participants=definition.Participants(_participants, min_agents=2),
+    flags={definition.Flag.ROUNDS: "max_rounds", definition.Flag.VERIFY: "verify_commands"},
     code_tasks=True,
     script=SCRIPT,
     feedback=_feedback,
-    presentation=Presentation(
+    presentation=definition.Presentation(
         phase_titles={
             "solve": "Solutions",
             "evaluate": "Critiques",

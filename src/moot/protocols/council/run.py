@@ -35,7 +35,7 @@ from moot.protocols.council import prompts
 from moot.protocols.council.options import CouncilOptions
 from moot.protocols.council.outcome import CHAIRMAN, Stages, describe_round, outcome
 from moot.protocols.council.ranking import LABELS, aggregate, parse_ranking
-from moot.protocols.shown import anonymous, nonce
+from moot.protocols.shown import anonymous, labelled, nonce
 from moot.protocols.synthesis import enabled, read_answer
 from moot.types import Message, Outcome, Step
 
@@ -86,16 +86,8 @@ async def _rank(
         return {**row, "status": "skipped", "problem": problem}
     shown = s.shuffle(others, step=f"{step}/labels")  # label i shows shown[i]
     labels = list(LABELS[: len(shown)])
-    blocks = "\n\n".join(
-        f"ANSWER {label}:\n"
-        + quote(
-            f"Answer {label}",
-            anonymous(s, valid[a]["text"], f"{step}/{label}"),
-            nonce=nonce(s, f"{step}/{label}"),
-            limit=opts.max_quote_chars,
-        )
-        for label, a in zip(labels, shown, strict=True)
-    )
+    texts = {label: valid[a]["text"] for label, a in zip(labels, shown, strict=True)}
+    blocks = labelled(s, step, texts, opts.max_quote_chars)
     prompt = prompts.RANK.format(
         task=task,
         answers=blocks,

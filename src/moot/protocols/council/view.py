@@ -5,39 +5,19 @@ answer, every ranking with its reasons, the aggregate and the chairman's text
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from moot.config import RunConfig
-from moot.deliberation.anonymize import alias_for
+from moot.protocols.answered import agents, answer_texts, cell, writer, writer_section
 from moot.protocols.council.options import CouncilOptions
-from moot.protocols.definition import Projected, Projection, ReportSection, completion_cap
+from moot.protocols.definition import Projection, ReportSection, completion_cap
 from moot.protocols.synthesis import CHAIRMAN, enabled
-from moot.text import one_line
 from moot.types import Event, EventKind, Step, alias_label
 
 __all__ = ["project", "report_sections", "status_lines"]
 
-_TICKS = re.compile(r"`{3,}")
 PROMPT_TOKENS = 250  # a prompt's own instructions, beyond the task and the answers it quotes
-
-
-def _fenced(text: str) -> str:
-    """Model text as a fenced block no line of it can close (it renders as text, never as
-    the report's own structure)."""
-    longest = max((len(m) for m in _TICKS.findall(text)), default=2)
-    fence = "`" * (longest + 1)
-    return f"{fence}text\n{text.strip() or '(empty)'}\n{fence}"
-
-
-def _cell(text: str, limit: int = 300) -> str:
-    flat = one_line(text, limit)
-    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-
-
-def _who(alias: str) -> str:
-    return "Chairman" if alias == CHAIRMAN else alias_label(alias)
 
 
 def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[ReportSection]:
@@ -46,23 +26,17 @@ def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[Rep
     answers = details.get("answers")
     if not isinstance(answers, list):
         return []
-    first = []
-    for row in answers:
-        state = "" if row["status"] == "valid" else f" ({row['status']}: {_cell(row['problem'])})"
-        first += [f"**{alias_label(row['agent'])}**{state}", ""]
-        if row.get("text"):
-            first += [_fenced(row["text"]), ""]
-    sections: list[ReportSection] = [("Stage 1: Answers", "\n".join(first).rstrip())]
+    sections: list[ReportSection] = [("Stage 1: Answers", answer_texts(answers))]
     second = []
     for row in details.get("rankings") or []:
         who = alias_label(row["ranker"])
         if not row.get("ranking"):
-            second += [f"- **{who}** abstains: {_cell(row['problem'] or 'no ranking')}"]
+            second += [f"- **{who}** abstains: {cell(row['problem'] or 'no ranking')}"]
             continue
         ranked = " > ".join(alias_label(a) for a in row["ranking"])
         second.append(f"- **{who}** ranks {ranked}")
         second += [
-            f"  - {alias_label(a)}: {_cell(row['reasons'].get(a, ''))}" for a in row["ranking"]
+            f"  - {alias_label(a)}: {cell(row['reasons'].get(a, ''))}" for a in row["ranking"]
         ]
     sections.append(("Stage 2: Rankings", "\n".join(second) or "No rankings."))
     agg = details.get("aggregate") or {}
@@ -77,11 +51,7 @@ def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[Rep
     sections.append(("Aggregate Ranking", note + "\n\n" + "\n".join(rows)))
     chair = details.get("chairman")
     if isinstance(chair, Mapping):
-        head = f"**{_who(chair['agent'])}** ({_cell(chair.get('why', ''))})"
-        if chair["status"] != "valid":
-            head += f": no valid answer ({_cell(chair['problem'])})"
-        body = [head, ""] + ([_fenced(chair["text"])] if chair.get("text") else [])
-        sections.append(("Stage 3: The Chairman", "\n".join(body).rstrip()))
+        sections.append(writer_section("Stage 3: The Chairman", chair, "Chairman", CHAIRMAN))
     return sections
 
 
@@ -111,33 +81,11 @@ def project(config: RunConfig, options: CouncilOptions) -> Projection:
     answers may be longest."""
     caps = [completion_cap(a) for a in config.agents]
     quoted = [min(cap, options.max_quote_chars // 4) for cap in caps]
-    lines = [
-        Projected(
-            member=agent,
-            role=alias_label(alias_for(i, "agent")),
-            fewest=2,
-            most=2,
-            prompt_tokens=PROMPT_TOKENS + sum(quoted) - quoted[i],
-        )
-        for i, agent in enumerate(config.agents)
-    ]
+    lines = agents(config, 2, [PROMPT_TOKENS + sum(quoted) - q for q in quoted])
     chosen = options.chairman or (config.synthesis.chairman if config.synthesis else None)
     if not enabled(config.synthesis, default=True):  # `[synthesis] enabled = false`
         return lines
-    if chosen is not None:
-        member, role = chosen, "Chairman"
-    else:
-        i = caps.index(max(caps))
-        member = config.agents[i]
-        role = f"Chairman (the top-ranked agent's model; counted as {alias_label(alias_for(i))}'s)"
     reasons = 60 * len(config.agents) * (len(config.agents) - 1)
-    lines.append(
-        Projected(
-            member=member,
-            role=role,
-            fewest=1,
-            most=1,
-            prompt_tokens=PROMPT_TOKENS + sum(quoted) + reasons,
-        )
-    )
-    return lines
+    prompt = PROMPT_TOKENS + sum(quoted) + reasons
+    default = "the top-ranked agent's model"
+    return [*lines, writer(config, chosen, "Chairman", default, caps, prompt)]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.config import RunConfig
+from moot.protocols import definition
 from moot.protocols.court.options import COURT_DEFAULTS, CourtOptions
 from moot.protocols.court.paths import path_problems
 from moot.protocols.court.projection import project
@@ -15,25 +16,20 @@ from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
-from moot.protocols.definition import (
-    Conduct,
-    Flag,
-    Participants,
-    Presentation,
-    ProtocolDefinition,
-    Role,
-)
 from moot.protocols.synthesis import latest_replies
 from moot.types import Event
 
 __all__ = ["PROTOCOL", "CourtOptions"]
 
 
-def _participants(config: RunConfig, options: CourtOptions) -> list[Role]:
+def _participants(config: RunConfig, options: CourtOptions) -> list[definition.Role]:
     """The agents, then the judge panel; each as the court calls it (seed temperatures)."""
     agents = [options.participant(a, judge=False) for a in config.agents]
     judges = [options.participant(j, judge=True) for j in options.judge_configs(config.agents)]
-    return [Role("agent", "aliases", agents), Role("judge", "judges", judges, judges=True)]
+    return [
+        definition.Role("agent", "aliases", agents),
+        definition.Role("judge", "judges", judges, judges=True),
+    ]
 
 
 def _adjust(config: RunConfig, options: CourtOptions) -> RunConfig:
@@ -59,13 +55,13 @@ def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
     return judged + [f"Vote by {x}" for x in latest_replies(events, "vote")]
 
 
-PROTOCOL = ProtocolDefinition(
+PROTOCOL = definition.ProtocolDefinition(
     name="court",
     summary="agents vote on position ids; a judge panel settles what they cannot",
     options=CourtOptions,
-    conduct=Conduct(run, describe_round, project),
-    participants=Participants(_participants, min_agents=2, max_agents=10),
-    flags={Flag.ROUNDS: "max_agent_rounds"},
+    conduct=definition.Conduct(run, describe_round, project),
+    participants=definition.Participants(_participants, min_agents=2, max_agents=10),
+    flags={definition.Flag.ROUNDS: "max_agent_rounds"},
     defaults=COURT_DEFAULTS,
     adjust=_adjust,
     default_task=lambda options: options.topic,
@@ -74,7 +70,7 @@ PROTOCOL = ProtocolDefinition(
     script=SCRIPT,
     stands_for=stands_for,
     feedback=_feedback,
-    presentation=Presentation(
+    presentation=definition.Presentation(
         phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"}
     ),
 )

@@ -1,5 +1,6 @@
 """What an agent sees of earlier rounds (seed 3.4): the context topology picks the rounds and
-answers, and the cut keeps them within the token budget, dropping middle rounds first."""
+answers, and the cut keeps them within the token budget, dropping middle rounds first; and the
+system prompt each agent and judge is given."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from moot.engine.session import Session
 from moot.protocols.court import prompts
 from moot.protocols.court.document import AgentRound, Court, label
 from moot.protocols.shown import anonymous, nonce
-from moot.types import estimate_tokens
+from moot.types import Message, estimate_tokens
 
-__all__ = ["Block", "fit_rounds", "history"]
+__all__ = ["Block", "fit_rounds", "history", "system_prompt"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +96,20 @@ def history(s: Session, c: Court, me: str, step: str, budget: int) -> tuple[str,
     note = prompts.HISTORY_DROPPED.format(dropped=", ".join(map(str, dropped))) if dropped else ""
     rounds = "\n\n".join(b.text for b in kept)
     return prompts.HISTORY.format(note=note, rounds=rounds), dropped
+
+
+def system_prompt(s: Session, c: Court, alias: str, *, judge: bool) -> Message:
+    """The system prompt of an agent or (`judge`) a judge: the court's task and question,
+    its label, its role when its config gives one, and the reply format."""
+    question = f"\nQuestion: {c.opts.initial_query}" if c.opts.initial_query else ""
+    role = s.agent(alias).config.system_prompt
+    template = prompts.JUDGE_SYSTEM if judge else prompts.AGENT_SYSTEM
+    text = template.format(
+        label=label(alias),
+        n=len(c.judges if judge else c.agents),
+        topic=c.task,
+        question=question,
+        role=f"\nYour role: {role}" if role else "",
+        format=prompts.JUDGE_FORMAT if judge else prompts.AGENT_FORMAT,
+    )
+    return Message(role="system", content=text)

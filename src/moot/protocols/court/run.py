@@ -51,7 +51,7 @@ from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import ProtocolAborted
 from moot.protocols.court import prompts
-from moot.protocols.court.context import history
+from moot.protocols.court.context import history, system_prompt
 from moot.protocols.court.document import (
     AgentRound,
     Court,
@@ -65,15 +65,7 @@ from moot.protocols.court.panel import judge_positions, judge_round, record_judg
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
 from moot.protocols.shown import anonymous, nonce
 from moot.text import plural
-from moot.types import (
-    Finding,
-    Message,
-    ModelVerdict,
-    Outcome,
-    RoundSummary,
-    Step,
-    estimate_tokens,
-)
+from moot.types import Finding, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 __all__ = ["run"]
 
@@ -82,21 +74,6 @@ def question(c: Court) -> str:
     """The task as the agents are given it (the topic, and the question if there is one): what
     a position must answer (deliberation/substance.py)."""
     return f"{c.task}\nQuestion: {c.opts.initial_query}" if c.opts.initial_query else c.task
-
-
-def _system(s: Session, c: Court, alias: str, *, judge: bool) -> Message:
-    question = f"\nQuestion: {c.opts.initial_query}" if c.opts.initial_query else ""
-    role = s.agent(alias).config.system_prompt
-    template = prompts.JUDGE_SYSTEM if judge else prompts.AGENT_SYSTEM
-    text = template.format(
-        label=label(alias),
-        n=len(c.judges if judge else c.agents),
-        topic=c.task,
-        question=question,
-        role=f"\nYour role: {role}" if role else "",
-        format=prompts.JUDGE_FORMAT if judge else prompts.AGENT_FORMAT,
-    )
-    return Message(role="system", content=text)
 
 
 # -- the agents' debate ---------------------------------------------------------------------
@@ -481,7 +458,7 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
     agents = [a for a in s.aliases if a.startswith("agent_")]
     judges = [a for a in s.aliases if a.startswith("judge_")]
     c = Court(task=task, opts=opts, agents=agents, judges=judges)
-    c.systems = {a: _system(s, c, a, judge=a in judges) for a in agents + judges}
+    c.systems = {a: system_prompt(s, c, a, judge=a in judges) for a in agents + judges}
     panel = opts.judge_panel_enabled and len(judges) >= 3
     c.phases.go("agent_debate")
 

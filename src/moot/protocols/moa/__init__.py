@@ -6,14 +6,7 @@ the aggregator's text is an aggregation of disagreeing answers."""
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.protocols.definition import (
-    Conduct,
-    Flag,
-    Participants,
-    Presentation,
-    ProtocolDefinition,
-    Role,
-)
+from moot.protocols import definition
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import describe_round
 from moot.protocols.moa.run import LABELS, run
@@ -22,26 +15,26 @@ from moot.protocols.moa.view import project, report_sections, status_lines
 __all__ = ["PROTOCOL", "MoaOptions"]
 
 
-def _participants(config: RunConfig, options: MoaOptions) -> list[Role]:
+def _participants(config: RunConfig, options: MoaOptions) -> list[definition.Role]:
     """The agents, then the aggregator when the [moa] section names one."""
-    roles = [Role("agent", "aliases", config.agents)]
+    roles = [definition.Role("agent", "aliases", config.agents)]
     if options.aggregator is not None:
-        roles.append(Role("aggregator", "aggregators", [options.aggregator]))
+        roles.append(definition.Role("aggregator", "aggregators", [options.aggregator]))
     return roles
 
 
-PROTOCOL = ProtocolDefinition(
+PROTOCOL = definition.ProtocolDefinition(
     name="moa",
     summary="layers of answers, each shown the last, and an aggregator writes the final answer",
     options=MoaOptions,
-    conduct=Conduct(run, describe_round, project),
-    participants=Participants(
+    conduct=definition.Conduct(run, describe_round, project),
+    participants=definition.Participants(
         _participants,
         min_agents=2,  # a later layer is shown the others' answers
         max_agents=len(LABELS),  # every answer of a layer is shown under a label of its own
     ),
-    flags={Flag.LAYERS: "layers"},
-    presentation=Presentation(
+    flags={definition.Flag.LAYERS: "layers"},
+    presentation=definition.Presentation(
         phase_titles={"propose": "Answers", "aggregate": "Aggregator"},
         status_lines=status_lines,
         report_sections=report_sections,

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field
 
-from pydantic import Field, field_validator
-
-from moot.config import AgentConfig, Section
+from moot.config import RoleModel, Section
 
 __all__ = ["MoaOptions"]
 
@@ -21,7 +19,7 @@ class MoaOptions(Section):
         description="layers of answers (--layers L): layer 1 answers alone, each later layer "
         "is shown the layer before's answers",
     )
-    aggregator: AgentConfig | None = Field(
+    aggregator: RoleModel = Field(
         default=None,
         description="the model that writes the final answer from the last layer's answers: a "
         "model spec, or a table like an agent's; unset: the model of Agent A (of the first "
@@ -30,9 +28,3 @@ class MoaOptions(Section):
     max_quote_chars: int = Field(
         default=20_000, ge=200, description="per answer shown to an agent or the aggregator"
     )
-
-    @field_validator("aggregator", mode="before")
-    @classmethod
-    def _spec(cls, value: Any) -> Any:
-        """`aggregator = "openai:gpt-5.2"` is the table `{model = "openai:gpt-5.2"}`."""
-        return {"model": value} if isinstance(value, str) else value

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from moot.deliberation.anonymize import quote
 from moot.deliberation.answers import extract_answer
 from moot.deliberation.finding import judge_answers
 from moot.deliberation.markup import strip_markup
@@ -33,7 +32,7 @@ from moot.engine.session import Session
 from moot.protocols.moa import prompts
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import AGGREGATOR, describe_round, layer_record, outcome
-from moot.protocols.shown import anonymous, nonce
+from moot.protocols.shown import labelled
 from moot.types import Completion, Message, Outcome, Step, alias_label
 
 __all__ = ["LABELS", "run"]
@@ -97,17 +96,8 @@ def _blocks(s: Session, step: str, shown: Mapping[str, Row], opts: MoaOptions) -
     alone, each fenced by its own nonce; and which agent each label shows."""
     order = s.shuffle(sorted(shown), step=f"{step}/labels")  # label i shows order[i]
     labels = dict(zip(LABELS, order, strict=False))
-    text = "\n\n".join(
-        f"ANSWER {label}:\n"
-        + quote(
-            f"Answer {label}",
-            anonymous(s, shown[a]["text"], f"{step}/{label}"),
-            nonce=nonce(s, f"{step}/{label}"),
-            limit=opts.max_quote_chars,
-        )
-        for label, a in labels.items()
-    )
-    return text, labels
+    texts = {label: shown[a]["text"] for label, a in labels.items()}
+    return labelled(s, step, texts, opts.max_quote_chars), labels
 
 
 async def _propose(

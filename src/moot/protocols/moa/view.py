@@ -5,39 +5,20 @@ layer's answers side by side, each answer's text and the aggregator's text
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from moot.config import RunConfig
-from moot.deliberation.anonymize import alias_for
-from moot.protocols.definition import Projected, Projection, ReportSection, completion_cap
+from moot.protocols.answered import agents, answer_texts, cell, writer, writer_section
+from moot.protocols.definition import Projection, ReportSection, completion_cap
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import AGGREGATOR
-from moot.text import one_line
 from moot.types import Event, EventKind, Step, alias_label
 
 __all__ = ["project", "report_sections", "status_lines"]
 
-_TICKS = re.compile(r"`{3,}")
 PROMPT_TOKENS = 200  # a prompt's own instructions, beyond the task and the answers it quotes
-
-
-def _fenced(text: str) -> str:
-    """Model text as a fenced block no line of it can close (it renders as text, never as
-    the report's own structure)."""
-    longest = max((len(m) for m in _TICKS.findall(text)), default=2)
-    fence = "`" * (longest + 1)
-    return f"{fence}text\n{text.strip() or '(empty)'}\n{fence}"
-
-
-def _cell(text: str, limit: int = 120) -> str:
-    flat = one_line(text, limit)
-    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-
-
-def _who(alias: str) -> str:
-    return "Aggregator" if alias == AGGREGATOR else alias_label(alias)
+CELL = 120  # characters of an answer or a problem in the side-by-side table and the layers
 
 
 def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[ReportSection]:
@@ -56,29 +37,17 @@ def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[Rep
             if row is None:
                 cells.append("-")
             elif row["status"] == "valid":
-                cells.append(_cell(row["answer"]))
+                cells.append(cell(row["answer"], CELL))
             else:
-                cells.append(f"*{row['status']}*: {_cell(row['problem'] or '')}")
+                cells.append(f"*{row['status']}*: {cell(row['problem'] or '', CELL)}")
         rows.append(f"| {alias_label(agent)} | " + " | ".join(cells) + " |")
     sections: list[ReportSection] = [("Answers by Layer", "\n".join(rows))]
     for k, layer in enumerate(layers, 1):
-        body = []
-        for row in layer:
-            state = (
-                "" if row["status"] == "valid" else f" ({row['status']}: {_cell(row['problem'])})"
-            )
-            body += [f"**{alias_label(row['agent'])}**{state}", ""]
-            if row.get("text"):
-                body += [_fenced(row["text"]), ""]
         seen = "answered alone" if k == 1 else "shown layer " + str(k - 1) + "'s valid answers"
-        sections.append((f"Layer {k} ({seen})", "\n".join(body).rstrip()))
+        sections.append((f"Layer {k} ({seen})", answer_texts(layer, CELL)))
     agg = details.get("aggregator")
     if isinstance(agg, Mapping):
-        top = f"**{_who(agg['agent'])}** ({_cell(agg.get('why', ''), 300)})"
-        if agg["status"] != "valid":
-            top += f": no valid answer ({_cell(agg['problem'], 300)})"
-        body = [top, ""] + ([_fenced(agg["text"])] if agg.get("text") else [])
-        sections.append(("The Aggregator", "\n".join(body).rstrip()))
+        sections.append(writer_section("The Aggregator", agg, "Aggregator", AGGREGATOR))
     return sections
 
 
@@ -112,23 +81,8 @@ def project(config: RunConfig, options: MoaOptions) -> Projection:
     caps = [completion_cap(a) for a in config.agents]
     quoted = sum(min(cap, options.max_quote_chars // 4) for cap in caps)
     shown = quoted if options.layers > 1 else 0
-    lines = [
-        Projected(
-            member=agent,
-            role=alias_label(alias_for(i, "agent")),
-            fewest=options.layers,
-            most=options.layers,
-            prompt_tokens=PROMPT_TOKENS + shown,
-        )
-        for i, agent in enumerate(config.agents)
-    ]
-    if options.aggregator is not None:
-        member, role = options.aggregator, "Aggregator"
-    else:
-        i = caps.index(max(caps))
-        member = config.agents[i]
-        role = f"Aggregator (Agent A's model; counted as {alias_label(alias_for(i))}'s)"
-    lines.append(
-        Projected(member=member, role=role, fewest=1, most=1, prompt_tokens=PROMPT_TOKENS + quoted)
+    lines = agents(config, options.layers, [PROMPT_TOKENS + shown] * len(caps))
+    last = writer(
+        config, options.aggregator, "Aggregator", "Agent A's model", caps, PROMPT_TOKENS + quoted
     )
-    return lines
+    return [*lines, last]
