@@ -9,8 +9,9 @@ import pytest
 
 from moot.config import RunConfig
 from moot.errors import ConfigError
+from moot.models import pricing
 from moot.models.base import ModelSettings
-from moot.models.pricing import Price, Pricer, find_price, price_table
+from moot.models.pricing import Price, Pricer, find_price, lookup_price, price_table
 from moot.types import Usage
 from tests.fakes.fake_agent import install
 from tests.scripts import events, start
@@ -95,3 +96,39 @@ def test_a_cost_limit_still_bounds_calls_without_a_price(unpriced_agents: RunCon
     run = start("What is 6 x 7?", unpriced_agents)
     assert run.exit_code == 3, run.result.how
     assert "cost limit reached" in (run.message or "")
+
+
+# -- the maintained source (genai-prices, the `prices` extra) ---------------------------------
+def test_the_maintained_package_prices_models_the_bundled_table_lacks() -> None:
+    pytest.importorskip("genai_prices")
+    assert find_price(["deepseek:deepseek-chat"], price_table()) is None
+    deepseek = lookup_price(["deepseek:deepseek-chat"])
+    assert deepseek is not None and deepseek.input > 0 and deepseek.output > deepseek.input
+    # the same standard-tier price as the bundled table where both know a model, with the base
+    # tier of a tiered price (gpt-5.4 charges more above a long-context threshold)
+    assert lookup_price(["openai:gpt-5.4"]) == Price(2.5, 15.0, cache_read=0.25)
+    assert lookup_price(["openrouter:openai/gpt-5.4"]) is not None
+
+
+def test_the_bundled_table_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("genai_prices")
+    # the package names gemini-3.1-pro only as a preview: the bundled table prices it
+    assert pricing._maintained(["google:gemini-3.1-pro"]) is None
+    assert lookup_price(["google:gemini-3.1-pro"]) == Price(2.0, 12.0)
+    # not installed: every price the bundled table has, and nothing else
+    monkeypatch.setattr(pricing, "_snapshot", lambda: None)
+    assert lookup_price(["openai:gpt-5.4"]) == price_table()["openai:gpt-5.4"]
+    assert lookup_price(["deepseek:deepseek-chat"]) is None
+
+
+def test_the_users_prices_win_over_the_package_and_nothing_is_guessed(isolated: Path) -> None:
+    pytest.importorskip("genai_prices")
+    mine = {"deepseek:deepseek-chat": {"input": 9.0, "output": 9.0}}
+    assert lookup_price(["deepseek:deepseek-chat"], mine) == Price(9.0, 9.0)
+    isolated.mkdir(parents=True, exist_ok=True)
+    (isolated / "prices.toml").write_text('["openai:gpt-5.4"]\ninput = 1.0\noutput = 2.0\n')
+    assert lookup_price(["openai:gpt-5.4"]) == Price(1.0, 2.0)
+    # a key of no vendor it prices, or a bare name, is never matched to some vendor's model
+    assert pricing._maintained(["cli:cursor-agent", "local:smollm2", "gpt-5.4"]) is None
+    pricer = Pricer("cli:cursor-agent", ["cli:cursor-agent"], ModelSettings())
+    assert pricer.price is None
