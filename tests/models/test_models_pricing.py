@@ -104,17 +104,27 @@ def test_the_maintained_package_prices_models_the_bundled_table_lacks() -> None:
     assert find_price(["deepseek:deepseek-chat"], price_table()) is None
     deepseek = lookup_price(["deepseek:deepseek-chat"])
     assert deepseek is not None and deepseek.input > 0 and deepseek.output > deepseek.input
-    # the same standard-tier price as the bundled table where both know a model, with the base
-    # tier of a tiered price (gpt-5.4 charges more above a long-context threshold)
-    assert lookup_price(["openai:gpt-5.4"]) == Price(2.5, 15.0, cache_read=0.25)
+    # the package's price comes first; of a tiered one (gpt-5.4 charges more above a
+    # long-context threshold) the base tier, what a short prompt pays
+    from genai_prices import Usage as Used
+    from genai_prices import calc_price
+
+    short = calc_price(Used(input_tokens=1000, output_tokens=1000), "gpt-5.4", provider_id="openai")
+    price = lookup_price(["openai:gpt-5.4"])
+    assert price is not None
+    assert price.input + price.output == pytest.approx(float(short.total_price) * 1000)
     assert lookup_price(["openrouter:openai/gpt-5.4"]) is not None
 
 
 def test_the_bundled_table_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("genai_prices")
-    # the package names gemini-3.1-pro only as a preview: the bundled table prices it
-    assert pricing._maintained(["google:gemini-3.1-pro"]) is None
-    assert lookup_price(["google:gemini-3.1-pro"]) == Price(2.0, 12.0)
+    # a model the package does not know: the bundled table prices it; one it knows: its price
+    stale = Price(99.0, 99.0)
+    bundled = {"openai:moot-only-model": Price(1.0, 2.0), "openai:gpt-5.4": stale}
+    monkeypatch.setattr(pricing, "_bundled", lambda: bundled)
+    assert pricing._maintained(["openai:moot-only-model"]) is None
+    assert lookup_price(["openai:moot-only-model"]) == Price(1.0, 2.0)
+    assert lookup_price(["openai:gpt-5.4"]) not in (None, stale)
     # not installed: every price the bundled table has, and nothing else
     monkeypatch.setattr(pricing, "_snapshot", lambda: None)
     assert lookup_price(["openai:gpt-5.4"]) == price_table()["openai:gpt-5.4"]
