@@ -57,7 +57,7 @@ def test_the_library_says_the_same_in_the_users_terms() -> None:
         moot.run("x", models=["gpt-4o", "local:smollm2"])
     message = str(raised.value)
     assert message.startswith("the options given have 1 problem")
-    assert "agents.0.model: model spec 'gpt-4o' is not of the form" in message
+    assert "--models 'gpt-4o': model spec 'gpt-4o' is not of the form" in message
     assert message.endswith("lists the providers; did you mean 'openai:gpt-4o'?")
 
 

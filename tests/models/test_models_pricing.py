@@ -9,8 +9,9 @@ import pytest
 
 from moot.config import RunConfig
 from moot.errors import ConfigError
+from moot.models import pricing
 from moot.models.base import ModelSettings
-from moot.models.pricing import Price, Pricer, find_price, price_table
+from moot.models.pricing import Price, Pricer, find_price, lookup_price, price_table
 from moot.types import Usage
 from tests.fakes.fake_agent import install
 from tests.scripts import events, start
@@ -95,3 +96,49 @@ def test_a_cost_limit_still_bounds_calls_without_a_price(unpriced_agents: RunCon
     run = start("What is 6 x 7?", unpriced_agents)
     assert run.exit_code == 3, run.result.how
     assert "cost limit reached" in (run.message or "")
+
+
+# -- the maintained source (genai-prices, the `prices` extra) ---------------------------------
+def test_the_maintained_package_prices_models_the_bundled_table_lacks() -> None:
+    pytest.importorskip("genai_prices")
+    assert find_price(["deepseek:deepseek-chat"], price_table()) is None
+    deepseek = lookup_price(["deepseek:deepseek-chat"])
+    assert deepseek is not None and deepseek.input > 0 and deepseek.output > deepseek.input
+    # the package's price comes first; of a tiered one (gpt-5.4 charges more above a
+    # long-context threshold) the base tier, what a short prompt pays
+    from genai_prices import Usage as Used
+    from genai_prices import calc_price
+
+    short = calc_price(Used(input_tokens=1000, output_tokens=1000), "gpt-5.4", provider_id="openai")
+    price = lookup_price(["openai:gpt-5.4"])
+    assert price is not None
+    assert price.input + price.output == pytest.approx(float(short.total_price) * 1000)
+    assert lookup_price(["openrouter:openai/gpt-5.4"]) is not None
+
+
+def test_the_bundled_table_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("genai_prices")
+    # a model the package does not know: the bundled table prices it; one it knows: its price
+    stale = Price(99.0, 99.0)
+    bundled = {"openai:moot-only-model": Price(1.0, 2.0), "openai:gpt-5.4": stale}
+    monkeypatch.setattr(pricing, "_bundled", lambda: bundled)
+    assert pricing._maintained(["openai:moot-only-model"]) is None
+    assert lookup_price(["openai:moot-only-model"]) == Price(1.0, 2.0)
+    assert lookup_price(["openai:gpt-5.4"]) not in (None, stale)
+    # not installed: every price the bundled table has, and nothing else
+    monkeypatch.setattr(pricing, "_snapshot", lambda: None)
+    assert lookup_price(["openai:gpt-5.4"]) == price_table()["openai:gpt-5.4"]
+    assert lookup_price(["deepseek:deepseek-chat"]) is None
+
+
+def test_the_users_prices_win_over_the_package_and_nothing_is_guessed(isolated: Path) -> None:
+    pytest.importorskip("genai_prices")
+    mine = {"deepseek:deepseek-chat": {"input": 9.0, "output": 9.0}}
+    assert lookup_price(["deepseek:deepseek-chat"], mine) == Price(9.0, 9.0)
+    isolated.mkdir(parents=True, exist_ok=True)
+    (isolated / "prices.toml").write_text('["openai:gpt-5.4"]\ninput = 1.0\noutput = 2.0\n')
+    assert lookup_price(["openai:gpt-5.4"]) == Price(1.0, 2.0)
+    # a key of no vendor it prices, or a bare name, is never matched to some vendor's model
+    assert pricing._maintained(["cli:cursor-agent", "local:smollm2", "gpt-5.4"]) is None
+    pricer = Pricer("cli:cursor-agent", ["cli:cursor-agent"], ModelSettings())
+    assert pricer.price is None

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
+from moot.config import RunConfig
 from moot.engine.journal import canonical_json
 from moot.engine.store import sessions_root
 from moot.errors import CacheError, ConfigError
@@ -54,6 +55,7 @@ __all__ = [
     "clear_store",
     "default_cache_path",
     "open_cache",
+    "run_seed",
     "servable",
     "store_stats",
 ]
@@ -94,6 +96,21 @@ def servable(
     temperature = request.temperature if temperature_honoured else None
     seed = request.seed if seed_honoured else None
     return temperature == 0 or seed is not None or allow_sampled
+
+
+def run_seed(task: str, config: RunConfig) -> int:
+    """The session seed of a `--cache` run given no `--seed`: derived from the task and what
+    shapes the answers (protocol, agents, protocol options, code task, synthesis), so the same
+    command asks the same requests again and the cache answers them. A random seed would give
+    every request a new key (the seed is in it, and aliases and orders follow from it).
+    Derived rather than recorded and looked up: a shared store on another machine gets the
+    same seed, and no earlier session needs to be found. Limits, engine settings, prices and
+    the store are left out: a run with more rounds or another budget reuses the same answers."""
+    shaping = config.model_dump(
+        mode="json", exclude={"seed", "cache", "limits", "engine", "prices"}
+    )
+    digest = hashlib.sha256(canonical_json({"task": task, "config": shaping}).encode("utf-8"))
+    return int.from_bytes(digest.digest()[:4], "big") >> 1  # 31 bits, as a random seed
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from moot.config.user import UserConfig, load_user_config
 from moot.deliberation.anonymize import alias_for
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
+from moot.lifecycle.flags import FlagTerms, flag_text, reworded, run_flag_terms, set_flag
 from moot.models.base import create_model, provider_info, providers
 from moot.models.keys import restore_call_settings
 from moot.models.pricing import suggest_spec
@@ -180,13 +181,15 @@ def check_config(
     cwd: Path | None = None,
     start: bool = True,
     task: str | None = None,
+    terms: FlagTerms | None = None,
     **flags: Unpack[FlagValues],
 ) -> tuple[Plan | None, list[str]]:
     """Every problem of a config at once; the plan if there is none. `flags` (the shared CLI
     flags, `FlagValues`) set the options of the protocol that runs that its definition names for
     them. A file that cannot be read or parsed raises `ConfigError`. `start`: also what a
     run refuses as it starts (`start_problems`, with `task` if given), so that a config called
-    valid starts; `load_config` leaves that to the run, which checks it with its task."""
+    valid starts; `load_config` leaves that to the run, which checks it with its task.
+    `terms`: the paths flags set (lifecycle/flags.py); the protocol's flags are added to it."""
     data: dict[str, Any] = read_config_file(path) if path else {}
     for dotted, value in (overrides or {}).items():
         target = data
@@ -213,7 +216,9 @@ def check_config(
                 Flag.LAYERS: flags.get("layers"),
             }
             for flag, value in given.items():
-                problems += _flag(record, section, flag, value)
+                problems += set_flag(record, section, flag, value)
+                if terms is not None and value and flag in record.flags:
+                    terms[f"{record.name}.{record.flags[flag]}"] = flag_text(f"--{flag}", value)
             shuffle = record.flags.get(Flag.SHUFFLE)
             no_shuffle = flags.get("no_shuffle", False)
             if no_shuffle and shuffle is None:
@@ -398,33 +403,20 @@ def _unknown_provider(where: str, spec: str) -> list[str]:
     ]
 
 
-def _flag(
-    record: ProtocolDefinition[Any], section: dict[str, Any], flag: Flag, value: Any
-) -> list[str]:
-    """Set the option `--<flag> value` sets; a problem when the protocol does not take it."""
-    if not value:
-        return []
-    option = record.flags.get(flag)
-    if option is None:
-        return [f"--{flag}: the {record.name} protocol does not take --{flag}"]
-    if isinstance(value, list):
-        section[option] = [*section.get(option, []), *value]
-    else:
-        section[option] = value
-    return []
-
-
 def load_config(
     path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
+    terms: FlagTerms | None = None,
     **flags: Unpack[FlagValues],
 ) -> Plan:
-    """Read a config file (optional), apply command-line overrides, validate everything."""
+    """Read a config file (optional), apply command-line overrides, validate everything. A
+    problem of a value a flag set is worded by the flag (`terms`, lifecycle/flags.py)."""
+    terms = dict(terms or {})
     # the run checks what it refuses as it starts itself, with its task
-    plan, problems = check_config(path, overrides, start=False, **flags)
+    plan, problems = check_config(path, overrides, start=False, terms=terms, **flags)
     if plan is None:
         source = f"{path} has" if path else "the options given have"
-        listed = "\n".join(f"  {line}" for line in problems)
+        listed = "\n".join(f"  {line}" for line in reworded(problems, terms))
         raise ConfigError(f"{source} {plural(len(problems), 'problem')}:\n{listed}")
     return plan
 
@@ -470,10 +462,11 @@ def load_run(
         "synthesis.chairman": chairman,
     }
     given: dict[str, Any] = {k: v for k, v in pairs.items() if v is not None}
+    terms = run_flag_terms(given, models)
     if models:
         given["agents"] = [{"model": spec} for spec in models]
     given.update(overrides or {})
-    return load_config(path, with_user_config(given, path), **flags)
+    return load_config(path, with_user_config(given, path), terms, **flags)
 
 
 def participants(plan: Plan, seed: int) -> list[Agent]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from moot.config import AgentConfig
 from moot.lifecycle.plan import Plan, asks_synthesis
 from moot.models.base import runs_free
-from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, find_price, price_table
+from moot.models.pricing import UNPRICED_USD_PER_TOKEN, Price, lookup_price
 from moot.protocols import synthesis
 from moot.protocols.definition import Projected, completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
@@ -69,7 +69,7 @@ def _price(member: AgentConfig, prices: dict[str, dict[str, float]]) -> Price | 
     parsed = parse_spec(member.model)
     if runs_free(parsed, member.base_url):
         return Price(0.0, 0.0)
-    return find_price([str(parsed), parsed.name], price_table(prices))
+    return lookup_price([str(parsed), parsed.name], prices)
 
 
 def _synthesis(plan: Plan) -> list[Projected]:

@@ -177,7 +177,7 @@ def _open_new(
     plan = plans.checked(plan)  # unless check_config has run it already
     if root is None and record.sessions_root is not None:
         root = record.sessions_root(options)
-    seed = plan.config.seed if plan.config.seed is not None else secrets.randbits(31)
+    seed = _seed(task, plan.config)
     agents = participants(plan, seed)
     # what `moot validate` checks too (plan.start_problems)
     plans.make_models(agents, plan=plan)
@@ -193,6 +193,18 @@ def _open_new(
         session_id=session_id,
     )
     return _Opened(folder, journal, plan, plan.config, agents, cache)
+
+
+def _seed(task: str, config: RunConfig) -> int:
+    """`--seed` if given; under `--cache` one derived from the run's inputs, so the same
+    command run again is answered from the cache (engine/cache.py: run_seed); else random."""
+    if config.seed is not None:
+        return config.seed
+    if config.cache is not None:
+        from moot.engine.cache import run_seed
+
+        return run_seed(task, config)
+    return secrets.randbits(31)
 
 
 def _open_old(

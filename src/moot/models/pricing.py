@@ -1,9 +1,10 @@
 """What a call cost: a bundled price table that users can override, and the unknown case.
 
 Prices are USD per million tokens, looked up by "provider:model". Later sources win:
-the bundled `prices.toml`, then `prices.toml` in moot's home (`$MOOT_HOME`, else the user
-data folder), then the
-run config's `[prices]` table, then an agent's `options.price`. A model with no price reports
+the bundled `prices.toml`, then the maintained genai-prices package when it is installed (the
+`prices` extra; see `_maintained`), then `prices.toml` in moot's home (`$MOOT_HOME`, else the
+user data folder), then the run config's `[prices]` table, then an agent's `options.price`
+(`lookup_price`). A model with no price reports
 `cost = None` ("unknown"), and the session says so once; cost limits then count that model's
 tokens at `UNPRICED_USD_PER_MTOK` (see engine/limits.py), so a cost limit still bounds the run.
 
@@ -14,6 +15,7 @@ included; `cache_read_tokens` and `cache_write_tokens` say how many of them were
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -33,6 +35,7 @@ __all__ = [
     "Price",
     "Pricer",
     "find_price",
+    "lookup_price",
     "price_table",
     "suggest_spec",
     "user_prices_path",
@@ -118,13 +121,77 @@ def _parse(data: Mapping[str, Any], source: str) -> dict[str, Price]:
 
 def price_table(extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Price]:
     """Bundled prices, overridden by the user's file, overridden by `extra`."""
-    table = dict(_bundled())
+    return {**_bundled(), **_overrides(extra)}
+
+
+def _overrides(extra: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Price]:
+    """The user's own prices: their file, overridden by `extra` (a config's [prices])."""
+    table: dict[str, Price] = {}
     path = user_prices_path()
     if path.is_file():
         table.update(_user_file(str(path), path.stat().st_mtime))
     if extra:
         table.update(_parse(extra, "the config's [prices]"))
     return table
+
+
+def lookup_price(
+    keys: Iterable[str], extra: Mapping[str, Mapping[str, Any]] | None = None
+) -> Price | None:
+    """The price of the first of `keys` known: the user's own prices first, then the
+    maintained package's, then the bundled table's; None when none knows it."""
+    keys = list(keys)
+    return find_price(keys, _overrides(extra)) or _maintained(keys) or find_price(keys, _bundled())
+
+
+# The bundled table is the fallback, not the first source: genai-prices (pydantic's, MIT) ships
+# ~2,300 models of ~47 providers as data and is released as vendors change prices, while
+# prices.toml is updated only with moot. Compared on 2026-11-26 (genai-prices 0.2.3): the same
+# standard-tier prices for every model both hold; it also has cache-read prices prices.toml
+# lacks, and lacks gemini-3.1-pro and gemini-3-flash (only their -preview names), which the
+# bundled table then prices. It stays optional (0.7 s to import its data; it pulls httpx2,
+# which the openai extra has anyway). Its long-context tiers are not applied: moot's Price is
+# flat, so the base tier is taken, as the bundled table lists it.
+def _maintained(keys: Iterable[str]) -> Price | None:
+    snapshot = _snapshot()
+    if snapshot is None:
+        return None
+    from datetime import UTC, datetime
+
+    known = {provider.id for provider in snapshot.providers}
+    for key in keys:
+        provider, _, model = key.lower().partition(":")
+        if provider not in known or not model:
+            continue  # not a vendor it prices (cli:, local:, a bare name): never a guess
+        try:
+            _, info = snapshot.find_provider_model(model, None, provider, None)
+        except LookupError:
+            continue
+        price = info.get_prices(datetime.now(UTC))
+        paid_in, paid_out = _rate(price, "input_mtok"), _rate(price, "output_mtok")
+        if paid_in is None or paid_out is None:
+            continue  # priced per image or per second, not per token
+        return Price(
+            paid_in, paid_out, _rate(price, "cache_read_mtok"), _rate(price, "cache_write_mtok")
+        )
+    return None
+
+
+def _rate(price: Any, name: str) -> float | None:
+    """One of genai-prices' per-million rates as a float; a tiered one's first tier."""
+    value = getattr(price, name, None)
+    value = getattr(value, "base", value)
+    return None if value is None else float(value)
+
+
+@functools.lru_cache(maxsize=1)
+def _snapshot() -> Any:
+    """genai-prices' bundled data (never its network updater), or None when not installed."""
+    if importlib.util.find_spec("genai_prices") is None:
+        return None
+    from genai_prices import data_snapshot
+
+    return data_snapshot.get_snapshot()
 
 
 _VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")
@@ -164,7 +231,7 @@ class Pricer:
         elif free:
             self.price = None
         else:
-            self.price = find_price(keys, price_table(settings.prices))
+            self.price = lookup_price(keys, settings.prices)
 
     def cost(self, usage: Usage) -> float | None:
         if self.price is not None:

@@ -115,3 +115,34 @@ def test_a_bad_cache_spec_is_refused_before_anything_runs(
 ) -> None:
     code, _, err = moot(capsys, "run", TASK, "--cache=memcached://x", "--models", "scripted:@x")
     assert code == 1 and "is not a cache store; use sqlite, sqlite:PATH or redis://" in err
+
+
+def test_the_readmes_cache_example_run_twice_makes_no_calls_the_second_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # README: moot run "Monolith or services?" --protocol tournament --models ... --cache
+    # (no --seed: the run derives its seed from the task and config, so the requests repeat)
+    t = _tourney()
+    args = (
+        "run", "Monolith or services?", "--protocol", "tournament",
+        "--models", "scripted:@one", "--models", "scripted:@two", "--models", "scripted:@three",
+        "--cache",
+    )  # fmt: skip
+    code, out, err = moot(capsys, *args)
+    assert code in (0, 2), err
+    asked = sum(t.steps.values())
+    assert asked > 10
+    first = find_session(out.split("Session ", 1)[1].split(":", 1)[0]).path
+    again, out, err = moot(capsys, *args)
+    assert again == code, err
+    assert sum(t.steps.values()) == asked  # zero provider calls
+    second = find_session(out.split("Session ", 1)[1].split(":", 1)[0]).path
+    seeds = [json.loads((f / "session.json").read_text())["seed"] for f in (first, second)]
+    assert seeds[0] == seeds[1]  # recorded in each session's begin record
+    # another task is another seed: its aliases and samples are its own
+    moot(capsys, *args[:1], "Services or monolith?", *args[2:])
+    assert sum(t.steps.values()) > asked
+    # without --cache a run still draws a seed of its own
+    _, out, _ = moot(capsys, *args[:-1])
+    fresh = find_session(out.split("Session ", 1)[1].split(":", 1)[0]).path
+    assert json.loads((fresh / "session.json").read_text())["seed"] != seeds[0]
