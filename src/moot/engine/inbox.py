@@ -26,6 +26,7 @@ from typing import Any
 from moot.engine.store import SessionFolder, storage_error
 from moot.errors import MootError
 from moot.types import Event, EventKind, Message
+from moot.types import alias_label as _label
 
 __all__ = [
     "INBOX_FILE",
@@ -62,11 +63,6 @@ class HumanNote:
             return cls(str(data["id"]), str(data["agent"]), str(data["text"]), float(data["sent"]))
         except (KeyError, TypeError, ValueError):
             return None  # a line cut by a crash, or edited: not a note
-
-
-def _label(alias: str) -> str:
-    role, _, letter = alias.rpartition("_")
-    return f"{role.capitalize()} {letter.upper()}" if role else alias
 
 
 def resolve_agent(aliases: Iterable[str], name: str) -> str:

@@ -189,6 +189,8 @@ class SessionView:
     verdicts: list[ModelVerdict] = field(default_factory=list)
     # the protocol's own sections (its definition's `report_sections`): (title, Markdown)
     sections: list[ReportSection] = field(default_factory=list)
+    # a person's notes to agents during the run (`moot say`), each with the prompt it joined
+    human_notes: list[str] = field(default_factory=list)
 
     @property
     def status_text(self) -> str:
@@ -374,6 +376,12 @@ def build_view(
         for e in events
         if e.kind == "warning"
     ]
+    human_notes = [
+        clean_text(f"To {label(str(e.data.get('agent', '?')))}, in its prompt at {e.step}: ")
+        + clean_text(str(e.data.get("text", "")))
+        for e in events
+        if e.kind == EventKind.HUMAN
+    ]
     rounds = _rounds(events, round_results)
     max_rounds = definition.max_rounds(options) if definition is not None else None
     shown = definition.presentation if definition is not None else Presentation()
@@ -405,6 +413,7 @@ def build_view(
             stop_message=result.stop_message,
             rounds=rounds,
             warnings=warnings,
+            human_notes=human_notes,
             max_rounds=max_rounds,
             phase_titles=titles,
             journal_head=result.journal.describe() if result.journal else None,
@@ -441,6 +450,7 @@ def build_view(
         stop_message=how if stop else None,
         rounds=rounds,
         warnings=warnings,
+        human_notes=human_notes,
         max_rounds=max_rounds,
         phase_titles=titles,
         sections=sections,
