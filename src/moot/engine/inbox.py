@@ -33,6 +33,7 @@ __all__ = [
     "HumanNote",
     "Inbox",
     "NoteRefused",
+    "accepts_notes",
     "note_lines",
     "notes_of",
     "post",
@@ -99,6 +100,11 @@ def _last_end(folder: SessionFolder) -> str | None:
     return None
 
 
+def accepts_notes(folder: SessionFolder) -> bool:
+    """Whether an agent of the session may still be asked (it has not finished)."""
+    return _last_end(folder) != EventKind.FINISHED
+
+
 def post(
     folder: SessionFolder, agent: str, text: str, *, clock: Callable[[], float] = time.time
 ) -> HumanNote:
@@ -109,7 +115,7 @@ def post(
         raise NoteRefused("the note is empty")
     if len(text) > MAX_NOTE_CHARS:
         raise NoteRefused(f"the note has {len(text):,} characters; at most {MAX_NOTE_CHARS:,}")
-    if _last_end(folder) == EventKind.FINISHED:
+    if not accepts_notes(folder):
         raise NoteRefused(
             f"session {folder.id} has finished: no agent will be asked again; "
             f'ask a follow-up instead: moot ask {folder.id} "..."'
@@ -215,10 +221,13 @@ def notes_of(folder: SessionFolder) -> list[tuple[HumanNote, str | None]]:
     return [(n, delivered.get(n.id)) for n in _read(folder.path / INBOX_FILE)]
 
 
-def note_lines(folder: SessionFolder) -> list[str]:
-    """One line per note, for `moot status`."""
+def note_lines(folder: SessionFolder, *, waiting: bool = False) -> list[str]:
+    """One line per note, for `moot status` and the session page (`waiting`: only the notes
+    not delivered yet)."""
     lines = []
     for note, step in notes_of(folder):
+        if waiting and step:
+            continue
         where = f"in its prompt at {step}" if step else "waiting for its next ask"
         lines.append(f"Note to {_label(note.agent)} ({where}): {note.text}")
     return lines

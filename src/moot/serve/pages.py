@@ -19,6 +19,7 @@ from moot.lifecycle.stats import ModelStats
 from moot.report.html import html_for, markdown_html
 from moot.report.view import SessionView
 from moot.serve.rows import Filters, Page
+from moot.types import alias_label
 
 __all__ = [
     "CSP",
@@ -241,11 +242,37 @@ def _ask_form(sid: str) -> str:
     )
 
 
+def _say_form(sid: str, agents: Sequence[str], waiting: Sequence[str]) -> str:
+    """A note to one agent while the run goes on (`moot say`); the notes not delivered yet."""
+    if not agents:
+        return ""
+    options = "".join(
+        f'<option value="{escape(a)}">{escape(alias_label(a))}</option>' for a in agents
+    )
+    pending = "".join(f"<li>{escape(line)}</li>" for line in waiting)
+    return (
+        f'<section class="card"><form class="start" method="post" action="/session/{sid}/say">'
+        "<label>A note to one agent (it joins that agent's next prompt, marked as yours)"
+        '<textarea name="text" required></textarea></label>'
+        f'<div class="controls"><label>Agent<select name="agent">{options}</select></label>'
+        '<button type="submit" id="say">Send</button></div></form>'
+        + (f'<ul class="waiting">{pending}</ul>' if pending else "")
+        + "</section>"
+    )
+
+
 def session_page(
-    session_id: str, status: str, main: str, turns: Sequence[Turn] = (), error: str = ""
+    session_id: str,
+    status: str,
+    main: str,
+    turns: Sequence[Turn] = (),
+    error: str = "",
+    agents: Sequence[str] = (),
+    waiting: Sequence[str] = (),
 ) -> str:
     """A session's page: the thread it continues, its controls, its report (which the stream
-    keeps current) and the follow-up form."""
+    keeps current), the note form (`agents`: those a note may go to; `waiting`: the notes not
+    delivered yet) and the follow-up form."""
     sid = escape(session_id)
     shown = f'<p class="error">{escape(error)}</p>' if error else ""
     controls = (
@@ -259,6 +286,7 @@ def session_page(
         f'<section class="card"><p>Session <code>{sid}</code> · status '
         f'<strong id="status">{escape(status)}</strong></p>{shown}{controls}</section>'
         f'<div id="report">{main}</div>'
+        f"{_say_form(sid, agents, waiting)}"
         f'<section class="card">{_ask_form(sid)}</section>'
     )
     return _page(f"moot session {session_id}", body, stream=f"/session/{sid}/events")
