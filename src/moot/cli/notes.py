@@ -1,4 +1,5 @@
-"""`moot say ID --agent B "..."`: a person's note to one agent while its session runs."""
+"""`moot say ID --agent B "..."`: a person's note to one agent while its session runs (not say.py:
+that name would shadow `moot.cli.say`, the print function, once imported)."""
 
 from __future__ import annotations
 
