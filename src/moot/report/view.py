@@ -11,7 +11,7 @@ a result yet (running, or stopped by a crash) gives a view of what the journal h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -353,11 +353,15 @@ def _definition(name: str) -> ProtocolDefinition[Any] | None:
 
 
 def build_view(
-    result: Result | None, events: list[Event], folder: SessionFolder | None = None
+    result: Result | None,
+    events: list[Event],
+    folder: SessionFolder | None = None,
+    live_results: Sequence[RoundSummary] = (),
 ) -> SessionView:
     """The session as faces show it. `events` is the journal (its first event is `begin`);
-    without a result, the outcome fields say what the journal allows. `folder`: where to
-    find which change `moot apply` applied, if any."""
+    without a result, the outcome fields say what the journal allows, and `live_results` are
+    the round summaries a watching face heard of while the run goes on (they are signals, not
+    journal lines). `folder`: where to find which change `moot apply` applied, if any."""
     meta: dict[str, Any] = events[0].data if events and events[0].kind == "begin" else {}
     protocol = result.protocol if result else str(meta.get("protocol", "?"))
     definition = _definition(protocol)
@@ -371,6 +375,8 @@ def build_view(
         )
         if r is not None
     ]
+    if result is None:
+        round_results = list(live_results)
     warnings = [
         clean_text(f"{e.step + ': ' if e.step else ''}{e.data.get('message', '')}")
         for e in events
