@@ -101,3 +101,13 @@ def test_the_note_joins_the_last_user_message() -> None:
     assert shown[0] == messages[0] and len(shown) == 2
     assert shown[1].content.startswith("task\n\n=== A note from the person")
     assert with_notes(messages, []) == messages
+
+
+def test_the_plain_log_says_when_a_note_joins_a_prompt() -> None:
+    from moot.display.plain import format_event
+    from moot.types import Event, EventKind
+
+    event = Event(
+        kind=EventKind.HUMAN, step="r1/evaluate/agent_b", data={"agent": "agent_b", "text": NOTE}
+    )
+    assert format_event(event) == f"r1/evaluate/agent_b  your note to Agent B: {NOTE}"
