@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from moot import api as runner
-from moot.engine.inbox import NoteRefused, notes_of, post, resolve_agent, with_notes
+from moot.engine.inbox import (
+    NoteRefused,
+    note_lines,
+    notes_of,
+    post,
+    resolve_agent,
+    with_notes,
+)
 from moot.engine.store import SessionFolder, find_session
 from moot.types import Message, Request
 from tests.scripts import Debate, events, no_sleep, solution, start
@@ -46,6 +53,7 @@ def test_a_note_sent_while_paused_reaches_only_that_agents_next_prompt_on_resume
     asks = {e["step"]: e for e in events(paused.folder) if e["kind"] == "ask"}
     assert NOTE in asks[human[0]["step"]]["data"]["prompt"]  # the journal shows what was sent
     assert notes_of(folder) == [(note, human[0]["step"])]
+    assert note_lines(folder) == [f"Note to Agent B (in its prompt at {human[0]['step']}): {NOTE}"]
 
     report = runner.replay(paused.session_id)
     assert report.identical is True
@@ -111,3 +119,13 @@ def test_the_plain_log_says_when_a_note_joins_a_prompt() -> None:
         kind=EventKind.HUMAN, step="r1/evaluate/agent_b", data={"agent": "agent_b", "text": NOTE}
     )
     assert format_event(event) == f"r1/evaluate/agent_b  your note to Agent B: {NOTE}"
+
+
+def test_a_note_its_agent_was_never_asked_for_again_says_so_once_the_session_finished() -> None:
+    import json
+
+    run = start("task", Debate().config())
+    folder = SessionFolder(run.folder)
+    note = {"id": "x1", "agent": "agent_b", "text": NOTE, "sent": 1.0}  # sent as it ended
+    (folder.path / "inbox.jsonl").write_text(json.dumps(note) + "\n")
+    assert note_lines(folder) == [f"Note to Agent B (not delivered: finished): {NOTE}"]

@@ -225,9 +225,10 @@ def note_lines(folder: SessionFolder, *, waiting: bool = False) -> list[str]:
     """One line per note, for `moot status` and the session page (`waiting`: only the notes
     not delivered yet)."""
     lines = []
+    pending = "waiting for its next ask" if accepts_notes(folder) else "not delivered: finished"
     for note, step in notes_of(folder):
         if waiting and step:
             continue
-        where = f"in its prompt at {step}" if step else "waiting for its next ask"
+        where = f"in its prompt at {step}" if step else pending
         lines.append(f"Note to {_label(note.agent)} ({where}): {note.text}")
     return lines
