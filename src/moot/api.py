@@ -4,6 +4,7 @@ start(task, config)   create a session and run its protocol
 resume(ref)           run the protocol again over its journal; recorded steps cost nothing
 replay(ref)           recompute the outcome from the journal alone (zero model calls)
 run(task, ...)        the shortest way in: deliberate and return the outcome
+say(ref, agent, text) a person's note to one agent of a running or paused session
 arun(task, ...)       the same in a running event loop (await it)
 
 The run lifecycle is `moot.lifecycle.run` (one async core: `start_async`, `resume_async`) and
@@ -19,7 +20,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from moot.engine.inbox import HumanNote, post
 from moot.engine.result import Result
+from moot.engine.store import find_session
 from moot.errors import ConfigError
 from moot.lifecycle.plan import load_run, user_config
 from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
@@ -27,6 +30,7 @@ from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
 
 __all__ = [
     "FINDING_RULE",
+    "HumanNote",
     "ReplayReport",
     "RunResult",
     "arun",
@@ -35,6 +39,7 @@ __all__ = [
     "resume",
     "resume_async",
     "run",
+    "say",
     "start",
     "start_async",
 ]
@@ -149,3 +154,12 @@ run = _blocking(
     web app) it runs on a thread of its own and blocks until the outcome (`await moot.arun`
     does not block the loop).""",
 )
+
+
+def say(ref: str | None, agent: str, text: str) -> HumanNote:
+    """Send a note to one agent of session `ref` (an id, a unique prefix, or None: the last)
+    while it runs, or while it is paused: it is journaled as a human message and added to that
+    agent's next prompt (`moot say`). `agent`: its alias, label or letter (`agent_b`, `Agent B`,
+    `B`). Raises NoteRefused (a MootError) for an unknown agent, an empty note or a finished
+    session."""
+    return post(find_session(ref), agent, text)

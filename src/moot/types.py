@@ -185,6 +185,7 @@ class EventKind(StrEnum):
     CHECKPOINT = "checkpoint"  # a provider's note that must survive a crash
     WARNING = "warning"
     NOTE = "note"  # something a protocol derived and wants on the record (a scrubbed phrase)
+    HUMAN = "human"  # a person's note to one agent (`moot say`), journaled on the ask it joins
     LIMITS_CHANGED = "limits_changed"
     STOPPED = "stopped"  # paused by a limit, or interrupted
     FAILED = "failed"

@@ -8,8 +8,8 @@ listed (`_Commands._LAZY`): run.py (run, resume), sessions.py (status, list, sho
 replay, migrate), code.py (apply, clean, stop), doctor.py (models, doctor, validate, schema),
 cache.py, batch.py (batch, bench), pipeline.py (plan, execute, lessons), home.py
 (move-sessions), mcp.py (the MCP server), config.py (the user config), serve.py (the web view),
-stats.py (per model over every session), ask.py (a follow-up),
-plugins.py; what they share is in
+stats.py (per model over every session), ask.py (a follow-up), notes.py (say: a note to
+an agent), plugins.py; what they share is in
 common.py, what a run prints at its end in outcome.py.
 """
 
@@ -62,6 +62,7 @@ class _Commands(click.Group):
         "serve": "moot.cli.serve:serve",
         "stats": "moot.cli.stats:stats",
         "ask": "moot.cli.ask:ask",
+        "say": "moot.cli.notes:say_note",
         "init": "moot.cli.init:init",
         "plugins": "moot.cli.plugins:plugins",
     }

@@ -28,6 +28,7 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
 
     from moot.display.board import Board
     from moot.display.live import render_board
+    from moot.engine.inbox import note_lines, notes_of
     from moot.engine.state import seen_state
     from moot.engine.store import find_session
     from moot.lifecycle.listing import session_row
@@ -43,6 +44,10 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
                 "updated": seen.updated,
                 "message": seen.state.get("message"),
                 "resumable": seen.crashed or seen.status in ("paused", "interrupted", "failed"),
+                "notes": [
+                    {"id": n.id, "agent": n.agent, "text": n.text, "sent": n.sent, "step": step}
+                    for n, step in notes_of(folder)
+                ],
             }
         )
         return
@@ -58,6 +63,8 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
     )
     console.print(render_board(board, time.time(), reveal=reveal, width=console.width))
     for line in _protocol_lines(folder, str(seen.state.get("protocol", ""))):
+        say(line)
+    for line in note_lines(folder):  # a person's notes (moot say): delivered or waiting
         say(line)
     if seen.state.get("message") and seen.status != "running":
         say(seen.state["message"])

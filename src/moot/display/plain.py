@@ -83,6 +83,8 @@ def _format(event: Event, reveal: bool) -> str | None:
             f"{step}  context estimate {data.get('estimated_tokens')} tokens passed "
             f"the budget of {data.get('budget')}: fresh conversations from here"
         )
+    if kind == "human":  # a person's note (moot say), joining this step's prompt
+        return f"{step}  your note to {who}: {data.get('text', '')}"
     if kind == "warning":
         return f"warning: {step + ' ' if step else ''}{data.get('message', '')}"
     if kind == "limits_changed":

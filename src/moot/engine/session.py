@@ -20,6 +20,7 @@ import hashlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from moot.config import EngineConfig, Limits
@@ -28,6 +29,7 @@ from moot.engine.calls import ModelCalls, Sleep, deadline
 from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects, CodeTask
 from moot.engine.copies import FolderCopies
+from moot.engine.inbox import Inbox, with_notes
 from moot.engine.journal import Journal, request_hash
 from moot.engine.limits import Budget, worst_case
 from moot.engine.replies import masked, settle
@@ -128,6 +130,7 @@ class Session(CodeTask, FolderCopies):
         self.standing = Standing.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
+        self._inbox = Inbox(folder.path, journal.events)  # a person's notes (engine/inbox.py)
         for event in journal.events:
             if event.kind == EventKind.ASK and event.step:
                 completion = Completion.model_validate(event.data["completion"])
@@ -371,12 +374,16 @@ class Session(CodeTask, FolderCopies):
         json_schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> Completion:
-        """One model call, or its recorded result."""
+        """One model call, or its recorded result. A person's notes to the agent
+        (`moot say`) join the prompt of its next live ask, journaled on that step first."""
         self._claim(step)
         agent = self.agent(alias)
         config = agent.config
+        if self.mode == "live" and step not in self._catch_up:
+            for note in self._inbox.new_for(alias):
+                self._inbox.hold(self.record(EventKind.HUMAN, step, **asdict(note)))
         request = Request(
-            messages=tuple(messages),
+            messages=with_notes(messages, self._inbox.held(step)),
             temperature=config.temperature,
             max_tokens=max_tokens or config.max_tokens,
             seed=self.rng(step).randrange(2**31),
@@ -406,7 +413,7 @@ class Session(CodeTask, FolderCopies):
             raise ReplayIncomplete(step, "a re-ask" if step.endswith("/reask") else "an ask")
         if (self.folder.path / STOP_FILE).exists():
             raise Interrupted(f"stopped by moot stop before {step}")
-        estimate = sum(estimate_tokens(m.content) for m in messages)
+        estimate = sum(estimate_tokens(m.content) for m in request.messages)
         hit = await self._calls.lookup(agent, request)
         cached: dict[str, Any] = {}  # a hit is an ordinary ask event that says where it came from
         # A call holds its worst case against the limits until it is journaled (engine/limits.py)

@@ -345,6 +345,10 @@ def html_for(view: SessionView) -> str:
     if view.warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in view.warnings)
         warnings = f'<section class="card"><h2>Warnings</h2><ul>{items}</ul></section>'
+    notes = ""  # a person's notes to agents (moot say)
+    if view.human_notes:
+        items = "".join(f"<li>{escape(n)}</li>" for n in view.human_notes)
+        notes = f'<section class="card"><h2>Notes from you</h2><ul>{items}</ul></section>'
     rounds_text = plural(view.rounds_done, "round")
     if view.max_rounds and view.rounds_done <= view.max_rounds:
         rounds_text += f" of {view.max_rounds}"
@@ -363,7 +367,7 @@ def html_for(view: SessionView) -> str:
         f"{_verdict(view)}{_finding(view)}{code_html(view.code, view.session_id)}"
         f"{_sections(view)}"
         f"{_chart(view)}{timeline}"
-        f"{_positions(view)}{_agents(view)}{warnings}"
+        f"{_positions(view)}{_agents(view)}{notes}{warnings}"
         f"<footer>Written by moot {escape(__version__)}. Model text is shown as untrusted "
         "content: sanitized, with no script and no external load."
         + (f" Computed from the journal: {escape(view.journal_head)}." if view.journal_head else "")

@@ -256,6 +256,10 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
     lines += ["", f"Total: {view.tokens:,} tokens, cost {_cost(view.cost)} USD.", ""]
     if view.journal_head:
         lines += [f"Computed from the journal: {view.journal_head}.", ""]
+    if view.human_notes:
+        lines += ["## Notes from you", ""]
+        lines += [f"- {n}" for n in view.human_notes]
+        lines.append("")
     if view.warnings:
         lines += ["## Warnings", ""]
         lines += [f"- {w}" for w in view.warnings]

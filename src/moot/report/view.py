@@ -11,7 +11,7 @@ a result yet (running, or stopped by a crash) gives a view of what the journal h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -189,6 +189,8 @@ class SessionView:
     verdicts: list[ModelVerdict] = field(default_factory=list)
     # the protocol's own sections (its definition's `report_sections`): (title, Markdown)
     sections: list[ReportSection] = field(default_factory=list)
+    # a person's notes to agents during the run (`moot say`), each with the prompt it joined
+    human_notes: list[str] = field(default_factory=list)
 
     @property
     def status_text(self) -> str:
@@ -351,11 +353,15 @@ def _definition(name: str) -> ProtocolDefinition[Any] | None:
 
 
 def build_view(
-    result: Result | None, events: list[Event], folder: SessionFolder | None = None
+    result: Result | None,
+    events: list[Event],
+    folder: SessionFolder | None = None,
+    live_results: Sequence[RoundSummary] = (),
 ) -> SessionView:
     """The session as faces show it. `events` is the journal (its first event is `begin`);
-    without a result, the outcome fields say what the journal allows. `folder`: where to
-    find which change `moot apply` applied, if any."""
+    without a result, the outcome fields say what the journal allows, and `live_results` are
+    the round summaries a watching face heard of while the run goes on (they are signals, not
+    journal lines). `folder`: where to find which change `moot apply` applied, if any."""
     meta: dict[str, Any] = events[0].data if events and events[0].kind == "begin" else {}
     protocol = result.protocol if result else str(meta.get("protocol", "?"))
     definition = _definition(protocol)
@@ -369,10 +375,18 @@ def build_view(
         )
         if r is not None
     ]
+    if result is None:
+        round_results = list(live_results)
     warnings = [
         clean_text(f"{e.step + ': ' if e.step else ''}{e.data.get('message', '')}")
         for e in events
         if e.kind == "warning"
+    ]
+    human_notes = [
+        clean_text(f"To {label(str(e.data.get('agent', '?')))}, in its prompt at {e.step}: ")
+        + clean_text(str(e.data.get("text", "")))
+        for e in events
+        if e.kind == EventKind.HUMAN
     ]
     rounds = _rounds(events, round_results)
     max_rounds = definition.max_rounds(options) if definition is not None else None
@@ -405,6 +419,7 @@ def build_view(
             stop_message=result.stop_message,
             rounds=rounds,
             warnings=warnings,
+            human_notes=human_notes,
             max_rounds=max_rounds,
             phase_titles=titles,
             journal_head=result.journal.describe() if result.journal else None,
@@ -441,6 +456,7 @@ def build_view(
         stop_message=how if stop else None,
         rounds=rounds,
         warnings=warnings,
+        human_notes=human_notes,
         max_rounds=max_rounds,
         phase_titles=titles,
         sections=sections,

@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from moot import protocols
+from moot.engine.inbox import accepts_notes, note_lines, post
 from moot.engine.store import SessionFolder, find_session, list_sessions
 from moot.errors import MootError
 from moot.lifecycle.followup import followup_task, thread_of
@@ -111,6 +112,14 @@ class Server:
                 await self.runs.stop(session_id)
 
 
+def _notes(folder: SessionFolder) -> tuple[list[str], list[str]]:
+    """The agents a note may go to (none once the session finished) and the notes waiting."""
+    if not accepts_notes(folder):
+        return [], []
+    aliases = list((folder.meta() or {}).get("aliases") or {})
+    return aliases, note_lines(folder, waiting=True)
+
+
 def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
     """The app over the sessions under `root` (None: moot's home), every request checked
     for `token` (None: no token asked; only for loopback)."""
@@ -155,8 +164,23 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
     async def _session_page(folder: SessionFolder, error: str = "") -> Response:
         status, main = await anyio.to_thread.run_sync(view_now, folder)
         turns = await anyio.to_thread.run_sync(thread_of, folder)
-        page = session_page(folder.id, status, main, turns, error)
+        agents, waiting = await anyio.to_thread.run_sync(_notes, folder)
+        page = session_page(folder.id, status, main, turns, error, agents, waiting)
         return HTMLResponse(page, status_code=400 if error else 200)
+
+    async def say(request: Request) -> Response:
+        try:
+            folder = server.folder(request.path_params["sid"])
+        except MootError as exc:
+            return HTMLResponse(f"not found: {exc}", status_code=404)
+        form = await _form(request)
+        try:
+            await anyio.to_thread.run_sync(
+                post, folder, form.get("agent", ""), form.get("text", "")
+            )
+        except MootError as exc:
+            return await _session_page(folder, str(exc))
+        return RedirectResponse(f"/session/{folder.id}", status_code=303)
 
     async def ask(request: Request) -> Response:
         try:
@@ -237,6 +261,7 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
             Route("/session/{sid}/stop", stop, methods=["POST"]),
             Route("/session/{sid}/ask", ask, methods=["POST"]),
             Route("/session/{sid}/resume", resume, methods=["POST"]),
+            Route("/session/{sid}/say", say, methods=["POST"]),
         ],
         lifespan=lifespan,
     )

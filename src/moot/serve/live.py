@@ -18,10 +18,10 @@ from moot.engine.state import seen_state
 from moot.engine.store import SessionFolder, find_session, folder_problem, sessions_root
 from moot.errors import MootError
 from moot.report.view import SessionView, build_view, load_view
-from moot.serve.follow import Follower, follow
-from moot.serve.pages import report_main, row_html
+from moot.serve.follow import INTERVAL, Follower
+from moot.serve.pages import now_html, report_main, row_html
 from moot.serve.rows import row_of
-from moot.types import Event
+from moot.types import Event, RoundSummary
 
 __all__ = ["follow_rows", "follow_view", "view_now"]
 
@@ -77,15 +77,46 @@ async def _settled_status(folder: SessionFolder, ended: bool) -> str:
     return status
 
 
+def _heard(folder: SessionFolder) -> tuple[RoundSummary | None, dict[str, Any] | None]:
+    """The latest round summary state.json holds, and the state itself (None: none yet)."""
+    seen = seen_state(folder)
+    if seen is None:
+        return None, None
+    latest = seen.standing().latest
+    return latest, {**seen.state, "status": seen.status}
+
+
 async def follow_view(folder: SessionFolder) -> AsyncIterator[dict[str, Any]]:
-    """An SSE message per growth of the journal: the report (`view`), then the status."""
+    """An SSE message per growth of the journal: the report (`view`), then the status; and per
+    change of state.json while the run goes on: who is working now (`now`), and the report
+    again when a round ended (its summary is a signal the Session writes only there, so the
+    timeline and chart gain each round's result as it ends, not only at the end)."""
     events: list[Event] = []
-    async for batch in follow(folder.events):
+    follower = Follower(folder.events)
+    results: dict[tuple[str, int | None], RoundSummary] = {}
+    stamp = None
+    while True:
+        batch = follower.read()  # new bytes only: cheap enough for the loop
+        fresh = _stamp(folder.state_json)
+        if not batch and fresh == stamp:
+            await anyio.sleep(INTERVAL)
+            continue
         events.extend(batch)
+        grown = bool(batch)
+        if fresh != stamp:
+            stamp = fresh
+            latest, state = await anyio.to_thread.run_sync(_heard, folder)
+            if latest is not None and results.get((latest.stage, latest.round)) != latest:
+                results[(latest.stage, latest.round)] = latest
+                grown = True
+            if state is not None:
+                yield {"event": "now", "data": now_html(state)}
+        if not grown:
+            continue
         if _ended(events):
             view = await _final(folder, events)
         else:
-            view = build_view(None, events, folder)
+            view = build_view(None, events, folder, list(results.values()))
         yield {"event": "view", "data": report_main(view)}
         yield {"event": "status", "data": await _settled_status(folder, _ended(events))}
 

@@ -19,11 +19,13 @@ from moot.lifecycle.stats import ModelStats
 from moot.report.html import html_for, markdown_html
 from moot.report.view import SessionView
 from moot.serve.rows import Filters, Page
+from moot.types import alias_label
 
 __all__ = [
     "CSP",
     "SCRIPT",
     "models_page",
+    "now_html",
     "report_main",
     "row_html",
     "session_page",
@@ -54,6 +56,8 @@ form textarea { width: 100%; min-height: 70px; font: inherit; }
 form.start { display: grid; gap: 8px; }
 .pages a, .pages span { margin-right: 10px; }
 div.controls { display: flex; gap: 8px; }
+ul.now { list-style: none; padding: 0; display: flex; gap: 8px; flex-wrap: wrap; margin: 6px 0; }
+ul.now li { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; }
 .error { color: #a40e26; font-weight: 600; }
 """
 
@@ -81,6 +85,10 @@ SCRIPT = """'use strict';
     var old = document.getElementById(row.id);
     var rows = document.querySelector('table.sessions tbody');
     if (old) { old.replaceWith(row); } else if (rows) { rows.prepend(row); }
+  });
+  source.addEventListener('now', function (event) {
+    var now = document.getElementById('now');
+    if (now) { now.innerHTML = event.data; }
   });
   source.addEventListener('status', function (event) {
     document.body.dataset.status = event.data;
@@ -241,11 +249,63 @@ def _ask_form(sid: str) -> str:
     )
 
 
+_BUSY = ("queued", "thinking", "retrying")
+
+
+def now_html(state: Mapping[str, Any]) -> str:
+    """Where a running session stands (state.json): its round and phase, and each agent's
+    status and step, the busy ones first. Empty once it no longer runs."""
+    if state.get("status") != "running":
+        return ""
+    agents = state.get("agents") or {}
+    rows = sorted(
+        (str(alias), str(a.get("status", "")), str(a.get("step") or ""))
+        for alias, a in agents.items()
+        if isinstance(a, Mapping)
+    )
+    rows.sort(key=lambda row: row[1] not in _BUSY)
+    items = "".join(
+        f'<li data-status="{escape(status)}"><strong>{escape(alias_label(alias))}</strong> '
+        f"{escape(status)}{' · ' + escape(step) if step else ''}</li>"
+        for alias, status, step in rows
+    )
+    where = " ".join(
+        str(state.get(k)) for k in ("stage", "round", "phase") if state.get(k) is not None
+    )
+    return f'<p>Now: {escape(where)}</p><ul class="now">{items}</ul>'
+
+
+def _say_form(sid: str, agents: Sequence[str], waiting: Sequence[str]) -> str:
+    """A note to one agent while the run goes on (`moot say`); the notes not delivered yet."""
+    if not agents:
+        return ""
+    options = "".join(
+        f'<option value="{escape(a)}">{escape(alias_label(a))}</option>' for a in agents
+    )
+    pending = "".join(f"<li>{escape(line)}</li>" for line in waiting)
+    return (
+        f'<section class="card"><form class="start" method="post" action="/session/{sid}/say">'
+        "<label>A note to one agent (it joins that agent's next prompt, marked as yours)"
+        '<textarea name="text" required></textarea></label>'
+        f'<div class="controls"><label>Agent<select name="agent">{options}</select></label>'
+        '<button type="submit" id="say">Send</button></div></form>'
+        + (f'<ul class="waiting">{pending}</ul>' if pending else "")
+        + "</section>"
+    )
+
+
 def session_page(
-    session_id: str, status: str, main: str, turns: Sequence[Turn] = (), error: str = ""
+    session_id: str,
+    status: str,
+    main: str,
+    turns: Sequence[Turn] = (),
+    error: str = "",
+    agents: Sequence[str] = (),
+    waiting: Sequence[str] = (),
 ) -> str:
     """A session's page: the thread it continues, its controls, its report (which the stream
-    keeps current) and the follow-up form."""
+    keeps current), the note form (`agents`: those a note may go to; `waiting`: the notes not
+    delivered yet) and the follow-up form."""
     sid = escape(session_id)
     shown = f'<p class="error">{escape(error)}</p>' if error else ""
     controls = (
@@ -257,8 +317,10 @@ def session_page(
     body = (
         f"{_thread(turns)}"
         f'<section class="card"><p>Session <code>{sid}</code> · status '
-        f'<strong id="status">{escape(status)}</strong></p>{shown}{controls}</section>'
+        f'<strong id="status">{escape(status)}</strong></p>{shown}{controls}'
+        '<div id="now"></div></section>'
         f'<div id="report">{main}</div>'
+        f"{_say_form(sid, agents, waiting)}"
         f'<section class="card">{_ask_form(sid)}</section>'
     )
     return _page(f"moot session {session_id}", body, stream=f"/session/{sid}/events")

@@ -1,0 +1,234 @@
+"""A person's notes to one agent while a session runs (`moot say ID --agent B "..."`).
+
+Seed 000's manual intervention: a human sends an agent a message at any time and the
+orchestrator picks it up on its next poll. Here `post` appends the note to the session folder's
+inbox file (another process may be running the session, or none: a paused one). The running
+Session reads the inbox at the next live ask of that agent, journals each new note as a `human`
+event on that ask's step (fsync'd before the call), and adds it to the prompt, clearly marked
+as the person's (`with_notes`). Resume and replay take the notes of a step from the journal,
+never from the inbox, so the recorded prompt is rebuilt byte for byte.
+
+The inbox is append-only and never emptied: a note journaled is known by its id, so a crash
+between the journal line and anything else delivers it once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.engine.store import SessionFolder, storage_error
+from moot.errors import MootError
+from moot.types import Event, EventKind, Message
+from moot.types import alias_label as _label
+
+__all__ = [
+    "INBOX_FILE",
+    "HumanNote",
+    "Inbox",
+    "NoteRefused",
+    "accepts_notes",
+    "note_lines",
+    "notes_of",
+    "post",
+    "resolve_agent",
+    "with_notes",
+]
+
+INBOX_FILE = "inbox.jsonl"
+MAX_NOTE_CHARS = 20_000  # a note, not a document: the agent's context is the limit that matters
+
+
+class NoteRefused(MootError):
+    """A note that cannot be sent: no such agent, an empty text, a finished session."""
+
+
+@dataclass(frozen=True)
+class HumanNote:
+    """One note from the person running the session to one agent."""
+
+    id: str
+    agent: str  # the alias it is for (agent_b)
+    text: str
+    sent: float  # when `post` wrote it
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> HumanNote | None:
+        try:
+            return cls(str(data["id"]), str(data["agent"]), str(data["text"]), float(data["sent"]))
+        except (KeyError, TypeError, ValueError):
+            return None  # a line cut by a crash, or edited: not a note
+
+
+def resolve_agent(aliases: Iterable[str], name: str) -> str:
+    """The alias `name` means: an alias (`agent_b`), a label (`Agent B`) or a letter (`B`,
+    an agent's before a judge's). Raises NoteRefused naming the session's agents."""
+    known = list(aliases)
+    wanted = name.strip().lower().replace(" ", "_")
+    for alias in known:
+        if alias.lower() == wanted:
+            return alias
+    lettered = [a for a in known if a.rsplit("_", 1)[-1].lower() == wanted]
+    agents = [a for a in lettered if a.startswith("agent_")]
+    if len(agents) == 1:
+        return agents[0]
+    if len(lettered) == 1:
+        return lettered[0]
+    names = ", ".join(f"{_label(a)} ({a})" for a in known) or "none"
+    raise NoteRefused(f"session has no agent {name!r}; its agents: {names}")
+
+
+def _last_end(folder: SessionFolder) -> str | None:
+    """The kind of the journal's last run start or end (None: an empty journal)."""
+    try:
+        lines = folder.events.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            kind = json.loads(line).get("kind")
+        except (ValueError, AttributeError):
+            continue
+        if kind in ("run_started", "finished", "failed", "stopped"):
+            return str(kind)
+    return None
+
+
+def accepts_notes(folder: SessionFolder) -> bool:
+    """Whether an agent of the session may still be asked (it has not finished)."""
+    return _last_end(folder) != EventKind.FINISHED
+
+
+def post(
+    folder: SessionFolder, agent: str, text: str, *, clock: Callable[[], float] = time.time
+) -> HumanNote:
+    """Leave a note for `agent` of the session in `folder`: running, paused or interrupted
+    (a finished session is refused). It reaches the agent's next prompt; the note is returned."""
+    text = text.strip()
+    if not text:
+        raise NoteRefused("the note is empty")
+    if len(text) > MAX_NOTE_CHARS:
+        raise NoteRefused(f"the note has {len(text):,} characters; at most {MAX_NOTE_CHARS:,}")
+    if not accepts_notes(folder):
+        raise NoteRefused(
+            f"session {folder.id} has finished: no agent will be asked again; "
+            f'ask a follow-up instead: moot ask {folder.id} "..."'
+        )
+    aliases = (folder.meta() or {}).get("aliases") or {}
+    note = HumanNote(secrets.token_hex(6), resolve_agent(aliases, agent), text, clock())
+    line = json.dumps(asdict(note), ensure_ascii=False) + "\n"
+    path = folder.path / INBOX_FILE
+    try:  # one write of one line, appended: a running session reads whole lines only
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise storage_error(path, exc) from exc
+    return note
+
+
+def _read(path: Path) -> list[HumanNote]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError):
+        return []
+    notes = []
+    for line in lines:
+        if not line.endswith("\n"):
+            break  # still being written
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        note = HumanNote.from_data(data) if isinstance(data, dict) else None
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
+class Inbox:
+    """A Session's view of the notes: those its journal holds, by step, and the inbox file's
+    new ones for an agent."""
+
+    def __init__(self, folder: Path, events: Sequence[Event]) -> None:
+        self._path = folder / INBOX_FILE
+        self._held: dict[str, list[HumanNote]] = {}
+        self._taken: set[str] = set()
+        for event in events:
+            if event.kind == EventKind.HUMAN and event.step:
+                self.hold(event)
+
+    def hold(self, event: Event) -> None:
+        """Count a journaled `human` event: its note belongs to its step's prompt."""
+        note = HumanNote.from_data(event.data)
+        if note is not None and event.step:
+            self._held.setdefault(event.step, []).append(note)
+            self._taken.add(note.id)
+
+    def held(self, step: str) -> list[HumanNote]:
+        """The notes journaled for `step`'s prompt, in journal order."""
+        return list(self._held.get(step, ()))
+
+    def new_for(self, alias: str) -> list[HumanNote]:
+        """Notes in the inbox file for `alias` that no journal line holds yet, oldest first."""
+        return [n for n in _read(self._path) if n.agent == alias and n.id not in self._taken]
+
+
+def with_notes(messages: Sequence[Message], notes: Sequence[HumanNote]) -> tuple[Message, ...]:
+    """`messages` with the person's notes after the last user message's text, marked as a
+    human's (not another agent's, not the task's)."""
+    if not notes:
+        return tuple(messages)
+    block = "\n\n".join(
+        "=== A note from the person running this deliberation (a human, not another "
+        f"agent) ===\n{n.text}\n=== end of the note ==="
+        for n in notes
+    )
+    found = [i for i, m in enumerate(messages) if m.role == "user"]
+    if not found:
+        return (*messages, Message(role="user", content=block))
+    last = found[-1]
+    changed = Message(role="user", content=f"{messages[last].content}\n\n{block}")
+    return (*messages[:last], changed, *messages[last + 1 :])
+
+
+def notes_of(folder: SessionFolder) -> list[tuple[HumanNote, str | None]]:
+    """Every note sent to the session, oldest first, each with the step whose prompt carried
+    it (None: waiting for its agent's next ask). Read-only: another process may be running."""
+    delivered: dict[str, str] = {}
+    try:
+        lines = folder.events.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("kind") == EventKind.HUMAN:
+            data = record.get("data") or {}
+            if isinstance(data, dict) and record.get("step"):
+                delivered[str(data.get("id"))] = str(record["step"])
+    return [(n, delivered.get(n.id)) for n in _read(folder.path / INBOX_FILE)]
+
+
+def note_lines(folder: SessionFolder, *, waiting: bool = False) -> list[str]:
+    """One line per note, for `moot status` and the session page (`waiting`: only the notes
+    not delivered yet)."""
+    lines = []
+    pending = "waiting for its next ask" if accepts_notes(folder) else "not delivered: finished"
+    for note, step in notes_of(folder):
+        if waiting and step:
+            continue
+        where = f"in its prompt at {step}" if step else pending
+        lines.append(f"Note to {_label(note.agent)} ({where}): {note.text}")
+    return lines
