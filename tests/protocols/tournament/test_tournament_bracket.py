@@ -52,10 +52,20 @@ def test_a_four_agent_tournament_report_has_a_bracket_with_names(
     shown_outcome = report.split("## Rounds", 1)[0]
     assert not re.search(r"winner:? \"?[AB]\b", shown_outcome)  # names, never a side letter
 
+    # each verdict is read as the agent its letter stood for, above the arbiter's own reply
+    for m in matches:
+        said = f"chose side B, {alias_label(m['winner'])}'s position, in match {m['match']}"
+        assert f"*{said}: its position is more complete*" in report
+
     code, out, _ = moot(capsys, "show", run.session_id)
     assert code == 0 and "Bracket" in out and f"{champion} (champion)" in out
+    assert "winner: B" not in out  # the summary of each verdict names the agent
+    assert f"chose side B, {champion}'s position, in match 3" in out
     html = (find_session(run.session_id).path / "report.html").read_text()
     assert "Bracket" in html and f"{champion} (champion)" in html
+    gists = re.findall(r'<span class="gist">([^<]*)</span>', html)
+    assert not [g for g in gists if "winner: " in g]
+    assert sum("chose side B" in g for g in gists) == 3
 
 
 def test_the_bracket_joins_each_winner_to_its_next_match() -> None:

@@ -24,7 +24,7 @@ from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
 from moot.protocols.tournament.run import run
 from moot.protocols.tournament.scripting import SCRIPT
-from moot.protocols.tournament.view import report_sections
+from moot.protocols.tournament.view import report_sections, turn_reading
 from moot.types import Event
 
 __all__ = ["PROTOCOL", "TournamentOptions"]
@@ -62,5 +62,5 @@ PROTOCOL = ProtocolDefinition(
     code_tasks=True,
     script=SCRIPT,
     feedback=_feedback,
-    presentation=Presentation(report_sections=report_sections),
+    presentation=Presentation(report_sections=report_sections, turn_reading=turn_reading),
 )

@@ -5,13 +5,18 @@ agent each letter was in that match, so no reader has to work it out."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from moot.protocols.definition import ReportSection
-from moot.types import Event, alias_label
+from moot.text import cut
+from moot.types import Event, Step, alias_label
 
-__all__ = ["bracket_lines", "report_sections"]
+__all__ = ["bracket_lines", "report_sections", "turn_reading"]
+
+_VERDICT = re.compile(r"match_(\d+)_verdict")
 
 
 def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[ReportSection]:
@@ -88,3 +93,30 @@ def bracket_lines(matches: list[Mapping[str, Any]], champion: object) -> list[st
         if line.endswith("┐") and len(below) <= at:
             lines[row + 1] = below.ljust(at) + "│"
     return lines
+
+
+def turn_reading(step: str, text: str, details: Mapping[str, Any]) -> str | None:
+    """An arbiter's verdict ("winner": "B") read as the agent that side was in its match:
+    "chose side B, Agent C's position, in match 1: <its reasons>". None for any other reply,
+    or before the outcome names the match's sides."""
+    found = _VERDICT.fullmatch(Step.parse(step).phase or "")
+    bracket = details.get("bracket")
+    if found is None or not isinstance(bracket, Mapping):
+        return None
+    number = int(found.group(1))
+    match = next((m for m in bracket.get("matches") or [] if m.get("match") == number), None)
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return None
+    if match is None or not isinstance(reply, dict):
+        return None
+    letter = str(reply.get("winner", "")).strip().upper()
+    sides = [str(s) for s in match.get("sides") or []]
+    if letter not in ("A", "B") or len(sides) != 2:
+        return None
+    chosen = alias_label(sides[0 if letter == "A" else 1])
+    reasons = reply.get("reasons")
+    why = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) else ""
+    said = f"chose side {letter}, {chosen}'s position, in match {number}"
+    return cut(f"{said}: {why}", 280) if why else said
