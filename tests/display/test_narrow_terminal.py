@@ -10,11 +10,13 @@ from pathlib import Path
 from rich.console import Console
 
 from moot.display.board import Board
-from moot.display.live import render_board
+from moot.display.live import LiveView, render_board
 from moot.display.names import short_models
+from moot.display.plain import result_lines
 from moot.display.wrap import fit_paragraphs
 from moot.types import Usage
-from tests.display.test_display import T0, _moot_on_a_terminal
+from tests.display.test_display import T0, FixedDebate, _moot_on_a_terminal
+from tests.scripts import start
 
 LOCAL = "openai-compat:http://127.0.0.1:18777/v1#"
 
@@ -110,3 +112,17 @@ def test_the_outcome_on_an_80_column_terminal_breaks_between_words(
     assert len(answer) >= 4, lines  # 320 characters on lines of 80
     assert " ".join(answer).split() == "Choose SQLite while one process writes;".split() * 8
     assert any(line.startswith("Tokens ") for line in lines)  # the usage line, broken too
+
+
+def test_the_outcome_of_a_view_that_never_drew_breaks_between_words() -> None:
+    """A live view that ended before it drew prints moot's finding itself: broken between
+    words at the terminal's width, as the view's last frame shows it."""
+    run = start("What is 6 times 7?", FixedDebate().config())
+    stream = io.StringIO()
+    console = Console(file=stream, width=40, force_terminal=True, color_system=None)
+    LiveView(console).show_outcome(run.result)
+    lines = stream.getvalue().splitlines()
+    words = " ".join(result_lines(run.result)).split()
+    assert len(lines) > len(result_lines(run.result))  # a line longer than 40 was broken
+    assert all(len(line) <= 40 for line in lines if " " in line), lines
+    assert " ".join(lines).split() == words  # and no word was cut in two

@@ -284,8 +284,8 @@ class LiveView(Face):
         if self._live.is_started:
             self._live.refresh()
         else:
-            for line in self.outcome_lines:
-                self.console.print(Text(terminal_safe(line)), soft_wrap=True, highlight=False)
+            for line in self.outcome_lines:  # wrapped at words, as in the last frame
+                self.console.print(Text(terminal_safe(line)), highlight=False)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
