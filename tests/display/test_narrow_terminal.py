@@ -59,6 +59,8 @@ def test_long_models_keep_where_they_differ() -> None:
     assert all(len(s) <= 13 for s in short) and len(set(short)) == 3
     assert short[2] == "openai:gpt-4o"  # fits: as it is
     assert "gpt-5.2" in short[1]
+    hosts = [f"openai-compat:http://gpu-{n}.lab:8000/v1#qwen3" for n in ("a", "b")]
+    assert short_models(hosts, 13) == ["…a.lab:8000/…", "…b.lab:8000/…"]  # ends alike too
     same = short_models([LOCAL + "m", LOCAL + "m"], 12)
     assert same[0] == same[1] == LOCAL[:11] + "…"  # one model: nothing to tell apart
 
