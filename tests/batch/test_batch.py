@@ -177,7 +177,11 @@ def test_a_failing_line_is_listed_and_the_batch_goes_on(
     # not a terminal: one progress line per ended session, with the running totals
     progress = [line for line in err.splitlines() if " ended, " in line]
     assert len(progress) == 3
-    assert re.search(r"3/3 ended, 0 running, 1 failed, ETA 0s, [\d,]+ tokens, \$0\.0000", err)
+    assert re.search(
+        rf"3/3 ended, 0 running, 1 failed, {2 * CALLS_PER_SESSION} calls, ETA 0s, [\d,]+ tokens, "
+        r"\$0\.0000",
+        err,
+    )
 
 
 @pytest.mark.parametrize(

@@ -12,14 +12,16 @@ none, and leaves finished sessions alone.
 
 Sessions run under one global concurrency limit and optional per-provider limits (how many
 sessions using a provider run at once). A failing session is recorded with its error and the
-batch goes on. An observer (`moot.display.batch`) sees each session start and end; this module
-prints nothing.
+batch goes on. An observer (`moot.display.batch`) sees each session start and end, and, where
+it has a `called(line)` method, each model call of a session run in this process end; this
+module prints nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -40,6 +42,7 @@ from moot.engine.store import atomic_write, sessions_root
 from moot.errors import ConfigError, MootError
 from moot.lifecycle.plan import Plan, load_config, resolve
 from moot.lifecycle.run import RunResult, resume_async, start_async
+from moot.types import Event
 
 __all__ = [
     "Batch",
@@ -118,6 +121,14 @@ class BatchObserver(Protocol):
     def begun(self, total: int, already: Sequence[LineResult]) -> None: ...
     def started(self, line: BatchLine) -> None: ...
     def ended(self, result: LineResult) -> None: ...
+
+
+# What `run_local` calls when a model call of its session ends: the observer's `called`,
+# bound to the line by the batch's worker (a context variable: the runner's signature stays
+# the one a remote runner has, whose calls this process never sees).
+_ON_CALL: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "moot_batch_on_call", default=None
+)
 
 
 class _Silent:
@@ -356,11 +367,17 @@ async def run_local(batch: Batch, line: BatchLine, folder: str | None) -> LineRe
     def created(where: Path) -> None:
         batch.record({"line": line.index, "event": "session", "folder": str(where)})
 
+    on_call = _ON_CALL.get()
+
+    def asked(event: Event) -> None:
+        if on_call is not None and event.kind == "ask":  # a call ended (or the cache answered)
+            on_call()
+
     if folder is None:
-        run = await start_async(line.task, line.plan(), on_created=created)
+        run = await start_async(line.task, line.plan(), subscribers=[asked], on_created=created)
     else:
         path = Path(folder)
-        run = await resume_async(path.name, root=path.parent)
+        run = await resume_async(path.name, root=path.parent, subscribers=[asked])
     return _ended(line, run, time.monotonic() - began)
 
 
@@ -408,7 +425,11 @@ async def _run(
     stopping = asyncio.Event()
     running: set[asyncio.Task[Any]] = set()
 
+    called = getattr(observer, "called", None)
+
     async def one(line: BatchLine) -> LineResult:
+        if called is not None:  # this task's own context: only this line's calls reach it
+            _ON_CALL.set(lambda: called(line))
         held = sorted(p for p in line.providers() if p in limits)  # sorted: no deadlock
         async with contextlib.AsyncExitStack() as stack:
             for name in held:

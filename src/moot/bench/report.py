@@ -16,7 +16,7 @@ from moot.report.code import table_head
 if TYPE_CHECKING:
     from moot.bench.runner import BenchReport, ProtocolRow
 
-__all__ = ["accuracy_chart", "cost_chart", "markdown", "write_report"]
+__all__ = ["accuracy_chart", "cost_chart", "label_box", "markdown", "write_report"]
 
 _LEFT, _RIGHT, _TOP, _BOTTOM = 52, 16, 30, 48
 _COLOURS = ("#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#4e342e", "#546e7a", "#2e7d32")
@@ -183,28 +183,84 @@ def _y(accuracy: float) -> float:
     return _TOP + plot_h - plot_h * accuracy
 
 
+# A label's box, estimated: 11px text runs about 6.6px a character in a sans-serif font, so 7
+# leaves a margin; the box reaches 10px above its baseline and 3px below.
+_CHAR_W, _ABOVE, _BELOW = 7.0, 10.0, 3.0
+
+
+def label_box(x: float, y: float, text: str, anchor: str = "start") -> tuple[float, ...]:
+    """(left, top, right, bottom) of an 11px label at baseline `y`, anchored at `x`."""
+    width = len(text) * _CHAR_W
+    left = {"start": x, "middle": x - width / 2, "end": x - width}[anchor]
+    return (left, y - _ABOVE, left + width, y + _BELOW)
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _label(x: float, y: float, text: str, anchor: str, full: str | None = None) -> str:
+    title = f"<title>{escape(full)}</title>" if full and full != text else ""
+    return (
+        f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="11" '
+        f'fill="#424242">{title}{escape(text)}</text>'
+    )
+
+
+def _cut(text: str, room: float) -> str:
+    """`text` in at most `room` pixels, cut with an ellipsis (its whole name in a tooltip)."""
+    fits = max(int(room // _CHAR_W), 2)
+    return text if len(text) <= fits else text[: fits - 1] + "…"
+
+
 def accuracy_chart(rows: list[ProtocolRow]) -> str:
-    """Accuracy per protocol as a dot with its 95% interval as a whisker."""
+    """Accuracy per protocol as a dot with its 95% interval as a whisker. Names too wide for
+    their slot alternate between two lines under the axis (and are cut to two slots' width),
+    so that no two overlap."""
     slot = (WIDTH - _LEFT - _RIGHT) / max(len(rows), 1)
+    stagger = any(len(row.name) * _CHAR_W > slot - 6 for row in rows)
     body = []
     for i, row in enumerate(rows):
         x = _LEFT + slot * (i + 0.5)
         interval = wilson_interval(sum(row.correct), row.n)
         colour = _COLOURS[i % len(_COLOURS)]
         tip = f"{row.name}: {row.accuracy:.1%} ({interval.low:.1%} - {interval.high:.1%})"
+        name = _cut(row.name, (2 * slot if stagger else slot) - 6)
+        y = HEIGHT - _BOTTOM + (16 if not stagger or i % 2 == 0 else 30)
+        half = len(name) * _CHAR_W / 2  # kept inside the chart at either end
+        at = min(max(x, half + 2), WIDTH - half - 2)
         body.append(
             f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(_y(interval.low))}" '
             f'y2="{_f(_y(interval.high))}" stroke="{colour}" stroke-width="2"/>'
             f'<circle cx="{_f(x)}" cy="{_f(_y(row.accuracy))}" r="5" fill="{colour}">'
-            f"<title>{escape(tip)}</title></circle>"
-            f'<text x="{_f(x)}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle" font-size="11" '
-            f'fill="#424242">{escape(row.name)}</text>'
+            f"<title>{escape(tip)}</title></circle>" + _label(at, y, name, "middle", row.name)
         )
     return _frame("Accuracy with 95% interval", "protocol", body)
 
 
+def _place(
+    x: float, y: float, text: str, taken: list[tuple[float, ...]]
+) -> tuple[float, float, str]:
+    """Where the label of the point (x, y) goes: beside it, right or left, then further up or
+    down in steps of a line, at the first place that overlaps no label placed before and stays
+    in the chart: (x, baseline, anchor)."""
+    low, high = _TOP + _ABOVE, HEIGHT - _BOTTOM - _BELOW
+    for away in range(8):
+        for shift in (-6 - 13 * away, 14 + 13 * away):
+            for at, anchor in ((x + 8, "start"), (x - 8, "end")):
+                box = label_box(at, y + shift, text, anchor)
+                inside = box[0] >= 0 and box[2] <= WIDTH and low <= y + shift <= high
+                if inside and not any(_overlap(box, other) for other in taken):
+                    taken.append(box)
+                    return (at, y + shift, anchor)
+    box = label_box(x + 8, y - 6, text)  # no free place: beside it, as before
+    taken.append(box)
+    return (x + 8, y - 6, "start")
+
+
 def cost_chart(rows: list[ProtocolRow]) -> str:
-    """Accuracy against cost per question (calls per question when a cost is unknown or zero)."""
+    """Accuracy against cost per question (calls per question when a cost is unknown or zero).
+    Each label takes the first place near its point that no other label holds."""
     costs = [row.cost_per_question for row in rows]
     by_cost = all(c is not None and c > 0 for c in costs)
     xs = [
@@ -214,32 +270,38 @@ def cost_chart(rows: list[ProtocolRow]) -> str:
     top = max(xs, default=1.0) or 1.0
     plot_w = WIDTH - _LEFT - _RIGHT - 40
     body = []
+    taken: list[tuple[float, ...]] = []
     for i, (row, value) in enumerate(zip(rows, xs, strict=True)):
         x = _LEFT + 20 + plot_w * value / top
         colour = _COLOURS[i % len(_COLOURS)]
         shown = f"${value:.4f}" if by_cost else f"{value:.1f} calls"
+        at, baseline, anchor = _place(x, _y(row.accuracy), row.name, taken)
         body.append(
             f'<circle cx="{_f(x)}" cy="{_f(_y(row.accuracy))}" r="5" fill="{colour}">'
             f"<title>{escape(f'{row.name}: {row.accuracy:.1%} at {shown}')}</title></circle>"
-            f'<text x="{_f(x + 8)}" y="{_f(_y(row.accuracy) - 6)}" font-size="11" '
-            f'fill="#424242">{escape(row.name)}</text>'
+            + _label(at, baseline, row.name, anchor)
         )
     x_label = "cost per question (USD)" if by_cost else "calls per question (cost unknown or 0)"
     return _frame("Accuracy against cost per question", f"{x_label}; right end {top:g}", body)
 
 
 def html(report: BenchReport, text: str) -> str:
-    """A page that needs nothing else: the charts inline, the Markdown report as preformatted
-    text under them (every number is also in bench.json)."""
+    """A page that needs nothing else: the charts inline, then the Markdown report rendered
+    (its tables as tables) below them; every number is also in bench.json."""
+    from moot.report.html import markdown_html
+
     title = f"moot bench: {report.suite.name}"
+    body = text.split("\n", 1)[1] if text.startswith("# ") else text  # the page's own h1
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>body{{font-family:system-ui,sans-serif;"
-        "max-width:60rem;margin:2rem auto;padding:0 1rem}pre{white-space:pre-wrap;"
-        "background:#fafafa;padding:1rem}svg{display:block;margin:1rem 0}</style></head><body>"
-        f"<h1>{escape(title)}</h1><p>{escape(honesty(report))}</p>"
+        "max-width:60rem;margin:2rem auto;padding:0 1rem}svg{display:block;margin:1rem 0}"
+        "table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #e0e0e0;"
+        "padding:.3rem .6rem;text-align:left}th{background:#fafafa}"
+        "h5,h6{font-size:1.2rem;margin:1.5rem 0 .5rem}</style></head><body>"
+        f"<h1>{escape(title)}</h1>"
         f"{accuracy_chart(report.rows)}{cost_chart(report.rows)}"
-        f"<pre>{escape(text)}</pre></body></html>\n"
+        f"{markdown_html(body)}</body></html>\n"
     )
 
 

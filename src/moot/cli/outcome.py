@@ -47,31 +47,43 @@ def shown(face: Face, quiet: bool, as_json: bool = False) -> Callable[[RunResult
     return show
 
 
+def _say(text: str) -> None:
+    """A paragraph of the outcome: on a terminal, broken between words at its width (the
+    terminal itself would break it mid-word); piped, as it is."""
+    if sys.stdout.isatty():
+        import shutil
+
+        from moot.display.wrap import fit_paragraphs
+
+        text = fit_paragraphs(text, shutil.get_terminal_size().columns)
+    say(text)
+
+
 def _show(run: RunResult, quiet: bool) -> None:
     result = run.result
     if quiet:  # the answer alone; with no answer (a deadlock, a pause), the outcome line
         if result.final_answer:
-            say(result.final_answer)
+            _say(result.final_answer)
         else:
-            say(f"{result.status_words}: {result.how}")
+            _say(f"{result.status_words}: {result.how}")
         return
     say("")
-    say(f"Session {run.session_id}: {result.status_words}: {result.how}")
+    _say(f"Session {run.session_id}: {result.status_words}: {result.how}")
     if result.trust:
-        say(f"How far to trust it: {result.trust}")
+        _say(f"How far to trust it: {result.trust}")
     _finding_lines(result)
     _code_lines(result)
     if result.final_answer:
         say("")
-        say(result.final_answer)
+        _say(result.final_answer)
         say("")
     for item in result.disagreements:
-        say(f"  disagreement: {item}")
+        _say(f"  disagreement: {item}")
     cost = "unknown" if result.cost is None else f"${result.cost:.4f}"
-    say(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
-    say(f"Web page: {run.folder / 'report.html'}")
+    _say(f"Tokens {result.tokens:,}, cost {cost}. Report: {run.folder / 'report.md'}")
+    _say(f"Web page: {run.folder / 'report.html'}")
     if run.message and run.message != result.how:  # (a note after the outcome's how)
-        say(run.message.removeprefix(result.how).strip())
+        _say(run.message.removeprefix(result.how).strip())
 
 
 def _finding_lines(result: Result) -> None:
@@ -85,18 +97,18 @@ def _finding_lines(result: Result) -> None:
     if finding is None:
         return
     if finding.reason not in result.how:
-        say(f"moot's finding: {finding_line(finding)}")
+        _say(f"moot's finding: {finding_line(finding)}")
     table = claims_table(result.claims)
     if table.rows and len(table.rounds) > 1:
-        say("Claims by round (" + ", ".join(str(r) for r in table.rounds) + "):")
+        _say("Claims by round (" + ", ".join(str(r) for r in table.rounds) + "):")
         for agent, cells in table.rows:
-            say(f"  {alias_label(agent)}: " + " -> ".join(table.cell(c, 40) for c in cells))
+            _say(f"  {alias_label(agent)}: " + " -> ".join(table.cell(c, 40) for c in cells))
     if "Changes of mind" not in result.trust:
         for change in result.changes:
-            say(f"  changed their mind: {change_line(change)}")
+            _say(f"  changed their mind: {change_line(change)}")
     for verdict in result.verdicts:
         if not verdict.valid or not verdict.upheld:
-            say(f"  model verdict: {verdict_line(verdict)}")
+            _say(f"  model verdict: {verdict_line(verdict)}")
 
 
 def _code_lines(result: Any) -> None:
@@ -106,4 +118,4 @@ def _code_lines(result: Any) -> None:
         cost = "cost unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
         why = f" ({row.problem})" if row.problem else ""
         verified = f"verify {row.verified}" if row.checks else row.verified
-        say(f"  {row.name}: {row.status}{why}; {row.stats}; {verified}; {cost}")
+        _say(f"  {row.name}: {row.status}{why}; {row.stats}; {verified}; {cost}")

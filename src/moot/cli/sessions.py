@@ -200,8 +200,14 @@ def _duration(seconds: float) -> str:
 @click.command()
 @click.argument("session_id", required=False)
 @click.option("--full", is_flag=True, help="Every answer whole, not one summary line each.")
+@click.option(
+    "--no-pager",
+    is_flag=True,
+    help="On a terminal, print it all even when longer than the screen (else MOOT_PAGER, "
+    "PAGER or less shows it).",
+)
 @json_option
-def show(session_id: str | None, full: bool, as_json: bool) -> None:
+def show(session_id: str | None, full: bool, no_pager: bool, as_json: bool) -> None:
     """The verdict first, then what each agent said per round, scores or votes,
     disagreements, and usage (finished, paused or still running sessions)."""
     from moot.engine.store import find_session
@@ -226,8 +232,17 @@ def show(session_id: str | None, full: bool, as_json: bool) -> None:
 
         from moot.text.safe import terminal_safe
 
-        # no hyperlinks: a model's [words](url) shows its address, it hides none behind words
-        Console().print(Markdown(terminal_safe(text), hyperlinks=False))
+        console = Console()
+        with console.capture() as captured:
+            # no hyperlinks: a model's [words](url) shows its address, it hides none behind words
+            console.print(Markdown(terminal_safe(text), hyperlinks=False))
+        shown = captured.get()
+        if not no_pager and shown.count("\n") > console.height:
+            from moot.display.pager import page
+
+            page(shown)
+        else:
+            sys.stdout.write(shown)
     else:
         say(text)
 

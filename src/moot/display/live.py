@@ -27,6 +27,7 @@ from rich.text import Text
 
 from moot.display.board import Board
 from moot.display.face import Face
+from moot.display.names import short_models
 from moot.display.plain import format_event, result_lines
 from moot.text.safe import terminal_safe
 from moot.types import Event
@@ -133,7 +134,11 @@ def render_board(
     narrow = width is not None and width < 100
     table = _table(board, now, show_models=show_models, narrow=narrow)
     if width is not None and not narrow and _too_wide(table, width):
+        narrow = True
         table = _table(board, now, show_models=show_models, narrow=True)
+    if narrow and show_models and width is not None:
+        room = width - _measure(_table(board, now, show_models=False, narrow=True)) - 2
+        table = _table(board, now, show_models=True, narrow=True, model_width=room)
     parts: list[RenderableType] = [_header(board, now)]
     if board.task:
         task = " ".join(terminal_safe(board.task).split())
@@ -155,11 +160,20 @@ def render_board(
 
 def _too_wide(table: Table, width: int) -> bool:
     """Whether `table` needs more than `width` columns to show every cell whole."""
+    return _measure(table) > width
+
+
+def _measure(table: Table) -> int:
+    """The columns `table` needs to show every cell whole."""
     measure = Console(width=10_000, file=io.StringIO())  # measures, never prints
-    return Measurement.get(measure, measure.options, table).maximum > width
+    return Measurement.get(measure, measure.options, table).maximum
 
 
-def _table(board: Board, now: float, *, show_models: bool, narrow: bool) -> Table:
+def _table(
+    board: Board, now: float, *, show_models: bool, narrow: bool, model_width: int = 12
+) -> Table:
+    """The agents' table; narrow, without edges and with each model in `model_width`
+    characters (cut where models differ least, so that different ones stay apart)."""
     table = Table(
         expand=False,
         show_footer=True,
@@ -169,10 +183,13 @@ def _table(board: Board, now: float, *, show_models: bool, narrow: bool) -> Tabl
         padding=(0, 1),
         collapse_padding=narrow,
         pad_edge=not narrow,
+        show_edge=not narrow,
     )
     table.add_column("Agent", footer="Total", no_wrap=True, min_width=7)
     if show_models:
-        table.add_column("Model", no_wrap=True, overflow="ellipsis", max_width=12 if narrow else 32)
+        model_width = max(12, min(model_width, 32)) if narrow else 32
+        table.add_column("Model", no_wrap=True, overflow="ellipsis", max_width=model_width)
+        models = iter(short_models([row.model for row in board.agents.values()], model_width))
     table.add_column("Round", justify="right", no_wrap=True)
     table.add_column("Phase", no_wrap=True, overflow="ellipsis", max_width=8 if narrow else None)
     table.add_column("Status", no_wrap=True, min_width=8)
@@ -187,7 +204,7 @@ def _table(board: Board, now: float, *, show_models: bool, narrow: bool) -> Tabl
     for row in board.agents.values():
         cells: list[RenderableType] = [label(row.alias)]
         if show_models:
-            cells.append(row.model)
+            cells.append(next(models))
         cells += [
             "-" if row.round is None else f"{'J' if row.stage == 'judges' else ''}{row.round}",
             row.phase or "-",
@@ -267,8 +284,8 @@ class LiveView(Face):
         if self._live.is_started:
             self._live.refresh()
         else:
-            for line in self.outcome_lines:
-                self.console.print(Text(terminal_safe(line)), soft_wrap=True, highlight=False)
+            for line in self.outcome_lines:  # wrapped at words, as in the last frame
+                self.console.print(Text(terminal_safe(line)), highlight=False)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

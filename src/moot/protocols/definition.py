@@ -12,7 +12,8 @@ definition's hooks (such as what the faces add for it: `Presentation`).
 A declaration reads in groups: who the protocol is (name, summary, options), what the
 engine calls (`conduct=Conduct(run, describe_round, project)`), who takes part
 (`participants=Participants(roles, min_agents=2)`), and what the faces add
-(`presentation=Presentation(phase_titles=..., status_lines=..., report_sections=...)`); these
+(`presentation=Presentation(phase_titles=..., status_lines=..., report_sections=...,
+turn_reading=...)`); these
 and the rest (flags, hooks) only where a protocol differs from the default.
 """
 
@@ -155,11 +156,15 @@ class Presentation:
     live board, from the session's journal events (so a paused or running session shows it
     too; the first event is `begin`). `report_sections`: sections report.md, `moot show` and
     report.html add after the code changes, from the outcome's details ({} while there is no
-    result: running, paused, crashed) and the journal events."""
+    result: running, paused, crashed) and the journal events. `turn_reading`: a reply read in
+    the report's words, shown as its summary (a step id, the reply's text and the outcome's
+    details -> one line, or None for the generic summary): a verdict naming a side by its
+    letter, read as the agent that side was."""
 
     phase_titles: Mapping[str, str] = field(default_factory=dict)
     status_lines: Callable[[list[Event]], list[str]] | None = None
     report_sections: Callable[[Mapping[str, Any], list[Event]], list[ReportSection]] | None = None
+    turn_reading: Callable[[str, str, Mapping[str, Any]], str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,7 @@ def _turn(turn: Turn, full: bool) -> list[str]:
     elif not turn.ok:
         lines += [f"*Failed: {turn.failure}*", ""]
     else:
+        lines += [f"*{_defused(turn.reading)}*", ""] if turn.reading else []
         lines += [fence(turn.text or "(empty)"), ""]
     return lines
 

@@ -12,7 +12,7 @@ a result yet (running, or stopped by a crash) gives a view of what the journal h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from moot import protocols
@@ -88,6 +88,7 @@ class Turn:
     command: str | None = None
     exit_code: int | None = None
     truncated_from: int | None = None  # the reply's full size in bytes when the engine cut it
+    reading: str | None = None  # the protocol's reading of the reply (`turn_reading`)
 
     @property
     def cut(self) -> str | None:
@@ -111,7 +112,7 @@ class Turn:
             return f"{status}: {cut(first, 160)}"
         if not self.ok:
             return f"failed: {self.failure}"
-        return summarize(self.text)
+        return self.reading or summarize(self.text)
 
 
 @dataclass
@@ -392,6 +393,16 @@ def build_view(
     max_rounds = definition.max_rounds(options) if definition is not None else None
     shown = definition.presentation if definition is not None else Presentation()
     titles = dict(shown.phase_titles)
+    if shown.turn_reading is not None:
+        details = result.details if result is not None else {}
+        read = shown.turn_reading
+        for phase in (phase for r in rounds for phase in r.phases):
+            phase.turns = [
+                replace(t, reading=read(t.step, t.text, details))
+                if t.ok and t.kind == "answer"
+                else t
+                for t in phase.turns
+            ]
     sections = (
         shown.report_sections(result.details if result is not None else {}, events)
         if shown.report_sections is not None

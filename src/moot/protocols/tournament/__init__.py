@@ -10,13 +10,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.config import RunConfig
-from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition, Role
+from moot.protocols.definition import (
+    Conduct,
+    Flag,
+    Participants,
+    Presentation,
+    ProtocolDefinition,
+    Role,
+)
 from moot.protocols.synthesis import latest_replies
 from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
 from moot.protocols.tournament.run import run
 from moot.protocols.tournament.scripting import SCRIPT
+from moot.protocols.tournament.view import report_sections, turn_reading
 from moot.types import Event
 
 __all__ = ["PROTOCOL", "TournamentOptions"]
@@ -54,4 +62,5 @@ PROTOCOL = ProtocolDefinition(
     code_tasks=True,
     script=SCRIPT,
     feedback=_feedback,
+    presentation=Presentation(report_sections=report_sections, turn_reading=turn_reading),
 )
