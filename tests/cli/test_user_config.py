@@ -214,3 +214,20 @@ def test_the_library_reads_a_protocols_options_as_the_users_default_protocols() 
     with pytest.raises(ConfigError) as raised:  # court's option, read as court's
         moot_library.run("x", max_agent_rounds=0)
     assert "court.max_agent_rounds" in str(raised.value)
+
+
+def test_a_batch_and_a_bench_take_the_users_models_and_limits(tmp_path: Path) -> None:
+    """`moot batch` and `moot bench` read a run's config as `moot run` does: under the user
+    config, so a task line or a bench without models runs the user's models."""
+    from moot.batch import read_tasks
+    from moot.bench.runner import BenchOptions, _plan
+
+    _write(USER)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"task": "2+2?"}\n{"task": "3+3?", "models": ["one"]}\n', encoding="utf-8")
+    (_, _, first), (_, _, second) = read_tasks(tasks)
+    assert first.record.name == "vote" and _models(first) == [*FAST, "local:smollm2"]
+    assert _models(second) == ["openai:gpt-5.4"]  # the line's alias, expanded
+    assert first.config.limits.max_cost == 0.5
+    bench = _plan(BenchOptions(suite="smoke", protocols=["vote"]), "vote")
+    assert _models(bench) == [*FAST, "local:smollm2"] and bench.config.limits.timeout == 60
