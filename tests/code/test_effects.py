@@ -152,6 +152,24 @@ def test_a_worktree_started_from_another_starts_at_its_exact_work_and_owns_its_c
         run(s.add_worktree("t5", step="add/t5", base="nope"))
 
 
+def test_one_working_state_is_one_base_whenever_it_is_taken(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two worktrees started from the same state share their base commit even when the
+    clock moved between them (a busy machine crossing a second made them differ)."""
+    s = open_session(tmp_path / "s1", repo)
+    run(s.add_worktree("t1", step="add/t1"))
+    (Path(s.worktree_path("t1")) / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1700000000 +0000")
+    run(s.add_worktree("t2", step="add/t2", base="t1"))
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1800000000 +0000")
+    run(s.add_worktree("t3", step="add/t3", base="t1"))
+    manifest = read_manifest(open_repo(repo), "s1")
+    assert manifest is not None
+    base = manifest.worktrees["t2"].base
+    assert base is not None and base == manifest.worktrees["t3"].base
+
+
 def test_tasks_chained_on_an_integration_worktree_each_hold_only_their_own_edit(
     repo: Path, tmp_path: Path
 ) -> None:

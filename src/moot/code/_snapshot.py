@@ -109,17 +109,21 @@ def worktree_tree(work_tree: Path) -> str:
 def state_commit(work_tree: Path) -> str:
     """The working state of one of moot's worktrees as a commit: its HEAD when nothing is
     staged, edited or untracked, else a snapshot commit whose parent is HEAD (as a baseline is
-    made, and as unreachable until a ref names it)."""
-    head = git(["rev-parse", "--verify", "HEAD^{commit}"], cwd=work_tree).text
+    made, and as unreachable until a ref names it).
+
+    The snapshot is dated as HEAD was committed, so one working state is one commit: two
+    worktrees started from the same state share their base, whenever each was made."""
+    head, when = git(["log", "-1", "--format=%H %ct", "HEAD"], cwd=work_tree).text.split()
     tree = worktree_tree(work_tree)
     if tree == git(["rev-parse", head + "^{tree}"], cwd=work_tree).text:
         return head
     message = f"moot snapshot of {work_tree.name}\n\nHEAD {head} plus the uncommitted work.\n"
+    dated = {"GIT_AUTHOR_DATE": f"@{when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
     return git(
         ["commit-tree", "--no-gpg-sign", tree, "-p", head],
         cwd=work_tree,
         input=message.encode(),
-        env=MOOT_IDENTITY,
+        env={**MOOT_IDENTITY, **dated},
     ).text
 
 
