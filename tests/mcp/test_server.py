@@ -243,6 +243,8 @@ def test_bad_arguments_are_tool_errors_that_name_the_problem(tmp_path: Path) -> 
             assert missing.is_error and "no sessions" in _text(missing)
             resumed = await client.call_tool("resume_session", {"session_id": "feedfacecafe"})
             assert resumed.is_error and "no sessions" in _text(resumed)
+            chair = await client.call_tool("deliberate", {"task": "Which?", "chairman": "nope"})
+            assert chair.is_error and "nope" in _text(chair)  # the run's chairman, checked
             typed = await client.call_tool("deliberate", {"task": "Which?", "rounds": "many"})
             assert typed.is_error and "rounds" in _text(typed)
             limit = await client.call_tool("list_sessions", {"limit": 0})

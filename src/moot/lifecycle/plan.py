@@ -154,7 +154,7 @@ class FlagValues(TypedDict, total=False):
 class RunOptions(FlagValues, total=False):
     """A run's options as `moot run`, `moot.run` and `moot mcp` take them (`load_run`): the
     protocol, one agent per model spec, the seed, the limits, the cache, and a code task's
-    repository and the globs of its context files; with the shared flags."""
+    repository and its context files' globs, a chairman's synthesis; with the shared flags."""
 
     protocol: str | None
     models: Sequence[str]
@@ -165,6 +165,8 @@ class RunOptions(FlagValues, total=False):
     cache: str | None
     repo: str | Path | None
     context: Sequence[str]
+    synthesize: bool | None
+    chairman: str | None
 
 
 def _unknown_key(name: str) -> str:

@@ -69,13 +69,18 @@ def build_server(root: Path | None = None) -> MCPServer:
         max_cost: float | None = None,
         max_tokens: int | None = None,
         timeout: float | None = None,
+        synthesize: bool | None = None,
+        chairman: str | None = None,
     ) -> dict[str, Any]:
         """Make several models deliberate on `task` and return the outcome: its status, the
         final answer, and `trust` (how far to trust it, in plain words). `models`: one agent per
         model spec (provider:model, e.g. openai:gpt-5.4); without models or `config` (a config
         file's path), three agents on the embedded model. `protocol`: arena (default), court,
         refine, tournament... Limits: `max_cost` (USD), `max_tokens`, `timeout` (seconds); a
-        run paused by one is continued by resume_session with a higher limit."""
+        run paused by one is continued by resume_session with a higher limit. `synthesize`: a
+        chairman (`chairman`, a model spec; else the picked answer's model) rewrites the final
+        answer from what the others said should change; moot keeps it only where it keeps the
+        agreed answer."""
         return await _told(runs.start)(
             task,
             _reporter(ctx),
@@ -87,6 +92,8 @@ def build_server(root: Path | None = None) -> MCPServer:
             max_cost=max_cost,
             max_tokens=max_tokens,
             timeout=timeout,
+            synthesize=synthesize,
+            chairman=chairman,
         )
 
     @server.tool(name="list_sessions")
