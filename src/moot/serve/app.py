@@ -154,11 +154,22 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
         fresh = request.query_params.get("new") == "1"
         return EventSourceResponse(follow_rows(root, ids, new=fresh))
 
-    async def session(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    def in_session(
+        handler: Callable[[Request, SessionFolder], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """The route of `handler` given the session its path names; a session not found is a 404."""
+
+        async def found(request: Request) -> Response:
+            try:
+                folder = server.folder(request.path_params["sid"])
+            except MootError as exc:
+                return HTMLResponse(f"not found: {exc}", status_code=404)
+            return await handler(request, folder)
+
+        return found
+
+    @in_session
+    async def session(request: Request, folder: SessionFolder) -> Response:
         return await _session_page(folder)
 
     async def _session_page(folder: SessionFolder, error: str = "") -> Response:
@@ -168,11 +179,8 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
         page = session_page(folder.id, status, main, turns, error, agents, waiting)
         return HTMLResponse(page, status_code=400 if error else 200)
 
-    async def say(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    @in_session
+    async def say(request: Request, folder: SessionFolder) -> Response:
         form = await _form(request)
         try:
             await anyio.to_thread.run_sync(
@@ -182,11 +190,8 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
             return await _session_page(folder, str(exc))
         return RedirectResponse(f"/session/{folder.id}", status_code=303)
 
-    async def ask(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    @in_session
+    async def ask(request: Request, folder: SessionFolder) -> Response:
         form = await _form(request)
         try:
             task = await anyio.to_thread.run_sync(followup_task, folder, form.get("question", ""))
@@ -196,11 +201,8 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
             return await _session_page(folder, str(exc))
         return RedirectResponse(f"/session/{session_id}", status_code=303)
 
-    async def view_stream(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    @in_session
+    async def view_stream(request: Request, folder: SessionFolder) -> Response:
         return EventSourceResponse(follow_view(folder))
 
     async def start(request: Request) -> Response:
