@@ -59,6 +59,11 @@ def _number(form: dict[str, str], name: str, kind: Callable[[str], Any]) -> Any:
         raise MootError(f"{name}: not a number: {text!r}") from None
 
 
+def _models(form: dict[str, str]) -> list[str]:
+    """The form's comma-separated model specs (none: the run's defaults)."""
+    return [m.strip() for m in form.get("models", "").split(",") if m.strip()]
+
+
 async def _form(request: Request) -> dict[str, str]:
     """A posted urlencoded form (read here: no multipart parser needed)."""
     body = (await request.body()).decode("utf-8", "replace")
@@ -195,8 +200,8 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
         form = await _form(request)
         try:
             task = await anyio.to_thread.run_sync(followup_task, folder, form.get("question", ""))
-            models = [m.strip() for m in form.get("models", "").split(",") if m.strip()]
-            session_id = await server.launch(server.runs.start(task, _quiet, models=models), None)
+            run = server.runs.start(task, _quiet, models=_models(form))
+            session_id = await server.launch(run, None)
         except MootError as exc:
             return await _session_page(folder, str(exc))
         return RedirectResponse(f"/session/{session_id}", status_code=303)
@@ -208,12 +213,11 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
     async def start(request: Request) -> Response:
         form = await _form(request)
         try:
-            models = [m.strip() for m in form.get("models", "").split(",") if m.strip()]
             run = server.runs.start(
                 form.get("task", ""),
                 _quiet,
                 protocol=form.get("protocol") or None,
-                models=models,
+                models=_models(form),
                 rounds=_number(form, "rounds", int),
                 max_cost=_number(form, "max_cost", float),
                 max_tokens=_number(form, "max_tokens", int),
