@@ -190,6 +190,23 @@ def test_a_bad_start_names_the_problem_and_starts_nothing(root: Path) -> None:
     assert list_sessions(root) == []
 
 
+def test_a_session_not_found_is_a_404_on_each_of_its_routes(root: Path) -> None:
+    fake_session(root, 1)
+    with _client(root) as client:
+        client.get(f"/?token={TOKEN}")
+        missing = "/session/2026-01-01-99999"
+        answers = [
+            client.get(missing),
+            client.get(f"{missing}/events"),
+            client.post(f"{missing}/say", data={"agent": "a", "text": "hi"}),
+            client.post(f"{missing}/ask", data={"question": "why?"}),
+        ]
+        for answer in answers:
+            assert answer.status_code == 404 and answer.text.startswith("not found: ")
+        assert client.get("/session/2026-01-01-00001").status_code == 200
+    assert len(list_sessions(root)) == 1  # the ask started nothing
+
+
 def test_a_run_stopped_from_the_page_resumes_to_its_verdict(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -106,15 +106,20 @@ def finding_markdown(view: SessionView) -> list[str]:
                 shown.append(text)
             lines.append(f"| {label(agent)} | " + " | ".join(shown) + " |")
         lines.append("")
-    if view.changes:
-        lines += ["### Changes of Mind", ""]
-        lines += [f"- {change_line(c)}." for c in view.changes]
-        lines.append("")
-    if view.verdicts:
-        lines += ["### Model Verdicts", "", "Weighed as evidence; moot's check decides.", ""]
-        lines += [f"- {verdict_line(v)}." for v in view.verdicts]
-        lines.append("")
+    lines += _bullets("### Changes of Mind", [f"{change_line(c)}." for c in view.changes])
+    lines += _bullets(
+        "### Model Verdicts",
+        [f"{verdict_line(v)}." for v in view.verdicts],
+        intro="Weighed as evidence; moot's check decides.",
+    )
     return lines
+
+
+def _bullets(heading: str, items: list[str], intro: str = "") -> list[str]:
+    """A section of one bullet an item, `intro` above them; nothing at all without items."""
+    if not items:
+        return []
+    return [heading, "", *([intro, ""] if intro else []), *(f"- {item}" for item in items), ""]
 
 
 def _cost(cost: float | None) -> str:
@@ -223,20 +228,17 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
             if round_.result is not None:
                 lines += [f"**{round_.result.title} result:** {round_.result.describe()}", ""]
     lines += _scores_table(view)
-    if view.disagreements:
-        lines += ["## Remaining Disagreements", ""]
-        lines += [
-            "- " + " ".join(_defused(line) for line in item.splitlines())
-            for item in view.disagreements
-        ]
-        lines.append("")
-    if view.without_answer:
-        lines += ["## Agents Without a Valid Final Answer", ""]
-        lines += [
-            f"- {label(c.agent)} (round {c.round}): {ClaimsTable.cell(c, 300)}"
+    lines += _bullets(
+        "## Remaining Disagreements",
+        [" ".join(_defused(line) for line in item.splitlines()) for item in view.disagreements],
+    )
+    lines += _bullets(
+        "## Agents Without a Valid Final Answer",
+        [
+            f"{label(c.agent)} (round {c.round}): {ClaimsTable.cell(c, 300)}"
             for c in view.without_answer
-        ]
-        lines.append("")
+        ],
+    )
     if view.positions:
         lines += ["## Final Solutions", ""]
         for alias, text in view.positions.items():
@@ -257,14 +259,8 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
     lines += ["", f"Total: {view.tokens:,} tokens, cost {_cost(view.cost)} USD.", ""]
     if view.journal_head:
         lines += [f"Computed from the journal: {view.journal_head}.", ""]
-    if view.human_notes:
-        lines += ["## Notes from you", ""]
-        lines += [f"- {n}" for n in view.human_notes]
-        lines.append("")
-    if view.warnings:
-        lines += ["## Warnings", ""]
-        lines += [f"- {w}" for w in view.warnings]
-        lines.append("")
+    lines += _bullets("## Notes from you", view.human_notes)
+    lines += _bullets("## Warnings", view.warnings)
     if view.stop_message:
         lines += [f"> {view.stop_message}", ""]
     return "\n".join(lines)

@@ -59,6 +59,11 @@ def _number(form: dict[str, str], name: str, kind: Callable[[str], Any]) -> Any:
         raise MootError(f"{name}: not a number: {text!r}") from None
 
 
+def _models(form: dict[str, str]) -> list[str]:
+    """The form's comma-separated model specs (none: the run's defaults)."""
+    return [m.strip() for m in form.get("models", "").split(",") if m.strip()]
+
+
 async def _form(request: Request) -> dict[str, str]:
     """A posted urlencoded form (read here: no multipart parser needed)."""
     body = (await request.body()).decode("utf-8", "replace")
@@ -154,11 +159,22 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
         fresh = request.query_params.get("new") == "1"
         return EventSourceResponse(follow_rows(root, ids, new=fresh))
 
-    async def session(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    def in_session(
+        handler: Callable[[Request, SessionFolder], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """The route of `handler` given the session its path names; a session not found is a 404."""
+
+        async def found(request: Request) -> Response:
+            try:
+                folder = server.folder(request.path_params["sid"])
+            except MootError as exc:
+                return HTMLResponse(f"not found: {exc}", status_code=404)
+            return await handler(request, folder)
+
+        return found
+
+    @in_session
+    async def session(request: Request, folder: SessionFolder) -> Response:
         return await _session_page(folder)
 
     async def _session_page(folder: SessionFolder, error: str = "") -> Response:
@@ -168,11 +184,8 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
         page = session_page(folder.id, status, main, turns, error, agents, waiting)
         return HTMLResponse(page, status_code=400 if error else 200)
 
-    async def say(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    @in_session
+    async def say(request: Request, folder: SessionFolder) -> Response:
         form = await _form(request)
         try:
             await anyio.to_thread.run_sync(
@@ -182,36 +195,29 @@ def create_app(root: Path | None = None, token: str | None = None) -> TokenGate:
             return await _session_page(folder, str(exc))
         return RedirectResponse(f"/session/{folder.id}", status_code=303)
 
-    async def ask(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    @in_session
+    async def ask(request: Request, folder: SessionFolder) -> Response:
         form = await _form(request)
         try:
             task = await anyio.to_thread.run_sync(followup_task, folder, form.get("question", ""))
-            models = [m.strip() for m in form.get("models", "").split(",") if m.strip()]
-            session_id = await server.launch(server.runs.start(task, _quiet, models=models), None)
+            run = server.runs.start(task, _quiet, models=_models(form))
+            session_id = await server.launch(run, None)
         except MootError as exc:
             return await _session_page(folder, str(exc))
         return RedirectResponse(f"/session/{session_id}", status_code=303)
 
-    async def view_stream(request: Request) -> Response:
-        try:
-            folder = server.folder(request.path_params["sid"])
-        except MootError as exc:
-            return HTMLResponse(f"not found: {exc}", status_code=404)
+    @in_session
+    async def view_stream(request: Request, folder: SessionFolder) -> Response:
         return EventSourceResponse(follow_view(folder))
 
     async def start(request: Request) -> Response:
         form = await _form(request)
         try:
-            models = [m.strip() for m in form.get("models", "").split(",") if m.strip()]
             run = server.runs.start(
                 form.get("task", ""),
                 _quiet,
                 protocol=form.get("protocol") or None,
-                models=models,
+                models=_models(form),
                 rounds=_number(form, "rounds", int),
                 max_cost=_number(form, "max_cost", float),
                 max_tokens=_number(form, "max_tokens", int),
