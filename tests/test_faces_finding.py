@@ -219,7 +219,7 @@ def test_the_run_prints_the_finding_and_its_log_ends_with_it(
 
 def test_the_live_view_ends_with_the_finding(persuaded: api.RunResult) -> None:
     stream = io.StringIO()
-    console = Console(file=stream, force_terminal=True, width=140, color_system=None)
+    console = Console(file=stream, force_terminal=True, width=140, height=40, color_system=None)
     with LiveView(console, auto_refresh=False, clock=lambda: 0.0) as view:
         for event in Journal.open(persuaded.folder / "events.jsonl", repair=False)[0].events:
             view(event)

@@ -121,7 +121,7 @@ def test_the_outcome_of_a_view_that_never_drew_breaks_between_words() -> None:
     words at the terminal's width, as the view's last frame shows it."""
     run = start("What is 6 times 7?", FixedDebate().config())
     stream = io.StringIO()
-    console = Console(file=stream, width=40, force_terminal=True, color_system=None)
+    console = Console(file=stream, width=40, height=24, force_terminal=True, color_system=None)
     LiveView(console).show_outcome(run.result)
     lines = stream.getvalue().splitlines()
     words = " ".join(result_lines(run.result)).split()

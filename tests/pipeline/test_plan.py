@@ -196,7 +196,13 @@ def test_execute_prints_the_projection_before_it_runs_and_dry_run_stops_there(
     roles = scripts.write_script(tmp_path)
     plan = tmp_path / "plan.json"
     plan.write_text(scripts.plan_json())
-    args = ["execute", str(plan), "--repo", str(repo), "--models", f"scripted:{roles}#happy"]
+    # the gates run in this interpreter: a bare `python3` need not have pytest
+    config = tmp_path / "moot.toml"
+    config.write_text(
+        f'[[agents]]\nmodel = "scripted:{roles}#happy"\n\n[pipeline.gates]\n'
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in scripts.gates(tmp_path).items())
+    )
+    args = ["execute", str(plan), "--repo", str(repo), "--config", str(config)]
     dry = CliRunner().invoke(cli, [*args, "--dry-run"])
     assert dry.exit_code == 0 and "Projected worst case" in dry.output
     assert "(nothing was run)" in dry.output
