@@ -52,6 +52,8 @@ def _two_sessions(root: Path) -> list[SessionFolder]:
         ],
         "changes": [{"agent": "agent_a", "round": 1, "before": "41", "after": "42"}],
         "finding": {"label": "consensus", "reason": "r", "agreed": ["agent_a", "agent_b"]},
+        "final_answer": "It is 42.",
+        "positions": {"agent_a": "It is 42.\n", "agent_b": "42, it is.", "agent_c": ""},
     }
     second = {
         "agents": {"agent_a": _usage("m:small", 5, 0.01)},
@@ -73,6 +75,7 @@ def test_each_model_is_counted_per_agent_seat(tmp_path: Path) -> None:
         "agents": 2,
         "valid": 2,
         "agreed": 2,
+        "picked": 1,  # agent_a's own text is the final answer; agent_b agreed in other words
         "changed": 1,
         "calls": 6,
         "failures": 2,
@@ -81,6 +84,7 @@ def test_each_model_is_counted_per_agent_seat(tmp_path: Path) -> None:
     }
     small = rows["m:small"]
     assert (small["sessions"], small["agents"], small["valid"], small["agreed"]) == (2, 2, 1, 0)
+    assert small["picked"] == 0  # an empty final answer is nobody's
     assert small["cost"] is None  # one call's cost unknown: the total is unknown
 
 

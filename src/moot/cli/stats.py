@@ -17,8 +17,9 @@ def _share(count: int, of: int) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def stats(as_json: bool) -> None:
     """Per model, over every finished session: how often its final answer was valid, agreed
-    with the answer moot found, changed under critique; its calls, tokens and cost. One row a
-    model; an agent seat is one agent of one session (a model can hold several)."""
+    with the answer moot found, was the final answer (picked), changed under critique; its
+    calls, tokens and cost. One row a model; an agent seat is one agent of one session (a
+    model can hold several)."""
     from moot.engine.store import list_sessions
     from moot.lifecycle.stats import model_stats
 
@@ -29,13 +30,14 @@ def stats(as_json: bool) -> None:
     if not rows:
         click.echo("no finished session yet")
         return
-    head = ("model", "sessions", "valid", "agreed", "changed", "tokens", "cost")
+    head = ("model", "sessions", "valid", "agreed", "picked", "changed", "tokens", "cost")
     lines = [head] + [
         (
             r.model,
             str(r.sessions),
             _share(r.valid, r.agents),
             _share(r.agreed, r.agents),
+            _share(r.picked, r.agents),
             _share(r.changed, r.agents),
             f"{r.tokens:,}",
             f"${r.cost:.4f}" if r.cost_known else "unknown",

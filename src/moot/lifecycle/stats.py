@@ -1,6 +1,7 @@
 """Per model, over every session: how often its final answer was valid, agreed with the answer
-moot found, changed under critique, and what it spent (`moot stats`, the web view's models
-page). Read from each session's result.json (sessions with no result yet are left out)."""
+moot found, was the final answer itself (picked), changed under critique, and what it spent
+(`moot stats`, the web view's models page). Read from each session's result.json (sessions
+with no result yet are left out)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class ModelStats:
     sessions: int = 0
     valid: int = 0  # seats whose last claim was a valid answer
     agreed: int = 0  # seats among those holding the claim moot found agreed
+    picked: int = 0  # seats whose own final answer is the session's final answer
     changed: int = 0  # seats that changed their mind at least once
     calls: int = 0
     failures: int = 0
@@ -41,6 +43,7 @@ class ModelStats:
             "agents": self.agents,
             "valid": self.valid,
             "agreed": self.agreed,
+            "picked": self.picked,
             "changed": self.changed,
             "calls": self.calls,
             "failures": self.failures,
@@ -63,6 +66,13 @@ def _absorb(stats: dict[str, ModelStats], result: dict[str, Any]) -> None:
     agreed = set(finding.get("agreed") or ()) if isinstance(finding, dict) else set()
     last = _last_claims([c for c in result.get("claims") or [] if isinstance(c, dict)])
     changed = {str(c.get("agent")) for c in result.get("changes") or [] if isinstance(c, dict)}
+    final = str(result.get("final_answer") or "").strip()
+    positions = result.get("positions") or {}
+    picked = {
+        alias
+        for alias, text in (positions.items() if isinstance(positions, dict) else ())
+        if final and isinstance(text, str) and text.strip() == final
+    }
     seen: set[str] = set()
     for alias, usage in (result.get("agents") or {}).items():
         if not isinstance(usage, dict):
@@ -75,6 +85,7 @@ def _absorb(stats: dict[str, ModelStats], result: dict[str, Any]) -> None:
             seen.add(model)
         row.valid += bool(last.get(alias, {}).get("valid", False))
         row.agreed += alias in agreed
+        row.picked += alias in picked
         row.changed += alias in changed
         row.calls += int(usage.get("calls") or 0)
         row.failures += int(usage.get("failures") or 0)

@@ -335,13 +335,15 @@ def models_page(rows: Sequence[ModelStats]) -> str:
     """Per model over every finished session (`moot stats`)."""
     head = (
         "<tr><th>Model</th><th>Sessions</th><th>Valid final answer</th><th>Agreed with the "
-        "answer found</th><th>Changed under critique</th><th>Calls</th><th>Failures</th>"
+        "answer found</th><th>Its answer was the final one</th><th>Changed under critique</th>"
+        "<th>Calls</th><th>Failures</th>"
         "<th>Tokens</th><th>Cost</th></tr>"
     )
     body = "".join(
         f'<tr><td><code>{escape(r.model)}</code></td><td class="num">{r.sessions}</td>'
         f'<td class="num">{_share(r.valid, r)}</td><td class="num">{_share(r.agreed, r)}</td>'
-        f'<td class="num">{_share(r.changed, r)}</td><td class="num">{r.calls}</td>'
+        f'<td class="num">{_share(r.picked, r)}</td><td class="num">{_share(r.changed, r)}</td>'
+        f'<td class="num">{r.calls}</td>'
         f'<td class="num">{r.failures}</td><td class="num">{r.tokens:,}</td>'
         f'<td class="num">{_money(r.cost if r.cost_known else None)}</td></tr>'
         for r in rows
