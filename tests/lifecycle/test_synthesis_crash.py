@@ -4,29 +4,22 @@ tests/protocols/council/test_council_crash.py)."""
 
 from __future__ import annotations
 
-import json
-import signal
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.protocols.court.test_court_crash import PARTICIPANTS as COURT_PARTICIPANTS
-from tests.protocols.court.test_court_crash import asked, calls, moot, session, stable
-from tests.protocols.tournament.test_tournament_crash import home as tournament_home
+from tests import crash_runs
+from tests.protocols.court.test_court_crash import stable
 
 FULL_RUN = 4  # three answers, the chairman
 KILL_AT = 4
 
-_LOG = COURT_PARTICIPANTS[
-    COURT_PARTICIPANTS.index("async def _log") : COURT_PARTICIPANTS.index("async def agent")
-]
-PARTICIPANTS = (
-    '"""Scripted voters for tests/lifecycle/test_synthesis_crash.py."""\n'
-    "import asyncio\nimport json\nimport os\nimport signal\nimport time\n\n\n"
-    + _LOG
-    + r"""
+
+PARTICIPANTS = crash_runs.participants(
+    "Scripted voters for tests/lifecycle/test_synthesis_crash.py.",
+    "import asyncio\nimport json\nimport os\nimport signal\nimport time",
+    r"""
 ANSWERS = {"agent_a": "Answer: 30 seconds", "agent_b": "Answer: 30 seconds",
            "agent_c": "Answer: 60 seconds"}
 
@@ -37,7 +30,7 @@ async def member(request):
     if step.startswith("synthesis/"):
         return "30 seconds, and log the requests that hit it.\nAnswer: 30 seconds"
     return ANSWERS[me]
-"""
+""",
 )
 
 CONFIG = """\
@@ -58,24 +51,16 @@ TASK = "How many seconds should the request timeout be?"
 
 
 def home(root: Path) -> dict[str, str]:
-    env = tournament_home(root)  # the same environment; our files replace its own
-    (root / "participants.py").write_text(PARTICIPANTS)
-    (root / "vote.toml").write_text(CONFIG)
-    return env
+    return crash_runs.home(root, PARTICIPANTS, "vote.toml", CONFIG)
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("reference")
-    env = home(root)
-    done = moot(root, env, "run", TASK, "--config", "vote.toml", "-q")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("Answer: 30 seconds")
-    steps = calls(root)
-    assert len(steps) == FULL_RUN and len(set(steps)) == FULL_RUN, steps
-    result = json.loads((session(root) / "result.json").read_text())
-    assert result["synthesis"]["accepted"] is True
-    return {"answer": done.stdout, "result": result}
+    ran = crash_runs.reference(root, home(root), TASK, "vote.toml", 0, FULL_RUN)
+    assert ran["answer"].strip().endswith("Answer: 30 seconds")
+    assert ran["result"]["synthesis"]["accepted"] is True
+    return ran
 
 
 @pytest.mark.slow
@@ -83,21 +68,8 @@ def test_kill_as_the_chairman_is_asked_then_resume_asks_nothing_twice(
     tmp_path: Path, reference: dict[str, Any]
 ) -> None:
     env = home(tmp_path)
-    killed = moot(tmp_path, {**env, "KILL_AT": str(KILL_AT)}, "run", TASK, "--config", "vote.toml")
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    folder = session(tmp_path)
-    before = calls(tmp_path)
-    killed_step = before[KILL_AT - 1]
-    assert killed_step.startswith("synthesis/chair/"), killed_step
-    assert set(asked(folder)) == set(before) - {killed_step}  # only the chairman was lost
-    assert not (folder / "result.json").exists()
-
-    resumed = moot(tmp_path, env, "resume", folder.name, "-q")
-    assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stdout == reference["answer"]
-    after = calls(tmp_path)[len(before) :]
-    twice = [step for step, n in Counter(before + after).items() if n > 1]
-    assert twice == [killed_step]  # the answers were read from the journal
-    result = json.loads((folder / "result.json").read_text())
+    killed = crash_runs.kill(tmp_path, env, TASK, "vote.toml", KILL_AT)
+    assert killed.step.startswith("synthesis/chair/"), killed.step
+    result = crash_runs.resume(tmp_path, env, killed, 0, reference)
     assert stable(result["synthesis"]) == stable(reference["result"]["synthesis"])
     assert result["trust"] == reference["result"]["trust"]

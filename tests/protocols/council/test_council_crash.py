@@ -7,29 +7,22 @@ the participant waits until every call made before it is journaled, then kills i
 
 from __future__ import annotations
 
-import json
-import signal
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.protocols.court.test_court_crash import PARTICIPANTS as COURT_PARTICIPANTS
-from tests.protocols.court.test_court_crash import asked, calls, moot, session, stable
-from tests.protocols.tournament.test_tournament_crash import home as tournament_home
+from tests import crash_runs
+from tests.protocols.court.test_court_crash import stable
 
 FULL_RUN = 7
 KILL_POINTS = (5, 7)  # a ranking, the chairman
 
-_LOG = COURT_PARTICIPANTS[
-    COURT_PARTICIPANTS.index("async def _log") : COURT_PARTICIPANTS.index("async def agent")
-]
-PARTICIPANTS = (
-    '"""Scripted council members for tests/protocols/council/test_council_crash.py."""\n'
-    "import asyncio\nimport json\nimport os\nimport re\nimport signal\nimport time\n\n\n"
-    + _LOG
-    + r"""
+
+PARTICIPANTS = crash_runs.participants(
+    "Scripted council members for tests/protocols/council/test_council_crash.py.",
+    "import asyncio\nimport json\nimport os\nimport re\nimport signal\nimport time",
+    r"""
 BLOCK = re.compile(r"ANSWER ([P-Z]):\n<quoted [^>]*>\n(.*?)\n</quoted", re.DOTALL)
 ANSWERS = {"agent_a": "Use Postgres.\nAnswer: Postgres", "agent_b": "Use SQLite.\nAnswer: SQLite",
            "agent_c": "Use flat files.\nAnswer: flat files"}
@@ -45,7 +38,7 @@ async def member(request):
     shown = dict(BLOCK.findall(request.prompt))
     order = sorted(shown, key=lambda label: "Postgres" not in shown[label])
     return json.dumps({"reasons": {label: "weighed" for label in shown}, "ranking": order})
-"""
+""",
 )
 
 CONFIG = """\
@@ -63,23 +56,16 @@ TASK = "How should the service store its sessions?"
 
 
 def home(root: Path) -> dict[str, str]:
-    env = tournament_home(root)  # the same environment; our files replace its own
-    (root / "participants.py").write_text(PARTICIPANTS)
-    (root / "council.toml").write_text(CONFIG)
-    return env
+    return crash_runs.home(root, PARTICIPANTS, "council.toml", CONFIG)
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("reference")
-    env = home(root)
-    done = moot(root, env, "run", TASK, "--config", "council.toml", "-q")
-    assert done.returncode == 2, done.stderr  # three different answers: a synthesis
-    assert done.stdout.strip().endswith("Answer: Postgres")
-    steps = calls(root)
-    assert len(steps) == FULL_RUN and len(set(steps)) == FULL_RUN, steps
-    result = json.loads((session(root) / "result.json").read_text())
-    return {"answer": done.stdout, "result": result}
+    ran = crash_runs.reference(root, home(root), TASK, "council.toml", 2, FULL_RUN)
+    # three different answers: a synthesis
+    assert ran["answer"].strip().endswith("Answer: Postgres")
+    return ran
 
 
 @pytest.mark.slow
@@ -88,23 +74,8 @@ def test_kill_in_the_rankings_or_the_chairman_then_resume_asks_nothing_twice(
     kill_at: int, tmp_path: Path, reference: dict[str, Any]
 ) -> None:
     env = home(tmp_path)
-    killed = moot(
-        tmp_path, {**env, "KILL_AT": str(kill_at)}, "run", TASK, "--config", "council.toml"
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    folder = session(tmp_path)
-    before = calls(tmp_path)
-    killed_step = before[kill_at - 1]
-    assert killed_step.split("/")[1] in ("rank", "chair"), killed_step
-    assert set(asked(folder)) == set(before) - {killed_step}  # only the killed step was lost
-    assert not (folder / "result.json").exists()
-
-    resumed = moot(tmp_path, env, "resume", folder.name, "-q")
-    assert resumed.returncode == 2, resumed.stderr
-    assert resumed.stdout == reference["answer"]
-    after = calls(tmp_path)[len(before) :]
-    twice = [step for step, n in Counter(before + after).items() if n > 1]
-    assert twice == [killed_step]  # everything journaled was answered from the journal
-    result = json.loads((folder / "result.json").read_text())
+    killed = crash_runs.kill(tmp_path, env, TASK, "council.toml", kill_at)
+    assert killed.step.split("/")[1] in ("rank", "chair"), killed.step
+    result = crash_runs.resume(tmp_path, env, killed, 2, reference)
     assert stable(result["details"]) == stable(reference["result"]["details"])
     assert result["trust"] == reference["result"]["trust"]
