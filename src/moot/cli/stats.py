@@ -9,10 +9,6 @@ import click
 __all__ = ["stats"]
 
 
-def _share(count: int, of: int) -> str:
-    return f"{count}/{of} ({count / of:.0%})" if of else "-"
-
-
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def stats(as_json: bool) -> None:
@@ -35,10 +31,10 @@ def stats(as_json: bool) -> None:
         (
             r.model,
             str(r.sessions),
-            _share(r.valid, r.agents),
-            _share(r.agreed, r.agents),
-            _share(r.picked, r.agents),
-            _share(r.changed, r.agents),
+            r.share(r.valid) or "-",
+            r.share(r.agreed) or "-",
+            r.share(r.picked) or "-",
+            r.share(r.changed) or "-",
             f"{r.tokens:,}",
             f"${r.cost:.4f}" if r.cost_known else "unknown",
         )

@@ -36,6 +36,11 @@ class ModelStats:
         """`count` as a share of its seats (None with no seat)."""
         return count / self.agents if self.agents else None
 
+    def share(self, count: int) -> str | None:
+        """`count` of its seats as faces print it ("2/3 (67%)"; None with no seat)."""
+        rate = self.rate(count)
+        return f"{count}/{self.agents} ({rate:.0%})" if rate is not None else None
+
     def as_json(self) -> dict[str, Any]:
         return {
             "model": self.model,

@@ -326,11 +326,6 @@ def session_page(
     return _page(f"moot session {session_id}", body, stream=f"/session/{sid}/events")
 
 
-def _share(count: int, stats: ModelStats) -> str:
-    rate = stats.rate(count)
-    return f"{count}/{stats.agents} ({rate:.0%})" if rate is not None else ""
-
-
 def models_page(rows: Sequence[ModelStats]) -> str:
     """Per model over every finished session (`moot stats`)."""
     head = (
@@ -341,9 +336,11 @@ def models_page(rows: Sequence[ModelStats]) -> str:
     )
     body = "".join(
         f'<tr><td><code>{escape(r.model)}</code></td><td class="num">{r.sessions}</td>'
-        f'<td class="num">{_share(r.valid, r)}</td><td class="num">{_share(r.agreed, r)}</td>'
-        f'<td class="num">{_share(r.picked, r)}</td><td class="num">{_share(r.changed, r)}</td>'
-        f'<td class="num">{r.calls}</td>'
+        + "".join(
+            f'<td class="num">{r.share(count) or ""}</td>'
+            for count in (r.valid, r.agreed, r.picked, r.changed)
+        )
+        + f'<td class="num">{r.calls}</td>'
         f'<td class="num">{r.failures}</td><td class="num">{r.tokens:,}</td>'
         f'<td class="num">{_money(r.cost if r.cost_known else None)}</td></tr>'
         for r in rows
