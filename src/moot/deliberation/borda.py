@@ -142,29 +142,7 @@ def borda(
         for place, name in enumerate(ranking):
             scores[name] += top_points - place
     valid = len(rankings) - len(abstained)
-    if valid == 0:
-        return BordaResult(
-            candidates=names,
-            incumbent=incumbent,
-            scores=scores,
-            winner=incumbent,
-            tie=False,
-            tied=(),
-            tiebreak="no_valid_ranking",
-            valid_rankings=0,
-            abstained=tuple(abstained),
-            problems=tuple(problems),
-        )
-    best = max(scores.values())
-    leaders = tuple(name for name in names if scores[name] == best)
-    tiebreak: TieBreak
-    tied: tuple[str, ...]
-    if len(leaders) == 1:
-        winner, tiebreak, tied = leaders[0], "none", ()
-    elif incumbent in leaders:
-        winner, tiebreak, tied = incumbent, "incumbent", leaders
-    else:
-        winner, tiebreak, tied = leaders[0], "candidate_order", leaders
+    winner, tiebreak, tied = _winner(names, scores, incumbent, valid)
     return BordaResult(
         candidates=names,
         incumbent=incumbent,
@@ -177,6 +155,22 @@ def borda(
         abstained=tuple(abstained),
         problems=tuple(problems),
     )
+
+
+def _winner(
+    names: tuple[str, ...], scores: dict[str, int], incumbent: str, valid: int
+) -> tuple[str, TieBreak, tuple[str, ...]]:
+    """The winner, how a tie was broken and the candidates tied at the top (see the module
+    docstring for the order of the rules)."""
+    if valid == 0:
+        return incumbent, "no_valid_ranking", ()
+    best = max(scores.values())
+    leaders = tuple(name for name in names if scores[name] == best)
+    if len(leaders) == 1:
+        return leaders[0], "none", ()
+    if incumbent in leaders:
+        return incumbent, "incumbent", leaders
+    return leaders[0], "candidate_order", leaders
 
 
 def ranking_schema(labels: Sequence[str]) -> dict[str, Any]:
