@@ -82,6 +82,8 @@ def test_each_model_is_counted_per_agent_seat(tmp_path: Path) -> None:
         "tokens": 152,
         "cost": 0.75,
     }
+    # the order `moot stats --json` prints them in
+    assert list(rows["m:big"])[:3] == ["model", "sessions", "agents"]
     small = rows["m:small"]
     assert (small["sessions"], small["agents"], small["valid"], small["agreed"]) == (2, 2, 1, 0)
     assert small["picked"] == 0  # an empty final answer is nobody's

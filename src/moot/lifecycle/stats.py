@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from moot.engine.store import SessionFolder
@@ -20,8 +20,8 @@ class ModelStats:
     """One model's record over the sessions it took part in (as one agent or several)."""
 
     model: str
-    agents: int = 0  # agent seats it held, over every session
     sessions: int = 0
+    agents: int = 0  # agent seats it held, over every session
     valid: int = 0  # seats whose last claim was a valid answer
     agreed: int = 0  # seats among those holding the claim moot found agreed
     picked: int = 0  # seats whose own final answer is the session's final answer
@@ -42,19 +42,11 @@ class ModelStats:
         return f"{count}/{self.agents} ({rate:.0%})" if rate is not None else None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "sessions": self.sessions,
-            "agents": self.agents,
-            "valid": self.valid,
-            "agreed": self.agreed,
-            "picked": self.picked,
-            "changed": self.changed,
-            "calls": self.calls,
-            "failures": self.failures,
-            "tokens": self.tokens,
-            "cost": round(self.cost, 6) if self.cost_known else None,
-        }
+        """Every figure, in field order; the cost rounded, or None where a price was unknown."""
+        figures = asdict(self)
+        del figures["cost_known"]
+        figures["cost"] = round(self.cost, 6) if self.cost_known else None
+        return figures
 
 
 def _last_claims(claims: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
