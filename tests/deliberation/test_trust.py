@@ -15,6 +15,7 @@ from moot.deliberation.trust import (
     assess,
     is_tiny,
     own_judges_note,
+    qualified,
 )
 
 
@@ -157,6 +158,22 @@ def test_a_judge_panel_pick_is_chosen_by_the_judges_never_consensus() -> None:
             "answer (average confidence 0.80): a decision by the judges, not an agreement of the "
             "agents."
         )
+
+
+def test_the_outcome_line_carries_what_the_label_adds() -> None:
+    """arena, court and the tournament word their outcome line with `qualified`."""
+    plain = assess(_agents("agreed", "agreed"), reached=True, evidence=Votes())
+    assert qualified("both agree", plain, reached=True) == "both agree"
+    failed = assess(_agents("agreed", "agreed", "failed"), reached=True, evidence=Votes())
+    assert qualified("2 of 3 agree", failed, reached=True) == "2 of 3 agree; Agent C failed"
+    panel = assess(
+        _agents("agreed", "dissented", "dissented"),
+        reached=True,
+        evidence=JudgePanel(selected=2, judges=3, confidence=0.8),
+    )
+    assert qualified("A stands", panel, reached=True) == (
+        "A stands, but chosen by the judges (2 of 3 judges); no consensus among the agents"
+    )
 
 
 def test_abstentions_are_abstentions_not_disagreement() -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "is_tiny",
     "own_judges_note",
     "plain_reason",
+    "qualified",
     "tiny_note",
 ]
 
@@ -309,3 +310,14 @@ def assess(
     if checks is not None:
         sentences.append(f"Verify commands: {checks.passed} of {checks.total} passed.")
     return Trust(label, " ".join(sentences), allowed)
+
+
+def qualified(how: str, trust: Trust, reached: bool) -> str:
+    """The outcome line with the trust assessment's word: a finding it does not allow is
+    named as such ("..., but ..."), else its qualifiers (a tiny model, ...) are added."""
+    qualifiers = trust.label.split("; ")[1:]
+    if reached and not trust.consensus_allowed:
+        return f"{how}, but {trust.label}"
+    if qualifiers:
+        return f"{how}; {'; '.join(qualifiers)}"
+    return how

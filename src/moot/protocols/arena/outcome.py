@@ -113,11 +113,7 @@ def conclude(
         models=list(s.meta.get("aliases", {}).values()),
     )
     consensus = assessed.consensus_allowed
-    qualifiers = assessed.label.split("; ")[1:]
-    if found.consensus and not consensus:
-        how = f"{how}, but {assessed.label}"
-    elif qualifiers:
-        how = f"{how}; {'; '.join(qualifiers)}"
+    how = trust.qualified(how, assessed, found.consensus)
     sentences = [assessed.statement, *judgement.sentences()]
     if chosen is not None:
         if chosen == base:

@@ -46,6 +46,7 @@ from moot.deliberation.trust import (
     assess,
     own_judges_note,
     plain_reason,
+    qualified,
 )
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
@@ -352,11 +353,7 @@ def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement) -> O
         models=list(aliases.values()),
     )
     consensus = trust.consensus_allowed and f.consensus
-    qualifiers = trust.label.split("; ")[1:]
-    if f.consensus and not consensus:
-        how = f"{how}, but {trust.label}"
-    elif qualifiers:
-        how = f"{how}; {'; '.join(qualifiers)}"
+    how = qualified(how, trust, f.consensus)
     sentences = [trust.statement, *j.sentences(label)]
     if c.judge_rounds:
         own = own_judges_note(

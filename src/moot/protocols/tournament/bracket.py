@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
-from moot.deliberation.trust import Participant, Trust
+from moot.deliberation.trust import Participant
 from moot.engine.session import Session
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import ChangeOfMind, RoundSummary, alias_label
@@ -27,7 +27,6 @@ __all__ = [
     "describe_round",
     "participants",
     "progression",
-    "qualified",
 ]
 
 
@@ -126,17 +125,6 @@ class Match(Bout):
 def progression(scores: list[float]) -> str:
     """'35% -> 58% -> 71%': a match's convergence by round."""
     return " -> ".join(f"{score:g}%" for score in scores) or "not measured"
-
-
-def qualified(how: str, trust: Trust, reached: bool) -> str:
-    """The outcome line with the trust assessment's word: a finding it does not allow is
-    named as such ("..., but ..."), else its qualifiers (a tiny model, ...) are added."""
-    qualifiers = trust.label.split("; ")[1:]
-    if reached and not trust.consensus_allowed:
-        return f"{how}, but {trust.label}"
-    if qualifiers:
-        return f"{how}; {'; '.join(qualifiers)}"
-    return how
 
 
 def budget_shares(matches: int) -> list[float]:

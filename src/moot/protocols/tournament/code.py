@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.deliberation.finding import majority, names
-from moot.deliberation.trust import Participant, assess, tiny_note
+from moot.deliberation.trust import Participant, assess, qualified, tiny_note
 from moot.engine.session import Session
 from moot.errors import ProtocolAborted
 from moot.protocols import codework
@@ -43,7 +43,6 @@ from moot.protocols.tournament.bracket import (
     Bout,
     Bracket,
     participants,
-    qualified,
 )
 from moot.protocols.tournament.options import TournamentOptions
 from moot.types import (

@@ -31,7 +31,7 @@ from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
 from moot.deliberation.finding import Judgement, names
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.substance import check_substance
-from moot.deliberation.trust import assess, plain_reason, tiny_note
+from moot.deliberation.trust import assess, plain_reason, qualified, tiny_note
 from moot.engine.replies import call_settings_masked
 from moot.engine.session import Session
 from moot.protocols.tournament.bracket import (
@@ -42,7 +42,6 @@ from moot.protocols.tournament.bracket import (
     label,
     participants,
     progression,
-    qualified,
 )
 from moot.protocols.tournament.code import run_code
 from moot.protocols.tournament.finding import judge, started
