@@ -18,7 +18,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from pydantic import ValidationError
 
@@ -426,44 +426,36 @@ def load_config(
 def load_run(
     path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
-    *,
-    protocol: str | None = None,
-    models: Sequence[str] = (),
-    seed: int | None = None,
-    max_cost: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    cache: str | None = None,
-    repo: str | Path | None = None,
-    context: Sequence[str] = (),
-    synthesize: bool | None = None,
-    chairman: str | None = None,
-    **flags: Unpack[FlagValues],
+    **options: Unpack[RunOptions],
 ) -> Plan:
-    """`load_config` with a run's options as `moot run`, `moot.run` and `moot mcp` take them:
-    one agent per model spec, the seed, the limits, the cache, and a code task's repository (a
-    path made absolute), the globs of its context files and its verify commands (run in every
-    worktree), a chairman's synthesis (`synthesize`, `chairman`: a model spec); `overrides`
-    (a protocol's options, a preset) on top."""
+    """`load_config` with a run's options (`RunOptions`) as `moot run`, `moot.run` and `moot mcp`
+    take them: one agent per model spec, the seed, the limits, the cache, and a code task's
+    repository (a path made absolute), the globs of its context files and its verify commands
+    (run in every worktree), a chairman's synthesis (`synthesize`, `chairman`: a model spec);
+    `overrides` (a protocol's options, a preset) on top."""
+    repo, context = options.get("repo"), options.get("context", ())
     if context and repo is None:
         raise ConfigError("context needs a repository (--repo): it chooses files of it")
+    shared = FlagValues.__optional_keys__  # the shared flags go on to the config check as given
+    flags = cast(FlagValues, {k: v for k, v in options.items() if k in shared})
     verify = flags.get("verify")
     if repo is not None and verify:  # a code task: the commands run in every worktree
         flags["verify"] = None
     pairs = {
-        "protocol": protocol,
-        "seed": seed,
-        "limits.max_cost": max_cost,
-        "limits.max_tokens": max_tokens,
-        "limits.timeout": timeout,
-        "cache.store": cache,
+        "protocol": options.get("protocol"),
+        "seed": options.get("seed"),
+        "limits.max_cost": options.get("max_cost"),
+        "limits.max_tokens": options.get("max_tokens"),
+        "limits.timeout": options.get("timeout"),
+        "cache.store": options.get("cache"),
         "code.repo": str(Path(repo).expanduser().resolve()) if repo is not None else None,
         "code.context": list(context) or None,
         "code.verify_commands": list(verify) if repo is not None and verify else None,
-        "synthesis.enabled": synthesize,
-        "synthesis.chairman": chairman,
+        "synthesis.enabled": options.get("synthesize"),
+        "synthesis.chairman": options.get("chairman"),
     }
     given: dict[str, Any] = {k: v for k, v in pairs.items() if v is not None}
+    models = options.get("models", ())
     terms = run_flag_terms(given, models)
     if models:
         given["agents"] = [{"model": spec} for spec in models]
