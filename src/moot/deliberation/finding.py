@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from moot.deliberation.claims import Claim, Relation, compare, extract_claim, group_claims
+from moot.text import parted
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, alias_label
 
 __all__ = ["Judgement", "OutcomeFields", "judge_answers", "majority", "names"]
@@ -119,8 +120,9 @@ def _describe_changes(changes: Sequence[ChangeOfMind], name: Name) -> str:
     parts = []
     for (rnd, before, after, critics), agents in moves.items():
         by = f" after {names(critics, name)}'s critique" if critics else ""
+        was, now = parted(before, after, 40)
         parts.append(
-            f"{names(agents, name)} moved from '{_quote(before, 40)}' to '{_quote(after, 40)}' "
+            f"{names(agents, name)} moved from '{_quote(was, 40)}' to '{_quote(now, 40)}' "
             f"in round {rnd}{by}"
         )
     return ("Changes of mind: " + "; ".join(parts) + ".") if parts else ""
