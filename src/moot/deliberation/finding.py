@@ -79,6 +79,16 @@ class Judgement:
     def consensus(self) -> bool:
         return self.finding.consensus
 
+    def no_answer(self) -> dict[str, str]:
+        """The agents whose final answer the finding holds to be no answer, and why: they are
+        invalid in the trust statement too, which would otherwise count them valid ("The 2
+        valid agents ... did not agree" beside "only 0 of 3 agents gave a valid answer")."""
+        last: dict[str, ClaimAt] = {}
+        for row in self.claims:
+            if row.agent not in last or row.round >= last[row.agent].round:
+                last[row.agent] = row
+        return {agent: row.reason for agent, row in last.items() if not row.valid}
+
     def outcome_fields(self) -> OutcomeFields:
         """`Outcome(**judgement.outcome_fields(), ...)`."""
         return {
