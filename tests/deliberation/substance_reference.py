@@ -1,6 +1,8 @@
 """A frozen copy of deliberation/substance.py as it stood before its speed-up (issue 23): the
 verdict rule the differential test (test_substance_same.py) holds the current code to. Do not
 edit; change the rule in src, then update this copy in the same commit if the change is meant.
+The rule for directives about the answer was taken out of both into deliberation/directive.py
+when it grew (a nested directive, issue 9): the speed-up did not touch it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from moot.deliberation.directive import directs_the_answer
 from moot.deliberation.markup import strip_markup
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
@@ -208,27 +211,8 @@ _ABOUT_ANSWERS = frozenset(
     """.split()
 )
 _ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
-# A directive about the answer's qualities, in whatever words: every sentence has the answer as
-# its subject and says what it should be like ("Your answer should be concise yet informative.",
-# "Each response must be well reasoned and polite.", "Your ENTIRE answer will be written in two
-# paragraphs.", "This text will be rewritten with this two sections:"): a modal verb, then "be"
-# (or "sound",
-# "seem", ...) and no noun phrase of its own. Nothing concrete follows: no number, no name (a
-# capitalised word), no code, no word of the task. "The answer should be 4.", "The answer should
-# be a queue." and "The solution should use a queue." are answers, hedged.
-_DIRECTIVE = re.compile(
-    r"[\s\-*>\"'(]*(?:your|the|this|that|an?|my|our|each|every|any)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    r"(?P<noun>" + _ANSWER_NOUNS + r"|text|output)\s+(?:should|must|needs?\s+to|has\s+to|"
-    r"have\s+to|ought\s+to|is\s+(?:required|expected|supposed|going)\s+to|will\s+need\s+to|"
-    r"will|would|shall|can|could|may|might)\s+"
-    r"(?:always\s+|also\s+|really\s+)?(?:be|sound|seem|look|read|feel|remain|stay|become)\b"
-    r"(?!\s+(?:an?|the|some|any|one|two|this|that|these|those|its|their|our|my|your)\b)"
-    r"(?P<rest>.*)",
-    re.IGNORECASE | re.DOTALL,
-)
-_SENTENCE = re.compile(r"[^.!?;\n]+")
-_CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
-DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
+# (the directive rule is shared with src: `moot.deliberation.directive`, changed since)
+_DIRECTIVE_TALK = _ANSWER_TALK | _FILLER
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 # words that may stand around a bare yes/no without making it an answer: "Absolutely not."
 _INTENSIFIERS = frozenset(
@@ -387,24 +371,6 @@ def _fragment(
     return None
 
 
-def _directs_the_answer(text: str, asked: AbstractSet[str]) -> bool:
-    """Whether every sentence of `text` tells the answer what it should be, with nothing
-    concrete after its modal verb (`_DIRECTIVE`) and an answer noun the task does not use."""
-    sentences = [m.group() for m in _SENTENCE.finditer(text[:REPLY_TAIL]) if m.group().strip()]
-    if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
-        return False
-    asked = asked - _FILLER  # "the" of the task is no word of its subject
-    asked_stems = {w.rstrip("s") for w in asked}
-    for sentence in sentences:
-        m = _DIRECTIVE.match(sentence)
-        if m is None or m.group("noun").lower().rstrip("s") in asked_stems:
-            return False
-        rest = m.group("rest")
-        if _CONCRETE.search(rest) or any(w in asked for w in _WORD.findall(_fold(rest))):
-            return False
-    return True
-
-
 def _talk_instead_of_answer(
     text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
 ) -> NotSubstantive | None:
@@ -432,7 +398,7 @@ def _talk_instead_of_answer(
         all(w in _ANSWER_TALK and w not in asked for w in content)
         and any(w in _ABOUT_ANSWERS for w in content)
         and _ABOUT_THE_ANSWER.search(folded) is not None
-    ) or _directs_the_answer(text, asked):
+    ) or directs_the_answer(text[:REPLY_TAIL], asked - _FILLER, _DIRECTIVE_TALK):
         return NotSubstantive(
             Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
         )

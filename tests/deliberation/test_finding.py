@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from moot.deliberation.finding import judge_answers, majority, names
-from moot.types import ModelVerdict
+from moot.text import change_line, parted
+from moot.types import ChangeOfMind, ModelVerdict
 
 ABC = ["agent_a", "agent_b", "agent_c"]
 
@@ -534,3 +535,20 @@ def test_an_answer_that_only_repeats_the_question_is_no_answer() -> None:
     assert echo.reason == "its answer only repeats the question ('what the capital of France?,')"
     # without the task the echo is a claim like any other
     assert judge_answers([answers], started=ABC).finding.valid == 3
+
+
+def test_a_move_is_quoted_where_the_two_answers_part() -> None:
+    # the README's first run printed "moved from '{{Your answer in a few words}}, Your …' to
+    # '{{Your answer in a few words}}, Your …'": the texts differed only after the cut
+    head = "The total after counting every crate in the east and west warehouses is "
+    before, after = head + "418 crates.", head + "408 crates."
+    j = judge_answers(
+        [{"x": after, "y": before}, {"x": after, "y": after}], started=["x", "y"], name=str.upper
+    )
+    moved = next(s for s in j.sentences() if s.startswith("Changes of mind"))
+    assert "'…warehouses is 418 crates.' to '…warehouses is 408 crates.'" in moved
+    change = ChangeOfMind(agent="agent_b", before=before, after=after, round=1, critics=())
+    line = change_line(change)
+    assert "'…west warehouses is 418 crates.' to '…west warehouses is 408 crates.'" in line
+    # texts that part within the quote are quoted from their start
+    assert parted("418 crates", "408 crates", 40) == ("418 crates", "408 crates")

@@ -720,6 +720,16 @@ ANSWER_TALK = [
     # what the README's first run gave (SmolLM2 on "What is the capital of France?")
     "Your ENTIRE answer will be written in two paragraphs.",
     "This text will be rewritten with this two sections:",
+    # what the answer must be or hold, in words about answers and their form only
+    "Your answer must be a single sentence.",
+    "Your response must include a clear title and bullet points.",
+    # a directive nested after a colon, around an alphabet: the README's first run certified it
+    # by persuasion (two of three SmolLM2 agents ended on it)
+    "Your Answer Must be: Your answer must contain a clear title case "
+    "1234567890ABCDEFGHIJKLMNOPQRSTUVWXYZ Z",
+    "The answer should be: your answer must be short and formal.",
+    "Your answer must be: Your response should sound warm and engaging.",
+    "Each answer must have a formal tone and plain language.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -777,6 +787,10 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         (STORE, "Use SQLite. Your answer should be short."),
         (FRANCE, "The answer should be Paris."),
         ("How should the worker pick jobs?", "The answer should be a queue."),
+        (FRANCE, "Your answer must be: Paris"),
+        ("Why does the counter lose updates?", "The solution must contain a mutex."),
+        ("Which option is safest: A, B or C?", "The answer must be B."),
+        ("Which letters does the code use?", "The answer must contain ABCDEF and Z."),
         (STORE, "The answer should be: keep the session store small."),
         # the task asks about the answer itself: its words are the subject's
         ("How should my answer sound to the client?", "Your answer should sound calm and warm."),
@@ -788,6 +802,17 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
 def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:
     for build in BOTH_PROMPTS:
         assert check_substance(reply, build(task), task=task) is None, reply
+
+
+def test_a_lone_letter_is_an_answer_where_the_task_may_ask_for_it() -> None:
+    # without the task, "B" may be the option it asks for; beside an alphabet, or to a task that
+    # does not name it, a lone letter only shows a character
+    assert check_substance("The answer must be B.", [], task=None) is None
+    assert check_substance("The answer must contain the letter Z.", [], task=None) is None
+    problem = _invalid("Your answer must contain a clear title ABCDEFG Z.", [], None)
+    assert problem.reason is Reason.META
+    problem = _invalid("Your answer must contain a clear title Z.", [], FRANCE)
+    assert problem.reason is Reason.META
 
 
 def test_talk_about_how_to_answer_needs_the_answer_named_and_no_word_of_the_task() -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from moot.deliberation.claims import Claim, Relation, compare, extract_claim, group_claims
+from moot.text import parted
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, alias_label
 
 __all__ = ["Judgement", "OutcomeFields", "judge_answers", "majority", "names"]
@@ -78,6 +79,16 @@ class Judgement:
     def consensus(self) -> bool:
         return self.finding.consensus
 
+    def no_answer(self) -> dict[str, str]:
+        """The agents whose final answer the finding holds to be no answer, and why: they are
+        invalid in the trust statement too, which would otherwise count them valid ("The 2
+        valid agents ... did not agree" beside "only 0 of 3 agents gave a valid answer")."""
+        last: dict[str, ClaimAt] = {}
+        for row in self.claims:
+            if row.agent not in last or row.round >= last[row.agent].round:
+                last[row.agent] = row
+        return {agent: row.reason for agent, row in last.items() if not row.valid}
+
     def outcome_fields(self) -> OutcomeFields:
         """`Outcome(**judgement.outcome_fields(), ...)`."""
         return {
@@ -119,8 +130,9 @@ def _describe_changes(changes: Sequence[ChangeOfMind], name: Name) -> str:
     parts = []
     for (rnd, before, after, critics), agents in moves.items():
         by = f" after {names(critics, name)}'s critique" if critics else ""
+        was, now = parted(before, after, 40)
         parts.append(
-            f"{names(agents, name)} moved from '{_quote(before, 40)}' to '{_quote(after, 40)}' "
+            f"{names(agents, name)} moved from '{_quote(was, 40)}' to '{_quote(now, 40)}' "
             f"in round {rnd}{by}"
         )
     return ("Changes of mind: " + "; ".join(parts) + ".") if parts else ""

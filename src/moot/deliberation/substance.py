@@ -28,11 +28,11 @@ import enum
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import compress, filterfalse, islice
 
 from moot.deliberation import echo
+from moot.deliberation.directive import ANSWER_NOUNS, directs_the_answer
 from moot.deliberation.echo import PROMPT_CAP, WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
 
@@ -187,20 +187,16 @@ _META_WORDS = frozenset(
 # the subject ("Your service should use SQLite.", "Make sure the migration runs in a
 # transaction."): one domain noun, number, name or word of the task makes it an answer, and
 # advice to the answerer that does not name the answer ("Include examples.") is no such talk.
-_ANSWER_NOUNS = (
-    r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
-    r"submission|proposal|approach)s?"
-)
 _ABOUT_THE_ANSWER = re.compile(
     # the answerer's (or the speaker's) own answer: "your solution", "my reasoning"
-    r"\b(?:your|my|our)\s+(?:(?:own|final|proposed|current|revised)\s+)?" + _ANSWER_NOUNS + r"\b"
+    r"\b(?:your|my|our)\s+(?:(?:own|final|proposed|current|revised)\s+)?" + ANSWER_NOUNS + r"\b"
     # what an answer should do: "the solution should", "each answer must", "an answer needs"
     r"|\b(?:the|this|that|each|every|an?)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    + _ANSWER_NOUNS
+    + ANSWER_NOUNS
     + r"\s+(?:should|must|needs?|requires?|has\s+to|have\s+to|ought|lacks?|is\s+missing)\b"
     # a request for one: "provide a more detailed explanation", "give your reasoning"
     r"|\b(?:provide|give|include|add|write|offer|present|show)\s+(?:[\w'-]{1,24}\s+){0,4}?"
-    + _ANSWER_NOUNS
+    + ANSWER_NOUNS
     + r"\b"
 )
 _ABOUT_ANSWERS = frozenset(
@@ -224,27 +220,8 @@ _ABOUT_ANSWERS = frozenset(
     """.split()
 )
 _ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
-# A directive about the answer's qualities, in whatever words: every sentence has the answer as
-# its subject and says what it should be like ("Your answer should be concise yet informative.",
-# "Each response must be well reasoned and polite.", "Your ENTIRE answer will be written in two
-# paragraphs.", "This text will be rewritten with this two sections:"): a modal verb, then "be"
-# (or "sound",
-# "seem", ...) and no noun phrase of its own. Nothing concrete follows: no number, no name (a
-# capitalised word), no code, no word of the task. "The answer should be 4.", "The answer should
-# be a queue." and "The solution should use a queue." are answers, hedged.
-_DIRECTIVE = re.compile(
-    r"[\s\-*>\"'(]*(?:your|the|this|that|an?|my|our|each|every|any)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    r"(?P<noun>" + _ANSWER_NOUNS + r"|text|output)\s+(?:should|must|needs?\s+to|has\s+to|"
-    r"have\s+to|ought\s+to|is\s+(?:required|expected|supposed|going)\s+to|will\s+need\s+to|"
-    r"will|would|shall|can|could|may|might)\s+"
-    r"(?:always\s+|also\s+|really\s+)?(?:be|sound|seem|look|read|feel|remain|stay|become)\b"
-    r"(?!\s+(?:an?|the|some|any|one|two|this|that|these|those|its|their|our|my|your)\b)"
-    r"(?P<rest>.*)",
-    re.IGNORECASE | re.DOTALL,
-)
-_SENTENCE = re.compile(r"[^.!?;\n]+")
-_CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
-DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
+# words a directive about the answer may use and still say nothing (see `directive`)
+_DIRECTIVE_TALK = _ANSWER_TALK | _FILLER
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 # words that may stand around a bare yes/no without making it an answer: "Absolutely not."
 _INTENSIFIERS = frozenset(
@@ -397,24 +374,6 @@ def _fragment(
     return None
 
 
-def _directs_the_answer(text: str, asked: AbstractSet[str]) -> bool:
-    """Whether every sentence of `text` tells the answer what it should be, with nothing
-    concrete after its modal verb (`_DIRECTIVE`) and an answer noun the task does not use."""
-    sentences = [m.group() for m in _SENTENCE.finditer(text[:REPLY_TAIL]) if m.group().strip()]
-    if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
-        return False
-    asked = asked - _FILLER  # "the" of the task is no word of its subject
-    asked_stems = {w.rstrip("s") for w in asked}
-    for sentence in sentences:
-        m = _DIRECTIVE.match(sentence)
-        if m is None or m.group("noun").lower().rstrip("s") in asked_stems:
-            return False
-        rest = m.group("rest")
-        if _CONCRETE.search(rest) or any(w in asked for w in WORD.findall(fold(rest))):
-            return False
-    return True
-
-
 def _talk_instead_of_answer(
     text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
 ) -> NotSubstantive | None:
@@ -443,7 +402,7 @@ def _talk_instead_of_answer(
         all(w in _ANSWER_TALK and w not in asked for w in content)
         and any(w in _ABOUT_ANSWERS for w in content)
         and _ABOUT_THE_ANSWER.search(folded) is not None
-    ) or _directs_the_answer(text, asked):
+    ) or directs_the_answer(text[:REPLY_TAIL], asked - _FILLER, _DIRECTIVE_TALK):
         return NotSubstantive(
             Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
         )

@@ -30,7 +30,9 @@ __all__ = [
     "cut",
     "finding_line",
     "label_text",
+    "one_line",
     "outcome_lines",
+    "parted",
     "plural",
     "summarize",
     "verdict_line",
@@ -115,6 +117,20 @@ def cut(text: str, limit: int) -> str:
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
+def parted(before: str, after: str, limit: int) -> tuple[str, str]:
+    """`before` and `after` flattened to one line, and, when their first `limit` characters are
+    the same but the texts are not, both taken from a little before where they part, behind a
+    "…": quoted to `limit`, "{{Your answer}}, Your …" twice would say nothing changed."""
+    a, b = " ".join(before.split()), " ".join(after.split())
+    if a == b or a[:limit] != b[:limit]:
+        return a, b
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    start = a.rfind(" ", 0, max(0, at - limit // 3)) + 1  # a word's start, a third back
+    return "…" + a[start:], "…" + b[start:]
+
+
 # -- moot's finding in words ---------------------------------------------------------------
 FINDING_LABELS = {
     "consensus": "Consensus",
@@ -154,9 +170,10 @@ def _names(agents: Sequence[str]) -> str:
 def change_line(change: ChangeOfMind) -> str:
     """'Agent B moved from '418' to '408' in round 1 after Agent A's critique'."""
     after = f" after {_names(change.critics)}'s critique" if change.critics else ""
+    before, now = parted(change.before, change.after, 60)
     return (
-        f"{label(change.agent)} moved from '{one_line(change.before, 60)}' to "
-        f"'{one_line(change.after, 60)}' in round {change.round}{after}"
+        f"{label(change.agent)} moved from '{one_line(before, 60)}' to "
+        f"'{one_line(now, 60)}' in round {change.round}{after}"
     )
 
 

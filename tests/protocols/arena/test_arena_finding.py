@@ -371,3 +371,23 @@ def test_a_final_answer_that_repeats_the_question_agrees_with_nothing() -> None:
     found = run.result.finding
     assert found is not None and found.label == "no_consensus"
     assert not any(c.agent == "agent_a" and c.valid for c in run.result.claims)
+
+
+def test_an_agent_whose_final_answer_is_no_answer_is_not_counted_valid_in_the_trust() -> None:
+    """The README's first run said "only 0 of 3 agents gave a valid answer" and, in its trust
+    statement, "The 2 valid agents of the 3 that started did not agree": the answers passed
+    the substance check but the finding held them to repeat the question."""
+    answers = {
+        "agent_a": said("what the capital of France?,", work="Thought about it."),
+        "agent_b": said("Paris.", work="Looked it up."),
+        "agent_c": said("Lyon.", work="Guessed."),
+    }
+    debate = Debate(answer=lambda alias, step: answers[alias], verdicts=[verdict("CONTINUE", 3)])
+    run = start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2, run.message
+    trust = run.result.trust
+    assert "Agent A gave an invalid answer: its answer only repeats the question" in trust, trust
+    assert "The 3 valid agents" not in trust and "The 2 valid agents" in trust, trust
+    assert "Agent A gave an invalid answer" in run.result.how, run.result.how
+    # the judge's base solution is no answer: the final answer is the first that is one
+    assert "Agent A's, is no answer" in trust and "Final answer: Paris." in run.result.final_answer

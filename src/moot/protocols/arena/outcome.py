@@ -9,7 +9,7 @@ Loaded only once replies are in (run.py hands it to moot/lazy.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -100,13 +100,15 @@ def conclude(
     # an invalid verdict weighs nothing, its base solution included
     valid = bool(st.verdicts) and st.verdicts[-1].valid and st.verdicts[-1].round == rounds
     base = weigh.resolve_alias(verdict.base_solution if verdict and valid else None, active)
+    no_answer = judgement.no_answer()
     if found.consensus:
         chosen: str | None = base if base in found.agreed else found.agreed[0]
-    else:
-        chosen = base or (active[0] if active else None)
+    else:  # the base solution, else the first remaining agent's, if moot holds it an answer
+        shown = [a for a in (base, *active) if a is not None]
+        chosen = next((a for a in shown if a not in no_answer), shown[0] if shown else None)
     final = st.solutions[chosen] if chosen else ""
     assessed = trust.assess(
-        _participants(s, st, found.agreed if found.consensus else ()),
+        _participants(s, st, found.agreed if found.consensus else (), no_answer),
         reached=found.consensus,
         evidence=evidence,
         checks=st.checks,
@@ -120,6 +122,8 @@ def conclude(
             why = f"the judge named it as the base solution{_mods(verdict)}"
         elif consensus:
             why = "it is the first of the agreeing agents' answers"
+        elif base is not None:
+            why = f"the judge's base solution, {label(base)}'s, is no answer"
         else:
             why = "no judge named a valid base solution, so it is the first remaining agent's"
         agreed = "" if consensus else ", which the agents did not agree on"
@@ -195,13 +199,16 @@ def ran_out(
     return conclude(s, st, judgement, how, verdict, judge, rounds, evidence)
 
 
-def _participants(s: Session, st: State, agreed: Sequence[str]) -> list[trust.Participant]:
+def _participants(
+    s: Session, st: State, agreed: Sequence[str], no_answer: Mapping[str, str]
+) -> list[trust.Participant]:
     people = []
     for alias in s.aliases:
         if alias in st.failed:
             people.append(trust.Participant(label(alias), "failed", st.failed[alias]))
-        elif alias in st.invalid:
-            people.append(trust.Participant(label(alias), "invalid", st.invalid[alias]))
+        elif alias in st.invalid or alias in no_answer:
+            why = st.invalid.get(alias) or no_answer[alias]
+            people.append(trust.Participant(label(alias), "invalid", why))
         else:
             status: Literal["agreed", "dissented"] = "agreed" if alias in agreed else "dissented"
             people.append(trust.Participant(label(alias), status))

@@ -315,10 +315,12 @@ def _verdicts(c: Court) -> list[ModelVerdict]:
 
 
 # -- the verdict ------------------------------------------------------------------------------
-def _participants(c: Court, finding: Finding) -> list[Participant]:
+def _participants(c: Court, j: Judgement) -> list[Participant]:
     """Every agent that started, by its last answer: agreed (its position agrees with the
-    outcome's), dissented, abstained, failed or invalid."""
+    outcome's), dissented, abstained, failed or invalid (its reply, or by moot's finding its
+    position, is no answer)."""
     people = []
+    no_answer = j.no_answer()
     for resp in c.rounds[-1].responses if c.rounds else []:
         name = label(resp.agent)
         if not resp.ok:
@@ -329,7 +331,9 @@ def _participants(c: Court, finding: Finding) -> list[Participant]:
         held = supported(c, resp)
         if held is None:
             people.append(Participant(name, "abstained"))
-        elif resp.agent in finding.agreed:
+        elif resp.agent in no_answer:
+            people.append(Participant(name, "invalid", no_answer[resp.agent]))
+        elif resp.agent in j.finding.agreed:
             people.append(Participant(name, "agreed"))
         else:
             people.append(Participant(name, "dissented"))
@@ -347,7 +351,7 @@ def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement) -> O
         evidence = Votes()
     aliases = {str(a): str(spec) for a, spec in s.meta.get("aliases", {}).items()}
     trust = assess(
-        _participants(c, f),
+        _participants(c, j),
         reached=f.consensus,
         evidence=evidence,
         models=list(aliases.values()),

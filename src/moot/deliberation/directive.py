@@ -1,0 +1,120 @@
+"""Does a reply tell the answer what to be instead of being one? (issues 9 and 29)
+
+Tiny models answer with instructions addressed to the answerer: "Your answer should be concise
+yet informative.", "Your answer must be a single sentence.", and the README's first run once
+certified "Your Answer Must be: Your answer must contain a clear title case
+1234567890ABCDEFGHIJKLMNOPQRSTUVWXYZ Z" by persuasion. Each sentence of such a reply has the
+answer as its subject and a modal verb, and then says only
+
+- what the answer should be like, in words of its own but no noun phrase and nothing concrete
+  (no number, name, code or word of the task): "should be concise yet informative";
+- or what it should be or hold, in words about answers and their form only: "must be a single
+  sentence", "must contain a clear title";
+- or, after a colon, another such directive.
+
+"The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex."
+and "Your answer must be: Paris" are answers, hedged. An alphabet or a run of digits
+("ABCDEFGHIJ", "1234567890") is a sample of characters, not content, and so is a lone letter
+the task does not name. Everything here is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set as AbstractSet
+
+from moot.deliberation.echo import WORD, fold
+
+__all__ = ["ANSWER_NOUNS", "DIRECTIVE_SENTENCES", "directs_the_answer"]
+
+ANSWER_NOUNS = (
+    r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
+    r"submission|proposal|approach)s?"
+)
+# the answer as a sentence's subject, and a modal verb: "Your answer must", "Each response needs to"
+_SUBJECT = (
+    r"[\s\-*>\"'(]*(?:your|the|this|that|an?|my|our|each|every|any)\s+(?:[\w'-]{1,24}\s+){0,2}?"
+    r"(?P<noun>" + ANSWER_NOUNS + r"|text|output)\s+(?:should|must|needs?\s+to|has\s+to|"
+    r"have\s+to|ought\s+to|is\s+(?:required|expected|supposed|going)\s+to|will\s+need\s+to|"
+    r"will|would|shall|can|could|may|might)\s+(?:always\s+|also\s+|really\s+)?"
+)
+# what it should be like, with no noun phrase of its own
+_LIKE = re.compile(
+    _SUBJECT + r"(?:be|sound|seem|look|read|feel|remain|stay|become)\b"
+    r"(?!\s+(?:an?|the|some|any|one|two|this|that|these|those|its|their|our|my|your)\b)"
+    r"(?P<rest>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+# what it should be or hold
+_HOLD = re.compile(
+    _SUBJECT + r"(?:be|contain|include|have|use|mention|state|give|provide|show|list|cover|"
+    r"follow|start\s+with|begin\s+with|end\s+with|consist\s+of)\b(?P<rest>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_SENTENCE = re.compile(r"[^.!?;\n]+")
+_CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
+_CODE_LIKE = re.compile(r"[`_(){}\[\]=<>/\\|#$%@]")
+DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
+_NESTING = 3  # "must be: ... must be: ..." is followed this deep
+# words about the form of an answer, beside the caller's words of talk about answers
+_FORM = frozenset(
+    """
+    title titles heading headings header headers case uppercase lowercase capital capitals
+    capitalised capitalized letter letters character characters bold italic italics markdown
+    bullet bullets numbered format formatted formatting style tone length wording spelling
+    grammar punctuation font plain simple formal informal polite friendly professional
+    language english short long concise
+    """.split()
+)
+# a sample of characters: part of "0123456789", "1234567890" or the alphabet, run together
+_SAMPLES = ("0123456789", "1234567890abcdefghijklmnopqrstuvwxyz")
+_SAMPLE_LENGTH = 5
+_ABOUT_CHARACTERS = frozenset(
+    "letter letters character characters digit digits alphabet number numbers".split()
+)
+
+
+def _samples(words: list[str], asked: AbstractSet[str]) -> set[str]:
+    """The words that only show characters: runs of characters in order ("abcdefg",
+    "1234567890abc...z"), and lone letters beside such a run or that the task does not name
+    (without a task a letter may be what it asks for: "The answer must be B."). A task about
+    characters ("Which letters does the code use?") makes them its answer."""
+    if not _ABOUT_CHARACTERS.isdisjoint(asked):
+        return set()
+    runs = {w for w in words if len(w) >= _SAMPLE_LENGTH and any(w in s for s in _SAMPLES)}
+    letters = {
+        w for w in words if len(w) == 1 and w.isalpha() and (runs or (asked and w not in asked))
+    }
+    return runs | letters
+
+
+def _directive(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str], depth: int) -> bool:
+    like = _LIKE.match(sentence)
+    hold = like or _HOLD.match(sentence)
+    if hold is None or hold.group("noun").lower().rstrip("s") in {w.rstrip("s") for w in asked}:
+        return False
+    rest = hold.group("rest")
+    nested = rest.lstrip()
+    if nested.startswith(":") and depth < _NESTING:
+        if _directive(nested[1:], asked, talk, depth + 1):
+            return True
+    words = WORD.findall(fold(rest))
+    if any(w in asked for w in words):
+        return False
+    if like is not None and not _CONCRETE.search(rest):
+        return True
+    # what it should hold: only words about answers and their form, or samples of characters
+    samples = _samples(words, asked)
+    return not _CODE_LIKE.search(rest) and all(
+        w in talk or w in _FORM or w in samples for w in words
+    )
+
+
+def directs_the_answer(text: str, asked: AbstractSet[str], talk: AbstractSet[str]) -> bool:
+    """Whether every sentence of `text` tells the answer what it should be or hold, and not
+    something of the subject. `asked` are the task's words of its subject (an answer noun or
+    word the task uses makes it an answer); `talk` are words about answers and their parts."""
+    sentences = [m.group() for m in _SENTENCE.finditer(text) if m.group().strip()]
+    if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
+        return False
+    return all(_directive(sentence, asked, talk, 0) for sentence in sentences)
