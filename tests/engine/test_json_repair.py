@@ -9,6 +9,8 @@ marked truncated and never repaired.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from collections import OrderedDict
 from typing import Any
@@ -144,3 +146,28 @@ def test_a_reply_over_the_cap_is_marked_truncated_and_never_repaired(
     responses = run.result.details["court"]["agentDebate"]["rounds"][0]["responses"]
     assert any("cut at the size cap: not repaired" in (r.get("error") or "") for r in responses)
     assert calls == [] and made == [] and not _repair_notes(run.folder)
+
+
+def test_a_worker_starved_of_the_cpu_is_not_killed_before_its_cpu_time_is_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under load a repair whose worker waited for a core longer than the limit came back
+    unrepairable, and the run took another course (a flaky court test showed it). The limit is
+    the worker's CPU time: a worker stopped (SIGSTOP) for longer than its limit still repairs."""
+    real = asyncio.create_subprocess_exec
+
+    async def starved(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await real(*args, **kwargs)
+        os.kill(process.pid, signal.SIGSTOP)  # waits for a core it does not get
+
+        async def resume() -> None:
+            await asyncio.sleep(1.5)
+            os.kill(process.pid, signal.SIGCONT)
+
+        keep.append(asyncio.ensure_future(resume()))
+        return process
+
+    keep: list[asyncio.Future[None]] = []
+    monkeypatch.setattr(worker.asyncio, "create_subprocess_exec", starved)
+    value = asyncio.run(worker.repair_off_loop("Here: {'a': 1, 'b': [1, 2,]", seconds=1.0))
+    assert value == {"a": 1, "b": [1, 2]}

@@ -87,6 +87,7 @@ def test_a_deliberation_reports_its_phases_is_cancelled_and_resumed(tmp_path: Pa
                 "show_session",
                 "resume_session",
                 "stop_session",
+                "say",
             } <= names
             with anyio.CancelScope() as call:
 
@@ -117,6 +118,17 @@ def test_a_deliberation_reports_its_phases_is_cancelled_and_resumed(tmp_path: Pa
                 while await _status(client, session_id) != "interrupted":
                     await anyio.sleep(0.05)
 
+            # a note to one agent of the interrupted session, as `moot say` leaves it
+            sent = _data(
+                await client.call_tool(
+                    "say", {"session_id": session_id, "agent": "B", "text": "Check 6 x 7."}
+                )
+            )
+            assert sent["session_id"] == session_id and sent["agent"] == "agent_b"
+            assert sent["note_id"]
+            unknown = await client.call_tool("say", {"agent": "Agent Q", "text": "hello"})
+            assert unknown.is_error and "Agent Q" in _text(unknown), _text(unknown)
+
             (tmp_path / "open").write_text("go\n")
             phases.clear()
             outcome = _data(
@@ -130,6 +142,9 @@ def test_a_deliberation_reports_its_phases_is_cancelled_and_resumed(tmp_path: Pa
             assert "42" in str(outcome["final_answer"])
             assert outcome["exit_code"] == 0
             assert phases == ["round 1: verify"], "recorded phases are not asked again"
+
+            late = await client.call_tool("say", {"agent": "B", "text": "Too late."})
+            assert late.is_error and "finished" in _text(late), _text(late)
 
             shown = _data(await client.call_tool("show_session", {"session_id": session_id}))
             assert shown["status"] == "consensus"

@@ -1,9 +1,10 @@
 """The MCP server: moot's tools and session resources over the official SDK's `MCPServer`.
 
 Tools: deliberate (start a session and return its outcome with the trust statement),
-list_sessions, show_session, resume_session, stop_session. Resources: `moot://sessions` (the
-list) and `moot://sessions/{session_id}/report.md` (a session's report as Markdown). A bad
-argument is a tool error whose text names the problem (moot's own message); the server goes on.
+list_sessions, show_session, resume_session, stop_session, say (a note to one agent).
+Resources: `moot://sessions` (the list) and `moot://sessions/{session_id}/report.md` (a
+session's report as Markdown). A bad argument is a tool error whose text names the problem
+(moot's own message); the server goes on.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
+from moot.engine.inbox import post
 from moot.engine.store import find_session, list_sessions
 from moot.errors import MootError
 from moot.lifecycle.listing import outcome_json, session_row
@@ -146,6 +148,19 @@ def build_server(root: Path | None = None) -> MCPServer:
     async def stop_session(session_id: str | None = None) -> dict[str, Any]:
         """Stop a running session (default: the latest); resume_session continues it."""
         return await _told(runs.stop)(session_id)
+
+    @server.tool()
+    async def say(agent: str, text: str, session_id: str | None = None) -> dict[str, Any]:
+        """Send a note to one agent of a running, paused or interrupted session (default: the
+        latest), as `moot say` does: it is journaled and added to that agent's next prompt
+        only. `agent`: its alias, label or letter ('agent_b', 'Agent B', 'B')."""
+
+        async def send() -> dict[str, Any]:
+            folder = find_session(session_id, root)
+            note = post(folder, agent, text)
+            return {"session_id": folder.id, "agent": note.agent, "note_id": note.id}
+
+        return await _told(send)()
 
     @server.resource("moot://sessions", name="sessions", mime_type="application/json")
     def sessions() -> list[dict[str, Any]]:

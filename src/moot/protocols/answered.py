@@ -48,13 +48,18 @@ def answer_texts(rows: Sequence[Mapping[str, Any]], limit: int = 300) -> str:
     return "\n".join(lines).rstrip()
 
 
-def writer_section(title: str, row: Mapping[str, Any], role: str, alias: str) -> ReportSection:
+def writer_section(
+    title: str, row: Mapping[str, Any], role: str, alias: str, *, text_under: str | None = None
+) -> ReportSection:
     """The final writer's section: who wrote (`role` when it is the writer's own `alias`, else
-    the agent's label) and why, whether its answer is valid, and its text."""
+    the agent's label) and why, whether its answer is valid, and its text, unless another
+    section (`text_under`) shows that text already."""
     who = role if row["agent"] == alias else alias_label(row["agent"])
     head = f"**{who}** ({cell(row.get('why', ''))})"
     if row["status"] != "valid":
         head += f": no valid answer ({cell(row['problem'])})"
+    if text_under is not None and row.get("text"):
+        return title, f"{head}\n\nIts text, with moot's check of it, is under {text_under}."
     body = [head, ""] + ([fenced(row["text"])] if row.get("text") else [])
     return title, "\n".join(body).rstrip()
 

@@ -143,6 +143,11 @@ def test_disagreeing_answers_end_with_exit_2_and_a_labelled_synthesis() -> None:
     report = (run.folder / "report.md").read_text()
     for title in ("Stage 1: Answers", "Stage 2: Rankings", "Aggregate Ranking", "Stage 3"):
         assert title in report
+    # the chairman's text is shown in the Synthesis section beside moot's check of it, not in
+    # stage 3 again
+    stage3 = report.split("## Stage 3", 1)[1].split("\n## ", 1)[0]
+    assert "Two of the answers slip" not in stage3 and "is under Synthesis" in stage3, stage3
+    assert "Two of the answers slip" in report.split("## Synthesis", 1)[1].split("\n## ", 1)[0]
 
 
 def test_an_invalid_ranking_is_an_abstention_named_in_the_trust_statement() -> None:

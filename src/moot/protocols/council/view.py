@@ -51,7 +51,12 @@ def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[Rep
     sections.append(("Aggregate Ranking", note + "\n\n" + "\n".join(rows)))
     chair = details.get("chairman")
     if isinstance(chair, Mapping):
-        sections.append(writer_section("Stage 3: The Chairman", chair, "Chairman", CHAIRMAN))
+        # (the report's Synthesis section shows the chairman's text and the picked answer)
+        sections.append(
+            writer_section(
+                "Stage 3: The Chairman", chair, "Chairman", CHAIRMAN, text_under="Synthesis"
+            )
+        )
     return sections
 
 
