@@ -265,7 +265,8 @@ def adopting() -> Iterator[str]:
 def test_the_suite_runs_every_protocol_whose_record_scripts_a_persona(adopting: str) -> None:
     """The bench names no protocol: it runs those whose record has a `script`, and a case's
     truth on one follows what that script declares."""
-    assert set(scripted_protocols()) == {"arena", "court", "tournament", "refine", "vote", adopting}
+    every = {"arena", "court", "tournament", "refine", "vote", "council", "moa", adopting}
+    assert set(scripted_protocols()) == every
     assert protocols.get("pick").script is None  # code tasks only: not in the suite
     yes_men = next(c for c in CASES if c.name == "yes-men")
     assert yes_men.truth_for(adopting) == "agree" and yes_men.truth_for("vote") == "disagree"

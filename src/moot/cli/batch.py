@@ -139,7 +139,7 @@ def batch(
     "protocol_names",
     default=None,
     help="Comma-separated protocols to compare; vote is always run as the baseline "
-    "(default: arena,vote; with --suite adversarial: arena,court,tournament,refine,vote).",
+    "(default: arena,vote; with --suite adversarial: every protocol with scripted personas).",
 )
 @models_option("One agent per use.")
 @config_option()

@@ -10,13 +10,15 @@ phases, its JSON or tags) is the protocol's own knowledge, so it lives in the pr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from moot.deliberation.answers import extract_answer
 from moot.types import Request
 
-__all__ = ["Actor", "JudgeKind", "Script", "no_options"]
+__all__ = ["Actor", "JudgeKind", "Script", "final_writer", "no_options"]
 
 # The judge persona of a case: never claims agreement; always claims it; claims it while its
 # own fields say otherwise; scores everything 100; claims it exactly where the answers agree.
@@ -65,6 +67,22 @@ class Actor(Protocol):
 
 def no_options(judge: str) -> dict[str, Any]:
     return {}
+
+
+# a block `anonymize.quote` fenced: its opener names the nonce its closer repeats
+_QUOTED = re.compile(r'<quoted\b[^>\n]*\bid="([^"\n]+)"[^>\n]*>\n(.*?)\n</quoted id="\1">', re.S)
+
+
+def final_writer(actor: Actor, prompt: str) -> str:
+    """The reply of a role that writes the final answer from the answers it is shown (a
+    chairman, an aggregator), as the judge persona writes it: it takes the first answer shown
+    and says the answers all agree (always-CONSENSUS, always-100, self-contradicting, and fair
+    where they do) or that they differ (strict, and fair where they do not)."""
+    shown = [extract_answer(body) for _, body in _QUOTED.findall(prompt)]
+    first = next((a.text for a in shown if a is not None), "no answer was shown")
+    claims = actor.judge != "strict" and (actor.judge != "fair" or actor.agree)
+    said = "All the answers agree." if claims else "The answers differ; the first is best."
+    return f"{said}\nAnswer: {first}"
 
 
 @dataclass(frozen=True)

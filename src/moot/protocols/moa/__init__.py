@@ -10,6 +10,7 @@ from moot.protocols import definition
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import describe_round
 from moot.protocols.moa.run import LABELS, run
+from moot.protocols.moa.scripting import SCRIPT
 from moot.protocols.moa.view import project, report_sections, status_lines
 
 __all__ = ["PROTOCOL", "MoaOptions"]
@@ -39,4 +40,5 @@ PROTOCOL = definition.ProtocolDefinition(
         status_lines=status_lines,
         report_sections=report_sections,
     ),
+    script=SCRIPT,
 )
