@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -136,3 +137,38 @@ def test_under_a_policy_of_the_callers_own_the_engine_runs_on_its_loop() -> None
     run_sync(run)
     assert seen[0] is not seen[1]
     assert seen[1].__module__ == "moot.engine.startup"
+
+
+def _workers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("asyncio_")]
+
+
+def test_ending_the_workers_lets_an_idle_one_end_before_the_loop_closes() -> None:
+    """issue 23: a process that exits after its run waits for the loop's worker threads; the
+    loop's close tells them to end only after the outcome is shown, so `end_workers` does it as
+    the run ends, and the exit finds them gone."""
+    seen: list[int] = []
+
+    async def run() -> None:
+        before = set(_workers())
+        await asyncio.to_thread(seen.append, 1)  # work given before is done
+        started = [t for t in _workers() if t not in before]
+        assert started
+        startup.end_workers()
+        for thread in started:
+            thread.join(timeout=5)  # with the loop still running
+            assert not thread.is_alive()
+        with pytest.raises(RuntimeError):  # nothing more can be given to them
+            await asyncio.to_thread(seen.append, 2)
+
+    run_sync(run)
+    assert seen == [1]
+
+
+def test_ending_the_workers_leaves_a_loop_it_did_not_make_alone() -> None:
+    async def run() -> list[int]:
+        startup.end_workers()
+        return await asyncio.gather(asyncio.to_thread(int, "3"), asyncio.to_thread(int, "4"))
+
+    assert asyncio.run(run()) == [3, 4]
+    startup.end_workers()  # outside a loop: nothing to do

@@ -15,20 +15,24 @@ library user of `moot.api` for one, is left as it was.
 `event_loop()` is the loop the engine runs a session on: once it has had nothing to do for a
 few milliseconds (the first asks are then on the wire), it loads the modules `moot.lazy` handed
 out, so that their import overlaps the models' time instead of delaying the first request.
+`end_workers()`, for a process that exits once its run has ended, lets that loop's worker
+threads end while the outcome is shown rather than at the exit, which waits for them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import selectors
 import sys
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from moot import lazy
 
-__all__ = ["collect_again", "event_loop", "paused"]
+__all__ = ["collect_again", "end_workers", "event_loop", "paused"]
 
 _paused = False
 
@@ -64,7 +68,31 @@ def event_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
     if type(asyncio.get_event_loop_policy()) is not asyncio.DefaultEventLoopPolicy:
         return asyncio.new_event_loop()
-    return asyncio.SelectorEventLoop(_LoadWhenIdle())
+    loop = asyncio.SelectorEventLoop(_LoadWhenIdle())
+    _MADE.add(loop)
+    return loop
+
+
+_MADE: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+def end_workers() -> None:
+    """Shut the running loop's worker threads down without waiting (those of
+    `asyncio.to_thread`: a journal's fsync), when `event_loop()` made that loop: work given to
+    them is still done, and an idle one ends at once. For a process that exits once its run
+    has ended (issue 23): its exit waits for such a thread, which the loop's own close only
+    tells to end after the outcome is shown and the reports' writer started; told here, it
+    has ended by then. A later `to_thread` on that loop fails, so nothing else may call this;
+    elsewhere (a loop of the caller's, one of another policy) it does nothing."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    # The loop's default executor, made on its first `to_thread` (CPython's attribute, which
+    # the loop's close shuts down the same way; another implementation is left as it is).
+    workers = getattr(loop, "_default_executor", None) if loop in _MADE else None
+    if isinstance(workers, concurrent.futures.Executor):
+        workers.shutdown(wait=False)
 
 
 # Idle this long, the loop is waiting on models, not on a connection being made or a request

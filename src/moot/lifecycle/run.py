@@ -304,6 +304,8 @@ def _reported(ended: Ended, on_outcome: OnOutcome | None = None, detach: bool = 
         ended.model_calls,
     )
     folder = ended.folder.path
+    if detach:  # the process exits once this returns: its loop's idle workers end meanwhile
+        startup.end_workers()
     detach = detach and reports.mark(folder)  # before the outcome: `moot show` waits for them
     try:
         if on_outcome is not None:
