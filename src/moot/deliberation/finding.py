@@ -17,6 +17,7 @@ Pure and deterministic: same answers in, same finding out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
@@ -162,17 +163,10 @@ def judge_answers(
         raise ValueError("no agents started: pass every agent that started, failed ones included")
     if not history:
         history = [{}]
-    parsed: list[dict[str, Claim]] = []
-    echoes: dict[tuple[str, int], str] = {}  # (agent, round) -> why its claim is no answer
-    for r, rnd in enumerate(history):
-        read = {a: extract_claim(t, task) for a, t in rnd.items() if t is not None and t.strip()}
-        for agent, claim in list(read.items()):
-            if claim.repeats_task:
-                echoes[(agent, r)] = (
-                    f"its answer only repeats the question ('{_quote(claim.text)}')"
-                )
-                del read[agent]
-        parsed.append(read)
+    # a protocol asks again after every round, over every round so far: each round is read,
+    # and each pair of rounds compared, once (the caches below are keyed by the answers)
+    rounds = [tuple(rnd.items()) for rnd in history]
+    parsed = [dict(_read_round(rnd, task)[0]) for rnd in rounds]
     final = parsed[-1]
     order = [a for a in started if a in final]
     groups = group_claims(final, order=order)
@@ -184,8 +178,8 @@ def judge_answers(
         if widened and majority(len(widened[0].agents), len(started)):
             groups, top, confirmed_by = widened, widened[0], supporters[-1].by
 
-    claims = _claim_rows(parsed, history, started, reasons or {}, echoes)
-    changes = _changes(parsed, critics or {})
+    claims = _claim_rows(rounds, tuple(started), reasons or {}, task)
+    changes = _changes(rounds, critics or {}, task)
     valid = len(final)
     total = len(started)
     shown_groups = tuple((g.claim, g.agents) for g in groups)
@@ -282,56 +276,104 @@ def _independent(
     )
 
 
+Answers = tuple[tuple[str, str | None], ...]  # one round of a history, as its items
+# Rounds kept by the caches below: a session's rounds (the arena runs a few, the benchmark 46);
+# past that a finding reads every round again, as it did before the caches. They hold the
+# answers of at most that many rounds.
+_ROUNDS_KEPT = 256
+
+
+@functools.lru_cache(maxsize=_ROUNDS_KEPT)
+def _read_round(
+    answers: Answers, task: str | None
+) -> tuple[tuple[tuple[str, Claim], ...], tuple[tuple[str, str], ...]]:
+    """The claims of one round's answers, and why those that only repeat the task are none."""
+    read = [(a, extract_claim(t, task)) for a, t in answers if t is not None and t.strip()]
+    echoed = tuple(
+        (a, f"its answer only repeats the question ('{_quote(claim.text)}')")
+        for a, claim in read
+        if claim.repeats_task
+    )
+    return tuple((a, claim) for a, claim in read if not claim.repeats_task), echoed
+
+
 def _claim_rows(
-    parsed: Sequence[Mapping[str, Claim]],
-    history: Sequence[Mapping[str, str | None]],
-    started: Sequence[str],
+    rounds: Sequence[Answers],
+    started: tuple[str, ...],
     reasons: Mapping[str, str],
-    echoes: Mapping[tuple[str, int], str],
+    task: str | None,
 ) -> tuple[ClaimAt, ...]:
     rows: list[ClaimAt] = []
-    for r, rnd in enumerate(parsed):
-        for agent in started:
-            if agent in rnd:
-                rows.append(ClaimAt(agent=agent, round=r, claim=rnd[agent].text))
-            elif agent in history[r]:
-                rows.append(
-                    ClaimAt(
-                        agent=agent,
-                        round=r,
-                        claim="",
-                        valid=False,
-                        reason=echoes.get((agent, r)) or reasons.get(agent, "no valid answer"),
-                    )
+    for r, answers in enumerate(rounds):
+        # an agent's reason counts only in a round where it had no valid answer
+        missing = {a for a, _ in answers} - {a for a, _ in _read_round(answers, task)[0]}
+        why = tuple((a, reasons[a]) for a in started if a in missing and a in reasons)
+        rows.extend(_round_rows(r, answers, started, why, task))
+    return tuple(rows)
+
+
+@functools.lru_cache(maxsize=_ROUNDS_KEPT)
+def _round_rows(
+    r: int,
+    answers: Answers,
+    started: tuple[str, ...],
+    reasons: tuple[tuple[str, str], ...],
+    task: str | None,
+) -> tuple[ClaimAt, ...]:
+    read, echoed = _read_round(answers, task)
+    claimed, echoes, given, why = dict(read), dict(echoed), dict(answers), dict(reasons)
+    rows: list[ClaimAt] = []
+    for agent in started:
+        if agent in claimed:
+            rows.append(ClaimAt(agent=agent, round=r, claim=claimed[agent].text))
+        elif agent in given:
+            rows.append(
+                ClaimAt(
+                    agent=agent,
+                    round=r,
+                    claim="",
+                    valid=False,
+                    reason=echoes.get(agent) or why.get(agent, "no valid answer"),
                 )
+            )
     return tuple(rows)
 
 
 def _changes(
-    parsed: Sequence[Mapping[str, Claim]], critics: Mapping[tuple[str, int], Sequence[str]]
+    rounds: Sequence[Answers], critics: Mapping[tuple[str, int], Sequence[str]], task: str | None
 ) -> tuple[ChangeOfMind, ...]:
     changes: list[ChangeOfMind] = []
-    for r in range(1, len(parsed)):
-        before, after = parsed[r - 1], parsed[r]
-        for agent in after:
-            if agent not in before:
-                continue
-            if compare(before[agent], after[agent]).relation is not Relation.CONTRADICT:
-                continue
-            toward = tuple(
-                other
-                for other in before
-                if other != agent
-                and compare(before[other], after[agent]).relation is Relation.AGREE
-            )
+    for r in range(1, len(rounds)):
+        for agent, before, after, toward in _moves(rounds[r - 1], rounds[r], task):
             changes.append(
                 ChangeOfMind(
                     agent=agent,
                     round=r,
-                    before=before[agent].text,
-                    after=after[agent].text,
+                    before=before,
+                    after=after,
                     toward=toward,
                     critics=tuple(critics.get((agent, r), toward)),
                 )
             )
     return tuple(changes)
+
+
+@functools.lru_cache(maxsize=_ROUNDS_KEPT)
+def _moves(
+    earlier: Answers, later: Answers, task: str | None
+) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+    """Who contradicts their claim of the round before, from what to what, toward whom."""
+    before, after = dict(_read_round(earlier, task)[0]), dict(_read_round(later, task)[0])
+    moves = []
+    for agent in after:
+        if agent not in before:
+            continue
+        if compare(before[agent], after[agent]).relation is not Relation.CONTRADICT:
+            continue
+        toward = tuple(
+            other
+            for other in before
+            if other != agent and compare(before[other], after[agent]).relation is Relation.AGREE
+        )
+        moves.append((agent, before[agent].text, after[agent].text, toward))
+    return tuple(moves)
