@@ -100,6 +100,27 @@ def _digest(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
+_BODY = frozenset({"data", "kind", "prev", "seq", "step", "ts"})  # what `_put` hashes
+
+
+def _as_written(line: bytes, record: dict[str, Any], stored_hash: Any, stored_mac: Any) -> bool:
+    """Whether `line` is as `_put` wrote `record`, shown without encoding the record again (a
+    resume loads every line): the hash and HMAC sort between `data` and the short fields, so
+    the line with them cut out, found by encoding the short fields, must hash to the stored
+    hash; then it is the body that was hashed, `data` included. Any other line (another
+    layout, an edit) is checked by encoding its record."""
+    if set(record) != _BODY:
+        return False
+    tail = ("," + canonical_json({k: v for k, v in record.items() if k != "data"})[1:]).encode()
+    cut = f',"hash":{canonical_json(stored_hash)}'
+    cut += "" if stored_mac is None else f',"hmac":{canonical_json(stored_mac)}'
+    end = cut.encode("utf-8") + tail
+    if not line.endswith(end):
+        return False
+    body = line[: len(line) - len(end)] + tail
+    return body.startswith(b'{"data":') and hashlib.sha256(body).hexdigest() == stored_hash
+
+
 def _sign(key: bytes, digest: str) -> str:
     return hmac.new(key, digest.encode("ascii"), hashlib.sha256).hexdigest()
 
@@ -363,7 +384,8 @@ class Journal:
                 f"{where} does not follow line {number - 1} (broken hash chain): "
                 "a line was removed, reordered or edited; refusing to use this session"
             )
-        if _digest(record) != stored_hash:
+        written = _as_written(line, record, stored_hash, stored_mac)
+        if not written and _digest(record) != stored_hash:
             raise JournalError(
                 f"{where} does not match its hash: it was edited after it was written; "
                 "refusing to use this session"

@@ -1,0 +1,89 @@
+"""Loading a journal checks each line's hash over the bytes moot wrote, without encoding its
+record again (issue 23: a resume loads every line); a line in another layout is checked by
+encoding its record, as before, and an edit is refused either way."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from moot.engine import journal as journal_module
+from moot.engine.journal import Journal, canonical_json
+from moot.errors import JournalError
+from moot.types import Event
+
+TEXT = 'An answer with "quotes", a "hash":"0" of its own, ünïcode and \\ slashes.'
+
+
+def written(path: Path, key: bytes | None = None) -> list[bytes]:
+    journal, _ = Journal.open(path, key)
+    journal.append(Event(kind="begin", data={"task": "t", "aliases": {}}, ts=time.time()))
+    for i in range(3):
+        data = {"text": TEXT, "n": i, "nested": {"b": [1, 2.5, None], "a": True}}
+        journal.append(Event(kind="ask", step=f'r{i}/"hash":"x"/agent_a', data=data, ts=1.5))
+    journal.close()
+    return path.read_bytes().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("key", [None, b"a key"])
+def test_lines_as_written_load_without_encoding_their_records_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: bytes | None
+) -> None:
+    path = tmp_path / "events.jsonl"
+    written(path, key)
+    encoded = 0
+    digest = journal_module._digest
+
+    def counted(body: dict[str, object]) -> str:
+        nonlocal encoded
+        encoded += 1
+        return digest(body)
+
+    monkeypatch.setattr(journal_module, "_digest", counted)
+    journal, cut = Journal.open(path, key, repair=False)
+    assert cut is None and len(journal.events) == 4 and encoded == 0
+    assert journal.events[2].data["text"] == TEXT
+    assert journal.events[2].step == 'r1/"hash":"x"/agent_a'
+
+
+def relaid(line: bytes) -> bytes:
+    """The same record in another layout: spaces after the separators, keys unsorted."""
+    record = json.loads(line)
+    order = ["kind", "hash", "seq", "data", "prev", "step", "ts"]
+    return (json.dumps({k: record[k] for k in order}, ensure_ascii=False) + "\n").encode()
+
+
+def test_a_line_in_another_layout_is_checked_by_its_record(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = written(path)
+    lines[2] = relaid(lines[2])
+    path.write_bytes(b"".join(lines))
+    journal, _ = Journal.open(path, repair=False)
+    assert journal.events[2].data["text"] == TEXT
+
+
+def test_an_edited_line_is_refused_in_either_layout(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = written(path)
+    edited = lines[2].replace(b"slashes", b"slashed")
+    for line in (edited, relaid(edited)):
+        path.write_bytes(b"".join([*lines[:2], line, *lines[3:]]))
+        with pytest.raises(JournalError, match="line 3 does not match its hash"):
+            Journal.open(path, repair=False)
+
+
+def test_a_hash_moved_into_the_data_is_refused(tmp_path: Path) -> None:
+    """The bytes that hash right, with the stored hash cut from another place: the record read
+    from the line is not the one hashed."""
+    path = tmp_path / "events.jsonl"
+    lines = written(path)
+    record = json.loads(lines[2])
+    stored = record.pop("hash")
+    body = canonical_json(record)
+    moved = body.replace('"n":1', f'"hash":"{stored}","n":1', 1)
+    path.write_bytes(b"".join([*lines[:2], (moved + "\n").encode(), *lines[3:]]))
+    with pytest.raises(JournalError, match="line 3"):
+        Journal.open(path, repair=False)
