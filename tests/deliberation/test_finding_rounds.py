@@ -79,3 +79,15 @@ def test_an_answer_struck_out_after_the_round_is_read_counts_as_struck() -> None
     assert not j.consensus
     (row,) = [c for c in j.claims if c.agent == "agent_b"]
     assert (row.valid, row.reason) == (False, "no answer, said its reviewers")
+
+
+def test_the_same_final_answers_are_compared_once_for_the_check_and_the_finding() -> None:
+    """The arena's check before the judge and its finding after it group the same answers."""
+    from moot.deliberation import claims
+
+    answers = {f"agent_{x}": f"Use a {x}-tree keyed by value ({x} unique)." for x in "abcd"}
+    judge_answers([answers], started=sorted(answers), task=TASK)
+    compared = claims._compared.cache_info().misses
+    again = judge_answers([answers], started=sorted(answers), task=TASK)
+    assert claims._compared.cache_info().misses == compared
+    assert again.finding.groups == judge_answers([answers], started=sorted(answers)).finding.groups
