@@ -5,6 +5,8 @@ none. The Session's methods `archive` and `artifact`."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -23,30 +25,55 @@ class FolderCopies:
     folder: SessionFolder
     mode: Literal["live", "replay"]
     warn: Callable[[str], None]  # the Session's: a warning journaled once per session
+    _copying: dict[Path, asyncio.Future[StorageError | None]]  # archives being written
 
     def archive(self, name: str, text: str) -> str:
         """Write a human-readable copy under `rounds/` (seed 000 naming); returns its path.
 
         The 8-hex suffix comes from the session id and the name, so a resumed run rewrites the
-        same file rather than adding a stale twin."""
+        same file rather than adding a stale twin. On the event loop a worker thread writes it
+        (a phase's answers archive two files each, a few system calls apiece, while the next
+        phase waits for the loop); `copies_written` waits for them at the run's end."""
         suffix = hashlib.sha256(f"{self.folder.id}/{name}".encode()).hexdigest()[:8]
         path = self.folder.rounds / f"{name}_{suffix}.md"
-        if self.mode == "live" and not path.exists():
-            self._copy(path, text)
+        if self.mode == "live" and path not in self._copying and not path.exists():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._copy(path, text)
+            else:
+                self._copying[path] = written = loop.run_in_executor(None, _written, path, text)
+                written.add_done_callback(lambda done: self._copied(path, done))
         return str(path.relative_to(self.folder.path))
+
+    async def copies_written(self) -> None:
+        """Wait until every archive being written is written (or warned about)."""
+        while self._copying:
+            await asyncio.wait(list(self._copying.values()))
+
+    def _copied(self, path: Path, done: asyncio.Future[StorageError | None]) -> None:
+        del self._copying[path]
+        failure = None if done.cancelled() else done.result()
+        if failure is not None:
+            # a journal that cannot take the warning either (the disk is full) has failed:
+            # it refuses the run's next line, which ends the run with that error
+            with contextlib.suppress(StorageError):
+                self._warn_copy(failure)
 
     def _copy(self, path: Path, text: str) -> None:
         """Write an optional copy (the journal holds its text): a failure to write it (a full
         or read-only disk) is a warning, journaled once per reason, and the run goes on."""
-        try:
-            atomic_write(path, text, durable=False)
-        except StorageError as exc:
-            cause = exc.__cause__
-            reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else exc
-            self.warn(
-                f"cannot write the optional copies in {self.folder.path} (rounds/ and the "
-                f"like: {reason}); the journal holds their text, so the run goes on"
-            )
+        failure = _written(path, text)
+        if failure is not None:
+            self._warn_copy(failure)
+
+    def _warn_copy(self, exc: StorageError) -> None:
+        cause = exc.__cause__
+        reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else exc
+        self.warn(
+            f"cannot write the optional copies in {self.folder.path} (rounds/ and the "
+            f"like: {reason}); the journal holds their text, so the run goes on"
+        )
 
     def artifact(self, relative: str, text: str) -> str:
         """Write a human-readable file at `relative` under the session folder (a protocol's
@@ -61,3 +88,12 @@ class FolderCopies:
         if self.mode == "live":
             self._copy(path, text)
         return str(path.relative_to(root))
+
+
+def _written(path: Path, text: str) -> StorageError | None:
+    """Write an optional copy; the failure to, if it failed (a full or read-only disk)."""
+    try:
+        atomic_write(path, text, durable=False)
+    except StorageError as exc:
+        return exc
+    return None

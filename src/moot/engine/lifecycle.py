@@ -480,6 +480,7 @@ async def running(
             status, message = "failed", str(exc)
             session.record(EventKind.FAILED, message=message)
     finally:
+        await session.copies_written()  # before the journal closes: a failure is journaled
         for agent in agents:
             if agent.model is not None:
                 await agent.model.aclose()

@@ -158,6 +158,7 @@ class Session(CodeTask, FolderCopies):
             code, once=self._once, signal=self.signal, sandbox=folder.path / "sandbox"
         )
         self.calls_made = 0  # model calls this process made (not replayed)
+        self._copying = {}  # archives being written off the event loop (engine/copies.py)
 
     # -- faces ------------------------------------------------------------------------------
     def subscribe(self, subscriber: Subscriber) -> None:
