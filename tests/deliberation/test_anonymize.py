@@ -216,3 +216,16 @@ def test_scrubbing_huge_text_stays_linear() -> None:
     for text in hostile:
         scrub_identity(text)
     assert time.perf_counter() - started < 15
+
+
+def test_a_text_is_scrubbed_once_and_each_caller_gets_its_own_list() -> None:
+    """An answer is shown to every other agent in every round's prompts (issue 23)."""
+    from moot.deliberation import anonymize
+
+    text = "As Claude, I think the answer is 42. " + "x" * 50
+    first = scrub_identity(text)
+    misses = anonymize._kept.cache_info().misses
+    first[1].clear()  # a caller's list is its own
+    again = scrub_identity(text)
+    assert anonymize._kept.cache_info().misses == misses
+    assert again[0] == first[0] and again[1] == [Replacement("As Claude", "As an AI assistant")]

@@ -233,15 +233,27 @@ def scrub_identity(text: str) -> tuple[str, list[Replacement]]:
     """`text` with every phrase by which its author names its model or vendor replaced by a
     neutral one ("As Claude, I" -> "As an AI assistant, I"; "I'm GPT-4" -> "I'm an AI
     assistant"), and the replacements in order. Deterministic, so the journal can record the
-    replacements and a replay scrubs identically; ordinary mentions of models stay."""
+    replacements and a replay scrubs identically; ordinary mentions of models stay.
+
+    Kept per text up to 100,000 characters (lru_cache): every agent's answer is shown to every
+    other agent, in each critique and verdict prompt of a round, and a resume shows them all
+    again."""
+    scrubbed, replaced = (_kept if len(text) <= 100_000 else _scrubbed)(text)
+    return scrubbed, list(replaced)
+
+
+def _scrubbed(text: str) -> tuple[str, tuple[Replacement, ...]]:
     replacements: list[Replacement] = []
     lowered = text.lower()
     if not any(word in lowered for word in _KEYWORDS):
-        return text, replacements
+        return text, ()
 
     def replace(match: re.Match[str]) -> str:
         new = _neutral(match)
         replacements.append(Replacement(match.group(), new))
         return new
 
-    return _identity().sub(replace, text), replacements
+    return _identity().sub(replace, text), tuple(replacements)
+
+
+_kept = functools.lru_cache(maxsize=512)(_scrubbed)
