@@ -47,6 +47,7 @@ from moot.engine.head import (
     read_head_bytes,
     write_head,
 )
+from moot.engine.lines import as_written, canonical_json
 from moot.engine.store import read_json, storage_error
 from moot.errors import JournalError, StorageError
 from moot.types import Event, Message, Request
@@ -72,10 +73,6 @@ RESULT_NAME = "result.json"  # a result sealed with an HMAC records that the jou
 UNSIGNED_ACCEPTED = "accepted_unsigned"
 
 
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 @functools.lru_cache(maxsize=4096)
 def _message_json(message: Message) -> bytes:
     return canonical_json(message.model_dump()).encode("utf-8")
@@ -98,27 +95,6 @@ def request_hash(request: Request) -> str:
 
 def _digest(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
-
-
-_BODY = frozenset({"data", "kind", "prev", "seq", "step", "ts"})  # what `_put` hashes
-
-
-def _as_written(line: bytes, record: dict[str, Any], stored_hash: Any, stored_mac: Any) -> bool:
-    """Whether `line` is as `_put` wrote `record`, shown without encoding the record again (a
-    resume loads every line): the hash and HMAC sort between `data` and the short fields, so
-    the line with them cut out, found by encoding the short fields, must hash to the stored
-    hash; then it is the body that was hashed, `data` included. Any other line (another
-    layout, an edit) is checked by encoding its record."""
-    if set(record) != _BODY:
-        return False
-    tail = ("," + canonical_json({k: v for k, v in record.items() if k != "data"})[1:]).encode()
-    cut = f',"hash":{canonical_json(stored_hash)}'
-    cut += "" if stored_mac is None else f',"hmac":{canonical_json(stored_mac)}'
-    end = cut.encode("utf-8") + tail
-    if not line.endswith(end):
-        return False
-    body = line[: len(line) - len(end)] + tail
-    return body.startswith(b'{"data":') and hashlib.sha256(body).hexdigest() == stored_hash
 
 
 def _sign(key: bytes, digest: str) -> str:
@@ -384,7 +360,7 @@ class Journal:
                 f"{where} does not follow line {number - 1} (broken hash chain): "
                 "a line was removed, reordered or edited; refusing to use this session"
             )
-        written = _as_written(line, record, stored_hash, stored_mac)
+        written = as_written(line, record, stored_hash, stored_mac)
         if not written and _digest(record) != stored_hash:
             raise JournalError(
                 f"{where} does not match its hash: it was edited after it was written; "
