@@ -166,8 +166,7 @@ def judge_answers(
     # a protocol asks again after every round, over every round so far: each round is read,
     # and each pair of rounds compared, once (the caches below are keyed by the answers)
     rounds = [tuple(rnd.items()) for rnd in history]
-    parsed = [dict(_read_round(rnd, task)[0]) for rnd in rounds]
-    final = parsed[-1]
+    first, final = (dict(_read_round(rounds[r], task)[0]) for r in (0, -1))
     order = [a for a in started if a in final]
     groups = group_claims(final, order=order)
     top = groups[0] if groups else None
@@ -187,13 +186,13 @@ def judge_answers(
 
     if top is not None and majority(len(top.agents), total):
         independent = (
-            _independent(parsed[0], final, top.agents, started, confirmed=confirmed_by is not None)
-            if len(parsed) > 1
+            _independent(first, final, top.agents, started, confirmed=confirmed_by is not None)
+            if len(rounds) > 1
             else None
         )
         held = f"'{_quote(top.claim)}'"
         agreed_by = names(top.agents, name)
-        if len(parsed) > 1 and independent is not None and not majority(independent, total):
+        if len(rounds) > 1 and independent is not None and not majority(independent, total):
             movers = [c for c in changes if c.agent in top.agents]
             reason = (
                 f"converged by persuasion: {len(top.agents)} of {total} agents end on {held} "
@@ -303,11 +302,9 @@ def _claim_rows(
     reasons: Mapping[str, str],
     task: str | None,
 ) -> tuple[ClaimAt, ...]:
+    why = tuple(reasons.items())  # (a new reason reads every round once more)
     rows: list[ClaimAt] = []
     for r, answers in enumerate(rounds):
-        # an agent's reason counts only in a round where it had no valid answer
-        missing = {a for a, _ in answers} - {a for a, _ in _read_round(answers, task)[0]}
-        why = tuple((a, reasons[a]) for a in started if a in missing and a in reasons)
         rows.extend(_round_rows(r, answers, started, why, task))
     return tuple(rows)
 
@@ -344,18 +341,24 @@ def _changes(
 ) -> tuple[ChangeOfMind, ...]:
     changes: list[ChangeOfMind] = []
     for r in range(1, len(rounds)):
-        for agent, before, after, toward in _moves(rounds[r - 1], rounds[r], task):
-            changes.append(
-                ChangeOfMind(
-                    agent=agent,
-                    round=r,
-                    before=before,
-                    after=after,
-                    toward=toward,
-                    critics=tuple(critics.get((agent, r), toward)),
-                )
-            )
+        moves = _moves(rounds[r - 1], rounds[r], task)
+        if moves:
+            read = tuple(tuple(critics.get((agent, r), toward)) for agent, _, _, toward in moves)
+            changes.extend(_changes_at(r, moves, read))
     return tuple(changes)
+
+
+@functools.lru_cache(maxsize=_ROUNDS_KEPT)
+def _changes_at(
+    r: int,
+    moves: tuple[tuple[str, str, str, tuple[str, ...]], ...],
+    read: tuple[tuple[str, ...], ...],
+) -> tuple[ChangeOfMind, ...]:
+    """Round r's changes of mind: `moves` (`_moves`), and whose critiques each mover read."""
+    return tuple(
+        ChangeOfMind(agent=agent, round=r, before=before, after=after, toward=toward, critics=by)
+        for (agent, before, after, toward), by in zip(moves, read, strict=True)
+    )
 
 
 @functools.lru_cache(maxsize=_ROUNDS_KEPT)
