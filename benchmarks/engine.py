@@ -56,6 +56,14 @@ resume_1000_events_s
     about twice issue 23's): 971037c (three days earlier) 0.58-0.76 s; 1339257 (before issue
     23's fix) 2.67 s; with the fix 0.56-0.82 s, ratio to 971037c 0.85 / 1.04 / 1.09 / 1.18 over
     four runs, to 1339257 0.28.
+    2026-11-27, the same machine at a load of 4-6 (each figure again about half as fast): with
+    the finding read once per round, compare and the identity scrub kept per text, and the
+    journal's lines checked over their own bytes, 1.21 s beside 971037c's 1.38 s (ratio 0.88),
+    then 1.79 s beside 1.64 s (1.09); b66600e (before those) 1.51 s in the run between. Wall
+    time at that load is mostly the other jobs': the same resumes timed in CPU seconds
+    (time.process_time, two interleaved rounds) gave 0.69 s here, 0.70 s for 971037c and 0.82
+    s for b66600e. What is left is mostly the arena's substance check of each solution (three
+    check_substance calls per solution, 0.23 of 0.79 CPU seconds), which 971037c did not run.
 """
 
 from __future__ import annotations
