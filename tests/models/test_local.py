@@ -327,16 +327,20 @@ def run_moot(
     )
 
 
-def arena_config(tmp_path: Path) -> Path:
+AGENTS = 2  # the fewest that deliberate: each run is a third shorter than with three
+
+
+def arena_config(tmp_path: Path, max_tokens: int = 40) -> Path:
     config = tmp_path / "moot.toml"
-    # Short answers and no re-asks keep this at 10 calls: the point is the real path end to end,
+    # Short answers and no re-asks keep this at 7 calls: the point is the real path end to end,
     # so matching first answers must not end the debate before Evaluate (the crash tests die there).
     # Greedy: a seeded sample at 0.7 changes with the worker's thread count (the sums' order),
     # and with about one junk answer in ten, some of those runs kept one valid agent, who had
-    # nobody to deliberate with (seen in CI). Greedy, all three answer and the run deliberates.
-    agent = "[[agents]]\nmodel = 'local:smollm2'\nmax_tokens = 40\ntemperature = 0.0\n"
+    # nobody to deliberate with (seen in CI). Greedy, the agents answer the same prompt alike,
+    # so all of them are valid and the run deliberates.
+    agent = f"[[agents]]\nmodel = 'local:smollm2'\nmax_tokens = {max_tokens}\ntemperature = 0.0\n"
     config.write_text(
-        agent * 3 + "[arena]\nmax_rounds = 1\nreask_on_bad_format = false\n"
+        agent * AGENTS + "[arena]\nmax_rounds = 1\nreask_on_bad_format = false\n"
         "stop_on_agreement = false\n"
     )
     return config
@@ -361,7 +365,7 @@ def _every_valid_agent_went_through_the_round(result: dict[str, Any]) -> None:
     echo of the task, a template fragment) left with its reason after one call, every other
     one was asked to solve, evaluate and revise."""
     invalid = result["details"]["invalid_agents"]
-    assert len(invalid) < 3, invalid
+    assert len(invalid) < AGENTS, invalid
     for alias, usage in result["agents"].items():
         assert usage["model"] == "local:smollm2"
         assert usage["failures"] == 0
@@ -373,7 +377,7 @@ def _every_valid_agent_went_through_the_round(result: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 def test_moot_run_survives_a_runtime_that_dies_mid_phase_and_resumes(tmp_path: Path) -> None:
-    """The worker aborts on the first Evaluate ask, with the three agents' asks in flight: the
+    """The worker aborts on the first Evaluate ask, with both agents' asks in flight: the
     death is journaled, the asks are answered by a fresh worker, the session ends normally and
     `moot resume` finds it finished."""
     home = tmp_path / "home"
@@ -428,7 +432,7 @@ def test_moot_run_goes_on_when_the_runtime_dies_on_every_try(tmp_path: Path) -> 
     result = json.loads((folder / "result.json").read_text())
     assert result["status"] in ("consensus", "no_consensus", "failed")
     # one failed Evaluate ask per agent still in the debate (a junk first answer leaves it)
-    in_debate = 3 - len(result["details"]["invalid_agents"])
+    in_debate = AGENTS - len(result["details"]["invalid_agents"])
     assert in_debate >= 1
     assert sum(u["failures"] for u in result["agents"].values()) >= in_debate
     failed = [
@@ -506,24 +510,37 @@ def _ppid(pid: int) -> int:
         return -1
 
 
-def test_moot_run_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    done = run_moot(
-        [
-            "run",
-            "What is 2 + 2? Explain in one line.",
-            "--config",
-            str(arena_config(tmp_path)),
-            "--seed",
-            "1",
-        ],
-        home,
-        tmp_path,
-    )
+@pytest.fixture(scope="module")
+def clean_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]]:
+    """One real run of `moot` on the embedded model, with no crash, that the next two tests
+    read (each such run takes a minute on 2 cores). Greedy decoding keeps it repeatable;
+    agreement stopping is off so the agents evaluate and revise and the judge is always asked;
+    64 tokens leave the judge's verdict room to close its JSON. Module-scoped, so it sets the
+    environment that conftest's per-test fixture would: its own home, user config and cwd."""
+    tmp = tmp_path_factory.mktemp("clean-run")
+    home = tmp / "home"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("XDG_DATA_HOME", str(tmp / "xdg-data"))
+        env.setenv("MOOT_CONFIG", str(tmp / "user-config" / "config.toml"))
+        env.setenv("XDG_CONFIG_HOME", str(tmp / "xdg-config"))
+        env.setenv("MOOT_TESTING", "1")
+        env.delenv("MOOT_JOURNAL_KEY", raising=False)
+        config = arena_config(tmp, max_tokens=64)
+        question = "What is 2 + 2? Explain in one line."
+        done = run_moot(["run", question, "--config", str(config), "--seed", "1"], home, tmp)
     assert done.returncode in (0, 2), done.stderr[-2000:]
-    result = json.loads(next(home.glob("sessions/*/result.json")).read_text())
+    folder = next(home.glob("sessions/*"))
+    return done, folder, json.loads((folder / "result.json").read_text())
+
+
+def test_moot_run_end_to_end_on_the_embedded_model(
+    clean_run: tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]],
+) -> None:
+    done, _, result = clean_run
     assert result["status"] in ("consensus", "no_consensus")
-    assert set(result["agents"]) == {"agent_a", "agent_b", "agent_c"}
+    assert set(result["agents"]) == {"agent_a", "agent_b"}
     _every_valid_agent_went_through_the_round(result)
     for usage in result["agents"].values():
         assert usage["completion_tokens"] > 0 and not usage["tokens_estimated"]
@@ -531,31 +548,17 @@ def test_moot_run_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
     assert "Session" in done.stdout and "report.md" in done.stdout
 
 
-def test_a_real_embedded_run_reaches_a_judged_verdict(tmp_path: Path) -> None:
+def test_a_real_embedded_run_reaches_a_judged_verdict(
+    clean_run: tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]],
+) -> None:
     """The judge's verdict is asked as constrained JSON, so even the 135M model gives one that
-    parses, with a score, on its first try (issue 9). Greedy decoding keeps the run repeatable;
-    agreement stopping is off so the judge is always asked."""
-    home = tmp_path / "home"
-    config = tmp_path / "judged.toml"
-    agent = "[[agents]]\nmodel = 'local:smollm2'\nmax_tokens = 120\ntemperature = 0.0\n"
-    config.write_text(
-        agent * 3 + "[arena]\nmax_rounds = 1\nreask_on_bad_format = false\n"
-        "stop_on_agreement = false\n"
-    )
-    done = run_moot(
-        ["run", "What is the capital of France?", "--config", str(config), "--seed", "3", "-q"],
-        home,
-        tmp_path,
-    )
-    assert done.returncode in (0, 2), done.stderr[-2000:]
-    folder = next(home.glob("sessions/*"))
-    result = json.loads((folder / "result.json").read_text())
+    parses, with a score, on its first try (issue 9)."""
+    _, folder, result = clean_run
     rounds = result["details"]["rounds"]
     assert len(rounds) == 1
     score = rounds[0]["convergence_score"]
     assert isinstance(score, int) and 1 <= score <= 10, rounds[0]
-    events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
-    verify = [e for e in events if e["kind"] == "ask" and "/verify/" in e["step"]]
+    verify = [e for e in events(folder) if e["kind"] == "ask" and "/verify/" in e["step"]]
     assert [e["step"].endswith("/reask") for e in verify] == [False], "the verdict was re-asked"
     assert result["trust"].startswith("This answer is a demonstration")
 
