@@ -730,6 +730,9 @@ ANSWER_TALK = [
     "The answer should be: your answer must be short and formal.",
     "Your answer must be: Your response should sound warm and engaging.",
     "Each answer must have a formal tone and plain language.",
+    # a description of an answer in place of one (the README's first run ended on the first)
+    "A concise answer with no extra information.",
+    "A short, clear and specific answer.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -788,6 +791,10 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         (FRANCE, "The answer should be Paris."),
         ("How should the worker pick jobs?", "The answer should be a queue."),
         (FRANCE, "Your answer must be: Paris"),
+        (FRANCE, "A concise answer: Paris."),
+        ("What makes an answer concise?", "A concise answer has no extra information."),
+        ("How should I plan the migration?", "A careful approach with a rollback step."),
+        ("Which tone should the docs take?", "A formal tone in every answer."),
         ("Why does the counter lose updates?", "The solution must contain a mutex."),
         ("Which option is safest: A, B or C?", "The answer must be B."),
         ("Which letters does the code use?", "The answer must contain ABCDEF and Z."),

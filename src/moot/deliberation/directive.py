@@ -10,7 +10,10 @@ answer as its subject and a modal verb, and then says only
   (no number, name, code or word of the task): "should be concise yet informative";
 - or what it should be or hold, in words about answers and their form only: "must be a single
   sentence", "must contain a clear title";
-- or, after a colon, another such directive.
+- or, after a colon, another such directive;
+
+or it only describes an answer: "A concise answer with no extra information." (the README's
+first run gave that as its final answer).
 
 "The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex."
 and "Your answer must be: Paris" are answers, hedged. An alphabet or a run of digits
@@ -51,6 +54,11 @@ _HOLD = re.compile(
     r"follow|start\s+with|begin\s+with|end\s+with|consist\s+of)\b(?P<rest>.*)",
     re.IGNORECASE | re.DOTALL,
 )
+_NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)
+# words that only say an answer is bare: "with no extra information"
+_BARE = frozenset("no extra unnecessary just nothing else".split())
+# what may stand before the answer noun without saying anything of it ("Solution.", "The answer.")
+_DETERMINERS = frozenset("a an the this that your my our their its".split())
 _SENTENCE = re.compile(r"[^.!?;\n]+")
 _CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
 _CODE_LIKE = re.compile(r"[`_(){}\[\]=<>/\\|#$%@]")
@@ -88,10 +96,27 @@ def _samples(words: list[str], asked: AbstractSet[str]) -> set[str]:
     return runs | letters
 
 
+def _describes(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str]) -> bool:
+    """A description of an answer in place of one: "A concise answer with no extra
+    information." names an answer and says only what it is like."""
+    noun = _NOUN.search(sentence)
+    if noun is None or noun.group().lower().rstrip("s") in {w.rstrip("s") for w in asked}:
+        return False
+    words = WORD.findall(fold(sentence))
+    said = [w for w in words if w not in _DETERMINERS and not _NOUN.fullmatch(w)]
+    return (
+        bool(said)
+        and not _CODE_LIKE.search(sentence)
+        and all((w in talk or w in _FORM or w in _BARE) and w not in asked for w in words)
+    )
+
+
 def _directive(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str], depth: int) -> bool:
     like = _LIKE.match(sentence)
     hold = like or _HOLD.match(sentence)
-    if hold is None or hold.group("noun").lower().rstrip("s") in {w.rstrip("s") for w in asked}:
+    if hold is None:
+        return _describes(sentence, asked, talk)
+    if hold.group("noun").lower().rstrip("s") in {w.rstrip("s") for w in asked}:
         return False
     rest = hold.group("rest")
     nested = rest.lstrip()
