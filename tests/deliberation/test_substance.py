@@ -733,6 +733,9 @@ ANSWER_TALK = [
     # a description of an answer in place of one (the README's first run ended on the first)
     "A concise answer with no extra information.",
     "A short, clear and specific answer.",
+    # a bracket left open at the end is nothing concrete (a README run's revision ended so)
+    "Your answer should be concise yet informative (",
+    'Each response must be well reasoned "',
 ]
 MIGRATE = "How do I make a database migration safe?"
 

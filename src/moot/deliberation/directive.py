@@ -60,6 +60,7 @@ _BARE = frozenset("no extra unnecessary just nothing else".split())
 # what may stand before the answer noun without saying anything of it ("Solution.", "The answer.")
 _DETERMINERS = frozenset("a an the this that your my our their its".split())
 _SENTENCE = re.compile(r"[^.!?;\n]+")
+_LEFT_OPEN = re.compile(r"[\s(\[{<\"',]+\Z")
 _CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
 _CODE_LIKE = re.compile(r"[`_(){}\[\]=<>/\\|#$%@]")
 DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
@@ -112,6 +113,8 @@ def _describes(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str]) -
 
 
 def _directive(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str], depth: int) -> bool:
+    # a bracket or quote left open at the end holds nothing: "... concise yet informative ("
+    sentence = _LEFT_OPEN.sub("", sentence)
     like = _LIKE.match(sentence)
     hold = like or _HOLD.match(sentence)
     if hold is None:
