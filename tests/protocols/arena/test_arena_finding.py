@@ -356,17 +356,25 @@ def test_weigh_reads_the_answer_from_the_changes_section_without_a_final_answer_
     assert answer_part("Just 408.") == "Just 408."
 
 
+def _one_round(b: str, c: str) -> api.RunResult:
+    """One arena round on the capital of France: Agent A's final answer repeats the question,
+    B and C end on `b` and `c`; the judge says CONTINUE (base solution: Agent A)."""
+    answers = {
+        "agent_a": said("what the capital of France?,", work="Thought about it."),
+        "agent_b": said(b, work="Wrote it."),
+        "agent_c": said(c, work="Looked it up."),
+    }
+    debate = Debate(answer=lambda alias, step: answers[alias], verdicts=[verdict("CONTINUE", 3)])
+    return start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
+
+
 def test_a_final_answer_that_repeats_the_question_agrees_with_nothing() -> None:
     """Replayed from a run on the embedded model: 'what the capital of France?,' was found to
     agree with 'The capital of France lies in Paris.' (every word of the one is in the other),
     a consensus, exit 0, on an echo of the question."""
-    answers = {
-        "agent_a": said("what the capital of France?,", work="Thought about it."),
-        "agent_b": said("Your answer is a unique solution to everything.", work="Wrote it."),
-        "agent_c": said("The capital of France lies in Paris.", work="Looked it up."),
-    }
-    debate = Debate(answer=lambda alias, step: answers[alias], verdicts=[verdict("CONTINUE", 3)])
-    run = start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
+    run = _one_round(
+        "Your answer is a unique solution to everything.", "The capital of France lies in Paris."
+    )
     assert run.exit_code == 2, run.message
     found = run.result.finding
     assert found is not None and found.label == "no_consensus"
@@ -377,13 +385,7 @@ def test_an_agent_whose_final_answer_is_no_answer_is_not_counted_valid_in_the_tr
     """The README's first run said "only 0 of 3 agents gave a valid answer" and, in its trust
     statement, "The 2 valid agents of the 3 that started did not agree": the answers passed
     the substance check but the finding held them to repeat the question."""
-    answers = {
-        "agent_a": said("what the capital of France?,", work="Thought about it."),
-        "agent_b": said("Paris.", work="Looked it up."),
-        "agent_c": said("Lyon.", work="Guessed."),
-    }
-    debate = Debate(answer=lambda alias, step: answers[alias], verdicts=[verdict("CONTINUE", 3)])
-    run = start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
+    run = _one_round("Paris.", "Lyon.")
     assert run.exit_code == 2, run.message
     trust = run.result.trust
     assert "Agent A gave an invalid answer: its answer only repeats the question" in trust, trust
