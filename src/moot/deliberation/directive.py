@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 
 from moot.deliberation.echo import WORD, fold
 
-__all__ = ["ANSWER_NOUNS", "DIRECTIVE_SENTENCES", "directs_the_answer"]
+__all__ = ["ANSWER_NOUNS", "directs_the_answer"]
 
 ANSWER_NOUNS = (
     r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
@@ -60,9 +61,10 @@ _BARE = frozenset("no extra unnecessary just nothing else".split())
 # what may stand before the answer noun without saying anything of it ("Solution.", "The answer.")
 _DETERMINERS = frozenset("a an the this that your my our their its".split())
 _SENTENCE = re.compile(r"[^.!?;\n]+")
-_LEFT_OPEN = re.compile(r"[\s(\[{<\"',]+\Z")
-_CONCRETE = re.compile(r"\d|[`_(){}\[\]=<>/\\|#$%@]|\b(?!I\b)[A-Z]")
-_CODE_LIKE = re.compile(r"[`_(){}\[\]=<>/\\|#$%@]")
+_LEFT_OPEN = " \t\r\f\v([{<\"',"  # what a sentence may end on that holds nothing (str.rstrip)
+_CODE = r"[`_(){}\[\]=<>/\\|#$%@]"
+_CODE_LIKE = re.compile(_CODE)
+_CONCRETE = re.compile(r"\d|" + _CODE + r"|\b(?!I\b)[A-Z]")
 DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
 _NESTING = 3  # "must be: ... must be: ..." is followed this deep
 # words about the form of an answer, beside the caller's words of talk about answers
@@ -97,11 +99,25 @@ def _samples(words: list[str], asked: AbstractSet[str]) -> set[str]:
     return runs | letters
 
 
-def _describes(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str]) -> bool:
+@dataclass(frozen=True)
+class _Task:
+    """What a directive is read against: the task's words (`asked`), their stems (an answer
+    noun the task uses makes it an answer) and the caller's words of talk about answers."""
+
+    asked: AbstractSet[str]
+    stems: frozenset[str]
+    talk: AbstractSet[str]
+
+    def names(self, noun: str) -> bool:
+        return noun.lower().rstrip("s") in self.stems
+
+
+def _describes(sentence: str, task: _Task) -> bool:
     """A description of an answer in place of one: "A concise answer with no extra
     information." names an answer and says only what it is like."""
+    asked, talk = task.asked, task.talk
     noun = _NOUN.search(sentence)
-    if noun is None or noun.group().lower().rstrip("s") in {w.rstrip("s") for w in asked}:
+    if noun is None or task.names(noun.group()):
         return False
     words = WORD.findall(fold(sentence))
     said = [w for w in words if w not in _DETERMINERS and not _NOUN.fullmatch(w)]
@@ -112,19 +128,20 @@ def _describes(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str]) -
     )
 
 
-def _directive(sentence: str, asked: AbstractSet[str], talk: AbstractSet[str], depth: int) -> bool:
+def _directive(sentence: str, task: _Task, depth: int) -> bool:
+    asked, talk = task.asked, task.talk
     # a bracket or quote left open at the end holds nothing: "... concise yet informative ("
-    sentence = _LEFT_OPEN.sub("", sentence)
+    sentence = sentence.rstrip(_LEFT_OPEN)
     like = _LIKE.match(sentence)
     hold = like or _HOLD.match(sentence)
     if hold is None:
-        return _describes(sentence, asked, talk)
-    if hold.group("noun").lower().rstrip("s") in {w.rstrip("s") for w in asked}:
+        return _describes(sentence, task)
+    if task.names(hold.group("noun")):
         return False
     rest = hold.group("rest")
     nested = rest.lstrip()
     if nested.startswith(":") and depth < _NESTING:
-        if _directive(nested[1:], asked, talk, depth + 1):
+        if _directive(nested[1:], task, depth + 1):
             return True
     words = WORD.findall(fold(rest))
     if any(w in asked for w in words):
@@ -145,4 +162,5 @@ def directs_the_answer(text: str, asked: AbstractSet[str], talk: AbstractSet[str
     sentences = [m.group() for m in _SENTENCE.finditer(text) if m.group().strip()]
     if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
         return False
-    return all(_directive(sentence, asked, talk, 0) for sentence in sentences)
+    task = _Task(asked, frozenset(w.rstrip("s") for w in asked), talk)
+    return all(_directive(sentence, task, 0) for sentence in sentences)
