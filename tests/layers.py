@@ -68,7 +68,15 @@ FLOORS: dict[str, int] = {
 }
 PROTOCOL_FLOOR = 12
 # Modules of protocols/ that every protocol folder may share; one unit on one floor.
-PROTOCOL_HELPERS = ("answered", "codework", "definition", "scripting", "shown", "synthesis")
+PROTOCOL_HELPERS = (
+    "answered",
+    "codework",
+    "definition",
+    "scripting",
+    "shown",
+    "substantive",
+    "synthesis",
+)
 HELPERS_FLOOR = 11
 HELPERS_UNIT = "moot.protocols.{" + ",".join(PROTOCOL_HELPERS) + "}"
 # A unit that may import only up to a floor below its own.

@@ -131,3 +131,29 @@ def test_a_line_whose_waiter_was_cancelled_is_made_durable_by_close(tmp_path: Pa
     assert [e.step for e in again.events] == ["s0", "s1"]
     head = read_head(journal.head_path, None)
     assert head is not None and head.events == 2
+
+
+def test_a_deferred_line_is_written_before_the_next_line_or_at_close(tmp_path: Path) -> None:
+    """`defer` (a verdict a resume can compute again) writes nothing by itself: the next line
+    writes it first, in one fsync with it, and `close` writes what is left."""
+    path = tmp_path / "events.jsonl"
+    journal, _ = Journal.open(path)
+    journal.append(_event(0))
+    journal.defer(_event(1))
+    assert [e.step for e in Journal.open(path, repair=False)[0].events] == ["s0"]
+    journal.append(_event(2))
+    journal.defer(_event(3))
+    journal.close()
+    again, _ = Journal.open(path, repair=False)
+    assert [(e.step, e.seq) for e in again.events] == [("s0", 0), ("s1", 1), ("s2", 2), ("s3", 3)]
+    head = read_head(journal.head_path, None)
+    assert head is not None and head.events == 4
+
+
+def test_a_deferred_line_lost_to_a_crash_leaves_a_journal_that_loads(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    journal, _ = Journal.open(path)
+    journal.append(_event(0))
+    journal.defer(_event(1))  # the process dies here: nothing of it reaches the file
+    again, repair = Journal.open(path)
+    assert repair is None and [e.step for e in again.events] == ["s0"]

@@ -76,7 +76,7 @@ async def reply(request):
     return "<solution>\\n## PLAN\\n1. x\\n</solution>\\n<analysis>\\nnone\\n</analysis>"
 """
 
-LINES_IN_A_FULL_RUN = 20  # begin, run_started, 17 asks, finished
+LINES_IN_A_FULL_RUN = 29  # begin, run_started, 17 asks, 9 checked answers (notes), finished
 
 
 # -- helpers ------------------------------------------------------------------------------------

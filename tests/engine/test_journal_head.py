@@ -92,11 +92,15 @@ def test_cutting_the_last_9_lines_is_refused_naming_what_is_missing(
     capsys: pytest.CaptureFixture[str], session: SessionFolder
 ) -> None:
     lines = read_lines(session)
-    session.events.write_bytes(b"".join(lines[:-9]))  # still a valid chain of 11 events
+    session.events.write_bytes(b"".join(lines[:-9]))  # still a valid chain, 9 events short
 
     for err in refused(capsys, session, "resume", "replay", "show"):
-        assert "holds 11 events" in err and "records 20" in err
-        assert "the last 9 event(s) (seq 11 to 19, lines 12 to 20) were cut off" in err
+        n = LINES_IN_A_FULL_RUN
+        assert f"holds {n - 9} events" in err and f"records {n}" in err
+        assert (
+            f"the last 9 event(s) (seq {n - 9} to {n - 1}, lines {n - 8} to {n}) were cut off"
+            in err
+        )
     code, out, err = cli(capsys, "list")
     assert code == 0, err
     assert session.id in out and "journal refused" in out and "the last 9 event(s)" in out
@@ -136,7 +140,7 @@ def test_a_deleted_head_is_refused_when_session_json_says_there_is_one(
     (session.path / "head.json").unlink()
     session.events.write_bytes(b"".join(read_lines(session)[:-9]))
     for err in refused(capsys, session, "resume", "replay", "show"):
-        assert "head.json is missing" in err and "11 events" in err
+        assert "head.json is missing" in err and f"{LINES_IN_A_FULL_RUN - 9} events" in err
 
 
 def test_a_folder_from_before_heads_loads_and_is_sealed_by_its_next_append(
@@ -228,7 +232,7 @@ def test_a_signed_session_is_refused_without_the_key_and_accepted_with_it(
         assert "MOOT_JOURNAL_KEY" in err and "signed" in err
     monkeypatch.setenv("MOOT_JOURNAL_KEY", "first-key")
     code, out, err = cli(capsys, "show", signed.id)
-    assert code == 0 and "Computed from the journal: 20 events" in out, err
+    assert code == 0 and f"Computed from the journal: {LINES_IN_A_FULL_RUN} events" in out, err
     code, out, err = cli(capsys, "replay", signed.id)
     assert code == 0 and "Identical" in out, err
 
@@ -250,7 +254,8 @@ def test_result_and_reports_carry_the_journal_head(session: SessionFolder) -> No
     sealed = json.loads(session.result_json.read_text())["journal"]
     assert sealed["events"] == LINES_IN_A_FULL_RUN and sealed["head"] == last
     assert (
-        f"Computed from the journal: 20 events, last hash {last}." in session.report_md.read_text()
+        f"Computed from the journal: {LINES_IN_A_FULL_RUN} events, last hash {last}."
+        in session.report_md.read_text()
     )
     assert f"last hash {last}" in session.report_html.read_text()
 

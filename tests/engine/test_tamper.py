@@ -29,6 +29,8 @@ from tests.engine.test_journal import (
 )
 from tests.engine.test_journal_head import refused, strip_hmacs
 
+LINES = LINES_IN_A_FULL_RUN
+
 
 @pytest.fixture
 def agents(tmp_path: Path) -> Path:
@@ -79,13 +81,16 @@ def test_a_cut_tail_with_its_head_rewritten_is_tampered_for_show_list_and_resume
 
     for err in refused(capsys, session, "show", "resume", "export --md out.md"):
         assert f"session {session.id} is tampered" in err
-        assert "result.json: it was computed from a journal of 20 events" in err
+        assert f"result.json: it was computed from a journal of {LINES_IN_A_FULL_RUN} events" in err
         assert "events.jsonl holds 11" in err and "report.md" in err
         assert f"moot resume {session.id} --accept-tampered" in err
     assert session.result_json.read_bytes() == evidence  # nothing was overwritten
     code, out, err = cli(capsys, "list")
     assert code == 0, err
-    assert "! tampered: result.json: it was computed from a journal of 20 events" in out
+    assert (
+        f"! tampered: result.json: it was computed from a journal of {LINES_IN_A_FULL_RUN} events"
+        in out
+    )
 
 
 def test_resume_goes_past_the_evidence_only_when_told_and_journals_it(
@@ -115,7 +120,7 @@ def test_a_report_alone_still_proves_the_longer_journal(
     session.result_json.unlink()
     session.report_html.unlink()
     for err in refused(capsys, session, "show", "resume"):
-        assert "is tampered: report.md: it was computed from a journal of 20 events" in err
+        assert f"is tampered: report.md: it was computed from a journal of {LINES} events" in err
         assert "result.json" not in err
 
 
@@ -131,7 +136,9 @@ def test_a_rewritten_line_with_the_chain_recomputed_is_tampered(
     seal(session, read_lines(session))
     Journal.open(session.events, repair=False)  # the journal alone verifies
     for err in refused(capsys, session, "show", "resume"):
-        assert "is tampered: result.json: it was computed from a journal whose event 20" in err
+        assert (
+            f"is tampered: result.json: it was computed from a journal whose event {LINES}" in err
+        )
 
 
 def test_a_foreign_or_edited_result_is_not_evidence_about_the_journal(
@@ -220,7 +227,11 @@ def test_a_signed_session_continues_without_its_key_only_when_told(
     code, out, err = cli(capsys, "resume", signed.id, "-q", "--accept-unsigned")
     assert code == 0 and "use a queue" in out, err
     (accepted,) = warnings(signed)
-    assert accepted["accepted_unsigned"] == ["head.json", "session.json", "19 of its lines"]
+    assert accepted["accepted_unsigned"] == [
+        "head.json",
+        "session.json",
+        f"{LINES_IN_A_FULL_RUN - 1} of its lines",
+    ]
     assert "resumed with --accept-unsigned" in accepted["message"]
     new = [json.loads(line) for line in read_lines(signed)[LINES_IN_A_FULL_RUN - 1 :]]
     assert new and all("hmac" not in record for record in new)

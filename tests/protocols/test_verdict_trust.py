@@ -132,7 +132,7 @@ def test_identity_phrases_are_scrubbed_from_quoted_text_and_journaled() -> None:
     notes = [
         json.loads(line)
         for line in (run.folder / "events.jsonl").read_text().splitlines()
-        if '"kind":"note"' in line
+        if '"kind":"note"' in line and '"step":"checked/' not in line  # not a verdict
     ]
     assert notes and all(n["step"].endswith("/scrub") for n in notes)
     assert ["As Claude", "As an AI assistant"] in notes[0]["data"]["replaced"] or notes[0]["data"][
@@ -186,7 +186,7 @@ def test_the_court_scrubs_identity_phrases_from_what_other_agents_and_judges_rea
     notes = [
         json.loads(line)
         for line in (run.folder / "events.jsonl").read_text().splitlines()
-        if '"kind":"note"' in line
+        if '"kind":"note"' in line and '"step":"checked/' not in line  # not a verdict
     ]
     assert notes and all(n["step"].endswith("/scrub") for n in notes)
     pairs = [[old.strip(), new.strip()] for n in notes for old, new in n["data"]["replaced"]]

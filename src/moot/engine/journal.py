@@ -232,6 +232,7 @@ class Journal:
         self._durable_hash = last_hash  # the hash of the last of them
         self._size = self._synced_size = 0  # bytes in the file, and fsync'd (set on open)
         self._syncing: asyncio.Future[None] | None = None  # the group fsync in flight
+        self._deferred: list[Event] = []  # lines `defer` left for the next line to write
         # what says this session was signed, when `accept_unsigned` let it load without its key
         self.unverified: list[str] = []
 
@@ -389,6 +390,14 @@ class Journal:
         self._sync()
         return event
 
+    def defer(self, event: Event) -> Event:
+        """Leave `event` to be chained and written just before the next line (or at `close`),
+        with no fsync of its own: for a line a crash may lose (a verdict a resume can compute
+        again). Whatever writes the next line writes it, so the code that derived it (a
+        protocol's parser, called back by the engine) never writes to the journal itself."""
+        self._deferred.append(event)
+        return event
+
     async def commit(self, event: Event) -> Event:
         """`append` for the event loop, with group commit: the line is written at once (lines
         keep the order of the calls), then this waits until an fsync covers it. Lines written
@@ -407,7 +416,8 @@ class Journal:
         return event
 
     def _put(self, event: Event) -> None:
-        """Chain `event` and write its line, without an fsync."""
+        """Chain `event` and write its line, without an fsync (the deferred lines first)."""
+        self._write_deferred()
         event.seq = len(self.events)
         body = {
             "seq": event.seq,
@@ -428,6 +438,11 @@ class Journal:
         self.events.append(event)
         self.hashes.append(digest)
         self.last_hash = digest
+
+    def _write_deferred(self) -> None:
+        deferred, self._deferred = self._deferred, []
+        for event in deferred:
+            self._put(event)
 
     def _write(self, line: bytes) -> None:
         """Write all of `line`: os.write may write fewer bytes than given (a disk filling up),
@@ -559,6 +574,8 @@ class Journal:
     def close(self) -> None:
         """fsync what a cancelled `commit` left written, write the last head and close the file."""
         try:
+            if self._failed is None:
+                self._write_deferred()
             if self._failed is None and self._durable < len(self.events):
                 self._sync()
             if self._sealer is not None:

@@ -73,6 +73,7 @@ T = TypeVar("T")
 Mode = Literal["live", "replay"]
 Subscriber = Callable[[Event], None]
 STOP_FILE = "stop"  # `moot stop` writes it in the session folder; asks not yet begun stop
+CHECKED = "checked/"  # the steps of the notes that hold a rule's verdict (`Session.checked`)
 
 
 def _clean(text: str) -> str:
@@ -176,6 +177,31 @@ class Session(CodeTask, FolderCopies):
             return
         self._noted[step] = self.record(EventKind.NOTE, step, **data).data
 
+    def checked(
+        self, rule: str, texts: Sequence[str], check: Callable[[], str | None]
+    ) -> str | None:
+        """A rule's verdict on texts of this session (why a reply is no answer, or None), run
+        once per session: journaled as a note keyed by the rule and a digest of the texts, and
+        read back on resume and replay instead of run again. So a resume costs no checks, and
+        it acts on the verdict the run acted on even where a newer moot judges otherwise. The
+        note is written with the next line, with no fsync of its own (`Journal.defer`: a
+        crash that loses it costs one check on resume)."""
+        digest = hashlib.blake2b(rule.encode(), digest_size=16)
+        for text in texts:
+            data = text.encode("utf-8", "surrogatepass")
+            digest.update(len(data).to_bytes(8, "big"))
+            digest.update(data)
+        step = f"{CHECKED}{rule}/{digest.hexdigest()}"
+        noted = self._noted.get(step)
+        if noted is None:
+            problem = check()
+            if self.mode == "replay":
+                return problem
+            event = self.journal.defer(self._event(EventKind.NOTE, step, {"problem": problem}))
+            noted = self._noted[step] = event.data
+        problem = noted.get("problem")
+        return problem if isinstance(problem, str) else None
+
     def noted(self, step: str) -> dict[str, Any] | None:
         """What the journal noted at `step` (`note`), as journaled; None if nothing."""
         return self._noted.get(step)
@@ -207,7 +233,8 @@ class Session(CodeTask, FolderCopies):
         while self._told < durable:
             event = events[self._told]
             self._told += 1
-            self._notify(event)
+            if event.kind != EventKind.NOTE or not (event.step or "").startswith(CHECKED):
+                self._notify(event)  # a verdict (`checked`) is the journal's memo, not news
 
     def _event(self, kind: EventKind | str, step: str | None, data: dict[str, Any]) -> Event:
         if known_secrets():

@@ -102,7 +102,7 @@ def _schema(s: Session, alias: str, schema: dict[str, object]) -> dict[str, Any]
     return dict(schema) if s.enforces_schema(alias) else None
 
 
-def _parser(st: State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
+def _parser(s: Session, st: State, messages: list[Message]) -> Callable[[str], tuple[str, str]]:
     """The solve/revise parser: the format, then substance (not empty, not an echo of the
     prompt or its template, not a refusal); a problem is a format error, so it gets a re-ask."""
     asked = [m.content for m in messages if m.role != "assistant"][-2:]
@@ -110,7 +110,7 @@ def _parser(st: State, messages: list[Message]) -> Callable[[str], tuple[str, st
     def parse(text: str) -> tuple[str, str]:
         solution, analysis = parse_solution_any(text)
         solution = markup.strip_markup(solution)
-        problem = _no_answer(solution, asked, st.task)
+        problem = _no_answer(s, solution, asked, st.task)
         if problem is not None:
             raise FormatError(f"its solution is not an answer to the task: {problem}")
         return solution, markup.strip_markup(analysis)
@@ -118,10 +118,15 @@ def _parser(st: State, messages: list[Message]) -> Callable[[str], tuple[str, st
     return parse
 
 
-def _no_answer(solution: str, asked: Sequence[str], task: str) -> str | None:
-    """Why a solution is no answer to the task, or None: the solution as a whole, then the
-    part that answers (a plan line must not carry junk in its CHANGES), then its final answer
-    line ("Final answer: what the capital of France?" repeats the task)."""
+def _no_answer(s: Session, solution: str, asked: Sequence[str], task: str) -> str | None:
+    """Why a solution is no answer to the task, or None (checked once per session)."""
+    return s.checked("arena_answer", [solution, *asked, task], lambda: _why(solution, asked, task))
+
+
+def _why(solution: str, asked: Sequence[str], task: str) -> str | None:
+    """Why a solution is no answer: the solution as a whole, then the part that answers (a
+    plan line must not carry junk in its CHANGES), then its final answer line ("Final answer:
+    what the capital of France?" repeats the task)."""
     problem = substance.check_substance(solution, asked, task=task)
     if problem is not None:
         return str(problem)
@@ -154,7 +159,7 @@ def _keep(st: State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: 
     else:
         solution, analysis = _unparsed(parsed.completion.text)
         asked = [m.content for m in parsed.messages if m.role != "assistant"][-2:]
-        problem = _no_answer(solution, asked, st.task)
+        problem = _no_answer(s, solution, asked, st.task)
         if problem is not None:
             if alias not in st.solutions:
                 st.invalid[alias] = str(problem)
@@ -223,7 +228,7 @@ async def _solve(s: Session, st: State) -> None:
                 s,
                 a,
                 messages[a],
-                _parser(st, messages[a]),
+                _parser(s, st, messages[a]),
                 step=Step.at(0, "solve", a),
                 reminder=prompts.FORMAT,
                 reask=st.opts.reask_on_bad_format,
@@ -292,7 +297,7 @@ async def _revise(s: Session, st: State, r: int, critiques: dict[str, str]) -> N
                 s,
                 a,
                 msgs,
-                _parser(st, msgs),
+                _parser(s, st, msgs),
                 step=step,
                 reminder=prompts.REVISED_FORMAT,
                 reask=st.opts.reask_on_bad_format and not s.enforces_schema(a),

@@ -127,19 +127,20 @@ def agent_parser(
     candidate: str | None,
     *,
     repair: bool = True,
-    task: str | None = None,
-    asked: Sequence[str] = (),
+    no_answer: Callable[[str], str | None] | None = None,
 ) -> Callable[[str], AgentReply]:
     """Parse an agent's reply; with no candidate the round is a proposal round. A position
     (a proposal, or a "no" vote's alternative) must be a substantive answer to the task, not
-    an echo of the prompt or its template: junk is a format error (re-asked, then invalid)."""
+    an echo of the prompt or its template: `no_answer(position)` says why it is not (by
+    default moot's substance check without the prompts); junk is a format error (re-asked,
+    then invalid)."""
     parse = json_parser(AgentReply, repair=repair)
 
     def parse_reply(text: str) -> AgentReply:
         reply = parse(text)
         if reply.new_position_text:
             position = strip_markup(reply.new_position_text)
-            problem = check_substance(position, asked, task=task)
+            problem = (no_answer or _substance)(position)
             if problem is not None:
                 raise FormatError(f'"newPositionText" is not an answer to the topic: {problem}')
             reply = reply.model_copy(update={"new_position_text": position})
@@ -154,6 +155,11 @@ def agent_parser(
         return reply
 
     return parse_reply
+
+
+def _substance(position: str) -> str | None:
+    problem = check_substance(position)
+    return None if problem is None else str(problem)
 
 
 def judge_parser(positions: Sequence[str], *, repair: bool = True) -> Callable[[str], JudgeReply]:

@@ -26,6 +26,7 @@ stay in the record.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from moot.deliberation.anonymize import quote
 from moot.deliberation.claims import Relation, compare, extract_claim
@@ -65,6 +66,7 @@ from moot.protocols.court.options import CourtOptions
 from moot.protocols.court.panel import judge_positions, judge_round, record_judges
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
 from moot.protocols.shown import anonymous, nonce
+from moot.protocols.substantive import no_answer
 from moot.text import plural
 from moot.types import Finding, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
@@ -131,6 +133,7 @@ async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
         prompt, dropped = _agent_prompt(s, c, alias, r, step)
         if dropped:
             truncated[alias] = dropped
+        asked = [c.systems[alias].content, prompt]
         asks.append(
             ask_parsed(
                 s,
@@ -139,8 +142,9 @@ async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
                 agent_parser(
                     candidate,
                     repair=not c.strict,
-                    task=question(c),
-                    asked=[c.systems[alias].content, prompt],
+                    no_answer=partial(
+                        no_answer, s, "court_position", asked=asked, task=question(c)
+                    ),
                 ),
                 step=step,
                 reminder=prompts.AGENT_FORMAT,

@@ -26,10 +26,10 @@ from moot.deliberation.convergence import (
 )
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import json_parser
-from moot.deliberation.substance import check_substance
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
 from moot.protocols.shown import anonymous, nonce
+from moot.protocols.substantive import no_answer
 from moot.protocols.tournament import finding, prompts
 from moot.protocols.tournament.bracket import (
     Match,
@@ -82,7 +82,9 @@ def _clean(reply: R) -> R:
     return reply.model_copy(update=update)
 
 
-def _side_parser(model: type[R], field: str, asked: Sequence[str], task: str) -> Callable[[str], R]:
+def _side_parser(
+    t: Tournament, model: type[R], field: str, asked: Sequence[str]
+) -> Callable[[str], R]:
     """A side's reply parsed strictly, cleaned of markup, and its position (`field`) checked
     for substance: an empty one, an echo of the prompt or its template, or a refusal is a
     format error, so it is re-asked once and then counts like a failed reply."""
@@ -91,7 +93,7 @@ def _side_parser(model: type[R], field: str, asked: Sequence[str], task: str) ->
     def parse_side(text: str) -> R:
         reply = _clean(parse(text))
         position = str(getattr(reply, field))
-        problem = check_substance(position, asked, task=task)
+        problem = no_answer(t.s, "tournament_position", position, asked, t.task)
         if problem is not None:
             raise FormatError(f'"{field}" is not an answer to the task: {problem}')
         return reply
@@ -107,7 +109,7 @@ async def _ask(
 ) -> Parsed[R]:
     system = Message(role="system", content=prompts.SYSTEM.format(label=label(alias), task=t.task))
     field = _POSITION_FIELD.get(model, "position")
-    parse = _side_parser(model, field, [system.content, prompt], t.task)
+    parse = _side_parser(t, model, field, [system.content, prompt])
     result: Parsed[R] = await ask_parsed(
         t.s, alias, [system, _user(prompt)], parse, step=step, json_schema=schema
     )
