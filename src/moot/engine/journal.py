@@ -57,6 +57,7 @@ __all__ = [
     "UNSIGNED_ACCEPTED",
     "Journal",
     "JournalRepair",
+    "RequestHashes",
     "canonical_json",
     "check_head",
     "key_from_env",
@@ -91,6 +92,42 @@ def request_hash(request: Request) -> str:
         digest.update(b"\n")
         digest.update(_message_json(message))
     return digest.hexdigest()
+
+
+class RequestHashes:
+    """`request_hash` for the asks of one session, the same digests in less time: an arena's
+    conversation grows by a reply and a prompt per ask, so a request's messages are most often
+    an earlier request's and one or two more. The hash state after each request's messages is
+    kept (by the parameters and the messages' identities; the entry holds the messages, so no
+    identity is reused while it is kept), and a request that extends one hashes only what it
+    adds. A resume hashes every journaled request, and the conversations are most of its bytes.
+    """
+
+    KEPT = 1024  # requests whose state is kept; the oldest goes first
+
+    def __init__(self) -> None:
+        self._after: dict[tuple[str, tuple[int, ...]], tuple[Any, tuple[Message, ...]]] = {}
+
+    def __call__(self, request: Request) -> str:
+        params = canonical_json(request.model_dump(exclude={"timeout", "meta", "messages"}))
+        messages = tuple(request.messages)
+        digest, done = None, 0
+        for start in (len(messages) - 1, len(messages) - 2):
+            kept = (
+                self._after.get((params, tuple(map(id, messages[:start])))) if start > 0 else None
+            )
+            if kept is not None:
+                digest, done = kept[0].copy(), start
+                break
+        if digest is None:
+            digest = hashlib.sha256(params.encode("utf-8"))
+        for message in messages[done:]:
+            digest.update(b"\n")
+            digest.update(_message_json(message))
+        if len(self._after) >= self.KEPT:
+            del self._after[next(iter(self._after))]
+        self._after[(params, tuple(map(id, messages)))] = (digest.copy(), messages)
+        return digest.hexdigest()
 
 
 def _digest(body: dict[str, Any]) -> str:

@@ -30,7 +30,7 @@ from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects, CodeTask
 from moot.engine.copies import FolderCopies
 from moot.engine.inbox import Inbox, with_notes
-from moot.engine.journal import Journal, request_hash
+from moot.engine.journal import Journal, RequestHashes
 from moot.engine.limits import Budget, worst_case
 from moot.engine.replies import masked, settle
 from moot.engine.standing import Standing
@@ -55,8 +55,7 @@ if TYPE_CHECKING:
     from moot.engine.shell import ShellResult
 
 # Agent, Chooser, Sleep and read_choice live in engine/agent.py, choice.py and calls.py (the
-# lifecycle, the library face and the CLI import them from here); `ask` looks request_hash
-# (engine/journal.py) up in this module.
+# lifecycle, the library face and the CLI import them from here).
 __all__ = [
     "STOP_FILE",
     "Agent",
@@ -66,7 +65,6 @@ __all__ = [
     "Sleep",
     "Subscriber",
     "read_choice",
-    "request_hash",
 ]
 
 T = TypeVar("T")
@@ -130,6 +128,7 @@ class Session(CodeTask, FolderCopies):
         }
         self.standing = Standing.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
+        self._hashes = RequestHashes()  # request_hash, extending a conversation's
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
         self._inbox = Inbox(folder.path, journal.events)  # a person's notes (engine/inbox.py)
         for event in journal.events:
@@ -419,7 +418,7 @@ class Session(CodeTask, FolderCopies):
             timeout=config.timeout or self.limits.call_timeout,
             meta={"step": step, "agent": alias},
         )
-        digest = request_hash(request)
+        digest = self._hashes(request)
         recorded = self._catch_up.get(step)
         if self._retrying and recorded is not None and recorded.data.get("request_hash") != digest:
             recorded = None  # answered without a failed step's answer, now asked again
