@@ -440,3 +440,11 @@ def test_status_shows_a_session_running_in_another_process(
     assert code == 0 and "no consensus" in out
     assert "Latest: round 1: judge Agent" in out and "CONSENSUS, convergence score 9/10" in out
     assert "scripted:" in out  # and appear once it ended
+
+
+def test_a_fence_is_longer_than_every_run_of_backticks_in_its_text() -> None:
+    from moot.report.code import fence
+
+    assert fence("plain") == "```text\nplain\n```"
+    assert fence("a `b` ```` c ``", "diff") == "`````diff\na `b` ```` c ``\n`````"
+    assert fence("``````") == "```````text\n``````\n```````"

@@ -10,6 +10,7 @@ is cleaned of control sequences there and escaped (HTML) or fenced (Markdown) wh
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 from pathlib import Path
 
@@ -40,13 +41,13 @@ def read_applied(folder: Path) -> str | None:
     return agent if isinstance(agent, str) else None
 
 
+_BACKTICKS = re.compile(r"`+")
+
+
 def fence(text: str, info: str = "text") -> str:
     """Text shown verbatim in Markdown, in a fence longer than any run of backticks inside it
     (for every section of report.md: markdown.py imports this module)."""
-    longest, run = 0, 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    longest = max(map(len, _BACKTICKS.findall(text)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{info}\n{text}\n{ticks}"
 
