@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -143,7 +144,7 @@ def batch(
 )
 @models_option("One agent per use.")
 @config_option()
-@click.option("--n", "count", type=click.IntRange(min=1), default=None, help="Questions.")
+@click.option("--n", type=click.IntRange(min=1), default=None, help="Questions.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Suite and session seed.")
 @click.option(
     "--swap-audit",
@@ -168,17 +169,9 @@ def batch(
 def bench(
     suite: str,
     protocol_names: str | None,
-    models: tuple[str, ...],
-    config_path: Path | None,
-    count: int | None,
-    seed: int,
-    swap_audit: float,
-    alpha: float,
-    out: Path | None,
-    concurrency: int,
-    ray_address: str | None,
-    executor: str,
     provider_limit: tuple[str, ...],
+    out: Path | None,
+    **fields: Any,  # the other options, each named as the `BenchOptions` field it sets
 ) -> None:
     """Run every protocol on the same questions and compare each with vote at equal calls."""
     from moot.bench.runner import BenchOptions, run_bench
@@ -187,20 +180,8 @@ def bench(
     if protocol_names is None:
         protocol_names = "" if suite == "adversarial" else "arena,vote"
     names = [name.strip() for name in protocol_names.split(",") if name.strip()]
-    options = BenchOptions(
-        suite=suite,
-        protocols=names,
-        models=list(models),
-        config_path=config_path,
-        n=count,
-        seed=seed,
-        swap_audit=swap_audit,
-        alpha=alpha,
-        concurrency=concurrency,
-        provider_limits=_provider_limits(provider_limit),
-        executor=executor,
-        ray_address=ray_address,
-    )
+    limits = _provider_limits(provider_limit)
+    options = BenchOptions(suite=suite, protocols=names, provider_limits=limits, **fields)
     progress = BatchProgress()
     report = run_bench(options, observer=progress, out=out)
     say(report.markdown)

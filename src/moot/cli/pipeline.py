@@ -29,6 +29,7 @@ from moot.cli.common import (
     with_tmux,
 )
 from moot.cli.outcome import chooser, shown
+from moot.cli.run import dry_run_option, projection_gate
 
 __all__ = ["execute", "lessons", "plan"]
 
@@ -66,7 +67,6 @@ class _Shared:
     def run(self, task: str, overrides: dict[str, Any]) -> None:
         """Load the config, print the projection (--dry-run stops there), run, exit."""
         from moot.api import start
-        from moot.cli.run import projection_gate
         from moot.lifecycle.plan import load_config
 
         plan = load_config(self.config_path, overrides)
@@ -96,9 +96,7 @@ def _options(command: Any) -> Any:
         config_option("TOML, JSON or YAML config file ([pipeline] section)."),
         limit_options,
         click.option("--seed", type=int, default=None, help="Seed for aliases and shuffles."),
-        click.option(
-            "--dry-run", is_flag=True, help="Print the projected calls and cost range, then exit."
-        ),
+        dry_run_option,
         tmux_option,
         display_options,
         quick_start,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
         chairman: str | None
 
 
-__all__ = ["projection_gate", "resume", "run"]
+__all__ = ["dry_run_option", "projection_gate", "resume", "run"]
 
 DEMO_ROUNDS = 1  # rounds of a run with no --models and no config (the embedded model)
 
@@ -92,6 +93,15 @@ def _takes_rounds(protocol: str | None) -> bool:
 
     name = protocol or str(RunConfig.model_fields["protocol"].default)
     return Flag.ROUNDS in protocols.get(name).flags
+
+
+def dry_run_option(command: Callable[..., None]) -> Callable[..., None]:
+    """--dry-run (the parameter `dry_run`): `projection_gate` prints the projection and exits."""
+    return click.option(
+        "--dry-run",
+        is_flag=True,
+        help="Print the projected calls, tokens and cost range, then exit without running.",
+    )(command)
 
 
 def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
@@ -167,11 +177,7 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     default=None,
     help="A text to start from, for protocols that refine one (refine; a diff on a code task).",
 )
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Print the projected calls, tokens and cost range, then exit without running.",
-)
+@dry_run_option
 @click.option(
     "--cache",
     "cache",

@@ -46,7 +46,6 @@ class BordaResult:
     incumbent: str
     scores: dict[str, int]
     winner: str
-    tie: bool
     tied: tuple[str, ...]
     tiebreak: TieBreak
     valid_rankings: int
@@ -57,6 +56,11 @@ class BordaResult:
     def no_valid_ranking(self) -> bool:
         """True when every judge abstained and the incumbent kept its place by default."""
         return self.valid_rankings == 0
+
+    @property
+    def tie(self) -> bool:
+        """True when candidates shared the top score (the winner did not win outright)."""
+        return bool(self.tied)
 
     @property
     def incumbent_won(self) -> bool:
@@ -148,7 +152,6 @@ def borda(
         incumbent=incumbent,
         scores=scores,
         winner=winner,
-        tie=bool(tied),
         tied=tied,
         tiebreak=tiebreak,
         valid_rankings=valid,

@@ -26,16 +26,16 @@ if TYPE_CHECKING:
 __all__ = ["JsonLog", "json_records"]
 
 _NAMES = {
-    "opened": "session_open",
-    "run_started": "run_start",
-    "ask_started": "model_call",
-    "ask": "model_response",
-    "attempt": "model_retry",
-    "shell_started": "command_start",
-    "shell": "command_result",
-    "stopped": "session_stopped",
-    "failed": "session_failed",
-    "finished": "session_end",
+    EventKind.OPENED: "session_open",
+    EventKind.RUN_STARTED: "run_start",
+    EventKind.ASK_STARTED: "model_call",
+    EventKind.ASK: "model_response",
+    EventKind.ATTEMPT: "model_retry",
+    EventKind.SHELL_STARTED: "command_start",
+    EventKind.SHELL: "command_result",
+    EventKind.STOPPED: "session_stopped",
+    EventKind.FAILED: "session_failed",
+    EventKind.FINISHED: "session_end",
 }
 
 
@@ -117,17 +117,17 @@ class JsonLog(Face):
         record = self._base(
             event, _NAMES.get(kind, kind), "info", round_no, phase, str(agent) if agent else None
         )
-        if kind == "opened":
+        if kind == EventKind.OPENED:
             meta = data.get("meta") or {}
             record["protocol"] = meta.get("protocol")
             record["agents"] = sorted(meta.get("aliases") or {})
             record["resumedSteps"] = sum(
-                1 for e in data.get("past") or () if e.kind in ("ask", "shell")
+                1 for e in data.get("past") or () if e.kind in (EventKind.ASK, EventKind.SHELL)
             )
-        elif kind == "ask_started":
+        elif kind == EventKind.ASK_STARTED:
             record["retryCount"] = 0
             record["estimatedPromptTokens"] = data.get("est_prompt_tokens")
-        elif kind == "ask":
+        elif kind == EventKind.ASK:
             completion = data.get("completion") or {}
             usage = completion.get("usage") or {}
             prompt = int(usage.get("prompt_tokens", 0))
@@ -147,38 +147,38 @@ class JsonLog(Face):
                 failure = completion.get("failure") or {}
                 record["level"] = "error"
                 record["error"] = f"{failure.get('kind')}: {failure.get('message')}"
-        elif kind == "attempt":
+        elif kind == EventKind.ATTEMPT:
             failure = data.get("failure") or {}
             record["level"] = "warn"
             record["retryCount"] = int(data.get("attempt") or 1)
             record["error"] = f"{failure.get('kind')}: {failure.get('message')}"
             record["retryInMs"] = round(float(data.get("retry_in") or 0.0) * 1000)
-        elif kind in ("shell_started", "shell"):
+        elif kind in (EventKind.SHELL_STARTED, EventKind.SHELL):
             record["command"] = data.get("command")
             result = data.get("result")
             if isinstance(result, dict):
                 record["exitCode"] = result.get("exit_code")
                 if result.get("exit_code") != 0 or result.get("timed_out"):
                     record["level"] = "warn"
-        elif kind == "round_result":  # a RoundSummary: the fields that say something
+        elif kind == EventKind.ROUND_RESULT:  # a RoundSummary: the fields that say something
             record["round"] = data.get("round", round_no)
             for key, value in data.items():
                 if key in ("round", "scale") or value in (None, {}, "") or value == "round":
                     continue
                 name = "convergenceScore" if key == "score" else _camel(key)
                 record[name] = _whole(value)
-        elif kind == "warning":
+        elif kind == EventKind.WARNING:
             record["level"] = "warn"
             record["error"] = data.get("message")
-        elif kind == "limits_changed":
+        elif kind == EventKind.LIMITS_CHANGED:
             record["limits"] = data.get("limits")
-        elif kind in ("stopped", "failed"):
-            record["level"] = "warn" if kind == "stopped" else "error"
+        elif kind in (EventKind.STOPPED, EventKind.FAILED):
+            record["level"] = "warn" if kind == EventKind.STOPPED else "error"
             record["error"] = data.get("message")
             record["reason"] = data.get("reason")
-        elif kind == "finished":
+        elif kind == EventKind.FINISHED:
             record["status"] = data.get("status")
-        elif kind == "context_fresh":
+        elif kind == EventKind.CONTEXT_FRESH:
             record["estimatedTokens"] = data.get("estimated_tokens")
             record["budget"] = data.get("budget")
         return record

@@ -26,6 +26,22 @@ def _tokens(completion: dict[str, Any]) -> int:
     return int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
 
 
+def _opened(data: dict[str, Any], reveal: bool) -> str:
+    """A session's first line: its id and protocol, its agents (their models only with
+    `reveal`) and, on a resume, how many journaled steps it starts after."""
+    meta = data.get("meta") or {}
+    aliases: dict[str, str] = meta.get("aliases") or {}
+    agents = ", ".join(
+        f"{label(a)} = {spec}" if reveal else label(a) for a, spec in aliases.items()
+    )
+    past = sum(1 for e in data.get("past") or () if e.kind in ("ask", "shell"))
+    resumed = f"; resuming after {past} journaled step(s)" if past else ""
+    return (
+        f"session {data.get('session_id')} ({meta.get('protocol')}): "
+        f"{len(aliases)} agents ({agents}){resumed}"
+    )
+
+
 def format_event(event: Event, *, reveal: bool = False) -> str | None:
     """The line for an event, or None for events not worth a line. Model names appear only
     with `reveal`."""
@@ -39,17 +55,7 @@ def _format(event: Event, reveal: bool) -> str | None:
     step = event.step or ""
     kind = event.kind
     if kind == "opened":
-        meta = data.get("meta") or {}
-        aliases: dict[str, str] = meta.get("aliases") or {}
-        agents = ", ".join(
-            f"{label(a)} = {spec}" if reveal else label(a) for a, spec in aliases.items()
-        )
-        past = sum(1 for e in data.get("past") or () if e.kind in ("ask", "shell"))
-        resumed = f"; resuming after {past} journaled step(s)" if past else ""
-        return (
-            f"session {data.get('session_id')} ({meta.get('protocol')}): "
-            f"{len(aliases)} agents ({agents}){resumed}"
-        )
+        return _opened(data, reveal)
     if kind == "ask_started":
         return f"{step}  {who} thinking (~{data.get('est_prompt_tokens', 0)} tokens in)"
     if kind == "ask":
