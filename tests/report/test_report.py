@@ -448,3 +448,20 @@ def test_a_fence_is_longer_than_every_run_of_backticks_in_its_text() -> None:
     assert fence("plain") == "```text\nplain\n```"
     assert fence("a `b` ```` c ``", "diff") == "`````diff\na `b` ```` c ``\n`````"
     assert fence("``````") == "```````text\n``````\n```````"
+
+
+def test_the_reports_are_written_whole_without_an_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """They are rendered from the journal (fsync'd) and rendered again by `moot export`: an
+    fsync each would only delay the end of a run."""
+    from moot.engine.store import SessionFolder
+    from moot.report import write_reports
+
+    run = start("task", Debate().config())
+    folder = SessionFolder(run.folder)
+    journal, _ = Journal.open(folder.events, repair=False)
+    (run.folder / "report.md").unlink()
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    write_reports(folder, run.result, journal.events)
+    assert synced == [] and "# Arena Report" in (run.folder / "report.md").read_text()
+    assert not list(run.folder.glob(".report*"))  # no temporary file left
