@@ -144,7 +144,8 @@ with open(os.environ["AGENT_LOG"], "a") as log:
     log.write('{{"agent": "editor", "cwd": "%s"}}\\n' % os.getcwd())
 hold = os.environ.get("EDITOR_HOLD")
 if hold and not Path(hold + ".release").exists():
-    Path(hold).write_text(str(os.getpid()))
+    Path(hold + ".tmp").write_text(str(os.getpid()))
+    os.replace(hold + ".tmp", hold)  # whole: the test reads the pid once the file exists
     time.sleep(60)
 Path("calc.py").write_text(Path("calc.py").read_text().replace("a - b", "a + b"))
 Path("NEWS.md").write_text("add() returns the sum\\n")
