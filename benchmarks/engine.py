@@ -38,11 +38,12 @@ resume_1000_events_s
     it stopped. The session is an arena of 45 complete rounds, paused by a token limit at the
     first call of round 46: every call fails once with a transient error (an `attempt` event,
     then a retry) and every solve, revise and verify answer is malformed once and re-asked, so
-    the journal holds 501 asks and 1,005 events (each call counts a million tokens, far more than
-    any prompt's estimate or a call's reservation, and the limit is 501 million, so it pauses at
-    an exact step). `resume` is then called with that limit still reached: it loads and
-    verifies the journal, re-runs the protocol over every journaled step (no model is called)
-    and pauses again at the first not-yet-journaled step. The figure is the time from calling
+    the journal holds 501 asks and 1,005 events, and 138 verdicts besides (`checked` notes, one
+    per solution). Each call counts a million tokens, far more than any prompt's estimate or a
+    call's reservation, and the limit is 501 million, so it pauses at an exact step. `resume`
+    is then called with that limit still reached: it loads and verifies the journal, re-runs
+    the protocol over every journaled step (no model is called) and pauses again at the first
+    not-yet-journaled step. The figure is the time from calling
     `resume` to that moment (when it journals `stopped`), without the report writing after it.
     Median of 5 resumes of the same session (each adds 2 events); before each, moot's per-text
     caches (lru_cache) are emptied, so every resume is timed as a new process would run it.

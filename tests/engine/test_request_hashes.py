@@ -1,6 +1,7 @@
-"""A session's request hashes (`RequestHashes`) are `request_hash`'s, digest for digest, while a
-request that extends an earlier one hashes only what it adds (issue 23: a resume hashes every
-journaled request, and conversations are most of its bytes)."""
+"""What an ask event records of its request (`request_digest`), and how a resume compares it
+(`same_request`): each message is hashed once however many requests resend it (issue 23: a
+resume hashes every journaled request, and conversations are most of its bytes), and a
+session journaled with the older `request_hash` still resumes and replays."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import hashlib
 import pytest
 
 from moot.engine import journal
-from moot.engine.journal import RequestHashes, request_hash
+from moot.engine.journal import REQUEST_DIGEST, request_digest, request_hash, same_request
 from moot.types import Message, Request
 
 
@@ -21,53 +22,76 @@ def _conversation(turns: int) -> list[Message]:
     messages = [Message(role="system", content="You are agent A.")]
     for turn in range(turns):
         messages.append(Message(role="user", content=f"prompt {turn} " * 50))
-        messages.append(Message(role="assistant", content=f"reply {turn} " * 50))
+        messages.append(Message(role="assistant", content=f"reply {turn} \u00e9 " * 50))
     return messages
 
 
-def test_a_growing_conversation_hashes_as_request_hash_does() -> None:
-    hashes = RequestHashes()
-    conversation = _conversation(6)
-    for end in range(1, len(conversation) + 1):  # +1 and +2 messages at a time, and a fork
-        for request in (_request(conversation[:end]), _request(conversation[:end], max_tokens=9)):
-            assert hashes(request) == request_hash(request)
-    forked = [*conversation[:5], Message(role="user", content="another prompt")]
-    assert hashes(_request(forked)) == request_hash(_request(forked))
-
-
-def test_equal_messages_that_are_other_objects_hash_the_same() -> None:
-    hashes = RequestHashes()
-    hashes(_request(_conversation(3)))
-    again = _request([Message(role=m.role, content=m.content) for m in _conversation(3)])
-    assert hashes(again) == request_hash(again)
-
-
-def test_a_request_that_extends_a_kept_one_hashes_only_what_it_adds(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    hashes = RequestHashes()
-    conversation = _conversation(4)
-    hashes(_request(conversation[:-2]))
-    encoded: list[Message] = []
-    monkeypatch.setattr(journal, "_message_json", lambda m: encoded.append(m) or b"x")
-    hashes(_request(conversation))
-    assert encoded == conversation[-2:]
-
-
-def test_the_oldest_states_go_first_and_hashes_stay_right(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(RequestHashes, "KEPT", 2)
-    hashes = RequestHashes()
-    conversation = _conversation(5)
-    for end in range(1, len(conversation) + 1):
-        assert hashes(_request(conversation[:end])) == request_hash(_request(conversation[:end]))
-    assert len(hashes._after) == 2
-
-
-def test_request_hash_is_sha256_over_the_parameters_then_each_message() -> None:
-    """The recorded format, which journals already hold: it must not change."""
-    request = _request(_conversation(1))
+def test_the_digest_is_sha256_over_the_parameters_then_each_messages_own_digest() -> None:
+    """The recorded format, which journals hold from now on: it must not change."""
+    request = _request(_conversation(2), max_tokens=9)
     params = journal.canonical_json(request.model_dump(exclude={"timeout", "meta", "messages"}))
     expected = hashlib.sha256(params.encode())
-    for message in request.messages:
-        expected.update(b"\n" + journal.canonical_json(message.model_dump()).encode())
-    assert request_hash(request) == RequestHashes()(request) == expected.hexdigest()
+    for m in request.messages:
+        expected.update(hashlib.sha256(f"{m.role}\n{m.content}".encode()).digest())
+    assert request_digest(request) == expected.hexdigest()
+
+
+def test_a_message_is_only_its_role_and_text() -> None:
+    """A field added to Message must join the message digest (journal._message_digest)."""
+    assert set(Message.model_fields) == {"role", "content"}
+
+
+def test_anything_that_changes_the_request_changes_the_digest() -> None:
+    base = _request(_conversation(2))
+    changed = [
+        _request(_conversation(2), max_tokens=9),
+        _request(_conversation(2)[:-1]),
+        _request([*_conversation(2)[:-1], Message(role="assistant", content="another")]),
+        _request(
+            [*_conversation(2)[:-1], Message(role="user", content=_conversation(2)[-1].content)]
+        ),
+    ]
+    assert len({request_digest(r) for r in [base, *changed]}) == 1 + len(changed)
+    timeout = Request(messages=base.messages, temperature=0.5, seed=7, timeout=3.0)
+    assert request_digest(timeout) == request_digest(base)  # timeout and meta are left out
+
+
+def test_each_message_is_hashed_once_and_equal_messages_digest_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    conversation = _conversation(4)
+    for end in range(1, len(conversation) + 1):  # a conversation growing ask by ask
+        request_digest(_request(conversation[:end]))
+    hashed: list[bytes] = []
+    real = hashlib.sha256
+
+    def counting(data: bytes = b"") -> object:
+        hashed.append(data)
+        return real(data)
+
+    monkeypatch.setattr(journal.hashlib, "sha256", counting)
+    again = request_digest(_request(conversation))
+    assert len(hashed) == 1  # the parameters only: every message's digest was kept
+    copies = [Message(role=m.role, content=m.content) for m in conversation]
+    assert request_digest(_request(copies)) == again
+
+
+def test_digests_stay_right_when_the_oldest_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journal, "_DIGESTS", {})
+    monkeypatch.setattr(journal, "_DIGESTS_KEPT", 2)
+    conversation = _conversation(3)
+    first = [request_digest(_request(conversation[:end])) for end in range(1, 8)]
+    monkeypatch.setattr(journal, "_DIGESTS", {})
+    assert [request_digest(_request(conversation[:end])) for end in range(1, 8)] == first
+    assert len(journal._DIGESTS) == 2
+
+
+def test_a_recorded_request_is_compared_by_its_digest_or_by_an_older_sessions_hash() -> None:
+    request = _request(_conversation(1))
+    other = _request(_conversation(2))
+    digest = request_digest(request)
+    assert same_request({REQUEST_DIGEST: digest}, request, digest)
+    assert not same_request({REQUEST_DIGEST: request_digest(other)}, request, digest)
+    old = {"request_hash": request_hash(request)}  # what a session journaled before digests
+    assert same_request(old, request, digest)
+    assert not same_request({"request_hash": request_hash(other)}, request, digest)

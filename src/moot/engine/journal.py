@@ -34,6 +34,7 @@ import hashlib
 import hmac
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,14 +55,16 @@ from moot.types import Event, Message, Request
 
 __all__ = [
     "GENESIS",
+    "REQUEST_DIGEST",
     "UNSIGNED_ACCEPTED",
     "Journal",
     "JournalRepair",
-    "RequestHashes",
     "canonical_json",
     "check_head",
     "key_from_env",
+    "request_digest",
     "request_hash",
+    "same_request",
     "signed_by",
     "unsigned_accepted",
 ]
@@ -80,7 +83,7 @@ def _message_json(message: Message) -> bytes:
 
 
 def request_hash(request: Request) -> str:
-    """What an ask event records of its request, so a resume sees a changed prompt: SHA-256
+    """What an ask event recorded of its request before `request_digest`: SHA-256
     over the request's parameters and messages (timeout and meta left out), the canonical JSON
     of the parameters, then one canonical JSON line per message.
 
@@ -94,40 +97,48 @@ def request_hash(request: Request) -> str:
     return digest.hexdigest()
 
 
-class RequestHashes:
-    """`request_hash` for the asks of one session, the same digests in less time: an arena's
-    conversation grows by a reply and a prompt per ask, so a request's messages are most often
-    an earlier request's and one or two more. The hash state after each request's messages is
-    kept (by the parameters and the messages' identities; the entry holds the messages, so no
-    identity is reused while it is kept), and a request that extends one hashes only what it
-    adds. A resume hashes every journaled request, and the conversations are most of its bytes.
-    """
+REQUEST_DIGEST = "request_digest"  # an ask event's record of its request (request_digest)
 
-    KEPT = 1024  # requests whose state is kept; the oldest goes first
 
-    def __init__(self) -> None:
-        self._after: dict[tuple[str, tuple[int, ...]], tuple[Any, tuple[Message, ...]]] = {}
+# Each message's digest, by the message's identity (the entry keeps the message, so its id is
+# not reused while kept): a lookup costs no hashing of its text. The oldest go first.
+_DIGESTS: dict[int, tuple[Message, bytes]] = {}
+_DIGESTS_KEPT = 8192
 
-    def __call__(self, request: Request) -> str:
-        params = canonical_json(request.model_dump(exclude={"timeout", "meta", "messages"}))
-        messages = tuple(request.messages)
-        digest, done = None, 0
-        for start in (len(messages) - 1, len(messages) - 2):
-            kept = (
-                self._after.get((params, tuple(map(id, messages[:start])))) if start > 0 else None
-            )
-            if kept is not None:
-                digest, done = kept[0].copy(), start
-                break
-        if digest is None:
-            digest = hashlib.sha256(params.encode("utf-8"))
-        for message in messages[done:]:
-            digest.update(b"\n")
-            digest.update(_message_json(message))
-        if len(self._after) >= self.KEPT:
-            del self._after[next(iter(self._after))]
-        self._after[(params, tuple(map(id, messages)))] = (digest.copy(), messages)
-        return digest.hexdigest()
+
+def _message_digest(message: Message) -> bytes:
+    kept = _DIGESTS.get(id(message))
+    if kept is not None and kept[0] is message:
+        return kept[1]
+    # a message is its role and its text (a new field must join here); no role has a newline
+    body = message.content.encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(message.role.encode("ascii") + b"\n" + body).digest()
+    if len(_DIGESTS) >= _DIGESTS_KEPT:
+        _DIGESTS.pop(next(iter(_DIGESTS)), None)
+    _DIGESTS[id(message)] = (message, digest)
+    return digest
+
+
+def request_digest(request: Request) -> str:
+    """What an ask event records of its request, so a resume sees a changed prompt: SHA-256
+    over the canonical JSON of the parameters (timeout and meta left out), then the SHA-256 of
+    each message (its role, a newline, its text). A message is hashed once however many
+    requests carry it
+    (cached: messages are frozen and shared), so a resume, which hashes every journaled
+    request, costs the conversations' messages once, not once per ask that resends them."""
+    params = request.model_dump(exclude={"timeout", "meta", "messages"})
+    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
+    for message in request.messages:
+        digest.update(_message_digest(message))
+    return digest.hexdigest()
+
+
+def same_request(data: Mapping[str, Any], request: Request, digest: str) -> bool:
+    """Whether the ask event holding `data` was for `request` (`digest`: its request_digest),
+    by the digest it records, or by `request_hash` for a session journaled before digests."""
+    if REQUEST_DIGEST in data:
+        return bool(data[REQUEST_DIGEST] == digest)
+    return bool(data.get("request_hash") == request_hash(request))
 
 
 def _digest(body: dict[str, Any]) -> str:

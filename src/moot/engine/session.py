@@ -30,7 +30,7 @@ from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects, CodeTask
 from moot.engine.copies import FolderCopies
 from moot.engine.inbox import Inbox, with_notes
-from moot.engine.journal import Journal, RequestHashes
+from moot.engine.journal import Journal, request_digest, same_request
 from moot.engine.limits import Budget, worst_case
 from moot.engine.replies import masked, settle
 from moot.engine.standing import Standing
@@ -128,7 +128,6 @@ class Session(CodeTask, FolderCopies):
         }
         self.standing = Standing.for_aliases({a.alias: a.spec for a in self.agents})
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
-        self._hashes = RequestHashes()  # request_hash, extending a conversation's
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
         self._inbox = Inbox(folder.path, journal.events)  # a person's notes (engine/inbox.py)
         for event in journal.events:
@@ -418,13 +417,14 @@ class Session(CodeTask, FolderCopies):
             timeout=config.timeout or self.limits.call_timeout,
             meta={"step": step, "agent": alias},
         )
-        digest = self._hashes(request)
+        digest = request_digest(request)
         recorded = self._catch_up.get(step)
-        if self._retrying and recorded is not None and recorded.data.get("request_hash") != digest:
+        changed = recorded is not None and not same_request(recorded.data, request, digest)
+        if self._retrying and changed:
             recorded = None  # answered without a failed step's answer, now asked again
             self._completions.pop(step, None)
         if recorded is not None:
-            if recorded.data.get("request_hash") != digest and step not in self._warned:
+            if changed and step not in self._warned:
                 self._warned.add(step)
                 # A resume journals it; a replay only tells the faces (it writes nothing: an
                 # old session replayed by newer code must still match its result.json).
@@ -462,7 +462,7 @@ class Session(CodeTask, FolderCopies):
                 step,
                 agent=alias,
                 prompt=_clean(request.prompt),
-                request_hash=digest,
+                request_digest=digest,
                 est_prompt_tokens=estimate,
                 completion=completion.model_dump(mode="json"),
                 **cached,

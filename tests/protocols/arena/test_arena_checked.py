@@ -89,3 +89,26 @@ def test_a_session_journaled_without_verdicts_is_checked_again_and_replays_the_s
     checked = _counting(monkeypatch)
     assert api.replay(run.session_id).identical is True
     assert checked and (run.folder / "events.jsonl").read_bytes() == journal
+
+
+def test_a_resume_whose_prompts_changed_says_so_once_per_step_and_keeps_the_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The request digest an ask records is what shows a resume that the code now asks
+    otherwise: the journaled answers are kept (nothing is asked again), and a warning names
+    each step whose prompt changed."""
+    from moot.protocols.arena import prompts
+
+    debate = _debate()
+    paused = start("task", debate.config(limits={"max_tokens": 2500}))
+    asked = dict(debate.steps)
+    monkeypatch.setattr(prompts, "SOLVE", "Answer this, in the format:\n{task}\n\n{format}")
+    api.resume(paused.session_id, sleep=no_sleep)
+    warned = [
+        e["step"]
+        for e in events(paused.folder)
+        if e["kind"] == "warning" and "differs from the recorded one" in e["data"]["message"]
+    ]
+    # the solve prompts, and every later ask of those conversations, which carry them
+    assert {s for s in asked if "/solve/" in s} <= set(warned) <= set(asked)
+    assert len(warned) == len(set(warned)) and all(debate.steps[s] == 1 for s in asked)
