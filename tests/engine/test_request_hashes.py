@@ -9,8 +9,8 @@ import hashlib
 
 import pytest
 
-from moot.engine import journal
-from moot.engine.journal import REQUEST_DIGEST, request_digest, request_hash, same_request
+from moot.engine import requests
+from moot.engine.requests import REQUEST_DIGEST, request_digest, request_hash, same_request
 from moot.types import Message, Request
 
 
@@ -29,7 +29,7 @@ def _conversation(turns: int) -> list[Message]:
 def test_the_digest_is_sha256_over_the_parameters_then_each_messages_own_digest() -> None:
     """The recorded format, which journals hold from now on: it must not change."""
     request = _request(_conversation(2), max_tokens=9)
-    params = journal.canonical_json(request.model_dump(exclude={"timeout", "meta", "messages"}))
+    params = requests.canonical_json(request.model_dump(exclude={"timeout", "meta", "messages"}))
     expected = hashlib.sha256(params.encode())
     for m in request.messages:
         expected.update(hashlib.sha256(f"{m.role}\n{m.content}".encode()).digest())
@@ -37,7 +37,7 @@ def test_the_digest_is_sha256_over_the_parameters_then_each_messages_own_digest(
 
 
 def test_a_message_is_only_its_role_and_text() -> None:
-    """A field added to Message must join the message digest (journal._message_digest)."""
+    """A field added to Message must join the message digest (requests._message_digest)."""
     assert set(Message.model_fields) == {"role", "content"}
 
 
@@ -69,7 +69,7 @@ def test_each_message_is_hashed_once_and_equal_messages_digest_alike(
         hashed.append(data)
         return real(data)
 
-    monkeypatch.setattr(journal.hashlib, "sha256", counting)
+    monkeypatch.setattr(requests.hashlib, "sha256", counting)
     again = request_digest(_request(conversation))
     assert len(hashed) == 1  # the parameters only: every message's digest was kept
     copies = [Message(role=m.role, content=m.content) for m in conversation]
@@ -77,13 +77,13 @@ def test_each_message_is_hashed_once_and_equal_messages_digest_alike(
 
 
 def test_digests_stay_right_when_the_oldest_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(journal, "_DIGESTS", {})
-    monkeypatch.setattr(journal, "_DIGESTS_KEPT", 2)
+    monkeypatch.setattr(requests, "_DIGESTS", {})
+    monkeypatch.setattr(requests, "_DIGESTS_KEPT", 2)
     conversation = _conversation(3)
     first = [request_digest(_request(conversation[:end])) for end in range(1, 8)]
-    monkeypatch.setattr(journal, "_DIGESTS", {})
+    monkeypatch.setattr(requests, "_DIGESTS", {})
     assert [request_digest(_request(conversation[:end])) for end in range(1, 8)] == first
-    assert len(journal._DIGESTS) == 2
+    assert len(requests._DIGESTS) == 2
 
 
 def test_a_recorded_request_is_compared_by_its_digest_or_by_an_older_sessions_hash() -> None:

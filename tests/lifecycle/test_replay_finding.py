@@ -19,7 +19,7 @@ import pytest
 
 from moot import api
 from moot.deliberation.finding import judge_answers
-from moot.engine import journal as journal_module
+from moot.engine import requests as requests_module
 from moot.engine.head import Head, write_head
 from moot.engine.journal import Journal
 from moot.engine.result import Result
@@ -173,7 +173,7 @@ def test_replaying_with_changed_prompts_writes_nothing_and_show_still_works(
     result still matches its journal and `moot show` still shows it."""
     folder = old_session(isolated, JUDGED)
     before = (folder / "events.jsonl").read_bytes()
-    monkeypatch.setattr(journal_module, "request_hash", lambda request: "another prompt")
+    monkeypatch.setattr(requests_module, "request_hash", lambda request: "another prompt")
     code, out, err = moot(capsys, "replay", JUDGED)
     assert code == 0, out
     assert (folder / "events.jsonl").read_bytes() == before

@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import functools
 import hashlib
 import hmac
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,20 +49,16 @@ from moot.engine.head import (
 from moot.engine.lines import as_written, canonical_json
 from moot.engine.store import read_json, storage_error
 from moot.errors import JournalError, StorageError
-from moot.types import Event, Message, Request
+from moot.types import Event
 
 __all__ = [
     "GENESIS",
-    "REQUEST_DIGEST",
     "UNSIGNED_ACCEPTED",
     "Journal",
     "JournalRepair",
     "canonical_json",
     "check_head",
     "key_from_env",
-    "request_digest",
-    "request_hash",
-    "same_request",
     "signed_by",
     "unsigned_accepted",
 ]
@@ -75,70 +69,6 @@ ANCHOR_NAME = "session.json"  # records that the journal is sealed, and whether 
 RESULT_NAME = "result.json"  # a result sealed with an HMAC records that the journal was signed
 # the key of the warning a resume journals when its user continues a signed session unsigned
 UNSIGNED_ACCEPTED = "accepted_unsigned"
-
-
-@functools.lru_cache(maxsize=4096)
-def _message_json(message: Message) -> bytes:
-    return canonical_json(message.model_dump()).encode("utf-8")
-
-
-def request_hash(request: Request) -> str:
-    """What an ask event recorded of its request before `request_digest`: SHA-256
-    over the request's parameters and messages (timeout and meta left out), the canonical JSON
-    of the parameters, then one canonical JSON line per message.
-
-    Conversations grow every round and resume hashes every recorded request, so messages are
-    encoded once each (cached: they are frozen and shared between asks), not once per request."""
-    params = request.model_dump(exclude={"timeout", "meta", "messages"})
-    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
-    for message in request.messages:
-        digest.update(b"\n")
-        digest.update(_message_json(message))
-    return digest.hexdigest()
-
-
-REQUEST_DIGEST = "request_digest"  # an ask event's record of its request (request_digest)
-
-
-# Each message's digest, by the message's identity (the entry keeps the message, so its id is
-# not reused while kept): a lookup costs no hashing of its text. The oldest go first.
-_DIGESTS: dict[int, tuple[Message, bytes]] = {}
-_DIGESTS_KEPT = 8192
-
-
-def _message_digest(message: Message) -> bytes:
-    kept = _DIGESTS.get(id(message))
-    if kept is not None and kept[0] is message:
-        return kept[1]
-    # a message is its role and its text (a new field must join here); no role has a newline
-    body = message.content.encode("utf-8", "surrogatepass")
-    digest = hashlib.sha256(message.role.encode("ascii") + b"\n" + body).digest()
-    if len(_DIGESTS) >= _DIGESTS_KEPT:
-        _DIGESTS.pop(next(iter(_DIGESTS)), None)
-    _DIGESTS[id(message)] = (message, digest)
-    return digest
-
-
-def request_digest(request: Request) -> str:
-    """What an ask event records of its request, so a resume sees a changed prompt: SHA-256
-    over the canonical JSON of the parameters (timeout and meta left out), then the SHA-256 of
-    each message (its role, a newline, its text). A message is hashed once however many
-    requests carry it
-    (cached: messages are frozen and shared), so a resume, which hashes every journaled
-    request, costs the conversations' messages once, not once per ask that resends them."""
-    params = request.model_dump(exclude={"timeout", "meta", "messages"})
-    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
-    for message in request.messages:
-        digest.update(_message_digest(message))
-    return digest.hexdigest()
-
-
-def same_request(data: Mapping[str, Any], request: Request, digest: str) -> bool:
-    """Whether the ask event holding `data` was for `request` (`digest`: its request_digest),
-    by the digest it records, or by `request_hash` for a session journaled before digests."""
-    if REQUEST_DIGEST in data:
-        return bool(data[REQUEST_DIGEST] == digest)
-    return bool(data.get("request_hash") == request_hash(request))
 
 
 def _digest(body: dict[str, Any]) -> str:

@@ -30,9 +30,10 @@ from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects, CodeTask
 from moot.engine.copies import FolderCopies
 from moot.engine.inbox import Inbox, with_notes
-from moot.engine.journal import Journal, request_digest, same_request
+from moot.engine.journal import Journal
 from moot.engine.limits import Budget, worst_case
 from moot.engine.replies import masked, settle
+from moot.engine.requests import request_digest, same_request
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder
 from moot.errors import Interrupted, LimitReached, ReplayIncomplete
