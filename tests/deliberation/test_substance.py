@@ -733,6 +733,9 @@ ANSWER_TALK = [
     # a description of an answer in place of one (the README's first run ended on the first)
     "A concise answer with no extra information.",
     "A short, clear and specific answer.",
+    # a graded description (two of three SmolLM2 agents ended on it, by persuasion)
+    "the most straightforward answer ever.",
+    "The best possible answer.",
     # a bracket left open at the end is nothing concrete (a README run's revision ended so)
     "Your answer should be concise yet informative (",
     'Each response must be well reasoned "',
@@ -768,6 +771,9 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         ),
         (FRANCE, "Paris."),
         (TWO, "The answer is 42."),
+        # a graded answer noun beside something of substance, or a grade the task asks for
+        (FRANCE, "The most straightforward answer: Paris."),
+        ("Which approach is the simplest?", "The simplest approach."),
         (MIGRATE, "Make sure the migration runs in a transaction."),
         # the answer named beside something of substance
         (STORE, "Your solution should handle a second writer: use Postgres."),

@@ -13,7 +13,8 @@ answer as its subject and a modal verb, and then says only
 - or, after a colon, another such directive;
 
 or it only describes an answer: "A concise answer with no extra information." (the README's
-first run gave that as its final answer).
+first run gave that as its final answer), "the most straightforward answer ever." (another
+README run certified that one by persuasion).
 
 "The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex."
 and "Your answer must be: Paris" are answers, hedged. An alphabet or a run of digits
@@ -58,6 +59,13 @@ _HOLD = re.compile(
 _NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)
 # words that only say an answer is bare: "with no extra information"
 _BARE = frozenset("no extra unnecessary just nothing else".split())
+# words that only grade an answer: "the most straightforward answer ever", "the best possible"
+_GRADE = frozenset(
+    """
+    most very really truly quite best good great perfect ideal simple simplest straightforward
+    direct obvious possible ever only right
+    """.split()
+)
 # what may stand before the answer noun without saying anything of it ("Solution.", "The answer.")
 _DETERMINERS = frozenset("a an the this that your my our their its".split())
 _SENTENCE = re.compile(r"[^.!?;\n]+")
@@ -124,7 +132,9 @@ def _describes(sentence: str, task: _Task) -> bool:
     return (
         bool(said)
         and not _CODE_LIKE.search(sentence)
-        and all((w in talk or w in _FORM or w in _BARE) and w not in asked for w in words)
+        and all(
+            (w in talk or w in _FORM or w in _BARE or w in _GRADE) and w not in asked for w in words
+        )
     )
 
 
