@@ -733,6 +733,10 @@ ANSWER_TALK = [
     # a description of an answer in place of one (the README's first run ended on the first)
     "A concise answer with no extra information.",
     "A short, clear and specific answer.",
+    # a parenthesis of plain words is prose, not code (a README run's first answer)
+    "Your answers must be written exactly in two sections: one for the answer itself (single "
+    "sentence) and another with your entire description of the question, code or something "
+    "specific about the questions.",
     # a graded description (two of three SmolLM2 agents ended on it, by persuasion)
     "the most straightforward answer ever.",
     "The best possible answer.",
@@ -771,6 +775,9 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         ),
         (FRANCE, "Paris."),
         (TWO, "The answer is 42."),
+        # a parenthesis that holds a name or code is concrete
+        (STORE, "Your answer should be short (SQLite)."),
+        (STORE, "Your answer should be short: call open_db(path) once."),
         # a graded answer noun beside something of substance, or a grade the task asks for
         (FRANCE, "The most straightforward answer: Paris."),
         ("Which approach is the simplest?", "The simplest approach."),

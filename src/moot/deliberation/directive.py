@@ -19,7 +19,8 @@ README run certified that one by persuasion).
 "The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex."
 and "Your answer must be: Paris" are answers, hedged. An alphabet or a run of digits
 ("ABCDEFGHIJ", "1234567890") is a sample of characters, not content, and so is a lone letter
-the task does not name. Everything here is linear in the text.
+the task does not name. A parenthesis of plain words ("(single sentence)") is prose, not code.
+Everything here is linear in the text.
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ _LEFT_OPEN = " \t\r\f\v([{<\"',"  # what a sentence may end on that holds nothin
 _CODE = r"[`_(){}\[\]=<>/\\|#$%@]"
 _CODE_LIKE = re.compile(_CODE)
 _CONCRETE = re.compile(r"\d|" + _CODE + r"|\b(?!I\b)[A-Z]")
+# a parenthesis of plain lowercase words after a space is prose ("one for the answer itself
+# (single sentence)"), not code: its words are read as the sentence's own
+_PROSE_PARENS = re.compile(r"(?<![\w)\]])\(([a-z][a-z ,'-]{0,80})\)")
 DIRECTIVE_SENTENCES = 12  # more sentences than this are not looked at as one directive
 _NESTING = 3  # "must be: ... must be: ..." is followed this deep
 # words about the form of an answer, beside the caller's words of talk about answers
@@ -141,7 +145,7 @@ def _describes(sentence: str, task: _Task) -> bool:
 def _directive(sentence: str, task: _Task, depth: int) -> bool:
     asked, talk = task.asked, task.talk
     # a bracket or quote left open at the end holds nothing: "... concise yet informative ("
-    sentence = sentence.rstrip(_LEFT_OPEN)
+    sentence = _PROSE_PARENS.sub(r" \1 ", sentence.rstrip(_LEFT_OPEN))
     like = _LIKE.match(sentence)
     hold = like or _HOLD.match(sentence)
     if hold is None:
