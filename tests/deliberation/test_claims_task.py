@@ -59,3 +59,19 @@ def test_a_wh_question_asked_as_a_request_is_one_too() -> None:
     task = "Tell me what the capital of France is."
     assert extract_claim("Tell the capital of France.", task).repeats_task
     assert not extract_claim("Paris.", task).repeats_task
+
+
+def test_a_part_of_the_question_repeats_it_unless_the_task_offers_alternatives() -> None:
+    """A README run certified 'France' and 'The capital of France is Paris.' as agreeing ('one
+    says all the other says'): 'France' only repeats a word of "What is the capital of
+    France?", so it is no answer, and it agrees with nothing."""
+    for echo in ("France", "The capital.", "Capital: France."):
+        assert extract_claim(echo, FRANCE).repeats_task, echo
+    assert relation("France", "The capital of France is Paris.", FRANCE) is Relation.UNSURE
+    assert not extract_claim("Paris", FRANCE).repeats_task
+    # a task that offers alternatives: naming one of them picks it
+    for task in (STORE, "What should hold the sessions, Postgres or SQLite?"):
+        assert not extract_claim("SQLite", task).repeats_task, task
+        assert relation("SQLite", "Use SQLite for the sessions.", task) is Relation.AGREE
+    between = "Which is safer to run on Friday: the migration or the rollback?"
+    assert not extract_claim("The rollback.", between).repeats_task

@@ -313,12 +313,14 @@ def _claim(answer: str, task: str | None) -> Claim:
         repeats_task=bool(
             asked
             and content
-            and content == asked
+            and content <= asked
             and kind == "statement"
             and not quantities
             and not denied
             and task
             and _asks_what(task)
+            # a part of the question, unless it names one of the alternatives the task offers
+            and (content == asked or not _offers_alternatives(task))
         ),
     )
 
@@ -437,6 +439,13 @@ def _compared(a: Claim, b: Claim) -> Comparison:
 
 
 _WH = frozenset("what which who whom whose where when why how".split())
+_ALTERNATIVES = frozenset("or versus vs either between".split())
+
+
+def _offers_alternatives(task: str) -> bool:
+    """Whether the task names alternatives to pick from ("Postgres or SQLite?"), so that an
+    answer made of its words can still pick one."""
+    return not _ALTERNATIVES.isdisjoint(_TOKEN.findall(_fold(task[:2_000])))
 
 
 def _asks_what(task: str) -> bool:
