@@ -367,6 +367,63 @@ def test_a_diff_applied_already_applies_again_changing_nothing(
     assert not apply_patch(a, half).applied  # neither applied nor applying: still refused
 
 
+def test_a_diff_whose_git_apply_was_killed_half_way_applies_on_the_retry(
+    dirty_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git apply` replaces a file by removing it and writing the new one: a kill in between
+    left a worktree without the file, and the resume's apply of the same diff failed ("No such
+    file or directory"; the pipeline's crash trials found it). The files a diff touches are
+    kept beside the worktree until git is done, and a retry puts them back first."""
+    from moot.code import _diff
+
+    _, _, (a,) = start(dirty_repo, tmp_path, ["a"])
+    before = files(a.path)
+    real = _diff._git_apply
+
+    def killed(worktree: Worktree, data: bytes) -> _diff.PatchResult:
+        (worktree.path / "tracked.txt").unlink()  # what git had done when the kill came
+        (worktree.path / "docs").mkdir(exist_ok=True)
+        (worktree.path / "docs" / "notes.md").write_text("# Notes\n")
+        raise KeyboardInterrupt  # stands for SIGKILL: nothing after this line runs
+
+    monkeypatch.setattr(_diff, "_git_apply", killed)
+    with pytest.raises(KeyboardInterrupt):
+        apply_patch(a, GOOD_DIFF)
+    monkeypatch.setattr(_diff, "_git_apply", real)
+    assert not (a.path / "tracked.txt").exists()
+    result = apply_patch(a, GOOD_DIFF)
+    assert result.applied, result.error
+    assert (a.path / "tracked.txt").read_text() == "one\ntwo, fixed\nthree\n"
+    assert (a.path / "docs" / "notes.md").read_text() == "# Notes\nwritten by the model\n"
+    assert {k for k in files(a.path)} == set(before) | {"docs/notes.md"}
+    assert not list(a.path.parent.glob(".*apply*"))  # nothing left beside the worktree
+
+
+def test_a_backup_left_by_another_diff_is_dropped_not_restored(
+    dirty_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backup whose diff is not the one applied now belongs to an apply that ended (its
+    removal lost in a crash): putting it back would undo journaled work."""
+    from moot.code import _diff
+
+    _, _, (a,) = start(dirty_repo, tmp_path, ["a"])
+    real = _diff._git_apply
+
+    def killed(worktree: Worktree, data: bytes) -> _diff.PatchResult:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_diff, "_git_apply", killed)
+    with pytest.raises(KeyboardInterrupt):
+        apply_patch(a, GOOD_DIFF)
+    monkeypatch.setattr(_diff, "_git_apply", real)
+    (a.path / "tracked.txt").write_text("one\ntwo\nthree\nfour\n")  # later, journaled work
+    other = "--- a/untracked.txt\n+++ b/untracked.txt\n@@ -1 +1 @@\n-untracked\n+changed\n"
+    result = apply_patch(a, other)
+    assert result.applied, result.error
+    assert (a.path / "tracked.txt").read_text() == "one\ntwo\nthree\nfour\n"
+    assert not list(a.path.parent.glob(".*apply*"))
+
+
 def test_removing_a_worktree_whose_remove_was_killed_half_way_completes(
     clean_repo: Path, tmp_path: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot.code import _kept
 from moot.code._git import git
 from moot.code._hunks import recount
 from moot.code._snapshot import worktree_tree
@@ -152,7 +153,8 @@ def apply_patch(worktree: Worktree, patch: str | bytes) -> PatchResult:
     count right; see `_hunks`); `--ignore-whitespace` forgives context whose whitespace
     drifted. A diff whose result the worktree already holds is applied (nothing to change). On
     failure nothing is changed and `error` holds git's message, to quote back to the model
-    once."""
+    once. The files it touches are kept beside the worktree while git runs (`_kept`), so an
+    apply killed half way is undone by the next apply of the same diff."""
     data = normalize_patch(patch)
     if not data.strip():
         return PatchResult(False, "the diff is empty: no file would change")
@@ -160,8 +162,17 @@ def apply_patch(worktree: Worktree, patch: str | bytes) -> PatchResult:
         return PatchResult(
             False, f"the diff is {len(data)} bytes; the limit is {MAX_PATCH_BYTES} bytes"
         )
-    first = _git_apply(worktree, data)
     recounted = recount(data)
+    # a process killed inside `git apply` of this diff left files half replaced: put them back
+    _kept.put_back(worktree, data)
+    _kept.keep(worktree, data, [data] if recounted == data else [data, recounted])
+    result = _apply_either(worktree, data, recounted)
+    _kept.drop(worktree)
+    return result
+
+
+def _apply_either(worktree: Worktree, data: bytes, recounted: bytes) -> PatchResult:
+    first = _git_apply(worktree, data)
     if first.applied:
         return first
     second = first if recounted == data else _git_apply(worktree, recounted)
