@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["LEGACY_HOME", "atomic_write", "moot_home"]
+__all__ = ["LEGACY_HOME", "atomic_write", "moot_home", "sync_folder"]
 
 # Where moot kept its files before it had one home: `.moot/` under the working directory.
 LEGACY_HOME = ".moot"
@@ -47,3 +47,13 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync a folder, so that a rename or removal in it survives a power cut, not just the
+    bytes of the files."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)

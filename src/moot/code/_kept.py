@@ -19,7 +19,7 @@ from pathlib import Path
 
 from moot.code._git import git
 from moot.code._worktrees import Worktree
-from moot.files import atomic_write
+from moot.files import atomic_write, sync_folder
 
 __all__ = ["drop", "keep", "put_back"]
 
@@ -68,7 +68,9 @@ def keep(worktree: Worktree, data: bytes, diffs: list[bytes]) -> None:
         else:
             files[name] = None  # it did not exist
     body = json.dumps({"diff": _digest(data), "files": files})
-    atomic_write(_kept_file(worktree), body)  # durable before git touches anything
+    kept = _kept_file(worktree)
+    atomic_write(kept, body)  # durable, its rename too, before git touches anything
+    sync_folder(kept.parent)
 
 
 def put_back(worktree: Worktree, data: bytes) -> None:
@@ -108,8 +110,4 @@ def drop(worktree: Worktree) -> None:
         kept.unlink()
     except FileNotFoundError:
         return
-    folder = os.open(kept.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    sync_folder(kept.parent)

@@ -10,14 +10,13 @@ whose folder was deleted can still be found from the repository alone.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from moot.code._repo import Repo
 from moot.errors import WorkspaceError
-from moot.files import atomic_write
+from moot.files import atomic_write, sync_folder
 
 __all__ = [
     "Entry",
@@ -70,11 +69,7 @@ def write_manifest(repo: Repo, manifest: Manifest) -> None:
     target = _path(repo, manifest.session)
     body = {"format": FORMAT, **asdict(manifest)}
     atomic_write(target, json.dumps(body, indent=1, sort_keys=True))
-    folder = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)  # the rename itself must survive a power cut, not just the bytes
-    finally:
-        os.close(folder)
+    sync_folder(target.parent)  # the rename itself must survive a power cut, not just the bytes
 
 
 def _parse(path: Path, raw: Any) -> Manifest:

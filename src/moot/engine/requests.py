@@ -27,12 +27,17 @@ def request_hash(request: Request) -> str:
 
     Conversations grow every round and resume hashes every recorded request, so messages are
     encoded once each (cached: they are frozen and shared between asks), not once per request."""
-    params = request.model_dump(exclude={"timeout", "meta", "messages"})
-    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
+    digest = _parameters(request)
     for message in request.messages:
         digest.update(b"\n")
         digest.update(_message_json(message))
     return digest.hexdigest()
+
+
+def _parameters(request: Request) -> hashlib._Hash:
+    """SHA-256 begun over the request's parameters (timeout and meta left out)."""
+    params = request.model_dump(exclude={"timeout", "meta", "messages"})
+    return hashlib.sha256(canonical_json(params).encode("utf-8"))
 
 
 REQUEST_DIGEST = "request_digest"  # an ask event's record of its request (request_digest)
@@ -61,11 +66,10 @@ def request_digest(request: Request) -> str:
     """What an ask event records of its request, so a resume sees a changed prompt: SHA-256
     over the canonical JSON of the parameters (timeout and meta left out), then the SHA-256 of
     each message (its role, a newline, its text). A message is hashed once however many
-    requests carry it
-    (cached: messages are frozen and shared), so a resume, which hashes every journaled
-    request, costs the conversations' messages once, not once per ask that resends them."""
-    params = request.model_dump(exclude={"timeout", "meta", "messages"})
-    digest = hashlib.sha256(canonical_json(params).encode("utf-8"))
+    requests carry it (kept by its identity: messages are frozen and shared), so a resume,
+    which hashes every journaled request, costs the conversations' messages once, not once
+    per ask that resends them."""
+    digest = _parameters(request)
     for message in request.messages:
         digest.update(_message_digest(message))
     return digest.hexdigest()

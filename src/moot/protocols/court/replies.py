@@ -21,7 +21,6 @@ from pydantic import (
 
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import CONFIDENCE_FIELD, TEXT_FIELD, json_parser, strict_object
-from moot.deliberation.substance import check_substance
 from moot.errors import FormatError
 
 __all__ = [
@@ -126,21 +125,20 @@ def judge_schema(positions: Sequence[str]) -> dict[str, Any]:
 def agent_parser(
     candidate: str | None,
     *,
+    no_answer: Callable[[str], str | None],
     repair: bool = True,
-    no_answer: Callable[[str], str | None] | None = None,
 ) -> Callable[[str], AgentReply]:
     """Parse an agent's reply; with no candidate the round is a proposal round. A position
     (a proposal, or a "no" vote's alternative) must be a substantive answer to the task, not
-    an echo of the prompt or its template: `no_answer(position)` says why it is not (by
-    default moot's substance check without the prompts); junk is a format error (re-asked,
-    then invalid)."""
+    an echo of the prompt or its template: `no_answer(position)` says why it is not; junk is
+    a format error (re-asked, then invalid)."""
     parse = json_parser(AgentReply, repair=repair)
 
     def parse_reply(text: str) -> AgentReply:
         reply = parse(text)
         if reply.new_position_text:
             position = strip_markup(reply.new_position_text)
-            problem = (no_answer or _substance)(position)
+            problem = no_answer(position)
             if problem is not None:
                 raise FormatError(f'"newPositionText" is not an answer to the topic: {problem}')
             reply = reply.model_copy(update={"new_position_text": position})
@@ -155,11 +153,6 @@ def agent_parser(
         return reply
 
     return parse_reply
-
-
-def _substance(position: str) -> str | None:
-    problem = check_substance(position)
-    return None if problem is None else str(problem)
 
 
 def judge_parser(positions: Sequence[str], *, repair: bool = True) -> Callable[[str], JudgeReply]:
