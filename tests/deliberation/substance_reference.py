@@ -128,7 +128,7 @@ _QUOTE_OPEN = re.compile(r'<quoted\b[^>\n]{0,400}?\bid="([^"\n]{1,64})"[^>\n]{0,
 # Words too common to make an answer on their own.
 _FILLER = frozenset(
     "a an the is are was were be been of to in on at for with by and or but if so as it its "
-    "this that these those i we you he she they my our your me us".split()
+    "this that these those i we you he she they my our your me us mine ours yours".split()
 )
 
 

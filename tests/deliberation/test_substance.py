@@ -740,6 +740,11 @@ ANSWER_TALK = [
     # a graded description (two of three SmolLM2 agents ended on it, by persuasion)
     "the most straightforward answer ever.",
     "The best possible answer.",
+    # an answer graded against another agent's (two of three SmolLM2 agents ended on the first,
+    # by persuasion, in a README run; one had said "The capital of France is Paris." first)
+    "The answer is always better than yours so what I can say to you.",
+    "My answer is better than yours.",
+    "Your answer is always worse than mine.",
     # a bracket left open at the end is nothing concrete (a README run's revision ended so)
     "Your answer should be concise yet informative (",
     'Each response must be well reasoned "',
@@ -818,6 +823,10 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         # the task asks about the answer itself: its words are the subject's
         ("How should my answer sound to the client?", "Your answer should sound calm and warm."),
         (FRANCE, "The answer will be Paris."),
+        # a grade beside something of substance, or an answer that names the other agent's
+        (FRANCE, "The answer is always Paris, whatever yours says."),
+        (TWO, "My answer is better than yours: 4."),
+        ("Which is faster, a hash map or a list?", "A hash map is always faster than a list."),
         ("How should the text on the slide look?", "The text should be short and bold."),
         ("What does the parser return?", "The output will be a list of tokens."),
     ],

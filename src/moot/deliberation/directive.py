@@ -60,11 +60,12 @@ _HOLD = re.compile(
 _NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)
 # words that only say an answer is bare: "with no extra information"
 _BARE = frozenset("no extra unnecessary just nothing else".split())
-# words that only grade an answer: "the most straightforward answer ever", "the best possible"
+# words that only grade an answer: "the most straightforward answer ever", "the best possible",
+# "always better than yours"
 _GRADE = frozenset(
     """
     most very really truly quite best good great perfect ideal simple simplest straightforward
-    direct obvious possible ever only right
+    direct obvious possible ever only right always worse worst
     """.split()
 )
 # what may stand before the answer noun without saying anything of it ("Solution.", "The answer.")

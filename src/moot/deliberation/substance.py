@@ -141,7 +141,7 @@ _HEADER = re.compile(r"^[ \t]*#{1,6}[ \t]*([a-z][a-z ]{0,40}?)[ \t]*[-:]?[ \t]*$
 # Words too common to make an answer on their own.
 _FILLER = frozenset(
     "a an the is are was were be been of to in on at for with by and or but if so as it its "
-    "this that these those i we you he she they my our your me us".split()
+    "this that these those i we you he she they my our your me us mine ours yours".split()
 )
 
 
