@@ -446,6 +446,13 @@ class Finding(_Frozen):
     def consensus(self) -> bool:
         return self.label in ("consensus", "persuasion")
 
+    @property
+    def unheld(self) -> int:
+        """How many agents end on one claim that no first answer held (no consensus for it)."""
+        if self.label != "no_consensus" or self.independent != 0 or not self.groups:
+            return 0
+        return len(self.groups[0][1])
+
 
 class Outcome(_Frozen):
     """How a deliberation ended, in terms every protocol shares. `finding`, `claims`,

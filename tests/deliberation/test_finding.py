@@ -375,6 +375,52 @@ def test_persuasion_names_who_moved_and_after_whose_critique() -> None:
     ]
 
 
+def test_agreement_that_no_first_answer_held_is_no_consensus() -> None:
+    # a README run: two SmolLM2 agents ended on the same junk, one having said Paris first;
+    # nobody held their final claim before reading the others, so moot says less
+    j = judge_answers(
+        [
+            {"agent_a": "408", "agent_b": "418", "agent_c": "400"},
+            {"agent_a": "408", "agent_b": "512", "agent_c": "512"},
+        ],
+        started=ABC,
+        verdicts=[judge()],
+        critics={("agent_b", 1): ["agent_c"]},
+    )
+    f = j.finding
+    assert f.label == "no_consensus" and not f.consensus and not j.consensus
+    assert f.claim is None and f.agreed == () and f.independent == 0
+    assert f.reason == (
+        "Agent B called it consensus (10/10); converged only by persuasion: 2 of 3 agents end on "
+        "'512' (Agent B and Agent C), but none of them held it in their first, independent "
+        "answer, so moot cannot tell their agreement from an echo; Agent B moved from '418' to "
+        "'512' in round 1 after Agent C's critique; Agent C moved from '400' to '512' in round 1"
+    )
+    assert f.groups == (("512", ("agent_b", "agent_c")), ("408", ("agent_a",)))
+    assert j.verdicts[0].upheld is False  # the judge's consensus is not borne out
+    assert "0 of the 3 agents held" not in " ".join(j.sentences())
+
+
+def test_agreement_after_no_valid_first_answer_is_no_consensus() -> None:
+    j = judge_answers(
+        [
+            {"agent_a": None, "agent_b": "", "agent_c": None},
+            {"agent_a": "408", "agent_b": "408", "agent_c": "408"},
+        ],
+        started=ABC,
+    )
+    assert j.finding.label == "no_consensus" and j.finding.independent == 0
+    assert j.finding.reason.startswith(
+        "converged only by persuasion: 3 of 3 agents end on '408' (Agent A, Agent B and Agent C)"
+    )
+
+
+def test_agreement_in_the_first_and_only_round_stays_consensus() -> None:
+    # one round: the answers are the first, independent ones
+    j = judge_answers([{"agent_a": "408", "agent_b": "408", "agent_c": "400"}], started=ABC)
+    assert j.finding.label == "consensus" and j.finding.independent is None
+
+
 def test_persuasion_without_a_change_of_mind_says_only_how_many_held_it() -> None:
     # b and c had no valid first answer: they did not move, yet did not hold it independently
     j = judge_answers(

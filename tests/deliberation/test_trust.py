@@ -112,6 +112,19 @@ def test_no_consensus_is_labelled_so_with_what_failed() -> None:
     )
 
 
+def test_agreement_no_first_answer_held_is_said_as_such_not_as_disagreement() -> None:
+    agents = _agents("dissented", "dissented", "dissented")
+    trust = assess(agents, reached=False, unheld=3)
+    assert trust == Trust(
+        "no consensus",
+        "3 of the 3 agents that started end on the same answer, but none of them held it in "
+        "their first, independent answer, so it is not counted as their consensus.",
+        False,
+    )
+    # one agent is nobody to agree with
+    assert "did not agree" in assess(agents, reached=False, unheld=1).statement
+
+
 def test_round_0_agreement_rests_on_matching_answers() -> None:
     label, statement, allowed = assess(
         _agents("agreed", "agreed", "agreed"), reached=True, evidence=MatchingAnswers("exact")

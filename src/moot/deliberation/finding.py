@@ -9,6 +9,8 @@ they got there. A model's verdict is evidence weighed here, never the decision.
     tie       = two largest groups of the same size: no final answer, no "leads"
     changes   = an agent whose claim contradicts its claim a round before, toward whom
     persuasion= consensus that the first, independent answers did not already hold
+                (no consensus when none of them held it: that agreement is the deliberation's
+                 own, and moot cannot tell it from agents echoing each other)
 
 A verdict that claimed agreement where moot finds none is kept as evidence and named in the
 reason ("the judge called it consensus; the final answers still differ: 408 (A), 418 (B)").
@@ -192,16 +194,24 @@ def judge_answers(
         )
         held = f"'{_quote(top.claim)}'"
         agreed_by = names(top.agents, name)
-        if len(rounds) > 1 and independent is not None and not majority(independent, total):
-            movers = [c for c in changes if c.agent in top.agents]
+        movers = _describe_changes([c for c in changes if c.agent in top.agents], name)
+        moved = "; " + movers.removeprefix("Changes of mind: ").rstrip(".") if movers else ""
+        if independent == 0:
+            # nobody held it before reading the others: agreement the deliberation alone made
+            # cannot be told from agents echoing each other (or copying one's junk), so say less
+            reason = (
+                f"converged only by persuasion: {len(top.agents)} of {total} agents end on "
+                f"{held} ({agreed_by}), but none of them held it in their first, independent "
+                f"answer, so moot cannot tell their agreement from an echo{moved}"
+            )
+            if supporters:
+                reason = f"{supporters[-1].by} {supporters[-1].says}; {reason}"
+            label = "no_consensus"
+        elif len(rounds) > 1 and independent is not None and not majority(independent, total):
             reason = (
                 f"converged by persuasion: {len(top.agents)} of {total} agents end on {held} "
-                f"({agreed_by}), but only {independent} held it in their first answer"
+                f"({agreed_by}), but only {independent} held it in their first answer{moved}"
             )
-            if movers:
-                reason += "; " + _describe_changes(movers, name).removeprefix(
-                    "Changes of mind: "
-                ).rstrip(".")
             label = "persuasion"
         else:
             how = (
@@ -214,11 +224,12 @@ def judge_answers(
                 f"({agreed_by}), {how}"
             )
             label = "consensus"
+        agreed = label != "no_consensus"
         finding = Finding(
             label=label,  # type: ignore[arg-type]
             reason=reason,
-            claim=top.claim,
-            agreed=top.agents,
+            claim=top.claim if agreed else None,
+            agreed=top.agents if agreed else (),
             groups=shown_groups,
             started=total,
             valid=valid,

@@ -207,6 +207,7 @@ def assess(
     checks: Checks | None = None,
     models: Sequence[str] = (),
     quorum: float = 0.5,
+    unheld: int = 0,
 ) -> Trust:
     """The label, trust statement and whether a consensus may stand, for an outcome.
 
@@ -214,8 +215,10 @@ def assess(
     (a supermajority of votes, matching answers, a judge's CONSENSUS); a judge panel's pick
     (`JudgePanel`) is labelled "chosen by the judges" and never allows a consensus;
     `evidence` says which; `checks` the verify commands' results; `models` every model spec that
-    took part (agents and judges), to spot tiny ones. A consensus is allowed only when `reached`
-    and more than `quorum` of the participants gave a valid answer."""
+    took part (agents and judges), to spot tiny ones; `unheld` how many agents end on one answer
+    that none of them held at first (`Finding.unheld`: no consensus, but not a disagreement).
+    A consensus is allowed only when `reached` and more than `quorum` of the participants gave
+    a valid answer."""
     started = len(participants)
     if started == 0:
         raise ValueError("no participants: pass every agent that started, failed ones included")
@@ -288,6 +291,12 @@ def assess(
             sentences.append(
                 f"Only 1 of the {started} agents that started gave a valid answer: it had no one "
                 "to agree with."
+            )
+        elif unheld > 1:
+            sentences.append(
+                f"{unheld} of the {started} agents that started end on the same answer, but none "
+                "of them held it in their first, independent answer, so it is not counted as "
+                "their consensus."
             )
         else:
             sentences.append(

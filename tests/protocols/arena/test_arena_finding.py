@@ -228,6 +228,31 @@ def test_agreement_after_a_revision_ends_the_arena_there_and_is_labelled_persuas
     assert api.replay(run.session_id).identical is True
 
 
+def test_agreement_on_what_no_first_answer_held_ends_the_arena_without_consensus() -> None:
+    # a README run: two agents ended on the same words after revising, none had said them first
+    answers = {
+        0: {"agent_a": "408", "agent_b": "418", "agent_c": "400"},
+        1: {"agent_a": "512", "agent_b": "512", "agent_c": "512"},
+    }
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONSENSUS", 10)])
+    run = start("How many boxes are there?", debate.config(arena={"max_rounds": 3}))
+    assert run.exit_code == 2 and run.result.status == "no_consensus" and run.result.rounds == 1
+    # no later round, and no judge, can make a first answer hold it
+    assert not [s for s in debate.steps if "/verify/" in s or s.startswith("r2/")]
+    found = run.result.finding
+    assert found is not None and found.label == "no_consensus" and found.independent == 0
+    assert found.reason.startswith("converged only by persuasion: 3 of 3 agents end on '512'")
+    assert "gave the same answer after round 1's revisions; converged only by persuasion" in (
+        run.result.how
+    )
+    assert "which the agents did not agree on" in run.result.trust
+    assert "3 of the 3 agents that started end on the same answer, but none of them held it" in (
+        run.result.trust
+    )
+    assert "did not agree." not in run.result.trust
+    assert api.replay(run.session_id).identical is True
+
+
 def test_without_the_agreement_stop_the_rounds_run_and_the_label_is_still_moots() -> None:
     answers = {0: {a: "408" for a in ACTIVE}}
     debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 4)])

@@ -44,20 +44,24 @@ def answers(s: Session, st: State) -> dict[str, str | None]:
 def settled(s: Session, st: State, r: int) -> Outcome | None:
     """When every remaining agent's answer already agrees with every other's by moot's check,
     the debate ends here instead of revising a settled answer into a worse one (and without a
-    judge: nothing it says could change the finding)."""
+    judge: nothing it says could change the finding). So it does when that agreement is no
+    consensus only because no first answer held it: no later round can change that."""
     active = st.active
     if not st.opts.stop_on_agreement or len(active) < 2:
         return None
     judgement = find(s, st, ())
     found = judgement.finding
-    if not found.consensus or set(found.agreed) != set(active):
+    # agreement that no first answer held is no consensus, and no revision can change that
+    echoed = found.independent == 0 and [set(g) for _, g in found.groups] == [set(active)]
+    if not echoed and (not found.consensus or set(found.agreed) != set(active)):
         return None
     when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
     how = f"the {len(active)} remaining agents gave the same answer {when}"
-    if found.label == "persuasion":
+    if found.label == "persuasion" or echoed:
         how = f"{how}; {found.reason}"
     judgement = replace(judgement, verdicts=tuple(st.verdicts))
-    return conclude(s, st, judgement, how, None, None, r, matching(s, st, found.agreed))
+    evidence = None if echoed else matching(s, st, found.agreed)
+    return conclude(s, st, judgement, how, None, None, r, evidence)
 
 
 def matching(s: Session, st: State, agreed: Sequence[str]) -> trust.MatchingAnswers:
@@ -113,6 +117,7 @@ def conclude(
         evidence=evidence,
         checks=st.checks,
         models=list(s.meta.get("aliases", {}).values()),
+        unheld=found.unheld,
     )
     consensus = assessed.consensus_allowed
     how = trust.qualified(how, assessed, found.consensus)

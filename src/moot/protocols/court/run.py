@@ -359,6 +359,7 @@ def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement) -> O
         reached=f.consensus,
         evidence=evidence,
         models=list(aliases.values()),
+        unheld=f.unheld,
     )
     consensus = trust.consensus_allowed and f.consensus
     how = qualified(how, trust, f.consensus)

@@ -124,7 +124,7 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     judgement = _finding(t, champion, judge(t), junk)
     f = judgement.finding
     people = participants(started(t), f.agreed, t.failed, t.invalid)
-    trust = assess(people, reached=f.consensus, models=t.models(started(t)))
+    trust = assess(people, reached=f.consensus, models=t.models(started(t)), unheld=f.unheld)
     success = f.consensus and trust.consensus_allowed
     accepted = (
         not success
