@@ -34,6 +34,10 @@ CONTRADICT = [
     # options and yes/no
     ("B", "C"),
     ("(A) Paris", "Option D"),
+    # an option named in a sentence ("a" there is the letter, not the article)
+    ("Option A is safest.", "Option C is safest."),
+    ("Use option A.", "Use option C."),
+    ("I pick choice (B) here.", "C"),
     ("Yes, it is safe.", "No, it is not safe."),
     ("yes", "no"),
     # another entity or choice in the same place
@@ -50,6 +54,7 @@ AGREE = [
     ("It's Paris, of course.", "Paris"),
     ("Paris", "paris"),
     ("B", "(B) Paris"),
+    ("Option C is safest.", "C"),
     ("Four.", "4"),
     ("$1,000", "1000 dollars"),
     ("Answer: 408", "After checking, 17*24 = 408.\nAnswer: 408"),

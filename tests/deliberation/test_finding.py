@@ -415,6 +415,81 @@ def test_agreement_after_no_valid_first_answer_is_no_consensus() -> None:
     )
 
 
+EXPORT = "How should the export run?"
+
+
+@pytest.mark.parametrize(
+    ("first", "final"),
+    [
+        # every part of the agreed plan was some first answer's
+        (
+            {
+                "agent_a": "Run the export from a queue worker that retries failed batches.",
+                "agent_b": "Schedule it nightly and alert the on-call engineer on failure.",
+                "agent_c": "Keep the exporter idempotent so a rerun after a crash is harmless.",
+            },
+            "Queue worker, nightly, idempotent.",
+        ),
+        # half of it (nightly, idempotent), the rest the deliberation's
+        (
+            {
+                "agent_a": None,
+                "agent_b": "Schedule it nightly and alert the on-call engineer on failure.",
+                "agent_c": "Keep the exporter idempotent so a rerun after a crash is harmless.",
+            },
+            "Queue worker, nightly, idempotent.",
+        ),
+    ],
+)
+def test_a_synthesis_of_the_first_answers_is_persuasion(
+    first: dict[str, str | None], final: str
+) -> None:
+    j = judge_answers([first, dict.fromkeys(ABC, final)], started=ABC, task=EXPORT)
+    assert j.finding.label == "persuasion" and j.finding.independent == 0
+    assert j.finding.consensus
+
+
+SAFEST = "Which option is safest: A, B or C?"
+
+
+@pytest.mark.parametrize(
+    ("first", "final", "task"),
+    [
+        # a number none of them gave, beside words they did
+        (
+            {"agent_a": "Use a 30 ms timeout.", "agent_b": "Use a 3 s timeout."},
+            "Use a 300 ms timeout.",
+            None,
+        ),
+        # an option none of them picked, in the words they used
+        (
+            {"agent_a": "Option A is safest.", "agent_b": "Option B is safest."},
+            "Option C is safest.",
+            SAFEST,
+        ),
+        # words none of them wrote: one of them had answered, the other talked
+        (
+            {"agent_a": "The capital of France is Paris.", "agent_b": "Lyon."},
+            "Bananas are yellow and curved.",
+            None,
+        ),
+        # only one word in three of what they wrote
+        (
+            {"agent_a": "Queue worker.", "agent_b": "Cron job."},
+            "Queue function with alerting.",
+            None,
+        ),
+    ],
+)
+def test_agreement_on_what_the_first_answers_did_not_give_is_no_consensus(
+    first: dict[str, str | None], final: str, task: str | None
+) -> None:
+    two = ["agent_a", "agent_b"]
+    j = judge_answers([first, dict.fromkeys(two, final)], started=two, task=task)
+    assert j.finding.label == "no_consensus" and j.finding.independent == 0
+    assert j.finding.reason.startswith("converged only by persuasion: 2 of 2 agents end on")
+
+
 def test_agreement_in_the_first_and_only_round_stays_consensus() -> None:
     # one round: the answers are the first, independent ones
     j = judge_answers([{"agent_a": "408", "agent_b": "408", "agent_c": "400"}], started=ABC)

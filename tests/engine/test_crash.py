@@ -102,6 +102,10 @@ def _answer(step):
         )
     if "/evaluate/" in step:
         return f"Strengths: clear. Weaknesses: none. Errors: none. ({step})"
+    if step == "r0/solve/agent_b":
+        # B's first answer already holds what the run ends on: the agreement the judge
+        # confirms rests on a first, independent answer (else it is no consensus)
+        step = "r2/revise/agent_b"
     return (
         f"<solution>\n## PLAN\n1. store them in a journal ({step})\n## CHANGES\n{step}\n"
         "</solution>\n<analysis>\n## RISKS\nnone\n## DISAGREEMENTS\nNone.\n</analysis>"

@@ -43,6 +43,8 @@ def reply(request):
         )
     if "/evaluate/" in step:
         return "Strengths: clear. Weaknesses: none."
+    if step == "r0/solve/agent_b":  # a first answer that holds what the run ends on
+        step = "r2/revise/agent_b"
     return (
         f"<solution>\\n## PLAN\\n1. use a queue ({step})\\n## CHANGES\\n{step}\\n</solution>\\n"
         "<analysis>\\n## RISKS\\nnone\\n## DISAGREEMENTS\\nNone.\\n</analysis>"

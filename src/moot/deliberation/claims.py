@@ -261,6 +261,11 @@ def extract_claim(answer: str, task: str | None = None) -> Claim:
     return _claim(answer, task)
 
 
+# an option named in a sentence: "Option C is safest", "choice (B) holds"; the letter in capitals
+# ("option a" may be an article), one letter in all (two are a comparison, not a pick)
+_OPTION_NAMED = re.compile(r"\b(?i:option|choice)\s+[(\[]?([A-J])(?![\w'])")
+
+
 @functools.lru_cache(maxsize=512)
 def _kept_claim(answer: str, task: str | None) -> Claim:
     return _claim(answer, task)
@@ -277,8 +282,11 @@ def _claim(answer: str, task: str | None) -> Claim:
     norm = normalize_answer(text)
     choice: str | None = None
     kind: ClaimKind = "statement"
+    named = {m.group(1) for m in _OPTION_NAMED.finditer(text[:2_000])}
     if norm.kind == "choice":
         kind, choice = "option", norm.key.removeprefix("choice:")
+    elif len(named) == 1:  # "Option C is safest.": the letter is the answer, not a word
+        kind, choice = "option", named.pop()
     elif norm.kind == "number":
         kind = "number"
     elif words and (words[0] in _YES or words[0] in _NO):

@@ -9,8 +9,9 @@ they got there. A model's verdict is evidence weighed here, never the decision.
     tie       = two largest groups of the same size: no final answer, no "leads"
     changes   = an agent whose claim contradicts its claim a round before, toward whom
     persuasion= consensus that the first, independent answers did not already hold
-                (no consensus when none of them held it: that agreement is the deliberation's
-                 own, and moot cannot tell it from agents echoing each other)
+                (no consensus when none of them held it nor gave its parts, numbers and
+                 option: that agreement is the deliberation's own, and moot cannot tell it from
+                 agents echoing a critique or each other)
 
 A verdict that claimed agreement where moot finds none is kept as evidence and named in the
 reason ("the judge called it consensus; the final answers still differ: 408 (A), 418 (B)").
@@ -22,6 +23,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TypedDict
 
 from moot.deliberation.claims import Claim, Relation, compare, extract_claim, group_claims
@@ -196,9 +198,10 @@ def judge_answers(
         agreed_by = names(top.agents, name)
         movers = _describe_changes([c for c in changes if c.agent in top.agents], name)
         moved = "; " + movers.removeprefix("Changes of mind: ").rstrip(".") if movers else ""
-        if independent == 0:
-            # nobody held it before reading the others: agreement the deliberation alone made
-            # cannot be told from agents echoing each other (or copying one's junk), so say less
+        if independent == 0 and not any(_grounded(final[a], first) for a in top.agents):
+            # nobody held it, nor the parts it is made of, before reading the others: agreement
+            # the deliberation alone made cannot be told from agents echoing a critique or each
+            # other (or copying one's junk), so say less
             reason = (
                 f"converged only by persuasion: {len(top.agents)} of {total} agents end on "
                 f"{held} ({agreed_by}), but none of them held it in their first, independent "
@@ -284,6 +287,28 @@ def _independent(
         for a in started
         if a in first and all(compare(first[a], r).relation in ok for r in reference)
     )
+
+
+def _grounded(claim: Claim, first: Mapping[str, Claim]) -> bool:
+    """Whether a claim that no first answer held is made of what the first answers said: a
+    synthesis ("Queue worker, nightly, idempotent." from three answers that gave one each) is
+    grounded; a number, an option or words that no first answer gave ("512" after 408, 418 and
+    400; talk none of them wrote) are not. Every number in its unit and the option must come
+    from some first answer, and at least half of its own content words (beyond the task's)."""
+    given: dict[str, set[Fraction]] = {}
+    said: set[str] = set()
+    for held in first.values():
+        for unit, values in held.quantities:
+            given.setdefault(unit, set()).update(values)
+        said |= held.content
+    if any(not values <= given.get(unit, set()) for unit, values in claim.quantities):
+        return False
+    if claim.choice is not None and all(h.choice != claim.choice for h in first.values()):
+        return False
+    words = claim.content if claim.new is None else claim.new
+    if not words:
+        return bool(claim.quantities or claim.choice)
+    return 2 * len(words & said) >= len(words)
 
 
 Answers = tuple[tuple[str, str | None], ...]  # one round of a history, as its items
