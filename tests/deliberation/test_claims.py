@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
+from moot.deliberation import claims
 from moot.deliberation.claims import Relation, compare, extract_claim, group_claims
 
 
@@ -452,3 +456,13 @@ def test_each_answer_is_read_once_however_often_the_finding_runs(
     # a huge answer is read each time rather than kept
     huge = "word " * 30_000 + "The answer is 4."
     assert extract_claim(huge) == extract_claim(huge) and read.count(huge) == 2
+
+
+def test_a_number_token_is_told_by_its_first_character() -> None:
+    # `_numeric` stands in for the number pattern on tokens, without a regex per token
+    rnd = random.Random(3)
+    alphabet = list("0123456789-−.,/%abcXY'²٣ !?;:")
+    for _ in range(5_000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 12)))
+        for token in claims._TOKEN.findall(text):
+            assert bool(re.fullmatch(claims.NUMBER, token)) == claims._numeric(token), token

@@ -219,9 +219,21 @@ def parse_number(text: str) -> Fraction | None:
     return Fraction(norm.key.removeprefix("number:")) if norm.kind == "number" else None
 
 
+# ASCII's punctuation (Unicode category P), each to a space: most answers are ASCII, and
+# str.translate reads them in C rather than character by character in Python
+_ASCII_PUNCTUATION = str.maketrans(
+    {chr(c): " " for c in range(128) if unicodedata.category(chr(c)).startswith("P")}
+)
+
+
 def _fold_text(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
-    words = "".join(" " if unicodedata.category(c).startswith("P") else c for c in folded).split()
+    if folded.isascii():
+        words = folded.translate(_ASCII_PUNCTUATION).split()
+    else:
+        words = "".join(
+            " " if unicodedata.category(c).startswith("P") else c for c in folded
+        ).split()
     # An answer made only of punctuation keeps its characters rather than vanishing.
     return " ".join(words) or " ".join(folded.split())
 

@@ -63,10 +63,10 @@ ClaimKind = Literal["number", "option", "yesno", "statement"]
 
 # Words, numbers (with a sign, separators, a percent) and the punctuation that ends a clause,
 # which ends a negation's reach too.
-_TOKEN = re.compile(r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
+NUMBER = r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?"  # a number token: `_numeric` tells one by its start
+_TOKEN = re.compile(NUMBER + r"|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
 _SENTENCE_ENDS = frozenset(".;!?")
-_NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?")
 _LIST_ITEM = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+", re.MULTILINE)
 _NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without".split())
 # Words too common to carry an answer's content ("it's Paris" says Paris).
@@ -162,6 +162,13 @@ def _fold(text: str) -> str:
     return folded.replace("’", "'").replace("−", "-").casefold()
 
 
+def _numeric(token: str) -> bool:
+    """Whether a token (of `_TOKEN`) is a number: only its first alternative starts with a
+    sign or a decimal digit, so the first character tells (a regex per token costs more)."""
+    return token[:1].isdecimal() or token[:1] in "-−"
+
+
+@functools.lru_cache(maxsize=4096)  # a long answer repeats its numbers; Fraction is slow
 def _number(token: str) -> Fraction | None:
     digits = token.rstrip("%").replace(",", "")
     if len(digits) > 40:  # "1.2.3" and "1/0" are no number either: Fraction refuses them
@@ -173,7 +180,7 @@ def _number(token: str) -> Fraction | None:
 
 
 def _unit(word: str | None) -> str:
-    if word is None or word in _STOPS or _NUMBER.fullmatch(word):  # "408." has no unit "."
+    if word is None or word in _STOPS or _numeric(word):  # "408." has no unit "."
         return ""
     word = _UNIT_ALIASES.get(word, word)
     if word in _FILLER or word in _NEGATIONS:
@@ -191,7 +198,7 @@ def _terms(words: Sequence[str], kind: ClaimKind) -> tuple[str, ...]:
             and w not in _NEGATIONS
             and w not in _DEGREE
             and not w.endswith("n't")
-            and not _NUMBER.fullmatch(w)
+            and not _numeric(w)
             and (kind != "yesno" or w not in _YES | _NO)
         )
     )
@@ -212,7 +219,7 @@ def _read(tokens: list[str]) -> tuple[dict[str, set[Fraction]], set[str], set[st
             negated = False
         elif word in _NEGATIONS or word.endswith("n't"):
             negated = True
-        elif _NUMBER.fullmatch(word):
+        elif _numeric(word):
             value = _number(word)
             if value is not None:
                 after = tokens[i + 1] if i + 1 < len(tokens) else None
