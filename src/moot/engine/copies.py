@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -35,8 +36,13 @@ class FolderCopies:
         (a phase's answers archive two files each, a few system calls apiece, while the next
         phase waits for the loop); `copies_written` waits for them at the run's end."""
         suffix = hashlib.sha256(f"{self.folder.id}/{name}".encode()).hexdigest()[:8]
-        path = self.folder.rounds / f"{name}_{suffix}.md"
-        if self.mode == "live" and path not in self._copying and not path.exists():
+        relative = f"rounds/{name}_{suffix}.md"
+        # (strings, not Path objects, until a copy is to be written: a resume archives every
+        # answer again, and all but the last few are there already)
+        if self.mode == "live" and not os.path.exists(f"{self.folder.path}/{relative}"):
+            path = self.folder.path / relative
+            if path in self._copying:
+                return relative
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
@@ -44,7 +50,7 @@ class FolderCopies:
             else:
                 self._copying[path] = written = loop.run_in_executor(None, _written, path, text)
                 written.add_done_callback(lambda done: self._copied(path, done))
-        return str(path.relative_to(self.folder.path))
+        return relative
 
     async def copies_written(self) -> None:
         """Wait until every archive being written is written (or warned about)."""
