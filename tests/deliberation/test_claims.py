@@ -42,6 +42,12 @@ CONTRADICT = [
     ("Option A is safest.", "Option C is safest."),
     ("Use option A.", "Use option C."),
     ("I pick choice (B) here.", "C"),
+    # a capital letter that names something ("A" there is no article)
+    ("Plan A", "Plan B"),
+    ("We should go with plan A.", "We should go with plan B."),
+    ("Team A owns the service.", "Team B owns the service."),
+    ("A is right.", "B is right."),
+    ("Vitamin D", "Vitamin C"),
     ("Yes, it is safe.", "No, it is not safe."),
     ("yes", "no"),
     # another entity or choice in the same place
@@ -59,6 +65,8 @@ AGREE = [
     ("Paris", "paris"),
     ("B", "(B) Paris"),
     ("Option C is safest.", "C"),
+    ("I think plan B.", "Plan B is best."),
+    ("A queue worker.", "A queue worker, as planned."),
     ("Four.", "4"),
     ("$1,000", "1000 dollars"),
     ("Answer: 408", "After checking, 17*24 = 408.\nAnswer: 408"),
@@ -109,6 +117,7 @@ def test_reasons_name_what_differs() -> None:
     assert reason("It is safe.", "It is not safe.") == "one says 'safe', the other says not 'safe'"
     assert reason("Use SQLite.", "Use Postgres.") == "sqlite vs postgres"
     assert reason("B", "C") == "option B vs option C"
+    assert reason("Go with plan A.", "Go with plan B.") == "A vs B"
     assert reason("yes", "no") == "yes vs no"
     assert reason("unsafe", "safe") == "'unsafe' vs 'safe'"
 

@@ -144,6 +144,8 @@ class Claim:
     denied: frozenset[str]
     quantities: tuple[tuple[str, frozenset[Fraction]], ...]
     choice: str | None = None  # an option letter, or "yes"/"no"
+    # capital letters standing alone as names ("plan A", "team B"): folding makes "A" the article
+    labels: frozenset[str] = frozenset()
     # with the task known: the content words the task does not hold, and whether the claim is
     # the task's own content words and nothing else ("what the capital of France?")
     new: frozenset[str] | None = None
@@ -268,6 +270,21 @@ def extract_claim(answer: str, task: str | None = None) -> Claim:
     return _claim(answer, task)
 
 
+# A capital letter standing alone names something ("plan A", "node B", "Vitamin D"): any but
+# "I", and "A" where it cannot be the article: after a word in the sentence ("go with plan A"),
+# or at its start before an end or a verb ("A is safer.", "A.").
+_LABEL = re.compile(
+    r"(?<![\w'’.\-/])"
+    r"(?:([B-HJ-Z])|(?<=[a-z,] )(A)|(A)(?=\s*(?:$|[.,;:!?)\]]|(?:is|was|are|were|has|and|or|vs"
+    r"|versus|wins|works|fails)\b)))"
+    r"(?![\w'’\-/])"
+)
+
+
+def _labels(text: str) -> frozenset[str]:
+    return frozenset(m.group(1) or m.group(2) or m.group(3) for m in _LABEL.finditer(text))
+
+
 # an option named in a sentence: "Option C is safest", "choice (B) holds"; the letter in capitals
 # ("option a" may be an article), one letter in all (two are a comparison, not a pick)
 _OPTION_NAMED = re.compile(r"\b(?i:option|choice)\s+[(\[]?([A-J])(?![\w'])")
@@ -324,6 +341,7 @@ def _claim(answer: str, task: str | None) -> Claim:
         denied=frozenset(w for w in denied if w in content or w.startswith("#")),
         quantities=tuple(sorted((u, frozenset(v)) for u, v in quantities.items())),
         choice=choice,
+        labels=_labels(text[:2_000]),
         new=None if asked is None else content - asked,
         repeats_task=bool(
             asked
@@ -384,6 +402,10 @@ def _negation_conflict(a: Claim, b: Claim) -> str | None:
     return None
 
 
+def _named(labels: frozenset[str]) -> str:
+    return "/".join(sorted(labels))
+
+
 def _similar(a: Claim, b: Claim) -> float:
     """How alike two claims' word sequences are (compare has set empty claims aside)."""
     return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False).ratio()
@@ -406,6 +428,8 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         return Comparison(Relation.CONTRADICT, f"option {a.choice} vs option {b.choice}")
     if a.kind == "yesno" and b.kind == "yesno" and a.choice != b.choice:
         return Comparison(Relation.CONTRADICT, f"{a.choice} vs {b.choice}")
+    if a.labels and b.labels and a.labels.isdisjoint(b.labels):  # "plan A" vs "plan B"
+        return Comparison(Relation.CONTRADICT, f"{_named(a.labels)} vs {_named(b.labels)}")
     numbers = _quantity_conflict(a, b)
     if numbers is not None:
         return Comparison(Relation.CONTRADICT, numbers)
