@@ -48,6 +48,10 @@ CONTRADICT = [
     ("Team A owns the service.", "Team B owns the service."),
     ("A is right.", "B is right."),
     ("Vitamin D", "Vitamin C"),
+    # a complexity, and a preference turned round
+    ("It is O(n log n).", "It is O(n^2)."),
+    ("SQLite is better than Postgres here.", "Postgres is better than SQLite here."),
+    ("Prefer Postgres over SQLite.", "Use SQLite rather than Postgres."),
     ("Yes, it is safe.", "No, it is not safe."),
     ("yes", "no"),
     # another entity or choice in the same place
@@ -67,6 +71,9 @@ AGREE = [
     ("Option C is safest.", "C"),
     ("I think plan B.", "Plan B is best."),
     ("A queue worker.", "A queue worker, as planned."),
+    ("O(n²)", "O(n^2)"),
+    ("O(n log n)", "The sort runs in O(n log n) time."),
+    ("SQLite is less reliable than Postgres.", "Postgres is more reliable than SQLite."),
     ("Four.", "4"),
     ("$1,000", "1000 dollars"),
     ("Answer: 408", "After checking, 17*24 = 408.\nAnswer: 408"),

@@ -35,12 +35,13 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
+from moot.deliberation.named import Named, conflict, named
 from moot.text import clean_text
 
 __all__ = [
@@ -144,8 +145,8 @@ class Claim:
     denied: frozenset[str]
     quantities: tuple[tuple[str, frozenset[Fraction]], ...]
     choice: str | None = None  # an option letter, or "yes"/"no"
-    # capital letters standing alone as names ("plan A", "team B"): folding makes "A" the article
-    labels: frozenset[str] = frozenset()
+    # what folding loses: names ("plan A"), complexities ("O(n^2)"), preferences (named.py)
+    names: Named = field(default_factory=Named)
     # with the task known: the content words the task does not hold, and whether the claim is
     # the task's own content words and nothing else ("what the capital of France?")
     new: frozenset[str] | None = None
@@ -270,26 +271,6 @@ def extract_claim(answer: str, task: str | None = None) -> Claim:
     return _claim(answer, task)
 
 
-# A capital letter standing alone names something ("plan A", "node B", "Vitamin D"): any but
-# "I", and "A" where it cannot be the article: after a word in the sentence ("go with plan A"),
-# or at its start before an end or a verb ("A is safer.", "A.").
-_LABEL = re.compile(
-    r"(?<![\w'’.\-/])"
-    r"(?:([B-HJ-Z])|(?<=[a-z,] )(A)|(A)(?=\s*(?:$|[.,;:!?)\]]|(?:is|was|are|were|has|and|or|vs"
-    r"|versus|wins|works|fails)\b)))"
-    r"(?![\w'’\-/])"
-)
-
-
-def _labels(text: str) -> frozenset[str]:
-    return frozenset(m.group(1) or m.group(2) or m.group(3) for m in _LABEL.finditer(text))
-
-
-# an option named in a sentence: "Option C is safest", "choice (B) holds"; the letter in capitals
-# ("option a" may be an article), one letter in all (two are a comparison, not a pick)
-_OPTION_NAMED = re.compile(r"\b(?i:option|choice)\s+[(\[]?([A-J])(?![\w'])")
-
-
 @functools.lru_cache(maxsize=512)
 def _kept_claim(answer: str, task: str | None) -> Claim:
     return _claim(answer, task)
@@ -306,11 +287,11 @@ def _claim(answer: str, task: str | None) -> Claim:
     norm = normalize_answer(text)
     choice: str | None = None
     kind: ClaimKind = "statement"
-    named = {m.group(1) for m in _OPTION_NAMED.finditer(text[:2_000])}
+    names = named(text)
     if norm.kind == "choice":
         kind, choice = "option", norm.key.removeprefix("choice:")
-    elif len(named) == 1:  # "Option C is safest.": the letter is the answer, not a word
-        kind, choice = "option", named.pop()
+    elif len(names.options) == 1:  # "Option C is safest.": the letter is the answer
+        kind, choice = "option", next(iter(names.options))
     elif norm.kind == "number":
         kind = "number"
     elif words and (words[0] in _YES or words[0] in _NO):
@@ -341,7 +322,7 @@ def _claim(answer: str, task: str | None) -> Claim:
         denied=frozenset(w for w in denied if w in content or w.startswith("#")),
         quantities=tuple(sorted((u, frozenset(v)) for u, v in quantities.items())),
         choice=choice,
-        labels=_labels(text[:2_000]),
+        names=names,
         new=None if asked is None else content - asked,
         repeats_task=bool(
             asked
@@ -402,10 +383,6 @@ def _negation_conflict(a: Claim, b: Claim) -> str | None:
     return None
 
 
-def _named(labels: frozenset[str]) -> str:
-    return "/".join(sorted(labels))
-
-
 def _similar(a: Claim, b: Claim) -> float:
     """How alike two claims' word sequences are (compare has set empty claims aside)."""
     return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False).ratio()
@@ -428,8 +405,9 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         return Comparison(Relation.CONTRADICT, f"option {a.choice} vs option {b.choice}")
     if a.kind == "yesno" and b.kind == "yesno" and a.choice != b.choice:
         return Comparison(Relation.CONTRADICT, f"{a.choice} vs {b.choice}")
-    if a.labels and b.labels and a.labels.isdisjoint(b.labels):  # "plan A" vs "plan B"
-        return Comparison(Relation.CONTRADICT, f"{_named(a.labels)} vs {_named(b.labels)}")
+    names = conflict(a.names, b.names)  # "plan A" vs "plan B", "O(n)" vs "O(n^2)"
+    if names is not None:
+        return Comparison(Relation.CONTRADICT, names)
     numbers = _quantity_conflict(a, b)
     if numbers is not None:
         return Comparison(Relation.CONTRADICT, numbers)

@@ -1,0 +1,119 @@
+"""What a claim names that its folded words cannot hold, and when two claims' names contradict.
+
+Folding an answer to lower-case words loses three things that decide technical answers:
+
+  labels       capital letters that name something ("plan A", "node B", "Vitamin D"); folded,
+               "A" is the article. Two claims whose labels share none contradict ("A vs B").
+  complexities big-O and its kin ("O(n log n)", "Θ(n^2)"); folded, "O(n^2)" is the words
+               "o", "n" and the number 2. Two claims whose complexities share none contradict.
+  preferences  which of two things is preferred ("SQLite is better than Postgres", "prefer
+               Postgres over SQLite"); folded, the words are the same either way round. A pair
+               one claim prefers and the other prefers the other way round contradicts.
+
+`options` is the option a sentence names ("Option C is safest."), for the claim's choice.
+Pure; every pattern is linear and every text is cut before it is read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Named", "conflict", "named"]
+
+SCANNED = 2_000  # characters of a claim's text read for names
+
+# A capital letter standing alone names something: any but "I", and "A" where it cannot be the
+# article: after a word in the sentence ("go with plan A"), or at its start before an end or a
+# verb ("A is safer.", "A.").
+_LABEL = re.compile(
+    r"(?<![\w'’.\-/])"
+    r"(?:([B-HJ-Z])|(?<=[a-z,] )(A)|(A)(?=\s*(?:$|[.,;:!?)\]]|(?:is|was|are|were|has|and|or|vs"
+    r"|versus|wins|works|fails)\b)))"
+    r"(?![\w'’\-/(])"
+)
+# an option named in a sentence: "Option C is safest", "choice (B) holds"; the letter in capitals
+# ("option a" may be an article)
+_OPTION = re.compile(r"\b(?i:option|choice)\s+[(\[]?([A-J])(?![\w'])")
+# O(n log n), Θ(n^2), Ω(1), o(n): the bound's expression, without spaces or a "^"
+_COMPLEXITY = re.compile(r"(?<![\w])([OΘΩo])\s*\(\s*([^()\n]{1,40}?)\s*\)")
+# "X is better than Y", "X is far more reliable than Y", "X is worse than Y"
+_THING = r"([\w][\w.+#-]{0,40})"
+_THAN = re.compile(
+    _THING + r"\s+(?:is|are|was|would\s+be|will\s+be)\s+(?:much\s+|far\s+|a\s+lot\s+)?"
+    r"(better|worse|(?:more|less)\s+\w+|\w+er)\s+than\s+" + _THING,
+    re.IGNORECASE,
+)
+# "prefer X over Y", "X over Y", "X rather than Y", "X instead of Y"
+_OVER = re.compile(
+    _THING + r"\s+(?:over|rather\s+than|instead\s+of)\s+" + _THING,
+    re.IGNORECASE,
+)
+_NOT_THINGS = frozenset(
+    "it this that they them these those one other something anything nothing much".split()
+)
+
+
+@dataclass(frozen=True)
+class Named:
+    """A claim's labels, complexities, preferences (how, first, second: "better", "sqlite",
+    "postgres") and named options."""
+
+    labels: frozenset[str] = frozenset()
+    complexities: frozenset[str] = frozenset()
+    preferences: frozenset[tuple[str, str, str]] = frozenset()
+    options: frozenset[str] = frozenset()
+
+
+def _pair(first: str, second: str, how: str) -> tuple[str, str, str] | None:
+    """One ordered comparison, with "worse" and "less X" turned round into "better" and
+    "more X" (a comparative of another word keeps its own order: "slower" is not "faster")."""
+    a, b = first.casefold().rstrip(".,"), second.casefold().rstrip(".,")
+    if a == b or a in _NOT_THINGS or b in _NOT_THINGS:
+        return None
+    how = " ".join(how.casefold().split())
+    if how == "worse":
+        return ("better", b, a)
+    if how.startswith("less "):
+        return ("more " + how.removeprefix("less "), b, a)
+    return (how, a, b)
+
+
+def _bound(expression: str) -> str:
+    """ "n log n" -> "nlogn", "n^2" and "n²" -> "n2", "N" -> "n"."""
+    return "".join(expression.split()).replace("^", "").replace("²", "2").replace("³", "3").lower()
+
+
+def named(text: str) -> Named:
+    """The names in a claim's text (its first `SCANNED` characters)."""
+    text = text[:SCANNED]
+    labels = frozenset(m.group(1) or m.group(2) or m.group(3) for m in _LABEL.finditer(text))
+    complexities = frozenset(
+        f"{m.group(1).upper()}({_bound(m.group(2))})" for m in _COMPLEXITY.finditer(text)
+    )
+    preferences = {_pair(m.group(1), m.group(3), m.group(2)) for m in _THAN.finditer(text)}
+    preferences |= {_pair(m.group(1), m.group(2), "over") for m in _OVER.finditer(text)}
+    return Named(
+        labels=labels,
+        complexities=complexities,
+        preferences=frozenset(p for p in preferences if p is not None),
+        options=frozenset(m.group(1) for m in _OPTION.finditer(text)),
+    )
+
+
+def _shown(names: frozenset[str]) -> str:
+    return "/".join(sorted(names))
+
+
+def conflict(a: Named, b: Named) -> str | None:
+    """Why two claims' names contradict ("A vs B", "O(nlogn) vs O(n2)", "sqlite better than
+    postgres vs postgres better than sqlite"), or None."""
+    if a.labels and b.labels and a.labels.isdisjoint(b.labels):  # "plan A" vs "plan B"
+        return f"{_shown(a.labels)} vs {_shown(b.labels)}"
+    if a.complexities and b.complexities and a.complexities.isdisjoint(b.complexities):
+        return f"{_shown(a.complexities)} vs {_shown(b.complexities)}"
+    for how, first, second in a.preferences:
+        if (how, second, first) in b.preferences:
+            said = how if how == "over" else f"{how} than"
+            return f"{first} {said} {second} vs {second} {said} {first}"
+    return None

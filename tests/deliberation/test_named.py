@@ -1,0 +1,79 @@
+"""What a claim names that folding loses (deliberation/named.py): labels, complexities and
+preferences, and when two claims' names contradict."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from moot.deliberation.named import Named, conflict, named
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        ("We should go with plan A.", {"A"}),
+        ("A is safer.", {"A"}),
+        ("A queue worker.", set()),  # the article
+        ("I think plan B.", {"B"}),  # "I" is no name
+        ("Vitamin D", {"D"}),
+        ("It is O(n).", set()),  # the O of a bound
+        ("Use plan A, not plan B.", {"A", "B"}),
+    ],
+)
+def test_labels_are_capital_letters_that_name_something(text: str, labels: set[str]) -> None:
+    assert named(text).labels == labels
+
+
+def test_complexities_are_read_without_spaces_or_powers_signs() -> None:
+    assert named("It is O(n log n), not O(n^2).").complexities == {"O(nlogn)", "O(n2)"}
+    assert named("Θ(N²)").complexities == {"Θ(n2)"}
+
+
+@pytest.mark.parametrize(
+    ("text", "preferences"),
+    [
+        ("SQLite is better than Postgres.", {("better", "sqlite", "postgres")}),
+        ("SQLite is worse than Postgres.", {("better", "postgres", "sqlite")}),
+        ("SQLite is far less reliable than Postgres.", {("more reliable", "postgres", "sqlite")}),
+        ("Postgres is faster than SQLite.", {("faster", "postgres", "sqlite")}),
+        ("Prefer Postgres over SQLite.", {("over", "postgres", "sqlite")}),
+        ("Use SQLite instead of Postgres.", {("over", "sqlite", "postgres")}),
+        ("It is better than that.", set()),  # no things named
+    ],
+)
+def test_preferences_are_ordered_pairs(text: str, preferences: set[tuple[str, str, str]]) -> None:
+    assert named(text).preferences == preferences
+
+
+def test_names_that_share_nothing_contradict_and_others_do_not() -> None:
+    assert conflict(named("plan A"), named("plan B")) == "A vs B"
+    assert conflict(named("O(n)"), named("O(n^2)")) == "O(n) vs O(n2)"
+    assert conflict(
+        named("SQLite is better than Postgres."), named("Postgres is better than SQLite.")
+    ) == ("sqlite better than postgres vs postgres better than sqlite")
+    assert conflict(named("Prefer Postgres over SQLite."), named("SQLite over Postgres.")) == (
+        "postgres over sqlite vs sqlite over postgres"
+    )
+    # a name on one side only, names in common, or another comparative: no contradiction
+    assert conflict(named("plan A"), named("the plan")) is None
+    assert conflict(named("plan A or plan B"), named("plan B")) is None
+    assert (
+        conflict(named("Postgres is faster than SQLite."), named("SQLite is slower than Postgres."))
+        is None
+    )
+    assert conflict(Named(), Named()) is None
+
+
+def test_hostile_text_is_read_quickly() -> None:
+    texts = [
+        "A " * 50_000,
+        "x is " * 20_000 + "better than y",
+        "O(" * 30_000,
+        ("a" * 39 + " over ") * 5_000,
+    ]
+    started = time.perf_counter()
+    for text in texts:
+        named(text)
+    assert time.perf_counter() - started < 2.0
