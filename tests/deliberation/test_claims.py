@@ -52,6 +52,7 @@ CONTRADICT = [
     ("It is O(n log n).", "It is O(n^2)."),
     ("SQLite is better than Postgres here.", "Postgres is better than SQLite here."),
     ("Prefer Postgres over SQLite.", "Use SQLite rather than Postgres."),
+    ("Lock first, then read.", "Read first, then lock."),
     ("Yes, it is safe.", "No, it is not safe."),
     ("yes", "no"),
     # another entity or choice in the same place

@@ -41,6 +41,8 @@ def test_complexities_are_read_without_spaces_or_powers_signs() -> None:
         ("Prefer Postgres over SQLite.", {("over", "postgres", "sqlite")}),
         ("Use SQLite instead of Postgres.", {("over", "sqlite", "postgres")}),
         ("It is better than that.", set()),  # no things named
+        ("Lock first, then read.", {("before", "lock", "read")}),
+        ("First lock, and then read the row.", {("before", "lock", "read")}),
     ],
 )
 def test_preferences_are_ordered_pairs(text: str, preferences: set[tuple[str, str, str]]) -> None:
@@ -55,6 +57,9 @@ def test_names_that_share_nothing_contradict_and_others_do_not() -> None:
     ) == ("sqlite better than postgres vs postgres better than sqlite")
     assert conflict(named("Prefer Postgres over SQLite."), named("SQLite over Postgres.")) == (
         "postgres over sqlite vs sqlite over postgres"
+    )
+    assert conflict(named("Lock first, then read."), named("Read first, then lock.")) == (
+        "lock before read vs read before lock"
     )
     # a name on one side only, names in common, or another comparative: no contradiction
     assert conflict(named("plan A"), named("the plan")) is None

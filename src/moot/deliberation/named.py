@@ -6,9 +6,10 @@ Folding an answer to lower-case words loses three things that decide technical a
                "A" is the article. Two claims whose labels share none contradict ("A vs B").
   complexities big-O and its kin ("O(n log n)", "Θ(n^2)"); folded, "O(n^2)" is the words
                "o", "n" and the number 2. Two claims whose complexities share none contradict.
-  preferences  which of two things is preferred ("SQLite is better than Postgres", "prefer
-               Postgres over SQLite"); folded, the words are the same either way round. A pair
-               one claim prefers and the other prefers the other way round contradicts.
+  preferences  which of two things is preferred or comes first ("SQLite is better than
+               Postgres", "prefer Postgres over SQLite", "lock first, then read"); folded, the
+               words are the same either way round. A pair one claim orders and the other
+               orders the other way round contradicts.
 
 `options` is the option a sentence names ("Option C is safest."), for the claim's choice.
 Pure; every pattern is linear and every text is cut before it is read.
@@ -47,6 +48,12 @@ _THAN = re.compile(
 # "prefer X over Y", "X over Y", "X rather than Y", "X instead of Y"
 _OVER = re.compile(
     _THING + r"\s+(?:over|rather\s+than|instead\s+of)\s+" + _THING,
+    re.IGNORECASE,
+)
+# an order: "lock first, then read", "first lock, then read"
+_FIRST_THEN = re.compile(
+    r"(?:\bfirst\s+" + _THING + r"|" + _THING + r"\s+(?:[\w-]+\s+){0,3}?first)"
+    r"\b[,;]?\s+(?:and\s+)?then\s+" + _THING,
     re.IGNORECASE,
 )
 _NOT_THINGS = frozenset(
@@ -93,6 +100,9 @@ def named(text: str) -> Named:
     )
     preferences = {_pair(m.group(1), m.group(3), m.group(2)) for m in _THAN.finditer(text)}
     preferences |= {_pair(m.group(1), m.group(2), "over") for m in _OVER.finditer(text)}
+    preferences |= {
+        _pair(m.group(1) or m.group(2), m.group(3), "before") for m in _FIRST_THEN.finditer(text)
+    }
     return Named(
         labels=labels,
         complexities=complexities,
@@ -114,6 +124,6 @@ def conflict(a: Named, b: Named) -> str | None:
         return f"{_shown(a.complexities)} vs {_shown(b.complexities)}"
     for how, first, second in a.preferences:
         if (how, second, first) in b.preferences:
-            said = how if how == "over" else f"{how} than"
+            said = how if how in ("over", "before") else f"{how} than"
             return f"{first} {said} {second} vs {second} {said} {first}"
     return None
