@@ -23,12 +23,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 from moot.config import AgentConfig, RunConfig, Section
 from moot.engine.session import Session
-from moot.protocols.scripting import Script
 from moot.types import Event, Outcome, RoundSummary
+
+if TYPE_CHECKING:  # (a protocol's script is read only by `moot bench`: not at a run's start-up)
+    from moot.protocols.scripting import Script
 
 __all__ = [
     "ASSUMED_MAX_TOKENS",

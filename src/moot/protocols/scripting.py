@@ -13,10 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from moot.deliberation.answers import extract_answer
+from moot import lazy
 from moot.types import Request
+
+if TYPE_CHECKING:
+    from moot.deliberation import answers
+else:  # every protocol builds its Script at start-up; only `moot bench` reads an answer
+    (answers,) = lazy.modules("moot.deliberation", "answers")
 
 __all__ = ["Actor", "JudgeKind", "Script", "final_writer", "no_options"]
 
@@ -78,7 +83,7 @@ def final_writer(actor: Actor, prompt: str) -> str:
     chairman, an aggregator), as the judge persona writes it: it takes the first answer shown
     and says the answers all agree (always-CONSENSUS, always-100, self-contradicting, and fair
     where they do) or that they differ (strict, and fair where they do not)."""
-    shown = [extract_answer(body) for _, body in _QUOTED.findall(prompt)]
+    shown = [answers.extract_answer(body) for _, body in _QUOTED.findall(prompt)]
     first = next((a.text for a in shown if a is not None), "no answer was shown")
     claims = actor.judge != "strict" and (actor.judge != "fair" or actor.agree)
     said = "All the answers agree." if claims else "The answers differ; the first is best."
