@@ -164,6 +164,8 @@ _META_WORDS = frozenset(
     requires require required requiring analyze analyse analyzing analysing itself yourself
     single sentence sentences paragraph paragraphs section sections list line lines word words
     short brief concise exactly less fewer most least
+    complex simple difficult easy hard tricky multiple many several various different possible
+    careful carefully thought thinking think ambiguous unclear nuanced
     """.split()
 )
 # Talk about how to answer instead of an answer (issue 29): "Your solution requires specific

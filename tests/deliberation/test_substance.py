@@ -207,6 +207,10 @@ BOTH_PROMPTS = [_arena_solve, _court_propose]
         "As an AI language model, I will answer.",
         "Here is my answer:",
         "I am an AI assistant and I will give my position in this round.",
+        # what a README run's first answer said of the task instead of answering it
+        "This task requires you to answer a complex question with multiple possible answers.",
+        "This question has many possible answers.",
+        "The question is ambiguous and difficult.",
     ],
 )
 @pytest.mark.parametrize("task", [FRANCE, STORE, None])
@@ -230,6 +234,11 @@ def test_talk_about_the_debate_the_instructions_or_being_an_ai_is_invalid(
         # the task's own words are the answer's, not talk about the debate
         ("Should the judge speak in the debate?", "The judge should speak in the debate."),
         ("When should we vote?", "Not now."),
+        # a word of the subject beside talk of the question's difficulty
+        (STORE, "The question is hard: use SQLite until a second writer appears."),
+        (FRANCE, "This question has many possible answers, but it is Paris."),
+        ("Is the question ambiguous?", "The question is ambiguous."),
+        ("Should we use Postgres?", "The answer depends on your workload."),
     ],
 )
 def test_talk_around_an_answer_is_an_answer(task: str, reply: str) -> None:
