@@ -749,6 +749,8 @@ ANSWER_TALK = [
     # a graded description (two of three SmolLM2 agents ended on it, by persuasion)
     "the most straightforward answer ever.",
     "The best possible answer.",
+    # what an answer is not, in words of its form (a README run's first answer)
+    "Your Answer Is Not a Number,",
     # an answer graded against another agent's (two of three SmolLM2 agents ended on the first,
     # by persuasion, in a README run; one had said "The capital of France is Paris." first)
     "The answer is always better than yours so what I can say to you.",
@@ -832,6 +834,9 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         # the task asks about the answer itself: its words are the subject's
         ("How should my answer sound to the client?", "Your answer should sound calm and warm."),
         (FRANCE, "The answer will be Paris."),
+        ("What does parse() return?", "The answer is not a number but a string."),
+        (TWO, "The answer is not 5."),
+        ("Is the answer a number?", "The answer is not a number."),
         # a grade beside something of substance, or an answer that names the other agent's
         (FRANCE, "The answer is always Paris, whatever yours says."),
         (TWO, "My answer is better than yours: 4."),

@@ -87,7 +87,7 @@ _FORM = frozenset(
     capitalised capitalized letter letters character characters bold italic italics markdown
     bullet bullets numbered format formatted formatting style tone length wording spelling
     grammar punctuation font plain simple formal informal polite friendly professional
-    language english short long concise
+    language english short long concise number numbers numeric
     """.split()
 )
 # a sample of characters: part of "0123456789", "1234567890" or the alphabet, run together
