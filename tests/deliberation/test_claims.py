@@ -62,6 +62,46 @@ CONTRADICT = [
     ("The capital is Paris.", "Lyon"),
     ("Yes, on Monday.", "Yes, on Friday."),
     ("The capital is Lyon, not Paris.", "Paris"),
+    # the same words with two things turned round an asymmetric middle
+    (
+        "Arrays are faster than linked lists for iteration.",
+        "Linked lists are faster than arrays for iteration.",
+    ),
+    ("Prefer composition to inheritance.", "Prefer inheritance to composition."),
+    ("Threads use more memory than coroutines.", "Coroutines use more memory than threads."),
+    ("An int64 is larger than an int32.", "An int32 is larger than an int64."),
+    ("Redis beats Memcached here.", "Memcached beats Redis here."),
+    (
+        "A variable assigned in a function is local unless declared global.",
+        "A variable assigned in a function is global unless declared local.",
+    ),
+    ("Drain the node, then upgrade it.", "Upgrade the node, then drain it."),
+    ("First run the migration, then deploy.", "First deploy, then run the migration."),
+    # one word for its opposite in the same place of a long answer
+    (
+        "The query cache is enabled by default in this release, so repeated identical SELECT "
+        "statements from the reporting dashboard are answered from memory without the disk.",
+        "The query cache is disabled by default in this release, so repeated identical SELECT "
+        "statements from the reporting dashboard are answered from disk without the memory.",
+    ),
+    (
+        "Validate every request payload on the server side before it reaches the database "
+        "layer, because any check done in the browser can be bypassed by a crafted request.",
+        "Validate every request payload on the client side before it reaches the database "
+        "layer, because any check done in the browser can be bypassed by a crafted request.",
+    ),
+    (
+        "The new wire format is backward compatible with version two clients, because every "
+        "added field is optional and old readers skip the unknown tags when they decode.",
+        "The new wire format is backward incompatible with version two clients, because every "
+        "added field is required and old readers fail on the unknown tags when they decode.",
+    ),
+    (
+        "The write call is synchronous: it returns only after the data has been flushed to the "
+        "replica and acknowledged, which is why the latency doubles under load.",
+        "The write call is asynchronous: it returns only after the data has been flushed to "
+        "the replica and acknowledged, which is why the latency doubles under load.",
+    ),
 ]
 
 AGREE = [
@@ -89,6 +129,20 @@ AGREE = [
         "The sky is blue because of Rayleigh scattering of sunlight.",
     ),
     ("No, it is not safe.", "No. It is not safe to run it."),
+    # turned round a symmetric middle, or a phrase moved: the same either way round
+    (
+        "Postgres and MySQL both support this feature.",
+        "MySQL and Postgres both support this feature.",
+    ),
+    ("The bottleneck is the disk.", "The disk is the bottleneck."),
+    (
+        "For this read-heavy workload Postgres is faster than MongoDB.",
+        "Postgres is faster than MongoDB for this read-heavy workload.",
+    ),
+    (
+        "Use Redis for caching and Postgres for storage, since the cache can be rebuilt.",
+        "Use Postgres for storage and Redis for caching, since the cache can be rebuilt.",
+    ),
 ]
 
 UNSURE = [

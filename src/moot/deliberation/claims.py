@@ -11,6 +11,8 @@ Two claims are compared in a fixed order, contradictions first:
   2. different options (B vs C), yes against no            -> contradict
   3. quantities of one unit that differ (30 s vs 300 s)    -> contradict
   4. a word one claim asserts and the other only denies    -> contradict  ("safe" / "not safe")
+     the same words with two things turned round, or one
+     word for its opposite in the same place (swaps.py)    -> contradict
   5. two short claims that each name something the other
      does not, one or two words each (Paris vs Lyon)       -> contradict
   6. nothing contradicts, and the wording confirms it
@@ -42,6 +44,7 @@ from typing import Literal
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.named import Named, conflict, named
+from moot.deliberation.swaps import opposite, turned_round
 from moot.text import clean_text
 
 __all__ = [
@@ -383,9 +386,10 @@ def _negation_conflict(a: Claim, b: Claim) -> str | None:
     return None
 
 
-def _similar(a: Claim, b: Claim) -> float:
-    """How alike two claims' word sequences are (compare has set empty claims aside)."""
-    return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False).ratio()
+def _matcher(a: Claim, b: Claim) -> difflib.SequenceMatcher[str]:
+    """Two claims' word sequences matched: the words aligned (`swaps.opposite`) and how alike
+    they are (rule 6; compare has set empty claims aside)."""
+    return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False)
 
 
 def compare(a: Claim, b: Claim) -> Comparison:
@@ -423,6 +427,14 @@ def _compared(a: Claim, b: Claim) -> Comparison:
     negation = _negation_conflict(a, b)
     if negation is not None:
         return Comparison(Relation.CONTRADICT, negation)
+    # the same words with two things exchanged, or one word for its opposite (swaps.py)
+    exchanged = turned_round(a.words, b.words)
+    if exchanged is not None:
+        return Comparison(Relation.CONTRADICT, exchanged)
+    matched = _matcher(a, b)
+    opposed = opposite(a.words, b.words, matched.get_opcodes())
+    if opposed is not None:
+        return Comparison(Relation.CONTRADICT, opposed)
     if (a.kind == "yesno") != (b.kind == "yesno"):
         # "No" beside a statement: whether the statement says no cannot be read off its words
         return Comparison(Relation.UNSURE, "a yes or no beside a statement")
@@ -450,7 +462,7 @@ def _compared(a: Claim, b: Claim) -> Comparison:
             return Comparison(Relation.AGREE, "the same numbers")
     union = a.content | b.content
     shared = len(a.content & b.content) / len(union) if union else 0.0
-    if _similar(a, b) >= _SIMILAR or shared >= _SHARED:
+    if matched.ratio() >= _SIMILAR or shared >= _SHARED:
         return Comparison(Relation.AGREE, "nearly the same words, and nothing contradicts")
     return Comparison(Relation.UNSURE, "nothing contradicts, but the wording does not confirm it")
 
