@@ -62,6 +62,14 @@ CONTRADICT = [
     ("The capital is Paris.", "Lyon"),
     ("Yes, on Monday.", "Yes, on Friday."),
     ("The capital is Lyon, not Paris.", "Paris"),
+    # "non-" denies the word it is joined to; to recommend against denies what follows
+    (
+        "The rename is atomic on POSIX filesystems.",
+        "The rename is non-atomic on POSIX filesystems.",
+    ),
+    ("The column should be nullable.", "The column should be non-nullable."),
+    ("I recommend shipping it today.", "I recommend against shipping it today."),
+    ("We advise enabling the cache.", "We advise against enabling the cache."),
     # the same words with two things turned round an asymmetric middle
     (
         "Arrays are faster than linked lists for iteration.",
@@ -129,6 +137,11 @@ AGREE = [
         "The sky is blue because of Rayleigh scattering of sunlight.",
     ),
     ("No, it is not safe.", "No. It is not safe to run it."),
+    ("The call is non-blocking.", "The call is non-blocking, so it returns at once."),
+    (
+        "Use a CSRF token to guard against forged requests.",
+        "A CSRF token guards against forged requests.",
+    ),
     # turned round a symmetric middle, or a phrase moved: the same either way round
     (
         "Postgres and MySQL both support this feature.",

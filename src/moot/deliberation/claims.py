@@ -72,7 +72,13 @@ _TOKEN = re.compile(NUMBER + r"|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
 _SENTENCE_ENDS = frozenset(".;!?")
 _LIST_ITEM = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+", re.MULTILINE)
-_NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without".split())
+# ("non-atomic" folds to "non atomic": "non" denies the word it was joined to)
+_NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without non".split())
+# advice against a thing denies it: "I recommend against shipping it"
+_ADVICE = frozenset(
+    "recommend recommends recommended advise advises advised argue argues argued vote votes "
+    "voted decide decides decided warn warns warned caution cautions cautioned".split()
+)
 # Words too common to carry an answer's content ("it's Paris" says Paris).
 _FILLER = frozenset(
     "a an the is are was were be been being of to in on at for with by and or but if so as it "
@@ -223,7 +229,11 @@ def _read(tokens: list[str]) -> tuple[dict[str, set[Fraction]], set[str], set[st
         word = tokens[i]
         if word in _STOPS:
             negated = False
-        elif word in _NEGATIONS or word.endswith("n't"):
+        elif (
+            word in _NEGATIONS
+            or word.endswith("n't")
+            or (word == "against" and i and tokens[i - 1] in _ADVICE)
+        ):
             negated = True
         elif _numeric(word):
             value = _number(word)
