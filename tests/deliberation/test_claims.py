@@ -62,6 +62,16 @@ CONTRADICT = [
     ("The capital is Paris.", "Lyon"),
     ("Yes, on Monday.", "Yes, on Friday."),
     ("The capital is Lyon, not Paris.", "Paris"),
+    # versions and addresses: "3.10" is not "3.1", and "2.4.1" is no number to drop
+    ("Python 3.10", "Python 3.1"),
+    ("Upgrade to version 2.4.1.", "Upgrade to version 2.5.0."),
+    ("Use v1.2.3.", "Use v1.2.4."),
+    (
+        "Point the service at the database host 10.0.0.12 on port 5432 and make sure the "
+        "security group allows inbound traffic from the application subnet only.",
+        "Point the service at the database host 10.0.0.21 on port 5432 and make sure the "
+        "security group allows inbound traffic from the application subnet only.",
+    ),
     # "non-" denies the word it is joined to; to recommend against denies what follows
     (
         "The rename is atomic on POSIX filesystems.",
@@ -142,6 +152,9 @@ AGREE = [
         "Use a CSRF token to guard against forged requests.",
         "A CSRF token guards against forged requests.",
     ),
+    ("Upgrade from 2.4.1 to 2.5.0.", "Upgrade to 2.5.0."),
+    ("Python 3.10 added match statements.", "Match statements were added in Python 3.10."),
+    ("About 3.5 million users.", "About 3.5 million users signed up."),
     # turned round a symmetric middle, or a phrase moved: the same either way round
     (
         "Postgres and MySQL both support this feature.",
