@@ -62,6 +62,17 @@ CONTRADICT = [
     ("The capital is Paris.", "Lyon"),
     ("Yes, on Monday.", "Yes, on Friday."),
     ("The capital is Lyon, not Paris.", "Paris"),
+    # a name for another in the same place of a long answer
+    (
+        "Store the user sessions in Redis with a sliding expiry so that every application "
+        "server can read them and idle sessions disappear on their own without a cleanup job.",
+        "Store the user sessions in Memcached with a sliding expiry so that every application "
+        "server can read them and idle sessions disappear on their own without a cleanup job.",
+    ),
+    (
+        "A LEFT JOIN keeps every row of the left table.",
+        "An INNER JOIN keeps every row of the left table.",
+    ),
     # versions and addresses: "3.10" is not "3.1", and "2.4.1" is no number to drop
     ("Python 3.10", "Python 3.1"),
     ("Upgrade to version 2.4.1.", "Upgrade to version 2.5.0."),
@@ -155,6 +166,13 @@ AGREE = [
     ("Upgrade from 2.4.1 to 2.5.0.", "Upgrade to 2.5.0."),
     ("Python 3.10 added match statements.", "Match statements were added in Python 3.10."),
     ("About 3.5 million users.", "About 3.5 million users signed up."),
+    (
+        "Keep the sessions in PostgreSQL with a sliding expiry so that every application server "
+        "can read them and idle sessions disappear without a cleanup job.",
+        "Keep the sessions in Postgres with a sliding expiry so that every application server "
+        "can read them and idle sessions disappear without a cleanup job.",
+    ),
+    ("The capital of France is Paris.", "Paris is the capital of France, on the Seine."),
     # turned round a symmetric middle, or a phrase moved: the same either way round
     (
         "Postgres and MySQL both support this feature.",

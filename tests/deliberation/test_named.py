@@ -32,6 +32,22 @@ def test_complexities_are_read_without_spaces_or_powers_signs() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "proper"),
+    [
+        ("Store the sessions in Redis.", {"redis"}),  # a capital inside a sentence
+        ("Redis stores the sessions.", set()),  # a sentence starts with one
+        ("use SQLite or MongoDB", {"sqlite", "mongodb"}),  # a capital inside the word
+        ("A LEFT JOIN keeps rows. It works.", {"left", "join"}),
+        ("I think so.", set()),
+    ],
+)
+def test_proper_names_are_capitalised_words_not_at_a_sentence_start(
+    text: str, proper: set[str]
+) -> None:
+    assert named(text).proper == proper
+
+
+@pytest.mark.parametrize(
     ("text", "versions"),
     [
         ("Upgrade to version 2.4.1.", {"2.4.1"}),

@@ -18,6 +18,8 @@ Two claims are compared in a fixed order, contradictions first:
   6. nothing contradicts, and the wording confirms it
      (one short claim's content inside the other's, or
      nearly the same words)                                -> agree
+     unless a name stands where the other has another
+     ("in Redis" / "in Memcached"; swaps.py)               -> contradict
   7. otherwise                                             -> unsure
 
 Similarity (rule 6, or a caller's embeddings or judge) may confirm agreement where nothing
@@ -44,7 +46,7 @@ from typing import Literal
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.named import Named, conflict, named
-from moot.deliberation.swaps import opposite, turned_round
+from moot.deliberation.swaps import opposite, renamed, turned_round
 from moot.text import clean_text
 
 __all__ = [
@@ -442,7 +444,8 @@ def _compared(a: Claim, b: Claim) -> Comparison:
     if exchanged is not None:
         return Comparison(Relation.CONTRADICT, exchanged)
     matched = _matcher(a, b)
-    opposed = opposite(a.words, b.words, matched.get_opcodes())
+    opcodes = matched.get_opcodes()
+    opposed = opposite(a.words, b.words, opcodes)
     if opposed is not None:
         return Comparison(Relation.CONTRADICT, opposed)
     if (a.kind == "yesno") != (b.kind == "yesno"):
@@ -466,15 +469,26 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         # of France?" is not "The capital of France is Paris")
         own = _own(a) and _own(b)
         if (own or both_yesno) and (not a_only or not b_only):
-            return Comparison(Relation.AGREE, "one says all the other says")
+            return _worded(a, b, opcodes, "one says all the other says")
         numbers_only = not a.content or not b.content
         if numbers_only and a.quantities and b.quantities and a.denied == b.denied:
             return Comparison(Relation.AGREE, "the same numbers")
     union = a.content | b.content
     shared = len(a.content & b.content) / len(union) if union else 0.0
     if matched.ratio() >= _SIMILAR or shared >= _SHARED:
-        return Comparison(Relation.AGREE, "nearly the same words, and nothing contradicts")
+        return _worded(a, b, opcodes, "nearly the same words, and nothing contradicts")
     return Comparison(Relation.UNSURE, "nothing contradicts, but the wording does not confirm it")
+
+
+def _worded(
+    a: Claim, b: Claim, opcodes: Sequence[tuple[str, int, int, int, int]], reason: str
+) -> Comparison:
+    """Agreement the wording confirms, unless the words differ where one names a thing and
+    the other another ("sessions in Redis" / "sessions in Memcached": swaps.renamed)."""
+    swapped = renamed(a.words, b.words, opcodes, a.names.proper, b.names.proper)
+    if swapped is not None:
+        return Comparison(Relation.CONTRADICT, swapped)
+    return Comparison(Relation.AGREE, reason)
 
 
 _WH = frozenset("what which who whom whose where when why how".split())

@@ -15,6 +15,8 @@ Folding an answer to lower-case words loses four things that decide technical an
                folded, "2.4.1" is no number at all and "3.10" is the number 3.1. Two claims
                whose versions share none contradict ("3.10 vs 3.1").
 
+`proper` holds the words written as names (a capital inside the word, "SQLite", "LEFT", or at
+the start of a word inside a sentence, "in Redis"), folded, for `swaps.renamed`.
 `options` is the option a sentence names ("Option C is safest."), for the claim's choice.
 Pure; every pattern is linear and every text is cut before it is read.
 """
@@ -67,6 +69,9 @@ _VERSION = re.compile(
     r"(?<![\w.])(?:v(\d{1,9}(?:\.\d{1,9}){1,5})|(\d{1,9}(?:\.\d{1,9}){2,5}))(?![\w.]*\d)"
     r"|\b[A-Z][\w+#-]{0,40}\s+(\d{1,9}\.\d{1,9})(?![\w.]*\d)"
 )
+_WORD = re.compile(r"[^\W\d_]+")
+# what may stand between a sentence's end and its first word ("**Redis**", "(Redis")
+_OPENING = " \t*_`\"'([<>#-"
 _NOT_THINGS = frozenset(
     "it this that they them these those one other something anything nothing much".split()
 )
@@ -75,13 +80,14 @@ _NOT_THINGS = frozenset(
 @dataclass(frozen=True)
 class Named:
     """A claim's labels, complexities, preferences (how, first, second: "better", "sqlite",
-    "postgres"), named options and versions."""
+    "postgres"), named options, versions and the words written as names."""
 
     labels: frozenset[str] = frozenset()
     complexities: frozenset[str] = frozenset()
     preferences: frozenset[tuple[str, str, str]] = frozenset()
     options: frozenset[str] = frozenset()
     versions: frozenset[str] = frozenset()
+    proper: frozenset[str] = frozenset()
 
 
 def _pair(first: str, second: str, how: str) -> tuple[str, str, str] | None:
@@ -121,7 +127,26 @@ def named(text: str) -> Named:
         preferences=frozenset(p for p in preferences if p is not None),
         options=frozenset(m.group(1) for m in _OPTION.finditer(text)),
         versions=frozenset(m.group(m.lastindex or 0) for m in _VERSION.finditer(text)),
+        proper=_proper(text),
     )
+
+
+def _proper(text: str) -> frozenset[str]:
+    """The words of `text` written as names, folded: a capital after the first letter, or a
+    capital first letter inside a sentence (the first word of a sentence tells nothing)."""
+    found = set()
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if len(word) < 2 or not any(c.isupper() for c in word):
+            continue
+        if not any(c.isupper() for c in word[1:]):
+            i = m.start() - 1
+            while i >= 0 and text[i] in _OPENING:  # each run before one word: linear
+                i -= 1
+            if i < 0 or not (text[i].isalnum() or text[i] in ",;"):
+                continue
+        found.add(word.casefold())
+    return frozenset(found)
 
 
 def _shown(names: frozenset[str]) -> str:

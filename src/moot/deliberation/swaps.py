@@ -9,6 +9,11 @@ agreement where nothing contradicts, cannot see these two, so `claims.compare` a
                with a negating prefix ("compatible" / "incompatible", "synchronous" /
                "asynchronous"). Only aligned words count: "after" somewhere in one long answer
                and "before" somewhere in another is no contradiction.
+  renamed      a name in one claim stands where the other has another name, in the same place
+               ("sessions in Redis" / "sessions in Memcached", "a LEFT JOIN" / "an INNER JOIN"):
+               words written as names (`named.proper`) are things, not wording, so one for
+               another is another thing, unless one is a short form of the other ("Postgres" /
+               "PostgreSQL").
   turned round the same words with two parts exchanged around an asymmetric middle ("arrays
                are faster than linked lists" / "linked lists are faster than arrays", "drain
                the node, then upgrade it" / "upgrade the node, then drain it", "prefer
@@ -25,7 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["opposite", "turned_round"]
+__all__ = ["opposite", "renamed", "turned_round"]
 
 _ALIGNED = 3  # a replaced span longer than this is rewording, not one word for its opposite
 _MIDDLE = 40  # words: the differing middle searched for an exchange
@@ -135,4 +140,30 @@ def turned_round(a: Sequence[str], b: Sequence[str]) -> str | None:
                 continue
             said, one, other = " ".join(middle), " ".join(first), " ".join(second)
             return f"{one} {said} {other} vs {other} {said} {one}"
+    return None
+
+
+def renamed(
+    a: Sequence[str],
+    b: Sequence[str],
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    names_a: frozenset[str],
+    names_b: frozenset[str],
+) -> str | None:
+    """The words of `a` replaced in `b` where one is a name (`names_a`) and the other another
+    name (`names_b`), in the same place ("redis vs memcached"): a name that the other claim
+    says less often, against one that it says more often (a name moved is no other name)."""
+    count_a, count_b = Counter(a), Counter(b)
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag != "replace" or i2 - i1 > _ALIGNED or j2 - j1 > _ALIGNED:
+            continue
+        old, new = a[i1:i2], b[j1:j2]
+        for x in old:
+            if x not in names_a or count_a[x] <= count_b[x]:  # "Paris" moved, not replaced
+                continue
+            for y in new:
+                if y not in names_b or count_b[y] <= count_a[y] or x.startswith(y):
+                    continue
+                if not y.startswith(x):
+                    return f"{' '.join(old)} vs {' '.join(new)}"
     return None
