@@ -73,6 +73,16 @@ CONTRADICT = [
         "A LEFT JOIN keeps every row of the left table.",
         "An INNER JOIN keeps every row of the left table.",
     ),
+    # "None" inside a sentence is a value, not a negation
+    ("It returns an empty list.", "It returns None."),
+    ("None of the tests pass.", "All of the tests pass."),
+    # "prevents" against "permits" in the same place
+    (
+        "The GIL prevents parallel execution of Python bytecode in threads, so use processes "
+        "for the CPU-bound work in this service and keep threads for the parts that wait.",
+        "The GIL permits parallel execution of Python bytecode in threads, so use processes "
+        "for the CPU-bound work in this service and keep threads for the parts that wait.",
+    ),
     # versions and addresses: "3.10" is not "3.1", and "2.4.1" is no number to drop
     ("Python 3.10", "Python 3.1"),
     ("Upgrade to version 2.4.1.", "Upgrade to version 2.5.0."),
@@ -173,6 +183,11 @@ AGREE = [
         "can read them and idle sessions disappear without a cleanup job.",
     ),
     ("The capital of France is Paris.", "Paris is the capital of France, on the Seine."),
+    (
+        "The function returns None when the key is missing.",
+        "When the key is missing, the function returns None.",
+    ),
+    ("dict.get returns None for a missing key.", "For a missing key, dict.get returns None."),
     # turned round a symmetric middle, or a phrase moved: the same either way round
     (
         "Postgres and MySQL both support this feature.",

@@ -73,6 +73,8 @@ NUMBER = r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?"  # a number token: `_numeric` tell
 _TOKEN = re.compile(NUMBER + r"|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
 _SENTENCE_ENDS = frozenset(".;!?")
+# "None" inside a sentence is Python's value ("it returns None"), not a negation; read as "null"
+_NONE_VALUE = re.compile(r"(?<=[\w,;(=] )None\b|`None`")
 _LIST_ITEM = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+", re.MULTILINE)
 # ("non-atomic" folds to "non atomic": "non" denies the word it was joined to)
 _NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without non".split())
@@ -293,7 +295,8 @@ def _kept_claim(answer: str, task: str | None) -> Claim:
 
 def _claim(answer: str, task: str | None) -> Claim:
     text = _claim_text(answer)
-    tokens = _TOKEN.findall(_fold(_LIST_ITEM.sub("", text[:20_000])))[: MAX_CLAIM_WORDS * 2]
+    read = _NONE_VALUE.sub("null", _LIST_ITEM.sub("", text[:20_000]))
+    tokens = _TOKEN.findall(_fold(read))[: MAX_CLAIM_WORDS * 2]
     words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]
     if 1 <= len(words) <= 3 and words[0] in _NUMBER_WORDS:  # "Four." is 4
         words[0] = _NUMBER_WORDS[words[0]]

@@ -50,7 +50,8 @@ required optional mandatory optional public private internal external caller cal
 downstream input output big little add remove added removed start stop started stopped
 encrypt decrypt leader follower primary replica primary secondary sender receiver producer
 consumer parent child ingress egress inbound outbound earlier later older newer oldest newest
-positive negative low high shallow deep online offline up down left right
+positive negative low high shallow deep online offline up down left right prevent allow
+prevents allows prevented allowed prevent permit prevents permits prevented permitted
 """.split()
 _OPPOSITES = frozenset(
     pair for x, y in zip(_PAIRS[::2], _PAIRS[1::2], strict=True) for pair in ((x, y), (y, x))
