@@ -73,6 +73,9 @@ CONTRADICT = [
         "A LEFT JOIN keeps every row of the left table.",
         "An INNER JOIN keeps every row of the left table.",
     ),
+    # a yes or no after a short lead-in
+    ("Verdict: yes.", "Verdict: no."),
+    ("In short: yes.", "In short: no."),
     # "None" inside a sentence is a value, not a negation
     ("It returns an empty list.", "It returns None."),
     ("None of the tests pass.", "All of the tests pass."),
@@ -188,6 +191,8 @@ AGREE = [
         "When the key is missing, the function returns None.",
     ),
     ("dict.get returns None for a missing key.", "For a missing key, dict.get returns None."),
+    ("In short: yes.", "Yes."),
+    ("Verdict: no, it is not safe.", "No. It is not safe."),
     # turned round a symmetric middle, or a phrase moved: the same either way round
     (
         "Postgres and MySQL both support this feature.",

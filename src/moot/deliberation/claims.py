@@ -61,6 +61,7 @@ __all__ = [
 
 MAX_CLAIM_WORDS = 400  # a long answer is compared on its head
 SHORT = 12  # content words: at most this many makes a claim short
+_LEAD_IN = 5  # tokens: a label before a yes or no ("TL;DR:") is at most this long
 _SUBSTITUTION = 2  # rule 5: each side names at most this many words the other lacks
 _SIMILAR = 0.85  # rule 6: word-sequence similarity that confirms agreement
 _SHARED = 0.6  # rule 6: share of content words in common that confirms agreement
@@ -298,6 +299,10 @@ def _claim(answer: str, task: str | None) -> Claim:
     read = _NONE_VALUE.sub("null", _LIST_ITEM.sub("", text[:20_000]))
     tokens = _TOKEN.findall(_fold(read))[: MAX_CLAIM_WORDS * 2]
     words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]
+    lead = _lead_in(tokens)
+    if lead:  # "Verdict: no, it is not safe." is the no and what follows it
+        tokens = tokens[lead:]
+        words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]
     if 1 <= len(words) <= 3 and words[0] in _NUMBER_WORDS:  # "Four." is 4
         words[0] = _NUMBER_WORDS[words[0]]
         tokens = words
@@ -355,6 +360,18 @@ def _claim(answer: str, task: str | None) -> Claim:
             and (content == asked or not _offers_alternatives(task))
         ),
     )
+
+
+def _lead_in(tokens: Sequence[str]) -> int:
+    """How many tokens a short label before a yes or no takes ("Verdict:", "In short:",
+    "TL;DR:"): up to its colon, within the first sentence's first few tokens; 0 for none."""
+    for i, token in enumerate(tokens[:_LEAD_IN]):
+        if token in ".!?":
+            return 0
+        if token == ":":
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            return i + 1 if i and (after in _YES or after in _NO) else 0
+    return 0
 
 
 def _show(values: frozenset[Fraction], unit: str) -> str:
