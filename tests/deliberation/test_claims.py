@@ -76,6 +76,10 @@ CONTRADICT = [
     # a yes or no after a short lead-in
     ("Verdict: yes.", "Verdict: no."),
     ("In short: yes.", "In short: no."),
+    # an operator for another
+    ("Use === to compare them.", "Use == to compare them."),
+    ("Use `is` to compare with None.", "Use `==` to compare with None."),
+    ("Keep it while n < 10.", "Keep it while n > 10."),
     # "None" inside a sentence is a value, not a negation
     ("It returns an empty list.", "It returns None."),
     ("None of the tests pass.", "All of the tests pass."),
@@ -193,6 +197,8 @@ AGREE = [
     ("dict.get returns None for a missing key.", "For a missing key, dict.get returns None."),
     ("In short: yes.", "Yes."),
     ("Verdict: no, it is not safe.", "No. It is not safe."),
+    ("Compare with `==`.", "Use == to compare them."),
+    ("**Use SQLite.** It is embedded.", "Use SQLite: it is embedded."),
     # turned round a symmetric middle, or a phrase moved: the same either way round
     (
         "Postgres and MySQL both support this feature.",

@@ -48,6 +48,20 @@ def test_proper_names_are_capitalised_words_not_at_a_sentence_start(
 
 
 @pytest.mark.parametrize(
+    ("text", "operators"),
+    [
+        ("Use === here.", {"==="}),
+        ("Use `is`, not `==`.", {"is", "=="}),  # a keyword in code ticks
+        ("while n <= 10", {"<="}),
+        ("**Use SQLite.** -- it is small - and fast", set()),  # emphasis and dashes
+        ("x->y", set()),  # inside a word
+    ],
+)
+def test_operators_stand_alone_or_fill_a_code_span(text: str, operators: set[str]) -> None:
+    assert named(text).operators == operators
+
+
+@pytest.mark.parametrize(
     ("text", "versions"),
     [
         ("Upgrade to version 2.4.1.", {"2.4.1"}),
