@@ -199,6 +199,10 @@ AGREE = [
     ("Verdict: no, it is not safe.", "No. It is not safe."),
     ("Compare with `==`.", "Use == to compare them."),
     ("**Use SQLite.** It is embedded.", "Use SQLite: it is embedded."),
+    (
+        "Enable the cache on the read path and disable it on the write path.",
+        "Disable the cache on the write path and enable it on the read path.",
+    ),
     # turned round a symmetric middle, or a phrase moved: the same either way round
     (
         "Postgres and MySQL both support this feature.",

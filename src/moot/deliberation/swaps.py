@@ -98,13 +98,18 @@ def opposite(
     # things exchanged as well turn a converse back: "SQLite is less reliable than Postgres"
     # is "Postgres is more reliable than SQLite"
     exchanged = any(not set(x).isdisjoint(b) and not set(y).isdisjoint(a) for x, y in replaced)
+    count_a, count_b = Counter(a), Counter(b)
     for old, new in replaced:
         if len(old) > _ALIGNED or len(new) > _ALIGNED:
             continue
         if any(_negating(w) for w in (*old, *new)):
             continue  # "not safe" where the other says "unsafe" says the same
         for x in old:
+            if count_a[x] <= count_b[x]:  # moved, not replaced: "enable X and disable Y"
+                continue
             for y in new:
+                if count_b[y] <= count_a[y]:
+                    continue
                 if _opposed(x, y) and not (exchanged and x in _CONVERSE):
                     return f"'{x}' vs '{y}'"
     return None
