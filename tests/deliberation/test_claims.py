@@ -62,6 +62,92 @@ CONTRADICT = [
     ("The capital is Paris.", "Lyon"),
     ("Yes, on Monday.", "Yes, on Friday."),
     ("The capital is Lyon, not Paris.", "Paris"),
+    # a name for another in the same place of a long answer
+    (
+        "Store the user sessions in Redis with a sliding expiry so that every application "
+        "server can read them and idle sessions disappear on their own without a cleanup job.",
+        "Store the user sessions in Memcached with a sliding expiry so that every application "
+        "server can read them and idle sessions disappear on their own without a cleanup job.",
+    ),
+    (
+        "A LEFT JOIN keeps every row of the left table.",
+        "An INNER JOIN keeps every row of the left table.",
+    ),
+    # a yes or no after a short lead-in
+    ("Verdict: yes.", "Verdict: no."),
+    ("In short: yes.", "In short: no."),
+    # an operator for another
+    ("Use === to compare them.", "Use == to compare them."),
+    ("Use `is` to compare with None.", "Use `==` to compare with None."),
+    ("Keep it while n < 10.", "Keep it while n > 10."),
+    # "None" inside a sentence is a value, not a negation
+    ("It returns an empty list.", "It returns None."),
+    ("None of the tests pass.", "All of the tests pass."),
+    # "prevents" against "permits" in the same place
+    (
+        "The GIL prevents parallel execution of Python bytecode in threads, so use processes "
+        "for the CPU-bound work in this service and keep threads for the parts that wait.",
+        "The GIL permits parallel execution of Python bytecode in threads, so use processes "
+        "for the CPU-bound work in this service and keep threads for the parts that wait.",
+    ),
+    # versions and addresses: "3.10" is not "3.1", and "2.4.1" is no number to drop
+    ("Python 3.10", "Python 3.1"),
+    ("Upgrade to version 2.4.1.", "Upgrade to version 2.5.0."),
+    ("Use v1.2.3.", "Use v1.2.4."),
+    (
+        "Point the service at the database host 10.0.0.12 on port 5432 and make sure the "
+        "security group allows inbound traffic from the application subnet only.",
+        "Point the service at the database host 10.0.0.21 on port 5432 and make sure the "
+        "security group allows inbound traffic from the application subnet only.",
+    ),
+    # "non-" denies the word it is joined to; to recommend against denies what follows
+    (
+        "The rename is atomic on POSIX filesystems.",
+        "The rename is non-atomic on POSIX filesystems.",
+    ),
+    ("The column should be nullable.", "The column should be non-nullable."),
+    ("I recommend shipping it today.", "I recommend against shipping it today."),
+    ("We advise enabling the cache.", "We advise against enabling the cache."),
+    # the same words with two things turned round an asymmetric middle
+    (
+        "Arrays are faster than linked lists for iteration.",
+        "Linked lists are faster than arrays for iteration.",
+    ),
+    ("Prefer composition to inheritance.", "Prefer inheritance to composition."),
+    ("Threads use more memory than coroutines.", "Coroutines use more memory than threads."),
+    ("An int64 is larger than an int32.", "An int32 is larger than an int64."),
+    ("Redis beats Memcached here.", "Memcached beats Redis here."),
+    (
+        "A variable assigned in a function is local unless declared global.",
+        "A variable assigned in a function is global unless declared local.",
+    ),
+    ("Drain the node, then upgrade it.", "Upgrade the node, then drain it."),
+    ("First run the migration, then deploy.", "First deploy, then run the migration."),
+    # one word for its opposite in the same place of a long answer
+    (
+        "The query cache is enabled by default in this release, so repeated identical SELECT "
+        "statements from the reporting dashboard are answered from memory without the disk.",
+        "The query cache is disabled by default in this release, so repeated identical SELECT "
+        "statements from the reporting dashboard are answered from disk without the memory.",
+    ),
+    (
+        "Validate every request payload on the server side before it reaches the database "
+        "layer, because any check done in the browser can be bypassed by a crafted request.",
+        "Validate every request payload on the client side before it reaches the database "
+        "layer, because any check done in the browser can be bypassed by a crafted request.",
+    ),
+    (
+        "The new wire format is backward compatible with version two clients, because every "
+        "added field is optional and old readers skip the unknown tags when they decode.",
+        "The new wire format is backward incompatible with version two clients, because every "
+        "added field is required and old readers fail on the unknown tags when they decode.",
+    ),
+    (
+        "The write call is synchronous: it returns only after the data has been flushed to the "
+        "replica and acknowledged, which is why the latency doubles under load.",
+        "The write call is asynchronous: it returns only after the data has been flushed to "
+        "the replica and acknowledged, which is why the latency doubles under load.",
+    ),
 ]
 
 AGREE = [
@@ -89,6 +175,48 @@ AGREE = [
         "The sky is blue because of Rayleigh scattering of sunlight.",
     ),
     ("No, it is not safe.", "No. It is not safe to run it."),
+    ("The call is non-blocking.", "The call is non-blocking, so it returns at once."),
+    (
+        "Use a CSRF token to guard against forged requests.",
+        "A CSRF token guards against forged requests.",
+    ),
+    ("Upgrade from 2.4.1 to 2.5.0.", "Upgrade to 2.5.0."),
+    ("Python 3.10 added match statements.", "Match statements were added in Python 3.10."),
+    ("About 3.5 million users.", "About 3.5 million users signed up."),
+    (
+        "Keep the sessions in PostgreSQL with a sliding expiry so that every application server "
+        "can read them and idle sessions disappear without a cleanup job.",
+        "Keep the sessions in Postgres with a sliding expiry so that every application server "
+        "can read them and idle sessions disappear without a cleanup job.",
+    ),
+    ("The capital of France is Paris.", "Paris is the capital of France, on the Seine."),
+    (
+        "The function returns None when the key is missing.",
+        "When the key is missing, the function returns None.",
+    ),
+    ("dict.get returns None for a missing key.", "For a missing key, dict.get returns None."),
+    ("In short: yes.", "Yes."),
+    ("Verdict: no, it is not safe.", "No. It is not safe."),
+    ("Compare with `==`.", "Use == to compare them."),
+    ("**Use SQLite.** It is embedded.", "Use SQLite: it is embedded."),
+    (
+        "Enable the cache on the read path and disable it on the write path.",
+        "Disable the cache on the write path and enable it on the read path.",
+    ),
+    # turned round a symmetric middle, or a phrase moved: the same either way round
+    (
+        "Postgres and MySQL both support this feature.",
+        "MySQL and Postgres both support this feature.",
+    ),
+    ("The bottleneck is the disk.", "The disk is the bottleneck."),
+    (
+        "For this read-heavy workload Postgres is faster than MongoDB.",
+        "Postgres is faster than MongoDB for this read-heavy workload.",
+    ),
+    (
+        "Use Redis for caching and Postgres for storage, since the cache can be rebuilt.",
+        "Use Postgres for storage and Redis for caching, since the cache can be rebuilt.",
+    ),
 ]
 
 UNSURE = [

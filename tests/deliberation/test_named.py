@@ -32,6 +32,51 @@ def test_complexities_are_read_without_spaces_or_powers_signs() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "proper"),
+    [
+        ("Store the sessions in Redis.", {"redis"}),  # a capital inside a sentence
+        ("Redis stores the sessions.", set()),  # a sentence starts with one
+        ("use SQLite or MongoDB", {"sqlite", "mongodb"}),  # a capital inside the word
+        ("A LEFT JOIN keeps rows. It works.", {"left", "join"}),
+        ("I think so.", set()),
+    ],
+)
+def test_proper_names_are_capitalised_words_not_at_a_sentence_start(
+    text: str, proper: set[str]
+) -> None:
+    assert named(text).proper == proper
+
+
+@pytest.mark.parametrize(
+    ("text", "operators"),
+    [
+        ("Use === here.", {"==="}),
+        ("Use `is`, not `==`.", {"is", "=="}),  # a keyword in code ticks
+        ("while n <= 10", {"<="}),
+        ("**Use SQLite.** -- it is small - and fast", set()),  # emphasis and dashes
+        ("x->y", set()),  # inside a word
+    ],
+)
+def test_operators_stand_alone_or_fill_a_code_span(text: str, operators: set[str]) -> None:
+    assert named(text).operators == operators
+
+
+@pytest.mark.parametrize(
+    ("text", "versions"),
+    [
+        ("Upgrade to version 2.4.1.", {"2.4.1"}),
+        ("Use v1.2.", {"1.2"}),
+        ("Python 3.10 added it.", {"3.10"}),  # after a name: "3.10" is not "3.1"
+        ("The host is 10.0.0.12.", {"10.0.0.12"}),
+        ("It costs 3.10 dollars.", set()),  # a decimal
+        ("Run it on 3 hosts.", set()),
+    ],
+)
+def test_versions_are_dotted_numbers_read_as_written(text: str, versions: set[str]) -> None:
+    assert named(text).versions == versions
+
+
+@pytest.mark.parametrize(
     ("text", "preferences"),
     [
         ("SQLite is better than Postgres.", {("better", "sqlite", "postgres")}),
@@ -61,6 +106,8 @@ def test_names_that_share_nothing_contradict_and_others_do_not() -> None:
     assert conflict(named("Lock first, then read."), named("Read first, then lock.")) == (
         "lock before read vs read before lock"
     )
+    assert conflict(named("Python 3.10"), named("Python 3.1")) == "3.10 vs 3.1"
+    assert conflict(named("from 2.4.1 to 2.5.0"), named("2.5.0")) is None
     # a name on one side only, names in common, or another comparative: no contradiction
     assert conflict(named("plan A"), named("the plan")) is None
     assert conflict(named("plan A or plan B"), named("plan B")) is None

@@ -11,11 +11,15 @@ Two claims are compared in a fixed order, contradictions first:
   2. different options (B vs C), yes against no            -> contradict
   3. quantities of one unit that differ (30 s vs 300 s)    -> contradict
   4. a word one claim asserts and the other only denies    -> contradict  ("safe" / "not safe")
+     the same words with two things turned round, or one
+     word for its opposite in the same place (swaps.py)    -> contradict
   5. two short claims that each name something the other
      does not, one or two words each (Paris vs Lyon)       -> contradict
   6. nothing contradicts, and the wording confirms it
      (one short claim's content inside the other's, or
      nearly the same words)                                -> agree
+     unless a name stands where the other has another
+     ("in Redis" / "in Memcached"; swaps.py)               -> contradict
   7. otherwise                                             -> unsure
 
 Similarity (rule 6, or a caller's embeddings or judge) may confirm agreement where nothing
@@ -42,6 +46,7 @@ from typing import Literal
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.named import Named, conflict, named
+from moot.deliberation.swaps import opposite, renamed, turned_round
 from moot.text import clean_text
 
 __all__ = [
@@ -56,6 +61,7 @@ __all__ = [
 
 MAX_CLAIM_WORDS = 400  # a long answer is compared on its head
 SHORT = 12  # content words: at most this many makes a claim short
+_LEAD_IN = 5  # tokens: a label before a yes or no ("TL;DR:") is at most this long
 _SUBSTITUTION = 2  # rule 5: each side names at most this many words the other lacks
 _SIMILAR = 0.85  # rule 6: word-sequence similarity that confirms agreement
 _SHARED = 0.6  # rule 6: share of content words in common that confirms agreement
@@ -68,8 +74,16 @@ NUMBER = r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?"  # a number token: `_numeric` tell
 _TOKEN = re.compile(NUMBER + r"|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
 _SENTENCE_ENDS = frozenset(".;!?")
+# "None" inside a sentence is Python's value ("it returns None"), not a negation; read as "null"
+_NONE_VALUE = re.compile(r"(?<=[\w,;(=] )None\b|`None`")
 _LIST_ITEM = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+", re.MULTILINE)
-_NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without".split())
+# ("non-atomic" folds to "non atomic": "non" denies the word it was joined to)
+_NEGATIONS = frozenset("not no never none nothing nobody neither nor cannot without non".split())
+# advice against a thing denies it: "I recommend against shipping it"
+_ADVICE = frozenset(
+    "recommend recommends recommended advise advises advised argue argues argued vote votes "
+    "voted decide decides decided warn warns warned caution cautions cautioned".split()
+)
 # Words too common to carry an answer's content ("it's Paris" says Paris).
 _FILLER = frozenset(
     "a an the is are was were be been being of to in on at for with by and or but if so as it "
@@ -220,7 +234,11 @@ def _read(tokens: list[str]) -> tuple[dict[str, set[Fraction]], set[str], set[st
         word = tokens[i]
         if word in _STOPS:
             negated = False
-        elif word in _NEGATIONS or word.endswith("n't"):
+        elif (
+            word in _NEGATIONS
+            or word.endswith("n't")
+            or (word == "against" and i and tokens[i - 1] in _ADVICE)
+        ):
             negated = True
         elif _numeric(word):
             value = _number(word)
@@ -278,8 +296,13 @@ def _kept_claim(answer: str, task: str | None) -> Claim:
 
 def _claim(answer: str, task: str | None) -> Claim:
     text = _claim_text(answer)
-    tokens = _TOKEN.findall(_fold(_LIST_ITEM.sub("", text[:20_000])))[: MAX_CLAIM_WORDS * 2]
+    read = _NONE_VALUE.sub("null", _LIST_ITEM.sub("", text[:20_000]))
+    tokens = _TOKEN.findall(_fold(read))[: MAX_CLAIM_WORDS * 2]
     words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]
+    lead = _lead_in(tokens)
+    if lead:  # "Verdict: no, it is not safe." is the no and what follows it
+        tokens = tokens[lead:]
+        words = [t for t in tokens if t not in _STOPS][:MAX_CLAIM_WORDS]
     if 1 <= len(words) <= 3 and words[0] in _NUMBER_WORDS:  # "Four." is 4
         words[0] = _NUMBER_WORDS[words[0]]
         tokens = words
@@ -339,6 +362,18 @@ def _claim(answer: str, task: str | None) -> Claim:
     )
 
 
+def _lead_in(tokens: Sequence[str]) -> int:
+    """How many tokens a short label before a yes or no takes ("Verdict:", "In short:",
+    "TL;DR:"): up to its colon, within the first sentence's first few tokens; 0 for none."""
+    for i, token in enumerate(tokens[:_LEAD_IN]):
+        if token in ".!?":
+            return 0
+        if token == ":":
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            return i + 1 if i and (after in _YES or after in _NO) else 0
+    return 0
+
+
 def _show(values: frozenset[Fraction], unit: str) -> str:
     shown = ", ".join(str(v) for v in sorted(values))  # 408, 1/2
     return f"{shown} {unit}".strip()
@@ -383,9 +418,10 @@ def _negation_conflict(a: Claim, b: Claim) -> str | None:
     return None
 
 
-def _similar(a: Claim, b: Claim) -> float:
-    """How alike two claims' word sequences are (compare has set empty claims aside)."""
-    return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False).ratio()
+def _matcher(a: Claim, b: Claim) -> difflib.SequenceMatcher[str]:
+    """Two claims' word sequences matched: the words aligned (`swaps.opposite`) and how alike
+    they are (rule 6; compare has set empty claims aside)."""
+    return difflib.SequenceMatcher(None, a.words, b.words, autojunk=False)
 
 
 def compare(a: Claim, b: Claim) -> Comparison:
@@ -423,6 +459,15 @@ def _compared(a: Claim, b: Claim) -> Comparison:
     negation = _negation_conflict(a, b)
     if negation is not None:
         return Comparison(Relation.CONTRADICT, negation)
+    # the same words with two things exchanged, or one word for its opposite (swaps.py)
+    exchanged = turned_round(a.words, b.words)
+    if exchanged is not None:
+        return Comparison(Relation.CONTRADICT, exchanged)
+    matched = _matcher(a, b)
+    opcodes = matched.get_opcodes()
+    opposed = opposite(a.words, b.words, opcodes)
+    if opposed is not None:
+        return Comparison(Relation.CONTRADICT, opposed)
     if (a.kind == "yesno") != (b.kind == "yesno"):
         # "No" beside a statement: whether the statement says no cannot be read off its words
         return Comparison(Relation.UNSURE, "a yes or no beside a statement")
@@ -444,15 +489,26 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         # of France?" is not "The capital of France is Paris")
         own = _own(a) and _own(b)
         if (own or both_yesno) and (not a_only or not b_only):
-            return Comparison(Relation.AGREE, "one says all the other says")
+            return _worded(a, b, opcodes, "one says all the other says")
         numbers_only = not a.content or not b.content
         if numbers_only and a.quantities and b.quantities and a.denied == b.denied:
             return Comparison(Relation.AGREE, "the same numbers")
     union = a.content | b.content
     shared = len(a.content & b.content) / len(union) if union else 0.0
-    if _similar(a, b) >= _SIMILAR or shared >= _SHARED:
-        return Comparison(Relation.AGREE, "nearly the same words, and nothing contradicts")
+    if matched.ratio() >= _SIMILAR or shared >= _SHARED:
+        return _worded(a, b, opcodes, "nearly the same words, and nothing contradicts")
     return Comparison(Relation.UNSURE, "nothing contradicts, but the wording does not confirm it")
+
+
+def _worded(
+    a: Claim, b: Claim, opcodes: Sequence[tuple[str, int, int, int, int]], reason: str
+) -> Comparison:
+    """Agreement the wording confirms, unless the words differ where one names a thing and
+    the other another ("sessions in Redis" / "sessions in Memcached": swaps.renamed)."""
+    swapped = renamed(a.words, b.words, opcodes, a.names.proper, b.names.proper)
+    if swapped is not None:
+        return Comparison(Relation.CONTRADICT, swapped)
+    return Comparison(Relation.AGREE, reason)
 
 
 _WH = frozenset("what which who whom whose where when why how".split())

@@ -1,6 +1,6 @@
 """What a claim names that its folded words cannot hold, and when two claims' names contradict.
 
-Folding an answer to lower-case words loses three things that decide technical answers:
+Folding an answer to lower-case words loses five things that decide technical answers:
 
   labels       capital letters that name something ("plan A", "node B", "Vitamin D"); folded,
                "A" is the article. Two claims whose labels share none contradict ("A vs B").
@@ -11,6 +11,16 @@ Folding an answer to lower-case words loses three things that decide technical a
                words are the same either way round. A pair one claim orders and the other
                orders the other way round contradicts.
 
+  versions     dotted numbers read as written ("2.4.1", "10.0.0.12", "v1.2", "Python 3.10");
+               folded, "2.4.1" is no number at all and "3.10" is the number 3.1. Two claims
+               whose versions share none contradict ("3.10 vs 3.1").
+
+  operators    a comparison or assignment standing alone ("==", "===", "<=") or filling code
+               ticks ("`is`"); folded, they are no words at all. Two claims whose operators
+               share none contradict ("=== vs ==").
+
+`proper` holds the words written as names (a capital inside the word, "SQLite", "LEFT", or at
+the start of a word inside a sentence, "in Redis"), folded, for `swaps.renamed`.
 `options` is the option a sentence names ("Option C is safest."), for the claim's choice.
 Pure; every pattern is linear and every text is cut before it is read.
 """
@@ -56,6 +66,22 @@ _FIRST_THEN = re.compile(
     r"\b[,;]?\s+(?:and\s+)?then\s+" + _THING,
     re.IGNORECASE,
 )
+# a version, read as written: two dots or more ("2.4.1", "10.0.0.12"), a "v" before it ("v1.2"),
+# or one dot after a capitalised name ("Python 3.10"; a decimal after one, "About 3.5", reads
+# as itself: it only contradicts another form of itself, "About 3.50")
+_VERSION = re.compile(
+    r"(?<![\w.])(?:v(\d{1,9}(?:\.\d{1,9}){1,5})|(\d{1,9}(?:\.\d{1,9}){2,5}))(?![\w.]*\d)"
+    r"|\b[A-Z][\w+#-]{0,40}\s+(\d{1,9}\.\d{1,9})(?![\w.]*\d)"
+)
+# an operator between spaces (not "x->y", not markdown's "**" or a dash), or a code span that
+# holds only an operator or an operator keyword ("`is`")
+_OPERATOR = re.compile(
+    r"(?<![^\s(])(===|!==|==|!=|<=|>=|<<|>>|&&|\|\||:=|\+=|-=|\*=|/=|->|=>|<|>|=)(?![^\s)])"
+    r"|`((?:[^\w\s`]{1,3})|is|in|not|and|or|is not|not in)`"
+)
+_WORD = re.compile(r"[^\W\d_]+")
+# what may stand between a sentence's end and its first word ("**Redis**", "(Redis")
+_OPENING = " \t*_`\"'([<>#-"
 _NOT_THINGS = frozenset(
     "it this that they them these those one other something anything nothing much".split()
 )
@@ -64,12 +90,15 @@ _NOT_THINGS = frozenset(
 @dataclass(frozen=True)
 class Named:
     """A claim's labels, complexities, preferences (how, first, second: "better", "sqlite",
-    "postgres") and named options."""
+    "postgres"), named options, versions, the words written as names and operators."""
 
     labels: frozenset[str] = frozenset()
     complexities: frozenset[str] = frozenset()
     preferences: frozenset[tuple[str, str, str]] = frozenset()
     options: frozenset[str] = frozenset()
+    versions: frozenset[str] = frozenset()
+    proper: frozenset[str] = frozenset()
+    operators: frozenset[str] = frozenset()
 
 
 def _pair(first: str, second: str, how: str) -> tuple[str, str, str] | None:
@@ -108,7 +137,28 @@ def named(text: str) -> Named:
         complexities=complexities,
         preferences=frozenset(p for p in preferences if p is not None),
         options=frozenset(m.group(1) for m in _OPTION.finditer(text)),
+        versions=frozenset(m.group(m.lastindex or 0) for m in _VERSION.finditer(text)),
+        proper=_proper(text),
+        operators=frozenset(m.group(1) or m.group(2) for m in _OPERATOR.finditer(text)),
     )
+
+
+def _proper(text: str) -> frozenset[str]:
+    """The words of `text` written as names, folded: a capital after the first letter, or a
+    capital first letter inside a sentence (the first word of a sentence tells nothing)."""
+    found = set()
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if len(word) < 2 or not any(c.isupper() for c in word):
+            continue
+        if not any(c.isupper() for c in word[1:]):
+            i = m.start() - 1
+            while i >= 0 and text[i] in _OPENING:  # each run before one word: linear
+                i -= 1
+            if i < 0 or not (text[i].isalnum() or text[i] in ",;"):
+                continue
+        found.add(word.casefold())
+    return frozenset(found)
 
 
 def _shown(names: frozenset[str]) -> str:
@@ -122,6 +172,10 @@ def conflict(a: Named, b: Named) -> str | None:
         return f"{_shown(a.labels)} vs {_shown(b.labels)}"
     if a.complexities and b.complexities and a.complexities.isdisjoint(b.complexities):
         return f"{_shown(a.complexities)} vs {_shown(b.complexities)}"
+    if a.versions and b.versions and a.versions.isdisjoint(b.versions):  # "3.10" vs "3.1"
+        return f"{_shown(a.versions)} vs {_shown(b.versions)}"
+    if a.operators and b.operators and a.operators.isdisjoint(b.operators):  # "===" vs "=="
+        return f"{_shown(a.operators)} vs {_shown(b.operators)}"
     for how, first, second in a.preferences:
         if (how, second, first) in b.preferences:
             said = how if how in ("over", "before") else f"{how} than"
