@@ -53,6 +53,8 @@ CONTRADICT = [
     ("SQLite is better than Postgres here.", "Postgres is better than SQLite here."),
     ("Prefer Postgres over SQLite.", "Use SQLite rather than Postgres."),
     ("Lock first, then read.", "Read first, then lock."),
+    # one leaves the question open, the other settles it
+    ("It is unknown whether P equals NP.", "P equals NP."),
     ("Yes, it is safe.", "No, it is not safe."),
     ("yes", "no"),
     # another entity or choice in the same place

@@ -129,3 +129,28 @@ def test_hostile_text_is_read_quickly() -> None:
     for text in texts:
         named(text)
     assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    ("text", "hedged"),
+    [
+        ("It is unknown whether P equals NP.", True),
+        ("Nobody knows if the bug is in the parser.", True),
+        ("P vs NP is an open problem.", True),
+        ("It is not yet proven whether the sort is stable.", True),
+        ("The cause is unknown.", False),  # settles what it says
+        ("Use SQLite; whether Postgres is needed later is an open question.", False),  # a part
+        ("P equals NP.", False),
+    ],
+)
+def test_a_hedge_is_an_answer_that_leaves_the_question_open(text: str, hedged: bool) -> None:
+    assert named(text).hedged is hedged
+
+
+def test_a_hedge_against_an_answer_that_settles_it_contradicts() -> None:
+    said = "one leaves the question open, the other settles it"
+    assert conflict(named("It is unknown whether P equals NP."), named("P equals NP.")) == said
+    assert conflict(named("P equals NP."), named("P vs NP is an open problem.")) == said
+    assert (
+        conflict(named("It is unknown whether P = NP."), named("P vs NP is open problem.")) is None
+    )

@@ -1,6 +1,6 @@
 """What a claim names that its folded words cannot hold, and when two claims' names contradict.
 
-Folding an answer to lower-case words loses five things that decide technical answers:
+Folding an answer to lower-case words loses six things that decide technical answers:
 
   labels       capital letters that name something ("plan A", "node B", "Vitamin D"); folded,
                "A" is the article. Two claims whose labels share none contradict ("A vs B").
@@ -18,6 +18,10 @@ Folding an answer to lower-case words loses five things that decide technical an
   operators    a comparison or assignment standing alone ("==", "===", "<=") or filling code
                ticks ("`is`"); folded, they are no words at all. Two claims whose operators
                share none contradict ("=== vs ==").
+
+  hedged       an answer whose first clause leaves the question open ("It is unknown whether
+               P equals NP."); folded, it holds every word of the answer that settles it
+               ("P equals NP."). One hedged and one not contradict.
 
 `proper` holds the words written as names (a capital inside the word, "SQLite", "LEFT", or at
 the start of a word inside a sentence, "in Redis"), folded, for `swaps.renamed`.
@@ -99,6 +103,24 @@ class Named:
     versions: frozenset[str] = frozenset()
     proper: frozenset[str] = frozenset()
     operators: frozenset[str] = frozenset()
+    hedged: bool = False  # it leaves the question open ("it is unknown whether P equals NP")
+
+
+# An answer that leaves the question open, said as such: against one that settles it, the two
+# contradict ("It is unknown whether P equals NP." / "P equals NP."), though folded the one holds
+# every word of the other. "The cause is unknown." settles what it says and is no such hedge,
+# and one after the first clause ("Use SQLite; whether ... is an open question.") qualifies a
+# part of the answer.
+_HEDGE = re.compile(
+    r"\b(?:(?:unknown|unclear|not\s+(?:yet\s+)?(?:known|clear|settled|proven)|undecided|unresolved"
+    r"|(?:no\s+one|nobody)\s+knows)\s+(?:whether|if)"
+    r"|(?:an?\s+|still\s+an?\s+)?open\s+(?:question|problem))\b",
+    re.IGNORECASE,
+)
+
+
+# the claim's first clause: a hedge there is its answer; one later qualifies a part of it
+_CLAUSE_END = re.compile(r"[.;:!?](?:\s|$)")
 
 
 def _pair(first: str, second: str, how: str) -> tuple[str, str, str] | None:
@@ -140,6 +162,7 @@ def named(text: str) -> Named:
         versions=frozenset(m.group(m.lastindex or 0) for m in _VERSION.finditer(text)),
         proper=_proper(text),
         operators=frozenset(m.group(1) or m.group(2) for m in _OPERATOR.finditer(text)),
+        hedged=_HEDGE.search(_CLAUSE_END.split(text, maxsplit=1)[0]) is not None,
     )
 
 
@@ -180,4 +203,6 @@ def conflict(a: Named, b: Named) -> str | None:
         if (how, second, first) in b.preferences:
             said = how if how in ("over", "before") else f"{how} than"
             return f"{first} {said} {second} vs {second} {said} {first}"
+    if a.hedged != b.hedged:
+        return "one leaves the question open, the other settles it"
     return None
