@@ -161,6 +161,12 @@ AGREE = [
     ("I think plan B.", "Plan B is best."),
     ("A queue worker.", "A queue worker, as planned."),
     ("O(n²)", "O(n^2)"),
+    # one word for another that names the same thing (a README run: "single" read as another
+    # entity than "one" made its agents' first answers disagree with their own final ones)
+    (
+        "This can be solved with a single choice decision: the capital of France is Paris.",
+        "This can be solved only by one choice decision: the capital of France is Paris.",
+    ),
     ("O(n log n)", "The sort runs in O(n log n) time."),
     ("SQLite is less reliable than Postgres.", "Postgres is more reliable than SQLite."),
     ("Four.", "4"),
@@ -613,3 +619,20 @@ def test_a_number_token_is_told_by_its_first_character() -> None:
         text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 12)))
         for token in claims._TOKEN.findall(text):
             assert bool(re.fullmatch(claims.NUMBER, token)) == claims._numeric(token), token
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("It needs a lock.", "It requires a lock."),
+        ("Raise the limit.", "Increase the limit."),
+        ("Use a single writer.", "Use only one writer."),
+    ],
+)
+def test_a_word_for_one_that_names_the_same_thing_is_no_contradiction(a: str, b: str) -> None:
+    assert compare(extract_claim(a), extract_claim(b)).relation is not Relation.CONTRADICT
+    # another count or another thing still is
+    assert compare(extract_claim(a), extract_claim("Use two writers.")).relation in (
+        Relation.CONTRADICT,
+        Relation.UNSURE,
+    )

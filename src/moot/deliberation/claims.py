@@ -46,7 +46,7 @@ from typing import Literal
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.named import Named, conflict, named
-from moot.deliberation.swaps import opposite, renamed, turned_round
+from moot.deliberation.swaps import opposite, renamed, same_thing, turned_round
 from moot.text import clean_text
 
 __all__ = [
@@ -544,7 +544,7 @@ def _substitution(a: Sequence[str], b: Sequence[str]) -> str | None:
     if len(ops) != 1 or ops[0][0] != "replace":
         return None
     _, i1, i2, j1, j2 = ops[0]
-    if i2 - i1 > _SUBSTITUTION or j2 - j1 > _SUBSTITUTION:
+    if i2 - i1 > _SUBSTITUTION or j2 - j1 > _SUBSTITUTION or same_thing(a[i1:i2], b[j1:j2]):
         return None
     return f"{' '.join(a[i1:i2])} vs {' '.join(b[j1:j2])}"
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["opposite", "renamed", "turned_round"]
+__all__ = ["opposite", "renamed", "same_thing", "turned_round"]
 
 _ALIGNED = 3  # a replaced span longer than this is rewording, not one word for its opposite
 _MIDDLE = 40  # words: the differing middle searched for an exchange
@@ -173,3 +173,29 @@ def renamed(
                 if not y.startswith(x):
                     return f"{' '.join(old)} vs {' '.join(new)}"
     return None
+
+
+# Words that name the same thing, for the one-word swap of two short wordings (claims rule 5):
+# "a single choice" / "one choice" is no other entity. Kept small and exact: a false agreement
+# costs more than a false disagreement.
+_SAME = (
+    ("single", "one"),
+    ("needs", "requires"),
+    ("need", "require"),
+    ("needed", "required"),
+    ("wrong", "incorrect"),
+    ("increase", "raise"),
+    ("big", "large"),
+    ("quick", "fast"),
+)
+_SAME_PAIRS = frozenset(pair for x, y in _SAME for pair in ((x, y), (y, x)))
+
+
+_PLAIN = frozenset("only just exactly".split())  # "a single" / "only one"
+
+
+def same_thing(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two swapped spans are one word each that name the same thing ("only" and the
+    like beside it said nothing of its own)."""
+    x, y = [w for w in a if w not in _PLAIN], [w for w in b if w not in _PLAIN]
+    return len(x) == 1 and len(y) == 1 and (x[0], y[0]) in _SAME_PAIRS
