@@ -86,7 +86,7 @@ def moot_command() -> list[str]:
     script = Path(sys.executable).parent / "moot"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from moot.cli import main; main()"]
+    return [sys.executable, "-m", "moot"]
 
 
 def run_once(

@@ -35,6 +35,7 @@ from pathlib import Path
 # code > models > config > text > types > errors. Within the faces, cli composes the rest.
 FLOORS: dict[str, int] = {
     # the faces: composition roots over the library
+    "moot.__main__": 25,  # the console script: pauses the collector, then runs the CLI
     "moot": 24,  # moot/__init__ only: `import moot`, naming the library face lazily
     "moot.cli": 23,  # the composition root: parses, calls the library, maps exit codes
     "moot.integrations": 23,  # MCP server, inline delegation, plugins, llm plugin
@@ -64,6 +65,7 @@ FLOORS: dict[str, int] = {
     "moot.plugins": 3,  # entry-point plugins: found and told their kind, importing nothing of moot
     "moot.version": 3,
     "moot.lazy": 3,
+    "moot.collector": 3,  # start-up without the garbage collector: the standard library only
     "moot.files": 3,  # atomic file writes
 }
 PROTOCOL_FLOOR = 12

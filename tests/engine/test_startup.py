@@ -1,22 +1,32 @@
-"""Start-up without the garbage collector (issue 12, engine/startup.py): `moot run` and
-`moot resume` turn it off while they import and set up, and the engine turns it back on, with
-what start-up built frozen, when its event loop starts."""
+"""Start-up without the garbage collector (issues 12 and 23, moot/collector.py): the `moot`
+command turns it off before its first import, `moot run` and `moot resume` keep it off while
+they set up, and the engine turns it back on, with what start-up built frozen, when its event
+loop starts; any other command turns it back on as soon as it is known."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import gc
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 
-from moot.cli import main
+import moot.__main__
+from moot import collector
+from moot.cli import cli, main
 from moot.engine import lifecycle, startup
 from moot.lifecycle import plan
 from moot.lifecycle.run import run_sync
+from tests.arena_server import ChatServer
+from tests.loopback import serving
 from tests.scripts import Debate
 
 
@@ -35,18 +45,18 @@ def collecting() -> Iterator[None]:
 
 
 def test_a_pause_lasts_until_collection_starts_again_and_freezes_what_was_built() -> None:
-    with startup.paused():
+    with collector.paused():
         assert not gc.isenabled()
         built = [object() for _ in range(10)]
-        startup.collect_again()
+        collector.collect_again()
         assert gc.isenabled()
         assert gc.get_freeze_count() > len(built)
-        startup.collect_again()  # a second call changes nothing
+        collector.collect_again()  # a second call changes nothing
     assert gc.isenabled()
 
 
 def test_a_pause_ends_with_its_block_when_nothing_ended_it() -> None:
-    with pytest.raises(RuntimeError), startup.paused():
+    with pytest.raises(RuntimeError), collector.paused():
         assert not gc.isenabled()
         raise RuntimeError("a run that fails before its loop starts")
     assert gc.isenabled()
@@ -54,8 +64,8 @@ def test_a_pause_ends_with_its_block_when_nothing_ended_it() -> None:
 
 def test_a_caller_that_turned_the_collector_off_keeps_it_off() -> None:
     gc.disable()
-    with startup.paused():
-        startup.collect_again()
+    with collector.paused():
+        collector.collect_again()
         assert not gc.isenabled()
     assert not gc.isenabled()
     assert gc.get_freeze_count() == 0
@@ -67,7 +77,7 @@ def test_the_engine_turns_collection_back_on_when_its_loop_starts() -> None:
     async def run() -> Any:
         seen.append(gc.isenabled())
 
-    with startup.paused():
+    with collector.paused():
         run_sync(run)
     assert seen == [True]
 
@@ -118,6 +128,105 @@ def test_resuming_a_finished_session_replays_it_with_collection_on(
         main(["resume"])
     assert exit_info.value.code == 0
     assert seen == [True]
+
+
+def test_the_entry_point_pauses_the_collector_before_it_imports_the_cli(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr("moot.cli.main", lambda: seen.append(gc.isenabled()))
+    moot.__main__.main()
+    assert seen == [False]
+    collector.collect_again()
+    assert gc.isenabled()
+
+
+def test_a_command_that_starts_no_run_ends_the_entry_points_pause(isolated: object) -> None:
+    collector.pause()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["list"])
+    assert exit_info.value.code == 0
+    assert gc.isenabled() and gc.get_freeze_count() > 0
+
+
+def test_the_cli_keeps_the_pause_for_a_command_that_starts_a_run_and_ends_it_for_another() -> None:
+    """Known before its options are parsed (the models' specs import pydantic and moot's types)."""
+    context = click.Context(cli)
+    collector.pause()
+    for name in ("run", "resume"):
+        assert cli.get_command(context, name) is not None
+        assert not gc.isenabled()
+    assert cli.get_command(context, "show") is not None
+    assert gc.isenabled()
+
+
+def test_moot_run_carries_the_entry_points_pause_on_until_its_loop_starts(
+    monkeypatch: pytest.MonkeyPatch, isolated: object
+) -> None:
+    seen: list[bool] = []
+    load_config = plan.load_config
+
+    def loading(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return load_config(*args, **kwargs)
+
+    monkeypatch.setattr(plan, "load_config", loading)
+    collector.pause()
+    with pytest.raises(SystemExit) as exit_info:
+        main(Debate().run_args())
+    assert exit_info.value.code == 0
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+# Counts the collections a `moot` process makes from the CLI's import (after the interpreter's
+# own start and the entry point's) to the end of start-up (the freeze), into the file $COLLECTED
+# names: put first on PYTHONPATH as sitecustomize.py, it runs before the entry point.
+COUNTING = """
+import gc, os, sys
+_counted = [0, None]
+
+def _count(phase, info):
+    if phase == "start" and "moot.cli" in sys.modules:
+        _counted[0] += 1
+
+gc.callbacks.append(_count)
+_freeze = gc.freeze
+
+def _frozen():
+    if _counted[1] is None:
+        _counted[1] = _counted[0]
+        with open(os.environ["COLLECTED"], "w") as out:
+            out.write(str(_counted[0]))
+    _freeze()
+
+gc.freeze = _frozen
+"""
+
+
+def test_the_moot_command_starts_a_run_without_a_single_collection(
+    isolated: Path, tmp_path: Path
+) -> None:
+    """Issue 23: the pause began only once `run` was known, after click, pydantic and moot's
+    types were imported (the models' specs are parsed first): some 90 collections, 15 ms."""
+    shim, collected = tmp_path / "shim", tmp_path / "collected"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(COUNTING)
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {
+        **os.environ,
+        "MOOT_HOME": str(isolated),
+        "PYTHONPATH": os.pathsep.join([str(shim), src]),
+        "COLLECTED": str(collected),
+    }
+    script = str(Path(sys.executable).parent / "moot")
+    with serving(ChatServer()) as server:
+        argv = [script, "run", "Count the pairs that sum to a target.", "--rounds", "1"]
+        for index in range(3):
+            argv += ["--models", f"openai-compat:{server.url}#m{index}"]
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert collected.read_text() == "0"
 
 
 def test_under_a_policy_of_the_callers_own_the_engine_runs_on_its_loop() -> None:

@@ -24,7 +24,8 @@ from typing import ClassVar, NoReturn
 
 import click
 
-from moot.cli.common import PROCESS, fail, say
+from moot import collector
+from moot.cli.common import PROCESS, QUICK_START, fail, say
 
 __all__ = ["cli", "main"]
 
@@ -75,7 +76,10 @@ class _Commands(click.Group):
         if where is not None and cmd_name not in self.commands:
             module, _, name = where.partition(":")
             self.add_command(getattr(importlib.import_module(module), name), cmd_name)
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if not getattr(command and command.callback, QUICK_START, False):
+            collector.collect_again()  # the entry point's pause is for starting a run only
+        return command
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from moot import collector
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROCESS",
+    "QUICK_START",
     "config_option",
     "display_options",
     "exit_with",
@@ -191,16 +194,20 @@ def tmux_option(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def quick_start(command: Callable[..., None]) -> Callable[..., None]:
-    """No garbage collection while the command starts a run (engine/startup.py)."""
+    """No garbage collection while the command starts a run (moot/collector.py): the pause
+    the entry point began goes on, or one begins; the engine ends it when its loop starts."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        from moot.engine.startup import paused
-
-        with paused():
+        with collector.paused():
             command(*args, **kwargs)
 
+    setattr(wrapper, QUICK_START, True)
     return wrapper
+
+
+# Marks a command whose start-up keeps the collector paused (cli/__init__.py reads it).
+QUICK_START = "moot_quick_start"
 
 
 def tmux_for(display: str | None) -> str | None:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from moot import collector
 from moot.config import RunConfig
-from moot.engine import startup
 from moot.engine.evidence import SESSION_DIGEST, admit, session_digest
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
@@ -538,7 +538,7 @@ def replay_session(
 ) -> Result:
     """The result that the journal alone gives, with zero model calls. Start-up ends here too
     (a paused garbage collector is resumed): `moot resume` of a finished session replays it."""
-    startup.collect_again()
+    collector.collect_again()
     session = _session(folder, journal, config, agents, mode="replay")
     stop = last_stop(journal.events)
     message: str | None

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock
 
+from moot import collector
 from moot.config import RunConfig, check_task, read_config_file
 from moot.engine import lifecycle, startup
 from moot.engine.journal import Journal, key_from_env
@@ -369,7 +370,7 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     where Ctrl-C and SIGTERM cancel it cleanly (the journal is already durable), so
     `engine.lifecycle.running` records the interruption and writes its files.
     Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
-    left for later once it first waits (engine/startup.py).
+    left for later once it first waits (moot/collector.py, engine/startup.py).
 
     Called where an event loop already runs in this thread (Jupyter, an async web app), the run
     goes on a thread of its own with its own loop, and this call waits for it: a loop cannot
@@ -383,7 +384,7 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="moot-run") as pool:
             running: concurrent.futures.Future[T] = pool.submit(run_sync, factory)
             return running.result()
-    startup.collect_again()
+    collector.collect_again()
     loop = startup.event_loop()
     try:
         task = loop.create_task(factory())

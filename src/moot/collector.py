@@ -1,0 +1,56 @@
+"""Start-up without the cyclic garbage collector.
+
+Before its first request, `moot run` imports some 450 modules and builds its config and
+session: about 80,000 objects, nearly all of which live as long as the process. Their
+allocation sets off the collector about 90 times, and each pass walks what start-up has built
+so far, only to find it alive: some 15 ms before the first request (benchmarks/process.py).
+
+`pause()` turns the collector off: the `moot` command's entry point (`moot/__main__.py`) does it
+before its first import. `collect_again()` ends the pause: it freezes what start-up built (so
+that later passes skip it) and turns the collector back on. The engine calls it when its event
+loop starts (engine/startup.py); the CLI calls it as soon as the command is known when that
+command starts no run (cli/__init__.py). `paused()` is a pause for a block: the `run` and
+`resume` commands' (cli/common.py, `quick_start`), which carries on the entry point's pause if
+there is one, and ends it at the latest when the block ends (a run that fails before its loop
+starts). A caller that turned the collector off itself, or never paused it (a library user of
+`moot.api`, a test calling the CLI in its own process), is left as it was.
+
+Imports nothing but the standard library: the entry point imports it before anything else.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["collect_again", "pause", "paused"]
+
+_paused = False
+
+
+def pause() -> None:
+    """Turn the collector off until `collect_again()`, unless it is off already."""
+    global _paused
+    if gc.isenabled():
+        gc.disable()
+        _paused = True
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The collector off until `collect_again()`, or at the latest until the block ends."""
+    pause()
+    try:
+        yield
+    finally:
+        collect_again()
+
+
+def collect_again() -> None:
+    """End a pause: freeze what exists now and collect again. Does nothing without a pause."""
+    global _paused
+    if _paused:
+        _paused = False
+        gc.freeze()
+        gc.enable()
