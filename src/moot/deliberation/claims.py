@@ -537,9 +537,11 @@ def _own(claim: Claim) -> bool:
     return bool(claim.content) and not claim.repeats_task
 
 
-def _substitution(a: Sequence[str], b: Sequence[str]) -> str | None:
+@functools.lru_cache(maxsize=4096)
+def _substitution(a: tuple[str, ...], b: tuple[str, ...]) -> str | None:
     """The words swapped when two term sequences say the same but for one or two words in one
-    place ("use SQLite" / "use Postgres", "Paris" / "Lyon"): another entity, another choice."""
+    place ("use SQLite" / "use Postgres", "Paris" / "Lyon"): another entity, another choice.
+    Kept (lru_cache): a short claim's head is most often its whole terms, asked again."""
     ops = [op for op in _opcodes(a, b) if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
         return None
