@@ -4,12 +4,14 @@ step ids are unique, and replay never calls a model."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from moot import api as runner
+from moot.models.scripted import ScriptedModel
 from moot.protocols.arena import prompts
-from moot.types import Completion, Request, Usage
+from moot.types import Completion, Message, Request, Usage
 from tests.scripts import Debate, events, no_sleep, start
 
 
@@ -120,3 +122,54 @@ def test_interrupt_is_recorded_and_resumable() -> None:
     assert "moot resume" in (run.message or "")
     assert events(run.folder)[-1]["data"]["reason"] == "interrupted"
     del gate
+
+
+def test_each_ask_of_a_phase_sends_its_request_before_the_next_ask_makes_its_own() -> None:
+    """Issue 23: a call ran in a task of its own (asyncio.wait_for does so on Python 3.11), so
+    every ask of a phase made its request (a digest of the whole conversation, the budget's
+    hold) before the first one went out: at 12 agents the first request of each phase waited
+    some 15 ms for the eleven others."""
+    debate, order = Debate(), []
+    script = debate.script
+
+    def recording(name: str) -> Any:
+        reply = script(name)
+
+        def sent(request: Request) -> str:
+            order.append(("sent", request.meta["step"]))
+            return reply(request)
+
+        return sent
+
+    debate.script = recording  # type: ignore[method-assign]
+
+    def asked(event: Any) -> None:
+        if event.kind == "ask_started":
+            order.append(("asked", event.step))
+
+    run = start("task", debate.config(), subscribers=[asked])
+    assert run.exit_code == 0
+    solve = [entry for entry in order if entry[1].startswith("r0/solve/")]
+    assert len(solve) == 6
+    assert [kind for kind, _ in solve] == ["asked", "sent"] * 3
+    assert all(solve[i][1] == solve[i + 1][1] for i in range(0, 6, 2))
+
+
+def test_a_provider_that_guards_its_own_timeout_calls_in_the_askers_task() -> None:
+    """The same for a provider with a timeout guard of its own (the HTTP ones): no task of its
+    own, whose start would wait for every other ask of the phase."""
+    seen: list[asyncio.Task[Any] | None] = []
+
+    def reply(request: Request) -> str:
+        seen.append(asyncio.current_task())
+        return "fine"
+
+    model = ScriptedModel(reply)
+    model.guards_timeout = True
+
+    async def ask() -> asyncio.Task[Any] | None:
+        completion = await model.complete(Request(messages=[Message(role="user", content="hi")]))
+        assert completion.ok and completion.text == "fine"
+        return asyncio.current_task()
+
+    assert seen == [asyncio.run(ask())]

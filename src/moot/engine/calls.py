@@ -190,7 +190,11 @@ class ModelCalls:
                 guard = timeout + max(1.0, min(30.0, timeout / 10))
                 token = CALL_CONTEXT.set(self._context(agent.alias, step))
                 try:
-                    completion = await asyncio.wait_for(model.complete(sent), guard)
+                    # In this task (asyncio.wait_for would run the call in a task of its own on
+                    # Python 3.11): each ask of a phase sends its request as soon as it is
+                    # ready, not after every other ask of the phase has made its own.
+                    async with asyncio.timeout(guard):
+                        completion = await model.complete(sent)
                 except Stopped:  # the run waits (an inline agent's delegation): not a failure
                     raise
                 except TimeoutError:

@@ -156,7 +156,8 @@ class Provider(ABC):
         timeout = self.timeout_for(request)
         try:
             if self.guards_timeout:
-                reply = await asyncio.wait_for(self.send(request, timeout), timeout)
+                async with asyncio.timeout(timeout):  # in this task, as engine/calls.py says
+                    reply = await self.send(request, timeout)
             else:
                 reply = await self.send(request, timeout)
         except TimeoutError as exc:
