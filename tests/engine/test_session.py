@@ -173,3 +173,20 @@ def test_a_provider_that_guards_its_own_timeout_calls_in_the_askers_task() -> No
         return asyncio.current_task()
 
     assert seen == [asyncio.run(ask())]
+
+
+def test_a_replay_reads_each_journaled_answer_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: the Session validated every ask's completion on load, then its standing (what
+    the faces show) validated each again: a resume of a thousand events read them twice."""
+    run = start("task", Debate().config())
+    asks = sum(e["kind"] == "ask" for e in events(run.folder))
+    read: list[object] = []
+    validate = Completion.model_validate
+
+    def counting(obj: Any, *args: Any, **kwargs: Any) -> Completion:
+        read.append(obj)
+        return validate(obj, *args, **kwargs)
+
+    monkeypatch.setattr(Completion, "model_validate", counting)
+    assert runner.replay(run.session_id).identical is True
+    assert asks > 0 and len(read) == asks

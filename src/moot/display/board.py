@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from moot import protocols
 from moot.engine.standing import AgentStanding, Standing
 from moot.errors import ConfigError
-from moot.types import Event, EventKind
+from moot.types import Completion, Event, EventKind
 
 if TYPE_CHECKING:
     from moot.engine.state import Seen
@@ -48,11 +48,11 @@ class Board(Standing):
             self.row(str(alias)).model = str(spec)
         self.absorb(past)
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: Event, completion: Completion | None = None) -> None:
         if event.kind == EventKind.OPENED:
             self.open(event.data.get("meta") or {}, event.data.get("past") or ())
             return
-        super().apply(event)
+        super().apply(event, completion)
 
     # -- state.json -------------------------------------------------------------------------
     @classmethod

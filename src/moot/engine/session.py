@@ -131,16 +131,19 @@ class Session(CodeTask, FolderCopies):
         self._completions: dict[str, Completion] = {}  # validated once, reused by ask
         self._notes = {e.data.get("message") for e in journal.events if e.kind == "warning"}
         self._inbox = Inbox(folder.path, journal.events)  # a person's notes (engine/inbox.py)
+        read: dict[int, Completion] = {}  # by event: the standing takes them as they are
         for event in journal.events:
             if event.kind == EventKind.ASK and event.step:
                 completion = Completion.model_validate(event.data["completion"])
+                if event.seq is not None:
+                    read[event.seq] = completion
                 if retry_failed and not completion.ok:
                     self._catch_up.pop(event.step, None)
                     continue
                 self._completions[event.step] = completion
             if event.kind in (EventKind.ASK, EventKind.SHELL, EventKind.CODE) and event.step:
                 self._catch_up[event.step] = event
-        self.standing.absorb(journal.events)
+        self.standing.absorb(journal.events, read)
         self.budget = Budget(limits, journal.events, clock)
         self._calls = ModelCalls(  # engine/calls.py: the response cache and live calls
             cache=cache,

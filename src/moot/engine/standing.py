@@ -147,11 +147,17 @@ class Standing:
         return self.active_before + max(0.0, end - self.run_started)
 
     # -- events -----------------------------------------------------------------------------
-    def absorb(self, past: Iterable[Event]) -> None:
-        """Catch up with events journaled by earlier runs; nobody is busy afterwards."""
+    def absorb(
+        self, past: Iterable[Event], completions: Mapping[int, Completion] | None = None
+    ) -> None:
+        """Catch up with events journaled by earlier runs; nobody is busy afterwards.
+        `completions`: ask events' completions by the event's `seq`, where the caller has
+        validated them already (a Session, on resume: a thousand events need not be read
+        twice). A step asked again after a failure has an ask event for each try."""
         past = list(past)
+        known = completions or {}
         for event in past:
-            self.apply(event)
+            self.apply(event, known.get(event.seq) if event.seq is not None else None)
         self.active_before = active_seconds(past)
         self.run_started = self.ended_at = None
         self.ended = None
@@ -161,7 +167,8 @@ class Standing:
                 row.status = "waiting"
             row.since = None
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: Event, completion: Completion | None = None) -> None:
+        """Fold `event` in; `completion`: an ask event's completion, already validated."""
         data = event.data
         ts = event.ts
         if event.seq is not None:
@@ -187,7 +194,7 @@ class Standing:
             row.status = "retrying"
             self.retries += 1
         elif kind == EventKind.ASK and row is not None:
-            row.add(Completion.model_validate(data["completion"]), ts)
+            row.add(completion or Completion.model_validate(data["completion"]), ts)
         elif kind == EventKind.CODE and row is not None:
             row.note_code(data.get("what"), data.get("result"))
         elif kind == EventKind.ROUND_RESULT:
