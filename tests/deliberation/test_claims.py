@@ -19,6 +19,24 @@ def relation(a: str, b: str) -> Relation:
 
 
 CONTRADICT = [
+    # a comparison turned round in other words (named.py, comparisons)
+    (
+        "Arrays are faster than linked lists for iteration.",
+        "Linked lists iterate faster than arrays.",
+    ),
+    ("Arrays iterate faster than linked lists.", "Linked lists are faster to iterate than arrays."),
+    # the same items in another order, where the order is the answer (named.py, sequences)
+    (
+        "Create a composite index on (user_id, created_at).",
+        "Create a composite index on (created_at, user_id).",
+    ),
+    (
+        "Index the columns in the order user_id, created_at.",
+        "Index the columns in the order created_at, user_id.",
+    ),
+    ("Sort by priority, then age.", "Sort by age, then priority."),
+    ("ORDER BY created_at, id", "ORDER BY id, created_at"),
+    ("Call f(a, b).", "Call f(b, a)."),
     # a negation on one side
     ("The migration is safe to run on Friday.", "The migration is not safe to run on Friday."),
     ("The migration isn't safe.", "The migration is safe."),
@@ -224,6 +242,33 @@ AGREE = [
     (
         "Use Redis for caching and Postgres for storage, since the cache can be rebuilt.",
         "Use Postgres for storage and Redis for caching, since the cache can be rebuilt.",
+    ),
+    # a comparison said in other words, or with its condition moved; reasons in no order
+    (
+        "Postgres handles concurrent writes better than SQLite.",
+        "Postgres is better than SQLite at concurrent writes.",
+    ),
+    (
+        "Rust is safer than C because of its borrow checker.",
+        "Thanks to the borrow checker, Rust is safer than C.",
+    ),
+    ("Use Redis (fast, simple) for sessions.", "Use Redis (simple, fast) for sessions."),
+    # an answer that orders a pair both ways, each under its own condition: the same answer,
+    # and its first half is part of it
+    (
+        "SQLite is better than Postgres for small apps; Postgres is better than SQLite for "
+        "large ones.",
+        "SQLite is better than Postgres for small apps; Postgres is better than SQLite for "
+        "large ones.",
+    ),
+    (
+        "Arrays are faster than lists for reads; lists are faster than arrays for inserts.",
+        "Arrays are faster than lists for reads; lists are faster than arrays for inserts.",
+    ),
+    (
+        "SQLite is better than Postgres for small apps; Postgres is better than SQLite for "
+        "large ones.",
+        "SQLite is better than Postgres for small apps.",
     ),
 ]
 

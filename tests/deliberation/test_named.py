@@ -118,12 +118,92 @@ def test_names_that_share_nothing_contradict_and_others_do_not() -> None:
     assert conflict(Named(), Named()) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "comparisons"),
+    [
+        ("Arrays are faster than linked lists.", [("faster", {"arrays"}, {"linked", "lists"})]),
+        (
+            "Linked lists iterate faster than arrays.",
+            [("faster", {"linked", "lists", "iterate"}, {"arrays"})],
+        ),
+        ("Lists are faster to iterate than arrays.", [("faster", {"lists"}, {"arrays"})]),
+        # "worse" and "less X" turned round, as preferences are
+        ("Tabs are worse than spaces.", [("better", {"spaces"}, {"tabs"})]),
+        ("C is less safe than Rust.", [("more safe", {"rust"}, {"c"})]),
+        # within its clause; no comparison in "other than" or "rather than"
+        ("For reads, X is faster than Y; it is simple.", [("faster", {"x"}, {"y"})]),
+        ("Anything other than Postgres.", []),
+    ],
+)
+def test_comparisons_are_the_words_of_their_two_sides(
+    text: str, comparisons: list[tuple[str, set[str], set[str]]]
+) -> None:
+    expected = {(how, frozenset(a), frozenset(b)) for how, a, b in comparisons}
+    assert named(text).comparisons == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "sequences"),
+    [
+        ("An index on (user_id, created_at).", {("user_id", "created_at")}),
+        ("Call f(a, b).", {("a", "b")}),
+        ("Deploy in the order build, test, then release.", {("build", "test", "release")}),
+        ("Sort by priority, then age.", {("priority", "age")}),
+        ("ORDER BY created_at, id", {("created_at", "id")}),
+        # reasons in brackets, or a list in a sentence, have no order to keep
+        ("Use Redis (fast, simple).", set()),
+        ("We need speed, safety and cost.", set()),
+    ],
+)
+def test_sequences_are_lists_whose_order_is_their_meaning(
+    text: str, sequences: set[tuple[str, ...]]
+) -> None:
+    assert named(text).sequences == sequences
+
+
+def test_comparisons_and_sequences_turned_round_contradict() -> None:
+    assert conflict(
+        named("Arrays are faster than linked lists."),
+        named("Linked lists iterate faster than arrays."),
+    ) == ("arrays faster than linked/lists vs linked/lists faster than arrays")
+    assert conflict(named("on (user_id, created_at)"), named("on (created_at, user_id)")) == (
+        "(user_id, created_at) vs (created_at, user_id)"
+    )
+    # the same order, a different comparative, or another list: no contradiction
+    assert conflict(named("on (user_id, created_at)"), named("on (user_id, created_at)")) is None
+    assert conflict(named("X is faster than Y."), named("Y is slower than X.")) is None
+    assert conflict(named("on (a_1, b_1)"), named("on (b_1, c_1)")) is None
+
+
+@pytest.mark.parametrize(
+    "both_ways",
+    [
+        "SQLite is better than Postgres for small apps; Postgres is better than SQLite for big.",
+        "Arrays are faster than lists for reads; lists are faster than arrays for inserts.",
+        "Use (a_1, b_1) for reads and (b_1, a_1) for writes.",
+    ],
+)
+def test_an_answer_that_orders_a_pair_both_ways_contradicts_neither_itself_nor_a_half(
+    both_ways: str,
+) -> None:
+    """An answer that gives each order under its own condition: two agents giving it agree,
+    and it holds either half of it (it contradicted itself before)."""
+    halves = [both_ways.split(";")[0], both_ways.split(" and ")[0]]
+    assert conflict(named(both_ways), named(both_ways)) is None
+    for half in halves:
+        assert conflict(named(both_ways), named(half)) is None
+        assert conflict(named(half), named(both_ways)) is None
+
+
 def test_hostile_text_is_read_quickly() -> None:
     texts = [
         "A " * 50_000,
         "x is " * 20_000 + "better than y",
         "O(" * 30_000,
         ("a" * 39 + " over ") * 5_000,
+        "x faster than " * 20_000,
+        "(a_1, " * 20_000,
+        "in the order " + "a b c, " * 20_000,
     ]
     started = time.perf_counter()
     for text in texts:

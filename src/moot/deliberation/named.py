@@ -1,6 +1,6 @@
 """What a claim names that its folded words cannot hold, and when two claims' names contradict.
 
-Folding an answer to lower-case words loses six things that decide technical answers:
+Folding an answer to lower-case words loses seven things that decide technical answers:
 
   labels       capital letters that name something ("plan A", "node B", "Vitamin D"); folded,
                "A" is the article. Two claims whose labels share none contradict ("A vs B").
@@ -9,7 +9,12 @@ Folding an answer to lower-case words loses six things that decide technical ans
   preferences  which of two things is preferred or comes first ("SQLite is better than
                Postgres", "prefer Postgres over SQLite", "lock first, then read"); folded, the
                words are the same either way round. A pair one claim orders and the other
-               orders the other way round contradicts.
+               orders the other way round contradicts. So do two comparisons whose sides are
+               exchanged, in whatever words ("Arrays are faster than linked lists." / "Linked
+               lists iterate faster than arrays."): `comparisons`.
+  sequences    the order of a list in brackets or said to be an order ("an index on
+               (user_id, created_at)", "in the order build, test, deploy"); folded, the words
+               are the same in any order. The same items in another order contradict.
 
   versions     dotted numbers read as written ("2.4.1", "10.0.0.12", "v1.2", "Python 3.10");
                folded, "2.4.1" is no number at all and "3.10" is the number 3.1. Two claims
@@ -31,12 +36,14 @@ Pure; every pattern is linear and every text is cut before it is read.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
 __all__ = ["Named", "conflict", "named"]
 
 SCANNED = 2_000  # characters of a claim's text read for names
+SIDE = 200  # characters of a comparison's side read, at most
 
 # A capital letter standing alone names something: any but "I", and "A" where it cannot be the
 # article: after a word in the sentence ("go with plan A"), or at its start before an end or a
@@ -84,6 +91,41 @@ _OPERATOR = re.compile(
     r"|`((?:[^\w\s`]{1,3})|is|in|not|and|or|is not|not in)`"
 )
 _WORD = re.compile(r"[^\W\d_]+")
+# any comparison: "is faster than", "iterate faster than", "are faster to iterate than"
+_COMPARED = re.compile(
+    r"\b(better|worse|(?:more|less)\s+\w+|\w+er)\s+(?:to\s+\w+\s+)?than\b", re.IGNORECASE
+)
+_NOT_COMPARATIVES = frozenset("other rather never either neither whether under over".split())
+# where a comparison's sides end: a clause's punctuation
+_SIDE_END = re.compile(r"[.,;:!?()\[\]]")
+# words that say nothing of what is compared
+_SIDE_FILLER = frozenset(
+    """a an the is are was were be been being it its this that these those for of to in on at
+    by with and or as than much far lot way often usually generally typically also still even
+    do does did can could will would should may might""".split()
+)
+# a list whose order is its meaning: code in brackets (below), or a list said to be an order
+# ("in the order build, test, deploy", "sort by priority, age", "an index on (a, b)"); items
+# of up to three words
+_ITEM = r"[\w.\-]+(?:[ \t]+[\w.\-]+){0,2}"
+# in brackets, a list of code: a call's arguments ("f(a, b)"), or names of code ("(user_id,
+# created_at)": one holds "_", "." or a digit); "(fast, simple)" gives reasons in no order
+_CODE_ITEM = r"[\w.\-]+"
+_SEQUENCE = re.compile(
+    r"(?:(?<=\w)\(|(?<![\w(])[(\[](?=[^)\]]{0,200}[\w][_.\d]))\s*("
+    + _CODE_ITEM
+    + r"(?:\s*,\s*"
+    + _CODE_ITEM
+    + r")+)\s*[)\]]"
+    r"|\b(?:in\s+(?:the|this)\s+order|order\s*:|(?:sort(?:ed)?|order(?:ed)?|group(?:ed)?)\s+by"
+    r"|index(?:ed)?\s+on|(?:composite|compound|primary)\s+key\s+on)\s*[(\[]?\s*("
+    + _ITEM
+    + r"(?:\s*,\s*(?:and\s+|then\s+)?"
+    + _ITEM
+    + r")+)",
+    re.IGNORECASE,
+)
+_LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|then\s+)?")
 # what may stand between a sentence's end and its first word ("**Redis**", "(Redis")
 _OPENING = " \t*_`\"'([<>#-"
 _NOT_THINGS = frozenset(
@@ -104,6 +146,9 @@ class Named:
     proper: frozenset[str] = frozenset()
     operators: frozenset[str] = frozenset()
     hedged: bool = False  # it leaves the question open ("it is unknown whether P equals NP")
+    # (how, the words before it, the words after "than"): "faster", {"arrays"}, {"linked", ...}
+    comparisons: frozenset[tuple[str, frozenset[str], frozenset[str]]] = frozenset()
+    sequences: frozenset[tuple[str, ...]] = frozenset()  # ("user_id", "created_at")
 
 
 # An answer that leaves the question open, said as such: against one that settles it, the two
@@ -155,6 +200,11 @@ def named(text: str) -> Named:
         _pair(m.group(1) or m.group(2), m.group(3), "before") for m in _FIRST_THEN.finditer(text)
     }
     return Named(
+        comparisons=_comparisons(text),
+        sequences=frozenset(
+            tuple(i.casefold().rstrip(".") for i in _LIST_SPLIT.split(m.group(1) or m.group(2)))
+            for m in _SEQUENCE.finditer(text)
+        ),
         labels=labels,
         complexities=complexities,
         preferences=frozenset(p for p in preferences if p is not None),
@@ -164,6 +214,43 @@ def named(text: str) -> Named:
         operators=frozenset(m.group(1) or m.group(2) for m in _OPERATOR.finditer(text)),
         hedged=_HEDGE.search(_CLAUSE_END.split(text, maxsplit=1)[0]) is not None,
     )
+
+
+def _comparisons(text: str) -> frozenset[tuple[str, frozenset[str], frozenset[str]]]:
+    """Each comparison in `text` with the words of its two sides, within its clause: "worse"
+    and "less X" turned round into "better" and "more X", as `_pair` does."""
+    found = set()
+    ends = [e.start() for e in _SIDE_END.finditer(text)]  # where clauses end, in order
+    for m in _COMPARED.finditer(text):
+        how = " ".join(m.group(1).casefold().split())
+        if how in _NOT_COMPARATIVES:
+            continue
+        i = bisect.bisect_left(ends, m.start())  # the first clause end at or after it
+        start = ends[i - 1] + 1 if i else 0
+        j = bisect.bisect_left(ends, m.end())
+        # a side is its clause's words, up to `SIDE` characters from the comparison
+        before = _side(text[max(start, m.start() - SIDE) : m.start()])
+        after = _side(text[m.end() : min(ends[j] if j < len(ends) else len(text), m.end() + SIDE)])
+        if how == "worse":
+            how, before, after = "better", after, before
+        elif how.startswith("less "):
+            how, before, after = "more " + how.removeprefix("less "), after, before
+        if before and after:
+            found.add((how, before - after, after - before))
+    return frozenset(found)
+
+
+def _exchanged(
+    one: tuple[str, frozenset[str], frozenset[str]],
+    other: tuple[str, frozenset[str], frozenset[str]],
+) -> bool:
+    """Whether two comparisons say the same of their sides the other way round."""
+    return one[0] == other[0] and bool(one[1] & other[2]) and bool(one[2] & other[1])
+
+
+def _side(text: str) -> frozenset[str]:
+    words = {w.casefold() for w in _WORD.findall(text)}
+    return frozenset(words - _SIDE_FILLER)
 
 
 def _proper(text: str) -> frozenset[str]:
@@ -199,10 +286,26 @@ def conflict(a: Named, b: Named) -> str | None:
         return f"{_shown(a.versions)} vs {_shown(b.versions)}"
     if a.operators and b.operators and a.operators.isdisjoint(b.operators):  # "===" vs "=="
         return f"{_shown(a.operators)} vs {_shown(b.operators)}"
+    # An order one claim gives both ways ("X is better for reads; Y is better for writes")
+    # contradicts nothing: the other claim may say either half of it.
     for how, first, second in a.preferences:
-        if (how, second, first) in b.preferences:
-            said = how if how in ("over", "before") else f"{how} than"
-            return f"{first} {said} {second} vs {second} {said} {first}"
+        turned = (how, second, first)
+        if turned in b.preferences and turned not in a.preferences:
+            if (how, first, second) not in b.preferences:
+                said = how if how in ("over", "before") else f"{how} than"
+                return f"{first} {said} {second} vs {second} {said} {first}"
+    for one in a.comparisons:  # the sides exchanged, in whatever words
+        for other in b.comparisons:
+            if _exchanged(one, other) and not any(_exchanged(one, c) for c in a.comparisons):
+                if not any(_exchanged(other, c) for c in b.comparisons):
+                    how, before, after = one
+                    ours, theirs = _shown(before & other[2]), _shown(after & other[1])
+                    return f"{ours} {how} than {theirs} vs {theirs} {how} than {ours}"
+    for order in a.sequences:
+        for other_order in b.sequences:
+            reordered = other_order != order and sorted(other_order) == sorted(order)
+            if reordered and other_order not in a.sequences and order not in b.sequences:
+                return f"({', '.join(order)}) vs ({', '.join(other_order)})"
     if a.hedged != b.hedged:
         return "one leaves the question open, the other settles it"
     return None
