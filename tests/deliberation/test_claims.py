@@ -19,6 +19,9 @@ def relation(a: str, b: str) -> Relation:
 
 
 CONTRADICT = [
+    # an off-by-one: folded, "n - 1" and "n + 1" are the same words (named.py, expressions)
+    ("The loop runs n times.", "The loop runs n - 1 times."),
+    ("The loop runs n + 1 times.", "The loop runs n - 1 times."),
     # a comparison turned round in other words (named.py, comparisons)
     (
         "Arrays are faster than linked lists for iteration.",
@@ -253,6 +256,9 @@ AGREE = [
         "Thanks to the borrow checker, Rust is safer than C.",
     ),
     ("Use Redis (fast, simple) for sessions.", "Use Redis (simple, fast) for sessions."),
+    # a hyphen is no minus: "n-1" is "n - 1", and "10-20" is 10 to 20
+    ("The loop runs n - 1 times.", "It runs n-1 times."),
+    ("Loop from 0 to k, where k = n - 1.", "Loop from 0 to n - 1."),
     # an answer that orders a pair both ways, each under its own condition: the same answer,
     # and its first half is part of it
     (

@@ -195,6 +195,35 @@ def test_an_answer_that_orders_a_pair_both_ways_contradicts_neither_itself_nor_a
         assert conflict(named(half), named(both_ways)) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "expressions", "variables"),
+    [
+        ("The loop runs n - 1 times.", {"n-1"}, set()),
+        ("It runs n+1 times; i goes to k.", {"n+1"}, {"i", "k"}),
+        ("From 0 to n - 1.", {"n-1"}, set()),
+        # no expression: a word, a version, a decimal, a range, the article
+        ("a-1 rated", set(), set()),
+        ("node-1 and x-1.5 and 10-20", set(), set()),
+        ("Use a hash map.", set(), set()),
+    ],
+)
+def test_expressions_are_a_letter_plus_or_minus_a_number(
+    text: str, expressions: set[str], variables: set[str]
+) -> None:
+    found = named(text)
+    assert (found.expressions, found.variables) == (expressions, variables)
+
+
+def test_another_count_of_the_same_variable_contradicts() -> None:
+    assert conflict(named("runs n - 1 times"), named("runs n times")) == "n-1 vs n"
+    assert conflict(named("runs n times"), named("runs n - 1 times")) == "n-1 vs n"
+    assert conflict(named("runs n + 1 times"), named("runs n-1 times")) == "n+1 vs n-1"
+    # the same count, another variable, or the variable said both ways: no contradiction
+    assert conflict(named("runs n - 1 times"), named("runs n-1 times")) is None
+    assert conflict(named("runs n - 1 times"), named("runs k times")) is None
+    assert conflict(named("n nodes and n - 1 edges"), named("n nodes")) is None
+
+
 def test_hostile_text_is_read_quickly() -> None:
     texts = [
         "A " * 50_000,
@@ -204,6 +233,7 @@ def test_hostile_text_is_read_quickly() -> None:
         "x faster than " * 20_000,
         "(a_1, " * 20_000,
         "in the order " + "a b c, " * 20_000,
+        "n - 1 " * 20_000,
     ]
     started = time.perf_counter()
     for text in texts:

@@ -70,7 +70,9 @@ ClaimKind = Literal["number", "option", "yesno", "statement"]
 
 # Words, numbers (with a sign, separators, a percent) and the punctuation that ends a clause,
 # which ends a negation's reach too.
-NUMBER = r"[-−]?\d+(?:[.,]\d+)*(?:/\d+)?%?"  # a number token: `_numeric` tells one by its start
+# A number token (`_numeric` tells one by its start), its minus only where it cannot be a
+# hyphen: "n-1" is n and 1, "COVID-19" is 19, "is -3" is -3.
+NUMBER = r"(?:(?<!\w)[-−])?\d+(?:[.,]\d+)*(?:/\d+)?%?"
 _TOKEN = re.compile(NUMBER + r"|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
 _SENTENCE_ENDS = frozenset(".;!?")

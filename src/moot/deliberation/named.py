@@ -1,6 +1,6 @@
 """What a claim names that its folded words cannot hold, and when two claims' names contradict.
 
-Folding an answer to lower-case words loses seven things that decide technical answers:
+Folding an answer to lower-case words loses eight things that decide technical answers:
 
   labels       capital letters that name something ("plan A", "node B", "Vitamin D"); folded,
                "A" is the article. Two claims whose labels share none contradict ("A vs B").
@@ -15,6 +15,11 @@ Folding an answer to lower-case words loses seven things that decide technical a
   sequences    the order of a list in brackets or said to be an order ("an index on
                (user_id, created_at)", "in the order build, test, deploy"); folded, the words
                are the same in any order. The same items in another order contradict.
+
+  expressions  a one-letter variable plus or minus a number ("n - 1"); folded, "n - 1" and
+               "n + 1" are the same words, and "n - 1 times" holds every word of "n times".
+               Two expressions of one variable that differ contradict, and so does one
+               against the variable alone (an off-by-one).
 
   versions     dotted numbers read as written ("2.4.1", "10.0.0.12", "v1.2", "Python 3.10");
                folded, "2.4.1" is no number at all and "3.10" is the number 3.1. Two claims
@@ -126,6 +131,10 @@ _SEQUENCE = re.compile(
     re.IGNORECASE,
 )
 _LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|then\s+)?")
+# a one-letter variable plus or minus a number ("n - 1", "k+2"); folded, "n - 1" and "n + 1"
+# are both the words "n 1", and "n - 1 times" holds every word of "n times"
+_EXPRESSION = re.compile(r"(?<![\w.\-+*/])([b-z])\s*([-+])\s*(\d{1,6})(?!\w|\.\d)")
+_VARIABLE = re.compile(r"(?<![\w.\-+*/'’])([b-z])(?![\w'’\-+*/]|\.\w)")
 # what may stand between a sentence's end and its first word ("**Redis**", "(Redis")
 _OPENING = " \t*_`\"'([<>#-"
 _NOT_THINGS = frozenset(
@@ -149,6 +158,8 @@ class Named:
     # (how, the words before it, the words after "than"): "faster", {"arrays"}, {"linked", ...}
     comparisons: frozenset[tuple[str, frozenset[str], frozenset[str]]] = frozenset()
     sequences: frozenset[tuple[str, ...]] = frozenset()  # ("user_id", "created_at")
+    expressions: frozenset[str] = frozenset()  # "n-1"
+    variables: frozenset[str] = frozenset()  # one-letter names standing alone: "n"
 
 
 # An answer that leaves the question open, said as such: against one that settles it, the two
@@ -199,7 +210,12 @@ def named(text: str) -> Named:
     preferences |= {
         _pair(m.group(1) or m.group(2), m.group(3), "before") for m in _FIRST_THEN.finditer(text)
     }
+    expressions = frozenset(
+        f"{m.group(1)}{m.group(2)}{int(m.group(3))}" for m in _EXPRESSION.finditer(text)
+    )
     return Named(
+        expressions=expressions,
+        variables=frozenset(m.group(1) for m in _VARIABLE.finditer(_EXPRESSION.sub(" ", text))),
         comparisons=_comparisons(text),
         sequences=frozenset(
             tuple(i.casefold().rstrip(".") for i in _LIST_SPLIT.split(m.group(1) or m.group(2)))
@@ -306,6 +322,21 @@ def conflict(a: Named, b: Named) -> str | None:
             reordered = other_order != order and sorted(other_order) == sorted(order)
             if reordered and other_order not in a.sequences and order not in b.sequences:
                 return f"({', '.join(order)}) vs ({', '.join(other_order)})"
+    expressions = _expressions(a, b) or _expressions(b, a)
+    if expressions is not None:
+        return expressions
     if a.hedged != b.hedged:
         return "one leaves the question open, the other settles it"
+    return None
+
+
+def _expressions(a: Named, b: Named) -> str | None:
+    """ "n - 1" against "n + 1", or against "n" alone: another count (an off-by-one)."""
+    for expression in sorted(a.expressions):
+        variable = expression[0]
+        theirs = sorted(e for e in b.expressions if e[0] == variable)
+        if theirs and expression not in b.expressions:
+            return f"{expression} vs {'/'.join(theirs)}"
+        if not theirs and variable in b.variables and variable not in a.variables:
+            return f"{expression} vs {variable}"
     return None
