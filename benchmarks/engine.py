@@ -72,6 +72,10 @@ resume_1000_events_s
     without a regex per token, and archives that are there costing one stat, at a load of
     0.3: 0.31 s here (0.38 s in the alternating rounds) beside 971037c's 0.73 s, ratio 0.51;
     parallel_efficiency 1.04 to the outcome, 1.09 with the reports written.
+    The next day, on a new machine of the same kind at a load of about 1, the same figure
+    wandered between runs of the same tree (0.30 at 11:08, 0.37-0.41 an hour later) while the
+    ratio held: 0.48 and 0.55 beside 971037c's 0.77 and 0.65 s. A resume there validates each
+    journaled answer once (it did twice), which the noise hides.
 """
 
 from __future__ import annotations
