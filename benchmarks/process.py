@@ -39,6 +39,12 @@ these shared machines vary by tens of milliseconds. Each run starts once the las
 detached report writer is done (its `reports.pending` marker gone, as `moot show` waits for
 it): that rendering is the last run's work, not the next start-up's nor the floor's.
 
+With MOOT_BENCH_AGAINST=<commit>, `against` then runs this tree and that commit's src/ in turn
+(8 rounds of two 3-agent, 1-round runs and a 12-agent, 3-round run each, both trees started as
+their console script starts them) and prints each figure's medians and their ratio: on these
+machines the same tree's figures move by a third between runs an hour apart, and only
+interleaved runs tell a change of 20 ms apart.
+
 Targets (issue 12): over <= 0.3 s for 3 agents, 1 round, 300 ms; ratio <= 1.15 for 3 agents,
 3 rounds, 300 ms; first <= 0.25 s for 3 agents; waves equal to the ideal at 300 ms for up to 32
 agents. Issue 23: ratio <= 1.15 for 12 agents, 3 rounds, 300 ms too; moot's own start-up share
@@ -50,11 +56,13 @@ read, not to gate on. A missed target is printed, never raised.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -90,11 +98,19 @@ def moot_command() -> list[str]:
 
 
 def run_once(
-    server: ChatServer, home: Path, src: Path, agents: int, rounds: int, latency: float
+    server: ChatServer,
+    home: Path,
+    src: Path,
+    agents: int,
+    rounds: int,
+    latency: float,
+    command: list[str] | None = None,
 ) -> Run:
-    """One `moot run` of the moot in `src` (a source tree) against `server`."""
+    """One `moot run` of the moot in `src` (a source tree) against `server`, started by
+    `command` (default: `moot_command()`)."""
     server.latency, server.rounds, server.calls = latency, rounds, []
-    argv = [*moot_command(), "run", "Count the pairs that sum to a target.", "--seed", "1"]
+    argv = [*(command or moot_command()), "run", "Count the pairs that sum to a target."]
+    argv += ["--seed", "1"]
     argv += ["--rounds", str(rounds)]
     for index in range(agents):
         argv += ["--models", f"openai-compat:{server.url}#m{index}"]
@@ -224,6 +240,53 @@ def targets(runs: list[Run], floors: list[float]) -> list[str]:
     return lines
 
 
+AGAINST_ROUNDS = 8  # interleaved rounds of the comparison with another commit
+AGAINST_FIRSTS = 2  # 3-agent runs a round for the first request, whose spread is widest
+
+
+def command_for(src: Path) -> list[str]:
+    """How to start the moot in `src` as its console script does: its `moot/__main__.py`
+    where it has one, else the CLI's `main` (commits before the console script moved)."""
+    if (src / "moot" / "__main__.py").exists():
+        return [sys.executable, "-c", "from moot.__main__ import main; main()"]
+    return [sys.executable, "-c", "from moot.cli import main; main()"]
+
+
+def against(server: ChatServer, home: Path, src: Path, commit: str, latency: float) -> None:
+    """This tree beside `commit`'s src/ in interleaved runs (both started the same way, by
+    `command_for`): a 3-agent, 1-round run for the first request and a 12-agent, 3-round run
+    for the ratio, each tree in turn, AGAINST_ROUNDS times. Prints the medians and this tree's
+    over the other's, figures of one run that the machine's load affects alike."""
+    archive = subprocess.run(
+        ["git", "archive", commit, "src"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    with tempfile.TemporaryDirectory(prefix="moot-bench-at-") as folder:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        trees = {"this tree": src, commit: Path(folder) / "src"}
+        firsts: dict[str, list[float]] = {name: [] for name in trees}
+        ratios: dict[str, list[float]] = {name: [] for name in trees}
+        for tree in trees.values():  # not measured: each tree's bytecode cache
+            run_once(server, home, tree, 3, 1, 0.0, command_for(tree))
+        for _ in range(AGAINST_ROUNDS):
+            for name, tree in trees.items():
+                for _ in range(AGAINST_FIRSTS):
+                    first = run_once(server, home, tree, 3, 1, latency, command_for(tree)).first
+                    firsts[name].append(first)
+                run = run_once(server, home, tree, 12, 3, latency, command_for(tree))
+                ratios[name].append(run.wall / run.critical)
+    for what, figures, digits in (
+        ("first request, 3 agents", firsts, 3),
+        ("ratio, 12x3", ratios, 3),
+    ):
+        mine, theirs = statistics.median(figures["this tree"]), statistics.median(figures[commit])
+        print(
+            f"{what}, median of {len(figures[commit])} interleaved runs: {mine:.{digits}f} here, "
+            f"{theirs:.{digits}f} at {commit}; ratio {mine / theirs:.3f}",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 agents only")
@@ -267,6 +330,9 @@ def main() -> None:
             floors.append(floor_once(server, home))
         for line in targets(runs, floors):
             print(line)
+        commit = os.environ.get("MOOT_BENCH_AGAINST")
+        if commit:
+            against(server, home, src, commit, args.latency)
     finally:
         server.shutdown()
         server.server_close()
