@@ -19,6 +19,8 @@ def relation(a: str, b: str) -> Relation:
 
 
 CONTRADICT = [
+    # one word for another where the other is elsewhere in the claim too (swaps.one_for_another)
+    ("The value is passed by reference.", "The value is passed by value."),
     # an off-by-one: folded, "n - 1" and "n + 1" are the same words (named.py, expressions)
     ("The loop runs n times.", "The loop runs n - 1 times."),
     ("The loop runs n + 1 times.", "The loop runs n - 1 times."),
@@ -256,6 +258,8 @@ AGREE = [
         "Thanks to the borrow checker, Rust is safer than C.",
     ),
     ("Use Redis (fast, simple) for sessions.", "Use Redis (simple, fast) for sessions."),
+    # a function word for another is wording
+    ("The value is passed by value.", "The value was passed by value."),
     # a hyphen is no minus: "n-1" is "n - 1", and "10-20" is 10 to 20
     ("The loop runs n - 1 times.", "It runs n-1 times."),
     ("Loop from 0 to k, where k = n - 1.", "Loop from 0 to n - 1."),

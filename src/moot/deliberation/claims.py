@@ -46,7 +46,7 @@ from typing import Literal
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.named import Named, conflict, named
-from moot.deliberation.swaps import opposite, renamed, same_thing, turned_round
+from moot.deliberation.swaps import one_for_another, opposite, renamed, same_thing, turned_round
 from moot.text import clean_text
 
 __all__ = [
@@ -482,6 +482,7 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         # the same sentence with one entity swapped, in the whole claim or in its first
         # sentence ("Use SQLite for X." / "Use Postgres for X; SQLite cannot ...")
         swapped = _substitution(a.terms, b.terms) or _substitution(a.head, b.head)
+        swapped = swapped or one_for_another(a.words, b.words, opcodes, a.content | b.content)
         if swapped is not None:
             return Comparison(Relation.CONTRADICT, swapped)
         # A claim with no content words says nothing another could contain ("42" is not

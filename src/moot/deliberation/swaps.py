@@ -14,6 +14,9 @@ agreement where nothing contradicts, cannot see these two, so `claims.compare` a
                words written as names (`named.proper`) are things, not wording, so one for
                another is another thing, unless one is a short form of the other ("Postgres" /
                "PostgreSQL").
+  one for another  a content word of a short claim replaced by another where the other word
+               is elsewhere in the claim too ("the value is passed by reference" / "... by
+               value"): claims' terms name each word once, so only the aligned words show it.
   turned round the same words with two parts exchanged around an asymmetric middle ("arrays
                are faster than linked lists" / "linked lists are faster than arrays", "drain
                the node, then upgrade it" / "upgrade the node, then drain it", "prefer
@@ -30,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["opposite", "renamed", "same_thing", "turned_round"]
+__all__ = ["one_for_another", "opposite", "renamed", "same_thing", "turned_round"]
 
 _ALIGNED = 3  # a replaced span longer than this is rewording, not one word for its opposite
 _MIDDLE = 40  # words: the differing middle searched for an exchange
@@ -192,6 +195,26 @@ _SAME_PAIRS = frozenset(pair for x, y in _SAME for pair in ((x, y), (y, x)))
 
 
 _PLAIN = frozenset("only just exactly".split())  # "a single" / "only one"
+
+
+def one_for_another(
+    a: Sequence[str],
+    b: Sequence[str],
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    content: frozenset[str],
+) -> str | None:
+    """The content words of `a` that `b` replaces with others, where that is all that differs
+    ("passed by reference" / "passed by value"). Claims' terms name each word once, so where
+    the new word is elsewhere in the claim too ("the value ... by value") their terms hold one
+    inside the other and only the words, aligned, show the swap."""
+    changed = [op for op in opcodes if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = changed[0]
+    old, new = a[i1:i2], b[j1:j2]
+    if len(old) > 2 or len(new) > 2 or not content.issuperset((*old, *new)):
+        return None  # a function word ("is" / "was") is wording, not another thing
+    return None if same_thing(old, new) else f"{' '.join(old)} vs {' '.join(new)}"
 
 
 def same_thing(a: Sequence[str], b: Sequence[str]) -> bool:
