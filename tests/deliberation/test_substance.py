@@ -211,6 +211,11 @@ BOTH_PROMPTS = [_arena_solve, _court_propose]
         "This task requires you to answer a complex question with multiple possible answers.",
         "This question has many possible answers.",
         "The question is ambiguous and difficult.",
+        # what a README run's agents all ended on, and the first answers before it (2026-11-27)
+        "This is a challenging task that requires multiple layers of thinking to ensure all "
+        "aspects are considered correctly.",
+        "This task involves multiple decisions and requires careful thought.",
+        "This is a difficult question that needs careful consideration of every aspect.",
     ],
 )
 @pytest.mark.parametrize("task", [FRANCE, STORE, None])
@@ -237,6 +242,7 @@ def test_talk_about_the_debate_the_instructions_or_being_an_ai_is_invalid(
         # a word of the subject beside talk of the question's difficulty
         (STORE, "The question is hard: use SQLite until a second writer appears."),
         (FRANCE, "This question has many possible answers, but it is Paris."),
+        (STORE, "This is a challenging decision: consider SQLite until a second writer appears."),
         ("Is the question ambiguous?", "The question is ambiguous."),
         ("Should we use Postgres?", "The answer depends on your workload."),
     ],

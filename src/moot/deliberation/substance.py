@@ -154,7 +154,9 @@ _META_ANCHOR = re.compile(
     r"(?:ai|assistant|language\s+model|chatbot|bot)"
     r"|(?:you're|i'm)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|chatbot)"
     r"|as\s+an?\s+(?:ai|assistant|language\s+model|chatbot)"
-    r"|(?:the|this|these|your|my|our)\s+(?:instructions?|prompt|rules|debate|discussion|"
+    # (with up to two words between: "a challenging task", "this tricky question")
+    r"|(?:the|this|these|your|my|our|a|an)\s+(?:[\w'-]{1,24}\s+){0,2}?"
+    r"(?:instructions?|prompt|rules|debate|discussion|"
     r"deliberation|court|arena|tournament|vote|round|format|template|task|question)"
     r"|(?:my|our|the)\s+(?:final\s+|own\s+)?(?:answer|position|response|reply|stance|opinion|"
     r"view|vote|solution)"
@@ -179,6 +181,9 @@ _META_WORDS = frozenset(
     short brief concise exactly less fewer most least
     complex simple difficult easy hard tricky multiple many several various different possible
     careful carefully thought thinking think ambiguous unclear nuanced
+    challenging demanding involved involves involve layer layers level levels aspect aspects
+    consider considers considered considering consideration considerations decision decisions
+    ensure ensures ensuring correctly properly thoroughly needs every each
     """.split()
 )
 # Talk about how to answer instead of an answer (issue 29): "Your solution requires specific
