@@ -82,13 +82,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -97,6 +95,8 @@ from typing import Any
 HOME = Path(tempfile.mkdtemp(prefix="moot-bench-"))
 os.environ["MOOT_HOME"] = str(HOME)
 os.environ.pop("MOOT_JOURNAL_KEY", None)
+
+from at_commit import source_at  # noqa: E402
 
 from moot import api as runner  # noqa: E402
 from moot.config import AgentConfig, EngineConfig, Limits, RunConfig  # noqa: E402
@@ -401,16 +401,10 @@ def _resume_at(src: Path) -> float:
 
 def resume_against(commit: str, seconds: float) -> None:
     """This tree's resume_1000_events_s beside `commit`'s, taken in turn in the same run."""
-    root = Path(__file__).resolve().parent.parent
-    archive = subprocess.run(
-        ["git", "archive", commit, "src"], cwd=root, capture_output=True, check=True
-    ).stdout
     ours, theirs = [seconds], []
-    with tempfile.TemporaryDirectory(prefix="moot-bench-at-") as folder:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
+    with source_at(commit) as src:
         for _ in range(AGAINST_ROUNDS):
-            theirs.append(_resume_at(Path(folder) / "src"))
+            theirs.append(_resume_at(src))
             ours.append(bench_resume()[0])
     mine, old = statistics.median(ours), statistics.median(theirs)
     print(f"resume_1000_events_s at {commit}: {old:.2f} (this tree: {mine:.2f})", flush=True)

@@ -56,13 +56,11 @@ read, not to gate on. A missed target is printed, never raised.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -71,6 +69,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from at_commit import source_at  # noqa: E402
 
 from tests.arena_server import ChatServer, critical_path, waves  # noqa: E402
 
@@ -257,13 +257,8 @@ def against(server: ChatServer, home: Path, src: Path, commit: str, latency: flo
     `command_for`): a 3-agent, 1-round run for the first request and a 12-agent, 3-round run
     for the ratio, each tree in turn, AGAINST_ROUNDS times. Prints the medians and this tree's
     over the other's, figures of one run that the machine's load affects alike."""
-    archive = subprocess.run(
-        ["git", "archive", commit, "src"], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    with tempfile.TemporaryDirectory(prefix="moot-bench-at-") as folder:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
-        trees = {"this tree": src, commit: Path(folder) / "src"}
+    with source_at(commit) as theirs:
+        trees = {"this tree": src, commit: theirs}
         firsts: dict[str, list[float]] = {name: [] for name in trees}
         ratios: dict[str, list[float]] = {name: [] for name in trees}
         for tree in trees.values():  # not measured: each tree's bytecode cache
@@ -275,14 +270,11 @@ def against(server: ChatServer, home: Path, src: Path, commit: str, latency: flo
                     firsts[name].append(first)
                 run = run_once(server, home, tree, 12, 3, latency, command_for(tree))
                 ratios[name].append(run.wall / run.critical)
-    for what, figures, digits in (
-        ("first request, 3 agents", firsts, 3),
-        ("ratio, 12x3", ratios, 3),
-    ):
-        mine, theirs = statistics.median(figures["this tree"]), statistics.median(figures[commit])
+    for what, figures in (("first request, 3 agents", firsts), ("ratio, 12x3", ratios)):
+        mine, old = statistics.median(figures["this tree"]), statistics.median(figures[commit])
         print(
-            f"{what}, median of {len(figures[commit])} interleaved runs: {mine:.{digits}f} here, "
-            f"{theirs:.{digits}f} at {commit}; ratio {mine / theirs:.3f}",
+            f"{what}, median of {len(figures[commit])} interleaved runs: {mine:.3f} here, "
+            f"{old:.3f} at {commit}; ratio {mine / old:.3f}",
             flush=True,
         )
 
