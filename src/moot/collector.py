@@ -7,8 +7,9 @@ so far, only to find it alive: some 15 ms before the first request (benchmarks/p
 
 `pause()` turns the collector off: the `moot` command's entry point (`moot/__main__.py`) does it
 before its first import. `collect_again()` ends the pause: it freezes what start-up built (so
-that later passes skip it) and turns the collector back on. The engine calls it when its event
-loop starts (engine/startup.py); the CLI calls it as soon as the command is known when that
+that later passes skip it) and turns the collector back on. A run calls it when its event
+loop starts (lifecycle/run.py, `run_sync`) or when it replays a finished session
+(engine/lifecycle.py); the CLI calls it as soon as the command is known when that
 command starts no run (cli/__init__.py). `paused()` is a pause for a block: the `run` and
 `resume` commands' (cli/common.py, `quick_start`), which carries on the entry point's pause if
 there is one, and ends it at the latest when the block ends (a run that fails before its loop

@@ -46,7 +46,7 @@ from typing import Literal
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.named import Named, conflict, named
-from moot.deliberation.swaps import one_for_another, opposite, renamed, same_thing, turned_round
+from moot.deliberation.swaps import one_for_another, opposite, renamed, turned_round
 from moot.text import clean_text
 
 __all__ = [
@@ -482,7 +482,9 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         # the same sentence with one entity swapped, in the whole claim or in its first
         # sentence ("Use SQLite for X." / "Use Postgres for X; SQLite cannot ...")
         swapped = _substitution(a.terms, b.terms) or _substitution(a.head, b.head)
-        swapped = swapped or one_for_another(a.words, b.words, opcodes, a.content | b.content)
+        swapped = swapped or one_for_another(
+            a.words, b.words, opcodes, content=a.content | b.content
+        )
         if swapped is not None:
             return Comparison(Relation.CONTRADICT, swapped)
         # A claim with no content words says nothing another could contain ("42" is not
@@ -545,13 +547,7 @@ def _substitution(a: tuple[str, ...], b: tuple[str, ...]) -> str | None:
     """The words swapped when two term sequences say the same but for one or two words in one
     place ("use SQLite" / "use Postgres", "Paris" / "Lyon"): another entity, another choice.
     Kept (lru_cache): a short claim's head is most often its whole terms, asked again."""
-    ops = [op for op in _opcodes(a, b) if op[0] != "equal"]
-    if len(ops) != 1 or ops[0][0] != "replace":
-        return None
-    _, i1, i2, j1, j2 = ops[0]
-    if i2 - i1 > _SUBSTITUTION or j2 - j1 > _SUBSTITUTION or same_thing(a[i1:i2], b[j1:j2]):
-        return None
-    return f"{' '.join(a[i1:i2])} vs {' '.join(b[j1:j2])}"
+    return one_for_another(a, b, _opcodes(a, b), most=_SUBSTITUTION)
 
 
 def _opcodes(a: Sequence[str], b: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:

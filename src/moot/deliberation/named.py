@@ -185,12 +185,19 @@ def _pair(first: str, second: str, how: str) -> tuple[str, str, str] | None:
     a, b = first.casefold().rstrip(".,"), second.casefold().rstrip(".,")
     if a == b or a in _NOT_THINGS or b in _NOT_THINGS:
         return None
+    how, turned = _forward(how)
+    return (how, b, a) if turned else (how, a, b)
+
+
+def _forward(how: str) -> tuple[str, bool]:
+    """A comparative folded, and whether it was turned round: "worse" is "better", and
+    "less X" is "more X", of the two sides exchanged."""
     how = " ".join(how.casefold().split())
     if how == "worse":
-        return ("better", b, a)
+        return "better", True
     if how.startswith("less "):
-        return ("more " + how.removeprefix("less "), b, a)
-    return (how, a, b)
+        return "more " + how.removeprefix("less "), True
+    return how, False
 
 
 def _bound(expression: str) -> str:
@@ -233,12 +240,12 @@ def named(text: str) -> Named:
 
 
 def _comparisons(text: str) -> frozenset[tuple[str, frozenset[str], frozenset[str]]]:
-    """Each comparison in `text` with the words of its two sides, within its clause: "worse"
-    and "less X" turned round into "better" and "more X", as `_pair` does."""
+    """Each comparison in `text` with the words of its two sides, within its clause, turned
+    round as `_forward` says."""
     found = set()
     ends = [e.start() for e in _SIDE_END.finditer(text)]  # where clauses end, in order
     for m in _COMPARED.finditer(text):
-        how = " ".join(m.group(1).casefold().split())
+        how, turned = _forward(m.group(1))
         if how in _NOT_COMPARATIVES:
             continue
         i = bisect.bisect_left(ends, m.start())  # the first clause end at or after it
@@ -247,10 +254,8 @@ def _comparisons(text: str) -> frozenset[tuple[str, frozenset[str], frozenset[st
         # a side is its clause's words, up to `SIDE` characters from the comparison
         before = _side(text[max(start, m.start() - SIDE) : m.start()])
         after = _side(text[m.end() : min(ends[j] if j < len(ends) else len(text), m.end() + SIDE)])
-        if how == "worse":
-            how, before, after = "better", after, before
-        elif how.startswith("less "):
-            how, before, after = "more " + how.removeprefix("less "), after, before
+        if turned:
+            before, after = after, before
         if before and after:
             found.add((how, before - after, after - before))
     return frozenset(found)

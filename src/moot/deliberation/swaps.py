@@ -201,19 +201,24 @@ def one_for_another(
     a: Sequence[str],
     b: Sequence[str],
     opcodes: Sequence[tuple[str, int, int, int, int]],
-    content: frozenset[str],
+    *,
+    most: int = 2,
+    content: frozenset[str] | None = None,
 ) -> str | None:
-    """The content words of `a` that `b` replaces with others, where that is all that differs
-    ("passed by reference" / "passed by value"). Claims' terms name each word once, so where
-    the new word is elsewhere in the claim too ("the value ... by value") their terms hold one
-    inside the other and only the words, aligned, show the swap."""
+    """The words of `a` that `b` replaces with others, at most `most` a side, where that is
+    all that differs ("use SQLite" / "use Postgres"), unless the two name the same thing.
+    With `content`, only its words count ("is" / "was" is wording, not another thing): so
+    claims read their words, where their terms (each word once) would hide the swap ("the
+    value is passed by reference" / "... by value")."""
     changed = [op for op in opcodes if op[0] != "equal"]
     if len(changed) != 1 or changed[0][0] != "replace":
         return None
     _, i1, i2, j1, j2 = changed[0]
     old, new = a[i1:i2], b[j1:j2]
-    if len(old) > 2 or len(new) > 2 or not content.issuperset((*old, *new)):
-        return None  # a function word ("is" / "was") is wording, not another thing
+    if len(old) > most or len(new) > most:
+        return None
+    if content is not None and not content.issuperset((*old, *new)):
+        return None
     return None if same_thing(old, new) else f"{' '.join(old)} vs {' '.join(new)}"
 
 
