@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.engine import journal as journal_module
+from moot.engine import lines
 from moot.engine.journal import Journal, canonical_json
 from moot.errors import JournalError
 from moot.types import Event
@@ -87,3 +88,58 @@ def test_a_hash_moved_into_the_data_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"".join([*lines[:2], (moved + "\n").encode(), *lines[3:]]))
     with pytest.raises(JournalError, match="line 3"):
         Journal.open(path, repair=False)
+
+
+SHORT_VALUES: list[object] = [
+    "answer",
+    'r1/"hash":"x"/agent_a',
+    "back\\slash, tab\t, bell\x07, new\nline",
+    "ünïcode, 汉字, emoji \U0001f600",
+    "\ud800",  # a lone surrogate: json writes it escaped
+    "",
+    0,
+    -7,
+    2**70,
+    1795788397.7683623,
+    0.1,
+    1e16,
+    -0.0,
+    5e-324,
+    float("nan"),
+    float("inf"),
+    None,
+    True,
+    [1, "two"],
+    {"b": 1, "a": 2},
+]
+
+
+@pytest.mark.parametrize("value", SHORT_VALUES, ids=repr)
+def test_the_short_fields_are_encoded_as_the_canonical_encoder_does(value: object) -> None:
+    record = {"data": {}, "kind": "ask", "prev": "0" * 64, "seq": 3, "step": value, "ts": value}
+    short = {k: v for k, v in record.items() if k != "data"}
+    assert lines._tail(record) == "," + canonical_json(short)[1:]
+
+
+LINES = [
+    b'{"a":1,"a":2}',
+    b'{"a":"\\ud800 and \\udfff"}',  # lone surrogates: pydantic's parser refuses them
+    b'{"a":NaN,"b":-Infinity,"c":1e400}',
+    b'{"a":123456789012345678901234567890,"b":-0,"c":1.5E+2,"d":0.1}',
+    b'{"t":"\\u00e9\\n\\"q\\"","u":"\xc3\xbc"}',
+    b"[1,2]",
+]
+
+
+@pytest.mark.parametrize("line", LINES, ids=repr)
+def test_a_line_reads_as_the_standard_library_reads_it(line: bytes) -> None:
+    assert repr(lines.read_line(line)) == repr(json.loads(line))
+
+
+@pytest.mark.parametrize("line", [b'{"a":1} x', b'{"a":1,}', b'{"a":"\xff"}', b'{"a":"\x01"}'])
+def test_a_line_that_is_no_json_fails_with_the_standard_library_message(line: bytes) -> None:
+    with pytest.raises(ValueError) as ours:
+        lines.read_line(line)
+    with pytest.raises(ValueError) as theirs:
+        json.loads(line)
+    assert str(ours.value) == str(theirs.value)

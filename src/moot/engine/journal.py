@@ -46,7 +46,7 @@ from moot.engine.head import (
     read_head_bytes,
     write_head,
 )
-from moot.engine.lines import as_written, canonical_json
+from moot.engine.lines import as_written, canonical_json, read_line
 from moot.engine.store import read_json, storage_error
 from moot.errors import JournalError, StorageError
 from moot.types import Event
@@ -325,7 +325,7 @@ class Journal:
         `signed`: `open` refuses it unless the user accepts the session unsigned."""
         where = f"{path}, line {number}"
         try:
-            record = json.loads(line)
+            record = read_line(line)
         except ValueError as exc:
             raise JournalError(
                 f"{where} is not valid JSON ({exc}); the journal is damaged"
