@@ -173,6 +173,13 @@ CONTRADICT = [
         "The write call is asynchronous: it returns only after the data has been flushed to "
         "the replica and acknowledged, which is why the latency doubles under load.",
     ),
+    # one says "only" of what the other joins to more with "and" (swaps.narrowed)
+    ("Encrypt the data at rest and in transit.", "Encrypt the data in transit only."),
+    ("Encrypt the data only in transit.", "Encrypt the data at rest and in transit."),
+    ("Run it on Linux and macOS.", "Run it on Linux only."),
+    ("Cache reads only.", "Cache both reads and writes."),
+    ("Run it on Linux and macOS only.", "Run it on Linux only."),
+    ("Only admins can delete posts.", "Only admins and editors can delete posts."),
 ]
 
 AGREE = [
@@ -282,6 +289,15 @@ AGREE = [
     ),
 ]
 
+# "only" beside a part added without "and", or "not only ... but also", excludes nothing
+ONLY_AGREE = [
+    ("Use only parameterized queries.", "Use parameterized queries everywhere."),
+    ("Encrypt not only in transit but also at rest.", "Encrypt at rest and in transit."),
+    ("Run it on Linux and macOS.", "Run it on Linux and macOS only."),
+    ("Only use HTTPS.", "Use HTTPS only."),
+    ("It runs on Linux only.", "It runs on Linux and only on Linux."),
+]
+
 UNSURE = [
     ("No", "The migration is safe."),
     (
@@ -295,6 +311,18 @@ UNSURE = [
 @pytest.mark.parametrize(("a", "b"), CONTRADICT)
 def test_contradictions_are_found(a: str, b: str) -> None:
     assert relation(a, b) is Relation.CONTRADICT
+
+
+@pytest.mark.parametrize(("a", "b"), ONLY_AGREE)
+def test_only_beside_no_second_thing_is_no_contradiction(a: str, b: str) -> None:
+    assert relation(a, b) is Relation.AGREE
+
+
+def test_only_with_other_words_changed_is_left_to_the_other_rules() -> None:
+    """ "Not only" says more, not less: only an "only" that is all one side changes narrows."""
+    assert relation("Encrypt it not only in transit.", "Encrypt it in transit and at rest.") is (
+        Relation.UNSURE
+    )
 
 
 @pytest.mark.parametrize(("a", "b"), AGREE)
@@ -450,6 +478,12 @@ def test_times_are_compared_in_seconds_and_fractions_as_values() -> None:
 
 
 REASONS = [
+    (
+        "Encrypt the data at rest and in transit.",
+        "Encrypt the data in transit only.",
+        Relation.CONTRADICT,
+        "one says only, the other adds 'at rest and'",
+    ),
     ("", "Paris", Relation.UNSURE, "an empty claim agrees with nothing"),
     ("Paris", "", Relation.UNSURE, "an empty claim agrees with nothing"),
     ("Paris", "paris", Relation.AGREE, "the same answer"),

@@ -46,7 +46,7 @@ from typing import Literal
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.named import Named, conflict, named
-from moot.deliberation.swaps import one_for_another, opposite, renamed, turned_round
+from moot.deliberation.swaps import narrowed, one_for_another, opposite, renamed, turned_round
 from moot.text import clean_text
 
 __all__ = [
@@ -467,7 +467,7 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         return Comparison(Relation.CONTRADICT, exchanged)
     matched = _matcher(a, b)
     opcodes = matched.get_opcodes()
-    opposed = opposite(a.words, b.words, opcodes)
+    opposed = opposite(a.words, b.words, opcodes) or narrowed(a.words, b.words, opcodes)
     if opposed is not None:
         return Comparison(Relation.CONTRADICT, opposed)
     if (a.kind == "yesno") != (b.kind == "yesno"):

@@ -17,6 +17,11 @@ agreement where nothing contradicts, cannot see these two, so `claims.compare` a
   one for another  a content word of a short claim replaced by another where the other word
                is elsewhere in the claim too ("the value is passed by reference" / "... by
                value"): claims' terms name each word once, so only the aligned words show it.
+  narrowed     one claim says "only" where the other joins one more thing with "and", and
+               nothing else differs ("encrypt the data at rest and in transit" / "encrypt the
+               data in transit only", "Linux and macOS only" / "Linux only"): the one excludes
+               what the other adds. "Not only ... but also" adds, and a part added without
+               "and" ("use only parameterized queries" / "... everywhere") is no second thing.
   turned round the same words with two parts exchanged around an asymmetric middle ("arrays
                are faster than linked lists" / "linked lists are faster than arrays", "drain
                the node, then upgrade it" / "upgrade the node, then drain it", "prefer
@@ -33,7 +38,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["one_for_another", "opposite", "renamed", "same_thing", "turned_round"]
+__all__ = ["narrowed", "one_for_another", "opposite", "renamed", "same_thing", "turned_round"]
 
 _ALIGNED = 3  # a replaced span longer than this is rewording, not one word for its opposite
 _MIDDLE = 40  # words: the differing middle searched for an exchange
@@ -116,6 +121,34 @@ def opposite(
                 if _opposed(x, y) and not (exchanged and x in _CONVERSE):
                     return f"'{x}' vs '{y}'"
     return None
+
+
+_ONLY = frozenset("only solely exclusively".split())
+_JOINING = frozenset("and both plus".split())
+
+
+def narrowed(
+    a: Sequence[str], b: Sequence[str], opcodes: Sequence[tuple[str, int, int, int, int]]
+) -> str | None:
+    """What one claim joins with "and" where the other, saying "only", leaves it out and
+    differs in nothing else ("at rest and in transit" / "in transit only"), or None."""
+    a_side = [w for _, i1, i2, _, _ in _changed(opcodes) for w in a[i1:i2]]
+    b_side = [w for _, _, _, j1, j2 in _changed(opcodes) for w in b[j1:j2]]
+    for wide, narrow, whole in ((a_side, b_side, b), (b_side, a_side, a)):
+        if not set(whole) & _ONLY or not set(narrow) <= _ONLY | _SLIGHT:
+            continue  # no "only", or other words changed too ("not only ... but also")
+        if not set(wide) & _JOINING:
+            continue  # "only parameterized queries" / "parameterized queries everywhere"
+        # a thing the narrow claim does not name ("Linux only" / "Linux and only Linux")
+        if any(w not in _SLIGHT | _JOINING | _ONLY and w not in whole for w in wide):
+            return f"one says only, the other adds '{' '.join(wide)}'"
+    return None
+
+
+def _changed(
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+) -> list[tuple[str, int, int, int, int]]:
+    return [op for op in opcodes if op[0] != "equal"]
 
 
 def _symmetric(middle: Sequence[str]) -> bool:
