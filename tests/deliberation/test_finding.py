@@ -479,6 +479,15 @@ SAFEST = "Which option is safest: A, B or C?"
             "Queue function with alerting.",
             None,
         ),
+        # the denial of a first answer, made of its words (the README's run at fc774c5)
+        (
+            {
+                "agent_a": "The capital of France is Paris.",
+                "agent_b": "A: In this task you need to write a clear answer.",
+            },
+            "The capital of France is not Paris.",
+            "What is the capital of France?",
+        ),
     ],
 )
 def test_agreement_on_what_the_first_answers_did_not_give_is_no_consensus(

@@ -294,10 +294,14 @@ def _grounded(claim: Claim, first: Mapping[str, Claim]) -> bool:
     synthesis ("Queue worker, nightly, idempotent." from three answers that gave one each) is
     grounded; a number, an option or words that no first answer gave ("512" after 408, 418 and
     400; talk none of them wrote) are not. Every number in its unit and the option must come
-    from some first answer, and at least half of its own content words (beyond the task's)."""
+    from some first answer, and at least half of its own content words (beyond the task's).
+    A first answer that contradicts the claim is none of its parts: "The capital of France is
+    not Paris." is not made of "The capital of France is Paris."."""
     given: dict[str, set[Fraction]] = {}
     said: set[str] = set()
     for held in first.values():
+        if compare(held, claim).relation is Relation.CONTRADICT:
+            continue
         for unit, values in held.quantities:
             given.setdefault(unit, set()).update(values)
         said |= held.content
