@@ -762,6 +762,11 @@ ANSWER_TALK = [
     "The answer is always better than yours so what I can say to you.",
     "My answer is better than yours.",
     "Your answer is always worse than mine.",
+    # what an answer is made of, or what the task asks of one, in words about answers only
+    # (README runs at 8b077e5 and d142ae7: each passed as valid)
+    "Your answer consists of multiple steps.",
+    "This task requires clarity, specificity, conciseness.",
+    "The question calls for precision and brevity.",
     # a bracket left open at the end is nothing concrete (a README run's revision ended so)
     "Your answer should be concise yet informative (",
     'Each response must be well reasoned "',
@@ -849,6 +854,11 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         ("Which is faster, a hash map or a list?", "A hash map is always faster than a list."),
         ("How should the text on the slide look?", "The text should be short and bold."),
         ("What does the parser return?", "The output will be a list of tokens."),
+        # what the task or an answer needs, in words of the subject
+        (MIGRATE, "This task requires a transaction and a rollback plan."),
+        (STORE, "Your answer consists of two parts: SQLite now, Postgres later."),
+        (MIGRATE, "The migration consists of multiple steps."),
+        ("How precise must the timer be?", "The task requires precision to a millisecond."),
     ],
 )
 def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:

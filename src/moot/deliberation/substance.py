@@ -205,6 +205,10 @@ _ABOUT_THE_ANSWER = re.compile(
     r"|\b(?:provide|give|include|add|write|offer|present|show)\s+(?:[\w'-]{1,24}\s+){0,4}?"
     + ANSWER_NOUNS
     + r"\b"
+    # what the task asks of an answer: "this task requires clarity"
+    r"|\b(?:the|this|that|your|my|our)\s+(?:[\w'-]{1,24}\s+){0,2}?"
+    r"(?:task|question|problem|challenge|exercise)\s+(?:requires?|needs?|demands?|calls\s+for|"
+    r"asks\s+for)\b"
 )
 _ABOUT_ANSWERS = frozenset(
     """
@@ -218,7 +222,9 @@ _ABOUT_ANSWERS = frozenset(
     support supports show shows demonstrate demonstrates cover covers discuss mention
     consider outline summarize summarise focus expand ensure ensures check meet meets
     satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
-    needs edit edits editing revise revision improve based
+    needs edit edits editing revise revision improve based consist consists consisting
+    specificity conciseness brevity precision accuracy completeness simplicity readability
+    coherence relevance call calls demand demands
     clear clearly clearer specific specifically necessary detailed more each every relevant
     appropriate appropriately proper properly correct correctly complete completely accurate
     accurately thorough thoroughly precise precisely explicit explicitly better further
