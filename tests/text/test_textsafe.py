@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from moot.text.safe import terminal_safe
+from moot.text.safe import strip_sequences, terminal_safe
 
 # Anything a terminal would act on rather than print.
 OBEYED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -126,3 +126,19 @@ def test_nothing_a_terminal_obeys_survives(text: str) -> None:
 def test_fragments_of_sequences_never_combine_into_one(parts: list[str]) -> None:
     safe = terminal_safe("".join(parts))
     assert not OBEYED.search(safe)
+
+
+@pytest.mark.parametrize(
+    ("text", "stripped"),
+    [
+        ("plain\nlines\n", "plain\nlines\n"),
+        ("ünïcode\n", "ünïcode\n"),
+        ("red \x1b[31mtext\x1b[0m\n", "red text\n"),
+        ("8-bit \x9b31mred\x9b0m, ünïcode\n", "8-bit red, ünïcode\n"),
+        ("a title \x9d0;pwned\x9c here\n", "a title  here\n"),
+        ("ünïcode and \x90payload\x9c\n", "ünïcode and \n"),
+    ],
+)
+def test_sequences_go_in_7_and_8_bit_form_and_plain_text_stays(text: str, stripped: str) -> None:
+    assert strip_sequences(text) == stripped
+    assert terminal_safe(text) == stripped

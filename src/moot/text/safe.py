@@ -38,6 +38,8 @@ _SEQUENCE = re.compile(
 # RLM and ALM stay: right-to-left scripts use them and they cannot reorder a line), and lone
 # surrogates.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# What every sequence above starts with: ESC, or an 8-bit introducer.
+_INTRODUCER = re.compile("[\x1b\x90\x98\x9b\x9d-\x9f]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -48,8 +50,7 @@ def _visible(match: re.Match[str]) -> str:
 def terminal_safe(text: str) -> str:
     """`text` with escape sequences removed and other control characters made visible;
     newlines and tabs are kept. The result holds no character a terminal would obey."""
-    text = _SEQUENCE.sub("", text)
-    text = text.replace("\r\n", "\n")
+    text = strip_sequences(text).replace("\r\n", "\n")
     # Run after the removal, so a sequence that removing another one put together (or an
     # unterminated one) cannot survive: its ESC is shown as \x1b.
     return _CONTROL.sub(_visible, text)
@@ -57,5 +58,9 @@ def terminal_safe(text: str) -> str:
 
 def strip_sequences(text: str) -> str:
     """`text` without terminal escape sequences (CSI, OSC, DCS, ... and the short ESC
-    commands), their payload included; other characters are left as they are."""
+    commands), their payload included; other characters are left as they are. A text with
+    no introducer holds none (most model text, and an answer is read several times): that is
+    seen in C, where the pattern would be tried at every character."""
+    if "\x1b" not in text and (text.isascii() or _INTRODUCER.search(text) is None):
+        return text
     return _SEQUENCE.sub("", text)
