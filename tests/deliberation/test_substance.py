@@ -767,6 +767,10 @@ ANSWER_TALK = [
     "Your answer consists of multiple steps.",
     "This task requires clarity, specificity, conciseness.",
     "The question calls for precision and brevity.",
+    # a placeholder left in words, and a verdict on "the solution" that names nothing (both
+    # final answers of a README run at 908097f, each taken as valid)
+    "your response here! your answer.",
+    "The solution contains no errors.",
     # a bracket left open at the end is nothing concrete (a README run's revision ended so)
     "Your answer should be concise yet informative (",
     'Each response must be well reasoned "',
@@ -859,6 +863,9 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         (STORE, "Your answer consists of two parts: SQLite now, Postgres later."),
         (MIGRATE, "The migration consists of multiple steps."),
         ("How precise must the timer be?", "The task requires precision to a millisecond."),
+        (STORE, "Your answer here: SQLite."),
+        (STORE, "Your approach has a flaw: SQLite cannot take a second writer."),
+        ("Does my solution contain errors?", "The solution contains no errors."),
     ],
 )
 def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:

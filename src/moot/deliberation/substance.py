@@ -224,7 +224,7 @@ _ABOUT_ANSWERS = frozenset(
     satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
     needs edit edits editing revise revision improve based consist consists consisting
     specificity conciseness brevity precision accuracy completeness simplicity readability
-    coherence relevance call calls demand demands
+    coherence relevance call calls demand demands here error errors mistake mistakes flaw flaws
     clear clearly clearer specific specifically necessary detailed more each every relevant
     appropriate appropriately proper properly correct correctly complete completely accurate
     accurately thorough thoroughly precise precisely explicit explicitly better further
