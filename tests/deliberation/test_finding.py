@@ -12,8 +12,10 @@ from moot.types import ChangeOfMind, ModelVerdict
 ABC = ["agent_a", "agent_b", "agent_c"]
 
 
-def judge(says: str = "called it consensus (10/10)", *, agrees: bool = True) -> ModelVerdict:
-    return ModelVerdict(by="Agent B", role="judge", says=says, claims_agreement=agrees)
+def judge(
+    says: str = "called it consensus (10/10)", *, agrees: bool = True, by: str = "Agent B"
+) -> ModelVerdict:
+    return ModelVerdict(by=by, role="judge", says=says, claims_agreement=agrees)
 
 
 def test_majority_is_more_than_half() -> None:
@@ -45,9 +47,9 @@ def test_a_judge_confirms_what_the_wording_cannot_but_never_a_contradiction() ->
     }
     alone = judge_answers([unsure], started=ABC)
     assert not alone.consensus
-    confirmed = judge_answers([unsure], started=ABC, verdicts=[judge()])
+    confirmed = judge_answers([unsure], started=ABC, verdicts=[judge(by="Agent C")])
     assert confirmed.consensus
-    assert confirmed.finding.confirmed_by == "Agent B"
+    assert confirmed.finding.confirmed_by == "Agent C"
     assert confirmed.finding.agreed == ("agent_a", "agent_b")
     contradicted = judge_answers(
         [{"agent_a": "It is safe.", "agent_b": "It is not safe.", "agent_c": "Not safe."}],
@@ -231,8 +233,27 @@ def test_a_judge_widens_groups_in_the_order_the_agents_started() -> None:
         "agent_b": "Blue light is bent and spread around by gas in the atmosphere more than red.",
         "agent_c": "Longer wavelengths scatter more strongly off the molecules of the air.",
     }
-    j = judge_answers([unsure], started=["agent_c", "agent_b", "agent_a"], verdicts=[judge()])
+    j = judge_answers(
+        [unsure], started=["agent_c", "agent_b", "agent_a"], verdicts=[judge(by="Agent A")]
+    )
     assert j.finding.agreed == ("agent_c", "agent_b")
+
+
+def test_a_judge_vouches_for_no_pair_that_holds_its_own_answer() -> None:
+    """A README run on the embedded model: the judge, Agent A, called its own junk and B's
+    answer a consensus, and the confirmation made it one ('2 of 3 agree'), exit 0."""
+    final = {
+        "agent_a": "fabricate the code ; fix errors in production",
+        "agent_b": "The answer to what should be in French: The capital of France is Paris.",
+    }
+    own = judge_answers(
+        [final], started=ABC, verdicts=[judge(by="Agent A")], task="What is the capital?"
+    )
+    assert own.finding.label == "no_consensus" and own.finding.confirmed_by is None
+    other = judge_answers(
+        [final], started=ABC, verdicts=[judge(by="Agent C")], task="What is the capital?"
+    )
+    assert other.finding.agreed == ("agent_a", "agent_b")  # another's word still counts
 
 
 def test_a_claim_of_exactly_the_quote_limit_is_shown_whole() -> None:

@@ -26,8 +26,7 @@ Similarity (rule 6, or a caller's embeddings or judge) may confirm agreement whe
 contradicts; it never overrides a contradiction. `group_claims` groups agents whose claims agree
 pairwise (complete linkage: no chain of near-matches joins two answers that contradict).
 
-Pure and deterministic; model text is hostile, so every claim is capped and every pattern is
-linear.
+Pure and deterministic; model text is hostile: every claim is capped, every pattern linear.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
@@ -565,17 +564,22 @@ class ClaimGroup:
 
 
 def group_claims(
-    claims: Mapping[str, Claim], *, confirmed: bool = False, order: Sequence[str] | None = None
+    claims: Mapping[str, Claim],
+    *,
+    confirmed: bool = False,
+    order: Sequence[str] | None = None,
+    apart: Collection[str] = (),
 ) -> tuple[ClaimGroup, ...]:
     """Group agents (in `order`, default sorted) whose claims agree pairwise; largest first, then
-    by first member. With `confirmed` (a judge or another signal says they agree) pairs that are
-    merely unsure join too; a contradiction never does."""
+    by first member. With `confirmed` (a judge says they agree) pairs merely unsure join too, but
+    none with an agent of `apart` (the judge's own answer); a contradiction never does."""
     agents = [a for a in (order or sorted(claims)) if a in claims]
     joins: dict[tuple[str, str], bool] = {}
     for i, x in enumerate(agents):
         for y in agents[i + 1 :]:
             relation = compare(claims[x], claims[y]).relation
-            ok = relation is Relation.AGREE or (confirmed and relation is Relation.UNSURE)
+            vouched = confirmed and x not in apart and y not in apart
+            ok = relation is Relation.AGREE or (vouched and relation is Relation.UNSURE)
             joins[(x, y)] = joins[(y, x)] = ok
     groups: list[list[str]] = []
     for agent in agents:

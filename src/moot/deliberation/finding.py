@@ -177,7 +177,9 @@ def judge_answers(
     confirmed_by: str | None = None
     supporters = [v for v in verdicts if v.valid and v.claims_agreement]
     if supporters and (top is None or not majority(len(top.agents), len(started))):
-        widened = group_claims(final, confirmed=True, order=order)
+        # a judge vouches for no pair that holds its own answer: that is no evidence
+        own = [a for a in started if name(a) == supporters[-1].by]
+        widened = group_claims(final, confirmed=True, order=order, apart=own)
         if widened and majority(len(widened[0].agents), len(started)):
             groups, top, confirmed_by = widened, widened[0], supporters[-1].by
 

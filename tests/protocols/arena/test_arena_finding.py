@@ -112,9 +112,10 @@ def test_a_judge_confirms_answers_whose_wording_cannot_tell() -> None:
     run = start("How should we run the nightly export?", debate.config(arena={"max_rounds": 1}))
     assert run.exit_code == 0 and run.result.status == "consensus"
     found = run.result.finding
-    assert found is not None and found.consensus and found.agreed == tuple(ACTIVE)
-    judge = "Agent " + run.result.details["judges"][0][-1].upper()
-    assert found.confirmed_by == judge
+    # the judge (Agent C) vouches for the others' plans, not for its own beside them
+    assert run.result.details["judges"] == ["agent_c"]
+    assert found is not None and found.consensus and found.agreed == ("agent_a", "agent_b")
+    assert found.confirmed_by == "Agent C"
     assert not run.result.changes  # nobody moved
     assert PLANS["agent_b"] in run.result.final_answer  # the base, in the agreed group
 
