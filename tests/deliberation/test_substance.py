@@ -771,6 +771,8 @@ ANSWER_TALK = [
     # final answers of a README run at 908097f, each taken as valid)
     "your response here! your answer.",
     "The solution contains no errors.",
+    # what two SmolLM2 agents ended on, 'consensus' by persuasion, exit 0 (a README run at fac6570)
+    "You can use this solution in your answer.",
     # a bracket left open at the end is nothing concrete (a README run's revision ended so)
     "Your answer should be concise yet informative (",
     'Each response must be well reasoned "',
@@ -864,6 +866,7 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         (MIGRATE, "The migration consists of multiple steps."),
         ("How precise must the timer be?", "The task requires precision to a millisecond."),
         (STORE, "Your answer here: SQLite."),
+        (STORE, "You can use SQLite in your solution."),
         (STORE, "Your approach has a flaw: SQLite cannot take a second writer."),
         ("Does my solution contain errors?", "The solution contains no errors."),
     ],

@@ -225,6 +225,7 @@ _ABOUT_ANSWERS = frozenset(
     needs edit edits editing revise revision improve based consist consists consisting
     specificity conciseness brevity precision accuracy completeness simplicity readability
     coherence relevance call calls demand demands here error errors mistake mistakes flaw flaws
+    use uses
     clear clearly clearer specific specifically necessary detailed more each every relevant
     appropriate appropriately proper properly correct correctly complete completely accurate
     accurately thorough thoroughly precise precisely explicit explicitly better further
@@ -250,8 +251,8 @@ _AUXILIARIES = frozenset(
     wouldn't won't hasn't haven't hadn't mustn't shan't mightn't needn't
     """.split()
 )
-# a question's words that say nothing of its subject ("How do I make ...?")
-_ASKING = frozenset("how what which who whom whose why when where make sure please".split())
+# a question's words that say nothing of its subject ("How do I make ...?", "Should we use ...?")
+_ASKING = frozenset("how what which who whom whose why when where make use sure please".split())
 # where a question's sentence begins: after a sentence end, a line break or a colon
 # ("Context ... Question: is it safe?"); its clauses split at commas and semicolons
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
