@@ -773,6 +773,8 @@ ANSWER_TALK = [
     "The solution contains no errors.",
     # what two SmolLM2 agents ended on, 'consensus' by persuasion, exit 0 (a README run at fac6570)
     "You can use this solution in your answer.",
+    # and 'consensus' by persuasion on this one, in another README run at fac6570
+    "This task involves several crucial steps that require a flexible mindset.",
     # a bracket left open at the end is nothing concrete (a README run's revision ended so)
     "Your answer should be concise yet informative (",
     'Each response must be well reasoned "',
@@ -867,6 +869,7 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         ("How precise must the timer be?", "The task requires precision to a millisecond."),
         (STORE, "Your answer here: SQLite."),
         (STORE, "You can use SQLite in your solution."),
+        (MIGRATE, "This task involves a crucial step: take a backup before the migration."),
         (STORE, "Your approach has a flaw: SQLite cannot take a second writer."),
         ("Does my solution contain errors?", "The solution contains no errors."),
     ],

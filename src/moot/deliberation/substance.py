@@ -207,8 +207,8 @@ _ABOUT_THE_ANSWER = re.compile(
     + r"\b"
     # what the task asks of an answer: "this task requires clarity"
     r"|\b(?:the|this|that|your|my|our)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    r"(?:task|question|problem|challenge|exercise)\s+(?:requires?|needs?|demands?|calls\s+for|"
-    r"asks\s+for)\b"
+    r"(?:task|question|problem|challenge|exercise)\s+(?:requires?|needs?|demands?|involves?|"
+    r"calls\s+for|asks\s+for)\b"
 )
 _ABOUT_ANSWERS = frozenset(
     """
@@ -225,7 +225,7 @@ _ABOUT_ANSWERS = frozenset(
     needs edit edits editing revise revision improve based consist consists consisting
     specificity conciseness brevity precision accuracy completeness simplicity readability
     coherence relevance call calls demand demands here error errors mistake mistakes flaw flaws
-    use uses
+    use uses crucial essential important flexible mindset
     clear clearly clearer specific specifically necessary detailed more each every relevant
     appropriate appropriately proper properly correct correctly complete completely accurate
     accurately thorough thoroughly precise precisely explicit explicitly better further
