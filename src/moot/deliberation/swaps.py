@@ -132,8 +132,9 @@ def narrowed(
 ) -> str | None:
     """What one claim joins with "and" where the other, saying "only", leaves it out and
     differs in nothing else ("at rest and in transit" / "in transit only"), or None."""
-    a_side = [w for _, i1, i2, _, _ in _changed(opcodes) for w in a[i1:i2]]
-    b_side = [w for _, _, _, j1, j2 in _changed(opcodes) for w in b[j1:j2]]
+    changed = _changed(opcodes)
+    a_side = [w for _, i1, i2, _, _ in changed for w in a[i1:i2]]
+    b_side = [w for _, _, _, j1, j2 in changed for w in b[j1:j2]]
     for wide, narrow, whole in ((a_side, b_side, b), (b_side, a_side, a)):
         if not set(whole) & _ONLY or not set(narrow) <= _ONLY | _SLIGHT:
             continue  # no "only", or other words changed too ("not only ... but also")
@@ -243,7 +244,7 @@ def one_for_another(
     With `content`, only its words count ("is" / "was" is wording, not another thing): so
     claims read their words, where their terms (each word once) would hide the swap ("the
     value is passed by reference" / "... by value")."""
-    changed = [op for op in opcodes if op[0] != "equal"]
+    changed = _changed(opcodes)
     if len(changed) != 1 or changed[0][0] != "replace":
         return None
     _, i1, i2, j1, j2 = changed[0]

@@ -35,8 +35,8 @@ def read_line(line: bytes) -> Any:
         return json.loads(line)
 
 
-_BODY = frozenset({"data", "kind", "prev", "seq", "step", "ts"})  # what `Journal._put` hashes
 _SHORT = ("kind", "prev", "seq", "step", "ts")  # the body's fields after `data`, in key order
+_BODY = frozenset({"data", *_SHORT})  # what `Journal._put` hashes
 
 
 def as_written(line: bytes, record: dict[str, Any], stored_hash: Any, stored_mac: Any) -> bool:
@@ -53,9 +53,9 @@ def as_written(line: bytes, record: dict[str, Any], stored_hash: Any, stored_mac
     end = cut.encode("utf-8") + tail
     if not line.endswith(end) or not line.startswith(b'{"data":'):
         return False
-    body = hashlib.sha256(memoryview(line)[: len(line) - len(end)])
-    body.update(tail)
-    return bool(body.hexdigest() == stored_hash)
+    digest = hashlib.sha256(memoryview(line)[: len(line) - len(end)])
+    digest.update(tail)  # the body: the line with its hash and HMAC cut out
+    return bool(digest.hexdigest() == stored_hash)
 
 
 def _tail(record: dict[str, Any]) -> str:
