@@ -31,7 +31,7 @@ class Reason(enum.StrEnum):
     """Why a reply is not a substantive answer."""
 
     EMPTY = "empty"  # nothing but whitespace
-    MARKUP_ONLY = "markup_only"  # nothing but protocol tags or punctuation
+    MARKUP_ONLY = "markup_only"  # nothing but protocol tags, fence ids or punctuation
     TEMPLATE = "template"  # placeholders, schema text, the prompt's field labels and headers
     ECHO = "echo"  # the prompt's instructions or the task, copied back
     REFUSAL = "refusal"  # "I can't help with that", "As an AI language model I cannot"
@@ -260,9 +260,11 @@ def _scan(reply: str) -> str:
     return reply[:REPLY_HEAD] + "\n" + reply[-REPLY_TAIL:]
 
 
-def _drop_quoted(prompt: str) -> list[str]:
-    """The prompt's text outside quoted material, in the pieces between the quotes."""
+def _drop_quoted(prompt: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The prompt's text outside quoted material, in the pieces between the quotes, and each
+    quote's id and fence tags (the opener, and the closer if the prompt holds it)."""
     out: list[str] = []
+    fences: list[tuple[str, str]] = []
     pos = 0
     # a prompt quotes a handful of texts; the bound keeps this linear (mutation testing: any
     # other bound above a handful is the same, so its mutants are equivalent)
@@ -277,8 +279,9 @@ def _drop_quoted(prompt: str) -> list[str]:
         end = prompt.find(closing, opening.end())  # pragma: no mutate
         # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
         pos = len(prompt) if end == -1 else end + len(closing)
+        fences.append((opening.group(1), opening.group() + (closing if end != -1 else "")))
     out.append(prompt[pos:])
-    return out
+    return out, fences
 
 
 def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
@@ -294,20 +297,31 @@ def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
 @functools.lru_cache(maxsize=32)
 def _instructions(
     prompts: tuple[str, ...], task: str | None
-) -> tuple[frozenset[tuple[str, str, str]], frozenset[str]]:
+) -> tuple[frozenset[tuple[str, str, str]], frozenset[str], frozenset[str], frozenset[str]]:
     """The prompts' own word trigrams (quoted material and the task taken out, a `None` where
-    they were, so no trigram spans the hole) and their vocabulary. Every agent of a round is
-    asked the same prompts, and a resume checks every saved answer again: the prompts are read
-    once, not once per reply."""
+    they were, so no trigram spans the hole), their vocabulary, and their quote fences' ids and
+    the words of the fences' tags. Every agent of a round is asked the same prompts, and a
+    resume checks every saved answer again: the prompts are read once, not once per reply."""
     folded_task = _fold(task).strip() if task else ""
     words: list[str | None] = []
+    fence_ids: set[str] = set()
+    fence_words: set[str] = set()
     for prompt in prompts:
-        for piece in _drop_quoted(prompt[:PROMPT_CAP]):
+        pieces, fences = _drop_quoted(prompt[:PROMPT_CAP])
+        for piece in pieces:
             text = _fold(piece)
             for part in text.split(folded_task) if folded_task else [text]:
                 words.extend(_WORD.findall(part))
                 words.append(None)
-    return frozenset(_trigrams(words)), frozenset(w for w in words if w is not None)
+        for fence_id, tags in fences:
+            fence_ids.update(_WORD.findall(_fold(fence_id)))
+            fence_words.update(_WORD.findall(_fold(tags)))
+    return (
+        frozenset(_trigrams(words)),
+        frozenset(w for w in words if w is not None),
+        frozenset(fence_ids),
+        frozenset(fence_words),
+    )
 
 
 def _is_yes_no_question(task: str) -> bool:
@@ -339,6 +353,7 @@ def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]
 
 
 _DETAIL = {
+    Reason.MARKUP_ONLY: "it holds only protocol markup",
     Reason.TEMPLATE: "it only repeats the prompt's template",
     Reason.ECHO: "it only repeats the prompt (its instructions or the task)",
     Reason.REFUSAL: "it refuses to answer",
@@ -455,7 +470,7 @@ def check_substance(
             return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
-    grams, vocabulary = _instructions(prompts, task)
+    grams, vocabulary, fence_ids, fence_words = _instructions(prompts, task)
     task_words = frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))) if task else frozenset()
     # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
     # which NFKC can make a little longer or shorter than `text`, so all matching below runs
@@ -473,6 +488,16 @@ def check_substance(
     # no words and cannot glue onto the words beside them
     if _CONTROL_HINT.search(folded):
         folded = _CONTROL.sub(blank, folded)
+    # moot's own markup copied back: a run of the fences' words that holds one of their ids
+    fenced = list(_WORD.finditer(folded))
+    i = 0
+    while i < len(fenced):
+        j = i
+        while j < len(fenced) and fenced[j].group() in fence_words:
+            j += 1
+        if any(fenced[k].group() in fence_ids for k in range(i, j)):
+            cover(fenced[i].start(), fenced[j - 1].end(), Reason.MARKUP_ONLY)
+        i = max(j, i + 1)
     for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _SCHEMA):
         for m in pattern.finditer(folded):
             cover(m.start(), m.end(), Reason.TEMPLATE)

@@ -673,6 +673,61 @@ def test_the_instructions_after_a_quote_are_instructions() -> None:
     assert problem.reason is Reason.ECHO
 
 
+# -- moot's own markup echoed back: the ids of the prompt's quote fences ----------------------
+# The embedded model answered a revise prompt with nothing but "539817c2d0b6", the id of a fence
+# around another agent's solution, and it counted as an answer. An id moot drew for a fence is
+# its markup, not words of the model's own, wherever in the reply it stands.
+FENCED = ("539817c2d0b6", "0c218a4f73d5")
+
+
+def _revise_quoting(task: str) -> list[str]:
+    """The arena's revise ask, quoting two critiques in fences with the ids `FENCED`."""
+    critiques = "\n\n".join(
+        quote(f"Agent {name}", text, nonce=fence, limit=4000)
+        for name, text, fence in zip(
+            "BC", ("Use SQLite in WAL mode.", "Use Postgres with a pool."), FENCED, strict=True
+        )
+    )
+    revise = arena.REVISE.format(critiques=critiques, format=arena.REVISED_FORMAT)
+    return [arena.SYSTEM.format(n=3), arena.SOLVE.format(task=task, format=arena.FORMAT), revise]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "539817c2d0b6",  # what the embedded model wrote
+        "0C218A4F73D5.",
+        "539817c2d0b6 0c218a4f73d5\n539817c2d0b6",
+        # the fence's own words around its id are the fence too
+        'id="539817c2d0b6"',
+        "quoted from Agent B, id 539817c2d0b6",
+        "(id: 0c218a4f73d5)",
+    ],
+)
+@pytest.mark.parametrize("task", [STORE, None])
+def test_an_echo_of_a_fence_id_is_no_answer(reply: str, task: str | None) -> None:
+    problem = _invalid(reply, _revise_quoting(STORE), task)
+    assert problem.reason is Reason.MARKUP_ONLY, problem
+    assert str(problem).startswith("it holds only protocol markup ('")
+
+
+def test_a_fence_id_beside_an_answer_or_outside_any_fence_is_no_echo() -> None:
+    prompts = _revise_quoting(STORE)
+    for reply in (
+        "539817c2d0b6: use SQLite in WAL mode.",
+        "I agree with Agent B (id 539817c2d0b6): SQLite.",
+    ):
+        assert check_substance(reply, prompts, task=STORE) is None, reply
+    # an id is markup only where a fence of the prompts carries it: the same word as an answer
+    # to a prompt with no such fence is an answer (a commit, a key), whatever it looks like
+    task = "Which commit broke the build?"
+    assert check_substance(FENCED[0], _arena_solve(task), task=task) is None
+    assert check_substance("9d3e1f0a6b27", prompts, task=task) is None
+    # the label of a fence, without its id beside it, is no fence: "C" may name the answer
+    for reply in ("B", "Agent C", "C, not 539817c2d0b6."):
+        assert check_substance(reply, prompts, task="Which agent is right, B or C?") is None
+
+
 def test_a_word_of_the_task_is_an_answer_even_where_the_instructions_use_it_too() -> None:
     """'C' to 'A, B, C or D?' was an echo of the instructions because the system prompt
     names the agent 'Agent C'."""

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from moot.deliberation import markup, substance
+from moot.deliberation.anonymize import quote
 from moot.protocols.arena import prompts as arena
 from moot.protocols.court import prompts as court
 from tests.deliberation import substance_reference as reference
@@ -42,7 +43,12 @@ def _prompt_sets(task: str | None) -> list[tuple[str, ...]]:
         label="Agent A", n=3, topic=topic, question="", role="", format=court.AGENT_FORMAT
     )
     propose = (system, court.PROPOSE.format(round=1, rounds=5, history=""))
-    return [solve, propose, ()]
+    # a prompt that quotes others' work, in fences whose ids the substance tests spell out
+    critiques = quote("Agent B", topic, nonce="539817c2d0b6", limit=4000) + quote(
+        "Agent C", "Use SQLite.", nonce="0c218a4f73d5", limit=4000
+    )
+    revise = (arena.SYSTEM.format(n=3), arena.REVISE.format(critiques=critiques, format=""))
+    return [solve, propose, revise, ()]
 
 
 def _literals() -> list[str]:

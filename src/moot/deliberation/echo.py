@@ -1,6 +1,7 @@
 """What a reply copies from its prompts: the prompts' word trigrams, read once per prompt, and
 which of a reply's words sit in a run of three words that a prompt (or the task) also holds
-(deliberation/substance judges such a copy as an echo, issue 9).
+(deliberation/substance judges such a copy as an echo, issue 9); and moot's own markup in the
+prompts, the fences around quoted material, whose ids a model may copy back as its answer.
 
 Everything here is linear in the words: a prompt's head (PROMPT_CAP) is read once and kept
 (lru_cache: every agent of a round is asked the same system prompt, and a resume checks every
@@ -14,13 +15,17 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from typing import NamedTuple
 
 __all__ = [
     "PROMPT_CAP",
     "WORD",
+    "Fences",
+    "Reading",
     "Trigrams",
     "clear_caches",
     "covered",
+    "fence_echoes",
     "fold",
     "read_prompts",
     "read_task",
@@ -34,14 +39,34 @@ _QUOTE_OPEN = re.compile(r'<quoted\b[^>\n]{0,400}?\bid="([^"\n]{1,64})"[^>\n]{0,
 Trigrams = frozenset[tuple[str, str, str]]
 
 
+class Fences(NamedTuple):
+    """moot's own markup in the prompts: the quote fences' ids (nonces moot drew, which no
+    model saw before its prompt) and every word of the fences' tags (`quoted`, `from`, `id`,
+    the label, the id), folded."""
+
+    ids: frozenset[str]
+    words: frozenset[str]
+
+
+class Reading(NamedTuple):
+    """What the prompts hold, for telling a copy of them from a reply's own words."""
+
+    grams: Trigrams  # the prompts' own word trigrams
+    vocabulary: frozenset[str]  # the prompts' own words
+    fences: Fences  # the fences around quoted material
+
+
 def fold(text: str) -> str:
     # NFKC folds full-width and ligature look-alikes; casefold lower-cases for comparison
     return unicodedata.normalize("NFKC", text).replace("’", "'").casefold()
 
 
-def _drop_quoted(prompt: str) -> list[str]:
-    """The prompt's text outside quoted material, in the pieces between the quotes."""
+def _drop_quoted(prompt: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The prompt's text outside quoted material, in the pieces between the quotes, and the
+    quotes' fences: each one's id and its tags (the opener, and the closer if the prompt holds
+    it)."""
     out: list[str] = []
+    fences: list[tuple[str, str]] = []
     pos = 0
     # a prompt quotes a handful of texts; the bound keeps this linear (mutation testing: any
     # other bound above a handful is the same, so its mutants are equivalent)
@@ -56,8 +81,9 @@ def _drop_quoted(prompt: str) -> list[str]:
         end = prompt.find(closing, opening.end())  # pragma: no mutate
         # no closer: the prompt was cut (capped) inside the quote, and the rest is quoted too
         pos = len(prompt) if end == -1 else end + len(closing)
+        fences.append((opening.group(1), opening.group() + (closing if end != -1 else "")))
     out.append(prompt[pos:])
-    return out
+    return out, fences
 
 
 def _trigrams(words: Sequence[str]) -> Iterator[tuple[str, str, str]]:
@@ -66,30 +92,41 @@ def _trigrams(words: Sequence[str]) -> Iterator[tuple[str, str, str]]:
 
 
 @functools.lru_cache(maxsize=32)
-def read_prompts(prompts: tuple[str, ...], task: str | None) -> tuple[Trigrams, frozenset[str]]:
+def read_prompts(prompts: tuple[str, ...], task: str | None) -> Reading:
     """The prompts' own word trigrams (quoted material and the task taken out: no trigram
-    spans the hole) and their vocabulary. Every agent of a round is asked the same prompts, and
-    a resume checks every saved answer again: the prompts are read once, not once per reply
-    (and a system prompt that every ask of a session shares, once per session)."""
+    spans the hole), their vocabulary and their quote fences. Every agent of a round is asked
+    the same prompts, and a resume checks every saved answer again: the prompts are read once,
+    not once per reply (and a system prompt that every ask of a session shares, once per
+    session)."""
     folded_task = fold(task).strip() if task else ""
     readings = [_prompt_reading(prompt, folded_task) for prompt in prompts]
-    grams = frozenset().union(*(g for g, _ in readings))
-    return grams, frozenset().union(*(v for _, v in readings))
+    fences = Fences(
+        frozenset().union(*(r.fences.ids for r in readings)),
+        frozenset().union(*(r.fences.words for r in readings)),
+    )
+    return Reading(
+        frozenset().union(*(r.grams for r in readings)),
+        frozenset().union(*(r.vocabulary for r in readings)),
+        fences,
+    )
 
 
 @functools.lru_cache(maxsize=64)
-def _prompt_reading(prompt: str, folded_task: str) -> tuple[Trigrams, frozenset[str]]:
+def _prompt_reading(prompt: str, folded_task: str) -> Reading:
     """`read_prompts` of one prompt: the trigrams within each piece of it between quotes and
-    the task (zip: one C pass over its words), and its words."""
+    the task (zip: one C pass over its words), its words, and its fences' ids and words."""
     grams: set[tuple[str, str, str]] = set()
     vocabulary: set[str] = set()
-    for piece in _drop_quoted(prompt[:PROMPT_CAP]):
+    pieces, fences = _drop_quoted(prompt[:PROMPT_CAP])
+    for piece in pieces:
         text = fold(piece)
         for part in text.split(folded_task) if folded_task else [text]:
             words = WORD.findall(part)
             grams.update(_trigrams(words))
             vocabulary.update(words)
-    return frozenset(grams), frozenset(vocabulary)
+    ids = frozenset(w for fence_id, _ in fences for w in WORD.findall(fold(fence_id)))
+    tags = frozenset(w for _, tag in fences for w in WORD.findall(fold(tag)))
+    return Reading(frozenset(grams), frozenset(vocabulary), Fences(ids, tags))
 
 
 @functools.lru_cache(maxsize=8)
@@ -106,6 +143,32 @@ def covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]
     hits = bytes(map(grams.__contains__, _trigrams(reply_words)))
     first = int.from_bytes(hits, "little")
     return first | first << 8 | first << 16
+
+
+def fence_echoes(folded: str, fences: Fences) -> Iterator[tuple[int, int]]:
+    """Where the (folded) reply copies a fence of its prompts: each run of the fences' words
+    that holds one of their ids, as a span of `folded` ("539817c2d0b6", `id="539817c2d0b6"`,
+    "quoted from Agent B, id 539817c2d0b6"). An id is a nonce no model saw before its prompt:
+    a reply word that is one is moot's markup, not the model's own. The fence's other words
+    count only beside an id ("Agent B" alone may name the answer). One pass over the words,
+    and none at all when no id occurs in the reply."""
+    # (a shortcut: without it the same spans come out, so its mutants are equivalent)
+    if not any(fence_id in folded for fence_id in fences.ids):  # pragma: no mutate
+        return
+    start = end = -1  # the current run of fence words, and whether it holds an id
+    holds_id = False
+    for word in WORD.finditer(folded):
+        if word.group() not in fences.words:
+            if holds_id:
+                yield start, end
+            start, holds_id = -1, False
+            continue
+        if start == -1:
+            start = word.start()
+        end = word.end()
+        holds_id = holds_id or word.group() in fences.ids
+    if holds_id:
+        yield start, end
 
 
 def clear_caches() -> None:

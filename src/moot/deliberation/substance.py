@@ -3,9 +3,10 @@
 A court certified `{ newVote }, Confidence: { confidence }, Reasoning: {` as its unanimous
 answer; an arena's final answer was its own instructions echoed back. Such replies parse, so the
 parsers cannot catch them. `check_substance` masks what is not the model's own answer (protocol
-markup, template placeholders, JSON-schema text, field labels and headers copied from the prompt,
-runs of words copied from the prompt or the task, refusals) and looks at what is left: nothing of
-substance left means the reply is invalid, with a typed reason.
+markup and the ids of the prompt's quote fences, template placeholders, JSON-schema text, field
+labels and headers copied from the prompt, runs of words copied from the prompt or the task,
+refusals) and looks at what is left: nothing of substance left means the reply is invalid, with
+a typed reason.
 
 Overlap with the prompt is measured on word trigrams: a reply word counts as copied when it sits
 in a run of three words that also occurs, in that order, in the prompt. That catches echoes and
@@ -48,7 +49,7 @@ class Reason(enum.StrEnum):
     """Why a reply is not a substantive answer."""
 
     EMPTY = "empty"  # nothing but whitespace
-    MARKUP_ONLY = "markup_only"  # nothing but protocol tags or punctuation
+    MARKUP_ONLY = "markup_only"  # nothing but protocol tags, fence ids or punctuation
     TEMPLATE = "template"  # placeholders, schema text, the prompt's field labels and headers
     ECHO = "echo"  # the prompt's instructions or the task, copied back
     REFUSAL = "refusal"  # "I can't help with that", "As an AI language model I cannot"
@@ -318,6 +319,7 @@ def _clear_caches() -> None:
 
 
 _DETAIL = {
+    Reason.MARKUP_ONLY: "it holds only protocol markup",
     Reason.TEMPLATE: "it only repeats the prompt's template",
     Reason.ECHO: "it only repeats the prompt (its instructions or the task)",
     Reason.REFUSAL: "it refuses to answer",
@@ -459,7 +461,7 @@ def check_substance(
             return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
-    grams, vocabulary = read_prompts(prompts, task)
+    grams, vocabulary, fences = read_prompts(prompts, task)
     task_words, task_grams = read_task(task) if task else (frozenset(), frozenset())
     # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
     # which NFKC can make a little longer or shorter than `text`, so all matching below runs
@@ -477,6 +479,9 @@ def check_substance(
     # no words and cannot glue onto the words beside them
     if _CONTROL_HINT.search(folded):
         folded = _CONTROL.sub(blank, folded)
+    # moot's own markup copied back: the id of a fence around quoted material in the prompt
+    for start, end in echo.fence_echoes(folded, fences):
+        cover(start, end, Reason.MARKUP_ONLY)
     for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _SCHEMA):
         for m in _finditer(pattern, folded):
             cover(m.start(), m.end(), Reason.TEMPLATE)
