@@ -2,7 +2,8 @@
 verdict rule the differential test (test_substance_same.py) holds the current code to. Do not
 edit; change the rule in src, then update this copy in the same commit if the change is meant.
 The rule for directives about the answer was taken out of both into deliberation/directive.py
-when it grew (a nested directive, issue 9): the speed-up did not touch it.
+when it grew (a nested directive, issue 9): the speed-up did not touch it. So was the reading of
+numbers that count an answer's parts ("two sections"), which both talk rules share.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from moot.deliberation.directive import directs_the_answer
+from moot.deliberation.directive import directs_the_answer, only_counts
 from moot.deliberation.markup import strip_markup
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
@@ -423,8 +424,10 @@ def _talk_instead_of_answer(
     # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
     # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
     # your answer in ..." is an echo)
+    # (a number that counts the answer's parts is talk too: "in two paragraphs")
     if (
-        all(w in _ANSWER_TALK and w not in asked for w in content)
+        all(w not in asked for w in content)
+        and only_counts([w for w in content if w not in _ANSWER_TALK], folded, asked)
         and any(w in _ABOUT_ANSWERS for w in content)
         and _ABOUT_THE_ANSWER.search(folded) is not None
     ) or directs_the_answer(text[:REPLY_TAIL], asked - _FILLER, _DIRECTIVE_TALK):

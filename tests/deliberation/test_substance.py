@@ -833,6 +833,12 @@ ANSWER_TALK = [
     # a bracket left open at the end is nothing concrete (a README run's revision ended so)
     "Your answer should be concise yet informative (",
     'Each response must be well reasoned "',
+    # a number that counts the answer's parts says how to answer, not what (the embedded model
+    # wrote the first, and it passed as an answer: "two" and "one" were words of substance)
+    "Your answer should be a clear text that has exactly two sections of one or more lines "
+    "separated by dividers.",
+    "Your answer should have 3 sections.",
+    "Please provide a more detailed explanation in two short paragraphs.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -927,6 +933,21 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         (MIGRATE, "This task involves a crucial step: take a backup before the migration."),
         (STORE, "Your approach has a flaw: SQLite cannot take a second writer."),
         ("Does my solution contain errors?", "The solution contains no errors."),
+        # a number of the subject, not a count of the answer's parts
+        ("Which pairs of positive integers sum to 5?", "There are two pairs: (1,4) and (2,3)."),
+        (TWO, "The answer is 2."),
+        (
+            "How do I find a pair with a given sum in a sorted array?",
+            "Use two pointers from both ends.",
+        ),
+        ("Which is the smallest prime?", "Your answer should be two."),
+        # (beside a count of the answer's parts, the same number as an answer)
+        ("Which is the smallest prime?", "Two. Provide a detailed explanation in two paragraphs."),
+        ("Which is the smallest prime?", "Your answer should be two, in two paragraphs."),
+        (STORE, "Your answer should have two sections: SQLite now, Postgres later."),
+        # a count of parts that the task asks about, or where it asks for a size
+        ("How many sections should a design doc have?", "Your answer should have two sections."),
+        ("What is the right length for an abstract?", "Your answer should have two paragraphs."),
     ],
 )
 def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:

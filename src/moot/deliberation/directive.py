@@ -19,19 +19,23 @@ README run certified that one by persuasion).
 "The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex."
 and "Your answer must be: Paris" are answers, hedged. An alphabet or a run of digits
 ("ABCDEFGHIJ", "1234567890") is a sample of characters, not content, and so is a lone letter
-the task does not name. A parenthesis of plain words ("(single sentence)") is prose, not code.
+the task does not name. A number that counts the answer's parts ("exactly two sections of one
+or more lines") says what form it takes, not what it says (`only_counts`: substance's talk rule
+reads numbers so too). A parenthesis of plain words ("(single sentence)") is prose, not code.
 Everything here is linear in the text.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from moot.deliberation.echo import WORD, fold
 
-__all__ = ["ANSWER_NOUNS", "directs_the_answer"]
+__all__ = ["ANSWER_NOUNS", "ASKS_SIZE", "directs_the_answer", "only_counts"]
 
 ANSWER_NOUNS = (
     r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
@@ -87,15 +91,47 @@ _FORM = frozenset(
     capitalised capitalized letter letters character characters bold italic italics markdown
     bullet bullets numbered format formatted formatting style tone length wording spelling
     grammar punctuation font plain simple formal informal polite friendly professional
-    language english short long concise number numbers numeric
+    language english short long concise number numbers numeric text divider dividers
+    separator separators separated
     """.split()
 )
+# A count of the parts of an answer's form: "two sections", "one or more lines", "3 short
+# paragraphs" (a word between, bounded). A number of anything else ("two pairs", "two
+# pointers", "2") is the subject's.
+_NUMBER = r"(?:\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty)"
+_NUMBER_WORD = re.compile(_NUMBER)
+_COUNT = re.compile(
+    r"\b(" + _NUMBER + r")(?:\s+(?:or|to|and)\s+(" + _NUMBER + r"|more|fewer|less))?\s+"
+    r"(?:[\w'-]{1,24}\s+)?(?:sections?|parts?|paragraphs?|sentences?|lines?|words?|bullets?|"
+    r"points?|items?|headings?|headers?|titles?|steps?|examples?)\b"
+)
+# a task that asks for a size or a count ("How long can a post be?"): a number of lines or
+# words may be its answer
+ASKS_SIZE = frozenset("long many much length limit limits maximum minimum size".split())
 # a sample of characters: part of "0123456789", "1234567890" or the alphabet, run together
 _SAMPLES = ("0123456789", "1234567890abcdefghijklmnopqrstuvwxyz")
 _SAMPLE_LENGTH = 5
 _ABOUT_CHARACTERS = frozenset(
     "letter letters character characters digit digits alphabet number numbers".split()
 )
+
+
+def only_counts(words: Sequence[str], folded: str, asked: AbstractSet[str]) -> bool:
+    """Whether `words` (of the folded text `folded`) are nothing but numbers that count parts
+    of an answer's form there, each as often as it counts one: "two" and "one" in "exactly two
+    sections of one or more lines", but not "two" in "Two. Your answer should have two
+    sections." Never where the task asks for a size or a count (`asked`: its words), where a
+    number of lines may be the answer."""
+    if not words:
+        return True
+    if not ASKS_SIZE.isdisjoint(asked):
+        return False
+    # (a shortcut: a word that is no number is never counted below, so its mutants are
+    # equivalent; most replies hold such a word, and then no text is scanned)
+    if not all(map(_NUMBER_WORD.fullmatch, words)):  # pragma: no mutate
+        return False
+    counts = Counter(n for m in _COUNT.finditer(folded) for n in m.groups() if n in words)
+    return not Counter(words) - counts
 
 
 def _samples(words: list[str], asked: AbstractSet[str]) -> set[str]:
@@ -158,16 +194,17 @@ def _directive(sentence: str, task: _Task, depth: int) -> bool:
     if nested.startswith(":") and depth < _NESTING:
         if _directive(nested[1:], task, depth + 1):
             return True
-    words = WORD.findall(fold(rest))
+    folded = fold(rest)
+    words = WORD.findall(folded)
     if any(w in asked for w in words):
         return False
     if like is not None and not _CONCRETE.search(rest):
         return True
-    # what it should hold: only words about answers and their form, or samples of characters
+    # what it should hold: only words about answers and their form, samples of characters, or
+    # counts of its parts
     samples = _samples(words, asked)
-    return not _CODE_LIKE.search(rest) and all(
-        w in talk or w in _FORM or w in samples for w in words
-    )
+    others = [w for w in words if w not in talk and w not in _FORM and w not in samples]
+    return not _CODE_LIKE.search(rest) and only_counts(others, folded, asked)
 
 
 def directs_the_answer(text: str, asked: AbstractSet[str], talk: AbstractSet[str]) -> bool:

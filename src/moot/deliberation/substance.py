@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from itertools import compress, filterfalse, islice
 
 from moot.deliberation import echo
-from moot.deliberation.directive import ANSWER_NOUNS, directs_the_answer
+from moot.deliberation.directive import ANSWER_NOUNS, ASKS_SIZE, directs_the_answer, only_counts
 from moot.deliberation.echo import PROMPT_CAP, WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
 
@@ -109,8 +109,6 @@ _BEFORE_UNIT = re.compile(
     r")\Z"
 )
 _WINDOW = 48
-# a task that asks for a size or a count ("How long can a post be?")
-_ASKS_SIZE = frozenset("long many much length limit limits maximum minimum size".split())
 # JSON-schema keywords as keys, and type names as values: `"type": "object"`
 _SCHEMA = re.compile(
     r'"(?:\$schema|\$ref|type|properties|required|additionalProperties|minLength|maxLength|'
@@ -194,7 +192,8 @@ _META_WORDS = frozenset(
 # above, and the parts, qualities and verbs of an answer below. Advice about the subject names
 # the subject ("Your service should use SQLite.", "Make sure the migration runs in a
 # transaction."): one domain noun, number, name or word of the task makes it an answer, and
-# advice to the answerer that does not name the answer ("Include examples.") is no such talk.
+# advice to the answerer that does not name the answer ("Include examples.") is no such talk. A
+# number that counts the answer's parts ("in two paragraphs") is talk (`directive.only_counts`).
 _ABOUT_THE_ANSWER = re.compile(
     # the answerer's (or the speaker's) own answer: "your solution", "my reasoning"
     r"\b(?:your|my|our)\s+(?:(?:own|final|proposed|current|revised)\s+)?" + ANSWER_NOUNS + r"\b"
@@ -415,7 +414,8 @@ def _talk_instead_of_answer(
     # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
     # your answer in ..." is an echo)
     if (
-        all(w in _ANSWER_TALK and w not in asked for w in content)
+        asked.isdisjoint(content)
+        and only_counts(list(filterfalse(_ANSWER_TALK.__contains__, content)), folded, asked)
         and any(w in _ABOUT_ANSWERS for w in content)
         and _ABOUT_THE_ANSWER.search(folded) is not None
     ) or directs_the_answer(text[:REPLY_TAIL], asked - _FILLER, _DIRECTIVE_TALK):
@@ -502,7 +502,7 @@ def check_substance(
     for m in _finditer(_UNIT, folded):
         # "at most 280 characters" answers "How long can a post be, in characters?"
         unit = m.group()
-        if {unit, unit.removesuffix("s"), unit + "s"} & task_words or _ASKS_SIZE & task_words:
+        if {unit, unit.removesuffix("s"), unit + "s"} & task_words or ASKS_SIZE & task_words:
             continue
         before = _BEFORE_UNIT.search(folded, max(0, m.start() - _WINDOW), m.start())
         if before is not None:
