@@ -27,6 +27,10 @@ parallel_efficiency
     what the models take. Median of 3 runs. `parallel_efficiency_with_reports` is the same to
     `start()` returning, the reports written (`moot run` writes them after its outcome line,
     by a writer of their own; issue 23 measures that apart, in benchmarks/process.py).
+    `parallel_efficiency_12x3` is the first figure for 12 agents (87 calls, the same 10
+    phases): issue 23's wall over critical path at 12 agents x 3 rounds, the engine's part of
+    it. benchmarks/process.py takes the same ratio of a whole `moot run` process, over HTTP,
+    where the interpreter's and the libraries' start-up count too.
 
 phase_change_per_answer_ms
     Milliseconds the engine spends per answer when PHASE_AGENTS (12) answers arrive together, as
@@ -281,7 +285,7 @@ def bench_phase_change() -> float:
 
 
 # -- 2. parallel efficiency -------------------------------------------------------------------
-def _parallel_run(index: int) -> float:
+def _parallel_run(index: int, agents: int = 3) -> tuple[float, float]:
     slept: dict[str, float] = {}
 
     async def reply(request: Request) -> str:
@@ -293,7 +297,7 @@ def _parallel_run(index: int) -> float:
         slept[step] = time.perf_counter() - started
         return arena_reply(request)
 
-    names = [f"parallel_{index}_{i}" for i in range(3)]
+    names = [f"parallel_{agents}_{index}_{i}" for i in range(agents)]
     for name in names:
         register_script(name, reply)
     config = arena_config(names, arena={"max_rounds": 3})
@@ -306,8 +310,11 @@ def _parallel_run(index: int) -> float:
         on_outcome=lambda _: outcome.append(time.perf_counter()),
     )
     ended = time.perf_counter()
-    if run.result.status != "no_consensus" or len(slept) != 24:
-        raise RuntimeError(f"expected 24 calls in 3 rounds, got {len(slept)} ({run.result.status})")
+    calls = agents + 3 * (2 * agents + 1)  # solve, then per round evaluate, revise, verify
+    if run.result.status != "no_consensus" or len(slept) != calls:
+        raise RuntimeError(
+            f"expected {calls} calls in 3 rounds, got {len(slept)} ({run.result.status})"
+        )
     phases: dict[str, float] = {}
     for step, seconds in slept.items():
         phase = step.rsplit("/", 1)[0]  # r1/evaluate/agent_a -> r1/evaluate
@@ -318,10 +325,10 @@ def _parallel_run(index: int) -> float:
     return (outcome[0] - started) / critical, (ended - started) / critical
 
 
-def bench_parallel() -> tuple[float, float]:
+def bench_parallel(agents: int = 3) -> tuple[float, float]:
     """The median efficiency to the outcome, and the median to `start` returning (with the
     reports written, which the outcome does not wait for: `moot run` writes them after it)."""
-    runs = [_parallel_run(i) for i in range(PARALLEL_RUNS)]
+    runs = [_parallel_run(i, agents) for i in range(PARALLEL_RUNS)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
@@ -440,6 +447,11 @@ def main() -> int:
             print(f"parallel_efficiency: {efficiency:.2f} (target <= 1.05)", flush=True)
             print(
                 f"parallel_efficiency_with_reports: {with_reports:.2f} (informational)",
+                flush=True,
+            )
+            efficiency, _ = bench_parallel(PHASE_AGENTS)
+            print(
+                f"parallel_efficiency_{PHASE_AGENTS}x3: {efficiency:.2f} (target <= 1.15)",
                 flush=True,
             )
         if wanted("resume"):
