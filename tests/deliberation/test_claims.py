@@ -663,6 +663,27 @@ def test_only_a_plain_restatement_repeats_the_task() -> None:
     assert not extract_claim("Not the capital of France.", FRANCE).repeats_task
 
 
+@pytest.mark.parametrize(
+    ("task", "answer", "repeats"),
+    [
+        ("What is 2 + 3?", "2 + 3 =", True),  # the question's numbers and nothing else
+        ("What is 2 + 3?", "What is 2 + 3?", True),
+        ("What is 2 + 2?", "2 + 2", True),
+        ("What is 10% of 300?", "10% of 300", True),
+        ("What is 2 + 3?", "2 + 3 = 5", False),  # a number of its own
+        ("What is 2 + 3?", "5", False),
+        ("What is 3 x 1?", "3", False),  # one of the question's numbers is an answer
+        ("What is 3 x 1?", "3 x 1 = 3", False),  # the 3 again: as often as asked, no more
+        ("Which two of 2, 5, 9, 11 sum to 14?", "5 and 9", False),  # a choice among them
+        ("What is the capital of France in 2024?", "the capital of France", True),
+    ],
+)
+def test_a_restatement_of_the_question_s_numbers_repeats_it(
+    task: str, answer: str, repeats: bool
+) -> None:
+    assert extract_claim(answer, task).repeats_task is repeats
+
+
 def test_the_question_is_the_last_sentence_before_the_last_question_mark() -> None:
     # a wh-word in an earlier sentence, or after the question mark, asks nothing
     task = "We ran tests. What we know is little. Is the migration safe on Friday?"

@@ -688,6 +688,16 @@ def test_an_answer_that_only_repeats_the_question_is_no_answer() -> None:
     assert judge_answers([answers], started=ABC).finding.valid == 3
 
 
+def test_an_unfinished_sum_of_the_question_is_no_answer() -> None:
+    """A tryout's `moot run "What is 2 + 3?"` ended "consensus", exit 0, 3 of 3 agreeing on
+    '2 + 3 =': the question's numbers, with nothing after the sign, agreed with '2 + 3 = 5'."""
+    answers = {"agent_a": "2 + 3 =", "agent_b": "2 + 3 =", "agent_c": "2 + 3 = 5"}
+    j = judge_answers([answers], started=ABC, task="What is 2 + 3?")
+    assert not j.consensus
+    assert j.finding.valid == 1
+    assert {c.agent for c in j.claims if not c.valid} == {"agent_a", "agent_b"}
+
+
 def test_a_move_is_quoted_where_the_two_answers_part() -> None:
     # the README's first run printed "moved from '{{Your answer in a few words}}, Your …' to
     # '{{Your answer in a few words}}, Your …'": the texts differed only after the cut

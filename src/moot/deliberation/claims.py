@@ -327,13 +327,8 @@ def _claim(answer: str, task: str | None) -> Claim:
     sentence_end = next((i for i, t in enumerate(tokens) if t in _SENTENCE_ENDS), len(tokens))
     head = _terms([t for t in tokens[:sentence_end] if t not in _STOPS], kind)
     content = frozenset(terms)
-    asked = None
-    if task:
-        asked = frozenset(
-            _terms(
-                [t for t in _TOKEN.findall(_fold(task[:20_000])) if t not in _STOPS], "statement"
-            )
-        )
+    told = [t for t in _TOKEN.findall(_fold(task[:20_000])) if t not in _STOPS] if task else []
+    asked, numbers = frozenset(_terms(told, "statement")), _numbers(words)
     return Claim(
         text=" ".join(text.split())[:500],
         kind=kind,
@@ -347,20 +342,24 @@ def _claim(answer: str, task: str | None) -> Claim:
         quantities=tuple(sorted((u, frozenset(v)) for u, v in quantities.items())),
         choice=choice,
         names=names,
-        new=None if asked is None else content - asked,
+        new=content - asked if task else None,
         repeats_task=bool(
-            asked
-            and content
+            task
+            and (content or numbers)
             and content <= asked
             and kind == "statement"
-            and not quantities
+            # "2 + 3 =" to "What is 2 + 3?": the task's numbers, each as often ("3 x 1 = 3" adds)
+            and (not quantities or numbers == _numbers(told))
             and not denied
-            and task
             and _asks_what(task)
             # a part of the question, unless it names one of the alternatives the task offers
             and (content == asked or not _offers_alternatives(task))
         ),
     )
+
+
+def _numbers(tokens: Sequence[str]) -> Counter[Fraction]:
+    return Counter(v for t in tokens if _numeric(t) and (v := _number(t)) is not None)
 
 
 def _lead_in(tokens: Sequence[str]) -> int:
