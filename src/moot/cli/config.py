@@ -68,11 +68,13 @@ def _text(path: Any) -> str:
 def edit() -> None:
     """Open the user config in $EDITOR (made from a commented template when there is none);
     then check it."""
-    from moot.config.user import TEMPLATE, user_config_path
+    from moot.config.user import TEMPLATE, read_user_file, user_config_path
     from moot.files import atomic_write
     from moot.lifecycle.plan import user_config
 
     path = user_config_path()
+    if path.exists() and not path.is_file():
+        read_user_file(path)  # a folder there: the error naming it (a wrong file is edited)
     if not path.is_file():
         atomic_write(path, TEMPLATE)
     click.edit(filename=str(path))
@@ -103,7 +105,7 @@ def unset(key: str) -> None:
 
 
 def _write(key: str, value: Any) -> None:
-    from moot.config.user import parse_user_config, set_key, user_config_path
+    from moot.config.user import parse_user_config, read_user_file, set_key, user_config_path
     from moot.errors import ConfigError
     from moot.files import atomic_write
     from moot.lifecycle.plan import check_user_config
@@ -111,14 +113,18 @@ def _write(key: str, value: Any) -> None:
     path = user_config_path()
     if path.suffix.lower() != ".toml":
         fail(f"moot config sets keys in a .toml file only; edit {path} by hand")
-    text = set_key(_text(path), key, value)
+    done = "removed" if value is None else "set"
     try:
+        read_user_file(path)  # the file as it is reads (its own line numbers in an error)
+        text = set_key(_text(path), key, value)
         check_user_config(parse_user_config(path, text))
     except ConfigError as exc:  # a wrong value leaves the file as it was
-        problems = [line for line in str(exc).splitlines() if line.startswith("  ")]
-        fail("\n".join([f"{key} not set ({path} is unchanged):", *problems]))
+        lines = str(exc).splitlines()
+        # a list of problems, each `key: message`; else the whole message (a parse error)
+        problems = [line for line in lines if line.startswith("  ")] or [f"  {x}" for x in lines]
+        fail("\n".join([f"{key} not {done} ({path} is unchanged):", *problems]))
     atomic_write(path, text)
-    say(f"{key} {'removed' if value is None else 'set'} in {path}", err=True)
+    say(f"{key} {done} in {path}", err=True)
 
 
 @config.command()

@@ -41,6 +41,7 @@ __all__ = [
     "effective",
     "load_user_config",
     "parse_user_config",
+    "read_user_file",
     "set_key",
     "user_config_path",
     "value_of",
@@ -48,6 +49,9 @@ __all__ = [
 
 # An alias is a bare TOML key, and never a spec (no colon) nor a list (no comma).
 _ALIAS = re.compile(r"[A-Za-z0-9_-]+")
+
+# What each error about the file ends with
+FIX = "(fix it with `moot config edit`)"
 
 # The keys `moot config get/set` take (and aliases.NAME).
 KEYS = ("protocol", "models", *(f"limits.{name}" for name in Limits.model_fields))
@@ -192,10 +196,7 @@ class UserConfig(pydantic.BaseModel):
         """A ConfigError naming this file and each problem (`key: message`)."""
         listed = "\n".join(f"  {line}" for line in problems)
         where = f"user config {self.path}" if self.path else "the user config"
-        return ConfigError(
-            f"{where} has {plural(len(problems), 'problem')}:\n{listed}\n"
-            "(fix it with `moot config edit`)"
-        )
+        return ConfigError(f"{where} has {plural(len(problems), 'problem')}:\n{listed}\n{FIX}")
 
 
 def _is_set(data: Mapping[str, Any], dotted: str) -> bool:
@@ -208,11 +209,28 @@ def _is_set(data: Mapping[str, Any], dotted: str) -> bool:
     return leaf in data
 
 
+def read_user_file(path: Path) -> dict[str, Any] | None:
+    """The top-level table of the user config at `path`; None when there is no file. A
+    ConfigError naming the file, what is wrong (a parse error's line and column) and the fix
+    when it is not a file, cannot be read or does not parse."""
+    if not path.exists():
+        return None
+    if not path.is_file():
+        raise ConfigError(
+            f"user config {path} is not a file: remove it, or set MOOT_CONFIG to a file's path"
+        )
+    try:
+        return read_config_file(path)
+    except ConfigError as exc:
+        known = path.suffix.lower() in (".toml", ".json", ".yaml", ".yml")
+        raise ConfigError(f"user {exc}\n{FIX}" if known else f"user {exc}") from None
+
+
 def load_user_config(path: Path | None = None) -> UserConfig:
     """The user config at `path` (default `user_config_path()`); none when there is no file.
     A file that cannot be read or is wrong is a ConfigError naming it and the key."""
     path = path or user_config_path()
-    return UserConfig.at(path, read_config_file(path) if path.is_file() else None)
+    return UserConfig.at(path, read_user_file(path))
 
 
 def effective(user: UserConfig) -> list[tuple[str, Any, str]]:

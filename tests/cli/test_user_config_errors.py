@@ -1,0 +1,53 @@
+"""A wrong user config is named whole (a new user's tryout): a file that does not parse is
+named with the line and column of the problem and the fix, also by `moot config set`; every
+problem of the file is listed at once; a problem a run meets with a value of the file names
+the file and its key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from moot.config.user import user_config_path
+from tests.cli.test_cli import moot
+
+
+def _write(text: str | bytes) -> Path:
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    path.write_bytes(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (b"models = [\n[limits", "cannot be parsed: Invalid value (at line 2, column 2)"),
+        (b'protocol = "caf\xe9"\n', "is not valid UTF-8 (byte 15"),
+    ],
+)
+def test_set_on_a_file_that_does_not_read_names_the_problem_and_the_fix(
+    text: bytes, named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(text)
+    code, _, err = moot(capsys, "config", "set", "protocol", "vote")
+    assert code == 1, err
+    assert f"protocol not set ({path} is unchanged):" in err
+    assert named in err and "moot config edit" in err
+    assert "Traceback" not in err
+    assert path.read_bytes() == text
+
+
+def test_a_folder_where_the_user_config_goes_is_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = user_config_path()
+    path.mkdir(parents=True)
+    for args in (["config", "set", "protocol", "vote"], ["config"], ["config", "edit"]):
+        code, _, err = moot(capsys, *args)
+        assert code == 1, args
+        assert f"user config {path} is not a file" in err and "MOOT_CONFIG" in err, err
+        assert "Traceback" not in err
