@@ -51,3 +51,39 @@ def test_a_folder_where_the_user_config_goes_is_named(
         assert code == 1, args
         assert f"user config {path} is not a file" in err and "MOOT_CONFIG" in err, err
         assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (
+            'protocol = "nosuch"\nfoo = 1\n[limits]\nmax_cost = -3\n',
+            [
+                "protocol: unknown protocol 'nosuch'",
+                "foo: unknown key",
+                "limits.max_cost: Input should be greater than 0",
+            ],
+        ),
+        (
+            'protocol = "nosuch"\nmodels = ["bogus:x"]\n',
+            ["protocol: unknown protocol 'nosuch'", "models.0: unknown model provider 'bogus'"],
+        ),
+        (
+            # a wrong alias is named once: the models that use it are not "neither" too
+            'models = ["fast", "bogus:x"]\n[aliases]\nfast = ["gpt4"]\n',
+            ["aliases.fast.0: model spec 'gpt4'", "models.1: unknown model provider 'bogus'"],
+        ),
+    ],
+)
+def test_every_problem_of_the_user_config_is_named_at_once(
+    text: str, named: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(text)
+    for args in (["run", "x", "--dry-run"], ["config"], ["config", "set", "limits.timeout", "5"]):
+        code, _, err = moot(capsys, *args)
+        assert code == 1, args
+        assert str(path) in err
+        for line in named:
+            assert line in err, (args, err)
+        problems = [line for line in err.splitlines() if line.startswith("  ")]
+        assert len(problems) == len(named), err

@@ -108,7 +108,7 @@ def _write(key: str, value: Any) -> None:
     from moot.config.user import parse_user_config, read_user_file, set_key, user_config_path
     from moot.errors import ConfigError
     from moot.files import atomic_write
-    from moot.lifecycle.plan import check_user_config
+    from moot.lifecycle.plan import user_config_problems
 
     path = user_config_path()
     if path.suffix.lower() != ".toml":
@@ -117,7 +117,7 @@ def _write(key: str, value: Any) -> None:
     try:
         read_user_file(path)  # the file as it is reads (its own line numbers in an error)
         text = set_key(_text(path), key, value)
-        check_user_config(parse_user_config(path, text))
+        parse_user_config(path, text, user_config_problems)
     except ConfigError as exc:  # a wrong value leaves the file as it was
         lines = str(exc).splitlines()
         # a list of problems, each `key: message`; else the whole message (a parse error)

@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -107,6 +107,10 @@ _Spec = Annotated[str, AfterValidator(_spec)]
 _AliasName = Annotated[str, AfterValidator(_alias_name)]
 
 
+# A check of a layer above on a user config's valid settings: its problems, `key: message`
+Check = Callable[["UserConfig"], list[str]]
+
+
 def _specs(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
@@ -131,21 +135,34 @@ class UserConfig(pydantic.BaseModel):
         return self._path
 
     @classmethod
-    def at(cls, path: Path, data: Mapping[str, Any] | None = None) -> UserConfig:
+    def at(
+        cls, path: Path, data: Mapping[str, Any] | None = None, check: Check | None = None
+    ) -> UserConfig:
         """The settings of `data` (none: no file), read from `path`; a ConfigError naming
-        the file and each wrong key."""
+        the file and every wrong key at once. `check`: what a layer above finds wrong with the
+        settings (an unknown protocol or provider), run on the keys that are valid here."""
+        data = dict(data or {})
         try:
-            user = cls.model_validate(data or {})
+            user = cls.model_validate(data)
             problems = []
         except pydantic.ValidationError as exc:
-            user, problems = cls(), problem_lines(exc, "", cls)
+            problems = problem_lines(exc, "", cls)
+            wrong = {item["loc"][0] for item in exc.errors() if item["loc"]}
+            try:  # the other keys, checked on as a valid file's are
+                user = cls.model_validate({k: v for k, v in data.items() if k not in wrong})
+            except pydantic.ValidationError:
+                user = cls()
         user._path = path
+        aliases = data.get("aliases")
+        named = set(aliases) if isinstance(aliases, dict) else set()  # a wrong one: said above
         known = ", ".join(user.aliases) or "none"
         problems += [
             f"models: {name!r} is neither PROVIDER:MODEL nor an alias (aliases: {known})"
             for name in user.models
-            if name not in user.aliases and ":" not in name
+            if name not in named and ":" not in name
         ]
+        if check is not None:
+            problems += check(user)
         if problems:
             raise user.error(problems)
         return user
@@ -226,11 +243,12 @@ def read_user_file(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"user {exc}\n{FIX}" if known else f"user {exc}") from None
 
 
-def load_user_config(path: Path | None = None) -> UserConfig:
+def load_user_config(path: Path | None = None, check: Check | None = None) -> UserConfig:
     """The user config at `path` (default `user_config_path()`); none when there is no file.
-    A file that cannot be read or is wrong is a ConfigError naming it and the key."""
+    A file that cannot be read or is wrong is a ConfigError naming it and every wrong key
+    (`check`: a layer above's checks, `UserConfig.at`)."""
     path = path or user_config_path()
-    return UserConfig.at(path, read_user_file(path))
+    return UserConfig.at(path, read_user_file(path), check)
 
 
 def effective(user: UserConfig) -> list[tuple[str, Any, str]]:
@@ -336,13 +354,13 @@ def _parses(lines: list[str]) -> bool:
     return True
 
 
-def parse_user_config(path: Path, text: str) -> UserConfig:
+def parse_user_config(path: Path, text: str, check: Check | None = None) -> UserConfig:
     """The settings of `text`, a new content for the user config at `path`: a ConfigError
-    naming the problem when it would not parse or is wrong."""
+    naming the problem when it would not parse, or every wrong key (`check`: `UserConfig.at`)."""
     import tomllib
 
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the new user config {path} would not parse: {exc}") from None
-    return UserConfig.at(path, data)
+    return UserConfig.at(path, data, check)

@@ -46,7 +46,6 @@ __all__ = [
     "RunOptions",
     "check_config",
     "check_task_fits",
-    "check_user_config",
     "checked",
     "config_schema",
     "load_config",
@@ -58,6 +57,7 @@ __all__ = [
     "resolve",
     "start_problems",
     "user_config",
+    "user_config_problems",
     "with_user_config",
 ]
 
@@ -568,22 +568,24 @@ def config_schema() -> dict[str, Any]:
 
 
 def user_config() -> UserConfig:
-    """The user config, checked (`check_user_config`)."""
-    return check_user_config(load_user_config())
+    """The user config, with every problem at once (`user_config_problems` too)."""
+    return load_user_config(check=user_config_problems)
 
 
-def check_user_config(user: UserConfig) -> UserConfig:
-    """`user`, its protocol and the providers of its aliases checked as a run would check
-    them: a ConfigError naming the file and the key."""
+def user_config_problems(user: UserConfig) -> list[str]:
+    """What a run would refuse in `user`, each `key: message`: an unknown protocol, a model
+    of `models` or of an alias whose provider is unknown or a judge (no agent)."""
     problems = []
     if user.protocol is not None and user.protocol not in protocols.names():
         problems.append(f"protocol: {protocols.unknown_protocol(user.protocol)}")
+    for index, spec in enumerate(user.models):
+        if ":" in spec:  # not an alias (whose models are checked below)
+            problems += _unknown_provider(f"models.{index}", spec)
+            problems += _judge_as_agent(f"models.{index}", spec)
     for name, specs in user.aliases.items():
         for spec in specs:
             problems += _unknown_provider(f"aliases.{name}", spec)
-    if problems:
-        raise user.error(problems)
-    return user
+    return problems
 
 
 def with_user_config(given: Mapping[str, Any], path: Path | None) -> dict[str, Any]:
