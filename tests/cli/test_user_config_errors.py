@@ -5,11 +5,14 @@ the file and its key."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from moot.config.user import user_config_path
+from moot.errors import ConfigError
+from moot.lifecycle.plan import load_run
 from tests.cli.test_cli import moot
 
 
@@ -87,3 +90,26 @@ def test_every_problem_of_the_user_config_is_named_at_once(
             assert line in err, (args, err)
         problems = [line for line in err.splitlines() if line.startswith("  ")]
         assert len(problems) == len(named), err
+
+
+def test_a_run_problem_with_the_user_configs_models_names_the_file_and_the_key(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = _write('models = ["local:smollm2"]\n')
+    for args in (["run", "x", "--dry-run"], ["doctor"]):
+        code, _, err = moot(capsys, *args)
+        assert code == 1, args
+        assert f"models in user config {path}: the arena needs 2 or more agents (1 given)" in err, (
+            err
+        )
+        assert "moot config edit" in err
+    with pytest.raises(ConfigError, match=f"models in user config {re.escape(str(path))}: "):
+        load_run()
+    # the run's own models: nothing of the file's is wrong
+    code, _, err = moot(
+        capsys, "run", "x", "--dry-run", "-m", "local:smollm2", "-m", "local:smollm2"
+    )
+    assert code == 0, err
+    # a problem with a value given as a flag names the flag, not the file
+    code, _, err = moot(capsys, "run", "x", "--dry-run", "-m", "local:smollm2")
+    assert code == 1 and "--models: the arena needs 2" in err and str(path) not in err, err

@@ -33,7 +33,7 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
     plugins that did not load; and moot worktrees left behind (strays) in the repositories
     moot knows."""
     from moot.lifecycle.code import prune_strays, strays
-    from moot.lifecycle.plan import load_config, with_user_config
+    from moot.lifecycle.plan import load_run
     from moot.models.doctor import check_models
 
     found = strays(Path.cwd())
@@ -71,7 +71,7 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
         except ValidationError as exc:
             fail("; ".join(problem_lines(exc, "--models")))
     else:
-        configured = load_config(config_path, with_user_config({}, config_path)).config.agents
+        configured = load_run(config_path).config.agents  # under the user config, as a run
     agents = list({a.model: a for a in reversed(configured)}.values())[::-1]  # each once
     failed = _plugin_problems()
     reports = check_models(agents, ping=ping)

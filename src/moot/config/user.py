@@ -205,6 +205,24 @@ class UserConfig(pydantic.BaseModel):
                 merged[dotted] = value
         return merged
 
+    def terms(self, given: Mapping[str, Any], merged: Mapping[str, Any]) -> dict[str, str]:
+        """How a run's problem with a value it took from this file (a dotted path of `merged`,
+        `under`'s result, not in `given`) names it: by this file's key and the file, as
+        lifecycle/flags.py's terms name a flag."""
+        return {
+            dotted: f"{'models' if dotted == 'agents' else dotted} in user config {self.path}"
+            for dotted in merged
+            if dotted not in given
+        }
+
+    def named(self, error: ConfigError) -> ConfigError:
+        """`error` with the fix, where one of its problems names this file (`terms`)."""
+        if f" in user config {self.path}: " not in str(error):
+            return error
+        return ConfigError(
+            f"{error}\n(fix it with `moot config edit`, or give this run its own value)"
+        )
+
     def _agent_specs(self, agent: Any) -> list[Any]:
         model = agent.get("model") if isinstance(agent, dict) else None
         return self.expand([model]) if isinstance(model, str) else [model]

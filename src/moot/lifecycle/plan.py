@@ -460,7 +460,12 @@ def load_run(
     if models:
         given["agents"] = [{"model": spec} for spec in models]
     given.update(overrides or {})
-    return load_config(path, with_user_config(given, path), terms, **flags)
+    user = user_config()  # a problem with a value of it names the file and the key
+    merged = user.under(given, read_config_file(path) if path else {})
+    try:
+        return load_config(path, merged, {**terms, **user.terms(given, merged)}, **flags)
+    except ConfigError as exc:
+        raise user.named(exc) from None
 
 
 def participants(plan: Plan, seed: int) -> list[Agent]:
