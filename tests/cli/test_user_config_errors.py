@@ -76,6 +76,10 @@ def test_a_folder_where_the_user_config_goes_is_named(
             'models = ["fast", "bogus:x"]\n[aliases]\nfast = ["gpt4"]\n',
             ["aliases.fast.0: model spec 'gpt4'", "models.1: unknown model provider 'bogus'"],
         ),
+        (
+            'models = ["openai:", "fst"]\n',
+            ["models.0: model spec 'openai:' is not of the form", "models: 'fst' is neither"],
+        ),
     ],
 )
 def test_every_problem_of_the_user_config_is_named_at_once(

@@ -103,6 +103,14 @@ def _alias_name(value: str) -> str:
     return value
 
 
+def _spec_problems(key: str, value: str) -> list[str]:
+    try:
+        parse_spec(value)
+    except ConfigError as exc:
+        return [f"{key}: {exc}"]
+    return []
+
+
 _Spec = Annotated[str, AfterValidator(_spec)]
 _AliasName = Annotated[str, AfterValidator(_alias_name)]
 
@@ -156,11 +164,13 @@ class UserConfig(pydantic.BaseModel):
         aliases = data.get("aliases")
         named = set(aliases) if isinstance(aliases, dict) else set()  # a wrong one: said above
         known = ", ".join(user.aliases) or "none"
-        problems += [
-            f"models: {name!r} is neither PROVIDER:MODEL nor an alias (aliases: {known})"
-            for name in user.models
-            if name not in named and ":" not in name
-        ]
+        for index, name in enumerate(user.models):
+            if ":" in name:
+                problems += _spec_problems(f"models.{index}", name)
+            elif name not in named:
+                problems.append(
+                    f"models: {name!r} is neither PROVIDER:MODEL nor an alias (aliases: {known})"
+                )
         if check is not None:
             problems += check(user)
         if problems:
