@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["LEGACY_HOME", "atomic_write", "moot_home", "sync_folder"]
+__all__ = ["LEGACY_HOME", "atomic_write", "file_in_the_way", "moot_home", "sync_folder"]
 
 # Where moot kept its files before it had one home: `.moot/` under the working directory.
 LEGACY_HOME = ".moot"
@@ -25,6 +25,15 @@ def moot_home() -> Path:
     import platformdirs  # here: most commands that set MOOT_HOME never need it
 
     return Path(platformdirs.user_data_dir("moot", appauthor=False))
+
+
+def file_in_the_way(folder: Path) -> Path | None:
+    """The file that stands where `folder` or a folder above it must be, so that `folder`
+    can be neither read nor made; None when there is none."""
+    for part in (folder, *folder.parents):
+        if part.exists():
+            return None if part.is_dir() else part
+    return None
 
 
 def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:

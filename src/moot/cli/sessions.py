@@ -266,6 +266,7 @@ def export(session_id: str | None, html_path: Path | None, md_path: Path | None)
     """Write a session's report anywhere: --html PATH (one file that opens offline) and/or
     --md PATH."""
     from moot.engine.store import find_session
+    from moot.files import file_in_the_way
     from moot.report.html import html_for
     from moot.report.markdown import render_markdown
     from moot.report.view import load_view
@@ -274,8 +275,15 @@ def export(session_id: str | None, html_path: Path | None, md_path: Path | None)
         fail("say what to write: --html PATH and/or --md PATH")
     folder = find_session(session_id)
     view = load_view(folder)
-    for path, text in ((html_path, html_for(view)), (md_path, render_markdown(view))):
+    for flag, path, text in (
+        ("--html", html_path, html_for(view)),
+        ("--md", md_path, render_markdown(view)),
+    ):
         if path is not None:
+            if (file := file_in_the_way(path.parent)) is not None:
+                fail(
+                    f"cannot write {path}: {file} is a file, not a folder; give {flag} another path"
+                )
             if not path.parent.is_dir():  # a typo in the path must not become new folders
                 fail(f"cannot write {path}: the folder {path.parent} does not exist; create it")
             try:

@@ -1,0 +1,34 @@
+"""Paths and filters of the commands that read sessions (a new user's tryout): a report written
+under a file, a status that is none, and a moot home that is a file are each named, not taken
+for a missing folder or an empty list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import moot, scripted_run
+from tests.scripts import Debate
+
+
+def _session(capsys: pytest.CaptureFixture[str]) -> str:
+    code, out, err = scripted_run(capsys, Debate())
+    assert code in (0, 2), err
+    return out.split("Session ", 1)[1].split(":", 1)[0]
+
+
+@pytest.mark.parametrize("under", ["x.html", "sub/x.html"])
+@pytest.mark.parametrize("flag", ["--html", "--md"])
+def test_export_under_a_file_says_it_is_a_file(
+    under: str, flag: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    session = _session(capsys)
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n", encoding="utf-8")
+    target = afile / under
+    code, _, err = moot(capsys, "export", session, flag, str(target))
+    assert code == 1
+    assert f"cannot write {target}: {afile} is a file, not a folder" in err, err
+    assert "does not exist" not in err
+    assert afile.read_text(encoding="utf-8") == "mine\n"
