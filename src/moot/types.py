@@ -368,13 +368,24 @@ def alias_label(alias: str | None) -> str:
 
 class ClaimAt(_Frozen):
     """One agent's claim after one round (round 0: its first, independent answer), or why it
-    had none (`valid` false: it failed or its answer was no answer)."""
+    had none (`valid` false: it failed or its answer was no answer). `kept`: why the round's
+    own answer was not taken, so that the claim is the agent's earlier one (its revision was
+    no answer, or its call failed); empty, and left out of the JSON, when the claim is the
+    round's own."""
 
     agent: str
     round: int
     claim: str
     valid: bool = True
     reason: str = ""
+    kept: str = ""
+
+    @model_serializer(mode="wrap")
+    def _leave_out_own(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("kept"):
+            data.pop("kept", None)
+        return data
 
 
 class ChangeOfMind(_Frozen):

@@ -152,6 +152,7 @@ def judge_answers(
     reasons: Mapping[str, str] | None = None,
     name: Name = alias_label,
     task: str | None = None,
+    kept: Mapping[tuple[str, int], str] | None = None,
 ) -> Judgement:
     """moot's finding over the agents' answers.
 
@@ -162,7 +163,9 @@ def judge_answers(
     included. `verdicts`: model verdicts to weigh (a judge that claims agreement may confirm pairs
     the wording cannot, never pairs that contradict). `critics[(agent, r)]`: whose critique the
     agent read before round r's answer. `reasons[agent]`: why an agent had no valid answer.
-    `task`: the question; an answer whose claim only repeats it is no answer."""
+    `task`: the question; an answer whose claim only repeats it is no answer. `kept[(agent,
+    r)]`: why round r's own answer of the agent was not taken, its earlier answer standing in
+    `history[r]` (the claims table says so)."""
     if not started:
         raise ValueError("no agents started: pass every agent that started, failed ones included")
     if not history:
@@ -183,7 +186,7 @@ def judge_answers(
         if widened and majority(len(widened[0].agents), len(started)):
             groups, top, confirmed_by = widened, widened[0], supporters[-1].by
 
-    claims = _claim_rows(rounds, tuple(started), reasons or {}, task)
+    claims = _claim_rows(rounds, tuple(started), reasons or {}, task, kept or {})
     changes = _changes(rounds, critics or {}, task)
     valid = len(final)
     total = len(started)
@@ -343,11 +346,13 @@ def _claim_rows(
     started: tuple[str, ...],
     reasons: Mapping[str, str],
     task: str | None,
+    kept: Mapping[tuple[str, int], str],
 ) -> tuple[ClaimAt, ...]:
     why = tuple(reasons.items())  # (a new reason reads every round once more)
     rows: list[ClaimAt] = []
     for r, answers in enumerate(rounds):
-        rows.extend(_round_rows(r, answers, started, why, task))
+        stood = tuple((a, k) for (a, at), k in kept.items() if at == r)
+        rows.extend(_round_rows(r, answers, started, why, task, stood))
     return tuple(rows)
 
 
@@ -358,13 +363,16 @@ def _round_rows(
     started: tuple[str, ...],
     reasons: tuple[tuple[str, str], ...],
     task: str | None,
+    kept: tuple[tuple[str, str], ...] = (),
 ) -> tuple[ClaimAt, ...]:
     read, echoed = _read_round(answers, task)
     claimed, echoes, given, why = dict(read), dict(echoed), dict(answers), dict(reasons)
+    stood = dict(kept)
     rows: list[ClaimAt] = []
     for agent in started:
         if agent in claimed:
-            rows.append(ClaimAt(agent=agent, round=r, claim=claimed[agent].text))
+            text = claimed[agent].text
+            rows.append(ClaimAt(agent=agent, round=r, claim=text, kept=stood.get(agent, "")))
         elif agent in given:
             rows.append(
                 ClaimAt(

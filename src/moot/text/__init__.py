@@ -215,6 +215,8 @@ class ClaimsTable:
             return "-"
         if not claim.valid:
             return f"invalid: {one_line(claim.reason or 'no valid answer', limit)}"
+        if claim.kept:  # the round's own answer was not taken: say why, not just the old one
+            return f"kept: {one_line(claim.claim, limit)} ({one_line(claim.kept, limit)})"
         return one_line(claim.claim, limit) or "(empty)"
 
 

@@ -11,6 +11,7 @@ import pytest
 from moot import api as runner
 from moot.models.scripted import register_script
 from moot.protocols.arena import prompts
+from moot.text import ClaimsTable
 from moot.types import FailureKind, Request
 from tests.scripts import Debate, events, no_sleep, solution, start, verdict
 
@@ -383,3 +384,12 @@ def test_a_junk_revision_from_a_schema_enforcing_model_keeps_its_solution_withou
     assert run.exit_code == 2 and run.result.final_answer == "Use a cron job."
     positions = json.dumps(run.result.model_dump(mode="json"))
     assert "It covers the risks" not in positions and "trade-offs weighed" not in positions
+    # the claims say the round's revision was not taken, not that the agents held their answers
+    # (a tryout read the kept answers as agents sticking to their first ones)
+    revised = [c for c in run.result.claims if c.round == 1]
+    assert len(revised) == 3 and all(c.valid for c in revised)
+    assert all(c.kept.startswith("its revision was no answer: ") for c in revised), revised
+    cell = ClaimsTable.cell(revised[0], limit=200)
+    assert cell.startswith("kept: Use ") and "(its revision was no answer: " in cell, cell
+    firsts = [c for c in json.loads(positions)["claims"] if c["round"] == 0]
+    assert firsts and all("kept" not in c for c in firsts)  # results from before stay equal

@@ -80,6 +80,7 @@ def find(s: Session, st: State, verdicts: Sequence[ModelVerdict]) -> finding.Jud
         critics=st.critics,
         reasons={**st.failed, **st.invalid},
         task=st.task,
+        kept=st.kept,
     )
 
 

@@ -143,7 +143,7 @@ def _why(solution: str, asked: Sequence[str], task: str) -> str | None:
     return None
 
 
-def _keep(st: State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: Session) -> None:
+def _keep(st: State, alias: str, parsed: Parsed[tuple[str, str]], r: int, s: Session) -> None:
     """Take a solve/revise answer into the state. An answer still unstructured after the re-ask
     is used whole if it is substantive; junk (empty, an echo, a refusal) is invalid: a first
     answer leaves the debate, a revision keeps the agent's earlier solution. A model that
@@ -152,6 +152,8 @@ def _keep(st: State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: 
     if not parsed.completion.ok:
         if alias not in st.solutions:
             st.failed[alias] = parsed.problem or "failed"
+        else:
+            st.kept[(alias, r)] = f"its revision failed: {parsed.problem or 'the call failed'}"
         return
     st.conversations[alias] = list(parsed.messages)
     if parsed.value is not None:
@@ -163,12 +165,14 @@ def _keep(st: State, alias: str, parsed: Parsed[tuple[str, str]], name: str, s: 
         if problem is not None:
             if alias not in st.solutions:
                 st.invalid[alias] = str(problem)
+            else:
+                st.kept[(alias, r)] = f"its revision was no answer: {problem}"
             return
     st.solutions[alias] = solution
     st.analyses[alias] = analysis
     letter = alias.rsplit("_", 1)[-1]
-    s.archive(f"{name}/{letter}_solution", solution)
-    s.archive(f"{name}/{letter}_analysis", analysis)
+    s.archive(f"round{r}/{letter}_solution", solution)
+    s.archive(f"round{r}/{letter}_analysis", analysis)
 
 
 def _unparsed(text: str) -> tuple[str, str]:
@@ -238,7 +242,7 @@ async def _solve(s: Session, st: State) -> None:
         )
     )
     for alias, parsed in zip(aliases, answers, strict=True):
-        _keep(st, alias, parsed, "round0", s)
+        _keep(st, alias, parsed, 0, s)
 
 
 async def _evaluate(s: Session, st: State, r: int) -> dict[str, str]:
@@ -307,7 +311,7 @@ async def _revise(s: Session, st: State, r: int, critiques: dict[str, str]) -> N
         )
     )
     for (alias, _, _), parsed in zip(asks, answers, strict=True):
-        _keep(st, alias, parsed, f"round{r}", s)
+        _keep(st, alias, parsed, r, s)
 
 
 async def _evidence(s: Session, st: State, r: int) -> str:

@@ -30,6 +30,8 @@ class State:
     analyses: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # alias -> why it left (no reply)
     invalid: dict[str, str] = field(default_factory=dict)  # alias -> why its answer was junk
+    # (alias, round) -> why that round's revision was not taken: the earlier solution stands
+    kept: dict[tuple[str, int], str] = field(default_factory=dict)
     fresh_from: str | None = None
     judges: list[str] = field(default_factory=list)
     rounds: list[dict[str, object]] = field(default_factory=list)
