@@ -32,3 +32,16 @@ def test_export_under_a_file_says_it_is_a_file(
     assert f"cannot write {target}: {afile} is a file, not a folder" in err, err
     assert "does not exist" not in err
     assert afile.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_list_refuses_a_status_that_is_none_naming_the_valid_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    session = _session(capsys)
+    code, _, err = moot(capsys, "list", "--status", "bogus")
+    assert code == 1  # a usage error, as every bad choice of moot's options
+    assert "--status" in err and "no such status: 'bogus'" in err
+    for status in ("consensus", "no_consensus", "paused", "failed", "interrupted", "running"):
+        assert status in err
+    code, out, err = moot(capsys, "list", "--status", "No consensus", "--status", "consensus")
+    assert code == 0 and session in out, err

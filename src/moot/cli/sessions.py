@@ -93,13 +93,31 @@ def _protocol_lines(folder: SessionFolder, protocol: str) -> list[str]:
     return hook(journal.events)
 
 
+def _statuses(_: click.Context, __: click.Parameter, given: tuple[str, ...]) -> set[str]:
+    """The statuses `--status` names (`no consensus` is no_consensus); a usage error naming
+    the valid ones for one that is none."""
+    from typing import get_args
+
+    from moot.engine.result import Status
+    from moot.engine.state import STOPPED_UNEXPECTEDLY
+
+    known = [*get_args(Status), "running", STOPPED_UNEXPECTEDLY]
+    known = [status.replace(" ", "_") for status in known]
+    wanted = {status.strip().lower().replace(" ", "_") for status in given}
+    wrong = ", ".join(repr(status) for status in sorted(wanted - set(known)))
+    if wrong:
+        raise click.BadParameter(f"no such status: {wrong}; use one of: {', '.join(known)}")
+    return wanted
+
+
 @click.command(name="list")
 @click.option("--protocol", "protocol", default=None, metavar="NAME", help="Only this protocol's.")
 @click.option(
     "--status",
-    "statuses",
+    "wanted",
     multiple=True,
     metavar="STATUS",
+    callback=_statuses,
     help="Only sessions with this status (consensus, no_consensus, paused, failed, running...; "
     "repeatable).",
 )
@@ -113,7 +131,7 @@ def _protocol_lines(folder: SessionFolder, protocol: str) -> list[str]:
 @json_option
 def list_(
     protocol: str | None,
-    statuses: tuple[str, ...],
+    wanted: set[str],
     since: str | None,
     limit: int | None,
     as_json: bool,
@@ -136,7 +154,6 @@ def list_(
             err=True,
         )
     after = _since(since) if since is not None else None
-    wanted = {s.strip().lower().replace(" ", "_") for s in statuses}
     folders = list_sessions()
     for folder, why in unusable_folders():  # left by a kill while moot created them
         say(f"note: skipped {folder.path}: not a session ({why})", err=True)
