@@ -45,3 +45,19 @@ def test_list_refuses_a_status_that_is_none_naming_the_valid_ones(
         assert status in err
     code, out, err = moot(capsys, "list", "--status", "No consensus", "--status", "consensus")
     assert code == 0 and session in out, err
+
+
+@pytest.mark.parametrize("home", ["afile", "afile/below"])
+def test_a_file_as_moots_home_is_named_by_every_reader(
+    home: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n", encoding="utf-8")
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / home))
+    readers = [["list"], ["list", "--json"], ["show"], ["status"], ["replay"], ["stats"]]
+    for args in [*readers, ["export", "--md", str(tmp_path / "r.md")], ["show", "20260101"]]:
+        code, out, err = moot(capsys, *args)
+        assert code == 1, (args, out)
+        assert f"{afile} is a file, not a folder" in err and "Set MOOT_HOME to a folder" in err
+        assert "no session" not in out + err, args
+    assert afile.read_text(encoding="utf-8") == "mine\n"

@@ -140,6 +140,7 @@ def list_(
     from moot.engine.store import (
         legacy_sessions_root,
         list_sessions,
+        readable_root,
         sessions_root,
         unusable_folders,
     )
@@ -153,6 +154,7 @@ def list_(
             "`moot move-sessions` moves them to moot's home",
             err=True,
         )
+    readable_root()  # a file as moot's home is named, not listed as a home with no session
     after = _since(since) if since is not None else None
     folders = list_sessions()
     for folder, why in unusable_folders():  # left by a kill while moot created them

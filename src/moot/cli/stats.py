@@ -16,10 +16,10 @@ def stats(as_json: bool) -> None:
     with the answer moot found, was the final answer (picked), changed under critique; its
     calls, tokens and cost. One row a model; an agent seat is one agent of one session (a
     model can hold several)."""
-    from moot.engine.store import list_sessions
+    from moot.engine.store import list_sessions, readable_root
     from moot.lifecycle.stats import model_stats
 
-    rows = model_stats(list_sessions())
+    rows = model_stats(list_sessions(readable_root()))
     if as_json:
         click.echo(json.dumps([r.as_json() for r in rows], indent=2))
         return

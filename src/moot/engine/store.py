@@ -28,6 +28,7 @@ __all__ = [
     "list_sessions",
     "new_session_id",
     "read_json",
+    "readable_root",
     "sessions_root",
     "storage_error",
     "unusable_folders",
@@ -38,6 +39,20 @@ def sessions_root() -> Path:
     """`sessions/` under moot's home (`moot.files.moot_home`: `$MOOT_HOME`, else the
     platform's user data folder)."""
     return moot_home() / "sessions"
+
+
+def readable_root(root: Path | None = None) -> Path:
+    """`root` (default `sessions_root()`), where sessions are read; a StorageError naming the
+    file and the fix when a file stands where it or a folder above it must be (MOOT_HOME set
+    to a file), so that no session can be there: a reader says so, as a run does."""
+    root = root or sessions_root()
+    file = files.file_in_the_way(root)
+    if file is not None:
+        raise StorageError(
+            f"cannot read {root}: {file} is a file, not a folder. Set MOOT_HOME to a folder "
+            "moot can write"
+        )
+    return root
 
 
 def legacy_sessions_root() -> Path | None:
@@ -241,7 +256,7 @@ def find_session(ref: str | None, root: Path | None = None) -> SessionFolder:
 
 
 def _find(ref: str | None, root: Path) -> SessionFolder:
-    folders = list_sessions(root)
+    folders = list_sessions(readable_root(root))
     unusable = unusable_folders(root)
     if ref in (None, "", "last", "latest"):
         if not folders:
