@@ -137,6 +137,11 @@ _FILLER = frozenset(
 # instructions, its own answer or being an AI (an anchor below) and every word of its own is a
 # word of such talk (`_META_WORDS`, the task's words taken out): "As per the instructions, I will
 # now give my position." One word of anything else ("My answer is Paris.") makes it an answer.
+# An answer named by which one it is only points at one ("See my earlier answer.", "My answer
+# stands."): the words that say which, or that it stands, are such talk too ("The original
+# answer, 42, is right." gives one). Up to two words may say which, here and in the talk rule's
+# anchor ("your original answer" is talk to the answerer, below).
+_WHICH = r"(?:[\w'-]{1,24}\s+){0,2}?"
 _META_ANCHOR = re.compile(
     r"\b(?:(?:you|i|we)\s+(?:are|am)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?"
     r"(?:ai|assistant|language\s+model|chatbot|bot)"
@@ -146,8 +151,8 @@ _META_ANCHOR = re.compile(
     r"|(?:the|this|these|your|my|our|a|an)\s+(?:[\w'-]{1,24}\s+){0,2}?"
     r"(?:instructions?|prompt|rules|debate|discussion|"
     r"deliberation|court|arena|tournament|vote|round|format|template|task|question)"
-    r"|(?:my|our|the)\s+(?:final\s+|own\s+)?(?:answer|position|response|reply|stance|opinion|"
-    r"view|vote|solution)"
+    r"|(?:my|our|the)\s+" + _WHICH + r"(?:answer|position|response|reply|stance|opinion|view|"
+    r"vote|solution)s?"
     r"|per\s+(?:the\s+)?instructions?|as\s+instructed)\b"
 )
 _META_WORDS = frozenset(
@@ -159,6 +164,8 @@ _META_WORDS = frozenset(
     make express speak speaking talk say argue participate take part join engage contribute
     answer answers answering respond response reply position positions stance view opinion
     vote final own instructions instruction instructed prompt rules rule format template task
+    proposed current revised updated original previous earlier initial prior see refer same
+    stated stand stands remains unchanged maintain
     question per according follow followed accordance debate discussion deliberation court
     arena tournament round rounds turn judge judges agent agents participant participants
     panel other others do does did has have had being ready happy glad request requested
@@ -188,7 +195,7 @@ _ANSWER_NOUNS = (
 )
 _ABOUT_THE_ANSWER = re.compile(
     # the answerer's (or the speaker's) own answer: "your solution", "my reasoning"
-    r"\b(?:your|my|our)\s+(?:(?:own|final|proposed|current|revised)\s+)?" + _ANSWER_NOUNS + r"\b"
+    r"\b(?:your|my|our)\s+" + _WHICH + _ANSWER_NOUNS + r"\b"
     # what an answer should do: "the solution should", "each answer must", "an answer needs"
     r"|\b(?:the|this|that|each|every|an?)\s+(?:[\w'-]{1,24}\s+){0,2}?"
     + _ANSWER_NOUNS
@@ -202,8 +209,10 @@ _ABOUT_THE_ANSWER = re.compile(
     r"(?:task|question|problem|challenge|exercise)\s+(?:requires?|needs?|demands?|involves?|"
     r"calls\s+for|asks\s+for)\b"
 )
+# (an answer noun is itself such a word: "Your answer." only points at one)
 _ABOUT_ANSWERS = frozenset(
     """
+    answer answers response responses reply replies
     solution solutions explanation explanations reasoning justification rationale argument
     arguments submission proposal approach method work content output draft summary conclusion
     detail details example examples step steps requirement requirements condition conditions

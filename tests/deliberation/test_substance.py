@@ -216,6 +216,15 @@ BOTH_PROMPTS = [_arena_solve, _court_propose]
         "aspects are considered correctly.",
         "This task involves multiple decisions and requires careful thought.",
         "This is a difficult question that needs careful consideration of every aspect.",
+        # a reply that only points at an answer ("my answer" was caught, these passed)
+        "the original answer",
+        "See my earlier answer.",
+        "My answer stands.",
+        "I stand by my original answer.",
+        "As stated in my previous answer.",
+        "Same as our own earlier answers.",
+        "The answer remains the same.",
+        "I maintain my position.",
     ],
 )
 @pytest.mark.parametrize("task", [FRANCE, STORE, None])
@@ -245,6 +254,15 @@ def test_talk_about_the_debate_the_instructions_or_being_an_ai_is_invalid(
         (STORE, "This is a challenging decision: consider SQLite until a second writer appears."),
         ("Is the question ambiguous?", "The question is ambiguous."),
         ("Should we use Postgres?", "The answer depends on your workload."),
+        # an answer pointed at beside the answer itself, or one the task asks about
+        (FRANCE, "Your answer is Paris."),
+        (FRANCE, "My previous answer stands: Paris."),
+        (STORE, "I maintain my position: SQLite until a second writer appears."),
+        ("What is 6 x 7?", "The original answer, 42, is right: 6 x 7 = 42."),
+        (
+            "Which answer did the panel keep, the original or the revised one?",
+            "The original answer.",
+        ),
     ],
 )
 def test_talk_around_an_answer_is_an_answer(task: str, reply: str) -> None:
@@ -771,6 +789,13 @@ ANSWER_TALK = [
     "Your answer should be clear, specific and well structured.",
     "Make sure your response addresses every part of the question.",
     "Your reasoning lacks detail; explain each step more clearly.",
+    # the answerer's answer only pointed at, or talked of as the one before ("your answer" and
+    # "original" were no words of such talk: each passed)
+    "your answer",
+    "Your original answer.",
+    "Your previous answer.",
+    "Refer to your initial answers.",
+    "Your original solution lacks detail; explain each step.",
     "The answer must include a justification and relevant examples.",
     "Give a clear explanation of your approach.",
     "Each solution should follow the required format.",
