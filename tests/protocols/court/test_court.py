@@ -106,7 +106,7 @@ def test_a_split_that_the_judges_settle() -> None:
     assert run.result.finding.agreed == (court_alias(run, "one"),)
     assert run.result.how.startswith("chosen by the judges: the judge panel selected")
     assert "the agents did not agree" in run.result.finding.reason
-    assert run.result.details["phase"] == "consensus_reached"
+    assert run.result.details["phase"] == "chosen_by_judges"  # a pick, not consensus_reached
     out = output(run)
     assert out["finalVerdict"]["source"] == "judge_consensus"
     assert out["finalVerdict"]["confidence"] == pytest.approx(0.85)
@@ -114,7 +114,7 @@ def test_a_split_that_the_judges_settle() -> None:
         "init",
         "agent_debate",
         "judge_evaluation",
-        "consensus_reached",
+        "chosen_by_judges",
     ]
     panel = out["judgePanel"]
     assert panel["final"]["consensusPositionId"] == position_id(PG)
@@ -260,7 +260,7 @@ def test_more_than_half_failing_with_a_panel_goes_to_the_judges() -> None:
     assert run.result.finding is not None and run.result.finding.label == "chosen"
     out = output(run)
     assert len(out["agentDebate"]["rounds"]) == 2  # the debate stopped at the failing round
-    assert out["session"]["phases"][-2:] == ["judge_evaluation", "consensus_reached"]
+    assert out["session"]["phases"][-2:] == ["judge_evaluation", "chosen_by_judges"]
     assert out["session"]["totalErrors"] == 2
 
 

@@ -34,13 +34,16 @@ __all__ = [
 OUTPUT_VERSION = "2.3.0"  # the seed's DebateOutputSchema version this document follows
 
 # The only phase changes the seed allows (2.1); anything else is a bug and aborts the run.
+# Departure: the seed's judge_evaluation -> consensus_reached is judge_evaluation ->
+# chosen_by_judges, since a panel's pick is no consensus of the agents; consensus_reached is
+# the agents' consensus only, and a court whose status is not consensus never reaches it.
 TRANSITIONS = frozenset(
     {
         ("init", "agent_debate"),
         ("agent_debate", "consensus_reached"),
         ("agent_debate", "judge_evaluation"),
         ("agent_debate", "deadlock"),
-        ("judge_evaluation", "consensus_reached"),
+        ("judge_evaluation", "chosen_by_judges"),
         ("judge_evaluation", "deadlock"),
     }
 )
@@ -106,6 +109,14 @@ class Court:
     def strict(self) -> bool:
         """Deterministic mode: no JSON repair and no re-ask."""
         return self.opts.deterministic_mode
+
+    @property
+    def question(self) -> str:
+        """The task as the participants are given it (the topic, and the question if there is
+        one): what a position must answer and a judge's reasoning is about
+        (deliberation/substance.py)."""
+        query = self.opts.initial_query
+        return f"{self.task}\nQuestion: {query}" if query else self.task
 
 
 def label(alias: str) -> str:

@@ -1,16 +1,31 @@
 """The judge panel (seed 6.2): each judge scores every position from 0 to 100 and selects one;
-a majority with enough confidence picks the court's answer, a decision over agents that did not
-agree (labelled "chosen by the judges", never their consensus). A judge whose pick is not its
-own top score contradicts itself: its evaluation is invalid and named. From the second judge
-round on, judges see what the panel said before."""
+a majority of the seated panel with enough confidence picks the court's answer, a decision over
+agents that did not agree (labelled "chosen by the judges", never their consensus). A verdict is
+invalid, and named, when its pick is not its own top score (it contradicts itself), when it
+scores every position the same (it prefers none), or when its reasoning is no argument (moot's
+substance check). From the second judge round on, judges see what the panel said before.
+
+    valid    = the verdicts that are none of the above
+    leader   = the position most valid verdicts select (ties: confidence, then the smaller id)
+    decided  = leader's selections >= ceil(judge_consensus_threshold x seated judges)
+               and the average confidence of its selectors >= judge_min_confidence
+
+Departure from the seed, which counts ceil(threshold x valid judges): a panel is at least three
+judges (seed 5), and counted over the valid verdicts alone one valid judge of three would
+decide; an invalid verdict is an abstention that the majority still has to outweigh."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from moot.deliberation.anonymize import quote
 from moot.deliberation.consensus import (
     Evaluation,
+    JudgeConsensus,
     detect_judge_consensus,
     merge_positions,
+    required_votes,
     support_of,
 )
 from moot.engine.session import Session
@@ -19,9 +34,17 @@ from moot.protocols.court import prompts
 from moot.protocols.court.document import Court, JudgeRound, label, user
 from moot.protocols.court.replies import JudgeReply, judge_parser, judge_schema
 from moot.protocols.shown import anonymous, nonce
+from moot.protocols.substantive import no_answer
 from moot.types import RoundSummary, Step
 
-__all__ = ["judge_positions", "judge_round", "own_pick_problem", "record_judges"]
+__all__ = [
+    "judge_positions",
+    "judge_round",
+    "no_preference_problem",
+    "own_pick_problem",
+    "panel_decision",
+    "record_judges",
+]
 
 
 def judge_positions(c: Court) -> list[str]:
@@ -78,13 +101,20 @@ def _prompt(s: Session, c: Court, j: int, positions: list[str], step: str) -> st
     )
 
 
-def _evaluation(judge: str, j: int, answer: Parsed[JudgeReply]) -> Evaluation:
+def _evaluation(
+    judge: str, j: int, answer: Parsed[JudgeReply], junk: Callable[[str], str | None]
+) -> Evaluation:
+    """A judge's reply as the seed's evaluation; `junk(reasoning)` says why its reasoning is no
+    argument (moot's substance check), else None."""
     reply = answer.value
     if reply is None:
         return Evaluation(judge, j, None, 0.0, ok=False, error=answer.problem or "no valid answer")
     scores = {k.strip().lower(): v for k, v in reply.scores_by_position_id.items()}
     selected = reply.selected_position_id
-    problem = own_pick_problem(selected, scores)
+    problem = own_pick_problem(selected, scores) or no_preference_problem(scores)
+    if problem is None:
+        why = junk(reply.reasoning)
+        problem = None if why is None else f'its "reasoning" is no argument: {why}'
     return Evaluation(
         judge,
         j,
@@ -113,14 +143,42 @@ def own_pick_problem(selected: str, scores: dict[str, int]) -> str | None:
     )
 
 
+def no_preference_problem(scores: dict[str, int]) -> str | None:
+    """Why a judge's scores give no preference (every position scored the same, so its
+    selection chooses nothing), else None."""
+    values = set(scores.values())
+    if len(scores) < 2 or len(values) != 1:
+        return None
+    return f"it scored every position the same ({values.pop()}/100), so it prefers none of them"
+
+
+def panel_decision(
+    evaluations: Sequence[Evaluation], seated: int, majority: float, min_confidence: float
+) -> JudgeConsensus:
+    """The seed's judge consensus over the valid evaluations (`detect_judge_consensus`), held
+    to a quorum of the seated panel: the leader needs ceil(majority x seated) selections."""
+    found = detect_judge_consensus(evaluations, majority, min_confidence)
+    required = required_votes(seated, majority)
+    leader = found.position_id
+    if leader is None or found.votes.get(leader, 0) >= required:
+        return replace(found, required=required)
+    eligible = tuple(e.judge for e in evaluations if e.ok and e.selected is not None)
+    # short of the selections needed: as the seed reports it, no leader and every judge dissents
+    return JudgeConsensus(False, None, 0.0, eligible, found.votes, required)
+
+
 async def judge_round(s: Session, c: Court, j: int, positions: list[str]) -> JudgeRound:
     """Every judge evaluates `positions` at once, within the round's time limit."""
     steps = [Step.at(j, "score", judge, prefix="j") for judge in c.judges]
+    prompts_for = {
+        judge: _prompt(s, c, j, positions, step)
+        for judge, step in zip(c.judges, steps, strict=True)
+    }
     asks = [
         ask_parsed(
             s,
             judge,
-            [c.systems[judge], user(_prompt(s, c, j, positions, step))],
+            [c.systems[judge], user(prompts_for[judge])],
             judge_parser(positions, repair=not c.strict),
             step=step,
             reminder=prompts.JUDGE_FORMAT,
@@ -131,9 +189,19 @@ async def judge_round(s: Session, c: Court, j: int, positions: list[str]) -> Jud
     ]
     with s.deadline(c.opts.round_timeout):
         answers = await s.gather(*asks)
-    evaluations = [_evaluation(judge, j, a) for judge, a in zip(c.judges, answers, strict=True)]
-    result = detect_judge_consensus(
-        evaluations, c.opts.judge_consensus_threshold, c.opts.judge_min_confidence
+
+    def junk(judge: str) -> Callable[[str], str | None]:
+        asked = [c.systems[judge].content, prompts_for[judge]]
+        return lambda reasoning: no_answer(s, "court_judge_reasoning", reasoning, asked, c.question)
+
+    evaluations = [
+        _evaluation(judge, j, a, junk(judge)) for judge, a in zip(c.judges, answers, strict=True)
+    ]
+    result = panel_decision(
+        evaluations,
+        len(c.judges),
+        c.opts.judge_consensus_threshold,
+        c.opts.judge_min_confidence,
     )
     return JudgeRound(j, positions, evaluations, list(answers), steps, result)
 

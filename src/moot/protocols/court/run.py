@@ -73,12 +73,6 @@ from moot.types import Finding, ModelVerdict, Outcome, RoundSummary, Step, estim
 __all__ = ["run"]
 
 
-def question(c: Court) -> str:
-    """The task as the agents are given it (the topic, and the question if there is one): what
-    a position must answer (deliberation/substance.py)."""
-    return f"{c.task}\nQuestion: {c.opts.initial_query}" if c.opts.initial_query else c.task
-
-
 # -- the agents' debate ---------------------------------------------------------------------
 def _agent_prompt(s: Session, c: Court, me: str, r: int, step: str) -> tuple[str, list[int]]:
     def render(past: str) -> str:
@@ -142,9 +136,7 @@ async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
                 agent_parser(
                     candidate,
                     repair=not c.strict,
-                    no_answer=partial(
-                        no_answer, s, "court_position", asked=asked, task=question(c)
-                    ),
+                    no_answer=partial(no_answer, s, "court_position", asked=asked, task=c.question),
                 ),
                 step=step,
                 reminder=prompts.AGENT_FORMAT,
@@ -277,7 +269,7 @@ def judge_court(c: Court, verdicts: list[ModelVerdict] | None = None) -> Judgeme
         critics=critics,
         reasons={agent: why for (agent, r), why in reasons.items() if r == last},
         name=label,
-        task=question(c),
+        task=c.question,
     )
     return _as_court(j, [rnd.number for rnd in c.rounds] or [0], reasons)
 
@@ -344,7 +336,10 @@ def _participants(c: Court, j: Judgement) -> list[Participant]:
     return people
 
 
-def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement) -> Outcome:
+def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement, phase: str) -> Outcome:
+    """The outcome, the court ending in `phase`; a consensus_reached that the trust
+    assessment does not allow ends in deadlock instead, so that no record of a court without
+    a consensus says consensus_reached."""
     f = j.finding
     evidence: Evidence | None = None
     if verdict.source == "judge_consensus" and c.judge_rounds:
@@ -362,6 +357,7 @@ def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement) -> O
         unheld=f.unheld,
     )
     consensus = trust.consensus_allowed and f.consensus
+    c.phases.go("deadlock" if phase == "consensus_reached" and not consensus else phase)
     how = qualified(how, trust, f.consensus)
     sentences = [trust.statement, *j.sentences(label)]
     if c.judge_rounds:
@@ -424,21 +420,48 @@ def _short(c: Court, j: Judgement) -> Judgement:
     return replace(j, finding=f.model_copy(update=update))
 
 
+def _undecided(c: Court) -> str:
+    """Why the panel's last round decided nothing: the leader's selections against the quorum
+    of the seated panel, the invalid verdicts, or the confidence."""
+    rnd = c.judge_rounds[-1]
+    result, seated = rnd.result, len(c.judges)
+    invalid = sum(1 for e in rnd.evaluations if not e.ok)
+    share = f"{c.opts.judge_consensus_threshold:.0%} of {seated} judges"
+    if result.position_id is not None:  # enough selections, not enough confidence
+        why = (
+            f"position {result.position_id} had the selections a decision needs, but their average "
+            f"confidence {result.confidence:.2f} is below {c.opts.judge_min_confidence:g}"
+        )
+    elif result.votes:
+        top = max(result.votes.values())
+        leaders = sorted(pid for pid, n in result.votes.items() if n == top)
+        which = (
+            f"position {leaders[0]} had {top}"
+            if len(leaders) == 1
+            else f"positions {', '.join(leaders)} had {top} each"
+        )
+        why = f"{which} of the {result.required} selections a decision needs ({share})"
+    else:
+        why = f"no valid verdict selected a position ({result.required} selections needed: {share})"
+    if invalid:
+        why += f"; {invalid} of the {seated} judges' verdicts were invalid"
+    return f"the judges did not decide: {why}"
+
+
 def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcome:
-    c.phases.go("deadlock")
     # for the record, the leading position: the judges' last leader, else the candidate
     leader = c.judge_rounds[-1].result.position_id if c.judge_rounds else None
     pid = leader or c.candidate or ""
     how = f"deadlock: no consensus after {plural(len(c.rounds), 'agent round')}"
     if c.judge_rounds:
-        how += f" and {plural(len(c.judge_rounds), 'judge round')}"
+        how += f" and {plural(len(c.judge_rounds), 'judge round')}; {_undecided(c)}"
     elif not panel:
         how += "; the judge panel is disabled"
     else:
         how += f"; only {len(positions)} position(s) for the judges"
     j = _short(c, judge_court(c, _verdicts(c)))
     how += f"; {j.finding.reason}"
-    return _outcome(s, c, Ruling(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how, j)
+    return _outcome(s, c, Ruling(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how, j, "deadlock")
 
 
 def _chosen(c: Court, j: Judgement, pid: str, how: str) -> Judgement:
@@ -492,7 +515,6 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
                 f"judge panel can take over ({why})"
             )
         if rnd.reached and rnd.candidate is not None and rnd.consensus is not None:
-            c.phases.go("consensus_reached")
             f = judgement.finding
             yes = [x.confidence for x in rnd.responses if x.ok and x.vote == "yes"]
             votes = f"{rnd.consensus.tally.yes} of {rnd.consensus.tally.voting_total} yes"
@@ -510,7 +532,7 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
             if len(f.agreed) > rnd.consensus.tally.yes:
                 how += f"; {names(f.agreed, label)}'s positions agree with it by moot's check"
             verdict = Ruling(rnd.candidate, c.texts[rnd.candidate], _mean(yes), "agent_consensus")
-            return _outcome(s, c, verdict, how, judgement)
+            return _outcome(s, c, verdict, how, judgement, "consensus_reached")
 
     positions = judge_positions(c)
     if not panel or len(positions) < 2:
@@ -522,7 +544,6 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
         record_judges(s, c, judged)
         result = judged.result
         if result.reached and result.position_id is not None:
-            c.phases.go("consensus_reached")
             pid = result.position_id
             how = (
                 f"chosen by the judges: the judge panel selected position {pid} in judge round "
@@ -531,5 +552,5 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
             )
             verdict = Ruling(pid, c.texts[pid], round(result.confidence, 6), "judge_consensus")
             chosen = _chosen(c, judge_court(c, _verdicts(c)), pid, how)
-            return _outcome(s, c, verdict, how, chosen)
+            return _outcome(s, c, verdict, how, chosen, "chosen_by_judges")
     return _deadlock(s, c, panel, positions)
