@@ -864,6 +864,15 @@ ANSWER_TALK = [
     "separated by dividers.",
     "Your answer should have 3 sections.",
     "Please provide a more detailed explanation in two short paragraphs.",
+    # what the task takes, or how well the answers are made, in words of the work and its grade
+    # (both passed: "planning", "attention", "perfectly", "prepared" were no words of talk)
+    "This task requires careful planning and attention to detail.",
+    "Your answers are perfectly prepared for this task.",
+    "The question demands effort, focus and diligence.",
+    "This problem calls for perfect planning.",
+    "Your solution shows excellent preparation and rigor.",
+    "The task needs expertise, insight and creativity.",
+    "A carefully planned and perfectly prepared answer.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -973,6 +982,23 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         # a count of parts that the task asks about, or where it asks for a size
         ("How many sections should a design doc have?", "Your answer should have two sections."),
         ("What is the right length for an abstract?", "Your answer should have two paragraphs."),
+        # the words of the work and its grade about a subject, or where the task asks of them
+        (
+            MIGRATE,
+            "Careful planning of the schema migration avoids downtime: add the column, backfill, "
+            "then switch reads.",
+        ),
+        (
+            "How does attention work in a transformer?",
+            "Attention heads in a transformer attend over the previous tokens.",
+        ),
+        ("How do I prevent SQL injection?", "Prepared statements prevent SQL injection."),
+        (
+            "How do I keep a deploy from breaking users?",
+            "This task requires careful planning: ship behind a feature flag, then ramp up.",
+        ),
+        ("How much planning does this task take?", "This task requires careful planning."),
+        ("Which state of matter is ice?", "The answer is solid."),
     ],
 )
 def test_advice_about_the_subject_is_an_answer(task: str, reply: str) -> None:
@@ -1002,6 +1028,12 @@ def test_talk_about_how_to_answer_needs_the_answer_named_and_no_word_of_the_task
         "Your answer should include examples of recursion.",
         "Show your reasoning about the cache.",
         "Please provide a more detailed explanation of the deadlock.",
+        "Careful planning of the schema migration avoids downtime: add the column, backfill, "
+        "then switch reads.",
+        "Attention heads in a transformer attend over the previous tokens.",
+        "Prepared statements prevent SQL injection.",
+        "Your answer is Paris.",
+        "The original answer, 42, is right: 6 x 7 = 42.",
     ):
         assert check_substance(reply, [], task=None) is None, reply
     # a re-ask quotes the reply back: the same talk again is still talk, though it now names

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from moot.deliberation.echo import WORD, fold
 
-__all__ = ["ANSWER_NOUNS", "ASKS_SIZE", "directs_the_answer", "only_counts"]
+__all__ = ["ANSWER_NOUNS", "ASKS_SIZE", "GRADE", "WORK", "directs_the_answer", "only_counts"]
 
 ANSWER_NOUNS = (
     r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
@@ -65,11 +65,23 @@ _NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)
 # words that only say an answer is bare: "with no extra information"
 _BARE = frozenset("no extra unnecessary just nothing else".split())
 # words that only grade an answer: "the most straightforward answer ever", "the best possible",
-# "always better than yours"
-_GRADE = frozenset(
+# "always better than yours", "perfectly prepared"
+GRADE = frozenset(
     """
     most very really truly quite best good great perfect ideal simple simplest straightforward
-    direct obvious possible ever only right always worse worst
+    direct obvious possible ever only right always worse worst perfectly excellent excellently
+    ideally flawless flawlessly adequate adequately suitable suited optimal
+    """.split()
+)
+# words of the work an answer takes, not of what it says: "a carefully planned answer", "careful
+# planning and attention to detail" (substance's talk rule reads them and the grades as talk
+# too: "This task requires careful planning.")
+WORK = frozenset(
+    """
+    effort efforts care attention attentive diligence diligent dedication patience plan plans
+    planned planning prepare prepared preparing preparation readiness focused rigor rigour
+    rigorous discipline skill skills expertise knowledge understanding insight insights
+    creativity creative thoughtful
     """.split()
 )
 # what may stand before the answer noun without saying anything of it ("Solution.", "The answer.")
@@ -174,7 +186,8 @@ def _describes(sentence: str, task: _Task) -> bool:
         bool(said)
         and not _CODE_LIKE.search(sentence)
         and all(
-            (w in talk or w in _FORM or w in _BARE or w in _GRADE) and w not in asked for w in words
+            (w in talk or w in _FORM or w in _BARE or w in GRADE or w in WORK) and w not in asked
+            for w in words
         )
     )
 

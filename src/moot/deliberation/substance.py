@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, filterfalse, islice
 
-from moot.deliberation import echo
+from moot.deliberation import directive, echo
 from moot.deliberation.directive import ANSWER_NOUNS, ASKS_SIZE, directs_the_answer, only_counts
 from moot.deliberation.echo import PROMPT_CAP, WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
@@ -242,9 +242,11 @@ _ABOUT_ANSWERS = frozenset(
     than from into using without
     """.split()
 )
-_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS
+# and the words a description of an answer grades it or its work with (`directive.GRADE`,
+# `directive.WORK`): "This task requires careful planning and attention to detail."
+_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS | directive.GRADE | directive.WORK
 # words a directive about the answer may use and still say nothing (see `directive`)
-_DIRECTIVE_TALK = _ANSWER_TALK | _FILLER
+_DIRECTIVE_TALK = _META_WORDS | _ABOUT_ANSWERS | _FILLER
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 # words that may stand around a bare yes/no without making it an answer: "Absolutely not."
 _INTENSIFIERS = frozenset(
