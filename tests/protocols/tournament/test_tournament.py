@@ -183,7 +183,9 @@ def test_a_side_failing_in_round_0_is_replaced_by_a_backup() -> None:
     (match,) = _matches(run.result.details)
     assert match["replaced"] == {two: "backup_a"} and "backup_a" in match["sides"]
     assert match["convergence"] == [100.0]  # the backup agrees with the other side
-    assert run.result.details["bracket"]["left"][two].startswith("failed in round 0 of match 1")
+    assert run.result.details["bracket"]["left"][two].startswith(
+        "failed in round 1 (the positions of match 1)"
+    )
     assert t.steps["r1/match_1_positions/backup_a"] == 1
 
 
@@ -192,7 +194,7 @@ def test_a_side_failing_in_round_0_without_a_backup_stops_the_tournament() -> No
     run = start(TASK, t.config(("one", "two")))
     assert run.exit_code == 1 and run.result.status == "failed"
     assert run.message is not None
-    assert "failed in round 0 of match 1" in run.message
+    assert "failed in round 1, the positions of match 1" in run.message
     assert "add one under [tournament] backups" in run.message
 
 
@@ -203,7 +205,7 @@ def test_a_side_failing_in_a_challenge_round_loses_by_default() -> None:
     one = next(a for a, spec in run.result.aliases.items() if spec == "scripted:@one")
     (match,) = _matches(run.result.details)
     assert match["winner"] == one and match["decided_by"] == "forfeit"
-    assert "failed to provide a challenge in round 1" in str(match["reasons"])
+    assert "failed to provide a challenge in round 2" in str(match["reasons"])  # the session's
     assert not t.asked("verdict")  # nothing left to judge
     assert run.result.details["rounds"][-1]["decision"] == "forfeit"
     assert run.result.final_answer == PG
@@ -213,7 +215,7 @@ def test_a_failure_in_a_defense_round_is_judged_on_what_there_is() -> None:
     t = Tourney({"one": steady(PG), "two": steady(REDIS)}, fail={("two", "defense")}, **FOR_GOOD)
     run = start(TASK, t.config(("one", "two")))
     (match,) = _matches(run.result.details)
-    assert "round 2 (defense) failed" in str(match["incomplete"])
+    assert "round 3 (defense) failed" in str(match["incomplete"])
     assert match["decided_by"] == "arbiter" and len(t.asked("verdict")) == 1
     assert "The debate is incomplete" in t.prompts("verdict")[0]
 

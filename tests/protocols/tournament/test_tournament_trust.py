@@ -61,7 +61,7 @@ def test_a_tournament_of_junk_positions_is_not_a_consensus() -> None:
     assert "won the tournament" not in run.result.how
     reasked = [s for s in t.steps if s.endswith("/reask")]
     assert reasked, "a template echo is re-asked quoting the problem"
-    assert run.message is not None and "gave an invalid answer in round 0" in run.message
+    assert run.message is not None and "gave an invalid answer in round 1" in run.message
     assert "template" in run.message
 
 
@@ -73,7 +73,9 @@ def test_a_junk_position_in_round_0_is_replaced_by_a_backup_and_named() -> None:
     two = _alias(run, "two")
     (match,) = run.result.details["bracket"]["matches"]
     assert match["replaced"] == {two: "backup_a"}
-    assert run.result.details["bracket"]["left"][two].startswith("invalid in round 0 of match 1")
+    assert run.result.details["bracket"]["left"][two].startswith(
+        "invalid in round 1 (the positions of match 1)"
+    )
     assert two in run.result.details["invalid_agents"]
     assert f"{_label(two)} gave an invalid answer" in run.result.how
     assert f"{_label(two)} gave an invalid answer" in run.result.trust
@@ -92,7 +94,9 @@ def test_a_junk_challenge_loses_by_default_like_a_failed_one() -> None:
     assert f"{_label(two)} gave an invalid answer" in run.result.trust
 
 
-def test_junk_from_both_sides_in_a_challenge_is_judged_on_what_there_is() -> None:
+def test_junk_from_both_sides_in_a_challenge_leaves_the_match_without_a_winner() -> None:
+    """It was judged on what there was, and the arbiter's pick, a side whose final answer
+    moot's finding holds to be none, won (tests/protocols/tournament/test_tournament_invalid)."""
     t = Tourney(
         {"one": moves(PG, JUNK, at=1), "two": moves(REDIS, JUNK, at=1)},
         overall=lambda request: 40,
@@ -100,9 +104,10 @@ def test_junk_from_both_sides_in_a_challenge_is_judged_on_what_there_is() -> Non
     run = start(TASK, t.config(("one", "two")))
     assert run.exit_code == 2 and not run.result.consensus
     (match,) = run.result.details["bracket"]["matches"]
-    assert "both sides failed in round 1" in str(match["incomplete"])
-    assert run.result.final_answer in (PG, REDIS)
-    assert JUNK not in t.prompts("verdict")[0]
+    assert "both sides failed in round 2" in str(match["incomplete"])
+    assert match["winner"] is None and match["decided_by"] == "no winner"
+    assert run.result.final_answer == "" and not t.asked("verdict")
+    assert JUNK not in json.dumps(run.result.positions)
 
 
 def test_the_trust_statement_is_in_result_json_and_shown_first(

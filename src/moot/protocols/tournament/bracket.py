@@ -172,19 +172,21 @@ class Bracket(Generic[M]):
 
     async def knockout(
         self, contestants: Sequence[str], play: Callable[[int, list[str]], Awaitable[M]]
-    ) -> str:
+    ) -> str | None:
         """The first two contestants meet, the winner meets the next challenger, and so on;
-        `play(number, [leader, challenger])` plays a match to its winner. The champion."""
+        `play(number, [leader, challenger])` plays a match to its winner. A match without a
+        winner (neither side holds a valid answer) leaves the leader in its seat, without a
+        win, to meet the next challenger. The champion: the final match's winner, or None."""
         leader = contestants[0]
         for number, challenger in enumerate(contestants[1:], start=1):
             m = await play(number, [leader, challenger])
             self.matches.append(m)
-            assert m.winner is not None
+            keeper = m.winner if m.winner is not None else m.sides[0]
             for side in m.sides:
-                if side != m.winner and side not in self.out:
+                if side != keeper and side not in self.out:
                     self.out[side] = f"lost match {m.number}"
-            leader = m.winner
-        return leader
+            leader = keeper
+        return self.matches[-1].winner if self.matches else leader
 
     def models(self, contestants: Sequence[str]) -> list[str]:
         """The model specs that took part: the contestants and the arbiters of the matches."""
@@ -192,7 +194,7 @@ class Bracket(Generic[M]):
         used = [*contestants, *(m.arbiter for m in self.matches if m.arbiter is not None)]
         return [specs[a] for a in used if a in specs]
 
-    def record(self, champion: str) -> dict[str, Any]:
+    def record(self, champion: str | None) -> dict[str, Any]:
         """The bracket as result.json keeps it: the seeding, each match, who left why."""
         return {
             "seeding": list(self.seeds),

@@ -304,6 +304,7 @@ async def run_code(
         reasons = "; ".join(f"{alias_label(a)}: {why}" for a, why in b.out.items())
         raise ProtocolAborted(f"no agent made a usable change ({reasons})")
     champion = await b.knockout(contestants, lambda number, sides: _play(b, number, sides))
+    assert champion is not None, "a match of changes always has a winner"
     return _outcome(b, champion)
 
 

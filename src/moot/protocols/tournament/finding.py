@@ -27,7 +27,15 @@ from moot.deliberation.finding import Judgement, judge_answers
 from moot.protocols.tournament.bracket import Match, Tournament, label
 from moot.types import ChangeOfMind, ModelVerdict
 
-__all__ = ["arbiter_problem", "judge", "moves", "remember", "started"]
+__all__ = [
+    "arbiter_problem",
+    "bar_no_answer",
+    "judge",
+    "moves",
+    "no_valid_answer",
+    "remember",
+    "started",
+]
 
 _OPPOSED = 50  # an arbiter's core_recommendation below this says the two recommend different things
 
@@ -52,6 +60,45 @@ def remember(t: Tournament, m: Match, g: int) -> None:
             latest[alias] = position
     assert len(t.said) == g - 1, "one record per debate round"
     t.said.append(latest)
+
+
+def no_valid_answer(t: Tournament, alias: str, position: str) -> str | None:
+    """Why a contestant holding `position` has no valid answer by moot's finding, else None:
+    it gave an invalid answer in the tournament (`judge` then gives it no final answer), or its
+    position only repeats the question. Such a position never wins a match (match.py)."""
+    if alias in t.invalid:
+        return f"it gave an invalid answer ({t.invalid[alias]})"
+    claim = extract_claim(position, t.task)
+    if claim.repeats_task:
+        text = " ".join(claim.text.split())
+        return f"its position only repeats the question ('{text[:80]}')"
+    return None
+
+
+def bar_no_answer(t: Tournament, m: Match, g: int) -> None:
+    """Before any verdict: a side without a valid answer (`no_valid_answer`) cannot
+    win. Against a side that has one it loses by forfeit; if neither has one (a side that lost
+    a challenge by forfeit counts as without), the match has no winner."""
+    void = {
+        side: why
+        for side in m.sides
+        if (why := no_valid_answer(t, side, m.stances[side].recommendation))
+    }
+    if not void or (m.forfeit is not None and set(void) == {m.forfeit}):
+        return  # the arbiter decides, or the forfeit already stands
+    losers = {**({m.forfeit: m.reasons[0]} if m.forfeit else {}), **void}
+    said = [f"{label(side)}: {why}" for side, why in losers.items()]
+    if len(losers) == 2:
+        m.winner, m.forfeit, m.decided_by = None, None, "no winner"
+        m.reasons = [f"neither side holds a valid answer ({'; '.join(said)})"]
+        leaving = m.sides[1]  # the leader keeps its seat, without a win
+        if leaving in void:  # else it lost by its forfeit, as the bracket records
+            why = f"invalid in round {g}: no winner of match {m.number}: {void[leaving]}"
+            t.out.setdefault(leaving, why)
+        return
+    (loser,) = losers
+    m.forfeit, m.winner, m.decided_by = loser, m.other(loser), "forfeit"
+    m.reasons = [f"{label(loser)} holds no valid answer: {losers[loser]}"]
 
 
 def _agrees(t: Tournament, a: str, b: str) -> bool:

@@ -1,5 +1,9 @@
 """One match (seed 001, "Match Mechanics"): round 0 positions, then challenge rounds (odd) and
-defense rounds (even), a convergence check after every round, and the arbiter's verdict.
+defense rounds (even), a convergence check after every round, and the arbiter's verdict. An
+invalid position never wins: a side with no valid answer by moot's finding
+(`finding.no_valid_answer`: it gave an invalid answer, or its position only repeats the
+question) loses by forfeit to a side that has one, and a match where neither side has one has
+no winner (the leader keeps its seat, without a win, for the next challenger).
 
 Step ids number rounds across the whole tournament, so the reports show one round per debate
 round with its convergence: `r5/match_2_challenge/agent_c`, `r5/match_2_convergence/agent_a`,
@@ -132,8 +136,9 @@ def _history(t: Tournament, step: str) -> tuple[str, str]:
     for m in t.matches:
         a, b = (label(x) for x in m.sides)
         ended = "converged" if m.converged else "did not converge"
+        won = f"{label(m.winner)} won" if m.winner else "no winner"
         highlights.append(
-            f"Match {m.number}: {a} vs {b}; {label(m.winner or '')} won ({m.decided_by}); "
+            f"Match {m.number}: {a} vs {b}; {won} ({m.decided_by}); "
             f"convergence {progression(m.scores)}, {ended}."
         )
         points += m.reasons
@@ -152,7 +157,8 @@ def _history(t: Tournament, step: str) -> tuple[str, str]:
 
 
 def _position_prompt(t: Tournament, m: Match, seat: int, held: Stance | None, step: str) -> str:
-    if m.number == 1 or (seat == 0 and held is None):
+    # no held position: the first match, or a leader whose last match had no winner
+    if m.number == 1 or held is None:
         return prompts.INITIAL.format(match=m.number, format=prompts.POSITION_FORMAT)
     if seat == 0 and held is not None:  # the leader restates its refined position
         own = quote(
@@ -217,12 +223,13 @@ async def _positions(t: Tournament, m: Match, g: int, held: Stance | None) -> di
         while answer.value is None:
             kind, problem = _drop(t, alias, answer)
             (failed if kind == "failed" else invalid)[alias] = problem
-            t.out[alias] = f"{kind} in round 0 of match {m.number}: {problem}"
+            t.out[alias] = f"{kind} in round {g} (the positions of match {m.number}): {problem}"
             if not t.backups:
                 what = "failed" if kind == "failed" else "gave an invalid answer"
                 raise ProtocolAborted(
-                    f"{label(alias)} {what} in round 0 of match {m.number} ({problem}) and no "
-                    "backup model is left to replace it; add one under [tournament] backups"
+                    f"{label(alias)} {what} in round {g}, the positions of match {m.number} "
+                    f"({problem}), and no backup model is left to replace it; add one under "
+                    "[tournament] backups"
                 )
             backup = t.backups.pop(0)
             m.replaced[alias] = backup
@@ -288,9 +295,9 @@ async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
             if dropped[loser][0] == "failed"
             else "gave an invalid challenge"
         )
-        m.reasons = [f"{label(loser)} {what} in round {r}: {failed[loser]}"]
+        m.reasons = [f"{label(loser)} {what} in round {g}: {failed[loser]}"]
     elif failed:
-        m.incomplete = f"both sides failed in round {r} (challenge)"
+        m.incomplete = f"both sides failed in round {g} (challenge)"
     changed = {}
     for alias, answer in zip(m.sides, answers, strict=True):
         reply = answer.value
@@ -339,7 +346,7 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
     failed = {a: why for a, (_, why) in dropped.items()}
     if failed:
         who = ", ".join(f"{label(a)} ({why})" for a, why in failed.items())
-        m.incomplete = f"round {r} (defense) failed for {who}"
+        m.incomplete = f"round {g} (defense) failed for {who}"
     changed, claimed = {}, {}
     for alias, answer in zip(m.sides, answers, strict=True):
         reply = answer.value
@@ -413,7 +420,7 @@ async def _verdict(t: Tournament, m: Match) -> None:
     """The arbiter picks the winner on the final positions and the debate, with reasons; without
     convergence it also writes the fundamental disagreement and why. Without a usable verdict
     the more confident side wins (the leader on a tie)."""
-    if m.forfeit is not None:
+    if m.decided_by is not None:  # a forfeit, or no winner
         return
     a, b = (m.stances[x] for x in m.sides)
     answer = None
@@ -563,5 +570,6 @@ async def play_match(t: Tournament, m: Match, held: Stance | None) -> Match:
         _record_round(t, m, g, r, kind, extra, result)
         if m.converged:
             break
+    finding.bar_no_answer(t, m, m.rounds[-1])
     await _verdict(t, m)
     return m

@@ -7,7 +7,8 @@ challenger, and so on: N-1 matches for N models.
     for challenger in seeds[1:]:
         match = play_match(leader, challenger, held, history)   # match.py
         leader, held = match.winner, match.winner's final position
-    champion = leader
+        (no winner: neither side has a valid answer; the leader keeps its seat, held = None)
+    champion = the final match's winner, else none (no final answer)
 
 The label is moot's finding (tournament/finding.py), never the arbiter's: the bracket
 winner's last position is the final answer, and the outcome is a consensus (exit 0) only when
@@ -17,7 +18,8 @@ shows the positions, the convergence progression and the arbiter's analysis (exi
 arbiter's convergence scores and choices are evidence: a score of 100 on positions that
 contradict is named as such. `accept_arbiter_choice` only says that the arbiter's choice is
 the final answer; it never makes a consensus. A position that is junk (empty, an echo of the
-prompt or its template, a refusal) counts like a failed reply. The outcome's trust statement
+prompt or its template, a refusal) counts like a failed reply, and a side without a valid
+answer never wins a match (finding.bar_no_answer). The outcome's trust statement
 says who won how, what moot found, who changed their mind after whose challenge, what failed
 or was invalid, and whether a tiny model took part.
 """
@@ -114,10 +116,12 @@ async def run(s: Session, task: str, opts: TournamentOptions) -> Outcome:
         return await play_match(t, m, held)
 
     champion = await t.knockout(t.seeds, match)
-    return _outcome(t, champion, t.matches[-1].stances[champion])
+    return _outcome(t, champion, t.matches[-1].stances[champion] if champion else None)
 
 
-def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
+def _outcome(t: Tournament, champion: str | None, held: Stance | None) -> Outcome:
+    """The outcome; with no champion (the final match had no winner) there is no final
+    answer."""
     final = t.matches[-1]
     answer = strip_markup(held.recommendation) if held is not None else ""
     junk = check_substance(answer, task=t.task)  # every position was checked; this is the last
@@ -132,7 +136,9 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
         and t.opts.accept_arbiter_choice
         and final.decided_by == "arbiter"
     )
-    if final.converged:
+    if champion is None:
+        ended = f"the final match had no winner: {'; '.join(final.reasons)}"
+    elif final.converged:
         ended = (
             f"the final match converged ({progression(final.scores)}, "
             f"{final.last.layer if final.last else '?'} layer)"
@@ -145,11 +151,17 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
                 "not a consensus"
             )
     earlier = "".join(f"; {_result_line(m)}" for m in t.matches[:-1])
-    how = (
-        f"{label(champion)} won the tournament: {len(t.seeds)} models, {len(t.matches)} "
-        f"match(es){earlier}; {ended}; decided by {final.decided_by}: "
-        f"{'; '.join(final.reasons)}; {_said(f)}"
-    )
+    if champion is None:
+        how = (
+            f"no winner: {len(t.seeds)} models, {len(t.matches)} match(es){earlier}; {ended}; "
+            f"{_said(f)}"
+        )
+    else:
+        how = (
+            f"{label(champion)} won the tournament: {len(t.seeds)} models, {len(t.matches)} "
+            f"match(es){earlier}; {ended}; decided by {final.decided_by}: "
+            f"{'; '.join(final.reasons)}; {_said(f)}"
+        )
     how = qualified(how, trust, f.consensus)
     positions: dict[str, str] = {}
     for m in t.matches:
@@ -179,14 +191,18 @@ def _outcome(t: Tournament, champion: str, held: Stance | None) -> Outcome:
     )
 
 
-def _finding(t: Tournament, champion: str, judgement: Judgement, junk: object | None) -> Judgement:
+def _finding(
+    t: Tournament, champion: str | None, judgement: Judgement, junk: object | None
+) -> Judgement:
     """moot's finding, held to the bracket: the final answer is the winner's last position, so
-    a majority that the winner is not part of (or a winner whose position is no answer) is no
-    consensus on that answer."""
+    a majority that the winner is not part of (or a winner whose position is no answer, or no
+    winner at all) is no consensus on that answer."""
     f = judgement.finding
     if not f.consensus:
         return judgement
-    if junk is not None:
+    if champion is None:
+        why = f"{f.reason}, but the final match had no winner, so there is no final answer"
+    elif junk is not None:
         why = f"{f.reason}, but the winner's final position is not an answer to the task: {junk}"
     elif champion not in f.agreed:
         why = (
@@ -239,7 +255,7 @@ def _called_converged(t: Tournament, m: Match) -> str:
 
 def _statement(
     t: Tournament,
-    champion: str,
+    champion: str | None,
     final: Match,
     judgement: Judgement,
     success: bool,
@@ -253,11 +269,18 @@ def _statement(
     sentences: list[str] = [tiny] if tiny else []
     who = started(t)
     backups = len(who) - len(t.seeds)
-    sentences.append(
-        f"{label(champion)} won the tournament of {len(t.seeds)} models"
-        + (f" and {backups} backup(s)" if backups else "")
-        + f" in {len(t.matches)} match(es); the final answer is its last position."
-    )
+    field = f"{len(t.seeds)} models" + (f" and {backups} backup(s)" if backups else "")
+    if champion is None:
+        sentences.append(
+            f"Nobody won the tournament of {field} in {len(t.matches)} match(es): the final "
+            f"match had no winner ({plain_reason('; '.join(final.reasons))}), so there is no "
+            "final answer."
+        )
+    else:
+        sentences.append(
+            f"{label(champion)} won the tournament of {field} in {len(t.matches)} match(es); "
+            "the final answer is its last position."
+        )
     sentences += [f"{line[0].upper()}{line[1:]}." for line in map(_result_line, t.matches[:-1])]
     a, b = (label(x) for x in final.sides)
     if final.converged and final.last is not None:
@@ -279,7 +302,9 @@ def _statement(
             + (f": {differ}." if differ else ".")
         )
     reasons = plain_reason("; ".join(final.reasons))
-    if final.decided_by == "arbiter" and final.arbiter:
+    if champion is None:
+        pass  # said above
+    elif final.decided_by == "arbiter" and final.arbiter:
         sentences.append(
             f"{label(final.arbiter)}, as arbiter, chose {label(champion)}'s position: {reasons}."
         )
@@ -316,9 +341,16 @@ def _statement(
 
 def _result_line(m: Match) -> str:
     """'match 1: Agent C beat Agent A (arbiter, converged 40% -> 100%)': the bracket, read in
-    the outcome line that every face shows."""
-    loser = m.other(m.winner or "")
+    the outcome line that every face shows; 'match 1: no winner between Agent C and Agent B
+    (neither side holds a valid answer ...)' when neither had a valid answer."""
     ended = "converged" if m.converged else "did not converge"
+    if m.winner is None:
+        a, b = (label(x) for x in m.sides)
+        return (
+            f"match {m.number}: no winner between {a} and {b} ({'; '.join(m.reasons)}; "
+            f"{ended} {progression(m.scores)})"
+        )
+    loser = m.other(m.winner)
     return (
         f"match {m.number}: {label(m.winner or '')} beat {label(loser)} "
         f"({m.decided_by}, {ended} {progression(m.scores)})"
@@ -342,10 +374,12 @@ def _disagreement(t: Tournament, m: Match) -> str:
         )
     elif m.winner:
         text += f"; {label(m.winner)} won by {m.decided_by}"
+    else:
+        text += f"; no winner: {'; '.join(m.reasons)}"
     return text
 
 
-def _bracket(t: Tournament, champion: str) -> dict[str, Any]:
+def _bracket(t: Tournament, champion: str | None) -> dict[str, Any]:
     return {
         **t.record(champion),
         "budget_shares": [round(x, 4) for x in t.shares],

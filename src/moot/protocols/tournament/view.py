@@ -36,7 +36,7 @@ def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[Rep
         sides = [str(s) for s in m.get("sides") or []]
         a, b = (alias_label(s) if s else "-" for s in [*sides, "", ""][:2])
         winner = m.get("winner")
-        won = "-"
+        won = "none" if m.get("decided_by") == "no winner" else "-"
         if winner:
             letter = "A" if sides and winner == sides[0] else "B"
             won = f"{alias_label(str(winner))} (side {letter})"
@@ -77,7 +77,10 @@ def bracket_lines(matches: list[Mapping[str, Any]], champion: object) -> list[st
     column = width + 3  # where the joining line of the match before stands
     for i, m in enumerate(matches):
         sides = [str(s) for s in m.get("sides") or []]
-        winner = alias_label(str(m["winner"])) if m.get("winner") else "?"
+        if m.get("winner"):
+            winner = alias_label(str(m["winner"]))
+        else:  # neither side held a valid answer: the leader stays, without a win
+            winner = f"no winner, {alias_label(sides[0]) if sides else '?'} stays"
         if m.get("winner") and str(m.get("winner")) == str(champion) and i == len(matches) - 1:
             winner += " (champion)"
         challenger = alias_label(sides[1]) if len(sides) > 1 else "?"
