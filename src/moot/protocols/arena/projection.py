@@ -17,15 +17,18 @@ def project(config: RunConfig, options: ArenaOptions) -> Projection:
     """Per agent: solve, then per round evaluate and revise; one verify per round, by a judge
     drawn from those who have not judged yet, then from everyone: an agent judges at most once
     in the first n rounds and then possibly every round. Each agent's bound is reachable; their
-    sum over-counts the verifies (one per round in all). Fewest: one round with consensus."""
+    sum over-counts the verifies (one per round in all). Fewest, in a run where every call
+    answers: the first answers already agree (`stop_on_agreement`), so the solve alone; else
+    a solve and an evaluation whose reviewers find too few answers left to revise."""
     n, rounds = len(config.agents), options.max_rounds
     tries = 2 if options.reask_on_bad_format else 1
     judged = 1 + max(0, rounds - n)
+    fewest = 1 if options.stop_on_agreement else 2
     return [
         Projected(
             member=agent,
             role=alias_label(alias_for(i, "agent")),
-            fewest=3 + (1 if i == 0 else 0),  # solve, evaluate, revise; one verify in all
+            fewest=fewest,
             most=tries + rounds * (1 + tries) + judged * tries,
             prompt_tokens=options.context_budget_tokens,
         )

@@ -14,9 +14,10 @@ from moot.engine.session import Session
 from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition, Role
 from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
+from moot.protocols.refine.projection import project
 from moot.protocols.refine.run import run
 from moot.protocols.refine.scripting import SCRIPT
-from moot.protocols.refine.summary import describe_round, feedback, project
+from moot.protocols.refine.summary import describe_round, feedback
 from moot.types import Outcome
 
 __all__ = ["PROTOCOL", "RefineOptions"]
