@@ -85,14 +85,53 @@ def _preset(preset: str, protocol: str | None) -> dict[str, str]:
     return {"protocol": owner.name, f"{owner.name}.{owner.flags[Flag.PRESET]}": preset}
 
 
-def _takes_rounds(protocol: str | None) -> bool:
-    """Whether the protocol that runs (the config's default without --protocol) has rounds."""
+def _demo_rounds(protocol: str | None, overrides: dict[str, Any] | None) -> int | None:
+    """The rounds of the embedded model's demonstration run of the protocol that runs (the
+    config's default without --protocol): DEMO_ROUNDS; for a protocol that needs several rounds
+    to reach its end (refine: its incumbent must win convergence_k passes in a row), one more
+    than those, so that a revision adopted in the first can still hold to the end; None for a
+    protocol without rounds."""
     from moot import protocols
     from moot.config import RunConfig
     from moot.protocols.definition import Flag
 
     name = protocol or str(RunConfig.model_fields["protocol"].default)
-    return Flag.ROUNDS in protocols.get(name).flags
+    record = protocols.get(name)
+    if Flag.ROUNDS not in record.flags:
+        return None
+    if record.rounds_needed is None:
+        return DEMO_ROUNDS
+    prefix = f"{name}."
+    section = {
+        k.removeprefix(prefix): v for k, v in (overrides or {}).items() if k.startswith(prefix)
+    }
+    try:
+        options = record.options.model_validate(section)
+    except ValueError:  # the config check words it
+        return DEMO_ROUNDS
+    return DEMO_ROUNDS + record.rounds_needed(options).rounds
+
+
+def _warn_short_rounds(plan: Any, rounds_flag: int | None) -> None:
+    """Before a run (or its projection) whose rounds cap is below what the protocol needs to
+    reach its end: say so, with the fix. The run still goes ahead (its outcome says it did not
+    get there)."""
+    short = plan.record.short_of_rounds(plan.options)
+    if short is None:
+        return
+    from moot.protocols.definition import Flag
+
+    cap = plan.max_rounds
+    if rounds_flag is not None:
+        source = f"--rounds {cap}"
+    else:
+        source = f"{plan.record.name}.{plan.record.flags[Flag.ROUNDS]} = {cap}"
+    say(
+        f"moot: warning: {source} is fewer than the {short.rounds} rounds the "
+        f"{plan.record.name} protocol needs to {short.goal} ({short.why}): this run cannot "
+        f"{short.goal} (it ends with exit 2); give --rounds {short.rounds} or more to let it",
+        err=True,
+    )
 
 
 def dry_run_option(command: Callable[..., None]) -> Callable[..., None]:
@@ -264,20 +303,21 @@ def run(
     tmux = tmux_for(display)
 
     protocol = options.get("protocol")
+    rounds_flag = options.get("rounds")
     user = user_config()  # its models are not the embedded demo; its protocol may take no rounds
-    if (
-        options.get("rounds") is None
-        and not (options.get("models") or user.models)
-        and config_path is None
-        and _takes_rounds(protocol or user.protocol)
-    ):
+    overrides = _preset(preset, protocol) if preset is not None else None
+    if rounds_flag is None and not (options.get("models") or user.models) and config_path is None:
         # The embedded default is a demonstration: one round shows every phase and a judged
-        # outcome in about a minute on two cores (benchmarks/default_run.py measures it).
-        options["rounds"] = DEMO_ROUNDS
+        # outcome in about a minute on two cores (benchmarks/default_run.py measures it); a
+        # protocol that needs more rounds to reach its end (refine) gets one more than those.
+        named = protocol or (overrides or {}).get("protocol") or user.protocol
+        demo = _demo_rounds(named, overrides)
+        if demo is not None:
+            options["rounds"] = demo
     options["verify"] = list(verify_commands)
     options["input_text"] = input_text(input_file)
-    overrides = _preset(preset, protocol) if preset is not None else None
     plan = load_run(config_path, overrides, **options)
+    _warn_short_rounds(plan, rounds_flag)
     projection_gate(plan, task, dry_run)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:
         finished = start(

@@ -43,6 +43,7 @@ __all__ = [
     "ProtocolDefinition",
     "ReportSection",
     "Role",
+    "RoundsNeeded",
     "agents_only",
     "completion_cap",
     "no_rounds",
@@ -79,6 +80,19 @@ class Projected:
 
 
 Projection = list[Projected]
+
+
+@dataclass(frozen=True)
+class RoundsNeeded:
+    """The fewest rounds (the option `--rounds` sets) in which a run can reach what the
+    protocol ends on (`goal`, a verb: "converge"), and why, as a clause (refine: "the
+    incumbent must win convergence_k = 2 passes in a row"). A run capped below them still
+    runs, but cannot reach it: `moot run` says so before it starts."""
+
+    rounds: int
+    goal: str
+    why: str
+
 
 # A section a protocol adds to the reports: (title, Markdown). Its text may quote models: the
 # protocol fences or quotes it in Markdown, and report.html renders it as untrusted Markdown.
@@ -180,8 +194,8 @@ class ProtocolDefinition(Generic[OptionsT]):
     Hooks, for a protocol that needs them: defaults for the shared sections (`defaults`), a
     change to the shared config (`adjust`), a task when none is given (`default_task`), where
     its sessions go (`sessions_root`), checks of the raw config (`check`), scripted replies
-    (`script`), what a recorded reply stands for (`stands_for`), and what the faces add for
-    it (`presentation`).
+    (`script`), what a recorded reply stands for (`stands_for`), what the faces add for it
+    (`presentation`), and the rounds a run needs to reach its end (`rounds_needed`).
 
     An installed package offers a protocol by naming its definition in its `moot.plugins`
     entry points (moot/plugins/): `plugin_kind` says what it is."""
@@ -223,6 +237,10 @@ class ProtocolDefinition(Generic[OptionsT]):
     # chairman's synthesis (protocols/synthesis.py), from the outcome's details and the journal
     # events; None: the outcome's disagreements and the answers not picked.
     feedback: Callable[[Mapping[str, Any], list[Event]], list[str]] | None = None
+    # The rounds a run needs to reach its end (refine: convergence_k passes); None: one round
+    # can. `moot run` warns before a run whose rounds cap is below them, and its one-round
+    # demonstration of the embedded model gets one round more than these instead.
+    rounds_needed: Callable[[OptionsT], RoundsNeeded] | None = None
     # Its own last stage is a chairman's synthesis (read and checked by protocols/synthesis.py),
     # on unless `[synthesis] enabled = false`: no synthesis is asked after it.
     synthesizes: bool = False
@@ -248,3 +266,12 @@ class ProtocolDefinition(Generic[OptionsT]):
         option = self.flags.get(Flag.ROUNDS)
         value = getattr(options, option, None) if option else None
         return value if isinstance(value, int) else None
+
+    def short_of_rounds(self, options: Any) -> RoundsNeeded | None:
+        """What a run with `options` needs when its rounds cap is below it; None when the cap
+        leaves it reachable (or the protocol has no rounds)."""
+        cap = self.max_rounds(options)
+        needed = self.rounds_needed(options) if self.rounds_needed is not None else None
+        if cap is None or needed is None or cap >= needed.rounds:
+            return None
+        return needed

@@ -11,7 +11,14 @@ from typing import Any
 
 from moot.config import RunConfig
 from moot.engine.session import Session
-from moot.protocols.definition import Conduct, Flag, Participants, ProtocolDefinition, Role
+from moot.protocols.definition import (
+    Conduct,
+    Flag,
+    Participants,
+    ProtocolDefinition,
+    Role,
+    RoundsNeeded,
+)
 from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.projection import project
@@ -50,6 +57,13 @@ def _check(data: Mapping[str, Any], cwd: Path) -> list[str]:
     return []
 
 
+def _rounds_needed(options: RefineOptions) -> RoundsNeeded:
+    """Converging takes `convergence_k` passes at least: the incumbent's wins in a row."""
+    k = options.convergence_k
+    why = f"the incumbent must win convergence_k = {k} passes in a row"
+    return RoundsNeeded(rounds=k, goal="converge", why=why)
+
+
 PROTOCOL = ProtocolDefinition(
     name="refine",
     summary="improve one text: critic, revision, synthesis, Borda judges, until it holds",
@@ -61,4 +75,5 @@ PROTOCOL = ProtocolDefinition(
     check=_check,
     script=SCRIPT,
     feedback=feedback,  # the last critique and the judges' reasons
+    rounds_needed=_rounds_needed,
 )
