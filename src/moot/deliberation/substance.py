@@ -16,7 +16,8 @@ near-verbatim paraphrases in linear time, while a short answer built from the ta
 A valid answer also answers the question (issue 29): talk about the debate, the instructions or
 being an AI ("You are an AI, you will not be allowed to speak in the debate."), terminal escape
 codes (also the "[1A[2K" left once the ESC is stripped), a piece of an instruction (", no more
-than 40 words.") and a bare "no" to a question that is not a yes/no question are invalid too.
+than 40 words.") and a bare "no" to a question that is not a yes/no question
+(deliberation/question.py reads which question takes one) are invalid too.
 
 Everything here is pure and deterministic, and model text is treated as hostile: the reply and
 the prompts are capped before scanning, and every pattern is linear.
@@ -26,16 +27,16 @@ from __future__ import annotations
 
 import bisect
 import enum
-import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, filterfalse, islice
 
-from moot.deliberation import directive, echo
+from moot.deliberation import directive, echo, question
 from moot.deliberation.directive import ANSWER_NOUNS, ASKS_SIZE, directs_the_answer, only_counts
-from moot.deliberation.echo import PROMPT_CAP, WORD, covered, fold, read_prompts, read_task
+from moot.deliberation.echo import WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
+from moot.deliberation.question import ASKING, AUXILIARIES, is_yes_no_question
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -253,48 +254,12 @@ _INTENSIFIERS = frozenset(
     "absolutely definitely certainly surely sure indeed course not really".split()
 )
 _YES_NO_AROUND = _YES_NO | _INTENSIFIERS
-# A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
-# migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?").
-_AUXILIARIES = frozenset(
-    """
-    is are was were am do does did can could should would will shall has have had may might must
-    need ought isn't aren't wasn't weren't don't doesn't didn't can't couldn't shouldn't
-    wouldn't won't hasn't haven't hadn't mustn't shan't mightn't needn't
-    """.split()
-)
-# a question's words that say nothing of its subject ("How do I make ...?", "Should we use ...?")
-_ASKING = frozenset("how what which who whom whose why when where make use sure please".split())
-# where a question's sentence begins: after a sentence end, a line break or a colon
-# ("Context ... Question: is it safe?"); its clauses split at commas and semicolons
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
-_CLAUSE = re.compile(r"[,;]|\s-+\s")
 
 
 def _scan(reply: str) -> str:
     if len(reply) <= REPLY_HEAD + REPLY_TAIL:
         return reply
     return reply[:REPLY_HEAD] + "\n" + reply[-REPLY_TAIL:]
-
-
-@functools.lru_cache(maxsize=8)
-def _is_yes_no_question(task: str) -> bool:
-    """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
-    else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
-    and offers no alternatives ("or", other than "or not")."""
-    folded = fold(task[:PROMPT_CAP])
-    if "?" in folded:
-        folded = folded[: folded.rfind("?")]
-    question = _SENTENCE_END.split(folded.strip())[-1]
-    words = WORD.findall(question)
-    if "whether" in words:
-        return True
-    if "or" in words and " or not " not in f" {' '.join(words)} ":
-        return False
-    for clause in _CLAUSE.split(question):
-        first_word = WORD.search(clause)
-        if first_word is not None and first_word.group() in _AUXILIARIES:
-            return True
-    return False
 
 
 # What every match of a pattern holds (one of these strings or matches of these cheaper
@@ -325,7 +290,7 @@ def _finditer(pattern: re.Pattern[str], folded: str) -> Iterator[re.Match[str]]:
 def _clear_caches() -> None:
     """Forget every reading of prompts and tasks (for tests that must read afresh)."""
     echo.clear_caches()
-    _is_yes_no_question.cache_clear()
+    question.clear_caches()
 
 
 _DETAIL = {
@@ -420,7 +385,7 @@ def _talk_instead_of_answer(
         )
     # the task's words make an answer, but not its auxiliaries and question words: "should"
     # to "Should a small team use Postgres?" is no answer ("The solution should ...")
-    asked = task_words - _AUXILIARIES - _ASKING
+    asked = task_words - AUXILIARIES - ASKING
     # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
     # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
     # your answer in ..." is an echo)
@@ -555,7 +520,7 @@ def check_substance(
         instructed = _CODE[Reason.INSTRUCTION] in mask
         talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
         if talk is not None and (
-            talk.reason is not Reason.BARE_YES_NO or (task and not _is_yes_no_question(task))
+            talk.reason is not Reason.BARE_YES_NO or (task and not is_yes_no_question(task))
         ):
             return talk
     # invalid: nothing of its own left, or a long copy of the prompt with a stray word or two
