@@ -371,6 +371,10 @@ def test_a_limit_that_answers_is_an_answer(task: str, reply: str) -> None:
         (TWO, "I would vote yes.", "yes"),
         # alternatives are no yes/no question, and neither is an instruction
         (STORE, "No.", "no"),
+        # a no named as the answer is still a bare no ("no" is no word of an answer's form here)
+        (FRANCE, "The answer is no.", "no"),
+        (FRANCE, "Your answer: no.", "no"),
+        (FRANCE, "The answer should be no.", "no"),
         ("Which is better, Postgres or SQLite?", "Yes", "yes"),
         ("Pick a database for a session store.", "No.", "no"),
     ],
@@ -403,6 +407,17 @@ def test_a_bare_yes_or_no_to_another_question_is_invalid(task: str, reply: str, 
         (TWO, "No, 5."),
         (TWO, "4"),
         (TWO, "The answer is 4."),
+        # a yes or no named as the answer: "no" ends its clause, so it is said, not a word of a
+        # description ("an answer with no extra information"; all three were 'says how to answer')
+        (FRIDAY, "The answer is no."),
+        (FRIDAY, "My answer is no."),
+        (FRIDAY, "Your answer: no."),
+        (FRIDAY, "The answer should be no."),
+        (FRIDAY, "My final answer is no, not on a Friday."),
+        (FRIDAY, "The answer is yes."),
+        (FRIDAY, "No, Friday deploys are risky."),
+        ("Is 7 a prime number?", "Yes."),
+        ("Is 7 a prime number?", "7 is prime."),
     ],
 )
 def test_a_yes_or_no_that_answers_is_an_answer(task: str, reply: str) -> None:
@@ -828,6 +843,8 @@ ANSWER_TALK = [
     # a description of an answer in place of one (the README's first run ended on the first)
     "A concise answer with no extra information.",
     "A short, clear and specific answer.",
+    # (a "no" before a word is one of the description's: it says no answer is given)
+    "Your answer must contain no extra information and no examples.",
     # a parenthesis of plain words is prose, not code (a README run's first answer)
     "Your answers must be written exactly in two sections: one for the answer itself (single "
     "sentence) and another with your entire description of the question, code or something "

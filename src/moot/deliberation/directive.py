@@ -14,7 +14,9 @@ answer as its subject and a modal verb, and then says only
 
 or it only describes an answer: "A concise answer with no extra information." (the README's
 first run gave that as its final answer), "the most straightforward answer ever." (another
-README run certified that one by persuasion).
+README run certified that one by persuasion). A "no" that ends its clause ("The answer is no.",
+"Your answer: no.") is the answer said, not a word of its description: substance then judges it
+as a bare no, an answer to a yes/no question only.
 
 "The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex."
 and "Your answer must be: Paris" are answers, hedged. An alphabet or a run of digits
@@ -64,6 +66,9 @@ _HOLD = re.compile(
 _NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)
 # words that only say an answer is bare: "with no extra information"
 _BARE = frozenset("no extra unnecessary just nothing else".split())
+# ... but a "no" that ends its clause is said, not a word of a description: "The answer is
+# no.", "Your answer: no." (substance judges a bare no against the task's question)
+_SAID_NO = re.compile(r"\bno\b(?![\s'-]*[^\W\d_])", re.IGNORECASE)
 # words that only grade an answer: "the most straightforward answer ever", "the best possible",
 # "always better than yours", "perfectly prepared"
 GRADE = frozenset(
@@ -194,6 +199,8 @@ def _describes(sentence: str, task: _Task) -> bool:
 
 def _directive(sentence: str, task: _Task, depth: int) -> bool:
     asked, talk = task.asked, task.talk
+    if _SAID_NO.search(sentence):
+        return False
     # a bracket or quote left open at the end holds nothing: "... concise yet informative ("
     sentence = _PROSE_PARENS.sub(r" \1 ", sentence.rstrip(_LEFT_OPEN))
     like = _LIKE.match(sentence)
@@ -213,10 +220,12 @@ def _directive(sentence: str, task: _Task, depth: int) -> bool:
         return False
     if like is not None and not _CONCRETE.search(rest):
         return True
-    # what it should hold: only words about answers and their form, samples of characters, or
-    # counts of its parts
+    # what it should hold: only words about answers, their form and their bareness ("no extra
+    # information"), samples of characters, or counts of its parts
     samples = _samples(words, asked)
-    others = [w for w in words if w not in talk and w not in _FORM and w not in samples]
+    others = [
+        w for w in words if w not in talk and w not in _FORM and w not in _BARE and w not in samples
+    ]
     return not _CODE_LIKE.search(rest) and only_counts(others, folded, asked)
 
 
