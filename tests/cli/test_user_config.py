@@ -14,6 +14,7 @@ import moot as moot_library
 from moot.config.user import TEMPLATE, load_user_config, set_key, user_config_path
 from moot.errors import ConfigError
 from moot.lifecycle.plan import load_run
+from moot.models.scripted import register_script
 from tests.cli.test_cli import moot
 
 FAST = ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"]
@@ -89,6 +90,8 @@ def test_flags_win_over_the_project_file_which_wins_over_the_user_config(
 
 def test_the_short_flag_takes_an_alias(capsys: pytest.CaptureFixture[str]) -> None:
     _write('[aliases]\nfast = ["scripted:@a", "scripted:@b"]\n')
+    for name in ("a", "b"):  # a dry run makes the models as the run would
+        register_script(name, lambda request: "unused")
     code, out, err = moot(capsys, "run", "x", "--dry-run", "-m", "fast", "-m", "local:smollm2")
     assert code == 0, err
     assert "Agent C: local:smollm2" in out

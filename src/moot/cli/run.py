@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, NoReturn, Unpack
 
 import click
 
@@ -144,21 +144,18 @@ def dry_run_option(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
-    """--dry-run prints the projection and exits 0; a projection above the session's max_cost
-    asks for confirmation on a terminal and refuses otherwise (exit 1)."""
+    """--dry-run makes the checks the run makes before its first call, failing as it fails,
+    then prints the projection and exits 0; a projection above the session's max_cost asks
+    for confirmation on a terminal and refuses otherwise (exit 1)."""
     limit = plan.config.limits.max_cost
-    if not dry_run and limit is None:
+    if dry_run:
+        _dry_run(plan, task)
+    if limit is None:
         return
     from moot.lifecycle.projection import estimate, render
 
     projected = estimate(plan, task)
-    if dry_run:
-        if projected is None:
-            say(f"The {plan.record.name} protocol gives no projection; nothing was run.")
-        else:
-            say(render(projected))
-        sys.exit(0)
-    if projected is None or limit is None or projected.cost[1] <= limit:
+    if projected is None or projected.cost[1] <= limit:
         return
     message = (
         f"the projected worst case costs ${projected.cost[1]:.4f}, more than --max-cost ${limit:g}"
@@ -172,6 +169,85 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
         f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples, --layers), "
         "or see the projection with --dry-run"
     )
+
+
+def _dry_run(plan: Any, task: str) -> NoReturn:
+    """What `--dry-run` does: every check a run makes before its first model call (the task,
+    the repository, each participant's model made as the run makes it, but not started: no
+    weights loaded, no connection; the task against each context window), failing with the
+    message the run fails with; then the projection, each call at most its model's context
+    window (exit 0). Nothing is created."""
+    from moot.lifecycle.plan import make_models, participants, start_problems
+    from moot.lifecycle.projection import estimate, render
+
+    if not task.strip() and plan.record.default_task is not None:
+        task = plan.record.default_task(plan.options) or ""
+    if not task.strip():  # as lifecycle/run.py's _open_new words it
+        fail('the task is empty: give the question to deliberate, as in moot run "..."')
+    problems = start_problems(plan, task)
+    if problems:
+        fail(problems[0])  # the one the run stops at: it checks in the same order
+    projected = estimate(plan, task)
+    if projected is None:
+        say(f"The {plan.record.name} protocol gives no projection; nothing was run.")
+        sys.exit(0)
+    windows: dict[str, int] = {}
+    agents = participants(plan, plan.config.seed or 0)
+    make_models(agents, prepare=False, plan=plan)
+    for agent in agents:
+        if agent.model is not None:
+            window = agent.model.capabilities.context_window
+            windows[agent.spec] = max(window, windows.get(agent.spec, 0))
+    fitted, notes = _within_windows(plan, projected, windows)
+    say(render(fitted))
+    for note in notes:
+        say(note)
+    sys.exit(0)
+
+
+def _within_windows(plan: Any, est: Any, windows: dict[str, int]) -> tuple[Any, list[str]]:
+    """The projection with no call above its model's context window (`windows`: spec ->
+    tokens), and a note per model whose lines were cut to it: whether the protocol cuts what
+    it shows to fit, or the model refuses such a call. The costs stay the projection's (an
+    upper bound still)."""
+    import dataclasses
+
+    cut = {
+        (item.role, item.member.model): item.cut_to_window
+        for item in plan.record.conduct.project(plan.config, plan.options)
+    }
+    lines = []
+    over: dict[tuple[str, int, bool | None], list[Any]] = {}
+    for line in est.lines:
+        window = windows.get(line.model)
+        if window is None or line.tokens_per_call <= window:
+            lines.append(line)
+            continue
+        lines.append(dataclasses.replace(line, tokens_per_call=window))
+        fits = cut.get((line.role, line.model))
+        over.setdefault((line.model, window, fits), []).append(line)
+    notes = []
+    for (model, window, fits), cut_lines in over.items():
+        who = "; ".join(x.role.split(" (")[0] for x in cut_lines)
+        largest = max(x.tokens_per_call for x in cut_lines)
+        head = (
+            f"{model} holds {window:,} tokens a call (its context window), fewer than the "
+            f"about {largest:,} a prompt and its answer may take ({who})"
+        )
+        fix = (
+            "lower max_tokens or the quoted texts' size, or give the model a larger context "
+            "window (a local model's options.n_ctx)"
+        )
+        if fits:
+            notes.append(f"{head}: the {est.protocol} protocol cuts what it shows to fit.")
+        elif fits is None:
+            notes.append(f"{head}: a call fits only as far as what it is shown is cut; {fix}.")
+        else:
+            notes.append(
+                f"{head}: such a prompt is sent as it is, and the model refuses it (the call "
+                f"fails); {fix}."
+            )
+    return dataclasses.replace(est, lines=tuple(lines)), notes
 
 
 @click.command()

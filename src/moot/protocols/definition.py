@@ -77,6 +77,11 @@ class Projected:
     fewest: int
     most: int
     prompt_tokens: int
+    # Whether the protocol cuts what it shows this participant to fit its model's context
+    # window (the arena's budget), so that no call asks more than the window holds; False: a
+    # prompt the window cannot hold with its answer is sent as it is, and the model refuses
+    # it (the call fails); None: the protocol does not say.
+    cut_to_window: bool | None = None
 
 
 Projection = list[Projected]

@@ -1,6 +1,7 @@
 """The arena's worst case for `moot run --dry-run`: every round runs, every structured answer
 is re-asked once (unless `reask_on_bad_format = false`), and conversations grow to the context
-budget."""
+budget, which run.py keeps within three quarters of the smallest context window
+(`cut_to_window`)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def project(config: RunConfig, options: ArenaOptions) -> Projection:
             fewest=fewest,
             most=tries + rounds * (1 + tries) + judged * tries,
             prompt_tokens=options.context_budget_tokens,
+            cut_to_window=True,
         )
         for i, agent in enumerate(config.agents)
     ]

@@ -81,6 +81,7 @@ def project(config: RunConfig, options: RefineOptions) -> Projection:
                 fewest=runs.calls(frozenset(aliases), most=False),
                 most=runs.calls(frozenset(aliases), most=True),
                 prompt_tokens=_PROMPT_OVERHEAD + max(prompts[r] for r in played),
+                cut_to_window=False,  # quoted texts are cut at max_quote_chars, not to a window
             )
         )
     return result

@@ -395,6 +395,7 @@ def project(config: RunConfig, options: VoteOptions) -> Projection:
             fewest=options.samples,
             most=options.samples,
             prompt_tokens=40,
+            cut_to_window=False,  # the task as given: nothing of others to cut
         )
         for i, agent in enumerate(config.agents)
     ]
