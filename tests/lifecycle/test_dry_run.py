@@ -275,20 +275,7 @@ def _variants(protocol: str) -> list[dict[str, object]]:
 
 @pytest.mark.parametrize(
     "protocol",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="court/projection.py counts 2 calls an agent at the fewest (a proposal "
-                "and a vote) where max_agent_rounds = 1 in deterministic mode allows 1: "
-                "fewest=min(2, options.max_agent_rounds) (court/ is another engineer's)",
-            ),
-        )
-        if name == "court"
-        else name
-        for name in ON_A_QUESTION
-    ],
+    ON_A_QUESTION,
 )
 def test_every_protocols_fewest_calls_are_never_more_than_its_most(protocol: str) -> None:
     """The tryout's refine dry run printed `4-3 calls` and `Calls: 13-7`: over agent counts,

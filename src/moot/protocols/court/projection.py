@@ -19,9 +19,11 @@ def project(config: RunConfig, options: CourtOptions) -> Projection:
         Projected(
             member=options.participant(agent, judge=False),
             role=alias_label(alias_for(i, "agent")),
-            fewest=2,  # a proposal, then a vote that agrees
+            # a proposal, then a vote that agrees (one round allows the proposal alone)
+            fewest=min(2, options.max_agent_rounds),
             most=options.max_agent_rounds * tries,
             prompt_tokens=prompt,
+            cut_to_window=True,  # an agent's history is cut to its model's window (run.py)
         )
         for i, agent in enumerate(config.agents)
     ]
