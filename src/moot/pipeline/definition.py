@@ -90,7 +90,7 @@ def _tournament_calls(options: PipelineOptions, which: str) -> tuple[int, int]:
     settings = options.plan_tournament if which == "plan" else options.impl_tournament
     if not settings.enabled:
         return 0, 0
-    fewest = settings.convergence_k * (3 + settings.judges)
+    fewest = min(settings.convergence_k, settings.max_passes) * (3 + settings.judges)
     return fewest, settings.max_passes * (5 + 2 * settings.judges)
 
 
