@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from moot.deliberation.directive import GRADE, WORK, directs_the_answer, only_counts
+from moot.deliberation.directive import GRADE, QUALITY, WORK, directs_the_answer, only_counts
 from moot.deliberation.markup import strip_markup
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
@@ -234,9 +234,10 @@ _ABOUT_ANSWERS = frozenset(
     than from into using without
     """.split()
 )
-# and the words a description of an answer grades it or its work with (`directive.GRADE`,
-# `directive.WORK`): "This task requires careful planning and attention to detail."
-_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS | GRADE | WORK
+# and the words a description of an answer grades it, its work or how it reads with
+# (`directive.GRADE`, `directive.WORK`, `directive.QUALITY`): "This task requires careful
+# planning and attention to detail."
+_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS | GRADE | WORK | QUALITY
 # (the directive rule is shared with src: `moot.deliberation.directive`, changed since)
 _DIRECTIVE_TALK = _META_WORDS | _ABOUT_ANSWERS | _FILLER
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())

@@ -824,6 +824,11 @@ ANSWER_TALK = [
     # wrote the first; two agents copied it and "converged by persuasion")
     "Your answer should be concise yet informative.",
     "Your answer should be concise yet informative, explaining why one is better than the other.",
+    # (in words that describe an answer, after a colon too)
+    "Your answer should be concise: brief and clear.",
+    "Each response should be succinct, polite and persuasive.",
+    "The answer should be well organized, easy to read and free of jargon.",
+    "Your answer should be clear and understandable, not overly technical.",
     "Each response must be well reasoned and polite.",
     "The final answer should sound confident; your reasoning ought to be persuasive.",
     "- Your response needs to be engaging and friendly.",
@@ -843,6 +848,10 @@ ANSWER_TALK = [
     # a description of an answer in place of one (the README's first run ended on the first)
     "A concise answer with no extra information.",
     "A short, clear and specific answer.",
+    "An informative and engaging answer.",
+    "Your answers are informative, persuasive and well organized.",
+    # (and the talk rule reads those words too, where no sentence names the answer alone)
+    "Your answers are informative. They are persuasive and well organized.",
     # (a "no" before a word is one of the description's: it says no answer is given)
     "Your answer must contain no extra information and no examples.",
     # a parenthesis of plain words is prose, not code (a README run's first answer)
@@ -953,6 +962,16 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         (STORE, "Use SQLite. Your answer should be short."),
         (FRANCE, "The answer should be Paris."),
         ("How should the worker pick jobs?", "The answer should be a queue."),
+        # what follows the colon is the answer, and a word of the subject after "should be" names
+        # it (all three were 'says how to answer': any lowercase words after "be" were talk)
+        ("How should the worker pick jobs?", "The answer should be simple: use a queue."),
+        ("How should the worker pick jobs?", "Your answer should be concise: use a queue."),
+        ("How should the worker pick jobs?", "The answer should be simple, use a queue."),
+        ("What colour is the sky on a clear day?", "The answer should be blue."),
+        ("How do I traverse the tree?", "The solution should be recursive."),
+        ("What sign does the slope have?", "The answer should be positive."),
+        ("How should the retry handler behave?", "The solution should be idempotent."),
+        ("Which state of matter is ice?", "The answer should be solid."),
         (FRANCE, "Your answer must be: Paris"),
         (FRANCE, "A concise answer: Paris."),
         ("What makes an answer concise?", "A concise answer has no extra information."),

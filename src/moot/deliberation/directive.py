@@ -6,8 +6,9 @@ certified "Your Answer Must be: Your answer must contain a clear title case
 1234567890ABCDEFGHIJKLMNOPQRSTUVWXYZ Z" by persuasion. Each sentence of such a reply has the
 answer as its subject and a modal verb, and then says only
 
-- what the answer should be like, in words of its own but no noun phrase and nothing concrete
-  (no number, name, code or word of the task): "should be concise yet informative";
+- what the answer should be like, in words that describe an answer (its form, grade, work or
+  how it reads: `QUALITY`), no noun phrase and nothing concrete (no number, name, code or word
+  of the task): "should be concise yet informative", "should be concise: brief and clear";
 - or what it should be or hold, in words about answers and their form only: "must be a single
   sentence", "must contain a clear title";
 - or, after a colon, another such directive;
@@ -18,13 +19,14 @@ README run certified that one by persuasion). A "no" that ends its clause ("The 
 "Your answer: no.") is the answer said, not a word of its description: substance then judges it
 as a bare no, an answer to a yes/no question only.
 
-"The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex."
-and "Your answer must be: Paris" are answers, hedged. An alphabet or a run of digits
-("ABCDEFGHIJ", "1234567890") is a sample of characters, not content, and so is a lone letter
-the task does not name. A number that counts the answer's parts ("exactly two sections of one
-or more lines") says what form it takes, not what it says (`only_counts`: substance's talk rule
-reads numbers so too). A parenthesis of plain words ("(single sentence)") is prose, not code.
-Everything here is linear in the text.
+"The answer should be 4.", "The answer should be a queue.", "The solution must contain a mutex.",
+"Your answer must be: Paris", "The answer should be simple: use a queue." and "The answer
+should be blue." are answers, hedged: a word of the subject names the answer. An alphabet or a
+run of digits ("ABCDEFGHIJ", "1234567890") is a sample of characters, not content, and so is a
+lone letter the task does not name. A number that counts the answer's parts ("exactly two
+sections of one or more lines") says what form it takes, not what it says (`only_counts`:
+substance's talk rule reads numbers so too). A parenthesis of plain words ("(single
+sentence)") is prose, not code. Everything here is linear in the text.
 """
 
 from __future__ import annotations
@@ -37,7 +39,15 @@ from dataclasses import dataclass
 
 from moot.deliberation.echo import WORD, fold
 
-__all__ = ["ANSWER_NOUNS", "ASKS_SIZE", "GRADE", "WORK", "directs_the_answer", "only_counts"]
+__all__ = [
+    "ANSWER_NOUNS",
+    "ASKS_SIZE",
+    "GRADE",
+    "QUALITY",
+    "WORK",
+    "directs_the_answer",
+    "only_counts",
+]
 
 ANSWER_NOUNS = (
     r"(?:solution|answer|response|reply|reasoning|explanation|justification|rationale|"
@@ -88,6 +98,29 @@ WORK = frozenset(
     rigorous discipline skill skills expertise knowledge understanding insight insights
     creativity creative thoughtful
     """.split()
+)
+# words that say how an answer reads, beside those of its form and grade: "concise yet
+# informative", "well reasoned and polite", "succinct and persuasive". What the answer should be
+# like is said in such words only; any other word names the subject ("should be blue", "should
+# be idempotent"). Words a subject is often said in too (neutral, positive, solid) are none.
+QUALITY = frozenset(
+    """
+    informative engaging persuasive persuasively convincing compelling confident confidently
+    reasoned argued written rewritten worded phrased expressed presented explained organised
+    organized coherent cohesive consistent readable understandable comprehensible accessible
+    succinct succinctly terse crisp compact pertinent helpful useful valuable insightful
+    comprehensive exhaustive extensive objective unbiased impartial honest honestly respectful
+    courteous polite politely empathetic supportive encouraging casual conversational fluent
+    eloquent elegant articulate lucid easy factual truthful reliable trustworthy credible
+    interesting witty entertaining tailored polished warm calm jargon technical overly too yet
+    but while though although still rather fairly highly extremely somewhat slightly never
+    neither nor either free read understand understood follow entire whole another something
+    description descriptions code
+    """.split()
+)
+# "one" as a pronoun, not a number: "explaining why one is better than the other"
+_ONE = re.compile(
+    r"\b(?:which|why|each|every|any|this|that)\s+one\b|\bone\s+(?:another|is|was|for)\b"
 )
 # what may stand before the answer noun without saying anything of it ("Solution.", "The answer.")
 _DETERMINERS = frozenset("a an the this that your my our their its".split())
@@ -191,10 +224,30 @@ def _describes(sentence: str, task: _Task) -> bool:
         bool(said)
         and not _CODE_LIKE.search(sentence)
         and all(
-            (w in talk or w in _FORM or w in _BARE or w in GRADE or w in WORK) and w not in asked
+            (w in talk or w in _FORM or w in _BARE or w in GRADE or w in WORK or w in QUALITY)
+            and w not in asked
             for w in words
         )
     )
+
+
+def _only_how(words: list[str], folded: str, task: _Task) -> bool:
+    """Whether `words` (of the folded text `folded`) only say how an answer reads: words of
+    talk about answers, of their form, grade, work, bareness and quality, numbers that count
+    their parts, and "one" as a pronoun ("why one is better than the other")."""
+    others = [
+        w
+        for w in words
+        if w not in task.talk
+        and w not in _FORM
+        and w not in _BARE
+        and w not in GRADE
+        and w not in WORK
+        and w not in QUALITY
+    ]
+    for _ in range(len(_ONE.findall(folded)) if "one" in others else 0):
+        others.remove("one")
+    return only_counts(others, folded, task.asked)
 
 
 def _directive(sentence: str, task: _Task, depth: int) -> bool:
@@ -218,7 +271,7 @@ def _directive(sentence: str, task: _Task, depth: int) -> bool:
     words = WORD.findall(folded)
     if any(w in asked for w in words):
         return False
-    if like is not None and not _CONCRETE.search(rest):
+    if like is not None and not _CONCRETE.search(rest) and _only_how(words, folded, task):
         return True
     # what it should hold: only words about answers, their form and their bareness ("no extra
     # information"), samples of characters, or counts of its parts

@@ -243,9 +243,10 @@ _ABOUT_ANSWERS = frozenset(
     than from into using without
     """.split()
 )
-# and the words a description of an answer grades it or its work with (`directive.GRADE`,
-# `directive.WORK`): "This task requires careful planning and attention to detail."
-_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS | directive.GRADE | directive.WORK
+# and the words a description of an answer grades it, its work or how it reads with
+# (`directive.GRADE`, `directive.WORK`, `directive.QUALITY`): "This task requires careful
+# planning and attention to detail."
+_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS | directive.GRADE | directive.WORK | directive.QUALITY
 # words a directive about the answer may use and still say nothing (see `directive`)
 _DIRECTIVE_TALK = _META_WORDS | _ABOUT_ANSWERS | _FILLER
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
