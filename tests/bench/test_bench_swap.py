@@ -73,7 +73,7 @@ def side(request: Request) -> str:
     if kind == "challenge":
         return json.dumps(
             {
-                "weaknesses": ["backups"],
+                "weaknesses": ["backups", "failover"],
                 "counter_claims": [],
                 "alternatives": [],
                 "strong_points": ["clear"],
