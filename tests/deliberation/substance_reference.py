@@ -3,7 +3,8 @@ verdict rule the differential test (test_substance_same.py) holds the current co
 edit; change the rule in src, then update this copy in the same commit if the change is meant.
 The rule for directives about the answer was taken out of both into deliberation/directive.py
 when it grew (a nested directive, issue 9): the speed-up did not touch it. So was the reading of
-numbers that count an answer's parts ("two sections"), which both talk rules share.
+numbers that count an answer's parts ("two sections"), which both talk rules share. Its word
+lists of talk and its later rules are in substance_reference_rules.py.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 
 from moot.deliberation.directive import GRADE, QUALITY, WORK, directs_the_answer, only_counts
 from moot.deliberation.markup import strip_markup
+from tests.deliberation.substance_reference_rules import _ABOUT_ANSWERS as _ABOUT_ANSWERS
+from tests.deliberation.substance_reference_rules import _META_WORDS as _META_WORDS
+from tests.deliberation.substance_reference_rules import _RUN_TOGETHER
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -155,37 +159,12 @@ _META_ANCHOR = re.compile(
     r"vote|solution)s?"
     r"|per\s+(?:the\s+)?instructions?|as\s+instructed)\b"
 )
-_META_WORDS = frozenset(
-    """
-    ai assistant language model chatbot bot artificial intelligence human
-    am i'm you're i'll we'll you'll not will shall would could can cannot can't won't allowed
-    permitted able unable going now here below above following follows then first next ok okay
-    sure certainly alright let let's give giving state present share provide offer write put
-    make express speak speaking talk say argue participate take part join engage contribute
-    answer answers answering respond response reply position positions stance view opinion
-    vote final own instructions instruction instructed prompt rules rule format template task
-    proposed current revised updated original previous earlier initial prior see refer same
-    stated stand stands remains unchanged maintain
-    question per according follow followed accordance debate discussion deliberation court
-    arena tournament round rounds turn judge judges agent agents participant participants
-    panel other others do does did has have had being ready happy glad request requested
-    asked required about must should may might need want please thank thanks there what
-    which who how why when just only also all
-    requires require required requiring analyze analyse analyzing analysing itself yourself
-    single sentence sentences paragraph paragraphs section sections list line lines word words
-    short brief concise exactly less fewer most least
-    complex simple difficult easy hard tricky multiple many several various different possible
-    careful carefully thought thinking think ambiguous unclear nuanced
-    challenging demanding involved involves involve layer layers level levels aspect aspects
-    consider considers considered considering consideration considerations decision decisions
-    ensure ensures ensuring correctly properly thoroughly needs every each
-    """.split()
-)
 # Talk about how to answer instead of an answer (issue 29): "Your solution requires specific
 # conditions for editing; you must provide a clear list of requirements." Such a reply names the
 # answer itself as what it is about (`_ABOUT_THE_ANSWER`: "your solution", "the answer should",
 # "provide a detailed explanation") and every word of its own is talk about answers: the words
-# above, and the parts, qualities and verbs of an answer below. Advice about the subject names
+# of talk above, and the parts, qualities and verbs of an answer (both lists in
+# substance_reference_rules.py). Advice about the subject names
 # the subject ("Your service should use SQLite.", "Make sure the migration runs in a
 # transaction."): one domain noun, number, name or word of the task makes it an answer, and
 # advice to the answerer that does not name the answer ("Include examples.") is no such talk.
@@ -208,31 +187,6 @@ _ABOUT_THE_ANSWER = re.compile(
     r"|\b(?:the|this|that|your|my|our)\s+(?:[\w'-]{1,24}\s+){0,2}?"
     r"(?:task|question|problem|challenge|exercise)\s+(?:requires?|needs?|demands?|involves?|"
     r"calls\s+for|asks\s+for)\b"
-)
-# (an answer noun is itself such a word: "Your answer." only points at one)
-_ABOUT_ANSWERS = frozenset(
-    """
-    answer answers response responses reply replies
-    solution solutions explanation explanations reasoning justification rationale argument
-    arguments submission proposal approach method work content output draft summary conclusion
-    detail details example examples step steps requirement requirements condition conditions
-    criteria criterion information context clarity structure structured logic thought thoughts
-    point points aspect aspects part parts problem questions
-    include includes included including explain explains explained explaining address
-    addresses addressed describe describes clarify clarifies elaborate justify justifies
-    support supports show shows demonstrate demonstrates cover covers discuss mention
-    consider outline summarize summarise focus expand ensure ensures check meet meets
-    satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
-    needs edit edits editing revise revision improve based consist consists consisting
-    specificity conciseness brevity precision accuracy completeness simplicity readability
-    coherence relevance call calls demand demands here error errors mistake mistakes flaw flaws
-    use uses crucial essential important flexible mindset
-    clear clearly clearer specific specifically necessary detailed more each every relevant
-    appropriate appropriately proper properly correct correctly complete completely accurate
-    accurately thorough thoroughly precise precisely explicit explicitly better further
-    additional full fully well careful carefully sufficient enough logical any some both
-    than from into using without
-    """.split()
 )
 # and the words a description of an answer grades it, its work or how it reads with
 # (`directive.GRADE`, `directive.WORK`, `directive.QUALITY`): "This task requires careful
@@ -513,7 +467,7 @@ def check_substance(
         if any(fenced[k].group() in fence_ids for k in range(i, j)):
             cover(fenced[i].start(), fenced[j - 1].end(), Reason.MARKUP_ONLY)
         i = max(j, i + 1)
-    for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _SCHEMA):
+    for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _RUN_TOGETHER, _SCHEMA):
         for m in pattern.finditer(folded):
             cover(m.start(), m.end(), Reason.TEMPLATE)
     for m in _LABEL.finditer(folded):

@@ -281,6 +281,16 @@ def test_talk_around_an_answer_is_an_answer(task: str, reply: str) -> None:
         "<your answer>",
         "{{answer}}",
         "Position: [Your position]",
+        # a placeholder run together into one word (the embedded model wrote the first four,
+        # each passed as an answer: one word of its own was a word of substance)
+        "youranswer",
+        "Youranswer",
+        "your_answer_here",
+        "answerhere",
+        "YOUR_ANSWER",
+        "YourAnswerHere.",
+        "insert-your-response",
+        '"final_answer"',
     ],
 )
 @pytest.mark.parametrize("task", [FRANCE, None])
@@ -288,6 +298,26 @@ def test_placeholders_are_invalid(reply: str, task: str | None) -> None:
     problem = _invalid(reply, _court_propose(task or STORE), task)
     assert problem.reason is Reason.TEMPLATE
     assert _invalid(reply, [], task).reason is Reason.TEMPLATE
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # the answer words run together with more than placeholder words, or beside an answer
+        "my_answer_key",
+        "answer_text = text.strip()",
+        "Paris (youranswer)",
+        "Answerable questions first.",
+        "Yours: Paris.",
+        "The answer is 42.",
+        # an answer noun alone is a word like any other
+        "An answer.",
+    ],
+)
+def test_a_word_with_answer_words_in_it_is_no_placeholder(reply: str) -> None:
+    task = "What do you call a reply to a question?"
+    for prompts in (_court_propose(task), []):
+        assert check_substance(reply, prompts, task=task) is None, reply
 
 
 @pytest.mark.parametrize(

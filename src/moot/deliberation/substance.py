@@ -3,10 +3,10 @@
 A court certified `{ newVote }, Confidence: { confidence }, Reasoning: {` as its unanimous
 answer; an arena's final answer was its own instructions echoed back. Such replies parse, so the
 parsers cannot catch them. `check_substance` masks what is not the model's own answer (protocol
-markup and the ids of the prompt's quote fences, template placeholders, JSON-schema text, field
-labels and headers copied from the prompt, runs of words copied from the prompt or the task,
-refusals) and looks at what is left: nothing of substance left means the reply is invalid, with
-a typed reason.
+markup and the ids of the prompt's quote fences, template placeholders, also run together into
+one word ("youranswer"), JSON-schema text, field labels and headers copied from the prompt, runs
+of words copied from the prompt or the task, refusals) and looks at what is left: nothing of
+substance left means the reply is invalid, with a typed reason.
 
 Overlap with the prompt is measured on word trigrams: a reply word counts as copied when it sits
 in a run of three words that also occurs, in that order, in the prompt. That catches echoes and
@@ -84,6 +84,23 @@ _FILL_IN = re.compile(
 )
 # An empty slot: `{{...}}`, `{{ }}`, `[...]`, `<...>` (NFKC folds "…" to "...")
 _EMPTY_SLOT = re.compile(r"\{\{[^{}\w\n]{0,20}\}\}|[{\[<(][ \t]*\.{2,}[ \t]*[}\]>)]")
+# A placeholder run together into one word: "youranswer", "your_answer_here", "answerhere",
+# "YOUR_ANSWER" (folded): an answer noun with what a placeholder puts around it and nothing
+# else. One more part makes it a name ("my_answer_key"), and a word beside it the answer.
+_SLOT_NOUN = (
+    r"(?:answers?|responses?|reply|solutions?|positions?|reasoning|explanations?|votes?|stance|"
+    r"opinion)"
+)
+_RUN_TOGETHER = re.compile(
+    r"(?<!\w)(?:(?:(?:your|my|our|the|insert|enter|put|write|add|final)[_-]?){1,3}"
+    + _SLOT_NOUN
+    + r"(?:[_-]?(?:here|text))?|"
+    + _SLOT_NOUN
+    + r"[_-]?(?:here|text))(?!\w)"
+)
+_SLOT_HINTS = tuple(
+    "answer respon repl solution position reason explan vote stance opinion".split()
+)
 # Terminal control: a CSI or OSC sequence with its ESC, a lone ESC pair, a CSI whose ESC was
 # stripped ("[1A[2K", "[0m", "[?25l": digits and a final letter, not a bracketed note like
 # "[2b]"), and C0/C1 control characters other than tab, newline and carriage return.
@@ -271,6 +288,7 @@ _NEEDS: dict[re.Pattern[str], tuple[str | re.Pattern[str], ...]] = {
     _EMPTY_SLOT: ("{{", ".."),
     _PLACEHOLDER: ("{",),
     _FILL_IN: ("<", "[", "("),
+    _RUN_TOGETHER: _SLOT_HINTS,
     _SCHEMA: ('"',),
     _LABEL: (":",),
     _HEADER: ("#",),
@@ -459,7 +477,7 @@ def check_substance(
     # moot's own markup copied back: the id of a fence around quoted material in the prompt
     for start, end in echo.fence_echoes(folded, fences):
         cover(start, end, Reason.MARKUP_ONLY)
-    for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _SCHEMA):
+    for pattern in (_EMPTY_SLOT, _PLACEHOLDER, _FILL_IN, _RUN_TOGETHER, _SCHEMA):
         for m in _finditer(pattern, folded):
             cover(m.start(), m.end(), Reason.TEMPLATE)
     for m in _finditer(_LABEL, folded):

@@ -1,0 +1,80 @@
+"""The reference copy's word lists and its later rules (see substance_reference.py, which
+imports them): moved here when that copy reached the 600 lines a module may hold. Frozen as it
+is: change the rule in src, then this copy in the same commit if the change is meant.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["_ABOUT_ANSWERS", "_META_WORDS", "_RUN_TOGETHER"]
+
+# the words of talk about the deliberation (substance_reference's META rule)
+_META_WORDS = frozenset(
+    """
+    ai assistant language model chatbot bot artificial intelligence human
+    am i'm you're i'll we'll you'll not will shall would could can cannot can't won't allowed
+    permitted able unable going now here below above following follows then first next ok okay
+    sure certainly alright let let's give giving state present share provide offer write put
+    make express speak speaking talk say argue participate take part join engage contribute
+    answer answers answering respond response reply position positions stance view opinion
+    vote final own instructions instruction instructed prompt rules rule format template task
+    proposed current revised updated original previous earlier initial prior see refer same
+    stated stand stands remains unchanged maintain
+    question per according follow followed accordance debate discussion deliberation court
+    arena tournament round rounds turn judge judges agent agents participant participants
+    panel other others do does did has have had being ready happy glad request requested
+    asked required about must should may might need want please thank thanks there what
+    which who how why when just only also all
+    requires require required requiring analyze analyse analyzing analysing itself yourself
+    single sentence sentences paragraph paragraphs section sections list line lines word words
+    short brief concise exactly less fewer most least
+    complex simple difficult easy hard tricky multiple many several various different possible
+    careful carefully thought thinking think ambiguous unclear nuanced
+    challenging demanding involved involves involve layer layers level levels aspect aspects
+    consider considers considered considering consideration considerations decision decisions
+    ensure ensures ensuring correctly properly thoroughly needs every each
+    """.split()
+)
+
+
+# (an answer noun is itself such a word: "Your answer." only points at one)
+_ABOUT_ANSWERS = frozenset(
+    """
+    answer answers response responses reply replies
+    solution solutions explanation explanations reasoning justification rationale argument
+    arguments submission proposal approach method work content output draft summary conclusion
+    detail details example examples step steps requirement requirements condition conditions
+    criteria criterion information context clarity structure structured logic thought thoughts
+    point points aspect aspects part parts problem questions
+    include includes included including explain explains explained explaining address
+    addresses addressed describe describes clarify clarifies elaborate justify justifies
+    support supports show shows demonstrate demonstrates cover covers discuss mention
+    consider outline summarize summarise focus expand ensure ensures check meet meets
+    satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
+    needs edit edits editing revise revision improve based consist consists consisting
+    specificity conciseness brevity precision accuracy completeness simplicity readability
+    coherence relevance call calls demand demands here error errors mistake mistakes flaw flaws
+    use uses crucial essential important flexible mindset
+    clear clearly clearer specific specifically necessary detailed more each every relevant
+    appropriate appropriately proper properly correct correctly complete completely accurate
+    accurately thorough thoroughly precise precisely explicit explicitly better further
+    additional full fully well careful carefully sufficient enough logical any some both
+    than from into using without
+    """.split()
+)
+
+
+# A placeholder run together into one word: "youranswer", "your_answer_here", "answerhere",
+# "YOUR_ANSWER" (folded); one more part makes it a name ("my_answer_key").
+_SLOT_NOUN = (
+    r"(?:answers?|responses?|reply|solutions?|positions?|reasoning|explanations?|votes?|stance|"
+    r"opinion)"
+)
+_RUN_TOGETHER = re.compile(
+    r"(?<!\w)(?:(?:(?:your|my|our|the|insert|enter|put|write|add|final)[_-]?){1,3}"
+    + _SLOT_NOUN
+    + r"(?:[_-]?(?:here|text))?|"
+    + _SLOT_NOUN
+    + r"[_-]?(?:here|text))(?!\w)"
+)
