@@ -109,6 +109,23 @@ def test_a_projection_above_max_cost_is_refused_off_a_terminal(
     assert float(low) == float(high) > 0.0001
 
 
+def test_a_max_cost_from_the_user_config_is_named_as_the_config_s(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A tryout saw the refusal say '--max-cost $0.0001' for a limit it had set in its user
+    config, a flag it never gave."""
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    monkeypatch.setenv("MOOT_ALLOW_NETWORK", "1")
+    user = tmp_path / "config.toml"
+    user.write_text("[limits]\nmax_cost = 0.0001\n")
+    monkeypatch.setenv("MOOT_CONFIG", str(user))
+    models = ["--models", "openai:gpt-5.4", "--models", "openai:gpt-5.4"]
+    code, _, err = moot(capsys, "run", TASK, "--protocol", "vote", "--samples", "5", *models)
+    assert code == 1 and _sessions() == []
+    assert "more than limits.max_cost of the config $0.0001" in err, err
+    assert "--max-cost $" not in err and "or give --max-cost" in err
+
+
 def test_on_a_terminal_a_costly_projection_asks_first(tmp_path: Path) -> None:
     """A real pseudo-terminal: the projection and a question; answering no runs nothing."""
     import pty

@@ -70,7 +70,7 @@ class _Shared:
         from moot.lifecycle.plan import load_config
 
         plan = load_config(self.config_path, overrides)
-        projection_gate(plan, task, self.dry_run)
+        projection_gate(plan, task, self.dry_run, cost_flag=self.max_cost is not None)
         if not self.quiet:  # seed 004: the projected calls and cost, before anything runs
             from moot.cli.common import say
             from moot.lifecycle.projection import estimate, render

@@ -143,11 +143,13 @@ def dry_run_option(command: Callable[..., None]) -> Callable[..., None]:
     )(command)
 
 
-def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
+def projection_gate(plan: Any, task: str, dry_run: bool, *, cost_flag: bool = True) -> None:
     """--dry-run makes the checks the run makes before its first call, failing as it fails,
     then prints the projection and exits 0; a projection above the session's max_cost asks
-    for confirmation on a terminal and refuses otherwise (exit 1)."""
+    for confirmation on a terminal and refuses otherwise (exit 1). `cost_flag`: whether that
+    limit is --max-cost's (else a config's `limits.max_cost`, and the messages say so)."""
     limit = plan.config.limits.max_cost
+    named = "--max-cost" if cost_flag else "limits.max_cost of the config"
     if dry_run:
         _dry_run(plan, task)
     if limit is None:
@@ -158,16 +160,16 @@ def projection_gate(plan: Any, task: str, dry_run: bool) -> None:
     if projected is None or projected.cost[1] <= limit:
         return
     message = (
-        f"the projected worst case costs ${projected.cost[1]:.4f}, more than --max-cost ${limit:g}"
+        f"the projected worst case costs ${projected.cost[1]:.4f}, more than {named} ${limit:g}"
     )
     if sys.stdin.isatty() and sys.stderr.isatty():
         say(render(projected), err=True)
         if click.confirm(f"{message.capitalize()}. Run anyway?", default=False, err=True):
             return
-        fail("not run: the projected cost is above --max-cost")
+        fail(f"not run: the projected cost is above {named}")
     fail(
-        f"{message}; not run. Raise --max-cost, lower the caps (--rounds, --samples, --layers), "
-        "or see the projection with --dry-run"
+        f"{message}; not run. Raise {'it' if cost_flag else 'it (or give --max-cost)'}, lower "
+        "the caps (--rounds, --samples, --layers), or see the projection with --dry-run"
     )
 
 
@@ -394,7 +396,7 @@ def run(
     options["input_text"] = input_text(input_file)
     plan = load_run(config_path, overrides, **options)
     _warn_short_rounds(plan, rounds_flag)
-    projection_gate(plan, task, dry_run)
+    projection_gate(plan, task, dry_run, cost_flag=options.get("max_cost") is not None)
     with with_tmux(run_face(quiet, json_logs, reveal), tmux) as face:
         finished = start(
             task,
