@@ -21,7 +21,7 @@ from moot.deliberation.directive import GRADE, QUALITY, WORK, directs_the_answer
 from moot.deliberation.markup import strip_markup
 from tests.deliberation.substance_reference_rules import _ABOUT_ANSWERS as _ABOUT_ANSWERS
 from tests.deliberation.substance_reference_rules import _META_WORDS as _META_WORDS
-from tests.deliberation.substance_reference_rules import _RUN_TOGETHER
+from tests.deliberation.substance_reference_rules import _RUN_TOGETHER, _null_no_answer
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -45,6 +45,7 @@ class Reason(enum.StrEnum):
     CONTROL = "control"  # terminal escape codes or control characters, not text
     INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
     BARE_YES_NO = "bare_yes_no"  # "No." to a question that is not a yes/no question
+    NULL = "null"  # "None", "null", "N/A" alone, to a question a null does not answer
 
 
 @dataclass(frozen=True)
@@ -513,6 +514,8 @@ def check_substance(
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
+    if task and _null_no_answer([w for w in content if w not in _META_WORDS], folded, task):
+        return NotSubstantive(Reason.NULL, f"it is a null value, not an answer ({_sample(text)})")
     if content:
         instructed = _CODE[Reason.INSTRUCTION] in mask
         talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)

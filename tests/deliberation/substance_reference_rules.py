@@ -6,8 +6,10 @@ is: change the rule in src, then this copy in the same commit if the change is m
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Sequence
 
-__all__ = ["_ABOUT_ANSWERS", "_META_WORDS", "_RUN_TOGETHER"]
+__all__ = ["_ABOUT_ANSWERS", "_META_WORDS", "_RUN_TOGETHER", "_null_no_answer"]
 
 # the words of talk about the deliberation (substance_reference's META rule)
 _META_WORDS = frozenset(
@@ -78,3 +80,47 @@ _RUN_TOGETHER = re.compile(
     + _SLOT_NOUN
     + r"[_-]?(?:here|text))(?!\w)"
 )
+
+
+# A literal null alone ("None", "null", "N/A", "nil", "undefined"), perhaps named as the answer,
+# answers a task about code or values (any null), one that asks which or how many ("none",
+# "nil"), one about a division or a limit ("undefined"), and no other.
+_NULLS = {"none", "null", "nil", "undefined"}
+_ABOUT_VALUES = set(
+    """
+    return returns returned returning value values result results output outputs print prints
+    printed evaluate evaluates evaluated evaluation expression expressions variable variables
+    field fields key keys property properties attribute attributes type types function
+    functions method methods code snippet program programs script query queries column columns
+    cell cells row rows default defaults parameter parameters argument arguments pointer
+    pointers object objects api json yaml sql python javascript typescript java php kotlin lua
+    null none nil undefined nan void
+    """.split()
+)
+_WHICH_OR_HOW_MANY = set(
+    "which whichever who whom whose many much any option options choice choices".split()
+)
+
+
+def _null_no_answer(own: Sequence[str], folded_reply: str, task: str) -> bool:
+    """Whether the reply's own words (`own`: filler and talk out) are only one null that the
+    task does not take."""
+    if not own:
+        return False
+    if all(w == "n" for w in own):
+        if not re.search(r"\bn\s*[/.]\s*a\b", folded_reply):
+            return False
+        null = "n/a"
+    elif all(w in _NULLS for w in own) and all(w == own[0] for w in own):
+        null = own[0]
+    else:
+        return False
+    folded = unicodedata.normalize("NFKC", task[:60_000]).replace("\u2019", "'").casefold()
+    words = set(re.findall(r"[^\W_]+(?:'[^\W_]+)?", folded))
+    if words & _ABOUT_VALUES or re.search(r"`|\w\(|[=!<>]=|=>|->|\s=\s", folded):
+        return False
+    if null in ("none", "nil") and words & _WHICH_OR_HOW_MANY:
+        return False
+    division = r"[\w)]\s*/\s*[\w(]|\b(?:divided|division|divide|limit|log|ln|sqrt|tan|slope|"
+    division += r"derivative|integral|domain)\b"
+    return not (null == "undefined" and re.search(division, folded))

@@ -455,6 +455,70 @@ def test_a_yes_or_no_that_answers_is_an_answer(task: str, reply: str) -> None:
         assert check_substance(reply, build(task), task=task) is None
 
 
+NULLS = ["None", "null", "N/A", "n/a", "nil", "undefined", '"None".', "NULL!", "'n/a'", "N.A."]
+EMPTY_LIST = "What does this Python function return when the list is empty?"
+
+
+@pytest.mark.parametrize("reply", [*NULLS, "The answer is None.", "Answer: null", "None None"])
+@pytest.mark.parametrize("task", [FRANCE, FRIDAY, TWO, "Is 7 a prime number?"])
+def test_a_null_is_no_answer(reply: str, task: str) -> None:
+    # what the embedded model wrote as whole answers, each taken for one
+    for build in BOTH_PROMPTS:
+        problem = _invalid(reply, build(task), task)
+        assert problem.reason is Reason.NULL, problem
+        assert str(problem) == f"it is a null value, not an answer ({reply!r})"
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        # a task about code or values takes any null
+        (EMPTY_LIST, "None"),
+        (EMPTY_LIST, "None."),
+        ("What is `d.get('x')` for a new dict?", "None"),
+        ("What does JSON.parse give for an empty body?", "null"),
+        ("Which value does the field hold before the first save?", "undefined"),
+        ("What do we return for a missing row, in Lua?", "nil"),
+        ("What should the function return for an unknown user?", "N/A"),
+        # one that asks which or how many takes "none" and "nil"
+        ("How many moons does Venus have?", "None."),
+        ("How many moons does Venus have?", "Nil."),
+        ("Which of these options is safe: A, B or C?", "None"),
+        # one about a division or a limit takes "undefined"
+        ("What is 1/0?", "Undefined."),
+        ("What is the slope of a vertical line?", "undefined"),
+        # a null beside words of its own is an answer
+        (FRANCE, "None of the options is safe; use a lock."),
+        (FRANCE, "N/A: the API has no such endpoint, use /v2/items instead."),
+        (FRIDAY, "None of the risks is worth it: no."),
+        (TWO, "4, not None."),
+        # a lone "n" is a letter, not "n/a"
+        ("Which letter follows M?", "N."),
+    ],
+)
+def test_a_null_that_answers_is_an_answer(task: str, reply: str) -> None:
+    for build in BOTH_PROMPTS:
+        assert check_substance(reply, build(task), task=task) is None, reply
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        ("How many moons does Venus have?", "null"),
+        ("How many moons does Venus have?", "N/A"),
+        ("Which of these options is safe: A, B or C?", "undefined"),
+        ("What is 1/0?", "None"),
+    ],
+)
+def test_a_null_answers_only_the_questions_it_can(task: str, reply: str) -> None:
+    assert _invalid(reply, _arena_solve(task), task).reason is Reason.NULL
+
+
+def test_without_the_task_a_null_cannot_be_judged() -> None:
+    for reply in NULLS:
+        assert check_substance(reply, _arena_solve(FRANCE), task=None) is None, reply
+
+
 def test_without_the_task_a_bare_yes_or_no_cannot_be_judged() -> None:
     for reply in ("No.", "yes"):
         assert check_substance(reply, _arena_solve(TWO), task=None) is None

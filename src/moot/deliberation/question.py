@@ -1,8 +1,13 @@
-"""What the task's question takes for an answer (issue 29): whether a bare yes or no answers it.
+"""What the task's question takes for an answer (issue 29): whether a bare yes or no answers it,
+and which literal nulls ("None", "null", "N/A", "nil", "undefined") do.
 
 A bare "No." answers "Is it safe to run the migration on Friday?" but not "What is the capital
-of France?" nor "Should we use Postgres or SQLite?": deliberation/substance asks this module
-before it takes such a reply for an answer. Everything here reads the task once (the readings
+of France?" nor "Should we use Postgres or SQLite?". A null alone answers a question about code
+or values ("What does this Python function return when the list is empty?": "None"); "none" and
+"nil" also one that asks which or how many ("How many moons does Venus have?"), "undefined" one
+about a division or a limit ("What is 1/0?"); to any other question it is no answer, as the
+embedded model wrote it. deliberation/substance asks this module before it takes such a reply
+for an answer. Everything here reads the task once (the readings
 are cached per task: a resume checks every saved answer again) and is linear in its words.
 """
 
@@ -10,10 +15,18 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from moot.deliberation.echo import PROMPT_CAP, WORD, fold
 
-__all__ = ["ASKING", "AUXILIARIES", "clear_caches", "is_yes_no_question"]
+__all__ = [
+    "ASKING",
+    "AUXILIARIES",
+    "clear_caches",
+    "is_yes_no_question",
+    "null_said",
+    "takes_nulls",
+]
 
 # A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
 # migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?").
@@ -53,6 +66,57 @@ def is_yes_no_question(task: str) -> bool:
     return False
 
 
+_NULLS = frozenset("none null nil undefined".split())
+# "N/A", "n/a", "N.A." (folded: its "a" is a filler word, so its words are only "n")
+_NOT_APPLICABLE = re.compile(r"\bn\s*[/.]\s*a\b")
+# a task about code or values: its words, or code in it ("`d.get('x')`", "x = f()")
+_ABOUT_VALUES = frozenset(
+    """
+    return returns returned returning value values result results output outputs print prints
+    printed evaluate evaluates evaluated evaluation expression expressions variable variables
+    field fields key keys property properties attribute attributes type types function
+    functions method methods code snippet program programs script query queries column columns
+    cell cells row rows default defaults parameter parameters argument arguments pointer
+    pointers object objects api json yaml sql python javascript typescript java php kotlin lua
+    null none nil undefined nan void
+    """.split()
+)
+_CODE = re.compile(r"`|\w\(|[=!<>]=|=>|->|\s=\s")
+# a task that asks which or how many, and one about a division or a limit
+_WHICH_OR_HOW_MANY = frozenset(
+    "which whichever who whom whose many much any option options choice choices".split()
+)
+_UNDEFINED = re.compile(
+    r"[\w)]\s*/\s*[\w(]|\b(?:divided|division|divide|limit|log|ln|sqrt|tan|slope|derivative|"
+    r"integral|domain)\b"
+)
+
+
+def null_said(words: Sequence[str], folded: str) -> str | None:
+    """The null that a reply's words of its own (`words`: filler and talk taken out) say and
+    nothing else, or None: "none" for "None", "The answer is None." or "None None", "n/a" for
+    "N/A" (of the folded reply `folded`)."""
+    if not words:
+        return None
+    if set(words) == {"n"}:
+        return "n/a" if _NOT_APPLICABLE.search(folded) else None
+    return words[0] if _NULLS.issuperset(words) and len(set(words)) == 1 else None
+
+
+@functools.lru_cache(maxsize=8)
+def takes_nulls(task: str) -> frozenset[str]:
+    """The nulls (as `null_said` names them) that answer `task` on their own."""
+    folded = fold(task[:PROMPT_CAP])
+    words = set(WORD.findall(folded))
+    if not _ABOUT_VALUES.isdisjoint(words) or _CODE.search(folded):
+        return _NULLS | {"n/a"}
+    taken = {"none", "nil"} if not _WHICH_OR_HOW_MANY.isdisjoint(words) else set()
+    if _UNDEFINED.search(folded):
+        taken.add("undefined")
+    return frozenset(taken)
+
+
 def clear_caches() -> None:
     """Forget every reading of tasks (for tests that must read afresh)."""
     is_yes_no_question.cache_clear()
+    takes_nulls.cache_clear()

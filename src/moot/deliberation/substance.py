@@ -16,8 +16,9 @@ near-verbatim paraphrases in linear time, while a short answer built from the ta
 A valid answer also answers the question (issue 29): talk about the debate, the instructions or
 being an AI ("You are an AI, you will not be allowed to speak in the debate."), terminal escape
 codes (also the "[1A[2K" left once the ESC is stripped), a piece of an instruction (", no more
-than 40 words.") and a bare "no" to a question that is not a yes/no question
-(deliberation/question.py reads which question takes one) are invalid too.
+than 40 words."), a bare "no" to a question that is not a yes/no question and a literal null
+("None", "N/A") to a question no null answers (deliberation/question.py reads which question
+takes them) are invalid too.
 
 Everything here is pure and deterministic, and model text is treated as hostile: the reply and
 the prompts are capped before scanning, and every pattern is linear.
@@ -36,7 +37,13 @@ from moot.deliberation import directive, echo, question
 from moot.deliberation.directive import ANSWER_NOUNS, ASKS_SIZE, directs_the_answer, only_counts
 from moot.deliberation.echo import WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
-from moot.deliberation.question import ASKING, AUXILIARIES, is_yes_no_question
+from moot.deliberation.question import (
+    ASKING,
+    AUXILIARIES,
+    is_yes_no_question,
+    null_said,
+    takes_nulls,
+)
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -59,6 +66,7 @@ class Reason(enum.StrEnum):
     CONTROL = "control"  # terminal escape codes or control characters, not text
     INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
     BARE_YES_NO = "bare_yes_no"  # "No." to a question that is not a yes/no question
+    NULL = "null"  # "None", "null", "N/A" alone, to a question a null does not answer
 
 
 @dataclass(frozen=True)
@@ -535,6 +543,11 @@ def check_substance(
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
+    # a literal null, perhaps named as the answer ("The answer is None."), answers only some
+    # questions (`question.takes_nulls`); without the task it cannot be judged
+    null = null_said(list(filterfalse(_META_WORDS.__contains__, content)), folded)
+    if null is not None and task and null not in takes_nulls(task):
+        return NotSubstantive(Reason.NULL, f"it is a null value, not an answer ({_sample(text)})")
     if content:
         instructed = _CODE[Reason.INSTRUCTION] in mask
         talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
