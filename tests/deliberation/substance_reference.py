@@ -21,7 +21,7 @@ from moot.deliberation.directive import GRADE, QUALITY, WORK, directs_the_answer
 from moot.deliberation.markup import strip_markup
 from tests.deliberation.substance_reference_rules import _ABOUT_ANSWERS as _ABOUT_ANSWERS
 from tests.deliberation.substance_reference_rules import _META_WORDS as _META_WORDS
-from tests.deliberation.substance_reference_rules import _RUN_TOGETHER, _null_no_answer
+from tests.deliberation.substance_reference_rules import _RUN_TOGETHER, _ai_talk, _null_no_answer
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -379,7 +379,9 @@ def _talk_instead_of_answer(
         return NotSubstantive(
             Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
         )
-    if len(talk) == len(content) and _META_ANCHOR.search(folded) is not None:
+    if (len(talk) == len(content) and _META_ANCHOR.search(folded) is not None) or _ai_talk(
+        folded, content, _ANSWER_TALK, task_words
+    ):
         return NotSubstantive(
             Reason.META,
             "it talks about the debate, the instructions or being an AI instead of answering "

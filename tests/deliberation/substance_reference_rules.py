@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
-__all__ = ["_ABOUT_ANSWERS", "_META_WORDS", "_RUN_TOGETHER", "_null_no_answer"]
+__all__ = ["_ABOUT_ANSWERS", "_META_WORDS", "_RUN_TOGETHER", "_ai_talk", "_null_no_answer"]
 
 # the words of talk about the deliberation (substance_reference's META rule)
 _META_WORDS = frozenset(
@@ -124,3 +125,40 @@ def _null_no_answer(own: Sequence[str], folded_reply: str, task: str) -> bool:
     division = r"[\w)]\s*/\s*[\w(]|\b(?:divided|division|divide|limit|log|ln|sqrt|tan|slope|"
     division += r"derivative|integral|domain)\b"
     return not (null == "undefined" and re.search(division, folded))
+
+
+# Talk about AI in the third person, in words of what models are and do: it names AI, every word
+# of its own is talk about answers or such a word, one is no name of AI, none is the task's.
+_AI_NAMES = set(
+    """
+    ai ai's artificial intelligence llm llms llm's language model models model's chatbot
+    chatbots bot bots assistant assistants machine machines gpt chatgpt smollm qwen openai
+    """.split()
+)
+_AI_WORDS = _AI_NAMES | set(
+    """
+    capability capabilities ability abilities power powerful smart intelligent trained training
+    train pretrained tuned finetuned fine parameters testing tested verified verify verifies
+    verification generate generates generated generating generation create creates created
+    creating produce produces produced producing learn learns learned learning used like
+    even small tiny large big little tool tools help helps helped amazing impressive
+    remarkable incredible capable
+    """.split()
+)
+
+
+def _ai_talk(
+    folded: str, content: Sequence[str], talk: AbstractSet[str], task_words: AbstractSet[str]
+) -> bool:
+    names = [w for w in content if w.rstrip("0123456789") in _AI_NAMES]
+    anchor = re.search(
+        r"\b(?:ai|a\.i|artificial\s+intelligence|llms?|language\s+models?|chatbots?|chatgpt|"
+        r"gpt|smollm\d*|qwen\d*|openai)\b",
+        folded,
+    )
+    return (
+        anchor is not None
+        and all(w in talk or w in _AI_WORDS or w in names for w in content)
+        and len(names) < len(content)
+        and not any(w in task_words for w in content)
+    )

@@ -239,6 +239,28 @@ def test_talk_about_the_debate_the_instructions_or_being_an_ai_is_invalid(
 
 
 @pytest.mark.parametrize(
+    "reply",
+    [
+        # talk about what models are and do, in the third person (the embedded model wrote the
+        # first two, and both passed: no anchor named being an AI, and their words were no talk)
+        "This is a great example of how even small models used by SmolLM can create accurate "
+        "answers.",
+        "We verified it using AI's testing capabilities.",
+        "As a small language model, I can generate accurate and helpful answers.",
+        "SmolLM2 models are trained to give accurate answers.",
+        "Large language models like GPT are powerful tools.",
+        "AI can verify the answer.",
+    ],
+)
+@pytest.mark.parametrize("task", [FRANCE, TWO, None])
+def test_talk_about_ai_in_the_third_person_is_invalid(reply: str, task: str | None) -> None:
+    for build in BOTH_PROMPTS:
+        problem = _invalid(reply, build(task or FRANCE), task)
+        assert problem.reason is Reason.META
+        assert "the debate, the instructions or being an AI" in str(problem)
+
+
+@pytest.mark.parametrize(
     ("task", "reply"),
     [
         (FRANCE, "Paris, as per the instructions."),
@@ -262,6 +284,21 @@ def test_talk_about_the_debate_the_instructions_or_being_an_ai_is_invalid(
         (
             "Which answer did the panel keep, the original or the revised one?",
             "The original answer.",
+        ),
+        # AI named beside a word of the subject, or where the task asks about it
+        (
+            "How do I classify support tickets cheaply?",
+            "Use a small language model to classify the tickets.",
+        ),
+        (FRANCE, "As an AI, I can tell you: Paris."),
+        ("Why do LLMs make up citations?", "LLMs generate likely text, not checked facts."),
+        ("Which technology drove the 2023 boom?", "AI."),
+        ("Which technology drove the 2023 boom?", "Generative AI models."),
+        (STORE, "An AI assistant would pick SQLite."),
+        # (a word of the task makes it an answer, as it does for talk about the debate)
+        (
+            "Which small models can answer accurately?",
+            "Small models used by SmolLM can create accurate answers.",
         ),
     ],
 )

@@ -14,11 +14,12 @@ near-verbatim paraphrases in linear time, while a short answer built from the ta
 ("Use SQLite." to "Postgres or SQLite?") stays: it shares no three-word run with the prompt.
 
 A valid answer also answers the question (issue 29): talk about the debate, the instructions or
-being an AI ("You are an AI, you will not be allowed to speak in the debate."), terminal escape
-codes (also the "[1A[2K" left once the ESC is stripped), a piece of an instruction (", no more
-than 40 words."), a bare "no" to a question that is not a yes/no question and a literal null
-("None", "N/A") to a question no null answers (deliberation/question.py reads which question
-takes them) are invalid too.
+being an AI ("You are an AI, you will not be allowed to speak in the debate."; of AI in the
+third person too, deliberation/selftalk.py: "We verified it using AI's testing capabilities."),
+terminal escape codes (also the "[1A[2K" left once the ESC is stripped), a piece of an
+instruction (", no more than 40 words."), a bare "no" to a question that is not a yes/no
+question and a literal null ("None", "N/A") to a question no null answers
+(deliberation/question.py reads which question takes them) are invalid too.
 
 Everything here is pure and deterministic, and model text is treated as hostile: the reply and
 the prompts are capped before scanning, and every pattern is linear.
@@ -44,6 +45,7 @@ from moot.deliberation.question import (
     null_said,
     takes_nulls,
 )
+from moot.deliberation.selftalk import talks_about_ai
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -404,7 +406,10 @@ def _talk_instead_of_answer(
         return NotSubstantive(
             Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
         )
-    if all_talk and _META_ANCHOR.search(folded) is not None:
+    # (or talk about AI in the third person, in words of what models are and do: `selftalk`)
+    if (all_talk and _META_ANCHOR.search(folded) is not None) or talks_about_ai(
+        folded, content, _ANSWER_TALK, task_words
+    ):
         return NotSubstantive(
             Reason.META,
             "it talks about the debate, the instructions or being an AI instead of answering "
