@@ -397,7 +397,7 @@ def _talk_instead_of_answer(
     if (
         all(w not in asked for w in content)
         and only_counts([w for w in content if w not in _ANSWER_TALK], folded, asked)
-        and any(w in _ABOUT_ANSWERS for w in content)
+        and any(w in _ABOUT_ANSWERS or w in WORK for w in content)
         and _ABOUT_THE_ANSWER.search(folded) is not None
     ) or directs_the_answer(text[:REPLY_TAIL], asked - _FILLER, _DIRECTIVE_TALK):
         return NotSubstantive(

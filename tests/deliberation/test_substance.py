@@ -1030,6 +1030,13 @@ ANSWER_TALK = [
     "Your solution shows excellent preparation and rigor.",
     "The task needs expertise, insight and creativity.",
     "A carefully planned and perfectly prepared answer.",
+    # the faculties the work takes, and what to be ready for (the embedded model wrote the first;
+    # it passed: "critical" and "unexpected" were no words of the work)
+    "This task requires critical thinking skills; be prepared for the unexpected.",
+    "This question demands analytical skills, good judgment and an open mind.",
+    "The task calls for problem-solving skills, persistence and adaptability.",
+    "Your answer requires curiosity, imagination and resilience.",
+    "This problem needs focus and patience; expect surprises and obstacles.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -1165,6 +1172,12 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
             "This task requires careful planning: ship behind a feature flag, then ramp up.",
         ),
         ("How much planning does this task take?", "This task requires careful planning."),
+        (MIGRATE, "This task requires a critical fix: take a backup before the migration."),
+        (
+            "How do I handle unexpected errors in the worker?",
+            "Be prepared for the unexpected: catch the exception and retry.",
+        ),
+        ("How much judgment does the on-call rota take?", "This task requires good judgment."),
         ("Which state of matter is ice?", "The answer is solid."),
     ],
 )

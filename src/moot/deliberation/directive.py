@@ -90,13 +90,20 @@ GRADE = frozenset(
 )
 # words of the work an answer takes, not of what it says: "a carefully planned answer", "careful
 # planning and attention to detail" (substance's talk rule reads them and the grades as talk
-# too: "This task requires careful planning.")
+# too: "This task requires careful planning."), the faculties it takes ("critical thinking
+# skills", "good judgment and an open mind") and what to be ready for ("be prepared for the
+# unexpected")
 WORK = frozenset(
     """
     effort efforts care attention attentive diligence diligent dedication patience plan plans
     planned planning prepare prepared preparing preparation readiness focused rigor rigour
     rigorous discipline skill skills expertise knowledge understanding insight insights
     creativity creative thoughtful
+    critical analytical judgment judgement intuition imagination curiosity curious ingenuity
+    resourcefulness adaptability adaptable persistence perseverance resilience resilient
+    determination concentration caution cautious vigilance mind minds mindful open minded
+    solving expect unexpected unforeseen surprise surprises challenge challenges obstacle
+    obstacles difficulty difficulties
     """.split()
 )
 # words that say how an answer reads, beside those of its form and grade: "concise yet

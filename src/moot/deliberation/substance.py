@@ -419,12 +419,12 @@ def _talk_instead_of_answer(
     # to "Should a small team use Postgres?" is no answer ("The solution should ...")
     asked = task_words - AUXILIARIES - ASKING
     # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
-    # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
-    # your answer in ..." is an echo)
+    # reply back, but a word of its own must be about answers or the work they take: "Okay."
+    # after a copy of "Write your answer in ..." is an echo)
     if (
         asked.isdisjoint(content)
         and only_counts(list(filterfalse(_ANSWER_TALK.__contains__, content)), folded, asked)
-        and any(w in _ABOUT_ANSWERS for w in content)
+        and any(w in _ABOUT_ANSWERS or w in directive.WORK for w in content)
         and _ABOUT_THE_ANSWER.search(folded) is not None
     ) or directs_the_answer(text[:REPLY_TAIL], asked - _FILLER, _DIRECTIVE_TALK):
         return NotSubstantive(
