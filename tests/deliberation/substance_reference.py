@@ -21,7 +21,12 @@ from moot.deliberation.directive import GRADE, QUALITY, WORK, directs_the_answer
 from moot.deliberation.markup import strip_markup
 from tests.deliberation.substance_reference_rules import _ABOUT_ANSWERS as _ABOUT_ANSWERS
 from tests.deliberation.substance_reference_rules import _META_WORDS as _META_WORDS
-from tests.deliberation.substance_reference_rules import _RUN_TOGETHER, _ai_talk, _null_no_answer
+from tests.deliberation.substance_reference_rules import (
+    _RUN_TOGETHER,
+    _ai_talk,
+    _null_no_answer,
+    _numbering,
+)
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -502,8 +507,13 @@ def check_substance(
     from_prompt = _covered(tokens, grams)
     task_tokens = _WORD.findall(_fold(task)) if task else []
     from_task = _covered(tokens, _trigrams(task_tokens))
+    copied = [a or b for a, b in zip(from_prompt, from_task, strict=True)]
+    opens = _AUXILIARIES | set("how what which who whom whose why when where whether".split())
+    opens |= set(_WORD.findall(_fold(task[:200]))[:1]) if task else set()
+    for i in _numbering(folded, spans, copied, opens) if any(copied) else []:
+        copied[i] = True
     for i, (start, end) in enumerate(spans):
-        if from_prompt[i] or from_task[i]:
+        if copied[i]:
             cover(start, end, Reason.ECHO)
 
     # what is left: words no mask touches

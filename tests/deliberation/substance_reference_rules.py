@@ -10,7 +10,14 @@ import unicodedata
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
-__all__ = ["_ABOUT_ANSWERS", "_META_WORDS", "_RUN_TOGETHER", "_ai_talk", "_null_no_answer"]
+__all__ = [
+    "_ABOUT_ANSWERS",
+    "_META_WORDS",
+    "_RUN_TOGETHER",
+    "_ai_talk",
+    "_null_no_answer",
+    "_numbering",
+]
 
 # the words of talk about the deliberation (substance_reference's META rule)
 _META_WORDS = frozenset(
@@ -162,3 +169,28 @@ def _ai_talk(
         and len(names) < len(content)
         and not any(w in task_words for w in content)
     )
+
+
+# A list marker ("#1:", "(1)", "[1]", "1)", "Q1:", "Question 1:", "1." where a line starts)
+# numbers a copy when the word after it is copied and opens it as the task or a question opens
+# (`opens`): its words are the copy's.
+_MARKER = re.compile(
+    r"(?:(?<![\w.#])(?:(?:q|question|task|item|step|part)\s?)?"
+    r"(?:#\s?\d{1,3}[.):]?|\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}[):])|^[ \t]*\d{1,3}\.)(?=\s)",
+    re.MULTILINE,
+)
+
+
+def _numbering(
+    folded: str,
+    spans: Sequence[tuple[int, int]],
+    copied: Sequence[bool],
+    opens: AbstractSet[str],
+) -> list[int]:
+    found: list[int] = []
+    for m in _MARKER.finditer(folded):
+        inside = [i for i, (start, _) in enumerate(spans) if m.start() <= start < m.end()]
+        after = [i for i, (start, _) in enumerate(spans) if start >= m.end()]
+        if after and copied[after[0]] and folded[slice(*spans[after[0]])] in opens:
+            found.extend(inside)
+    return found

@@ -830,6 +830,79 @@ def test_quoted_material_anywhere_in_a_prompt_is_not_instructions(position: str)
     assert check_substance(other, [prompt], task=STORE) is None
 
 
+PRIME = "Is 7 a prime number?"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # what the embedded model wrote: the task, numbered, and the task again (it passed: the
+        # number was a word of its own beside a copy of the task, which does not count)
+        "Is 7 a prime number? #1: Is 7 a prime number?",
+        "#1: Is 7 a prime number?\n#2: Is 7 a prime number?",
+        "1. Is 7 a prime number?\n2. Is 7 a prime number?",
+        "(1) Is 7 a prime number? (2) Is 7 a prime number?",
+        "[1] Is 7 a prime number?",
+        "1) Is 7 a prime number? 2) Is 7 a prime number?",
+        "Q1: Is 7 a prime number?",
+        "Question 1: Is 7 a prime number?",
+        # (a copy opens like the task, or like a question: "is" here)
+        "1) is 7 a prime number",
+    ],
+)
+def test_a_numbered_copy_of_the_task_is_an_echo(reply: str) -> None:
+    for prompts in (_arena_solve(PRIME), _court_propose(PRIME), []):
+        problem = _invalid(reply, prompts, PRIME)
+        assert problem.reason is Reason.ECHO, (reply, problem)
+
+
+def test_a_numbered_copy_of_a_task_that_is_no_question_is_an_echo() -> None:
+    task = "Plan the migration of a service."
+    for reply in ("1. Plan the migration of a service.", "#1: Plan the migration of a service."):
+        assert _invalid(reply, [], task).reason is Reason.ECHO
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        # a number before an answer of its own, or one that is the answer
+        (PRIME, "Is 7 a prime number?\n1. Yes, 7 is prime."),
+        (PRIME, "#1: Yes, 7 is prime."),
+        (PRIME, "Is 7 a prime number? Yes."),
+        (TWO, "What is 2+2? 4. What is 2+2?"),
+        (TWO, "What is 2+2?\n4"),
+        ("Which issue fixed the crash?", "#1234"),
+        ("Which issue fixed the crash?", "Which issue fixed the crash? #1234."),
+        # a number before a piece of the task that does not open it: the number is the answer
+        ("Which issue fixed the login crash?", "#12 fixed the login crash."),
+        ("Which issue fixed the login crash?", "#12: fixed the login crash"),
+        ("How many moons does Mars have?", "(2) moons does Mars have"),
+    ],
+)
+def test_a_number_beside_a_copy_of_the_task_may_be_the_answer(task: str, reply: str) -> None:
+    for prompts in (_arena_solve(task), _court_propose(task), []):
+        assert check_substance(reply, prompts, task=task) is None, reply
+
+
+def test_hostile_numbers_placeholders_nulls_and_ai_talk_are_judged_quickly() -> None:
+    hostile = [
+        "1) is 7 a prime number " * 200_000,
+        "#1: " * 1_000_000 + "is 7 a prime number",
+        "1.\n" * 1_000_000,
+        "youranswer " * 500_000,
+        "your_" * 1_000_000 + "answer",
+        "None " * 1_000_000,
+        "ai models " * 500_000,
+        "The answer should be " + "blue " * 1_000_000,
+    ]
+    started = time.perf_counter()
+    verdicts = [check_substance(text, _arena_solve(PRIME), task=PRIME) for text in hostile]
+    assert time.perf_counter() - started < 5
+    assert verdicts[0] is not None and verdicts[0].reason is Reason.ECHO
+    for verdict in verdicts:
+        assert verdict is None or (str(verdict).isprintable() and len(str(verdict)) < 200)
+
+
 def test_the_instructions_after_a_quote_are_instructions() -> None:
     quoted = quote("Agent B", "Use SQLite in WAL mode.", nonce="0c218a4f73d5", limit=4000)
     after = "Keep what is right and fix what is wrong, each with its reason."

@@ -29,6 +29,8 @@ TASKS = [
     "How long can a post be, in characters?",
     "Is it safe to run the migration on Friday?",
     "Plan the migration of a service.",
+    # (the task the numbered echoes in the substance tests copy)
+    "Is 7 a prime number?",
     None,
 ]
 

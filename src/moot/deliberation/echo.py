@@ -1,7 +1,8 @@
 """What a reply copies from its prompts: the prompts' word trigrams, read once per prompt, and
 which of a reply's words sit in a run of three words that a prompt (or the task) also holds
 (deliberation/substance judges such a copy as an echo, issue 9); and moot's own markup in the
-prompts, the fences around quoted material, whose ids a model may copy back as its answer.
+prompts, the fences around quoted material, whose ids a model may copy back as its answer; and the
+list markers that number a copy ("#1: Is 7 a prime number?"), which are the copy's.
 
 Everything here is linear in the words: a prompt's head (PROMPT_CAP) is read once and kept
 (lru_cache: every agent of a round is asked the same system prompt, and a resume checks every
@@ -27,6 +28,7 @@ __all__ = [
     "covered",
     "fence_echoes",
     "fold",
+    "numbering",
     "read_prompts",
     "read_task",
 ]
@@ -169,6 +171,45 @@ def fence_echoes(folded: str, fences: Fences) -> Iterator[tuple[int, int]]:
         holds_id = holds_id or word.group() in fences.ids
     if holds_id:
         yield start, end
+
+
+# A list marker: "#1", "#1:", "(1)", "[1]", "1)", "1:", "Q1:", "Question 1:", and "1." where
+# a line starts ("4. What is 2+2?" within a line may be the answer "4" and the task again)
+_MARKER = re.compile(
+    r"(?:(?<![\w.#])(?:(?:q|question|task|item|step|part)\s?)?"
+    r"(?:#\s?\d{1,3}[.):]?|\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}[):])|^[ \t]*\d{1,3}\.)(?=\s)",
+    re.MULTILINE,
+)
+_DIGIT = re.compile(r"\d")
+
+
+def numbering(folded: str, copied: bytes | bytearray, opens: AbstractSet[str]) -> list[int]:
+    """Which words of the (folded) reply number a copy: those of each list marker whose next
+    word is copied (`copied`: byte i is 1 when word i sits in a run the prompts or the task
+    hold) and opens the copy as the task or a question opens (`opens`). "Is 7 a prime number?
+    #1: Is 7 a prime number?" is the task twice, "1" included; a number before words of the
+    reply's own ("#1: Yes, 7 is prime.") or before a piece of the task from its middle ("#12
+    fixed the login crash" to "Which issue fixed the login crash?") stays its own. One pass over
+    the words and the markers, and none when nothing is copied or numbered."""
+    # (a shortcut: without it the same words come out, so its mutants are equivalent)
+    if 1 not in copied or not _DIGIT.search(folded):  # pragma: no mutate
+        return []
+    markers = _MARKER.finditer(folded)
+    marker = next(markers, None)
+    found: list[int] = []
+    inside: list[int] = []  # the words of the current marker
+    for i, word in enumerate(WORD.finditer(folded)):
+        while marker is not None and word.start() >= marker.end():
+            # the first word after the marker: the marker numbers a copy if this is copied
+            if copied[i] and word.group() in opens:
+                found.extend(inside)
+            inside = []
+            marker = next(markers, None)
+        if marker is None:
+            break
+        if word.start() >= marker.start():
+            inside.append(i)
+    return found
 
 
 def clear_caches() -> None:

@@ -5,8 +5,9 @@ answer; an arena's final answer was its own instructions echoed back. Such repli
 parsers cannot catch them. `check_substance` masks what is not the model's own answer (protocol
 markup and the ids of the prompt's quote fences, template placeholders, also run together into
 one word ("youranswer"), JSON-schema text, field labels and headers copied from the prompt, runs
-of words copied from the prompt or the task, refusals) and looks at what is left: nothing of
-substance left means the reply is invalid, with a typed reason.
+of words copied from the prompt or the task and the list markers that number them, refusals)
+and looks at what is left: nothing of substance left means the reply is invalid, with a typed
+reason.
 
 Overlap with the prompt is measured on word trigrams: a reply word counts as copied when it sits
 in a run of three words that also occurs, in that order, in the prompt. That catches echoes and
@@ -277,6 +278,9 @@ _ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS | directive.GRADE | directive.WORK |
 # words a directive about the answer may use and still say nothing (see `directive`)
 _DIRECTIVE_TALK = _META_WORDS | _ABOUT_ANSWERS | _FILLER
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
+# the words a numbered copy of a question may open with (and the task's first word, of its head)
+_OPENS = AUXILIARIES | frozenset("how what which who whom whose why when where whether".split())
+_OPENING = 200
 # words that may stand around a bare yes/no without making it an answer: "Absolutely not."
 _INTENSIFIERS = frozenset(
     "absolutely definitely certainly surely sure indeed course not really".split()
@@ -520,7 +524,12 @@ def check_substance(
     # echo is found per trigram, and the words a masked run touches per run, by bisection)
     tokens = WORD.findall(folded)
     from_task = covered(tokens, task_grams)
-    echoed = (covered(tokens, grams) | from_task).to_bytes(len(tokens), "little")
+    echoed = bytearray((covered(tokens, grams) | from_task).to_bytes(len(tokens), "little"))
+    # the numbers of a numbered copy are the copy's: "Is 7 a prime number? #1: Is 7 a prime ..."
+    first = WORD.search(fold(task[:_OPENING])) if task else None
+    opens = _OPENS if first is None else _OPENS | {first.group()}
+    for i in echo.numbering(folded, echoed, opens):
+        echoed[i] = 1
     kept = bytearray(echoed.translate(_FLIP))  # 1 for a word no echo covers
     # the words' spans, found only as far as a masked run or an echoed word needs them
     spans: list[tuple[int, int]] = []
