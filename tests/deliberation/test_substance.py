@@ -884,6 +884,28 @@ def test_a_number_beside_a_copy_of_the_task_may_be_the_answer(task: str, reply: 
         assert check_substance(reply, prompts, task=task) is None, reply
 
 
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        # plain answers beside the rules for nulls, bare yes/no, placeholders and numbered copies
+        ("Which of these locks is safe to skip?", "None of the options is safe; use a lock."),
+        (
+            "Which endpoint lists the items?",
+            "N/A: the API has no such endpoint, use /v2/items instead.",
+        ),
+        (PRIME, "Yes."),
+        (FRIDAY, "No, Friday deploys are risky."),
+        (PRIME, "7 is prime."),
+        ("How should the worker pick jobs?", "Use a queue."),
+        ("What is 6 x 7?", "The answer is 42."),
+    ],
+)
+@pytest.mark.parametrize("given", [True, False])
+def test_plain_answers_stay_answers(task: str, reply: str, given: bool) -> None:
+    for prompts in (_arena_solve(task), _court_propose(task), []):
+        assert check_substance(reply, prompts, task=task if given else None) is None, reply
+
+
 def test_hostile_numbers_placeholders_nulls_and_ai_talk_are_judged_quickly() -> None:
     hostile = [
         "1) is 7 a prime number " * 200_000,
