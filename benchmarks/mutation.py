@@ -50,6 +50,14 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS: dict[str, tuple[str, ...]] = {
     "deliberation/substance.py": ("tests/deliberation/test_substance.py",),
     "deliberation/echo.py": ("tests/deliberation/test_substance.py",),
+    # the substance check's word lists and rules that moved out of substance.py
+    "deliberation/directive.py": ("tests/deliberation/test_substance.py",),
+    "deliberation/question.py": ("tests/deliberation/test_substance.py",),
+    "deliberation/selftalk.py": ("tests/deliberation/test_substance.py",),
+    "deliberation/swaps.py": (
+        "tests/deliberation/test_claims.py",
+        "tests/deliberation/test_named.py",
+    ),
     "deliberation/borda.py": ("tests/deliberation/test_borda.py",),
     "deliberation/agreement.py": ("tests/deliberation/test_agreement.py",),
     "deliberation/answers.py": ("tests/deliberation/test_answers.py",),
