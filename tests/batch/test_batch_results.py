@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot import batch as batches
+from moot.lifecycle.plan import load_config
 from tests.batch.test_batch import MODELS, home_in_process
 from tests.cli.test_cli import moot
 
@@ -46,7 +47,7 @@ def test_one_results_line_per_task(
 
 
 def test_a_task_that_has_not_ended_is_pending(tmp_path: Path) -> None:
-    plan = batches.load_config(None, {})
+    plan = load_config(None, {})
     batch = batches.create_batch([("a", "x", plan), ("b", "y", plan)], root=tmp_path)
     ended = batches.LineResult(0, "a", "s1", "paused", "a limit", final_answer="")
     batch.write_results({0: ended})

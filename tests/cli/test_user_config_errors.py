@@ -117,3 +117,19 @@ def test_a_run_problem_with_the_user_configs_models_names_the_file_and_the_key(
     # a problem with a value given as a flag names the flag, not the file
     code, _, err = moot(capsys, "run", "x", "--dry-run", "-m", "local:smollm2")
     assert code == 1 and "--models: the arena needs 2" in err and str(path) not in err, err
+
+
+def test_batch_and_bench_name_the_user_config_as_run_does(tmp_path: Path) -> None:
+    """`moot batch` and `moot bench` read the user config too, and said 'the options given have
+    1 problem' for its one model, naming neither the file nor its key."""
+    from moot.batch import read_tasks
+    from moot.bench.runner import BenchOptions, _plan
+
+    path = _write('models = ["local:smollm2"]\n')
+    lines = tmp_path / "tasks.jsonl"
+    lines.write_text('{"task": "What is 2 + 3?"}\n')
+    named = f"models in user config {re.escape(str(path))}: the arena needs 2 or more agents"
+    with pytest.raises(ConfigError, match=named):
+        read_tasks(lines)
+    with pytest.raises(ConfigError, match=named):
+        _plan(BenchOptions(suite="arithmetic", protocols=["arena"]), "arena")

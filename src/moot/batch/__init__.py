@@ -40,7 +40,7 @@ from moot.config import RunConfig, read_lines
 from moot.engine.result import exit_code_for
 from moot.engine.store import atomic_write, sessions_root
 from moot.errors import ConfigError, MootError
-from moot.lifecycle.plan import Plan, load_config, resolve, with_user_config
+from moot.lifecycle.plan import Plan, load_run, resolve
 from moot.lifecycle.run import RunResult, resume_async, start_async
 from moot.types import Event
 
@@ -198,7 +198,7 @@ def read_tasks(
             raise ConfigError(f"{where}: 'config' must be a table of settings")
         _dotted("", settings, overrides)
         try:
-            plan = load_config(config_path, with_user_config(overrides, config_path))
+            plan = load_run(config_path, overrides)  # a problem with the user config names it
         except ConfigError as error:
             raise ConfigError(f"{where}: {error}") from None
         tasks.append((str(data.get("id", f"line-{number}")), data["task"], plan))

@@ -35,7 +35,7 @@ from moot.bench.suites import Suite, suite_for
 from moot.bench.swap import audit_judgements, pairwise_judgements
 from moot.config import RunConfig
 from moot.errors import ConfigError
-from moot.lifecycle.plan import Plan, load_config, with_user_config
+from moot.lifecycle.plan import Plan, load_run
 from moot.protocols.definition import Flag
 
 __all__ = ["BASELINE", "BenchOptions", "BenchReport", "ProtocolRow", "run_bench", "session_seed"]
@@ -160,7 +160,7 @@ def _plan(options: BenchOptions, protocol: str, extra: Mapping[str, Any] | None 
         overrides["agents"] = [{"model": spec} for spec in options.models]
     overrides.update(extra or {})
     try:
-        return load_config(options.config_path, with_user_config(overrides, options.config_path))
+        return load_run(options.config_path, overrides)  # the user config's problems name it
     except ConfigError as error:
         raise ConfigError(f"protocol {protocol}: {error}") from None
 

@@ -58,7 +58,6 @@ __all__ = [
     "start_problems",
     "user_config",
     "user_config_problems",
-    "with_user_config",
 ]
 
 
@@ -591,9 +590,3 @@ def user_config_problems(user: UserConfig) -> list[str]:
         for spec in specs:
             problems += _unknown_provider(f"aliases.{name}", spec)
     return problems
-
-
-def with_user_config(given: Mapping[str, Any], path: Path | None) -> dict[str, Any]:
-    """A run's dotted overrides `given` with the user config's defaults for what neither they
-    nor the config file at `path` set, and the aliases among their models expanded."""
-    return user_config().under(given, read_config_file(path) if path else {})
