@@ -140,3 +140,18 @@ class Tourney:
             for r in self.requests
             if (Step.parse(r.meta["step"]).phase or "").endswith(kind)
         ]
+
+
+class ReaskingTourney(Tourney):
+    """The scripted tournament, answering a re-ask as it answered the prompt it follows (the
+    re-ask itself names no match and round)."""
+
+    def script(self, name: str) -> Callable[[Request], str]:
+        reply = super().script(name)
+
+        def answer(request: Request) -> str:
+            if Step.parse(request.meta["step"]).reask:
+                request = request.model_copy(update={"messages": request.messages[:-2]})
+            return reply(request)
+
+        return answer

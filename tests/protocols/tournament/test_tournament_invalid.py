@@ -13,33 +13,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 
 from moot import api
 from moot.protocols.tournament.view import report_sections
-from moot.types import Request, Step
 from tests.scripts import start
-from tests.tournament_scripts import Tourney as _Tourney
+from tests.tournament_scripts import ReaskingTourney as Tourney
 from tests.tournament_scripts import moves, steady
 
 TASK = "What is the capital of Spain?"
 ECHO = "Spain"  # no echo to the substance check, but it only repeats the question
 MADRID = "Madrid is the capital of Spain."
 JUNK = "{ newVote }, Confidence: { confidence }, Reasoning: {"
-
-
-class Tourney(_Tourney):
-    """The scripted tournament, answering a re-ask as it answered the prompt it follows."""
-
-    def script(self, name: str) -> Callable[[Request], str]:
-        reply = super().script(name)
-
-        def answer(request: Request) -> str:
-            if Step.parse(request.meta["step"]).reask:
-                request = request.model_copy(update={"messages": request.messages[:-2]})
-            return reply(request)
-
-        return answer
 
 
 def _alias(run: api.RunResult, name: str) -> str:

@@ -6,38 +6,22 @@ markup reaches the final answer or result.json."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from moot import api
 from moot.deliberation.markup import find_markup
-from moot.types import Request, Step
+from moot.types import Step
 from tests.cli.test_cli import moot
 from tests.scripts import events, start
-from tests.tournament_scripts import Tourney as _Tourney
+from tests.tournament_scripts import ReaskingTourney as Tourney
 from tests.tournament_scripts import moves, steady
 
 TASK = "How should the service store its sessions?"
 PG = "Store sessions in PostgreSQL with a sessions table and an index on expiry."
 REDIS = "Keep sessions in Redis with a TTL per key, no database at all."
 JUNK = "{ newVote }, Confidence: { confidence }, Reasoning: {"
-
-
-class Tourney(_Tourney):
-    """The scripted tournament, answering a re-ask as it answered the prompt it follows (the
-    re-ask itself names no match and round)."""
-
-    def script(self, name: str) -> Callable[[Request], str]:
-        reply = super().script(name)
-
-        def answer(request: Request) -> str:
-            if Step.parse(request.meta["step"]).reask:
-                request = request.model_copy(update={"messages": request.messages[:-2]})
-            return reply(request)
-
-        return answer
 
 
 def _alias(run: object, name: str) -> str:
