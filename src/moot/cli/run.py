@@ -180,7 +180,7 @@ def _dry_run(plan: Any, task: str) -> NoReturn:
     message the run fails with; then the projection, each call at most its model's context
     window (exit 0). Nothing is created."""
     from moot.lifecycle.plan import make_models, participants, start_problems
-    from moot.lifecycle.projection import estimate, render
+    from moot.lifecycle.projection import estimate, render, within_windows
 
     if not task.strip() and plan.record.default_task is not None:
         task = plan.record.default_task(plan.options) or ""
@@ -200,56 +200,11 @@ def _dry_run(plan: Any, task: str) -> NoReturn:
         if agent.model is not None:
             window = agent.model.capabilities.context_window
             windows[agent.spec] = max(window, windows.get(agent.spec, 0))
-    fitted, notes = _within_windows(plan, projected, windows)
+    fitted, notes = within_windows(plan, projected, windows)
     say(render(fitted))
     for note in notes:
         say(note)
     sys.exit(0)
-
-
-def _within_windows(plan: Any, est: Any, windows: dict[str, int]) -> tuple[Any, list[str]]:
-    """The projection with no call above its model's context window (`windows`: spec ->
-    tokens), and a note per model whose lines were cut to it: whether the protocol cuts what
-    it shows to fit, or the model refuses such a call. The costs stay the projection's (an
-    upper bound still)."""
-    import dataclasses
-
-    cut = {
-        (item.role, item.member.model): item.cut_to_window
-        for item in plan.record.conduct.project(plan.config, plan.options)
-    }
-    lines = []
-    over: dict[tuple[str, int, bool | None], list[Any]] = {}
-    for line in est.lines:
-        window = windows.get(line.model)
-        if window is None or line.tokens_per_call <= window:
-            lines.append(line)
-            continue
-        lines.append(dataclasses.replace(line, tokens_per_call=window))
-        fits = cut.get((line.role, line.model))
-        over.setdefault((line.model, window, fits), []).append(line)
-    notes = []
-    for (model, window, fits), cut_lines in over.items():
-        who = "; ".join(x.role.split(" (")[0] for x in cut_lines)
-        largest = max(x.tokens_per_call for x in cut_lines)
-        head = (
-            f"{model} holds {window:,} tokens a call (its context window), fewer than the "
-            f"about {largest:,} a prompt and its answer may take ({who})"
-        )
-        fix = (
-            "lower max_tokens or the quoted texts' size, or give the model a larger context "
-            "window (a local model's options.n_ctx)"
-        )
-        if fits:
-            notes.append(f"{head}: the {est.protocol} protocol cuts what it shows to fit.")
-        elif fits is None:
-            notes.append(f"{head}: a call fits only as far as what it is shown is cut; {fix}.")
-        else:
-            notes.append(
-                f"{head}: such a prompt is sent as it is, and the model refuses it (the call "
-                f"fails); {fix}."
-            )
-    return dataclasses.replace(est, lines=tuple(lines)), notes
 
 
 @click.command()

@@ -12,6 +12,7 @@ is counted at the fallback rate that cost limits use, and named.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from moot.config import AgentConfig
@@ -22,7 +23,7 @@ from moot.protocols import synthesis
 from moot.protocols.definition import Projected, completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
 
-__all__ = ["Estimate", "Line", "estimate", "render"]
+__all__ = ["Estimate", "Line", "estimate", "render", "within_windows"]
 
 
 @dataclass(frozen=True)
@@ -142,3 +143,47 @@ def render(est: Estimate, *, before_run: bool = False) -> str:
             f"${UNPRICED_USD_PER_TOKEN * 1_000_000:g} per million tokens"
         )
     return "\n".join(rows)
+
+
+def within_windows(
+    plan: Plan, est: Estimate, windows: dict[str, int]
+) -> tuple[Estimate, list[str]]:
+    """The projection with no call above its model's context window (`windows`: spec ->
+    tokens), and a note per model whose lines were cut to it: whether the protocol cuts what
+    it shows to fit, or the model refuses such a call. The costs stay the projection's (an
+    upper bound still)."""
+    project = plan.record.conduct.project  # there is one: `est` was made of it
+    items = project(plan.config, plan.options) if project is not None else []
+    cut = {(item.role, item.member.model): item.cut_to_window for item in items}
+    lines = []
+    over: dict[tuple[str, int, bool | None], list[Line]] = {}
+    for line in est.lines:
+        window = windows.get(line.model)
+        if window is None or line.tokens_per_call <= window:
+            lines.append(line)
+            continue
+        lines.append(dataclasses.replace(line, tokens_per_call=window))
+        fits = cut.get((line.role, line.model))
+        over.setdefault((line.model, window, fits), []).append(line)
+    notes = []
+    for (model, window, fits), cut_lines in over.items():
+        who = "; ".join(x.role.split(" (")[0] for x in cut_lines)
+        largest = max(x.tokens_per_call for x in cut_lines)
+        head = (
+            f"{model} holds {window:,} tokens a call (its context window), fewer than the "
+            f"about {largest:,} a prompt and its answer may take ({who})"
+        )
+        fix = (
+            "lower max_tokens or the quoted texts' size, or give the model a larger context "
+            "window (a local model's options.n_ctx)"
+        )
+        if fits:
+            notes.append(f"{head}: the {est.protocol} protocol cuts what it shows to fit.")
+        elif fits is None:
+            notes.append(f"{head}: a call fits only as far as what it is shown is cut; {fix}.")
+        else:
+            notes.append(
+                f"{head}: such a prompt is sent as it is, and the model refuses it (the call "
+                f"fails); {fix}."
+            )
+    return dataclasses.replace(est, lines=tuple(lines)), notes
