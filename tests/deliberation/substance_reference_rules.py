@@ -37,7 +37,7 @@ _META_WORDS = frozenset(
     asked required about must should may might need want please thank thanks there what
     which who how why when just only also all
     requires require required requiring analyze analyse analyzing analysing itself yourself
-    single sentence sentences paragraph paragraphs section sections list line lines word words
+    single sentence sentences paragraph paragraphs section sections list lists line lines word words
     short brief concise exactly less fewer most least
     complex simple difficult easy hard tricky multiple many several various different possible
     careful carefully thought thinking think ambiguous unclear nuanced

@@ -1132,6 +1132,12 @@ ANSWER_TALK = [
     "The task calls for problem-solving skills, persistence and adaptability.",
     "Your answer requires curiosity, imagination and resilience.",
     "This problem needs focus and patience; expect surprises and obstacles.",
+    # what an answer should hold, in words of its form and work: two of three SmolLM2 agents
+    # ended on the first, 'consensus' by persuasion, exit 0 (the README's first command at
+    # 057ef23; "plan" and "lists" were words of substance there)
+    "Your Answer should be a detailed plan with numbered lists.",
+    "Your answer should be in numbered lists.",
+    "Your answer must be the best possible numbered list.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 

@@ -280,11 +280,18 @@ def _directive(sentence: str, task: _Task, depth: int) -> bool:
         return False
     if like is not None and not _CONCRETE.search(rest) and _only_how(words, folded, task):
         return True
-    # what it should hold: only words about answers, their form and their bareness ("no extra
-    # information"), samples of characters, or counts of its parts
+    # what it should hold: only words about answers, their form, grade, work and bareness ("no
+    # extra information", "a detailed plan"), samples of characters, or counts of its parts
     samples = _samples(words, asked)
     others = [
-        w for w in words if w not in talk and w not in _FORM and w not in _BARE and w not in samples
+        w
+        for w in words
+        if w not in talk
+        and w not in _FORM
+        and w not in _BARE
+        and w not in GRADE
+        and w not in WORK
+        and w not in samples
     ]
     return not _CODE_LIKE.search(rest) and only_counts(others, folded, asked)
 
