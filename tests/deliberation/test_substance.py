@@ -442,6 +442,10 @@ def test_a_limit_that_answers_is_an_answer(task: str, reply: str) -> None:
         (FRANCE, "The answer is no.", "no"),
         (FRANCE, "Your answer: no.", "no"),
         (FRANCE, "The answer should be no.", "no"),
+        # the question's own auxiliary is no word of its subject ("should" to "Should a small
+        # team use Postgres or SQLite ...?" passed this as an answer)
+        (STORE, "The answer should be no.", "no"),
+        (STORE, "Yes, it should.", "yes"),
         ("Which is better, Postgres or SQLite?", "Yes", "yes"),
         ("Pick a database for a session store.", "No.", "no"),
     ],

@@ -438,7 +438,7 @@ def _talk_instead_of_answer(
     rest = list(filterfalse(_YES_NO_AROUND.__contains__, content))
     if not said and not rest and "not" in content:
         said = ["no"]  # "Absolutely not.", "Certainly not."
-    if said and all(w in _META_WORDS and w not in task_words for w in rest):
+    if said and all(w in _META_WORDS and w not in asked for w in rest):
         return NotSubstantive(
             Reason.BARE_YES_NO,
             f"it is a bare {said[0]!r} to a question that is not a yes/no question "
