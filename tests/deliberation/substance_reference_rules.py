@@ -82,7 +82,9 @@ _SLOT_NOUN = (
     r"opinion)"
 )
 _RUN_TOGETHER = re.compile(
-    r"(?<!\w)(?:(?:(?:your|my|our|the|insert|enter|put|write|add|final)[_-]?){1,3}"
+    r"(?<!\w)(?:(?:(?:your|my|our|the|insert|enter|put|write|add|final|definitive|correct|"
+    r"best|right|true|actual|real|complete|full|short|brief|detailed|revised|updated|improved|"
+    r"proposed|new)[_-]?){1,3}"
     + _SLOT_NOUN
     + r"(?:[_-]?(?:here|text))?|"
     + _SLOT_NOUN

@@ -328,6 +328,11 @@ def test_talk_around_an_answer_is_an_answer(task: str, reply: str) -> None:
         "YourAnswerHere.",
         "insert-your-response",
         '"final_answer"',
+        # two of three SmolLM2 agents ended on it, 'consensus' by persuasion, exit 0 (the
+        # README's first command at be439e5)
+        "definitive_response",
+        "Correct-Answer",
+        "revised_solution_text",
     ],
 )
 @pytest.mark.parametrize("task", [FRANCE, None])
@@ -342,6 +347,8 @@ def test_placeholders_are_invalid(reply: str, task: str | None) -> None:
     [
         # the answer words run together with more than placeholder words, or beside an answer
         "my_answer_key",
+        "correct_answer_count",
+        "The correct answer is Paris.",
         "answer_text = text.strip()",
         "Paris (youranswer)",
         "Answerable questions first.",

@@ -96,14 +96,16 @@ _FILL_IN = re.compile(
 # An empty slot: `{{...}}`, `{{ }}`, `[...]`, `<...>` (NFKC folds "…" to "...")
 _EMPTY_SLOT = re.compile(r"\{\{[^{}\w\n]{0,20}\}\}|[{\[<(][ \t]*\.{2,}[ \t]*[}\]>)]")
 # A placeholder run together into one word: "youranswer", "your_answer_here", "answerhere",
-# "YOUR_ANSWER" (folded): an answer noun with what a placeholder puts around it and nothing
-# else. One more part makes it a name ("my_answer_key"), and a word beside it the answer.
+# "YOUR_ANSWER", "definitive_response" (folded): an answer noun with what a placeholder puts
+# around it (whose and which answer) and nothing else. One more part makes it a name ("my_answer_key"), and a word beside it the answer.
 _SLOT_NOUN = (
     r"(?:answers?|responses?|reply|solutions?|positions?|reasoning|explanations?|votes?|stance|"
     r"opinion)"
 )
 _RUN_TOGETHER = re.compile(
-    r"(?<!\w)(?:(?:(?:your|my|our|the|insert|enter|put|write|add|final)[_-]?){1,3}"
+    r"(?<!\w)(?:(?:(?:your|my|our|the|insert|enter|put|write|add|final|definitive|correct|"
+    r"best|right|true|actual|real|complete|full|short|brief|detailed|revised|updated|improved|"
+    r"proposed|new)[_-]?){1,3}"
     + _SLOT_NOUN
     + r"(?:[_-]?(?:here|text))?|"
     + _SLOT_NOUN
