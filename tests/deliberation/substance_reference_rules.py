@@ -23,7 +23,7 @@ __all__ = [
 _META_WORDS = frozenset(
     """
     ai assistant language model chatbot bot artificial intelligence human
-    am i'm you're i'll we'll you'll not will shall would could can cannot can't won't allowed
+    am i'm you're i'll we'll you'll not will shall would could can cannot can't won't allowed we us
     permitted able unable going now here below above following follows then first next ok okay
     sure certainly alright let let's give giving state present share provide offer write put
     make express speak speaking talk say argue participate take part join engage contribute
@@ -65,7 +65,7 @@ _ABOUT_ANSWERS = frozenset(
     needs edit edits editing revise revision improve based consist consists consisting
     specificity conciseness brevity precision accuracy completeness simplicity readability
     coherence relevance call calls demand demands here error errors mistake mistakes flaw flaws
-    use uses crucial essential important flexible mindset
+    use uses crucial essential important flexible mindset choose chooses choosing choice choices
     clear clearly clearer specific specifically necessary detailed more each every relevant
     appropriate appropriately proper properly correct correctly complete completely accurate
     accurately thorough thoroughly precise precisely explicit explicitly better further

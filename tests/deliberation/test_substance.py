@@ -1149,6 +1149,9 @@ ANSWER_TALK = [
     "Your Answer should be a detailed plan with numbered lists.",
     "Your answer should be in numbered lists.",
     "Your answer must be the best possible numbered list.",
+    # a README run's final answer for agent A (no consensus; "us" and "choose" were substance)
+    "This task requires us to carefully choose our words.",
+    "This task requires careful word choice.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -1180,6 +1183,8 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
             "Your function returns None when the list is empty; add a guard.",
         ),
         (FRANCE, "Paris."),
+        (FRANCE, "Paris is our choice."),
+        (STORE, "We choose SQLite."),
         (TWO, "The answer is 42."),
         # a parenthesis that holds a name or code is concrete
         (STORE, "Your answer should be short (SQLite)."),
