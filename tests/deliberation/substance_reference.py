@@ -526,8 +526,10 @@ def check_substance(
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
-    if task and _null_no_answer([w for w in content if w not in _META_WORDS], folded, task):
-        return NotSubstantive(Reason.NULL, f"it is a null value, not an answer ({_sample(text)})")
+    said = [w for w in content if w not in _META_WORDS]
+    if task and _null_no_answer(said, folded, task, _is_yes_no_question(task)):
+        kind = "truth" if said[0] in ("true", "false") else "null"
+        return NotSubstantive(Reason.NULL, f"it is a {kind} value, not an answer ({_sample(text)})")
     if content:
         instructed = _CODE[Reason.INSTRUCTION] in mask
         talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)

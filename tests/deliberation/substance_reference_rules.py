@@ -112,16 +112,16 @@ _WHICH_OR_HOW_MANY = set(
 )
 
 
-def _null_no_answer(own: Sequence[str], folded_reply: str, task: str) -> bool:
-    """Whether the reply's own words (`own`: filler and talk out) are only one null that the
-    task does not take."""
+def _null_no_answer(own: Sequence[str], folded_reply: str, task: str, yes_no: bool) -> bool:
+    """Whether the reply's own words (`own`: filler and talk out) are only one null or truth
+    value that the task (`yes_no`: a yes/no question) does not take."""
     if not own:
         return False
     if all(w == "n" for w in own):
         if not re.search(r"\bn\s*[/.]\s*a\b", folded_reply):
             return False
         null = "n/a"
-    elif all(w in _NULLS for w in own) and all(w == own[0] for w in own):
+    elif all(w in _NULLS or w in ("true", "false") for w in own) and all(w == own[0] for w in own):
         null = own[0]
     else:
         return False
@@ -131,6 +131,10 @@ def _null_no_answer(own: Sequence[str], folded_reply: str, task: str) -> bool:
         return False
     if null in ("none", "nil") and words & _WHICH_OR_HOW_MANY:
         return False
+    if null in ("true", "false"):
+        return not yes_no and not words & set(
+            "true false truth statement statements claim claims".split()
+        )
     division = r"[\w)]\s*/\s*[\w(]|\b(?:divided|division|divide|limit|log|ln|sqrt|tan|slope|"
     division += r"derivative|integral|domain)\b"
     return not (null == "undefined" and re.search(division, folded))

@@ -562,6 +562,34 @@ def test_a_null_answers_only_the_questions_it_can(task: str, reply: str) -> None
     assert _invalid(reply, _arena_solve(task), task).reason is Reason.NULL
 
 
+@pytest.mark.parametrize("reply", ["#TRUE,", "False.", "TRUE", "The answer is true."])
+@pytest.mark.parametrize("task", [FRANCE, "How many moons does Venus have?", STORE])
+def test_a_truth_value_is_no_answer_to_a_question_it_does_not_answer(reply: str, task: str) -> None:
+    # a README run's agent answered "#TRUE," to "What is the capital of France?"
+    for build in BOTH_PROMPTS:
+        problem = _invalid(reply, build(task), task)
+        assert problem.reason is Reason.NULL, problem
+        assert str(problem) == f"it is a truth value, not an answer ({reply!r})"
+
+
+@pytest.mark.parametrize(
+    ("task", "reply"),
+    [
+        # a yes/no question, one about code or values, one that speaks of truth
+        ("Is 7 a prime number?", "True."),
+        (FRIDAY, "FALSE"),
+        ("What does bool([]) return in Python?", "False"),
+        ("True or false: the Earth is flat.", "False."),
+        ("Is the following statement correct? Water boils at 100 C at sea level.", "True"),
+        # a truth value beside words of its own
+        (FRANCE, "True: it is Paris."),
+    ],
+)
+def test_a_truth_value_that_answers_is_an_answer(task: str, reply: str) -> None:
+    for build in BOTH_PROMPTS:
+        assert check_substance(reply, build(task), task=task) is None, reply
+
+
 def test_without_the_task_a_null_cannot_be_judged() -> None:
     for reply in NULLS:
         assert check_substance(reply, _arena_solve(FRANCE), task=None) is None, reply

@@ -1,14 +1,18 @@
 """What the task's question takes for an answer (issue 29): whether a bare yes or no answers it,
-and which literal nulls ("None", "null", "N/A", "nil", "undefined") do.
+and which literal nulls ("None", "null", "N/A", "nil", "undefined") and truth values ("True",
+"FALSE") do.
 
 A bare "No." answers "Is it safe to run the migration on Friday?" but not "What is the capital
 of France?" nor "Should we use Postgres or SQLite?". A null alone answers a question about code
 or values ("What does this Python function return when the list is empty?": "None"); "none" and
 "nil" also one that asks which or how many ("How many moons does Venus have?"), "undefined" one
 about a division or a limit ("What is 1/0?"); to any other question it is no answer, as the
-embedded model wrote it. deliberation/substance asks this module before it takes such a reply
-for an answer. Everything here reads the task once (the readings
-are cached per task: a resume checks every saved answer again) and is linear in its words.
+embedded model wrote it. A truth value alone answers a question about code or values, a yes/no
+question, and one that speaks of truth ("True or false: ..."); "#TRUE," to "What is the capital
+of France?" is no answer (a README run's agent gave it). deliberation/substance asks this
+module before it takes such a reply for an answer. Everything here reads the task once (the
+readings are cached per task: a resume checks every saved answer again) and is linear in its
+words.
 """
 
 from __future__ import annotations
@@ -67,6 +71,10 @@ def is_yes_no_question(task: str) -> bool:
 
 
 _NULLS = frozenset("none null nil undefined".split())
+_TRUTH = frozenset("true false".split())
+_LITERALS = _NULLS | _TRUTH
+# a task that speaks of truth: "True or false: ...", "Is the statement correct?"
+_ABOUT_TRUTH = frozenset("true false truth statement statements claim claims".split())
 # "N/A", "n/a", "N.A." (folded: its "a" is a filler word, so its words are only "n")
 _NOT_APPLICABLE = re.compile(r"\bn\s*[/.]\s*a\b")
 # a task about code or values: its words, or code in it ("`d.get('x')`", "x = f()")
@@ -93,24 +101,27 @@ _UNDEFINED = re.compile(
 
 
 def null_said(words: Sequence[str], folded: str) -> str | None:
-    """The null that a reply's words of its own (`words`: filler and talk taken out) say and
-    nothing else, or None: "none" for "None", "The answer is None." or "None None", "n/a" for
-    "N/A" (of the folded reply `folded`)."""
+    """The null or truth value that a reply's words of its own (`words`: filler and talk taken
+    out) say and nothing else, or None: "none" for "None", "The answer is None." or "None
+    None", "n/a" for "N/A" (of the folded reply `folded`), "true" for "#TRUE,"."""
     if not words:
         return None
     if set(words) == {"n"}:
         return "n/a" if _NOT_APPLICABLE.search(folded) else None
-    return words[0] if _NULLS.issuperset(words) and len(set(words)) == 1 else None
+    return words[0] if _LITERALS.issuperset(words) and len(set(words)) == 1 else None
 
 
 @functools.lru_cache(maxsize=8)
 def takes_nulls(task: str) -> frozenset[str]:
-    """The nulls (as `null_said` names them) that answer `task` on their own."""
+    """The nulls and truth values (as `null_said` names them) that answer `task` on their
+    own."""
     folded = fold(task[:PROMPT_CAP])
     words = set(WORD.findall(folded))
     if not _ABOUT_VALUES.isdisjoint(words) or _CODE.search(folded):
-        return _NULLS | {"n/a"}
+        return _LITERALS | {"n/a"}
     taken = {"none", "nil"} if not _WHICH_OR_HOW_MANY.isdisjoint(words) else set()
+    if not _ABOUT_TRUTH.isdisjoint(words) or is_yes_no_question(task):
+        taken |= _TRUTH
     if _UNDEFINED.search(folded):
         taken.add("undefined")
     return frozenset(taken)

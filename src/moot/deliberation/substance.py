@@ -69,7 +69,7 @@ class Reason(enum.StrEnum):
     CONTROL = "control"  # terminal escape codes or control characters, not text
     INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
     BARE_YES_NO = "bare_yes_no"  # "No." to a question that is not a yes/no question
-    NULL = "null"  # "None", "null", "N/A" alone, to a question a null does not answer
+    NULL = "null"  # "None", "N/A", "True" alone, to a question such a value does not answer
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,8 @@ _FILL_IN = re.compile(
 # An empty slot: `{{...}}`, `{{ }}`, `[...]`, `<...>` (NFKC folds "…" to "...")
 _EMPTY_SLOT = re.compile(r"\{\{[^{}\w\n]{0,20}\}\}|[{\[<(][ \t]*\.{2,}[ \t]*[}\]>)]")
 # A placeholder run together into one word: "youranswer", "your_answer_here", "answerhere",
-# "YOUR_ANSWER", "definitive_response" (folded): an answer noun with what a placeholder puts
-# around it (whose and which answer) and nothing else. One more part makes it a name ("my_answer_key"), and a word beside it the answer.
+# "YOUR_ANSWER", "definitive_response" (folded): an answer noun, whose or which answer it is and
+# nothing else. One more part makes it a name ("my_answer_key"), a word beside it the answer.
 _SLOT_NOUN = (
     r"(?:answers?|responses?|reply|solutions?|positions?|reasoning|explanations?|votes?|stance|"
     r"opinion)"
@@ -563,7 +563,8 @@ def check_substance(
     # questions (`question.takes_nulls`); without the task it cannot be judged
     null = null_said(list(filterfalse(_META_WORDS.__contains__, content)), folded)
     if null is not None and task and null not in takes_nulls(task):
-        return NotSubstantive(Reason.NULL, f"it is a null value, not an answer ({_sample(text)})")
+        kind = "truth" if null in ("true", "false") else "null"
+        return NotSubstantive(Reason.NULL, f"it is a {kind} value, not an answer ({_sample(text)})")
     if content:
         instructed = _CODE[Reason.INSTRUCTION] in mask
         talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
