@@ -419,3 +419,25 @@ def test_an_agent_whose_final_answer_is_no_answer_is_not_counted_valid_in_the_tr
     assert "Agent A gave an invalid answer" in run.result.how, run.result.how
     # the judge's base solution is no answer: the final answer is the first that is one
     assert "Agent A's, is no answer" in trust and "Final answer: Paris." in run.result.final_answer
+
+
+def test_when_no_agent_gave_a_valid_answer_there_is_no_final_answer() -> None:
+    # a README run: two agents gave templates, the third only the question back ("the capital
+    # of France should be"); the outcome showed that as "the final answer"
+    answers = {
+        0: {
+            "agent_a": "{code}, {description}.",
+            "agent_b": "the capital of France should be",
+            "agent_c": "{{title}}",
+        }
+    }
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
+    run = start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2 and not run.result.consensus
+    assert run.result.final_answer == ""
+    assert run.result.details["final_from"] is None
+    assert "No agent gave a valid answer, so there is no final answer." in run.result.trust
+    assert "The final answer is" not in run.result.trust
+    assert run.result.how.startswith("no agent gave a valid answer;")
+    assert "answered; nobody to deliberate with" not in run.result.how
+    assert api.replay(run.session_id).identical is True

@@ -99,7 +99,8 @@ def conclude(
     decision); the agents that failed or gave junk are named, and so is who changed their
     mind. The final answer is the agreed group's (the judge's base solution if it is in that
     group, else the group's first member); with no consensus, the judge's base solution or the
-    first remaining agent's, which the outcome does not call agreed."""
+    first remaining agent's, which the outcome does not call agreed; where moot holds no final
+    answer an answer, there is none."""
     found = judgement.finding
     active = st.active
     # an invalid verdict weighs nothing, its base solution included
@@ -110,7 +111,7 @@ def conclude(
         chosen: str | None = base if base in found.agreed else found.agreed[0]
     else:  # the base solution, else the first remaining agent's, if moot holds it an answer
         shown = [a for a in (base, *active) if a is not None]
-        chosen = next((a for a in shown if a not in no_answer), shown[0] if shown else None)
+        chosen = next((a for a in shown if a not in no_answer), None)
     final = st.solutions[chosen] if chosen else ""
     assessed = trust.assess(
         _participants(s, st, found.agreed if found.consensus else (), no_answer),
@@ -134,6 +135,8 @@ def conclude(
             why = "no judge named a valid base solution, so it is the first remaining agent's"
         agreed = "" if consensus else ", which the agents did not agree on"
         sentences.append(f"The final answer is {label(chosen)}'s solution{agreed}: {why}.")
+    else:
+        sentences.append("No agent gave a valid answer, so there is no final answer.")
     details: dict[str, object] = {
         "rounds": st.rounds,
         "judges": st.judges,

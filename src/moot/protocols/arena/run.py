@@ -409,8 +409,11 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
         reasons = "; ".join(f"{label(a)}: {why}" for a, why in {**st.failed, **st.invalid}.items())
         raise ProtocolAborted(f"every agent failed to answer the task ({reasons})")
     if len(active) == 1:
+        judgement = outcome.find(s, st, ())
         how = f"only {label(active[0])} answered; nobody to deliberate with"
-        return outcome.conclude(s, st, outcome.find(s, st, ()), how, None, None, 0)
+        if active[0] in judgement.no_answer():  # its answer only repeats the question
+            how = "no agent gave a valid answer"
+        return outcome.conclude(s, st, judgement, how, None, None, 0)
     settled = outcome.settled(s, st, 0)
     if settled is not None:
         return settled
