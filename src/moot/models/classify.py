@@ -57,6 +57,22 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
 
 
+def _status(codes: str, phrases: str) -> str:
+    """A status code in an error's words only where it reads as one: after "status", "error",
+    "HTTP" or "code" ("API Error: 529", "last status: 429", '"code": 401'), or before its
+    reason phrase or a JSON body ("503 Service Unavailable", "429 {"). A number elsewhere is
+    no status: "line 512" of a traceback, a folder "pytest-504" in a path."""
+    return (
+        r"\b(?:status|error|http|code)[\"']?[\s:=]*(?:code[\"']?[\s:=]*)?(?:"
+        + codes
+        + r")\b|\b(?:"
+        + codes
+        + r")\s*(?:"
+        + phrases
+        + r"|\{)"
+    )
+
+
 # What an error's words say, tried in this order: the first that matches names the kind.
 # Compiled on the first failure (`_words`): a run that fails no call never needs them, and
 # compiling them cost its start-up some milliseconds before the first request (issue 23).
@@ -70,11 +86,13 @@ _WORD_SOURCES: tuple[tuple[str, FailureKind], ...] = (
     # quota gone: waiting will not bring it back
     (r"insufficient_quota|credit balance|billing", FailureKind.AUTH),
     (
-        r"\b429\b|rate[ _-]?limit|too many requests|quota|resource.?exhausted",
+        _status("429", "too many")
+        + r"|rate[ _-]?limit|too many requests|quota|resource.?exhausted",
         FailureKind.RATE_LIMIT,
     ),
     (
-        r"\b401\b|\b403\b|unauthori[sz]ed|invalid[ _-]?(api[ _-]?)?key|authentication|"
+        _status("401|403", "unauthori[sz]ed|forbidden")
+        + r"|unauthori[sz]ed|invalid[ _-]?(api[ _-]?)?key|authentication|"
         r"api[ _-]?key not valid|api_key_invalid|"
         r"not logged in|please (run /)?log ?in|permission denied|forbidden|insufficient_quota|"
         r"credit balance|billing",
@@ -86,7 +104,8 @@ _WORD_SOURCES: tuple[tuple[str, FailureKind], ...] = (
     ),
     (r"timed? ?out|deadline exceeded", FailureKind.TIMEOUT),
     (
-        r"\b5\d\d\b|overloaded|internal (server )?error|service unavailable|bad gateway",
+        _status(r"5\d\d", "internal|service|bad gateway|gateway|server|overloaded")
+        + r"|overloaded|internal (server )?error|service unavailable|bad gateway",
         FailureKind.SERVER,
     ),
 )
