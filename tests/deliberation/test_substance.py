@@ -1180,6 +1180,13 @@ ANSWER_TALK = [
     # a README run's final answer for agent A (no consensus; "us" and "choose" were substance)
     "This task requires us to carefully choose our words.",
     "This task requires careful word choice.",
+    # what the reader's answer is, naming nothing: two of three SmolLM2 agents ended on the
+    # first, 'consensus' by persuasion, exit 0 (the README's first command at 6b4c568)
+    "Your Answer Is A Unique Solution: Your answer must be a single sentence that contains only "
+    "one paragraph of text.",
+    "Your Answer Is Unique To The Question You Are Asking.",
+    "Your Answer Is Not a Function of the World",
+    "Your answer is correct.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -1212,6 +1219,15 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         ),
         (FRANCE, "Paris."),
         (FRANCE, "Paris is our choice."),
+        # what the reader's answer is, naming something: a name, a word of the task, or a
+        # clause of substance joined to it
+        (FRANCE, "Your answer is Paris."),
+        (FRANCE, "Your answer is wrong, it is Paris."),
+        (FRANCE, "Your answer is wrong: the capital is Lyon."),
+        (STORE, "Your answer is wrong: use a queue."),
+        ("Why does the counter lose updates?", "Your solution is fine but the lock is missing."),
+        ("How should the worker pick jobs?", "Your answer is a worker pool."),
+        (MIGRATE, "Your solution is a blue green deployment with a shadow table and dual writes"),
         (STORE, "We choose SQLite."),
         (TWO, "The answer is 42."),
         # a parenthesis that holds a name or code is concrete

@@ -13,6 +13,9 @@ answer as its subject and a modal verb, and then says only
   sentence", "must contain a clear title";
 - or, after a colon, another such directive;
 
+or it says what the reader's answer is and names nothing (no word of the task, number, code or
+name, no clause of substance joined on): "Your Answer Is Unique To The Question You're
+Asking.", "Your answer is correct." (two README agents ended on such a sentence by persuasion);
 or it only describes an answer: "A concise answer with no extra information." (the README's
 first run gave that as its final answer), "the most straightforward answer ever." (another
 README run certified that one by persuasion). A "no" that ends its clause ("The answer is no.",
@@ -73,6 +76,17 @@ _HOLD = re.compile(
     r"follow|start\s+with|begin\s+with|end\s+with|consist\s+of)\b(?P<rest>.*)",
     re.IGNORECASE | re.DOTALL,
 )
+# the reader's answer as the subject, with a copula: "Your Answer Is Unique To The Question",
+# "Your answer is correct." (what it is said to be is judged by `_names_something`)
+_YOURS = re.compile(
+    r"[\s\-*>\"'(]*your\s+(?:[\w'-]{1,24}\s+){0,2}?(?P<noun>" + ANSWER_NOUNS + r")\s+"
+    r"(?:is|are|was|were)\b(?P<rest>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_CLAUSES = re.compile(r"[^:;,()\-]+")
+# what may join a clause of substance to it: "Your solution is fine but the lock is missing."
+_JOINED = frozenset("but because since although though so while whereas except unless".split())
+_YOURS_WORDS = 10  # a longer account of the reader's answer is read as one of substance
 _NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)
 # words that only say an answer is bare: "with no extra information"
 _BARE = frozenset("no extra unnecessary just nothing else".split())
@@ -257,12 +271,41 @@ def _only_how(words: list[str], folded: str, task: _Task) -> bool:
     return only_counts(others, folded, task.asked)
 
 
+def _names_something(sentence: str, rest: str, task: _Task) -> bool:
+    """Whether `rest` (what `sentence` says the answer is) names something: a word of the task,
+    a number, code, or a name (a capitalised word inside a clause of the sentence, unless most
+    of its words are capitalised: "Your Answer Is Not a Function of the World" names
+    nothing)."""
+    if _CODE_LIKE.search(rest) or any(c.isdigit() for c in rest):
+        return True
+    if any(w in task.asked for w in WORD.findall(fold(rest))):
+        return True
+    for clause in _CLAUSES.findall(sentence):
+        words = clause.split()
+        capitalised = [w for w in words if w[:1].isupper()]
+        if len(capitalised) * 2 <= len(words) and any(w[:1].isupper() for w in words[1:]):
+            return True
+    return False
+
+
 def _directive(sentence: str, task: _Task, depth: int) -> bool:
     asked, talk = task.asked, task.talk
     if _SAID_NO.search(sentence):
         return False
     # a bracket or quote left open at the end holds nothing: "... concise yet informative ("
     sentence = _PROSE_PARENS.sub(r" \1 ", sentence.rstrip(_LEFT_OPEN))
+    # what the reader's answer is, naming nothing: talk about an answer, not one
+    yours = _YOURS.match(sentence)
+    if yours is not None and not task.names(yours.group("noun")):
+        head, colon, after = yours.group("rest").partition(":")
+        words = WORD.findall(fold(head))
+        if (
+            len(words) <= _YOURS_WORDS
+            and _JOINED.isdisjoint(words)
+            and not _names_something(sentence, head, task)
+            and (not colon or (depth < _NESTING and _directive(after, task, depth + 1)))
+        ):
+            return True
     like = _LIKE.match(sentence)
     hold = like or _HOLD.match(sentence)
     if hold is None:
