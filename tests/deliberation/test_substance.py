@@ -278,6 +278,8 @@ def test_talk_about_ai_in_the_third_person_is_invalid(reply: str, task: str | No
         ("Should we use Postgres?", "The answer depends on your workload."),
         # an answer pointed at beside the answer itself, or one the task asks about
         (FRANCE, "Your answer is Paris."),
+        (FRANCE, "Your answer is the best one I have seen, Marseille."),
+        ("What is the capital of Ireland?", "Your answer is Éire."),
         (FRANCE, "My previous answer stands: Paris."),
         (STORE, "I maintain my position: SQLite until a second writer appears."),
         ("What is 6 x 7?", "The original answer, 42, is right: 6 x 7 = 42."),
@@ -1187,6 +1189,8 @@ ANSWER_TALK = [
     "Your Answer Is Unique To The Question You Are Asking.",
     "Your Answer Is Not a Function of the World",
     "Your answer is correct.",
+    "Your Answer is not a valid answer.",
+    "Your answer is the best one I have seen.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -1222,6 +1226,8 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         # what the reader's answer is, naming something: a name, a word of the task, or a
         # clause of substance joined to it
         (FRANCE, "Your answer is Paris."),
+        (FRANCE, "Your answer is the best one I have seen, Marseille."),
+        ("What is the capital of Ireland?", "Your answer is Éire."),
         (FRANCE, "Your answer is wrong, it is Paris."),
         (FRANCE, "Your answer is wrong: the capital is Lyon."),
         (STORE, "Your answer is wrong: use a queue."),

@@ -85,6 +85,7 @@ _YOURS = re.compile(
 )
 _CLAUSES = re.compile(r"[^:;,()\-]+")
 # what may join a clause of substance to it: "Your solution is fine but the lock is missing."
+_I = re.compile(r"I\b")  # a capitalised word that names nothing ("I", "I'm")
 _JOINED = frozenset("but because since although though so while whereas except unless".split())
 _YOURS_WORDS = 10  # a longer account of the reader's answer is read as one of substance
 _NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)
@@ -273,17 +274,18 @@ def _only_how(words: list[str], folded: str, task: _Task) -> bool:
 
 def _names_something(sentence: str, rest: str, task: _Task) -> bool:
     """Whether `rest` (what `sentence` says the answer is) names something: a word of the task,
-    a number, code, or a name (a capitalised word inside a clause of the sentence, unless most
-    of its words are capitalised: "Your Answer Is Not a Function of the World" names
-    nothing)."""
+    a number, code, or a name (a capitalised word other than "I", unless most words of its
+    clause of the sentence are: "Your Answer Is Not a Function of the World" names nothing)."""
     if _CODE_LIKE.search(rest) or any(c.isdigit() for c in rest):
         return True
     if any(w in task.asked for w in WORD.findall(fold(rest))):
         return True
-    for clause in _CLAUSES.findall(sentence):
-        words = clause.split()
-        capitalised = [w for w in words if w[:1].isupper()]
-        if len(capitalised) * 2 <= len(words) and any(w[:1].isupper() for w in words[1:]):
+    subject = _CLAUSES.match(sentence)  # the clause `rest` begins in: "Your Answer Is ..."
+    for i, clause in enumerate(_CLAUSES.findall(rest)):
+        whole = (subject.group() if i == 0 and subject is not None else clause).split()
+        if len(whole) >= 3 and sum(w[:1].isupper() for w in whole) * 2 > len(whole):
+            continue  # title case
+        if any(w[:1].isupper() and not _I.match(w) for w in clause.split()):
             return True
     return False
 
