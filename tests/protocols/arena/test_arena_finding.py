@@ -417,13 +417,16 @@ def test_an_agent_whose_final_answer_is_no_answer_is_not_counted_valid_in_the_tr
     assert "Agent A gave an invalid answer: its answer only repeats the question" in trust, trust
     assert "The 3 valid agents" not in trust and "The 2 valid agents" in trust, trust
     assert "Agent A gave an invalid answer" in run.result.how, run.result.how
-    # the judge's base solution is no answer: the final answer is the first that is one
-    assert "Agent A's, is no answer" in trust and "Final answer: Paris." in run.result.final_answer
+    # the judge's base solution is no answer (Agent A left the debate once its answer, asked
+    # again, still repeated the question): the final answer is the first that is one
+    assert "no judge named a valid base solution" in trust
+    assert "Final answer: Paris." in run.result.final_answer
 
 
 def test_when_no_agent_gave_a_valid_answer_there_is_no_final_answer() -> None:
     # a README run: two agents gave templates, the third only the question back ("the capital
-    # of France should be"); the outcome showed that as "the final answer"
+    # of France should be"); the outcome showed that as "the final answer". The live check now
+    # reads the echo as the finding does, so no agent is left to answer.
     answers = {
         0: {
             "agent_a": "{code}, {description}.",
@@ -433,11 +436,23 @@ def test_when_no_agent_gave_a_valid_answer_there_is_no_final_answer() -> None:
     }
     debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
     run = start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
-    assert run.exit_code == 2 and not run.result.consensus
-    assert run.result.final_answer == ""
-    assert run.result.details["final_from"] is None
-    assert "No agent gave a valid answer, so there is no final answer." in run.result.trust
-    assert "The final answer is" not in run.result.trust
-    assert run.result.how.startswith("no agent gave a valid answer;")
-    assert "answered; nobody to deliberate with" not in run.result.how
+    assert run.exit_code == 1 and run.result.final_answer == ""
+    assert "every agent failed to answer the task" in run.message
+    assert "Agent B: its answer only repeats the question" in run.message
+    assert "answered; nobody to deliberate with" not in run.message
+
+
+def test_a_first_answer_that_only_repeats_the_question_is_asked_again() -> None:
+    # a tryout's `moot run "What is 2 + 3?"`: '2 + 3 =' passed the live check, was not asked
+    # again, and only the finding then held it to be no answer
+    answers = {0: {"agent_a": "5", "agent_b": "5", "agent_c": "2 + 3 ="}}
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
+    run = start("What is 2 + 3?", debate.config(arena={"max_rounds": 1}))
+    reasked = [r for r in debate.requests if r.meta["step"].endswith("/solve/agent_c/reask")]
+    assert len(reasked) == 1
+    assert "its answer only repeats the question ('2 + 3 =')" in reasked[0].prompt
+    assert run.result.finding is not None and run.result.finding.agreed == ("agent_a", "agent_b")
+    assert "Agent C gave an invalid answer: its answer only repeats the question" in (
+        run.result.trust
+    )
     assert api.replay(run.session_id).identical is True

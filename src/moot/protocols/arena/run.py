@@ -42,6 +42,7 @@ from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.state import State, label
 from moot.protocols.shown import anonymous, nonce
+from moot.text import cut
 from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 # What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
@@ -125,8 +126,9 @@ def _no_answer(s: Session, solution: str, asked: Sequence[str], task: str) -> st
 
 def _why(solution: str, asked: Sequence[str], task: str) -> str | None:
     """Why a solution is no answer: the solution as a whole, then the part that answers (a
-    plan line must not carry junk in its CHANGES), then its final answer line ("Final answer:
-    what the capital of France?" repeats the task)."""
+    plan line must not carry junk in its CHANGES, nor only repeat the question as the finding
+    reads it: "2 + 3 ="), then its final answer line ("Final answer: what the capital of
+    France?" repeats the task)."""
     problem = substance.check_substance(solution, asked, task=task)
     if problem is not None:
         return str(problem)
@@ -135,7 +137,10 @@ def _why(solution: str, asked: Sequence[str], task: str) -> str | None:
         problem = substance.check_substance(part, asked, task=task)
         if problem is not None:
             return f"its answer is no answer: {problem}"
-    final = claims.extract_claim(part).text
+    claim = claims.extract_claim(part, task)
+    if claim.repeats_task:  # what the finding would hold against it, now, so it is asked again
+        return f"its answer only repeats the question ('{cut(claim.text, 80)}')"
+    final = claim.text
     if final and final != " ".join(part.split()):
         problem = substance.check_substance(final, asked, task=task)
         if problem is not None:
