@@ -60,7 +60,7 @@ _ABOUT_ANSWERS = frozenset(
     include includes included including explain explains explained explaining address
     addresses addressed describe describes clarify clarifies elaborate justify justifies
     support supports show shows demonstrate demonstrates cover covers discuss mention
-    consider outline summarize summarise focus expand ensure ensures check meet meets
+    consider outline summarize summarise focus expand ensure ensures check meet meets mentioned
     satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
     needs edit edits editing revise revision improve based consist consists consisting
     specificity conciseness brevity precision accuracy completeness simplicity readability

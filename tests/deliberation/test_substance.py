@@ -1191,6 +1191,11 @@ ANSWER_TALK = [
     "Your answer is correct.",
     "Your Answer is not a valid answer.",
     "Your answer is the best one I have seen.",
+    # two of three SmolLM2 agents ended on it, 'consensus' by persuasion, exit 0, in a tryout
+    # of "Should a small team use Postgres or SQLite for a session store?" ("mentioned" and
+    # "document" were words of substance)
+    "The best answer should be a single sentence that covers all points mentioned in this "
+    "document.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 

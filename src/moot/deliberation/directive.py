@@ -163,7 +163,7 @@ _FORM = frozenset(
     capitalised capitalized letter letters character characters bold italic italics markdown
     bullet bullets numbered format formatted formatting style tone length wording spelling
     grammar punctuation font plain simple formal informal polite friendly professional
-    language english short long concise number numbers numeric text divider dividers
+    language english short long concise number numbers numeric text document divider dividers
     separator separators separated
     """.split()
 )
