@@ -676,6 +676,14 @@ def test_only_a_plain_restatement_repeats_the_task() -> None:
         ("What is 3 x 1?", "3 x 1 = 3", False),  # the 3 again: as often as asked, no more
         ("Which two of 2, 5, 9, 11 sum to 14?", "5 and 9", False),  # a choice among them
         ("What is the capital of France in 2024?", "the capital of France", True),
+        # the question's number alone, to a question that is no wh-question (a tryout's "Is 7
+        # a prime number?" ended 'consensus' on "7", exit 0), unless it picks an alternative
+        ("Is 7 a prime number?", "7", True),
+        ("Is 7 a prime number?", "Seven.", True),
+        ("Is 7 a prime number?", "7 Is 10", False),
+        ("Is 7 a prime number?", "Yes, 7 is a prime number.", False),  # the yes answers
+        ("Is it 7 or 8?", "7", False),
+        ("Double 7.", "14", False),
     ],
 )
 def test_a_restatement_of_the_question_s_numbers_repeats_it(

@@ -347,11 +347,12 @@ def _claim(answer: str, task: str | None) -> Claim:
             task
             and (content or numbers)
             and content <= asked
-            and kind == "statement"
             # "2 + 3 =" to "What is 2 + 3?": the task's numbers, each as often ("3 x 1 = 3" adds)
             and (not quantities or numbers == _numbers(told))
             and not denied
-            and _asks_what(task)
+            # a statement to a wh-question; a number alone to another ("7" to "Is 7 prime?")
+            and (kind == "statement") == _asks_what(task)
+            and kind in ("statement", "number")
             # a part of the question, unless it names one of the alternatives the task offers
             and (content == asked or not _offers_alternatives(task))
         ),
