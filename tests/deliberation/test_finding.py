@@ -688,6 +688,23 @@ def test_an_answer_that_only_repeats_the_question_is_no_answer() -> None:
     assert judge_answers([answers], started=ABC).finding.valid == 3
 
 
+def test_an_answer_that_says_both_yes_and_no_is_no_answer() -> None:
+    """A tryout's `moot run "Is the Earth flat?"` ended 'consensus', exit 0, 3 of 3 on 'is the
+    Earth flat? #1: no; #2: yes.': the question, numbered, with both answers."""
+    task = "Is the Earth flat?"
+    both = "is the Earth flat? #1: no; #2: yes."
+    answers = {"agent_a": both, "agent_b": both, "agent_c": "No, it is round."}
+    j = judge_answers([answers], started=ABC, task=task)
+    assert not j.consensus and j.finding.valid == 1
+    assert {c.agent: c.reason for c in j.claims if not c.valid} == {
+        a: f"its answer says both yes and no ('{both}')" for a in ("agent_a", "agent_b")
+    }
+    # a yes and a no beside words of its own answer; without the task nothing is judged
+    for said in ("Yes and no: it is an oblate spheroid.", "No, not flat; yes, round.", "Yes."):
+        assert judge_answers([{**answers, "agent_a": said}], started=ABC, task=task).claims[0].valid
+    assert judge_answers([answers], started=ABC).finding.valid == 3
+
+
 def test_an_unfinished_sum_of_the_question_is_no_answer() -> None:
     """A tryout's `moot run "What is 2 + 3?"` ended "consensus", exit 0, 3 of 3 agreeing on
     '2 + 3 =': the question's numbers, with nothing after the sign, agreed with '2 + 3 = 5'."""

@@ -30,7 +30,7 @@ from moot.deliberation.claims import Claim, Relation, compare, extract_claim, gr
 from moot.text import parted
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, alias_label
 
-__all__ = ["Judgement", "OutcomeFields", "judge_answers", "majority", "names"]
+__all__ = ["Judgement", "OutcomeFields", "claim_problem", "judge_answers", "majority", "names"]
 
 Name = Callable[[str], str]
 
@@ -327,18 +327,38 @@ Answers = tuple[tuple[str, str | None], ...]  # one round of a history, as its i
 _ROUNDS_KEPT = 256
 
 
+_SAYS_YES = frozenset("yes yeah yep true".split())
+_SAYS_NO = frozenset("no nope false".split())
+
+
+def claim_problem(claim: Claim) -> str | None:
+    """Why a claim is no answer, or None: it only repeats the question ("2 + 3 ="), or it says
+    both yes and no and, beyond the task's words, nothing but numbering ("is the Earth flat?
+    #1: no; #2: yes.", where three embedded agents ended: a consensus, exit 0). Without the
+    task neither is judged."""
+    if claim.repeats_task:
+        return f"its answer only repeats the question ('{_quote(claim.text)}')"
+    said = set(claim.words)
+    if (
+        claim.new is not None
+        and not _SAYS_YES.isdisjoint(said)
+        and not _SAYS_NO.isdisjoint(said)
+        and all(w.startswith("#") or w.isdigit() for w in claim.new)
+    ):
+        return f"its answer says both yes and no ('{_quote(claim.text)}')"
+    return None
+
+
 @functools.lru_cache(maxsize=_ROUNDS_KEPT)
 def _read_round(
     answers: Answers, task: str | None
 ) -> tuple[tuple[tuple[str, Claim], ...], tuple[tuple[str, str], ...]]:
-    """The claims of one round's answers, and why those that only repeat the task are none."""
+    """The claims of one round's answers, and why those that are no answer are none
+    (`claim_problem`)."""
     read = [(a, extract_claim(t, task)) for a, t in answers if t is not None and t.strip()]
-    echoed = tuple(
-        (a, f"its answer only repeats the question ('{_quote(claim.text)}')")
-        for a, claim in read
-        if claim.repeats_task
-    )
-    return tuple((a, claim) for a, claim in read if not claim.repeats_task), echoed
+    problems = [(a, claim, claim_problem(claim)) for a, claim in read]
+    echoed = tuple((a, problem) for a, _, problem in problems if problem is not None)
+    return tuple((a, claim) for a, claim, problem in problems if problem is None), echoed
 
 
 def _claim_rows(

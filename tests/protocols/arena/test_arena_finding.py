@@ -456,3 +456,14 @@ def test_a_first_answer_that_only_repeats_the_question_is_asked_again() -> None:
         run.result.trust
     )
     assert api.replay(run.session_id).identical is True
+
+
+def test_an_answer_that_says_both_yes_and_no_is_asked_again() -> None:
+    answers = {
+        0: {"agent_a": "No.", "agent_b": "No.", "agent_c": "is the Earth flat? 1: no; 2: yes."}
+    }
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
+    run = start("Is the Earth flat?", debate.config(arena={"max_rounds": 1}))
+    reasked = [r for r in debate.requests if r.meta["step"].endswith("/solve/agent_c/reask")]
+    assert len(reasked) == 1 and "its answer says both yes and no" in reasked[0].prompt
+    assert run.result.finding is not None and run.result.finding.agreed == ("agent_a", "agent_b")

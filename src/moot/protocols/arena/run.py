@@ -42,17 +42,16 @@ from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.state import State, label
 from moot.protocols.shown import anonymous, nonce
-from moot.text import cut
 from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 # What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
 if TYPE_CHECKING:
-    from moot.deliberation import claims, markup, substance, trust
+    from moot.deliberation import claims, finding, markup, substance, trust
     from moot.protocols import codework
     from moot.protocols.arena import outcome, weigh
 else:
-    claims, markup, substance, trust = lazy.modules(
-        "moot.deliberation", "claims", "markup", "substance", "trust"
+    claims, finding, markup, substance, trust = lazy.modules(
+        "moot.deliberation", "claims", "finding", "markup", "substance", "trust"
     )
     (codework,) = lazy.modules("moot.protocols", "codework")
     outcome, weigh = lazy.modules("moot.protocols.arena", "outcome", "weigh")
@@ -138,8 +137,9 @@ def _why(solution: str, asked: Sequence[str], task: str) -> str | None:
         if problem is not None:
             return f"its answer is no answer: {problem}"
     claim = claims.extract_claim(part, task)
-    if claim.repeats_task:  # what the finding would hold against it, now, so it is asked again
-        return f"its answer only repeats the question ('{cut(claim.text, 80)}')"
+    held = finding.claim_problem(claim)  # what the finding would hold, now: asked again
+    if held is not None:
+        return held
     final = claim.text
     if final and final != " ".join(part.split()):
         problem = substance.check_substance(final, asked, task=task)
