@@ -467,3 +467,13 @@ def test_an_answer_that_says_both_yes_and_no_is_asked_again() -> None:
     reasked = [r for r in debate.requests if r.meta["step"].endswith("/solve/agent_c/reask")]
     assert len(reasked) == 1 and "its answer says both yes and no" in reasked[0].prompt
     assert run.result.finding is not None and run.result.finding.agreed == ("agent_a", "agent_b")
+
+
+def test_agents_are_called_remaining_only_when_some_left() -> None:
+    # a tryout read "the 3 remaining agents gave the same answer" where no agent had left
+    answers = {0: {a: "408" for a in ACTIVE}}
+    run = start("How many boxes are there?", Debate(answer=by_round(answers)).config())
+    assert run.result.how.startswith("the 3 agents gave the same answer in their first answers")
+    answers = {0: {"agent_a": "408", "agent_b": "408", "agent_c": "{{answer}}"}}
+    run = start("How many boxes are there?", Debate(answer=by_round(answers)).config())
+    assert run.result.how.startswith("the 2 remaining agents gave the same answer")

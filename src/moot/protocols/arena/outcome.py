@@ -56,7 +56,9 @@ def settled(s: Session, st: State, r: int) -> Outcome | None:
     if not echoed and (not found.consensus or set(found.agreed) != set(active)):
         return None
     when = "in their first answers" if r == 0 else f"after round {r}'s revisions"
-    how = f"the {len(active)} remaining agents gave the same answer {when}"
+    # "remaining" only where some left the debate: "the 3 agents" when all 3 are in it
+    remaining = " remaining" if len(active) < len(st.conversations) else ""
+    how = f"the {len(active)}{remaining} agents gave the same answer {when}"
     if found.label == "persuasion" or echoed:
         how = f"{how}; {found.reason}"
     judgement = replace(judgement, verdicts=tuple(st.verdicts))
