@@ -344,12 +344,26 @@ class RoundSummary(_Frozen):
             how = f" ({self.method})" if self.method else ""
             parts.append(f"convergence score {_num(self.score)}/{self.scale}{how}")
         if self.votes:
-            parts.append("votes " + ", ".join(f"{k} {_num(v)}" for k, v in self.votes.items()))
+            parts.append(
+                "votes " + ", ".join(f"{_key(k)} {_num(v)}" for k, v in self.votes.items())
+            )
             if self.needed:
                 parts.append(f"{_num(self.needed)} needed")
         if self.problem:
             parts.append(f"({self.problem})")
         return ", ".join(parts) if parts else "no result recorded"
+
+
+# an answer voted for, shown bare when it is one word ("42", "Paris"), else quoted, so that its
+# own commas and numbers do not run into the counts ("'However, when dealing with' 1")
+_BARE_KEY = re.compile(r"[\w.+-]{1,40}")
+
+
+def _key(answer: str) -> str:
+    if _BARE_KEY.fullmatch(answer):
+        return answer
+    flat = " ".join(answer.split())
+    return f"'{flat if len(flat) <= 60 else flat[:57] + '...'}'"  # not repr: faces clean it
 
 
 def _num(value: float) -> str:

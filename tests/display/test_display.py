@@ -242,6 +242,10 @@ def test_a_consensus_word_below_the_needed_score_is_shown_as_not_taken() -> None
     lines = [format_event(e) for e in recorder.events]
     said = "\n".join(line for line in lines if line)
     assert "CONSENSUS (not taken: it needs a score of 8), convergence score 4/10" in said
+    # an answer of several words is quoted, so its commas and numbers stay apart from the
+    # counts (a tryout read "votes 3 1, 4 1, 409 1, 340 1, However, when dealing with 1")
+    tally = RoundSummary(round=1, votes={"3": 1, "However, when dealing with": 1}, needed=4)
+    assert tally.describe() == "votes 3 1, 'However, when dealing with' 1, 4 needed"
     passing = RoundSummary(round=1, judge="agent_b", decision="CONSENSUS", score=9, threshold=8)
     assert passing.describe() == "judge Agent B, CONSENSUS, convergence score 9/10"
 
