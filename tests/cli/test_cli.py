@@ -218,6 +218,18 @@ def test_validate_names_an_unknown_provider_like_any_problem(
     assert "arena.max_round: unknown key; did you mean 'max_rounds'?" in out
 
 
+def test_a_protocol_option_at_the_top_level_is_pointed_to_its_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a tryout wrote `rounds = 2` at the top of a config and read only "rounds: unknown key"
+    path = tmp_path / "moot.toml"
+    path.write_text("rounds = 2\nfoo = 1\n")
+    code, out, _ = moot(capsys, "validate", str(path))
+    assert code == 1 and "2 problems" in out
+    assert "rounds: unknown key; did you mean 'max_rounds' in the [arena] table?" in out
+    assert "foo: unknown key\n" in out + "\n"
+
+
 def test_the_task_comes_from_stdin_or_a_file(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
