@@ -199,6 +199,8 @@ def test_protocol_choices_are_listed_and_misspellings_named(
 ) -> None:
     code, out, _ = moot(capsys, "run", "--help")
     assert code == 0 and "[arena|council|court" in out
+    # a tryout found the README's default of 3 rounds and the demo's 1 nowhere in --help
+    assert "(arena: 3), or 1 for the demo" in " ".join(out.split())
     code, _, err = moot(capsys, "run", "x", "--protocol", "cort")
     assert code == 1 and "did you mean 'court'" in err
 

@@ -214,7 +214,13 @@ def _dry_run(plan: Any, task: str) -> NoReturn:
     "--protocol", type=ProtocolName(), default=None, help="Deliberation protocol (default: arena)."
 )
 @models_option("One agent per use, e.g. -m local:smollm2 -m openai:gpt-5.4.")
-@click.option("--rounds", type=click.IntRange(1, 50), default=None, help="Maximum rounds.")
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Maximum rounds. Default: the protocol's own (arena: 3), or 1 for the demo that runs "
+    "without --models and without a config.",
+)
 @config_option("TOML, JSON or YAML config file.")
 @limit_options
 @click.option("--seed", type=int, default=None, help="Seed for aliases, order and sampling.")
