@@ -705,6 +705,23 @@ def test_an_answer_that_says_both_yes_and_no_is_no_answer() -> None:
     assert judge_answers([answers], started=ABC).finding.valid == 3
 
 
+def test_a_bare_number_is_no_answer_to_a_yes_or_no_question() -> None:
+    """A tryout's council on "Is 7 a prime number?" took '5' and '2' for answers."""
+    task = "Is 7 a prime number?"
+    answers = {"agent_a": "5", "agent_b": "5", "agent_c": "Yes, 7 is prime."}
+    j = judge_answers([answers], started=ABC, task=task)
+    assert not j.consensus and j.finding.valid == 1
+    assert [c.reason for c in j.claims if not c.valid] == [
+        "its answer is a bare number to a yes/no question ('5')"
+    ] * 2
+    # a number with its unit answers; so does a bare number to a question that asks for one
+    over = {"agent_a": "6 GB", "agent_b": "6 GB", "agent_c": "No."}
+    assert judge_answers([over], started=ABC, task="Is it over 5 GB?").consensus
+    sums = {"agent_a": "5", "agent_b": "5", "agent_c": "4"}
+    assert judge_answers([sums], started=ABC, task="What is 2 + 3?").consensus
+    assert judge_answers([answers], started=ABC).finding.valid == 3
+
+
 def test_an_unfinished_sum_of_the_question_is_no_answer() -> None:
     """A tryout's `moot run "What is 2 + 3?"` ended "consensus", exit 0, 3 of 3 agreeing on
     '2 + 3 =': the question's numbers, with nothing after the sign, agreed with '2 + 3 = 5'."""

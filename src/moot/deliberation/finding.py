@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import TypedDict
 
 from moot.deliberation.claims import Claim, Relation, compare, extract_claim, group_claims
+from moot.deliberation.question import is_yes_no_question
 from moot.text import parted
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, alias_label
 
@@ -331,13 +332,21 @@ _SAYS_YES = frozenset("yes yeah yep true".split())
 _SAYS_NO = frozenset("no nope false".split())
 
 
-def claim_problem(claim: Claim) -> str | None:
-    """Why a claim is no answer, or None: it only repeats the question ("2 + 3 ="), or it says
-    both yes and no and, beyond the task's words, nothing but numbering ("is the Earth flat?
-    #1: no; #2: yes.", where three embedded agents ended: a consensus, exit 0). Without the
-    task neither is judged."""
+def claim_problem(claim: Claim, task: str | None = None) -> str | None:
+    """Why a claim is no answer to `task`, or None: it only repeats the question ("2 + 3 ="),
+    it says both yes and no and, beyond the task's words, nothing but numbering ("is the Earth
+    flat? #1: no; #2: yes.", where three embedded agents ended: a consensus, exit 0), or it is
+    a bare number to a yes/no question ("5" to "Is 7 a prime number?"; "6 GB" to "Is it over 5
+    GB?" has a unit and answers). Without the task none is judged."""
     if claim.repeats_task:
         return f"its answer only repeats the question ('{_quote(claim.text)}')"
+    if (
+        task is not None
+        and claim.kind == "number"
+        and all(unit == "" for unit, _ in claim.quantities)
+        and is_yes_no_question(task)
+    ):
+        return f"its answer is a bare number to a yes/no question ('{_quote(claim.text)}')"
     said = set(claim.words)
     if (
         claim.new is not None
@@ -356,7 +365,7 @@ def _read_round(
     """The claims of one round's answers, and why those that are no answer are none
     (`claim_problem`)."""
     read = [(a, extract_claim(t, task)) for a, t in answers if t is not None and t.strip()]
-    problems = [(a, claim, claim_problem(claim)) for a, claim in read]
+    problems = [(a, claim, claim_problem(claim, task)) for a, claim in read]
     echoed = tuple((a, problem) for a, _, problem in problems if problem is not None)
     return tuple((a, claim) for a, claim, problem in problems if problem is None), echoed
 

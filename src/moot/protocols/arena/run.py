@@ -137,7 +137,7 @@ def _why(solution: str, asked: Sequence[str], task: str) -> str | None:
         if problem is not None:
             return f"its answer is no answer: {problem}"
     claim = claims.extract_claim(part, task)
-    held = finding.claim_problem(claim)  # what the finding would hold, now: asked again
+    held = finding.claim_problem(claim, task)  # what the finding would hold, now: asked again
     if held is not None:
         return held
     final = claim.text
