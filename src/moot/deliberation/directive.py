@@ -84,8 +84,8 @@ _YOURS = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _CLAUSES = re.compile(r"[^:;,()\-]+")
-# what may join a clause of substance to it: "Your solution is fine but the lock is missing."
 _I = re.compile(r"I\b")  # a capitalised word that names nothing ("I", "I'm")
+# what may join a clause of substance to it: "Your solution is fine but the lock is missing."
 _JOINED = frozenset("but because since although though so while whereas except unless".split())
 _YOURS_WORDS = 10  # a longer account of the reader's answer is read as one of substance
 _NOUN = re.compile(r"\b" + ANSWER_NOUNS + r"\b", re.IGNORECASE)

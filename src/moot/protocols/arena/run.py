@@ -416,7 +416,8 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     if len(active) == 1:
         judgement = outcome.find(s, st, ())
         how = f"only {label(active[0])} answered; nobody to deliberate with"
-        if active[0] in judgement.no_answer():  # its answer only repeats the question
+        # (a session whose live check was journaled before it read claims as the finding does)
+        if active[0] in judgement.no_answer():
             how = "no agent gave a valid answer"
         return outcome.conclude(s, st, judgement, how, None, None, 0)
     settled = outcome.settled(s, st, 0)
