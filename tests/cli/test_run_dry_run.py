@@ -67,17 +67,28 @@ def _per_call(out: str) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("protocol", "said"),
+    ("protocol", "max_tokens", "said"),
     [
-        ("arena", "the arena protocol cuts what it shows to fit"),
-        ("refine", "the model refuses it (the call fails)"),
+        ("arena", None, "the arena protocol cuts what it shows to fit"),
+        # answers of 4,096 tokens, quoted: the embedded model's own 320 never come near
+        ("refine", 4096, "the model refuses it (the call fails)"),
     ],
 )
 def test_no_call_is_projected_above_the_models_context_window(
-    protocol: str, said: str, capsys: pytest.CaptureFixture[str]
+    protocol: str,
+    max_tokens: int | None,
+    said: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     """The arena projected `up to 54,097 tokens each` on the 8,192-token embedded model."""
-    code, out, err = moot(capsys, "run", "What is 2+2?", "--protocol", protocol, "--dry-run")
+    config = tmp_path / "moot.toml"
+    cap = "" if max_tokens is None else f"max_tokens = {max_tokens}\n"
+    config.write_text(f'[[agents]]\nmodel = "local:smollm2"\n{cap}' * 3, encoding="utf-8")
+    code, out, err = moot(
+        capsys, "run", "What is 2+2?", "--protocol", protocol, "--config", str(config),
+        "--dry-run",
+    )  # fmt: skip
     assert code == 0, err
     per_call = _per_call(out)
     assert per_call and max(per_call) <= DEFAULT_CONTEXT == 8_192

@@ -189,17 +189,20 @@ def _dry_run(plan: Any, task: str) -> NoReturn:
     problems = start_problems(plan, task)
     if problems:
         fail(problems[0])  # the one the run stops at: it checks in the same order
-    projected = estimate(plan, task)
-    if projected is None:
-        say(f"The {plan.record.name} protocol gives no projection; nothing was run.")
-        sys.exit(0)
     windows: dict[str, int] = {}
+    caps: dict[str, int] = {}  # what a model's calls write when nothing caps them
     agents = participants(plan, plan.config.seed or 0)
     make_models(agents, prepare=False, plan=plan)
     for agent in agents:
         if agent.model is not None:
-            window = agent.model.capabilities.context_window
-            windows[agent.spec] = max(window, windows.get(agent.spec, 0))
+            known = agent.model.capabilities
+            windows[agent.spec] = max(known.context_window, windows.get(agent.spec, 0))
+            if known.max_tokens is not None:
+                caps[agent.spec] = max(known.max_tokens, caps.get(agent.spec, 0))
+    projected = estimate(plan, task, caps)
+    if projected is None:
+        say(f"The {plan.record.name} protocol gives no projection; nothing was run.")
+        sys.exit(0)
     fitted, notes = within_windows(plan, projected, windows)
     say(render(fitted))
     for note in notes:

@@ -3,17 +3,25 @@ the protocol's record says how many calls each participant may get (`Conduct.pro
 this module adds tokens and prices.
 
 Per call: the participant's largest prompt (the record's estimate plus the task) and its
-completion cap (`max_tokens`, else `record.ASSUMED_MAX_TOKENS`). The low end of the cost range
-is the fewest calls, the high end the most. Prices come from the price table
-(`models/pricing.py`); models on this machine are free, as in runs (`runs_free`: the
-embedded and scripted models, a server at a loopback address); a model with no known price
-is counted at the fallback rate that cost limits use, and named.
+completion cap: its `max_tokens`, else its model's own (`caps`: what `Capabilities.max_tokens`
+says, such as the embedded model's 320 tokens; `moot run --dry-run` makes the models to learn
+them), else `record.ASSUMED_MAX_TOKENS`. The caps are filled into every participant the config
+and the protocol's options name before the protocol projects, so the answers its later prompts
+quote are counted at them too. The low end of the cost range is the fewest calls, the high end
+the most. Prices come from the price table (`models/pricing.py`); models on this machine are
+free, as in runs (`runs_free`: the embedded and scripted models, a server at a loopback
+address); a model with no known price is counted at the fallback rate that cost limits use,
+and named.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from moot.config import AgentConfig
 from moot.lifecycle.plan import Plan, asks_synthesis
@@ -24,6 +32,8 @@ from moot.protocols.definition import Projected, completion_cap
 from moot.types import Usage, estimate_tokens, parse_spec
 
 __all__ = ["Estimate", "Line", "estimate", "render", "within_windows"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -91,11 +101,16 @@ def _synthesis(plan: Plan) -> list[Projected]:
     return [Projected(member, role, fewest=1, most=1, prompt_tokens=tokens)]
 
 
-def estimate(plan: Plan, task: str) -> Estimate | None:
-    """The projection of `plan` on `task`; None when its protocol gives none."""
+def estimate(plan: Plan, task: str, caps: Mapping[str, int] | None = None) -> Estimate | None:
+    """The projection of `plan` on `task`; None when its protocol gives none. `caps`: model
+    spec -> the tokens its calls write when nothing else caps them (the module docstring)."""
     project = plan.record.conduct.project
     if project is None:
         return None
+    if caps:
+        plan = dataclasses.replace(
+            plan, config=_capped(plan.config, caps), options=_capped(plan.options, caps)
+        )
     task_tokens = estimate_tokens(task)
     lines = []
     for item in [*project(plan.config, plan.options), *_synthesis(plan)]:
@@ -119,6 +134,31 @@ def estimate(plan: Plan, task: str) -> Estimate | None:
             )
         )
     return Estimate(plan.record.name, tuple(lines))
+
+
+def _capped(value: T, caps: Mapping[str, int]) -> T:
+    """`value` with every AgentConfig in it (fields of models, items of lists and tuples: the
+    agents, a court's judges, a council's chairman) that sets no `max_tokens` given its
+    model's cap from `caps`; what holds none is returned as it is."""
+    found: Any = value
+    if isinstance(value, AgentConfig):
+        cap = caps.get(value.model)
+        if value.max_tokens is None and cap:
+            found = value.model_copy(update={"max_tokens": cap})
+    elif isinstance(value, BaseModel):
+        changed = {}
+        for name in type(value).model_fields:
+            old = getattr(value, name)
+            new = _capped(old, caps)
+            if new is not old:
+                changed[name] = new
+        if changed:
+            found = value.model_copy(update=changed)
+    elif isinstance(value, list | tuple):
+        items = [_capped(item, caps) for item in value]
+        if any(new is not old for new, old in zip(items, value, strict=True)):
+            found = type(value)(items)
+    return found  # type: ignore[no-any-return]
 
 
 def render(est: Estimate, *, before_run: bool = False) -> str:

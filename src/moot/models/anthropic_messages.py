@@ -37,7 +37,13 @@ class AnthropicModel(SdkProvider["anthropic.AsyncAnthropic"]):
             "anthropic",
             DEFAULT_BASE_URL,
             ("ANTHROPIC_API_KEY",),
-            Capabilities(json_schema=True, seed=False, temperature=False, context_window=200_000),
+            Capabilities(
+                json_schema=True,
+                seed=False,
+                temperature=False,
+                context_window=200_000,
+                max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS,
+            ),
         )
 
     def new_client(self) -> anthropic.AsyncAnthropic:

@@ -56,6 +56,9 @@ class Capabilities:
     temperature: bool = True
     context_window: int = 128_000
     max_concurrency: int | None = None  # calls at once per connection key; None: no limit
+    # The most tokens a call writes when neither the call nor the config caps it (None: the
+    # model's own limit, unknown here): what a projection counts its answers at.
+    max_tokens: int | None = None
     # Answered by the user's coding agent through delegation files (models/inline.py): it keeps
     # its context between asks, so no judging role may use it.
     inline: bool = False

@@ -339,6 +339,7 @@ class LocalModel(Provider):
             seed=True,
             context_window=n_ctx,
             max_concurrency=slots,
+            max_tokens=settings.max_tokens or max(DEFAULT_MAX_TOKENS, DEFAULT_TEXT_MAX_TOKENS),
         )
         # connection key "<backend>:<file>": agents on one file share its worker's pool
         super().__init__(
