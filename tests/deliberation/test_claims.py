@@ -513,6 +513,15 @@ REASONS = [
     ("No", "The migration is safe.", Relation.UNSURE, "a yes or no beside a statement"),
     ("Paris", "The capital of France is Paris.", Relation.AGREE, "one says all the other says"),
     ("42", "There are 42 apples.", Relation.AGREE, "the same numbers"),
+    ("4", "2 + 2 = 4", Relation.AGREE, "the same numbers"),
+    # numbers alone that hold all of the other's, and more: "2+2=4" was taken to agree
+    ("2+2=4", "2+2=10; 3*4 = 15; 6*7 = 18},", Relation.CONTRADICT, "2+2=4 vs 2+2=10"),
+    (
+        "4",
+        "2+2=10; 3*4 = 15; 6*7 = 18},",
+        Relation.UNSURE,
+        "nothing contradicts, but the wording does not confirm it",
+    ),
     (
         "I live in New York.",
         "I live in Los Angeles.",

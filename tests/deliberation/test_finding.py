@@ -108,6 +108,24 @@ def test_agreement_reached_by_giving_up_answers_is_persuasion() -> None:
     ]
 
 
+def test_giving_up_a_sum_for_junk_with_more_numbers_is_a_change_of_mind() -> None:
+    """A real run on the embedded model (`moot run "What is 2+2?"`) ended "consensus", exit 0:
+    B's "2+2=4" was read as agreeing with the junk it moved to, every number of it being there,
+    so B counted as holding the final answer from the start and its move was not shown."""
+    junk = "2+2=10; 3*4 = 15; 6*7 = 18},"
+    j = judge_answers(
+        [
+            {"agent_a": "2+2=10; 3*4 = 18; 5*6 = 72}", "agent_b": "2+2=4", "agent_c": junk},
+            {"agent_a": junk, "agent_b": junk, "agent_c": junk},
+        ],
+        started=ABC,
+        task="What is 2+2?",
+    )
+    assert j.finding.label == "persuasion" and j.finding.independent == 1
+    assert "Agent B moved from '2+2=4'" in j.finding.reason
+    assert {c.agent for c in j.changes} == {"agent_a", "agent_b"}
+
+
 def test_an_independent_majority_is_consensus_even_if_one_agent_moved() -> None:
     j = judge_answers(
         [

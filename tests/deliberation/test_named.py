@@ -4,10 +4,11 @@ preferences, and when two claims' names contradict."""
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 
 import pytest
 
-from moot.deliberation.named import Named, conflict, named
+from moot.deliberation.named import Named, conflict, named, stated
 
 
 @pytest.mark.parametrize(
@@ -224,6 +225,44 @@ def test_another_count_of_the_same_variable_contradicts() -> None:
     assert conflict(named("n nodes and n - 1 edges"), named("n nodes")) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "equations"),
+    [
+        ("2+2=4", {("2+2", 4)}),
+        ("2 + 2 = 4.", {("2+2", 4)}),
+        ("3 × 4 = 12 and 10/4 = 2.5", {("3*4", 12), ("10/4", Fraction(5, 2))}),
+        ("2+2=10; 3*4 = 15; 6*7 = 18},", {("2+2", 10), ("3*4", 15), ("6*7", 18)}),
+        ("if x == 3", set()),  # a comparison, no arithmetic
+        ("2 + 2 == 4", set()),
+        ("a = 5", set()),
+        ("version 1.2.3=4", set()),
+        ("2*3=3+3=6", set()),  # a chain: its middle is no result
+        ("4", set()),
+    ],
+)
+def test_equations_are_arithmetic_set_equal_to_a_number(
+    text: str, equations: set[tuple[str, Fraction]]
+) -> None:
+    assert named(text).equations == equations
+
+
+def test_the_same_arithmetic_with_another_result_contradicts() -> None:
+    """An agent's "2+2=4" against "2+2=10; 3*4 = 15; 6*7 = 18},": folded, every number of the
+    first is among the second's, and the two were taken to agree."""
+    assert conflict(named("2+2=4"), named("2+2=10; 3*4 = 15; 6*7 = 18},")) == "2+2=4 vs 2+2=10"
+    assert conflict(named("2+2=10; 3*4 = 15"), named("2 + 2 = 4")) == "2+2=10 vs 2+2=4"
+    assert conflict(named("2+2=4"), named("2 + 2 = 4.0")) is None  # the same result
+    assert conflict(named("2+2=4"), named("3*4=12")) is None  # other arithmetic
+
+
+def test_numbers_alone_state_their_results_not_the_operands_they_restate() -> None:
+    four = frozenset({Fraction(2), Fraction(4)})
+    assert stated(named("2 + 2 = 4"), {"": four}) == {4}
+    assert stated(named("2, 4"), {"": four}) == four  # no equation: every number
+    junk = frozenset(map(Fraction, (2, 3, 4, 6, 7, 10, 15, 18)))
+    assert stated(named("2+2=10; 3*4 = 15; 6*7 = 18"), {"": junk}) == {10, 15, 18}
+
+
 def test_hostile_text_is_read_quickly() -> None:
     texts = [
         "A " * 50_000,
@@ -234,6 +273,8 @@ def test_hostile_text_is_read_quickly() -> None:
         "(a_1, " * 20_000,
         "in the order " + "a b c, " * 20_000,
         "n - 1 " * 20_000,
+        "1+" * 30_000 + "=5",
+        "1+1=1" + "1" * 50_000,
     ]
     started = time.perf_counter()
     for text in texts:

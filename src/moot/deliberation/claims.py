@@ -16,8 +16,8 @@ Two claims are compared in a fixed order, contradictions first:
   5. two short claims that each name something the other
      does not, one or two words each (Paris vs Lyon)       -> contradict
   6. nothing contradicts, and the wording confirms it
-     (one short claim's content inside the other's, or
-     nearly the same words)                                -> agree
+     (one short claim's content inside the other's, the
+     same numbers, or nearly the same words)               -> agree
      unless a name stands where the other has another
      ("in Redis" / "in Memcached"; swaps.py)               -> contradict
   7. otherwise                                             -> unsure
@@ -44,7 +44,7 @@ from typing import Literal
 
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
-from moot.deliberation.named import Named, conflict, named
+from moot.deliberation.named import Named, conflict, named, stated
 from moot.deliberation.swaps import narrowed, one_for_another, opposite, renamed, turned_round
 from moot.text import clean_text
 
@@ -67,10 +67,9 @@ _SHARED = 0.6  # rule 6: share of content words in common that confirms agreemen
 
 ClaimKind = Literal["number", "option", "yesno", "statement"]
 
-# Words, numbers (with a sign, separators, a percent) and the punctuation that ends a clause,
-# which ends a negation's reach too.
-# A number token (`_numeric` tells one by its start), its minus only where it cannot be a
-# hyphen: "n-1" is n and 1, "COVID-19" is 19, "is -3" is -3.
+# Words, numbers (a sign, separators, a percent) and the punctuation that ends a clause (and a
+# negation's reach). A number's minus only where it cannot be a hyphen: "n-1" is n and 1,
+# "COVID-19" is 19, "is -3" is -3 (`_numeric` tells a number token by its start).
 NUMBER = r"(?:(?<!\w)[-−])?\d+(?:[.,]\d+)*(?:/\d+)?%?"
 _TOKEN = re.compile(NUMBER + r"|[^\W\d_]+(?:'[^\W\d_]+)*|[.;:!?,]")
 _STOPS = frozenset(".;:!?,")
@@ -489,14 +488,15 @@ def _compared(a: Claim, b: Claim) -> Comparison:
         # A claim with no content words says nothing another could contain ("42" is not
         # inside "Paris"), except a yes or no beside the same yes or no with its reasons.
         both_yesno = a.kind == b.kind == "yesno"
-        # (and a claim that says nothing beyond the task is inside no other: "what the capital
-        # of France?" is not "The capital of France is Paris")
+        # (and one saying nothing beyond the task is in no other: "what the capital of France?")
         own = _own(a) and _own(b)
         if (own or both_yesno) and (not a_only or not b_only):
             return _worded(a, b, opcodes, "one says all the other says")
         numbers_only = not a.content or not b.content
         if numbers_only and a.quantities and b.quantities and a.denied == b.denied:
-            return Comparison(Relation.AGREE, "the same numbers")
+            # numbers alone on both sides state the same: "4" and "2 + 2 = 4", not "2+2=10; 3*4"
+            if a.content or b.content or stated(a.names, a.values()) == stated(b.names, b.values()):
+                return Comparison(Relation.AGREE, "the same numbers")
     union = a.content | b.content
     shared = len(a.content & b.content) / len(union) if union else 0.0
     if matched.ratio() >= _SIMILAR or shared >= _SHARED:

@@ -1,6 +1,6 @@
 """What a claim names that its folded words cannot hold, and when two claims' names contradict.
 
-Folding an answer to lower-case words loses eight things that decide technical answers:
+Folding an answer to lower-case words loses nine things that decide technical answers:
 
   labels       capital letters that name something ("plan A", "node B", "Vitamin D"); folded,
                "A" is the article. Two claims whose labels share none contradict ("A vs B").
@@ -20,6 +20,11 @@ Folding an answer to lower-case words loses eight things that decide technical a
                "n + 1" are the same words, and "n - 1 times" holds every word of "n times".
                Two expressions of one variable that differ contradict, and so does one
                against the variable alone (an off-by-one).
+
+  equations    arithmetic set equal to a number ("2+2=4", "3 * 4 = 12"); folded, "2+2=4" and
+               "2+2=10; 3*4 = 15" are numbers, and the first's all stand in the second. Two
+               claims that give the same arithmetic different results contradict; `stated` is
+               what a claim of numbers alone says: its results, not the operands it restates.
 
   versions     dotted numbers read as written ("2.4.1", "10.0.0.12", "v1.2", "Python 3.10");
                folded, "2.4.1" is no number at all and "3.10" is the number 3.1. Two claims
@@ -43,9 +48,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
-__all__ = ["Named", "conflict", "named"]
+__all__ = ["Named", "conflict", "named", "stated"]
 
 SCANNED = 2_000  # characters of a claim's text read for names
 SIDE = 200  # characters of a comparison's side read, at most
@@ -133,6 +140,15 @@ _SEQUENCE = re.compile(
 _LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|then\s+)?")
 # a one-letter variable plus or minus a number ("n - 1", "k+2"); folded, "n - 1" and "n + 1"
 # are both the words "n 1", and "n - 1 times" holds every word of "n times"
+# arithmetic of two or more numbers set equal to a number ("2+2=4", "6 * 7 = 42"), not "==";
+# a chain ("2*3=3+3=6") is none: its middle is no result
+_NUMBER = r"\d{1,12}(?:\.\d{1,12})?"
+_OPERATION = r"\s*[-+*/×÷]\s*"
+_EQUATION = re.compile(
+    rf"(?<![\w.=<>!])({_NUMBER}(?:{_OPERATION}{_NUMBER}){{1,8}})\s*=(?!=)\s*(-?{_NUMBER})"
+    rf"(?![\w.]*\d|{_OPERATION}\d)"
+)
+_OPERAND = re.compile(_NUMBER)
 _EXPRESSION = re.compile(r"(?<![\w.\-+*/])([b-z])\s*([-+])\s*(\d{1,6})(?!\w|\.\d)")
 _VARIABLE = re.compile(r"(?<![\w.\-+*/'’])([b-z])(?![\w'’\-+*/]|\.\w)")
 # what may stand between a sentence's end and its first word ("**Redis**", "(Redis")
@@ -159,6 +175,7 @@ class Named:
     comparisons: frozenset[tuple[str, frozenset[str], frozenset[str]]] = frozenset()
     sequences: frozenset[tuple[str, ...]] = frozenset()  # ("user_id", "created_at")
     expressions: frozenset[str] = frozenset()  # "n-1"
+    equations: frozenset[tuple[str, Fraction]] = frozenset()  # ("2+2", 4): arithmetic, result
     variables: frozenset[str] = frozenset()  # one-letter names standing alone: "n"
 
 
@@ -221,6 +238,10 @@ def named(text: str) -> Named:
         f"{m.group(1)}{m.group(2)}{int(m.group(3))}" for m in _EXPRESSION.finditer(text)
     )
     return Named(
+        equations=frozenset(
+            ("".join(m.group(1).split()).replace("×", "*").replace("÷", "/"), Fraction(m.group(2)))
+            for m in _EQUATION.finditer(text)
+        ),
         expressions=expressions,
         variables=frozenset(m.group(1) for m in _VARIABLE.finditer(_EXPRESSION.sub(" ", text))),
         comparisons=_comparisons(text),
@@ -330,6 +351,10 @@ def conflict(a: Named, b: Named) -> str | None:
     expressions = _expressions(a, b) or _expressions(b, a)
     if expressions is not None:
         return expressions
+    for sum_, result in sorted(a.equations):  # "2+2=4" vs "2+2=10"
+        theirs = sorted(r for s_, r in b.equations if s_ == sum_)
+        if theirs and result not in theirs:
+            return f"{sum_}={result} vs {sum_}={'/'.join(map(str, theirs))}"
     if a.hedged != b.hedged:
         return "one leaves the question open, the other settles it"
     return None
@@ -345,3 +370,12 @@ def _expressions(a: Named, b: Named) -> str | None:
         if not theirs and variable in b.variables and variable not in a.variables:
             return f"{expression} vs {variable}"
     return None
+
+
+def stated(names: Named, values: Mapping[str, frozenset[Fraction]]) -> frozenset[Fraction]:
+    """What a claim of numbers alone (its `values` by unit) says: each equation's result, not
+    the operands it restates ("2 + 2 = 4" says 4), and every number outside its equations."""
+    numbers = frozenset[Fraction]().union(*values.values())
+    operands = {Fraction(n) for sum_, _ in names.equations for n in _OPERAND.findall(sum_)}
+    results = {result for _, result in names.equations}
+    return frozenset((numbers - operands) | results)
