@@ -639,11 +639,11 @@ def test_a_tie_names_agents_by_the_given_names() -> None:
 
 def test_with_no_valid_answer_the_reason_says_so() -> None:
     j = judge_answers([{"agent_a": None, "agent_b": "  "}], started=["agent_a", "agent_b"])
-    assert j.finding.reason == "only 0 of 2 agents gave a valid answer"
+    assert j.finding.reason == "no agent gave a valid answer"  # not "only 0 of 2 agents"
     assert j.finding.valid == 0
     assert j.finding.groups == ()
     empty = judge_answers([], started=["agent_a"])
-    assert empty.finding.reason == "only 0 of 1 agents gave a valid answer"
+    assert empty.finding.reason == "no valid answer was given"
     assert empty.claims == ()
 
 

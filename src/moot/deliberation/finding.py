@@ -88,7 +88,7 @@ class Judgement:
     def no_answer(self) -> dict[str, str]:
         """The agents whose final answer the finding holds to be no answer, and why: they are
         invalid in the trust statement too, which would otherwise count them valid ("The 2
-        valid agents ... did not agree" beside "only 0 of 3 agents gave a valid answer")."""
+        valid agents ... did not agree" beside "no agent gave a valid answer")."""
         last: dict[str, ClaimAt] = {}
         for row in self.claims:
             if row.agent not in last or row.round >= last[row.agent].round:
@@ -252,9 +252,12 @@ def judge_answers(
             reason = "a tie: " + " against ".join(
                 f"'{_quote(g.claim, 60)}' ({_letters(g.agents, name)})" for g in tied
             )
-        elif valid <= 1:
+        elif valid == 0:
             label = "no_consensus"
-            reason = f"only {valid} of {total} agents gave a valid answer" + (
+            reason = "no agent gave a valid answer" if total > 1 else "no valid answer was given"
+        elif valid == 1:
+            label = "no_consensus"
+            reason = f"only 1 of {total} agents gave a valid answer" + (
                 f" ({differ})" if differ else ""
             )
         else:

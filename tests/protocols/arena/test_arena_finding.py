@@ -17,7 +17,7 @@ from moot.protocols.arena.weigh import (
     read_marks,
     remaining_disagreements,
 )
-from moot.types import Request
+from moot.types import FailureKind, Request
 from tests.scripts import Debate, events, start, verdict
 
 ACTIVE = ["agent_a", "agent_b", "agent_c"]
@@ -426,7 +426,9 @@ def test_an_agent_whose_final_answer_is_no_answer_is_not_counted_valid_in_the_tr
 def test_when_no_agent_gave_a_valid_answer_there_is_no_final_answer() -> None:
     # a README run: two agents gave templates, the third only the question back ("the capital
     # of France should be"); the outcome showed that as "the final answer". The live check now
-    # reads the echo as the finding does, so no agent is left to answer.
+    # reads the echo as the finding does, so no agent is left to answer: which is moot's
+    # finding (no consensus, exit 2, with a trust statement), not a failed run (exit 1, kept
+    # for calls that failed), as the README's own first command ended.
     answers = {
         0: {
             "agent_a": "{code}, {description}.",
@@ -436,10 +438,34 @@ def test_when_no_agent_gave_a_valid_answer_there_is_no_final_answer() -> None:
     }
     debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
     run = start("What is the capital of France?", debate.config(arena={"max_rounds": 1}))
-    assert run.exit_code == 1 and run.result.final_answer == ""
-    assert "every agent failed to answer the task" in run.message
-    assert "Agent B: its answer only repeats the question" in run.message
-    assert "answered; nobody to deliberate with" not in run.message
+    assert run.exit_code == 2 and run.result.status == "no_consensus", run.message
+    assert run.result.final_answer == "" and run.result.details["final_from"] is None
+    assert run.result.finding is not None
+    assert run.result.finding.reason == "no agent gave a valid answer"
+    assert run.result.how.startswith("no agent gave a valid answer;"), run.result.how
+    assert "Agent B gave an invalid answer" in run.result.how
+    trust = run.result.trust
+    assert "Agent B gave an invalid answer: its answer only repeats the question" in trust, trust
+    assert "No agent gave a valid answer, so there is no final answer." in trust
+    assert "answered; nobody to deliberate with" not in run.result.how
+    assert api.replay(run.session_id).identical is True
+
+
+def test_when_one_agent_failed_and_the_others_gave_no_answer_the_run_failed() -> None:
+    """The failed call is the cause to fix: the run fails (exit 1) and resumes once it is."""
+    answers = {0: {"agent_a": "{code}, {description}.", "agent_c": "{{title}}"}}
+    debate = Debate(
+        answer=by_round(answers),
+        verdicts=[verdict("CONTINUE", 3)],
+        fail={"two"},
+        fail_kind=FailureKind.AUTH,
+    )
+    run = start(
+        "What is the capital of France?",
+        debate.config(arena={"max_rounds": 1}, engine={"attempts": 1}),
+    )
+    assert run.exit_code == 1 and run.result.status == "failed", run.message
+    assert "every agent failed to answer the task" in (run.message or "")
 
 
 def test_a_first_answer_that_only_repeats_the_question_is_asked_again() -> None:

@@ -410,14 +410,14 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     await _solve(s, st)
     st.history.append(outcome.answers(s, st))
     active = st.active
-    if not active:
+    if not active and st.failed:  # a call that failed is the cause to fix (and resume)
         reasons = "; ".join(f"{label(a)}: {why}" for a, why in {**st.failed, **st.invalid}.items())
         raise ProtocolAborted(f"every agent failed to answer the task ({reasons})")
-    if len(active) == 1:
+    if len(active) <= 1:  # answers every one of which is no answer: a finding, not a failure
         judgement = outcome.find(s, st, ())
-        how = f"only {label(active[0])} answered; nobody to deliberate with"
+        how = f"only {label(active[0])} answered; nobody to deliberate with" if active else ""
         # (a session whose live check was journaled before it read claims as the finding does)
-        if active[0] in judgement.no_answer():
+        if not active or active[0] in judgement.no_answer():
             how = "no agent gave a valid answer"
         return outcome.conclude(s, st, judgement, how, None, None, 0)
     settled = outcome.settled(s, st, 0)
