@@ -352,9 +352,9 @@ def conflict(a: Named, b: Named) -> str | None:
     if expressions is not None:
         return expressions
     for sum_, result in sorted(a.equations):  # "2+2=4" vs "2+2=10"
-        theirs = sorted(r for s_, r in b.equations if s_ == sum_)
-        if theirs and result not in theirs:
-            return f"{sum_}={result} vs {sum_}={'/'.join(map(str, theirs))}"
+        results = sorted(r for s_, r in b.equations if s_ == sum_)
+        if results and result not in results:
+            return f"{sum_}={result} vs {sum_}={'/'.join(map(str, results))}"
     if a.hedged != b.hedged:
         return "one leaves the question open, the other settles it"
     return None
