@@ -51,6 +51,27 @@ def test_a_dry_run_refuses_what_the_run_refuses_and_says_the_same(
     assert "Traceback" not in dry[2] and _sessions() == []
 
 
+@pytest.mark.parametrize("cache", [[], ["--cache"]])
+def test_a_dry_run_under_a_home_that_is_a_file_fails_as_the_run_does(
+    cache: list[str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MOOT_HOME set to a file: the run refused it (exit 1) and the dry run printed a projection,
+    exit 0; the run's message said "Not a directory" about a path that was no directory."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n", encoding="utf-8")
+    monkeypatch.setenv("MOOT_HOME", str(afile))
+    args = ["What is 2+2?", *cache]
+    ran = moot(capsys, "run", *args)
+    dry = moot(capsys, "run", *args, "--dry-run")
+    assert ran[0] == 1 and dry == ran, (ran, dry)
+    assert f"{afile} is a file, not a folder. Move it, or set MOOT_HOME to a folder" in ran[2]
+    assert ("response cache" in ran[2]) == bool(cache)
+    assert afile.read_text(encoding="utf-8") == "mine\n"
+
+
 def test_the_tryouts_large_task_file_is_refused_by_the_dry_run(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

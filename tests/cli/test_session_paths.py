@@ -58,6 +58,19 @@ def test_a_file_as_moots_home_is_named_by_every_reader(
     for args in [*readers, ["export", "--md", str(tmp_path / "r.md")], ["show", "20260101"]]:
         code, out, err = moot(capsys, *args)
         assert code == 1, (args, out)
-        assert f"{afile} is a file, not a folder" in err and "Set MOOT_HOME to a folder" in err
+        assert f"{afile} is a file, not a folder" in err and "set MOOT_HOME to a folder" in err
         assert "no session" not in out + err, args
+    assert afile.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_the_cache_under_a_home_that_is_a_file_names_the_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """It said "[Errno 17] File exists" of the folder it wanted to make, and gave no fix."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n", encoding="utf-8")
+    monkeypatch.setenv("MOOT_HOME", str(afile))
+    code, _, err = moot(capsys, "cache", "stats")
+    assert code == 1 and "Errno" not in err, err
+    assert f"{afile} is a file, not a folder. Move it, or set MOOT_HOME to a folder" in err
     assert afile.read_text(encoding="utf-8") == "mine\n"

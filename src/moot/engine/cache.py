@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from moot.config import RunConfig
 from moot.engine.journal import canonical_json
-from moot.engine.store import sessions_root
+from moot.engine.store import blocked, sessions_root
 from moot.errors import CacheError, ConfigError
 from moot.types import Completion, Request, Usage
 
@@ -57,6 +57,7 @@ __all__ = [
     "open_cache",
     "run_seed",
     "servable",
+    "store_problem",
     "store_stats",
 ]
 
@@ -212,6 +213,9 @@ class SqliteCache:
         self.path = path
         self._clock = clock
         self._lock = threading.Lock()
+        problem = blocked(path.parent, "open the response cache in")
+        if problem is not None:  # not "[Errno 17] File exists" about a folder it wanted to make
+            raise CacheError(problem)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -428,6 +432,17 @@ def open_cache(spec: str | None) -> CacheStore:
         f"--cache {spec!r} is not a cache store; use sqlite (the default, "
         f"{default_cache_path()}), sqlite:PATH, or redis://HOST:PORT/DB"
     )
+
+
+def store_problem(spec: str | None) -> str | None:
+    """Why the store `spec` names cannot be opened, as opening it would say, where a file
+    stands where its folder must be; None otherwise (or for a server, or a spec that names
+    none: opening it says so). Creates nothing (`moot run --dry-run`)."""
+    text = (spec or "sqlite").strip()
+    if text == "sqlite" or (text.startswith("sqlite:") and text.removeprefix("sqlite:").strip()):
+        path = default_cache_path() if text == "sqlite" else Path(text[7:].strip()).expanduser()
+        return blocked(path.parent, "open the response cache in")
+    return None
 
 
 def store_stats(spec: str | None) -> CacheStats:

@@ -43,8 +43,10 @@ from moot.engine.state import StateWriter
 from moot.engine.store import (
     SessionFolder,
     atomic_write,
+    blocked,
     folder_version,
     new_session_id,
+    sessions_root,
     storage_error,
 )
 from moot.errors import (
@@ -81,6 +83,7 @@ __all__ = [
     "replay_session",
     "response_cache",
     "running",
+    "storage_problem",
 ]
 
 ProtocolFn = Callable[[Session], Awaitable[Outcome]]
@@ -257,6 +260,19 @@ def response_cache(config: RunConfig) -> ResponseCache | None:
     settings = config.cache
     store = open_cache(settings.store)
     return ResponseCache(store, ttl=settings.ttl, allow_sampled=settings.allow_sampled)
+
+
+def storage_problem(config: RunConfig, root: Path | None = None) -> str | None:
+    """Why a run of `config` could not store what it must before its first call (its response
+    cache, then its session under `root`, default `sessions_root()`): a file where a folder
+    must be, worded as the run words it. Creates nothing: `plan.start_problems` asks it."""
+    if config.cache is not None:
+        from moot.engine.cache import store_problem
+
+        problem = store_problem(config.cache.store)
+        if problem is not None:
+            return problem
+    return blocked(root or sessions_root())
 
 
 def finished(journal: Journal) -> bool:

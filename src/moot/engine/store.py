@@ -21,6 +21,7 @@ from moot.files import LEGACY_HOME, moot_home
 __all__ = [
     "SessionFolder",
     "atomic_write",
+    "blocked",
     "find_session",
     "folder_problem",
     "folder_version",
@@ -46,13 +47,23 @@ def readable_root(root: Path | None = None) -> Path:
     file and the fix when a file stands where it or a folder above it must be (MOOT_HOME set
     to a file), so that no session can be there: a reader says so, as a run does."""
     root = root or sessions_root()
-    file = files.file_in_the_way(root)
-    if file is not None:
-        raise StorageError(
-            f"cannot read {root}: {file} is a file, not a folder. Set MOOT_HOME to a folder "
-            "moot can write"
-        )
+    problem = blocked(root, "read")
+    if problem is not None:
+        raise StorageError(problem)
     return root
+
+
+def blocked(folder: Path, doing: str = "write") -> str | None:
+    """Why `folder` cannot be read or made, when a file stands where it or a folder above it
+    must be (MOOT_HOME set to a file), worded as every reader and writer words it; else None.
+    Creates nothing: `moot run --dry-run` asks it too."""
+    file = files.file_in_the_way(folder)
+    if file is None:
+        return None
+    return f"cannot {doing} {folder}: {file} is a file, not a folder. {_FILE_IN_THE_WAY}"
+
+
+_FILE_IN_THE_WAY = "Move it, or set MOOT_HOME to a folder moot can write"
 
 
 def legacy_sessions_root() -> Path | None:
@@ -73,7 +84,6 @@ _FIXES = {
     errno.EROFS: "the file system is read-only: remount it writable",
     errno.EACCES: "check its permissions",
     errno.EPERM: "check its permissions",
-    errno.ENOTDIR: "a part of that path is a file, not a folder",
 }
 
 
@@ -85,6 +95,12 @@ def storage_error(path: Path | str, exc: OSError, *, then: str = "") -> StorageE
     where = Path(path)  # not a temporary file beside it, or a folder made under it
     if isinstance(exc.filename, str) and exc.filename and where.is_relative_to(exc.filename):
         where = Path(exc.filename)  # a folder above it could not be made
+    in_the_way = files.file_in_the_way(where) if exc.errno == errno.ENOTDIR else None
+    if in_the_way is not None:  # "Not a directory" names no path: name the file
+        return StorageError(
+            f"cannot write {where}: {in_the_way} is a file, not a folder. "
+            + (f"Move it; {then}" if then else _FILE_IN_THE_WAY)
+        )
     fix = _FIXES.get(exc.errno or 0, "check the disk and its permissions")
     fix = fix[0].upper() + fix[1:]
     after = f"; {then}" if then else ", or set MOOT_HOME to a folder moot can write"

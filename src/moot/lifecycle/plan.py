@@ -26,6 +26,7 @@ from moot import protocols
 from moot.config import RunConfig, Section, check_task, problem_lines, read_config_file
 from moot.config.user import UserConfig, load_user_config
 from moot.deliberation.anonymize import alias_for
+from moot.engine.lifecycle import storage_problem
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.lifecycle.flags import FlagTerms, flag_text, reworded, run_flag_terms, set_flag
@@ -286,12 +287,12 @@ def checked(plan: Plan, cwd: Path | None = None) -> Plan:
 
 
 def start_problems(plan: Plan, task: str | None = None) -> list[str]:
-    """What a run refuses as it starts, before any folder exists, worded as it words it: a
-    repository that is not one, a task (`task`, else the protocol's default one) too large or
-    not UTF-8, a participant whose model cannot be made from its spec and settings (a missing
-    key, a CLI command that is not there), a task that cannot fit a context window. Each model
-    is made as a run makes it, but not started: no warm-up, no connection. (`local:smollm2`
-    is fetched into the cache if it is not there yet, as a run would.)"""
+    """What a run refuses as it starts, before any folder exists, worded as it words it: a bad
+    repository, a task (`task`, else the protocol's default one) too large or not UTF-8, a
+    model that cannot be made from its spec and settings (a missing key, a CLI not there), a
+    task that cannot fit a context window, a file where the cache's or the session's folder
+    must be (MOOT_HOME set to a file). Each model is made as a run makes it, but not started:
+    no warm-up, no connection (`local:smollm2` is fetched into the cache, as a run would)."""
     problems: list[str] = []
     if plan.config.code is not None:
         from moot.code.workspace import check_repo
@@ -319,7 +320,9 @@ def start_problems(plan: Plan, task: str | None = None) -> list[str]:
             check_task_fits(task, agents)
         except ConfigError as exc:
             problems.append(str(exc))
-    return problems
+    root = plan.record.sessions_root(plan.options) if plan.record.sessions_root else None
+    stored = storage_problem(plan.config, root)
+    return problems + ([stored] if stored else [])
 
 
 def make_models(agents: list[Agent], *, prepare: bool = True, plan: Plan | None = None) -> None:
