@@ -120,6 +120,8 @@ def test_interrupt_is_recorded_and_resumable() -> None:
     run = start("task", config)
     assert run.exit_code == 130 and run.result.status == "interrupted"
     assert "moot resume" in (run.message or "")
+    # the outcome line is "interrupted: <how>": not "interrupted: interrupted; ..."
+    assert run.result.how.startswith("the answers so far are kept; continue with: moot resume")
     assert events(run.folder)[-1]["data"]["reason"] == "interrupted"
     del gate
 
