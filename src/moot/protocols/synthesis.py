@@ -41,11 +41,18 @@ from moot.types import (
 # What reads the replies is loaded while the first asks are in flight (moot/lazy.py): the
 # protocols' feedback hooks import this module with their definitions.
 if TYPE_CHECKING:
-    from moot.deliberation import answers, claims, markup, substance, trust
+    from moot.deliberation import answers, claims, finding, markup, substance, trust
     from moot.deliberation import synthesis as rule
 else:
-    answers, claims, markup, substance, rule, trust = lazy.modules(
-        "moot.deliberation", "answers", "claims", "markup", "substance", "synthesis", "trust"
+    answers, claims, finding, markup, substance, rule, trust = lazy.modules(
+        "moot.deliberation",
+        "answers",
+        "claims",
+        "finding",
+        "markup",
+        "substance",
+        "synthesis",
+        "trust",
     )
 
 __all__ = [
@@ -98,7 +105,9 @@ def read_answer(
     alias: str, step: str, completion: Completion, prompt: str, task: str
 ) -> dict[str, Any]:
     """An answer as recorded: valid (its text, and the final answer read from it), failed (the
-    call's problem) or invalid (why it is no answer)."""
+    call's problem) or invalid (why it is no answer). The final answer is also read as moot's
+    finding reads it (`claim_problem`): "5" to "Is 7 a prime number?" is no answer, so it is
+    neither ranked nor accepted as a synthesis where the finding counts it as none."""
     row: dict[str, Any] = {"agent": alias, "step": step, "status": "valid", "text": ""}
     row |= {"answer": None, "problem": None}
     if not completion.ok:
@@ -109,10 +118,14 @@ def read_answer(
             "problem": trust.plain_reason(markup.strip_markup(message)),
         }
     text = markup.strip_markup(completion.text).strip()
-    problem = substance.check_substance(completion.text, [prompt], task=task)
+    problem: substance.NotSubstantive | str | None = substance.check_substance(
+        completion.text, [prompt], task=task
+    )
     extracted = answers.extract_answer(text) if problem is None else None
     if problem is None and extracted is not None:
         problem = substance.check_substance(extracted.text, [prompt], task=task)
+    if problem is None and extracted is not None:  # what the finding will hold of it
+        problem = finding.claim_problem(claims.extract_claim(extracted.text, task), task)
     if problem is not None or extracted is None:
         why = str(problem) if problem else 'no final answer could be read from it ("Answer: ...")'
         return {**row, "status": "invalid", "text": text, "problem": why}

@@ -1,7 +1,8 @@
 """What a council's outcome says: moot's finding over the agents' answers labels it; the
-chairman's text is the final answer, where it does not contradict an agreed answer; the trust
-statement says which answers the chairman's answer draws on and which it sets aside, and names
-every ranking that was an abstention."""
+chairman's text is the final answer, where it does not contradict an agreed answer and some
+agent gave a valid answer (else there is nothing to synthesize); the trust statement says which
+answers the chairman's answer draws on and which it sets aside, and names every ranking that
+was an abstention."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from moot.protocols.synthesis import CHAIRMAN, verdict
 from moot.types import Outcome, RoundSummary, Synthesis, alias_label
 
 __all__ = ["CHAIRMAN", "Stages", "describe_round", "outcome", "relations"]
+
+# Why a chairman's text is no synthesis where the finding holds no agent's answer an answer:
+# it would have only the chairman's word behind it (a tiny model's "5" to "Is 7 a prime
+# number?" was accepted and printed as the final answer).
+NOTHING = "no agent gave a valid answer, so there is nothing to synthesize"
 
 
 def _by(alias: str) -> str:
@@ -59,13 +65,16 @@ class Stages:
 def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
     """The final answer, a sentence on where it comes from, and the chairman's text as a
     synthesis checked against the agreed answer (protocols/synthesis.py): where it is
-    rejected, the best-ranked of the agreeing answers stands."""
+    rejected, the best-ranked of the agreeing answers stands. Where no agent gave a valid
+    answer, a chairman's text is recorded, never accepted."""
     f, chair = st.judgement.finding, st.chair
     picked = best = ""
     if f.consensus:
         best = next(row["agent"] for row in st.ranked["order"] if row["agent"] in set(f.agreed))
         picked = next(row["text"] for row in st.answers if row["agent"] == best)
     synthesis = verdict(chair, f, picked=picked, task=task) if chair is not None else None
+    if synthesis is not None and f.valid == 0:
+        synthesis = synthesis.model_copy(update={"accepted": False, "reason": NOTHING})
     if chair is not None and synthesis is not None and synthesis.accepted:
         where = (
             f"the final answer is the chairman's text{_by(chair['agent'])}, which keeps the "
@@ -76,11 +85,12 @@ def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
         )
         return chair["text"], where, synthesis
     if not f.consensus:
-        return (
-            "",
-            "no final answer: the chairman gave none" if chair else "no final answer",
-            synthesis,
-        )
+        where = "no final answer"
+        if f.valid == 0:
+            where += ": there is nothing to synthesize"
+        elif chair:
+            where += ": the chairman gave none"
+        return "", where, synthesis
     why = (
         f"was rejected ({synthesis.reason})"
         if chair is not None and chair["status"] == "valid" and synthesis is not None
@@ -95,7 +105,7 @@ def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
     return picked, where, synthesis
 
 
-def _trust(st: Stages, related: Mapping[str, str]) -> str:
+def _trust(st: Stages, related: Mapping[str, str], synthesis: Synthesis | None) -> str:
     specs = {str(a): str(spec) for a, spec in st.meta.get("aliases", {}).items()}
     tiny = tiny_note(specs.values())
     sentences = [tiny] if tiny else []
@@ -106,18 +116,30 @@ def _trust(st: Stages, related: Mapping[str, str]) -> str:
             f"{len(f.agreed)} of the {n} agents' independent answers agree on '{f.claim}' by "
             "moot's check; the rankings and the chairman are evidence, not the decision."
         )
-    else:
+    elif f.valid == 0:  # no answers to speak of, nor rankings of them
+        sentences.append(
+            "No agent gave a valid answer, so there is nothing to synthesize and no final answer."
+        )
+    elif synthesis is not None and synthesis.accepted:
         sentences.append(
             f"The {n} agents' answers do not agree by moot's check: the final answer is a "
             "synthesis of disagreeing answers, not a consensus."
         )
-    sentences.append(
-        f"The answers were ordered by {st.ranked['method']} over "
-        f"{st.ranked['valid_rankings']} valid ranking{'s' * (st.ranked['valid_rankings'] != 1)}"
-        + (f" ({names(st.ranked['top_tied'])} tied for first)" if st.ranked["top_tied"] else "")
-        + "."
-    )
-    if st.chair is not None and st.chair["status"] == "valid":
+    else:
+        sentences.append(
+            f"The {n} agents' answers do not agree by moot's check, and there is no final answer."
+        )
+    if f.valid:
+        k, tied = st.ranked["valid_rankings"], st.ranked["top_tied"]
+        sentences.append(
+            f"The answers were ordered by {st.ranked['method']} over {k} valid ranking"
+            f"{'s' * (k != 1)}" + (f" ({names(tied)} tied for first)" if tied else "") + "."
+        )
+    if st.chair is not None and st.chair["status"] == "valid" and f.valid == 0:
+        sentences.append(
+            f"The chairman's text{_by(st.chair['agent'])} is recorded, not the final answer."
+        )
+    elif st.chair is not None and st.chair["status"] == "valid":
         drew = [a for a, r in related.items() if r == "drew_on"]
         aside = [a for a, r in related.items() if r == "set_aside"]
         unsure = [a for a, r in related.items() if r == "unsure"]
@@ -153,7 +175,8 @@ def _statuses(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcome]:
     """The round record (`details["rounds"][0]`) and the outcome."""
     f = st.judgement.finding
-    related = relations(st.chair, st.answers) if st.chair is not None else {}
+    # a chairman draws on no answer, nor sets one aside, where the finding holds none
+    related = relations(st.chair, st.answers) if st.chair is not None and f.valid else {}
     final, where, synthesis = _final(st, task)
     record = {
         "round": 1,
@@ -181,7 +204,7 @@ def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcom
         status="consensus" if f.consensus else "no_consensus",
         consensus=f.consensus,
         how=f"{f.reason}; {where}",
-        trust=_trust(st, related),
+        trust=_trust(st, related, synthesis),
         final_answer=final,
         rounds=1,
         disagreements=tuple(
@@ -207,6 +230,8 @@ def describe_round(entry: Mapping[str, Any], options: Any) -> RoundSummary | Non
     )
     if entry.get("consensus"):
         decision = f"consensus on {entry['claim']}"
+    elif entry.get("valid") == 0:
+        decision = f"no consensus: {NOTHING}"
     else:
         decision = "no consensus: the chairman's synthesis of disagreeing answers"
     if ranks:

@@ -1,6 +1,8 @@
 """The council: independent answers, rankings of each other's answers, a chairman's answer.
 
     stage 1  answer = ask(agent, task) for every agent, at once        # r1/answer/<agent>
+             valid only where the finding reads it as an answer too
+             ("5" to a yes/no question is none: protocols/synthesis.py)
     stage 2  ranking = ask(agent, the others' valid answers under      # r1/rank/<agent>
              labels drawn for its prompt alone); strict, no re-ask;
              an invalid ranking is that agent's abstention
@@ -10,7 +12,8 @@
              from the answers, their ranks and the reviewers' reasons;
              read and checked against the agreed claim as every
              synthesis is (protocols/synthesis.py); `[synthesis]
-             enabled = false` leaves it out
+             enabled = false` leaves it out, and so does having no
+             valid answer: there is nothing to synthesize
     label    moot's finding over the stage 1 answers (deliberation/finding.py): consensus
              only where more than half of the agents' answers agree by moot's check; the
              rankings and the chairman's text are evidence, never the decision
