@@ -147,11 +147,11 @@ def test_the_outcome_carries_the_finding_and_every_samples_claim() -> None:
     assert finding is not None and finding.started == 4 and finding.label == "consensus"
     assert finding.agreed == ("agent_a/1", "agent_a/2", "agent_b/1")
     claims = {(c.agent, c.round): c.claim for c in run.result.claims}
-    assert claims == {
-        ("agent_a/1", 0): "42",
-        ("agent_a/2", 0): "42",
-        ("agent_b/1", 0): "42",
-        ("agent_b/2", 0): "41",
+    assert claims == {  # the vote's one round is round 1, as its steps and reports number it
+        ("agent_a/1", 1): "42",
+        ("agent_a/2", 1): "42",
+        ("agent_b/1", 1): "42",
+        ("agent_b/2", 1): "41",
     }
     assert "'41': 1 of 4" in run.result.disagreements
 

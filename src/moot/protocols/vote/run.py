@@ -6,6 +6,7 @@ seconds", are two groups however alike their words; "Paris" worded three ways is
     for agent in agents, for k in 1..K:  reply = ask(agent, task)      # K x agents calls, no re-ask
     answers = extract(reply) for every substantive reply                # junk is invalid
     finding = judge_answers([answers], started=every sample asked)     # one voter per sample
+    status  = valid only if the finding counts it in a group            # else invalid, its reason
     consensus = the largest group holds more than half of all samples asked
                 (and at least consensus_threshold of them); a tie names no answer
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from moot.config import RunConfig
@@ -58,6 +60,7 @@ async def run(s: Session, task: str, opts: VoteOptions) -> Outcome:
         for (alias, step), completion in zip(asks, replies, strict=True)
     ]
     judgement = judge_samples(samples, opts.samples, opts.consensus_threshold, task=task)
+    samples = _as_found(samples, judgement, opts.samples)
     record = _record(judgement, samples, opts)
     s.round_done(Step.at(1, "tally"), describe_round(record, opts))
     specs = {str(a): str(spec) for a, spec in s.meta.get("aliases", {}).items()}
@@ -139,6 +142,11 @@ def judge_samples(
     judgement = judge_answers(
         [answers], started=started, reasons=reasons, name=voter_name, task=task
     )
+    # the finding reads the one round as its round 0; the vote's round is 1 (step `r1/...`,
+    # "Round 1" in the reports), so its claims say 1 too
+    judgement = replace(
+        judgement, claims=tuple(c.model_copy(update={"round": 1}) for c in judgement.claims)
+    )
     f = judgement.finding
     needed = needed_for(len(samples), threshold)
     counts = _counts(f)
@@ -186,6 +194,35 @@ def judge_samples(
             update={"reason": f"none of the {len(samples)} answers asked was a valid answer"}
         )
     return Judgement(f, judgement.claims, judgement.changes, judgement.verdicts)
+
+
+def _as_found(
+    samples: Sequence[Mapping[str, Any]], judgement: Judgement, per_agent: int
+) -> list[dict[str, Any]]:
+    """The samples as moot's finding holds them: a sample is valid only if the finding counts
+    its answer in a group. One the finding reads as no answer (a bare number to a yes/no
+    question, an answer that only repeats the question) is invalid with the finding's reason,
+    so the round's counts, the trust statement and the reports agree with the finding (they
+    once said 3 valid beside "none of the 3 answers asked was a valid answer")."""
+    counted = {member for _, members in judgement.finding.groups for member in members}
+    why = judgement.no_answer()
+    out: list[dict[str, Any]] = []
+    for x in samples:
+        voter_id = voter(x, per_agent)
+        if x["status"] != "valid" or voter_id in counted:
+            out.append(dict(x))
+            continue
+        out.append(
+            {
+                **x,
+                "status": "invalid",
+                "answer": None,
+                "source": None,
+                "reason": "no_answer",
+                "problem": why.get(voter_id, "no answer could be read from it"),
+            }
+        )
+    return out
 
 
 def _counts(finding: Finding) -> dict[str, int]:
