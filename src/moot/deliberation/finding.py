@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TypedDict
 
@@ -84,6 +84,16 @@ class Judgement:
     @property
     def consensus(self) -> bool:
         return self.finding.consensus
+
+    def numbered(self, first: int) -> Judgement:
+        """The judgement with its rounds counted from `first`: the finding counts from 0 (the
+        first, independent answers), a protocol whose one round is its step `r1/...` and its
+        reports' "Round 1" shows its claims as round 1."""
+        return replace(
+            self,
+            claims=tuple(c.model_copy(update={"round": c.round + first}) for c in self.claims),
+            changes=tuple(c.model_copy(update={"round": c.round + first}) for c in self.changes),
+        )
 
     def no_answer(self) -> dict[str, str]:
         """The agents whose final answer the finding holds to be no answer, and why: they are

@@ -102,3 +102,13 @@ def test_a_valid_chairman_text_is_no_synthesis_where_no_agent_gave_a_valid_answe
     assert result.synthesis is not None and not result.synthesis.accepted
     assert "no agent gave a valid answer" in result.synthesis.reason
     assert "No agent gave a valid answer, so there is nothing to synthesize" in result.trust
+
+
+def test_the_council_numbers_its_one_round_as_its_steps_and_reports_do() -> None:
+    """Its reports put "Agent A (round 0): invalid" under "### Round 1"."""
+    run = start(PRIME, Council(BARE, chair=REJECTS).config())
+    assert {c.round for c in run.result.claims} == {1}
+    report = (run.folder / "report.md").read_text(encoding="utf-8")
+    assert "| Agent | Round 1 |" in report and "Round 0" not in report
+    assert "(round 0)" not in report and "- Agent A (round 1): invalid: " in report
+    assert api.replay(run.session_id).identical is True

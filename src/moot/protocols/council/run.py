@@ -66,7 +66,7 @@ async def run(s: Session, task: str, opts: CouncilOptions) -> Outcome:
         started=agents,
         reasons={r["agent"]: plain_reason(r["problem"]) for r in answers if r["problem"]},
         task=task,
-    )
+    ).numbered(1)  # the council's one round is its round 1 (`r1/...`, "Round 1" in reports)
     chairs = enabled(_settings(s.meta), default=True)
     chair = await _chair(s, task, valid, rankings, ranked, opts) if valid and chairs else None
     stages = Stages(s.meta, answers, rankings, ranked, chair, judgement)

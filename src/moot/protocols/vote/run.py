@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from moot.config import RunConfig
@@ -142,11 +141,7 @@ def judge_samples(
     judgement = judge_answers(
         [answers], started=started, reasons=reasons, name=voter_name, task=task
     )
-    # the finding reads the one round as its round 0; the vote's round is 1 (step `r1/...`,
-    # "Round 1" in the reports), so its claims say 1 too
-    judgement = replace(
-        judgement, claims=tuple(c.model_copy(update={"round": 1}) for c in judgement.claims)
-    )
+    judgement = judgement.numbered(1)  # the vote's one round is its round 1 (`r1/...`)
     f = judgement.finding
     needed = needed_for(len(samples), threshold)
     counts = _counts(f)
