@@ -11,7 +11,16 @@ import pytest
 
 from moot import api as runner
 from moot.deliberation.consensus import position_id
-from tests.court_scripts import Ask, Behaviour, Court, agreeable, reply, selects, stubborn
+from tests.court_scripts import (
+    Ask,
+    Behaviour,
+    Court,
+    agreeable,
+    failing,
+    reply,
+    selects,
+    stubborn,
+)
 from tests.scripts import start
 
 PG, LITE, FILES = "Use Postgres.", "Use SQLite.", "Use flat files."
@@ -181,10 +190,13 @@ def test_a_non_answer_is_no_position(junk: str) -> None:
     assert set(bad) == {(one, 1), (one, 2)}
     assert "is not an answer to the topic" in bad[(one, 1)]
     assert f"Agent {one[-1].upper()} gave an invalid answer" in run.result.trust
-    # two such agents are no majority for anything: the court stops (seed 8.1)
+    # two such agents are no majority for anything: no consensus, and no final answer (they
+    # answered: what moot found of their answers is the outcome, not a failed run)
     court = Court({"one": stubborn(junk), "two": stubborn(junk), "three": stubborn(PG)})
     run = start(TASK, court.config(max_agent_rounds=2, consensus_threshold=0.66))
-    assert run.exit_code == 1 and "not an answer to the topic" in (run.message or "")
+    assert run.exit_code == 2 and run.result.final_answer == "", run.message
+    assert "not an answer to the topic" in run.result.trust
+    assert "Only 1 of the 3 agents that started gave a valid answer" in run.result.trust
 
 
 def test_the_court_gives_the_substance_check_its_question() -> None:
@@ -198,8 +210,8 @@ def test_the_court_gives_the_substance_check_its_question() -> None:
             consensus_threshold=0.66,
         ),
     )
-    assert run.exit_code == 1, run.result.how
-    assert "a bare 'no' to a question that is not a yes/no question" in (run.message or "")
+    assert run.exit_code == 2 and run.result.final_answer == "", run.result.how
+    assert "a bare 'no' to a question that is not a yes/no question" in run.result.trust
 
 
 def test_a_judges_pick_over_agents_that_disagree_is_chosen_and_named_as_such() -> None:
@@ -232,3 +244,44 @@ def test_each_round_names_why_an_agent_held_no_position_then() -> None:
     rows = {c.round: c for c in run.result.claims if c.agent == one}
     assert not rows[1].valid and "a piece of an instruction" in rows[1].reason
     assert rows[2].valid and rows[2].claim == PG and rows[2].reason == ""
+
+
+JUNK = (
+    "You are an AI, you will not be allowed to speak in the debate.",
+    ", no more than 40 words.",
+    "[1A[2K",
+)
+
+
+def test_when_every_position_is_no_answer_the_court_finds_so_and_does_not_fail() -> None:
+    """Three positions that are no answer (the embedded model's) ended the run as failed, exit
+    1, with no trust statement: the agents answered, and what moot found of their answers is the
+    outcome (no consensus, exit 2, no final answer, each invalid answer named), as the arena's."""
+    court = Court(
+        {"one": stubborn(JUNK[0]), "two": stubborn(JUNK[1]), "three": stubborn(JUNK[2])},
+        {"j1": selects(PG), "j2": selects(PG), "j3": selects(PG)},
+    )
+    run = start(TASK, court.config())
+    result = run.result
+    assert run.exit_code == 2 and result.status == "no_consensus", run.message
+    assert result.final_answer == ""
+    assert result.finding is not None and result.finding.reason == "no agent gave a valid answer"
+    assert "None of the 3 agents that started gave a valid answer" in result.trust
+    for name in ("one", "two", "three"):
+        who = f"Agent {alias(run, name)[-1].upper()} gave an invalid answer"
+        assert f'{who}: "newPositionText" is not an answer to the topic' in result.trust
+        assert who in result.how
+    assert "only 0 position(s)" not in result.how
+    # nothing to vote on and nothing for the judges: the court ends after the proposals
+    assert not court.asked("r2") and not court.asked("j")
+    assert result.details["court"]["session"]["phases"] == ["init", "agent_debate", "deadlock"]
+    assert runner.replay(run.session_id).identical is True
+
+
+def test_a_failed_call_where_no_agent_holds_a_position_still_fails_the_run() -> None:
+    """The failed call is the cause to fix: the run fails (exit 1) and resumes once it is."""
+    court = Court({"one": stubborn(JUNK[0]), "two": stubborn(JUNK[1]), "three": failing})
+    run = start(TASK, court.config(engine={"attempts": 1}))
+    assert run.exit_code == 1 and run.result.status == "failed", run.message
+    assert "1 of 3 agents failed in round 1" in (run.message or "")
+    assert "not an answer to the topic" in (run.message or "")

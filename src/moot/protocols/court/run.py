@@ -204,6 +204,12 @@ def supported(c: Court, resp: Response) -> str | None:
     return resp.position_text
 
 
+def _failed(resp: Response) -> bool:
+    """Whether a reply failed as a call (or could not be read at all). A position that is no
+    answer is not a failure: the agent answered, and moot's finding judges it invalid."""
+    return not resp.ok and "not an answer" not in (resp.error or "no valid answer")
+
+
 def _why_none(resp: Response) -> str:
     if not resp.ok:
         return plain_reason(resp.error or "no valid answer")
@@ -321,8 +327,7 @@ def _participants(c: Court, j: Judgement) -> list[Participant]:
         name = label(resp.agent)
         if not resp.ok:
             error = resp.error or "no valid answer"
-            called = resp.error is not None and "not an answer" not in error
-            people.append(Participant(name, "failed" if called else "invalid", error))
+            people.append(Participant(name, "failed" if _failed(resp) else "invalid", error))
             continue
         held = supported(c, resp)
         if held is None:
@@ -457,7 +462,7 @@ def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcom
         how += f" and {plural(len(c.judge_rounds), 'judge round')}; {_undecided(c)}"
     elif not panel:
         how += "; the judge panel is disabled"
-    else:
+    elif positions:  # (with none, the finding's reason says no agent gave a valid answer)
         how += f"; only {len(positions)} position(s) for the judges"
     j = _short(c, judge_court(c, _verdicts(c)))
     how += f"; {j.finding.reason}"
@@ -505,15 +510,19 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
             select_candidate(rnd.responses, proposals=proposals, texts=c.texts) or c.candidate
         )
         _record_agents(s, c, rnd)
-        failed = [resp for resp in rnd.responses if not resp.ok]
-        if len(failed) * 2 > len(rnd.responses):  # seed 8.1
+        failed = [resp for resp in rnd.responses if _failed(resp)]
+        # seed 8.1; and a failed call where no agent holds a position is the cause to fix
+        # (the run resumes once it is), as the arena's
+        if len(failed) * 2 > len(rnd.responses) or (failed and c.candidate is None):
             if panel and len(judge_positions(c)) >= 2:
                 break  # the panel takes over
-            why = "; ".join(f"{label(f.agent)}: {f.error}" for f in failed)
+            why = "; ".join(f"{label(x.agent)}: {x.error}" for x in rnd.responses if not x.ok)
             raise ProtocolAborted(
                 f"{len(failed)} of {len(rnd.responses)} agents failed in round {r} and no "
                 f"judge panel can take over ({why})"
             )
+        if c.candidate is None:
+            break  # every position was no answer: moot's finding, not a failed run
         if rnd.reached and rnd.candidate is not None and rnd.consensus is not None:
             f = judgement.finding
             yes = [x.confidence for x in rnd.responses if x.ok and x.vote == "yes"]
