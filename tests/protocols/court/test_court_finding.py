@@ -285,3 +285,46 @@ def test_a_failed_call_where_no_agent_holds_a_position_still_fails_the_run() -> 
     assert run.exit_code == 1 and run.result.status == "failed", run.message
     assert "1 of 3 agents failed in round 1" in (run.message or "")
     assert "not an answer to the topic" in (run.message or "")
+
+
+PRIME = "Is 7 a prime number?"
+YES = "Yes.\tSeven is a prime number:\nits only divisors are 1 and 7."
+NO = "No, 7 is not a prime number."
+
+
+def test_a_position_the_arena_refuses_is_asked_again_then_invalid_and_never_the_answer() -> None:
+    """The court held positions only to the substance check: a bare number to a yes/no question
+    ("6" to "Is 7 a prime number?"), which the arena refuses as a solution and asks again, was a
+    position, shown to the judges, and their pick of it was the court's final answer. Positions
+    are held to the arena's test now. The disagreement lines printed a position's tabs and
+    newlines."""
+    court = Court(
+        {"one": stubborn("6"), "two": stubborn(YES), "three": stubborn(NO)},
+        {"j1": selects("6"), "j2": selects("6"), "j3": selects("6")},
+    )
+    run = start(PRIME, court.config(max_agent_rounds=2, max_judge_rounds=1))
+    result = run.result
+    one = alias(run, "one")
+    reasks = court.prompts_of("one", "r1/propose")
+    assert len(reasks) == 2, court.asked("r")  # the proposal, then the re-ask
+    assert "its answer is a bare number to a yes/no question ('6')" in reasks[1]
+    assert run.exit_code == 2 and result.final_answer == "", result.how
+    judged = output_of(run)["judgePanel"]["rounds"][0]["positionIds"]
+    assert judged == sorted([position_id(YES), position_id(NO)])
+    assert result.finding is not None and result.finding.valid == 2
+    why = "its answer is a bare number to a yes/no question ('6')"
+    assert f'Agent {one[-1].upper()} gave an invalid answer: "newPositionText"' in result.trust
+    assert why in result.trust
+    assert f"Agent {one[-1].upper()} gave an invalid answer" in result.how
+    # one-line places show a position on one line
+    assert not [d for d in result.disagreements if "\t" in d or "\n" in d], result.disagreements
+    assert any(
+        d.endswith(": Yes. Seven is a prime number: its only divisors are 1 and 7.")
+        for d in result.disagreements
+    ), result.disagreements
+    assert runner.replay(run.session_id).identical is True
+
+
+def output_of(run: runner.RunResult) -> dict:  # type: ignore[type-arg]
+    court: dict = run.result.details["court"]  # type: ignore[type-arg]
+    return court

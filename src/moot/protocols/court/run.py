@@ -64,10 +64,10 @@ from moot.protocols.court.document import (
 )
 from moot.protocols.court.options import CourtOptions
 from moot.protocols.court.panel import judge_positions, judge_round, record_judges
+from moot.protocols.court.position import position_problem
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
 from moot.protocols.shown import anonymous, nonce
-from moot.protocols.substantive import no_answer
-from moot.text import plural
+from moot.text import one_line, plural
 from moot.types import Finding, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 __all__ = ["run"]
@@ -136,7 +136,7 @@ async def _agent_round(s: Session, c: Court, r: int) -> AgentRound:
                 agent_parser(
                     candidate,
                     repair=not c.strict,
-                    no_answer=partial(no_answer, s, "court_position", asked=asked, task=c.question),
+                    no_answer=partial(position_problem, s, asked=asked, task=c.question),
                 ),
                 step=step,
                 reminder=prompts.AGENT_FORMAT,
@@ -385,7 +385,8 @@ def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement, phas
             next((t for a in agents if (t := final.get(a))), claim) for claim, agents in f.groups
         ]
         disagreements = tuple(
-            f"position {position_id(text)} ({', '.join(label(a) for a in agents)}): {text[:300]}"
+            f"position {position_id(text)} ({', '.join(label(a) for a in agents)}): "
+            + one_line(text, 300)  # one line: a position's tabs and newlines are no part of it
             for text, (_, agents) in zip(texts, f.groups, strict=True)
         )
     return Outcome(

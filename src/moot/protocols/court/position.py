@@ -1,0 +1,48 @@
+"""Whether an advocate's position answers the question: the test the arena holds a solution
+to (arena/run.py `_why`), so the court cannot seat, put to the vote or hand to its judges what
+the arena would refuse. Without it, a bare number to a yes/no question ("6" to "Is 7 a prime
+number?") was a position, not asked again, and a judge panel's pick of it the court's answer.
+
+The verdict is journaled (`Session.checked`) under the rule and key the court's substance
+check always used, so a resume or replay of an older session reads back the verdict its run
+acted on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from moot.deliberation.claims import extract_claim
+from moot.deliberation.finding import claim_problem
+from moot.deliberation.substance import check_substance
+from moot.engine.session import Session
+
+__all__ = ["position_problem", "why_no_answer"]
+
+RULE = "court_position"
+
+
+def position_problem(s: Session, text: str, asked: Sequence[str], task: str) -> str | None:
+    """Why a position is no answer to the `task` it was `asked` for, or None (checked once
+    per session)."""
+    return s.checked(RULE, [text, task, *asked], lambda: why_no_answer(text, asked, task))
+
+
+def why_no_answer(text: str, asked: Sequence[str], task: str) -> str | None:
+    """Why a position is no answer: the text as a whole (not empty, not an echo of the prompt,
+    not a refusal), then what moot's finding would hold of its claim (it only repeats the
+    question, or is a bare number to a yes/no question), then its explicit final answer if it
+    gives one ("Final answer: is 7 prime?" repeats the task)."""
+    problem = check_substance(text, asked, task=task)
+    if problem is not None:
+        return str(problem)
+    claim = extract_claim(text, task)
+    held = claim_problem(claim, task)
+    if held is not None:
+        return held
+    # (a claim's text is the whole position, flattened and cut, unless it names its answer)
+    final = claim.text
+    if final and final != " ".join(text.split())[: len(final)]:
+        problem = check_substance(final, asked, task=task)
+        if problem is not None:
+            return f"its final answer is no answer: {problem}"
+    return None
