@@ -160,6 +160,10 @@ def test_kinds() -> None:
     assert normalize_answer("?!").key == "text:?!"  # punctuation only: kept, not emptied
     assert normalize_answer("?! ?").key == "text:?! ?"
     assert normalize_answer("9" * 100).kind == "number"  # a hundred digits still are
+    # a number and its unit, but not a number and what is said of it
+    assert normalize_answer("5 square meters").key == "number:5"
+    assert normalize_answer("7 is prime").kind == "text"
+    assert normalize_answer("7 Is Prime.").kind == "text"
 
 
 def test_keys() -> None:

@@ -4,6 +4,7 @@ its own, so it is inside no other answer; picking one of the task's alternatives
 from __future__ import annotations
 
 from moot.deliberation.claims import Relation, compare, extract_claim
+from moot.deliberation.finding import claim_problem
 
 FRANCE = "What is the capital of France?"
 STORE = "Which store for sessions: Postgres or SQLite?"
@@ -53,6 +54,17 @@ def test_a_restated_yes_no_question_answers_it() -> None:
         )
         is Relation.CONTRADICT
     )
+
+
+def test_a_restated_yes_no_question_about_a_number_answers_it() -> None:
+    """ "7 is prime." to "Is 7 a prime number?" was read as the number 7 with the unit "is
+    prime", and so as the task's own number back: no answer, and a right answer asked again
+    and marked invalid. "7" alone still repeats the question."""
+    task = "Is 7 a prime number?"
+    for said in ("7 is prime.", "Seven is prime.", "7 is not prime."):
+        claim = extract_claim(said, task)
+        assert not claim.repeats_task and claim_problem(claim, task) is None, said
+    assert claim_problem(extract_claim("7", task), task) is not None
 
 
 def test_a_wh_question_asked_as_a_request_is_one_too() -> None:

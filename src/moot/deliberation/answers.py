@@ -188,10 +188,13 @@ def extract_answer(reply: str) -> ExtractedAnswer | None:
 
 _CHOICE_BARE = re.compile(r"(?:(?:option|choice)\s*)?[(\[]?([A-J])[)\]]?[.:]?", re.IGNORECASE)
 _CHOICE_WITH_TEXT = re.compile(r"[(\[]?([A-J])[)\]]\s+\S.*", re.DOTALL)
+# a number and up to two words of its unit ("42 apples", "5 square meters"); a verb is no
+# unit: "7 is prime" says something of 7 (to "Is 7 a prime number?", it answers)
 _NUMBER = re.compile(
     r"(?P<sign>[-+]?)\s*(?:[$€£¥]\s*)?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+|\d+\s*/\s*\d+)"
-    r"\s*(?:%|[A-Za-z]+(?:\s+[A-Za-z]+)?)?\.?"
+    r"\s*(?:%|(?!(?i:is|are|was|were|isn|aren|wasn|weren|has|have|does|do|can|will|equals)\b)"
+    r"[A-Za-z]+(?:\s+[A-Za-z]+)?)?\.?"
 )
 _LATEX = (("\\$", "$"), ("\\%", "%"), ("{,}", ","), ("\\!", ""), ("\\,", ""), ("−", "-"))
 
