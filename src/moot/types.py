@@ -349,8 +349,11 @@ class RoundSummary(_Frozen):
             )
             if self.needed:
                 parts.append(f"{_num(self.needed)} needed")
-        if self.problem:
-            parts.append(f"({self.problem})")
+        if self.problem:  # beside what it qualifies: "no valid answer (3 of 3 answers invalid)"
+            if parts:
+                parts[-1] += f" ({self.problem})"
+            else:
+                parts.append(f"({self.problem})")
         return ", ".join(parts) if parts else "no result recorded"
 
 

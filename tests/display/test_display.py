@@ -248,6 +248,10 @@ def test_a_consensus_word_below_the_needed_score_is_shown_as_not_taken() -> None
     assert tally.describe() == "votes 3 1, 'However, when dealing with' 1, 4 needed"
     passing = RoundSummary(round=1, judge="agent_b", decision="CONSENSUS", score=9, threshold=8)
     assert passing.describe() == "judge Agent B, CONSENSUS, convergence score 9/10"
+    # a problem stands beside what it qualifies ("no valid answer, (3 of 3 answers invalid)")
+    invalid = RoundSummary(round=1, decision="no valid answer", problem="3 of 3 answers invalid")
+    assert invalid.describe() == "no valid answer (3 of 3 answers invalid)"
+    assert RoundSummary(round=1, problem="no reply").describe() == "(no reply)"
 
 
 class _Tty(io.StringIO):
