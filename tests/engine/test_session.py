@@ -102,7 +102,7 @@ def test_gather_finishes_every_call_before_a_limit_stops_the_run() -> None:
     assert sum(debate.steps.values()) == 2
 
 
-def test_interrupt_is_recorded_and_resumable() -> None:
+def test_interrupt_is_recorded_and_resumable(capsys: pytest.CaptureFixture[str]) -> None:
     debate = Debate()
     gate: dict[str, asyncio.Event] = {}
 
@@ -122,6 +122,11 @@ def test_interrupt_is_recorded_and_resumable() -> None:
     assert "moot resume" in (run.message or "")
     # the outcome line is "interrupted: <how>": not "interrupted: interrupted; ..."
     assert run.result.how.startswith("the answers so far are kept; continue with: moot resume")
+    # `moot status` says it once, on its "Ended:" line (it printed it again below)
+    from tests.cli.test_cli import moot
+
+    code, out, _ = moot(capsys, "status", run.session_id)
+    assert code == 0 and out.count(f"continue with: moot resume {run.session_id}") == 1, out
     assert events(run.folder)[-1]["data"]["reason"] == "interrupted"
     del gate
 

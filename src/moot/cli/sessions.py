@@ -66,8 +66,6 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
         say(line)
     for line in note_lines(folder):  # a person's notes (moot say): delivered or waiting
         say(line)
-    if seen.state.get("message") and seen.status != "running":
-        say(seen.state["message"])
     if folder.result_json.exists() and seen.status != "running":
         say(f"Report: {folder.report_md}  (moot show {folder.id})")
 
