@@ -39,6 +39,21 @@ def test_a_position_is_held_to_the_arenas_test(text: str, why: str | None) -> No
     assert (arena_why(text, ASKED, TASK) is None) == (why is None)
 
 
+@pytest.mark.parametrize(
+    "text", ["[The new Position Text]", "newPositionText", "{position}", "Your new position."]
+)
+def test_a_position_that_only_names_its_field_is_none(text: str) -> None:
+    """The embedded model's court position "[The new Position Text]" was a valid agent."""
+    problem = why_no_answer(text, ASKED, TASK)
+    assert problem is not None and problem.startswith("it only names the field"), problem
+
+
+def test_a_position_about_positions_is_still_one() -> None:
+    assert (
+        why_no_answer("Position: 7 is prime, its only divisors being 1 and 7.", ASKED, TASK) is None
+    )
+
+
 class _Checks:
     """What a session's journaled check is asked: the rule and the texts its key is made of."""
 

@@ -9,6 +9,7 @@ acted on."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from moot.deliberation.claims import extract_claim
@@ -19,6 +20,11 @@ from moot.engine.session import Session
 __all__ = ["position_problem", "why_no_answer"]
 
 RULE = "court_position"
+# The reply schema's field spelled out for its value ("[The new Position Text]", from the
+# embedded model): the template check knows the prompt's words as written, not `newPositionText`
+_FIELD = re.compile(
+    r"\W*(?:(?:the|your|my|a)\s+)?(?:new\s*)?position(?:\s*text)?\W*", re.IGNORECASE
+)
 
 
 def position_problem(s: Session, text: str, asked: Sequence[str], task: str) -> str | None:
@@ -32,6 +38,8 @@ def why_no_answer(text: str, asked: Sequence[str], task: str) -> str | None:
     not a refusal), then what moot's finding would hold of its claim (it only repeats the
     question, or is a bare number to a yes/no question), then its explicit final answer if it
     gives one ("Final answer: is 7 prime?" repeats the task)."""
+    if _FIELD.fullmatch(text):
+        return f"it only names the field it was to fill ('{' '.join(text.split())[:60]}')"
     problem = check_substance(text, asked, task=task)
     if problem is not None:
         return str(problem)
