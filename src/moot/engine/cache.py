@@ -413,17 +413,14 @@ def open_cache(spec: str | None) -> CacheStore:
     """The store `spec` names: None or "sqlite" for the default file, "sqlite:PATH", or a
     "redis://" / "rediss://" URL. Anything else is a ConfigError saying what is accepted."""
     text = (spec or "sqlite").strip()
-    if text == "sqlite":
-        return SqliteCache(default_cache_path())
-    if text.startswith("sqlite:"):
-        raw = text.removeprefix("sqlite:").strip()
-        if not raw:
+    if text == "sqlite" or text.startswith("sqlite:"):
+        path = _sqlite_file(text)
+        if path is None:
             raise ConfigError(
                 "--cache sqlite: names no file; write sqlite:PATH, or sqlite for the default "
                 f"({default_cache_path()})"
             )
-        path = Path(raw).expanduser()
-        if path.is_dir():
+        if text != "sqlite" and path.is_dir():
             raise ConfigError(f"--cache {text}: {path} is a folder; name a file in it")
         return SqliteCache(path)
     if text.startswith(("redis://", "rediss://")):
@@ -438,11 +435,17 @@ def store_problem(spec: str | None) -> str | None:
     """Why the store `spec` names cannot be opened, as opening it would say, where a file
     stands where its folder must be; None otherwise (or for a server, or a spec that names
     none: opening it says so). Creates nothing (`moot run --dry-run`)."""
-    text = (spec or "sqlite").strip()
-    if text == "sqlite" or (text.startswith("sqlite:") and text.removeprefix("sqlite:").strip()):
-        path = default_cache_path() if text == "sqlite" else Path(text[7:].strip()).expanduser()
-        return blocked(path.parent, "open the response cache in")
-    return None
+    path = _sqlite_file((spec or "sqlite").strip())
+    return blocked(path.parent, "open the response cache in") if path is not None else None
+
+
+def _sqlite_file(text: str) -> Path | None:
+    """The file a SQLite store's spec names ("sqlite": the default); None for a spec that
+    names none ("sqlite:") or another store."""
+    if text == "sqlite":
+        return default_cache_path()
+    raw = text.removeprefix("sqlite:").strip() if text.startswith("sqlite:") else ""
+    return Path(raw).expanduser() if raw else None
 
 
 def store_stats(spec: str | None) -> CacheStats:

@@ -475,10 +475,8 @@ async def running(
         status, message = "paused", str(exc)
         session.record(EventKind.STOPPED, reason="waiting", message=message)
     except (asyncio.CancelledError, Interrupted):
-        status, message = (
-            "interrupted",
-            (f"the answers so far are kept; continue with: moot resume {folder.id}"),
-        )
+        status = "interrupted"
+        message = f"the answers so far are kept; continue with: moot resume {folder.id}"
         session.record(EventKind.STOPPED, reason="interrupted", message=message)
     except ProtocolAborted as exc:
         lost = lost_asks(journal.events, session.steps_reached)

@@ -53,17 +53,17 @@ def readable_root(root: Path | None = None) -> Path:
     return root
 
 
-def blocked(folder: Path, doing: str = "write") -> str | None:
+_FILE_IN_THE_WAY = "Move it, or set MOOT_HOME to a folder moot can write"
+
+
+def blocked(folder: Path, doing: str = "write", fix: str = _FILE_IN_THE_WAY) -> str | None:
     """Why `folder` cannot be read or made, when a file stands where it or a folder above it
-    must be (MOOT_HOME set to a file), worded as every reader and writer words it; else None.
-    Creates nothing: `moot run --dry-run` asks it too."""
+    must be (MOOT_HOME set to a file), worded as every reader and writer words it, with `fix`;
+    else None. Creates nothing: `moot run --dry-run` asks it too."""
     file = files.file_in_the_way(folder)
     if file is None:
         return None
-    return f"cannot {doing} {folder}: {file} is a file, not a folder. {_FILE_IN_THE_WAY}"
-
-
-_FILE_IN_THE_WAY = "Move it, or set MOOT_HOME to a folder moot can write"
+    return f"cannot {doing} {folder}: {file} is a file, not a folder. {fix}"
 
 
 def legacy_sessions_root() -> Path | None:
@@ -95,12 +95,10 @@ def storage_error(path: Path | str, exc: OSError, *, then: str = "") -> StorageE
     where = Path(path)  # not a temporary file beside it, or a folder made under it
     if isinstance(exc.filename, str) and exc.filename and where.is_relative_to(exc.filename):
         where = Path(exc.filename)  # a folder above it could not be made
-    in_the_way = files.file_in_the_way(where) if exc.errno == errno.ENOTDIR else None
-    if in_the_way is not None:  # "Not a directory" names no path: name the file
-        return StorageError(
-            f"cannot write {where}: {in_the_way} is a file, not a folder. "
-            + (f"Move it; {then}" if then else _FILE_IN_THE_WAY)
-        )
+    if exc.errno == errno.ENOTDIR:  # "Not a directory" names no path: name the file
+        in_the_way = blocked(where, fix=f"Move it; {then}" if then else _FILE_IN_THE_WAY)
+        if in_the_way is not None:
+            return StorageError(in_the_way)
     fix = _FIXES.get(exc.errno or 0, "check the disk and its permissions")
     fix = fix[0].upper() + fix[1:]
     after = f"; {then}" if then else ", or set MOOT_HOME to a folder moot can write"
