@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -233,7 +234,7 @@ def test_without_an_embedder_the_semantic_layer_is_skipped_with_a_note() -> None
     assert result.layer == "arbiter"
     assert "semantic" not in result.scores
     assert result.notes == (NO_EMBEDDER_NOTE,)
-    assert "pip install 'moot[embed]'" in NO_EMBEDDER_NOTE
+    assert "'embed' extra" in NO_EMBEDDER_NOTE
 
 
 def test_an_arbiter_without_a_usable_reply_leaves_the_semantic_score(
@@ -313,7 +314,9 @@ def test_without_the_extra_there_is_no_embedder_and_one_note(
 
     monkeypatch.setattr(importlib, "import_module", missing)
     assert default_embedder() == (None, NO_EMBEDDER_NOTE)
-    with pytest.raises(ImportError, match=r"pip install 'moot\[embed\]'"):
+    from moot.text.install import extra_install_hint
+
+    with pytest.raises(ImportError, match=re.escape(extra_install_hint("embed"))):
         StaticEmbedder()
 
 

@@ -467,7 +467,7 @@ def test_redis_without_its_package_names_the_extra(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "redis" else real(name, *a)
     )
-    monkeypatch.setattr("moot.models.base.editable_checkout", lambda: None)  # a package install
+    monkeypatch.setattr("moot.text.install.editable_checkout", lambda: None)  # a package install
     with pytest.raises(ConfigError, match=r"pip install 'moot\[redis\]'"):
         open_cache("redis://127.0.0.1:6379/0")
 

@@ -66,7 +66,7 @@ def test_without_the_sdk_moot_mcp_says_which_extra_to_install(
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else found(name, *a)
     )
-    monkeypatch.setattr("moot.models.base.editable_checkout", lambda: None)  # a package install
+    monkeypatch.setattr("moot.text.install.editable_checkout", lambda: None)  # a package install
     with pytest.raises(SystemExit) as exited:
         main(["mcp"])
     assert exited.value.code == 1

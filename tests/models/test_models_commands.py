@@ -121,14 +121,16 @@ def test_help_imports_no_sdk() -> None:
 def test_a_missing_extra_names_the_install_that_fits(monkeypatch: pytest.MonkeyPatch) -> None:
     """An editable checkout is told to reinstall from the checkout, a package by its name."""
     from moot.models import base
+    from moot.text import install
 
     info = base.ProviderInfo("x", "m", "a", "openai", ("no_such_module_x",), "", "")
-    monkeypatch.setattr(base, "editable_checkout", lambda: "/src/moot")
+    monkeypatch.setattr(install, "_active", lambda prefix: True)  # this environment's pip
+    monkeypatch.setattr(install, "editable_checkout", lambda: "/src/moot")
     assert info.install_hint() == "pip install -e '/src/moot[openai]'"
-    monkeypatch.setattr(base, "editable_checkout", lambda: None)
+    monkeypatch.setattr(install, "editable_checkout", lambda: None)
     assert info.install_hint() == "pip install 'moot[openai]'"
     monkeypatch.undo()
-    here = base.editable_checkout()  # this checkout is installed editable by scripts/setup.sh
+    here = install.editable_checkout()  # this checkout is installed editable by scripts/setup.sh
     assert here is not None and (Path(here) / "pyproject.toml").exists()
 
 
@@ -142,9 +144,9 @@ def test_the_cache_and_ray_extras_name_the_install_that_fits(
     from moot.batch.ray import ray_runner
     from moot.engine.cache import RedisCache
     from moot.errors import ConfigError
-    from moot.models import base
+    from moot.text import install
 
-    monkeypatch.setattr(base, "editable_checkout", lambda: "/src/moot")
+    monkeypatch.setattr(install, "editable_checkout", lambda: "/src/moot")
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "redis" else real(name, *a)

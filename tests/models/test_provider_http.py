@@ -658,7 +658,7 @@ def test_a_missing_sdk_gives_a_one_line_install_hint(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(importlib.util, "find_spec", without_anthropic)
     # as installed from a package (an editable checkout is told its path: test_models_commands)
-    monkeypatch.setattr("moot.models.base.editable_checkout", lambda: None)
+    monkeypatch.setattr("moot.text.install.editable_checkout", lambda: None)
     with pytest.raises(ProviderMissing) as caught:
         create_model("anthropic:claude-haiku-4-5")
     assert "pip install 'moot[anthropic]'" in str(caught.value)

@@ -440,4 +440,6 @@ def test_without_the_web_server_moot_serve_says_which_extra_to_install(
     with pytest.raises(SystemExit) as exited:
         main(["serve"])
     assert exited.value.code == 1
-    assert "pip install 'moot[serve]'" in capsys.readouterr().err
+    from moot.text.install import extra_install_hint
+
+    assert extra_install_hint("serve") in capsys.readouterr().err

@@ -43,7 +43,7 @@ def ray_runner(address: str | None = None, **init: Any) -> Runner:
     try:
         import ray
     except ImportError:
-        from moot.models.base import extra_install_hint
+        from moot.text.install import extra_install_hint
 
         raise ConfigError(
             f"--executor ray needs Ray: {extra_install_hint('ray')} "

@@ -21,13 +21,12 @@ from moot.errors import ConfigError
 if TYPE_CHECKING:
     from moot.bench.suites import Suite
 
-__all__ = ["GYM_DATASETS", "GYM_PREFIX", "INSTALL", "GymScorer", "gym_suite"]
+__all__ = ["GYM_DATASETS", "GYM_PREFIX", "GymScorer", "gym_suite"]
 
 GYM_PREFIX = "gym:"
 # Short-answer datasets whose entries depend on the seed alone and take milliseconds to generate.
 GYM_DATASETS = ("basic_arithmetic", "chain_sum", "leg_counting", "letter_counting", "word_sorting")
 ANSWER_FORMAT = "Give your final answer, and nothing else, inside <answer></answer> tags."
-INSTALL = "pip install 'moot[gym]'"
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,11 @@ def gym_suite(dataset: str, n: int = 100, seed: int = 0) -> Suite:
     try:
         import reasoning_gym
     except ImportError:
-        raise ConfigError(f"suite {GYM_PREFIX}{dataset} needs reasoning-gym: {INSTALL}") from None
+        from moot.text.install import extra_install_hint
+
+        raise ConfigError(
+            f"suite {GYM_PREFIX}{dataset} needs reasoning-gym: {extra_install_hint('gym')}"
+        ) from None
     generated = reasoning_gym.create_dataset(dataset, size=n, seed=seed)
     questions = []
     for index in range(n):

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from moot.bench.gym import GYM_DATASETS, GYM_PREFIX, INSTALL
+from moot.bench.gym import GYM_DATASETS, GYM_PREFIX
 from moot.cli.common import config_option, models_option, say
 from moot.text import plural
 
@@ -131,7 +131,7 @@ def batch(
     help=(
         "arithmetic; reasoning-gym's "
         + ", ".join(GYM_PREFIX + name for name in GYM_DATASETS)
-        + f" ({INSTALL}); the path of a .jsonl suite; or adversarial (scripted personas: "
+        + " (the gym extra); the path of a .jsonl suite; or adversarial (scripted personas: "
         "false consensus and false disagreement per protocol; exit 1 if a target is missed)."
     ),
 )

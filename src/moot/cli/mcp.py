@@ -24,7 +24,7 @@ def mcp(http: bool, port: int) -> None:
     deliberate, list_sessions, show_session, resume_session, stop_session; each session's
     report is the resource moot://sessions/ID/report.md."""
     if importlib.util.find_spec("mcp") is None:
-        from moot.models.base import extra_install_hint
+        from moot.text.install import extra_install_hint
 
         fail(f"moot mcp needs the MCP SDK: {extra_install_hint('mcp')}")
     from moot.mcp import serve

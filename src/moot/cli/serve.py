@@ -26,7 +26,9 @@ def serve(host: str, port: int, no_token: bool) -> None:
     session's report as it runs, and a form to start, stop and resume runs. Prints the URL to
     open; it carries a random token (as Jupyter's does), and requests without it are refused."""
     if any(importlib.util.find_spec(name) is None for name in ("uvicorn", "sse_starlette")):
-        fail("moot serve needs its web server: pip install 'moot[serve]'")
+        from moot.text.install import extra_install_hint
+
+        fail(f"moot serve needs its web server: {extra_install_hint('serve')}")
     from moot.errors import ConfigError
     from moot.serve.server import bind, new_token, run, url_of
 

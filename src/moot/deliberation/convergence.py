@@ -51,10 +51,7 @@ __all__ = [
 Layer = Literal["structural", "semantic", "arbiter"]
 
 # One text, so a caller that journals notes can say it once per session (compare before adding).
-NO_EMBEDDER_NOTE = (
-    "semantic convergence skipped: no embedding model (install the 'embed' extra: "
-    "pip install 'moot[embed]')"
-)
+NO_EMBEDDER_NOTE = "semantic convergence skipped: no embedding model (install moot's 'embed' extra)"
 
 
 @dataclass(frozen=True)
@@ -312,8 +309,10 @@ class StaticEmbedder:
         try:
             self._module: Any = importlib.import_module("static_model")
         except ImportError as exc:
+            from moot.text.install import extra_install_hint
+
             raise ImportError(
-                "the local embedding model is not installed: pip install 'moot[embed]'"
+                f"the local embedding model is not installed: {extra_install_hint('embed')}"
             ) from exc
 
     @property

@@ -330,7 +330,7 @@ class RedisCache:
 
     def __init__(self, url: str) -> None:
         if importlib.util.find_spec("redis") is None:
-            from moot.models.base import extra_install_hint
+            from moot.text.install import extra_install_hint
 
             raise ConfigError(
                 f"a Redis cache needs the redis package: {extra_install_hint('redis')}"

@@ -37,8 +37,6 @@ __all__ = [
     "call_context",
     "create_model",
     "endpoint",
-    "extra_install_hint",
-    "installed_extras",
     "parse_spec",
     "provider_info",
     "providers",
@@ -142,84 +140,9 @@ class ProviderInfo:
         editable checkout (`pip install -e`) gets the checkout's path, a package the name."""
         if not self.extra:
             return "reinstall moot"
+        from moot.text.install import extra_install_hint  # importlib.metadata: only when said
+
         return extra_install_hint(self.extra)
-
-
-def extra_install_hint(extra: str) -> str:
-    """The command that adds moot's `extra` (a provider's, `redis`, `ray`), for how moot was
-    installed: an editable checkout gets the checkout's path; a pipx or `uv tool` install is
-    installed again with the extras it has and this one (the only way either adds one); an
-    environment uv made gets `uv pip`; anything else pip."""
-    import sys
-    from pathlib import Path
-
-    pip = "uv pip" if _installer() == "uv" else "pip"
-    checkout = editable_checkout()
-    if checkout is not None:
-        return f"{pip} install -e '{checkout}[{extra}]'"
-    prefix = Path(sys.prefix)
-    extras = ",".join(sorted({*installed_extras(), extra}))
-    if (prefix / "uv-receipt.toml").is_file():  # the tool environments of `uv tool install`
-        return f"uv tool install 'moot[{extras}]'"
-    if (prefix / "pipx_metadata.json").is_file():  # pipx's venvs
-        return f"pipx install --force 'moot[{extras}]'"
-    return f"{pip} install 'moot[{extra}]'"
-
-
-def _installer() -> str:
-    """Who installed moot, from its dist-info's INSTALLER file ("pip", "uv"; "" unknown)."""
-    from importlib import metadata
-
-    try:
-        return (metadata.distribution("moot").read_text("INSTALLER") or "").strip().lower()
-    except metadata.PackageNotFoundError:
-        return ""
-
-
-def installed_extras() -> set[str]:
-    """moot's extras whose every package is installed: an install that adds one keeps them."""
-    import re
-    from importlib import metadata
-
-    try:
-        requires = metadata.requires("moot") or []
-    except metadata.PackageNotFoundError:
-        return set()
-    needs: dict[str, set[str]] = {}
-    for line in requires:
-        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", line)
-        name = re.match(r"[A-Za-z0-9._-]+", line)
-        if extra and name:
-            needs.setdefault(extra.group(1), set()).add(name.group(0))
-    return {extra for extra, names in needs.items() if all(map(_distributed, names))}
-
-
-def _distributed(name: str) -> bool:
-    from importlib import metadata
-
-    try:
-        metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-def editable_checkout() -> str | None:
-    """The folder moot is installed from in editable mode (PEP 610's direct_url.json), or None
-    for an ordinary install."""
-    import json
-    from importlib import metadata
-    from urllib.parse import unquote, urlparse
-
-    try:
-        text = metadata.distribution("moot").read_text("direct_url.json")
-        data = json.loads(text) if text else {}
-    except (metadata.PackageNotFoundError, ValueError):
-        return None
-    if not isinstance(data, dict) or not (data.get("dir_info") or {}).get("editable"):
-        return None
-    url = urlparse(str(data.get("url", "")))
-    return unquote(url.path) if url.scheme == "file" and url.path else None
 
 
 _REGISTRY: dict[str, ProviderInfo] = {}
