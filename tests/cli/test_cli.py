@@ -169,7 +169,12 @@ def test_missing_session_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
 
 def test_an_arena_of_one_agent_is_a_config_problem(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = moot(capsys, "run", "x", "--models", "scripted:@one")
-    assert code == 1 and "--models: the arena needs 2 or more agents (1 given)" in err
+    assert (
+        code == 1
+        and "--models: the arena needs 2 or more agents (1 given); "
+        "a model given twice is two agents"
+        in err
+    )
 
 
 def test_bare_moot_prints_help_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:

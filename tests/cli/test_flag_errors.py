@@ -24,7 +24,8 @@ TWO = ("--models", "local:smollm2", "--models", "local:smollm2")
         (
             ["--models", "foo:bar"],
             [
-                "--models: the arena needs 2 or more agents (1 given)",
+                "--models: the arena needs 2 or more agents (1 given); "
+                "a model given twice is two agents",
                 "--models 'foo:bar': unknown model provider 'foo'",
             ],
         ),

@@ -13,10 +13,9 @@ A session's recorded plan (`reopen`) is never checked again: it was when the ses
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
@@ -134,7 +133,10 @@ def _agent_count(record: ProtocolDefinition[Any], count: int) -> list[str]:
     if bounds.min_agents <= count and (not bounds.max_agents or count <= bounds.max_agents):
         return []
     most = f" to {bounds.max_agents}" if bounds.max_agents else " or more"
-    return [f"agents: the {record.name} needs {bounds.min_agents}{most} agents ({count} given)"]
+    few = "; a model given twice is two agents" if count < bounds.min_agents else ""
+    return [
+        f"agents: the {record.name} needs {bounds.min_agents}{most} agents ({count} given){few}"
+    ]
 
 
 class FlagValues(TypedDict, total=False):
@@ -271,7 +273,7 @@ def check_config(
         more += start_problems(plan, task)
     if more or plan is None:
         return None, more
-    return dataclasses.replace(plan, checked=True), []
+    return replace(plan, checked=True), []
 
 
 def checked(plan: Plan, cwd: Path | None = None) -> Plan:
@@ -283,7 +285,7 @@ def checked(plan: Plan, cwd: Path | None = None) -> Plan:
     if problems:
         listed = "\n  ".join(problems)
         raise ConfigError(f"the config has {plural(len(problems), 'problem')}:\n  {listed}")
-    return dataclasses.replace(plan, checked=True)
+    return replace(plan, checked=True)
 
 
 def start_problems(plan: Plan, task: str | None = None) -> list[str]:
