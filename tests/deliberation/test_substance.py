@@ -1196,6 +1196,16 @@ ANSWER_TALK = [
     # "document" were words of substance)
     "The best answer should be a single sentence that covers all points mentioned in this "
     "document.",
+    # what an answer should meet, in words of what was asked of it, and what the reader's answer
+    # has or will be, in words of how an answer reads: the embedded model's answers in README
+    # runs, each taken as valid beside two agents' "The capital of France is Paris." ("meets",
+    # "specified", "requirements", "information", "value", "accordingly" were words of substance;
+    # "however." a sentence of its own)
+    "Your Answer should be a concise answer that meets the specified requirements.",
+    "Your answer must be a single sentence with the specified information.",
+    "Your Answer has no value in this task.",
+    "Your answers are perfectly prepared for this task. Your answer will be tailored accordingly.",
+    "Your answers are already correct; however.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 
@@ -1228,6 +1238,14 @@ def test_talk_about_how_to_answer_is_no_answer(reply: str, task: str | None) -> 
         ),
         (FRANCE, "Paris."),
         (FRANCE, "Paris is our choice."),
+        # what the reader's answer has or will do, in words of the subject
+        (
+            "Why do the writes go missing?",
+            "Your solution has a race between the read and the write.",
+        ),
+        (MIGRATE, "Your answer will need a shadow table."),
+        (STORE, "Your answer meets the requirements: use SQLite."),
+        (FRANCE, "Your answer has one fault: it is Lyon, not Paris. However."),
         # what the reader's answer is, naming something: a name, a word of the task, or a
         # clause of substance joined to it
         (FRANCE, "Your answer is Paris."),

@@ -140,6 +140,20 @@ QUALITY = frozenset(
     description descriptions code
     """.split()
 )
+# words of what was asked of an answer and of its meeting it: "a concise answer that meets the
+# specified requirements", "a single sentence with the specified information", "tailored
+# accordingly", "has no value"
+_DEMANDS = frozenset(
+    """
+    meet meets meeting met satisfy satisfies satisfying fulfil fulfils fulfill fulfills
+    specified specification required requirement requirements criteria criterion requested
+    instructions instruction information sentence sentences paragraph paragraphs single
+    accordingly already value
+    """.split()
+)
+# a sentence of nothing but a word that joins it to another: "Your answers are already
+# correct; however."
+_JOINS = frozenset("however though but so yet still anyway also too thus therefore hence".split())
 # "one" as a pronoun, not a number: "explaining why one is better than the other"
 _ONE = re.compile(
     r"\b(?:which|why|each|every|any|this|that)\s+one\b|\bone\s+(?:another|is|was|for)\b"
@@ -246,7 +260,15 @@ def _describes(sentence: str, task: _Task) -> bool:
         bool(said)
         and not _CODE_LIKE.search(sentence)
         and all(
-            (w in talk or w in _FORM or w in _BARE or w in GRADE or w in WORK or w in QUALITY)
+            (
+                w in talk
+                or w in _FORM
+                or w in _BARE
+                or w in GRADE
+                or w in WORK
+                or w in QUALITY
+                or w in _DEMANDS
+            )
             and w not in asked
             for w in words
         )
@@ -266,6 +288,7 @@ def _only_how(words: list[str], folded: str, task: _Task) -> bool:
         and w not in GRADE
         and w not in WORK
         and w not in QUALITY
+        and w not in _DEMANDS
     ]
     for _ in range(len(_ONE.findall(folded)) if "one" in others else 0):
         others.remove("one")
@@ -336,6 +359,7 @@ def _directive(sentence: str, task: _Task, depth: int) -> bool:
         and w not in _BARE
         and w not in GRADE
         and w not in WORK
+        and w not in _DEMANDS
         and w not in samples
     ]
     return not _CODE_LIKE.search(rest) and only_counts(others, folded, asked)
@@ -346,6 +370,7 @@ def directs_the_answer(text: str, asked: AbstractSet[str], talk: AbstractSet[str
     something of the subject. `asked` are the task's words of its subject (an answer noun or
     word the task uses makes it an answer); `talk` are words about answers and their parts."""
     sentences = [m.group() for m in _SENTENCE.finditer(text) if m.group().strip()]
+    sentences = [s for s in sentences if not _JOINS.issuperset(WORD.findall(fold(s)))]
     if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
         return False
     task = _Task(asked, frozenset(w.rstrip("s") for w in asked), talk)
