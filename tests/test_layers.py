@@ -51,7 +51,7 @@ def test_the_checker_sees_every_kind_of_import_on_real_code(real: Tree) -> None:
     """A checker that finds nothing would pass vacuously: it sees lazy and named imports and
     `from moot import x`."""
     found = {(i.source, i.target, i.how) for i in imports(real)}
-    assert ("moot.protocols.arena.run", "moot.deliberation.claims", "lazy") in found
+    assert ("moot.protocols.arena.run", "moot.deliberation.markup", "lazy") in found
     assert ("moot.cli", "moot.cli.batch", "names") in found
     assert ("moot.protocols", "moot.protocols.court", "names") in found
     assert ("moot.bench.runner", "moot.batch", "import") in found

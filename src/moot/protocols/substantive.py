@@ -1,16 +1,28 @@
 """Whether a participant's reply is an answer at all, for every protocol: moot's substance
 check (deliberation/substance.py), run once per session. The verdict is journaled with the
 answer (`Session.checked`), so a resume or replay reads it back instead of checking again,
-and acts on the verdict the run acted on (issue 23)."""
+and acts on the verdict the run acted on (issue 23).
+
+`answer_problem` is the whole test an answer is held to where the finding will read it (the
+arena's solutions, the court's positions): the substance check, then what moot's finding
+would hold of its claim, then its explicit final answer."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from moot import lazy
 from moot.deliberation.substance import check_substance
 from moot.engine.session import Session
 
-__all__ = ["no_answer"]
+# the finding's reading of a claim, needed once answers are in (moot/lazy.py)
+if TYPE_CHECKING:
+    from moot.deliberation import claims, finding
+else:
+    claims, finding = lazy.modules("moot.deliberation", "claims", "finding")
+
+__all__ = ["answer_problem", "no_answer"]
 
 _NO_TASK = "\x00"  # stands for "no task given" in a verdict's key; no task text is a NUL
 
@@ -26,3 +38,33 @@ def no_answer(
         return None if problem is None else str(problem)
 
     return s.checked(rule, [text, _NO_TASK if task is None else task, *asked], check)
+
+
+def answer_problem(
+    text: str, asked: Sequence[str], task: str, part: str | None = None
+) -> str | None:
+    """Why `text` is no answer to `task` (it was `asked` for), or None: the text as a whole
+    (not empty, not an echo of the prompt, not a refusal); then `part`, the piece of it that
+    answers where a protocol's format splits one off (the arena's CHANGES must not carry junk);
+    then what moot's finding would hold of its claim (it only repeats the question, "2 + 3 =",
+    or is a bare number to a yes/no question); then its explicit final answer ("Final answer:
+    what the capital of France?" repeats the task)."""
+    problem = check_substance(text, asked, task=task)
+    if problem is not None:
+        return str(problem)
+    part = text if part is None else part
+    if part != text:
+        problem = check_substance(part, asked, task=task)
+        if problem is not None:
+            return f"its answer is no answer: {problem}"
+    claim = claims.extract_claim(part, task)
+    held = finding.claim_problem(claim, task)
+    if held is not None:
+        return held
+    # (a claim's text is the answer flattened and cut, unless it names its final answer)
+    final = claim.text
+    if final and final != " ".join(part.split())[: len(final)]:
+        problem = check_substance(final, asked, task=task)
+        if problem is not None:
+            return f"its final answer is no answer: {problem}"
+    return None

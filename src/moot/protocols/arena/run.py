@@ -46,14 +46,12 @@ from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estim
 
 # What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
 if TYPE_CHECKING:
-    from moot.deliberation import claims, finding, markup, substance, trust
-    from moot.protocols import codework
+    from moot.deliberation import markup, trust
+    from moot.protocols import codework, substantive
     from moot.protocols.arena import outcome, weigh
 else:
-    claims, finding, markup, substance, trust = lazy.modules(
-        "moot.deliberation", "claims", "finding", "markup", "substance", "trust"
-    )
-    (codework,) = lazy.modules("moot.protocols", "codework")
+    markup, trust = lazy.modules("moot.deliberation", "markup", "trust")
+    codework, substantive = lazy.modules("moot.protocols", "codework", "substantive")
     outcome, weigh = lazy.modules("moot.protocols.arena", "outcome", "weigh")
 
 __all__ = ["describe_round", "run"]
@@ -124,28 +122,9 @@ def _no_answer(s: Session, solution: str, asked: Sequence[str], task: str) -> st
 
 
 def _why(solution: str, asked: Sequence[str], task: str) -> str | None:
-    """Why a solution is no answer: the solution as a whole, then the part that answers (a
-    plan line must not carry junk in its CHANGES, nor only repeat the question as the finding
-    reads it: "2 + 3 ="), then its final answer line ("Final answer: what the capital of
-    France?" repeats the task)."""
-    problem = substance.check_substance(solution, asked, task=task)
-    if problem is not None:
-        return str(problem)
-    part = weigh.answer_part(solution)
-    if part != solution:
-        problem = substance.check_substance(part, asked, task=task)
-        if problem is not None:
-            return f"its answer is no answer: {problem}"
-    claim = claims.extract_claim(part, task)
-    held = finding.claim_problem(claim, task)  # what the finding would hold, now: asked again
-    if held is not None:
-        return held
-    final = claim.text
-    if final and final != " ".join(part.split()):
-        problem = substance.check_substance(final, asked, task=task)
-        if problem is not None:
-            return f"its final answer is no answer: {problem}"
-    return None
+    """Why a solution is no answer (`substantive.answer_problem`): a plan line must not carry
+    junk in its CHANGES either, the part that answers (`weigh.answer_part`)."""
+    return substantive.answer_problem(solution, asked, task, part=weigh.answer_part(solution))
 
 
 def _keep(st: State, alias: str, parsed: Parsed[tuple[str, str]], r: int, s: Session) -> None:

@@ -1,7 +1,8 @@
-"""Whether an advocate's position answers the question: the test the arena holds a solution
-to (arena/run.py `_why`), so the court cannot seat, put to the vote or hand to its judges what
-the arena would refuse. Without it, a bare number to a yes/no question ("6" to "Is 7 a prime
-number?") was a position, not asked again, and a judge panel's pick of it the court's answer.
+"""Whether an advocate's position answers the question: the test the arena holds a solution to
+(protocols/substantive.py `answer_problem`), so the court cannot seat, put to the vote or hand
+to its judges what the arena would refuse. Without it, a bare number to a yes/no question ("6"
+to "Is 7 a prime number?") was a position, not asked again, and a judge panel's pick of it the
+court's answer.
 
 The verdict is journaled (`Session.checked`) under the rule and key the court's substance
 check always used, so a resume or replay of an older session reads back the verdict its run
@@ -12,10 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from moot.deliberation.claims import extract_claim
-from moot.deliberation.finding import claim_problem
-from moot.deliberation.substance import check_substance
 from moot.engine.session import Session
+from moot.protocols.substantive import answer_problem
 
 __all__ = ["position_problem", "why_no_answer"]
 
@@ -34,23 +33,8 @@ def position_problem(s: Session, text: str, asked: Sequence[str], task: str) -> 
 
 
 def why_no_answer(text: str, asked: Sequence[str], task: str) -> str | None:
-    """Why a position is no answer: the text as a whole (not empty, not an echo of the prompt,
-    not a refusal), then what moot's finding would hold of its claim (it only repeats the
-    question, or is a bare number to a yes/no question), then its explicit final answer if it
-    gives one ("Final answer: is 7 prime?" repeats the task)."""
+    """Why a position is no answer: it only names the field it was to fill, or it fails the
+    test every answer the finding reads is held to (`answer_problem`)."""
     if _FIELD.fullmatch(text):
         return f"it only names the field it was to fill ('{' '.join(text.split())[:60]}')"
-    problem = check_substance(text, asked, task=task)
-    if problem is not None:
-        return str(problem)
-    claim = extract_claim(text, task)
-    held = claim_problem(claim, task)
-    if held is not None:
-        return held
-    # (a claim's text is the whole position, flattened and cut, unless it names its answer)
-    final = claim.text
-    if final and final != " ".join(text.split())[: len(final)]:
-        problem = check_substance(final, asked, task=task)
-        if problem is not None:
-            return f"its final answer is no answer: {problem}"
-    return None
+    return answer_problem(text, asked, task)
