@@ -382,6 +382,37 @@ def test_weigh_reads_the_answer_from_the_changes_section_without_a_final_answer_
     assert answer_part("Just 408.") == "Just 408."
 
 
+def test_the_changes_headings_words_copied_are_no_claim() -> None:
+    """Replayed from a README-style run on the embedded model ("What is 3+4?"): A's "3+4 = 7;
+    the answer itself: a precise description." and C's "... a single sentence." differed only
+    in the words of the format's CHANGES heading, so A's move to C's copy was reported as
+    persuasion ("only 1 held it in their first answer"). Both said 7 from the start."""
+    assert answer_part("3+4 = 7; the answer itself: a precise description.") == "3+4 = 7"
+    assert (
+        answer_part("3+4 = 7 - the answer itself: a unified diff, code, or a precise description.")
+        == "3+4 = 7"
+    )
+    assert answer_part("The answer itself: Paris.") == "The answer itself: Paris."
+    answers = {
+        0: {
+            "agent_a": "3+4 = 7; the answer itself: a precise description.",
+            "agent_b": "3+4",
+            "agent_c": "3+4 = 7; the answer itself: a single sentence.",
+        },
+        1: {
+            "agent_a": "3+4 = 7; the answer itself: a single sentence.",
+            "agent_b": "3+4",
+            "agent_c": "3+4 = 7; the answer itself: a single sentence.",
+        },
+    }
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
+    run = start("What is 3+4?", debate.config(arena={"max_rounds": 2}))
+    found = run.result.finding
+    assert found is not None and found.label == "consensus", found
+    assert run.result.rounds == 0 and run.exit_code == 0
+    assert {c.claim for c in run.result.claims if c.valid} == {"3+4 = 7"}
+
+
 def _one_round(b: str, c: str) -> api.RunResult:
     """One arena round on the capital of France: Agent A's final answer repeats the question,
     B and C end on `b` and `c`; the judge says CONTINUE (base solution: Agent A)."""

@@ -39,6 +39,14 @@ _ECHOED_ANSWER_LINE = re.compile(
     r"^[ \t]*final answer:[ \t]*your answer(?: now)?,? in a few words\.?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+# The CHANGES heading's own words copied into an answer, with the form it names or another
+# ("3+4 = 7; the answer itself: a precise description.", "... a single sentence." from the
+# embedded model): template, not a claim, so two copies that differ in it do not differ.
+_CHANGES_ECHO = re.compile(
+    r"[ \t]*[;,-]?[ \t]*the answer itself[ \t]*:[ \t]*(?:a unified diff, code,? or[ \t]+)?"
+    r"(?:an?[ \t]+)?(?:[a-z]+[ \t]+)?(?:description|sentence|diff|code|answer)\b\.?",
+    re.IGNORECASE,
+)
 _ANSWER_LINE = re.compile(
     r"^[ \t*_#>-]*(?:final\s+)?answer[ \t*_]*:[ \t]*\S", re.IGNORECASE | re.MULTILINE
 )
@@ -50,8 +58,8 @@ def answer_part(solution: str) -> str:
     """The part of a solution that answers: the whole solution where it ends with a final
     answer line (the claim is read from that line), else its CHANGES section (the format's
     "answer itself"), else the whole solution. A copy of the template's answer line is no
-    answer and is dropped first."""
-    solution = _ECHOED_ANSWER_LINE.sub("", solution).strip()
+    answer and is dropped first, as are the CHANGES heading's words copied."""
+    solution = _CHANGES_ECHO.sub("", _ECHOED_ANSWER_LINE.sub("", solution)).strip()
     if _ANSWER_LINE.search(solution):
         return solution
     heading = _CHANGES.search(solution)
