@@ -1202,6 +1202,8 @@ ANSWER_TALK = [
     # "specified", "requirements", "information", "value", "accordingly" were words of substance;
     # "however." a sentence of its own)
     "Your Answer should be a concise answer that meets the specified requirements.",
+    "Your Answer should be a concise answer that provides the most relevant information for "
+    "your question.",
     "Your answer must be a single sentence with the specified information.",
     "Your Answer has no value in this task.",
     "Your answers are perfectly prepared for this task. Your answer will be tailored accordingly.",
