@@ -77,11 +77,12 @@ _FILL_IN = re.compile(
 # An empty slot: `{{...}}`, `{{ }}`, `[...]`, `<...>` (NFKC folds "…" to "...")
 _EMPTY_SLOT = re.compile(r"\{\{[^{}\w\n]{0,20}\}\}|[{\[<(][ \t]*\.{2,}[ \t]*[}\]>)]")
 # Terminal control: a CSI or OSC sequence with its ESC, a lone ESC pair, a CSI whose ESC was
-# stripped ("[1A[2K", "[0m", "[?25l": digits and a final letter, not a bracketed note like
-# "[2b]"), and C0/C1 control characters other than tab, newline and carriage return.
+# stripped ("[1A[2K", "[0m", "[?25l", "[m" alone: not a bracketed note like "[2b]"), and C0/C1
+# control characters other than tab, newline and carriage return.
 _CONTROL = re.compile(
     r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]?|\x1b\][^\x07\x1b\n]{0,200}(?:\x07|\x1b\\)?|\x1b[@-_]?"
-    r"|\[\??\d{1,4}(?:;\d{1,4}){0,8}[a-z](?!\])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+    r"|\[\??\d{1,4}(?:;\d{1,4}){0,8}[a-z](?!\])|(?<![\w\[])\[[hjkm](?![^\s\x00-\x1f\x7f-\x9f])"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
 # a character every control match starts with: one class, so ordinary text is scanned fast
 _CONTROL_HINT = re.compile(r"[\[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

@@ -378,6 +378,10 @@ def test_a_word_with_answer_words_in_it_is_no_placeholder(reply: str) -> None:
         "[?25l",
         "\x00\x07",
         "\x1b[31m\x1b[0m",
+        # a reset with its ESC stripped, among control characters: a court position of the
+        # embedded model's, taken as valid (a new user's run)
+        "\x7f\x12[m",
+        "[m",
     ],
 )
 @pytest.mark.parametrize("task", [FRANCE, None])
@@ -397,6 +401,9 @@ def test_control_and_escape_codes_are_invalid(reply: str, task: str | None) -> N
         "See [2b]: Paris.",
         "[1] Paris",
         "Paris\r\n",
+        "Paris, in [m] of the map.",
+        "Paris, [m, n] on the map.",
+        "\x1b[mParis",
     ],
 )
 def test_an_answer_among_escape_codes_or_brackets_is_an_answer(reply: str) -> None:

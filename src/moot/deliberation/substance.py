@@ -35,8 +35,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, filterfalse, islice
 
-from moot.deliberation import directive, echo, question
-from moot.deliberation.directive import ANSWER_NOUNS, ASKS_SIZE, directs_the_answer, only_counts
+from moot.deliberation import directive, echo, question, talkwords
+from moot.deliberation.directive import ASKS_SIZE, directs_the_answer, only_counts
 from moot.deliberation.echo import WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.question import (
@@ -115,11 +115,12 @@ _SLOT_HINTS = tuple(
     "answer respon repl solution position reason explan vote stance opinion".split()
 )
 # Terminal control: a CSI or OSC sequence with its ESC, a lone ESC pair, a CSI whose ESC was
-# stripped ("[1A[2K", "[0m", "[?25l": digits and a final letter, not a bracketed note like
-# "[2b]"), and C0/C1 control characters other than tab, newline and carriage return.
+# stripped ("[1A[2K", "[0m", "[?25l", "[m" alone: not a bracketed note like "[2b]"), and C0/C1
+# control characters other than tab, newline and carriage return.
 _CONTROL = re.compile(
     r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]?|\x1b\][^\x07\x1b\n]{0,200}(?:\x07|\x1b\\)?|\x1b[@-_]?"
-    r"|\[\??\d{1,4}(?:;\d{1,4}){0,8}[a-z](?!\])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+    r"|\[\??\d{1,4}(?:;\d{1,4}){0,8}[a-z](?!\])|(?<![\w\[])\[[hjkm](?![^\s\x00-\x1f\x7f-\x9f])"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
 # a character every control match starts with: one class, so ordinary text is scanned fast
 _CONTROL_HINT = re.compile(r"[\[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -168,117 +169,8 @@ _REFUSAL = re.compile(
 _LABEL = re.compile(r'(?<![\w-])"?([a-z][\w-]{0,40})"?[ \t]*:(?=([^,;\n]{0,400}))')
 # `## PLAN` or `## CHANGES -` on a line of its own: a header whose words all come from the prompt
 _HEADER = re.compile(r"^[ \t]*#{1,6}[ \t]*([a-z][a-z ]{0,40}?)[ \t]*[-:]?[ \t]*$", re.M)
-# Words too common to make an answer on their own.
-_FILLER = frozenset(
-    "a an the is are was were be been of to in on at for with by and or but if so as it its "
-    "this that these those i we you he she they my our your me us mine ours yours".split()
-)
 
 
-# Talk about the deliberation instead of an answer. A reply is META when it names the debate, the
-# instructions, its own answer or being an AI (an anchor below) and every word of its own is a
-# word of such talk (`_META_WORDS`, the task's words taken out): "As per the instructions, I will
-# now give my position." One word of anything else ("My answer is Paris.") makes it an answer.
-# An answer named by which one it is only points at one ("See my earlier answer.", "My answer
-# stands."): the words that say which, or that it stands, are such talk too ("The original
-# answer, 42, is right." gives one). Up to two words may say which, here and in the talk rule's
-# anchor ("your original answer" is talk to the answerer, below).
-_WHICH = r"(?:[\w'-]{1,24}\s+){0,2}?"
-_META_ANCHOR = re.compile(
-    r"\b(?:(?:you|i|we)\s+(?:are|am)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?"
-    r"(?:ai|assistant|language\s+model|chatbot|bot)"
-    r"|(?:you're|i'm)\s+(?:(?:just|only|not)\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|chatbot)"
-    r"|as\s+an?\s+(?:ai|assistant|language\s+model|chatbot)"
-    # (with up to two words between: "a challenging task", "this tricky question")
-    r"|(?:the|this|these|your|my|our|a|an)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    r"(?:instructions?|prompt|rules|debate|discussion|"
-    r"deliberation|court|arena|tournament|vote|round|format|template|task|question)"
-    r"|(?:my|our|the)\s+" + _WHICH + r"(?:answer|position|response|reply|stance|opinion|view|"
-    r"vote|solution)s?"
-    r"|per\s+(?:the\s+)?instructions?|as\s+instructed)\b"
-)
-_META_WORDS = frozenset(
-    """
-    ai assistant language model chatbot bot artificial intelligence human
-    am i'm you're i'll we'll you'll not will shall would could can cannot can't won't allowed we us
-    permitted able unable going now here below above following follows then first next ok okay
-    sure certainly alright let let's give giving state present share provide offer write put
-    make express speak speaking talk say argue participate take part join engage contribute
-    answer answers answering respond response reply position positions stance view opinion
-    vote final own instructions instruction instructed prompt rules rule format template task
-    proposed current revised updated original previous earlier initial prior see refer same
-    stated stand stands remains unchanged maintain
-    question per according follow followed accordance debate discussion deliberation court
-    arena tournament round rounds turn judge judges agent agents participant participants
-    panel other others do does did has have had being ready happy glad request requested
-    asked required about must should may might need want please thank thanks there what
-    which who how why when just only also all
-    requires require required requiring analyze analyse analyzing analysing itself yourself
-    single sentence sentences paragraph paragraphs section sections list lists line lines word words
-    short brief concise exactly less fewer most least
-    complex simple difficult easy hard tricky multiple many several various different possible
-    careful carefully thought thinking think ambiguous unclear nuanced
-    challenging demanding involved involves involve layer layers level levels aspect aspects
-    consider considers considered considering consideration considerations decision decisions
-    ensure ensures ensuring correctly properly thoroughly needs every each
-    """.split()
-)
-# Talk about how to answer instead of an answer (issue 29): "Your solution requires specific
-# conditions for editing; you must provide a clear list of requirements." Such a reply names the
-# answer itself as what it is about (`_ABOUT_THE_ANSWER`: "your solution", "the answer should",
-# "provide a detailed explanation") and every word of its own is talk about answers: the words
-# above, and the parts, qualities and verbs of an answer below. Advice about the subject names
-# the subject ("Your service should use SQLite.", "Make sure the migration runs in a
-# transaction."): one domain noun, number, name or word of the task makes it an answer, and
-# advice to the answerer that does not name the answer ("Include examples.") is no such talk. A
-# number that counts the answer's parts ("in two paragraphs") is talk (`directive.only_counts`).
-_ABOUT_THE_ANSWER = re.compile(
-    # the answerer's (or the speaker's) own answer: "your solution", "my reasoning"
-    r"\b(?:your|my|our)\s+" + _WHICH + ANSWER_NOUNS + r"\b"
-    # what an answer should do: "the solution should", "each answer must", "an answer needs"
-    r"|\b(?:the|this|that|each|every|an?)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    + ANSWER_NOUNS
-    + r"\s+(?:should|must|needs?|requires?|has\s+to|have\s+to|ought|lacks?|is\s+missing)\b"
-    # a request for one: "provide a more detailed explanation", "give your reasoning"
-    r"|\b(?:provide|give|include|add|write|offer|present|show)\s+(?:[\w'-]{1,24}\s+){0,4}?"
-    + ANSWER_NOUNS
-    + r"\b"
-    # what the task asks of an answer: "this task requires clarity"
-    r"|\b(?:the|this|that|your|my|our)\s+(?:[\w'-]{1,24}\s+){0,2}?"
-    r"(?:task|question|problem|challenge|exercise)\s+(?:requires?|needs?|demands?|involves?|"
-    r"calls\s+for|asks\s+for)\b"
-)
-# (an answer noun is itself such a word: "Your answer." only points at one)
-_ABOUT_ANSWERS = frozenset(
-    """
-    answer answers response responses reply replies
-    solution solutions explanation explanations reasoning justification rationale argument
-    arguments submission proposal approach method work content output draft summary conclusion
-    detail details example examples step steps requirement requirements condition conditions
-    criteria criterion information context clarity structure structured logic thought thoughts
-    point points aspect aspects part parts problem questions
-    include includes included including explain explains explained explaining address
-    addresses addressed describe describes clarify clarifies elaborate justify justifies
-    support supports show shows demonstrate demonstrates cover covers discuss mention
-    consider outline summarize summarise focus expand ensure ensures check meet meets mentioned
-    satisfy satisfies adhere adheres add adds lack lacks lacking missing contain contains
-    needs edit edits editing revise revision improve based consist consists consisting
-    specificity conciseness brevity precision accuracy completeness simplicity readability
-    coherence relevance call calls demand demands here error errors mistake mistakes flaw flaws
-    use uses crucial essential important flexible mindset choose chooses choosing choice choices
-    clear clearly clearer specific specifically necessary detailed more each every relevant
-    appropriate appropriately proper properly correct correctly complete completely accurate
-    accurately thorough thoroughly precise precisely explicit explicitly better further
-    additional full fully well careful carefully sufficient enough logical any some both
-    than from into using without
-    """.split()
-)
-# and the words a description of an answer grades it, its work or how it reads with
-# (`directive.GRADE`, `directive.WORK`, `directive.QUALITY`): "This task requires careful
-# planning and attention to detail."
-_ANSWER_TALK = _META_WORDS | _ABOUT_ANSWERS | directive.GRADE | directive.WORK | directive.QUALITY
-# words a directive about the answer may use and still say nothing (see `directive`)
-_DIRECTIVE_TALK = _META_WORDS | _ABOUT_ANSWERS | _FILLER
 _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 # the words a numbered copy of a question may open with (and the task's first word, of its head)
 _OPENS = AUXILIARIES | frozenset("how what which who whom whose why when where whether".split())
@@ -407,14 +299,14 @@ def _talk_instead_of_answer(
     only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
     when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
     # (set operations, in C: every word of its own is talk, and none is the task's)
-    all_talk = _META_WORDS.issuperset(content) and task_words.isdisjoint(content)
+    all_talk = talkwords.META_WORDS.issuperset(content) and task_words.isdisjoint(content)
     if all_talk and instructed:
         return NotSubstantive(
             Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
         )
     # (or talk about AI in the third person, in words of what models are and do: `selftalk`)
-    if (all_talk and _META_ANCHOR.search(folded) is not None) or talks_about_ai(
-        folded, content, _ANSWER_TALK, task_words
+    if (all_talk and talkwords.META_ANCHOR.search(folded) is not None) or talks_about_ai(
+        folded, content, talkwords.ANSWER_TALK, task_words
     ):
         return NotSubstantive(
             Reason.META,
@@ -429,10 +321,12 @@ def _talk_instead_of_answer(
     # after a copy of "Write your answer in ..." is an echo)
     if (
         asked.isdisjoint(content)
-        and only_counts(list(filterfalse(_ANSWER_TALK.__contains__, content)), folded, asked)
-        and any(w in _ABOUT_ANSWERS or w in directive.WORK for w in content)
-        and _ABOUT_THE_ANSWER.search(folded) is not None
-    ) or directs_the_answer(text[:REPLY_TAIL], asked - _FILLER, _DIRECTIVE_TALK):
+        and only_counts(
+            list(filterfalse(talkwords.ANSWER_TALK.__contains__, content)), folded, asked
+        )
+        and any(w in talkwords.ABOUT_ANSWERS or w in directive.WORK for w in content)
+        and talkwords.ABOUT_THE_ANSWER.search(folded) is not None
+    ) or directs_the_answer(text[:REPLY_TAIL], asked - talkwords.FILLER, talkwords.DIRECTIVE_TALK):
         return NotSubstantive(
             Reason.META, f"it says how to answer instead of answering ({_sample(text)})"
         )
@@ -440,7 +334,7 @@ def _talk_instead_of_answer(
     rest = list(filterfalse(_YES_NO_AROUND.__contains__, content))
     if not said and not rest and "not" in content:
         said = ["no"]  # "Absolutely not.", "Certainly not."
-    if said and all(w in _META_WORDS and w not in asked for w in rest):
+    if said and all(w in talkwords.META_WORDS and w not in asked for w in rest):
         return NotSubstantive(
             Reason.BARE_YES_NO,
             f"it is a bare {said[0]!r} to a question that is not a yes/no question "
@@ -555,13 +449,13 @@ def check_substance(
         spans.extend(islice(found, max(0, echoed.rfind(1) + 1 - len(spans))))
         for start, end in compress(spans, echoed):
             cover(start, end, Reason.ECHO)
-    content = list(filterfalse(_FILLER.__contains__, own))
+    content = list(filterfalse(talkwords.FILLER.__contains__, own))
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
     # a literal null, perhaps named as the answer ("The answer is None."), answers only some
     # questions (`question.takes_nulls`); without the task it cannot be judged
-    null = null_said(list(filterfalse(_META_WORDS.__contains__, content)), folded)
+    null = null_said(list(filterfalse(talkwords.META_WORDS.__contains__, content)), folded)
     if null is not None and task and null not in takes_nulls(task):
         kind = "truth" if null in ("true", "false") else "null"
         return NotSubstantive(Reason.NULL, f"it is a {kind} value, not an answer ({_sample(text)})")
