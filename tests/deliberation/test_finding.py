@@ -740,6 +740,38 @@ def test_a_bare_number_is_no_answer_to_a_yes_or_no_question() -> None:
     assert judge_answers([answers], started=ABC).finding.valid == 3
 
 
+def test_a_bare_number_is_no_answer_to_a_question_that_asks_for_a_name() -> None:
+    """A new user's court run on "What is the capital of Italy?": the embedded model's
+    positions ',1234567890,' and '2' (a control character before it) were valid answers."""
+    task = "What is the capital of Italy?"
+    answers = {"agent_a": ",1234567890,", "agent_b": "\x152", "agent_c": "Rome."}
+    j = judge_answers([answers], started=ABC, task=task)
+    assert j.finding.valid == 1
+    assert [c.reason for c in j.claims if not c.valid] == [
+        "its answer is a bare number to a question that asks for a name (',1234567890,')",
+        "its answer is a bare number to a question that asks for a name ('2')",
+    ]
+    for named in (
+        "Who wrote Hamlet?",
+        "Which country has the most people?",
+        "What's the name of the third planet?",
+        "Context: a map. Question: whose flag is red?",
+    ):
+        assert judge_answers([answers], started=ABC, task=named).finding.valid == 1, named
+    # a question about a quantity, a year or a port takes a bare number; so does one whose
+    # name-like word is not what it asks for
+    numbers = {"agent_a": "2", "agent_b": "2", "agent_c": "2"}
+    for counted in (
+        "How many moons does Mars have?",
+        "What year did the war end?",
+        "Which port does Postgres listen on?",
+        "What is the boiling point of water in Celsius?",
+        "In which country's capital is the number of districts largest, and how many?",
+        "What is 3+4?",
+    ):
+        assert judge_answers([numbers], started=ABC, task=counted).consensus, counted
+
+
 def test_an_unfinished_sum_of_the_question_is_no_answer() -> None:
     """A tryout's `moot run "What is 2 + 3?"` ended "consensus", exit 0, 3 of 3 agreeing on
     '2 + 3 =': the question's numbers, with nothing after the sign, agreed with '2 + 3 = 5'."""

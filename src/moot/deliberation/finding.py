@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import TypedDict
 
 from moot.deliberation.claims import Claim, Relation, compare, extract_claim, group_claims
-from moot.deliberation.question import is_yes_no_question
+from moot.deliberation.question import asks_for_a_name, is_yes_no_question
 from moot.text import parted
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, alias_label
 
@@ -350,16 +350,20 @@ def claim_problem(claim: Claim, task: str | None = None) -> str | None:
     it says both yes and no and, beyond the task's words, nothing but numbering ("is the Earth
     flat? #1: no; #2: yes.", where three embedded agents ended: a consensus, exit 0), or it is
     a bare number to a yes/no question ("5" to "Is 7 a prime number?"; "6 GB" to "Is it over 5
-    GB?" has a unit and answers). Without the task none is judged."""
+    GB?" has a unit and answers) or to a question that asks for a name ("2" to "What is the
+    capital of Italy?"). Without the task none is judged."""
     if claim.repeats_task:
         return f"its answer only repeats the question ('{_quote(claim.text)}')"
-    if (
-        task is not None
-        and claim.kind == "number"
-        and all(unit == "" for unit, _ in claim.quantities)
-        and is_yes_no_question(task)
-    ):
-        return f"its answer is a bare number to a yes/no question ('{_quote(claim.text)}')"
+    # (numbers alone, in no unit: "2", or ",1234567890," read as a statement of no words)
+    bare = claim.kind == "number" or bool(
+        claim.quantities and not claim.content and not claim.choice
+    )
+    if task is not None and bare and all(unit == "" for unit, _ in claim.quantities):
+        quoted = _quote(claim.text)
+        if is_yes_no_question(task):
+            return f"its answer is a bare number to a yes/no question ('{quoted}')"
+        if asks_for_a_name(task):
+            return f"its answer is a bare number to a question that asks for a name ('{quoted}')"
     said = set(claim.words)
     if (
         claim.new is not None

@@ -26,6 +26,7 @@ from moot.deliberation.echo import PROMPT_CAP, WORD, fold
 __all__ = [
     "ASKING",
     "AUXILIARIES",
+    "asks_for_a_name",
     "clear_caches",
     "is_yes_no_question",
     "null_said",
@@ -127,7 +128,30 @@ def takes_nulls(task: str) -> frozenset[str]:
     return frozenset(taken)
 
 
+# A question whose answer is a name, never a bare number: who, whom or whose, or what or which
+# thing of the kinds below ("What is the capital of Italy?", "Which country ...?"; "2" and
+# ",1234567890," were the embedded model's positions in a new user's court run, taken as answers)
+_NAMED = re.compile(
+    r"(?:who|whom|whose)\b|(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)?\s+"
+    r"(?:(?:the|a|an)\s+)?(?:[\w'-]{1,24}\s+)?(?:capital|name|city|town|country|nation|language|"
+    r"author|writer|painter|composer|currency|continent|river|ocean|sea|lake|mountain|planet|"
+    r"animal|person|president|king|queen|inventor|founder|company|colou?r)s?\b"
+)
+
+
+@functools.lru_cache(maxsize=8)
+def asks_for_a_name(task: str) -> bool:
+    """Does `task`'s question (read as `is_yes_no_question` reads it) ask for a name, which no
+    bare number answers?"""
+    folded = fold(task[:PROMPT_CAP])
+    if "?" in folded:
+        folded = folded[: folded.rfind("?")]
+    question = _SENTENCE_END.split(folded.strip())[-1]
+    return any(_NAMED.match(clause.strip()) for clause in _CLAUSE.split(question))
+
+
 def clear_caches() -> None:
     """Forget every reading of tasks (for tests that must read afresh)."""
+    asks_for_a_name.cache_clear()
     is_yes_no_question.cache_clear()
     takes_nulls.cache_clear()
