@@ -99,7 +99,8 @@ def test_agreement_reached_by_giving_up_answers_is_persuasion() -> None:
     assert j.consensus
     assert j.finding.label == "persuasion"
     assert j.finding.independent == 1
-    assert "Agent B and Agent C moved from '418' to '408' in round 1 after Agent A's critique" in (
+    # (no critique was read: the protocol passed none; moot names the answer they moved toward)
+    assert "Agent B and Agent C moved from '418' to '408' in round 1, toward Agent A's answer" in (
         j.finding.reason
     )
     assert [(c.agent, c.round, c.toward) for c in j.changes] == [
@@ -241,7 +242,7 @@ def test_persuasion_speaks_in_the_given_names_and_quotes_moves_short() -> None:
     assert j.finding.reason == (
         f"converged by persuasion: 3 of 3 agents end on '{long_a}' (X, Y and Z), but only 1 held "
         "it in their first answer; Y and Z moved from 'The total is 418 after counting every...' "
-        "to 'The total is 408 after counting every...' in round 1 after X's critique"
+        "to 'The total is 408 after counting every...' in round 1, toward X's answer"
     )
 
 

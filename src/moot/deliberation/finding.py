@@ -139,13 +139,16 @@ class Judgement:
 
 def _describe_changes(changes: Sequence[ChangeOfMind], name: Name) -> str:
     """ "Agent B and Agent C moved from '418' to '408' in round 1 after Agent A's critique":
-    agents that made the same move at the same time are named together."""
-    moves: dict[tuple[int, str, str, tuple[str, ...]], list[str]] = {}
+    agents that made the same move at the same time are named together. Where no critique was
+    read (a protocol without critiques), the answers moved toward are named instead."""
+    moves: dict[tuple[int, str, str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for c in changes:
-        moves.setdefault((c.round, c.before, c.after, c.critics), []).append(c.agent)
+        moves.setdefault((c.round, c.before, c.after, c.critics, c.toward), []).append(c.agent)
     parts = []
-    for (rnd, before, after, critics), agents in moves.items():
+    for (rnd, before, after, critics, toward), agents in moves.items():
         by = f" after {names(critics, name)}'s critique" if critics else ""
+        if not critics and toward:
+            by = f", toward {names(toward, name)}'s answer"
         was, now = parted(before, after, 40)
         parts.append(
             f"{names(agents, name)} moved from '{_quote(was, 40)}' to '{_quote(now, 40)}' "
@@ -173,10 +176,11 @@ def judge_answers(
     was not dropped (pass it again to keep it). `started`: every agent that started, failed ones
     included. `verdicts`: model verdicts to weigh (a judge that claims agreement may confirm pairs
     the wording cannot, never pairs that contradict). `critics[(agent, r)]`: whose critique the
-    agent read before round r's answer. `reasons[agent]`: why an agent had no valid answer.
-    `task`: the question; an answer whose claim only repeats it is no answer. `kept[(agent,
-    r)]`: why round r's own answer of the agent was not taken, its earlier answer standing in
-    `history[r]` (the claims table says so)."""
+    agent read before round r's answer (an agent missing from it read those it moved toward;
+    without `critics`, the protocol has no critiques and none was read). `reasons[agent]`: why
+    an agent had no valid answer. `task`: the question; an answer whose claim only repeats it
+    is no answer. `kept[(agent, r)]`: why round r's own answer of the agent was not taken, its
+    earlier answer standing in `history[r]` (the claims table says so)."""
     if not started:
         raise ValueError("no agents started: pass every agent that started, failed ones included")
     if not history:
@@ -198,7 +202,7 @@ def judge_answers(
             groups, top, confirmed_by = widened, widened[0], supporters[-1].by
 
     claims = _claim_rows(rounds, tuple(started), reasons or {}, task, kept or {})
-    changes = _changes(rounds, critics or {}, task)
+    changes = _changes(rounds, critics, task)
     valid = len(final)
     total = len(started)
     shown_groups = tuple((g.claim, g.agents) for g in groups)
@@ -433,13 +437,18 @@ def _round_rows(
 
 
 def _changes(
-    rounds: Sequence[Answers], critics: Mapping[tuple[str, int], Sequence[str]], task: str | None
+    rounds: Sequence[Answers],
+    critics: Mapping[tuple[str, int], Sequence[str]] | None,
+    task: str | None,
 ) -> tuple[ChangeOfMind, ...]:
     changes: list[ChangeOfMind] = []
     for r in range(1, len(rounds)):
         moves = _moves(rounds[r - 1], rounds[r], task)
         if moves:
-            read = tuple(tuple(critics.get((agent, r), toward)) for agent, _, _, toward in moves)
+            read = tuple(
+                () if critics is None else tuple(critics.get((agent, r), toward))
+                for agent, _, _, toward in moves
+            )
             changes.extend(_changes_at(r, moves, read))
     return tuple(changes)
 
