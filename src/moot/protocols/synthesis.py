@@ -41,13 +41,14 @@ from moot.types import (
 # What reads the replies is loaded while the first asks are in flight (moot/lazy.py): the
 # protocols' feedback hooks import this module with their definitions.
 if TYPE_CHECKING:
-    from moot.deliberation import answers, claims, finding, markup, substance, trust
+    from moot.deliberation import answers, claims, echo, finding, markup, substance, trust
     from moot.deliberation import synthesis as rule
 else:
-    answers, claims, finding, markup, substance, rule, trust = lazy.modules(
+    answers, claims, echo, finding, markup, substance, rule, trust = lazy.modules(
         "moot.deliberation",
         "answers",
         "claims",
+        "echo",
         "finding",
         "markup",
         "substance",
@@ -61,6 +62,7 @@ __all__ = [
     "PROMPT_TOKENS",
     "STEP",
     "chairman_for",
+    "copied_fence",
     "default_feedback",
     "enabled",
     "latest_replies",
@@ -101,13 +103,32 @@ def enabled(settings: SynthesisSettings | None, default: bool) -> bool:
     return settings.enabled
 
 
+def copied_fence(reply: str, prompt: str, task: str | None) -> str | None:
+    """Why `reply` is no answer of its author's own where it copies moot's quote markup back:
+    the id of a fence `prompt` wrapped another participant's text in (a nonce no model saw
+    before its prompt, so a reply that holds one copies the fence, and most likely the quoted
+    text inside it); None where it holds no such id. The substance check takes a copied fence
+    tag out before it looks for ids (the tag is markup, the text inside it stays), so what a
+    tiny model copies whole, `<quoted from="..." id="...">` and the answer under it, would pass
+    as its own answer."""
+    ids = echo.read_prompts((prompt,), task).fences.ids
+    copied = sorted(ids.intersection(echo.WORD.findall(echo.fold(reply)))) if ids else []
+    if not copied:
+        return None
+    return (
+        f"it copies moot's quote markup (the fence id {copied[0]} around another answer) "
+        "instead of giving an answer of its own"
+    )
+
+
 def read_answer(
     alias: str, step: str, completion: Completion, prompt: str, task: str
 ) -> dict[str, Any]:
     """An answer as recorded: valid (its text, and the final answer read from it), failed (the
-    call's problem) or invalid (why it is no answer). The final answer is also read as moot's
-    finding reads it (`claim_problem`): "5" to "Is 7 a prime number?" is no answer, so it is
-    neither ranked nor accepted as a synthesis where the finding counts it as none."""
+    call's problem) or invalid (why it is no answer). A reply that copies a quote fence of its
+    prompt is none (`copied_fence`). The final answer is also read as moot's finding reads it
+    (`claim_problem`): "5" to "Is 7 a prime number?" is no answer, so it is neither ranked nor
+    accepted as a synthesis where the finding counts it as none."""
     row: dict[str, Any] = {"agent": alias, "step": step, "status": "valid", "text": ""}
     row |= {"answer": None, "problem": None}
     if not completion.ok:
@@ -118,9 +139,9 @@ def read_answer(
             "problem": trust.plain_reason(markup.strip_markup(message)),
         }
     text = markup.strip_markup(completion.text).strip()
-    problem: substance.NotSubstantive | str | None = substance.check_substance(
-        completion.text, [prompt], task=task
-    )
+    problem: substance.NotSubstantive | str | None = copied_fence(completion.text, prompt, task)
+    if problem is None:
+        problem = substance.check_substance(completion.text, [prompt], task=task)
     extracted = answers.extract_answer(text) if problem is None else None
     if problem is None and extracted is not None:
         problem = substance.check_substance(extracted.text, [prompt], task=task)

@@ -13,7 +13,10 @@
                check (persuasion where layer 1 did not already hold it); the aggregator's
                text is evidence and the final answer's wording, never the decision
 
-An invalid or failed answer is named and not counted; it is not shown to the next layer.
+An invalid or failed answer is named and not counted; it is not shown to the next layer. An
+answer that copies the quote fence moot wrapped another answer in is invalid: the fence and
+the text inside it are not the agent's own. A change of mind between layers follows no
+critique (MoA has none): the finding names none.
 Every effect goes through the Session and each step id is stable, so a resume asks nothing
 twice and a replay derives the same outcome from the recorded text.
 """
@@ -26,13 +29,14 @@ from typing import Any
 from moot.deliberation.answers import extract_answer
 from moot.deliberation.finding import judge_answers
 from moot.deliberation.markup import strip_markup
-from moot.deliberation.substance import check_substance
+from moot.deliberation.substance import NotSubstantive, check_substance
 from moot.deliberation.trust import plain_reason
 from moot.engine.session import Session
 from moot.protocols.moa import prompts
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import AGGREGATOR, describe_round, layer_record, outcome
 from moot.protocols.shown import labelled
+from moot.protocols.synthesis import copied_fence
 from moot.types import Completion, Message, Outcome, Step, alias_label
 
 __all__ = ["LABELS", "run"]
@@ -58,6 +62,9 @@ async def run(s: Session, task: str, opts: MoaOptions) -> Outcome:
         started=agents,
         # an agent's latest problem: a claim row has one reason an agent had no valid answer
         reasons={r["agent"]: plain_reason(r["problem"]) for k in layers for r in k if r["problem"]},
+        # MoA has no critiques: an agent that changed its answer read every answer of the layer
+        # before, and the finding must not say whose critique it followed
+        critics={(a, k): () for a in agents for k in range(1, len(layers))},
         task=task,
     )
     aggregated = await _aggregate(s, task, opts.layers, last, opts) if last else None
@@ -74,14 +81,17 @@ def read_reply(
     alias: str, step: str, completion: Completion, prompt: str, task: str
 ) -> dict[str, Any]:
     """An answer or the aggregator's text as recorded: valid (its text, and the final answer
-    read from it), failed (the call's problem) or invalid (why it is no answer)."""
+    read from it), failed (the call's problem) or invalid (why it is no answer: a reply that
+    copies the quote fence around another answer back is none of its own, `copied_fence`)."""
     row: dict[str, Any] = {"agent": alias, "step": step, "status": "valid", "text": ""}
     row |= {"answer": None, "problem": None}
     if not completion.ok:
         message = completion.failure.message if completion.failure else "the call failed"
         return {**row, "status": "failed", "problem": plain_reason(strip_markup(message))}
     text = strip_markup(completion.text).strip()
-    problem = check_substance(completion.text, [prompt], task=task)
+    problem: NotSubstantive | str | None = copied_fence(completion.text, prompt, task)
+    if problem is None:
+        problem = check_substance(completion.text, [prompt], task=task)
     extracted = extract_answer(text) if problem is None else None
     if problem is None and extracted is not None:
         problem = check_substance(extracted.text, [prompt], task=task)
