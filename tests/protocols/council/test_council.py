@@ -298,7 +298,7 @@ def test_council_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1 and "council" in err
 
 
-def test_a_chairman_without_an_answer_leaves_the_agreed_answer_or_none() -> None:
+def test_a_chairman_without_an_answer_leaves_the_agreed_or_the_best_ranked_answer() -> None:
     c = Council(AGREE, chair="I cannot help with that.")
     run = start(TASK, c.config())
     assert run.exit_code == 0
@@ -307,7 +307,10 @@ def test_a_chairman_without_an_answer_leaves_the_agreed_answer_or_none() -> None
     assert run.result.details["chairman"]["status"] == "invalid"
     split = Council(SPLIT, chair="I cannot help with that.")
     run = start(TASK, split.config())
-    assert run.exit_code == 2 and run.result.final_answer == ""
+    # no consensus: the best-ranked valid answer stands, labelled (rankers sort by the text)
+    top = run.result.details["aggregate"]["top"]
+    assert run.exit_code == 2 and run.result.final_answer == SPLIT[top] == SPLIT["agent_a"]
+    assert "the best-ranked answer by mean rank, not a consensus" in run.result.how
     assert "The chairman gave no valid answer" in run.result.trust
 
 

@@ -76,7 +76,10 @@ def test_a_chairmans_bare_number_to_a_yes_no_question_is_no_synthesis() -> None:
     assert chair["status"] == "invalid" and "bare number" in chair["problem"], chair
     synthesis = run.result.synthesis
     assert synthesis is not None and not synthesis.accepted
-    assert run.result.final_answer == ""
+    # only Agent C (its own answer none) ranks; the best-ranked valid answer stands, labelled
+    top = run.result.details["aggregate"]["top"]
+    assert run.result.final_answer == synthesis.picked == answers[top] != ""
+    assert "the best-ranked answer by mean rank, not a consensus" in run.result.how
     assert "The chairman gave no valid answer: its answer is a bare number" in run.result.trust
     assert "the final answer is a synthesis" not in run.result.trust, run.result.trust
     assert api.replay(run.session_id).identical is True
@@ -99,9 +102,12 @@ def test_a_valid_chairman_text_is_no_synthesis_where_no_agent_gave_a_valid_answe
     ranked = aggregate([], [])
     _, result = outcome(Stages({}, answers, [], ranked, chair, judgement), PRIME)
     assert result.final_answer == ""
-    assert result.synthesis is not None and not result.synthesis.accepted
-    assert "no agent gave a valid answer" in result.synthesis.reason
+    # nothing was picked to stand: the chairman's text is its record, not a synthesis
+    assert result.synthesis is None and result.details["chairman"]["recorded_only"] is True
     assert "No agent gave a valid answer, so there is nothing to synthesize" in result.trust
+    assert "The chairman's text (Agent A's model chaired) is recorded, not the final answer" in (
+        result.trust
+    )
 
 
 def test_the_council_numbers_its_one_round_as_its_steps_and_reports_do() -> None:

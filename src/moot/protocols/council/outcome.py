@@ -1,6 +1,8 @@
 """What a council's outcome says: moot's finding over the agents' answers labels it; the
-chairman's text is the final answer, where it does not contradict an agreed answer and some
-agent gave a valid answer (else there is nothing to synthesize); the trust statement says which
+chairman's text is the final answer, where it is a valid answer that does not contradict an
+agreed answer and some agent gave a valid answer (else there is nothing to synthesize); where
+it is not, the best-ranked agreeing answer stands, or without a consensus the best-ranked valid
+answer, labelled so, or none; the trust statement says which
 answers the chairman's answer draws on and which it sets aside, and names every ranking that
 was an abstention."""
 
@@ -62,16 +64,30 @@ class Stages:
     judgement: Judgement
 
 
+def _best(st: Stages, among: Sequence[str]) -> str | None:
+    """The best-ranked of the agents `among` whose answers are valid, by the aggregate; None
+    where no valid ranking placed any of them."""
+    return next(
+        (row["agent"] for row in st.ranked["order"] if row["agent"] in among and row["place"]),
+        None,
+    )
+
+
 def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
     """The final answer, a sentence on where it comes from, and the chairman's text as a
-    synthesis checked against the agreed answer (protocols/synthesis.py): where it is
-    rejected, the best-ranked of the agreeing answers stands. Where no agent gave a valid
-    answer, a chairman's text is recorded, never accepted."""
+    synthesis checked against the agreed answer (protocols/synthesis.py). The picked answer,
+    which stands where the synthesis is not accepted, is the best-ranked of the agreeing
+    answers, or without a consensus the best-ranked valid answer (none where no valid ranking
+    placed one): never the chairman's word alone. Where no agent gave a valid answer, a
+    chairman's text is recorded, never accepted."""
     f, chair = st.judgement.finding, st.chair
-    picked = best = ""
-    if f.consensus:
-        best = next(row["agent"] for row in st.ranked["order"] if row["agent"] in set(f.agreed))
-        picked = next(row["text"] for row in st.answers if row["agent"] == best)
+    valid = [row["agent"] for row in st.answers if row["status"] == "valid"]
+    best = (
+        next(row["agent"] for row in st.ranked["order"] if row["agent"] in set(f.agreed))
+        if f.consensus
+        else _best(st, valid)
+    )
+    picked = next((row["text"] for row in st.answers if row["agent"] == best), "")
     synthesis = verdict(chair, f, picked=picked, task=task) if chair is not None else None
     if synthesis is not None and f.valid == 0:
         synthesis = synthesis.model_copy(update={"accepted": False, "reason": NOTHING})
@@ -84,13 +100,6 @@ def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
             "answers that disagree, not a consensus"
         )
         return chair["text"], where, synthesis
-    if not f.consensus:
-        where = "no final answer"
-        if f.valid == 0:
-            where += ": there is nothing to synthesize"
-        elif chair:
-            where += ": the chairman gave none"
-        return "", where, synthesis
     why = (
         f"was rejected ({synthesis.reason})"
         if chair is not None and chair["status"] == "valid" and synthesis is not None
@@ -98,11 +107,28 @@ def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
         if chair
         else "was not asked"
     )
-    where = (
-        f"the chairman's text {why}, so the final answer is {alias_label(best)}'s, the "
-        "best-ranked of the agreeing answers"
+    if not picked:
+        # nothing was picked, so nothing stands in its place: the chairman's text and why it
+        # is not the final answer are the chairman's record (details, trust), not a synthesis
+        synthesis = None
+    if f.valid == 0:
+        return "", "no final answer: there is nothing to synthesize", synthesis
+    if best is None:
+        where = f"no final answer: the chairman's text {why}, and no valid ranking placed an answer"
+        return "", where, synthesis
+    which = (
+        "the best-ranked of the agreeing answers"
+        if f.consensus
+        else f"the best-ranked answer by {st.ranked['method']}{_tied(st, best)}, not a consensus"
     )
+    where = f"the chairman's text {why}, so the final answer is {alias_label(best)}'s, {which}"
     return picked, where, synthesis
+
+
+def _tied(st: Stages, best: str) -> str:
+    """ ", first in alias order of Agent A and Agent B, tied" where `best` tied for first."""
+    tied = st.ranked["top_tied"]
+    return f", first in alias order of {names(tied)}, tied" if best in tied else ""
 
 
 def _trust(st: Stages, related: Mapping[str, str], synthesis: Synthesis | None) -> str:
@@ -172,6 +198,16 @@ def _statuses(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return sorted({str(r["status"]) for r in rows})
 
 
+def _chairman(
+    chair: Mapping[str, Any], related: Mapping[str, str], synthesis: Synthesis | None
+) -> dict[str, Any]:
+    """The chairman's record: its reply as read, how it relates to each answer, and, where no
+    synthesis holds its text (nothing was picked to stand in its place), `recorded_only` (the
+    key is left out otherwise, so the records of sessions from before it read unchanged)."""
+    record = {**chair, "relations": related}
+    return record if synthesis is not None else {**record, "recorded_only": True}
+
+
 def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcome]:
     """The round record (`details["rounds"][0]`) and the outcome."""
     f = st.judgement.finding
@@ -197,7 +233,7 @@ def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcom
         "answers": list(st.answers),
         "rankings": list(st.rankings),
         "aggregate": dict(st.ranked),
-        "chairman": {**st.chair, "relations": related} if st.chair else None,
+        "chairman": _chairman(st.chair, related, synthesis) if st.chair else None,
     }
     result = Outcome(
         protocol="council",

@@ -2,7 +2,8 @@
 for its prompt alone, with a reason for each; the rankings are aggregated by mean rank.
 
 A ranking is parsed strictly: JSON whose "ranking" names every label shown exactly once and
-whose "reasons" give every label a non-empty reason. Anything else is that agent's abstention,
+whose "reasons" give every label a reason, a word at least that does not only name a label or a
+rank ("A:", "B", "2" are none; see `_REASON_WORD`). Anything else is that agent's abstention,
 named with its reason; there is no re-ask and no repair, so a resume or replay parses the
 recorded text to the same result.
 
@@ -16,6 +17,7 @@ covers is unranked and comes last.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -29,6 +31,13 @@ __all__ = ["LABELS", "METHOD", "aggregate", "parse_ranking"]
 # Labels an answer is shown under (never A, B, ... which name agents).
 LABELS = tuple("PQRSTUVWXYZ")
 METHOD = "mean rank"
+# A reason holds a word of two letters or more that is not what names an answer or its place:
+# "A:", "B", "1", "Answer Q", "#2" give none. A word is enough: "Italia" may be a terse reason,
+# and the order stands on its own (a ranking is evidence, never the decision).
+_REASON_WORD = re.compile(
+    r"\b(?!(?:answers?|labels?|options?|choices?|ranks?|ranked|number)\b)[^\W\d_]{2,}",
+    re.IGNORECASE,
+)
 
 
 def parse_ranking(text: str, labels: Sequence[str]) -> tuple[list[str], dict[str, str]]:
@@ -49,7 +58,12 @@ def parse_ranking(text: str, labels: Sequence[str]) -> tuple[list[str], dict[str
     missing = [x for x in labels if not isinstance(given.get(x), str) or not given[x].strip()]
     if missing:
         raise FormatError(f"it gives no reason for {', '.join(missing)}")
-    return ranked, {x: strip_markup(str(given[x])).strip() for x in labels}
+    said = {x: strip_markup(str(given[x])).strip() for x in labels}
+    bare = [x for x in labels if not _REASON_WORD.search(said[x])]
+    if bare:
+        shown = ", ".join(f"{x} ('{said[x][:20]}')" for x in bare)
+        raise FormatError(f"its reason for {shown} only names a label or a rank, not a reason")
+    return ranked, said
 
 
 def aggregate(answered: Sequence[str], rankings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -5,7 +5,8 @@
              ("5" to a yes/no question is none: protocols/synthesis.py)
     stage 2  ranking = ask(agent, the others' valid answers under      # r1/rank/<agent>
              labels drawn for its prompt alone); strict, no re-ask;
-             an invalid ranking is that agent's abstention
+             an invalid ranking is that agent's abstention (a reason
+             that only names a label or a rank, "A:", is none)
              aggregate = mean rank of every valid answer (ranking.py)
     stage 3  chairman = [council] or [synthesis] chairman, else the    # r1/chair/<alias>
              agent whose answer ranks first; it writes the final answer
@@ -14,6 +15,10 @@
              synthesis is (protocols/synthesis.py); `[synthesis]
              enabled = false` leaves it out, and so does having no
              valid answer: there is nothing to synthesize
+    final    the chairman's text where it is accepted, else the picked
+             answer: the best-ranked of the agreeing answers, or without
+             a consensus the best-ranked valid answer, or none where no
+             valid ranking placed one (outcome.py)
     label    moot's finding over the stage 1 answers (deliberation/finding.py): consensus
              only where more than half of the agents' answers agree by moot's check; the
              rankings and the chairman's text are evidence, never the decision

@@ -51,11 +51,11 @@ def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[Rep
     sections.append(("Aggregate Ranking", note + "\n\n" + "\n".join(rows)))
     chair = details.get("chairman")
     if isinstance(chair, Mapping):
-        # (the report's Synthesis section shows the chairman's text and the picked answer)
+        # (the report's Synthesis section shows the chairman's text and the picked answer,
+        # where an answer was picked; else the text is shown here)
+        under = None if chair.get("recorded_only") else "Synthesis"
         sections.append(
-            writer_section(
-                "Stage 3: The Chairman", chair, "Chairman", CHAIRMAN, text_under="Synthesis"
-            )
+            writer_section("Stage 3: The Chairman", chair, "Chairman", CHAIRMAN, text_under=under)
         )
     return sections
 
