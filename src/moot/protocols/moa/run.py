@@ -62,9 +62,6 @@ async def run(s: Session, task: str, opts: MoaOptions) -> Outcome:
         started=agents,
         # an agent's latest problem: a claim row has one reason an agent had no valid answer
         reasons={r["agent"]: plain_reason(r["problem"]) for k in layers for r in k if r["problem"]},
-        # MoA has no critiques: an agent that changed its answer read every answer of the layer
-        # before, and the finding must not say whose critique it followed
-        critics={(a, k): () for a in agents for k in range(1, len(layers))},
         task=task,
     )
     aggregated = await _aggregate(s, task, opts.layers, last, opts) if last else None
