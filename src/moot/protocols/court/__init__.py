@@ -42,6 +42,12 @@ def _check(data: Mapping[str, Any], cwd: Path) -> list[str]:
     return path_problems(data, cwd)
 
 
+def _rounds_needed(options: CourtOptions) -> definition.RoundsNeeded:
+    """Round 1 only proposes: the first vote on a candidate is round 2's (seed 3.2)."""
+    why = "round 1 only proposes positions; the agents vote on a candidate from round 2 on"
+    return definition.RoundsNeeded(rounds=2, goal="reach a consensus", why=why)
+
+
 def _sessions_root(options: CourtOptions) -> Path | None:
     if not options.checkpoint_dir:
         return None
@@ -70,6 +76,7 @@ PROTOCOL = definition.ProtocolDefinition(
     script=SCRIPT,
     stands_for=stands_for,
     feedback=_feedback,
+    rounds_needed=_rounds_needed,
     presentation=definition.Presentation(
         phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"}
     ),
