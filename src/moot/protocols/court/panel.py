@@ -33,9 +33,10 @@ from moot.engine.structured import Parsed, ask_parsed
 from moot.protocols.court import prompts
 from moot.protocols.court.document import Court, JudgeRound, label, user
 from moot.protocols.court.replies import JudgeReply, judge_parser, judge_schema
+from moot.protocols.court.rounds import describe_round
 from moot.protocols.shown import anonymous, nonce
 from moot.protocols.substantive import no_answer
-from moot.types import RoundSummary, Step
+from moot.types import Step
 
 __all__ = [
     "judge_positions",
@@ -220,20 +221,17 @@ def record_judges(s: Session, c: Court, rnd: JudgeRound) -> None:
         letter = e.judge.rsplit("_", 1)[-1]
         s.archive(f"judges{rnd.number}/{letter}_evaluation", text)
     result = rnd.result
-    failed = [e.judge for e in rnd.evaluations if not e.ok]
-    c.details.append(
-        {
-            "phase": "judges",
-            "round": rnd.number,
-            "tally": result.votes,
-            "required": result.required,
-            "leader": result.position_id,
-            "confidence": round(result.confidence, 6),
-            "reached": result.reached,
-            "failed": failed,
-        }
-    )
-    live = RoundSummary(
-        round=rnd.number, stage="judges", votes={**result.votes, "failed": len(failed)}
-    )
-    s.round_done(Step.at(rnd.number, "score", prefix="j"), live)
+    entry: dict[str, object] = {
+        "phase": "judges",
+        "round": rnd.number,
+        "tally": result.votes,
+        "required": result.required,
+        "leader": result.position_id,
+        "confidence": round(result.confidence, 6),
+        "reached": result.reached,
+        # every verdict that selected nothing; of them, the replies that were no valid verdict
+        "failed": [e.judge for e in rnd.evaluations if not e.ok],
+        "invalid": [e.judge for e in rnd.evaluations if not e.ok and e.selected is not None],
+    }
+    c.details.append(entry)
+    s.round_done(Step.at(rnd.number, "score", prefix="j"), describe_round(entry, c.opts))

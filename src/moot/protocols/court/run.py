@@ -66,9 +66,10 @@ from moot.protocols.court.options import CourtOptions
 from moot.protocols.court.panel import judge_positions, judge_round, record_judges
 from moot.protocols.court.position import position_problem
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
+from moot.protocols.court.rounds import describe_round
 from moot.protocols.shown import anonymous, nonce
 from moot.text import one_line, plural
-from moot.types import Finding, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
+from moot.types import Finding, ModelVerdict, Outcome, Step, estimate_tokens
 
 __all__ = ["run"]
 
@@ -188,7 +189,7 @@ def _record_agents(s: Session, c: Court, rnd: AgentRound) -> None:
         entry["context_truncated"] = rnd.truncated
     c.details.append(entry)
     phase = "propose" if rnd.candidate is None else "vote"
-    s.round_done(Step.at(rnd.number, phase), RoundSummary(round=rnd.number, votes=dict(counts)))
+    s.round_done(Step.at(rnd.number, phase), describe_round(entry, c.opts))
 
 
 # -- moot's finding ---------------------------------------------------------------------------
