@@ -165,7 +165,10 @@ def test_a_judge_whose_pick_is_not_its_own_top_score_is_an_invalid_verdict() -> 
     invalid = [v for v in run.result.verdicts if not v.valid]
     assert [v.by for v in invalid] == [f"Judge {judge[-1].upper()}"]
     assert f"is not its own top score: it scored {position_id(PG)} 40" in invalid[0].problem
-    assert f"Judge {judge[-1].upper()}'s verdict was invalid" in run.result.trust
+    assert "1 of the 3 verdicts of the 3 judges in 1 judge round was invalid: 1 because" in (
+        run.result.trust
+    )
+    assert f"(Judge {judge[-1].upper()} in judge round 1)" in run.result.trust
     evaluations = run.result.details["court"]["judgePanel"]["rounds"][0]["evaluations"]
     (bad,) = [e for e in evaluations if e["judgeId"] == judge]
     assert bad["status"] == "error" and "not its own top score" in bad["error"]

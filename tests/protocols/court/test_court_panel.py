@@ -119,7 +119,8 @@ def test_one_valid_judge_of_three_is_no_panel_decision() -> None:
     rounds = run.result.details["court"]["judgePanel"]["rounds"]
     assert rounds[0]["requiredVotes"] == 2 and rounds[0]["consensusReached"] is False
     assert "1 of the 2 selections a decision needs (60% of 3 judges)" in run.result.how
-    assert "2 of the 3 judges' verdicts were invalid" in run.result.how
+    assert "in judge round 1, position" in run.result.how
+    assert "2 of its 3 verdicts were invalid" in run.result.how
 
 
 def test_two_valid_judges_of_three_who_agree_decide() -> None:
@@ -146,7 +147,9 @@ def test_a_verdict_whose_reasoning_is_junk_does_not_count() -> None:
         'its "reasoning" is no argument: it holds only protocol markup' in p
         for p in invalid.values()
     )
-    assert f"{min(names)}'s verdict was invalid" in run.result.trust
+    assert f"2 because {invalid[min(names)]} ({' and '.join(sorted(names))} in judge round 1)" in (
+        run.result.trust
+    )
 
 
 def test_a_judge_that_scores_every_position_the_same_chooses_nothing() -> None:

@@ -67,6 +67,7 @@ from moot.protocols.court.panel import judge_positions, judge_round, record_judg
 from moot.protocols.court.position import position_problem
 from moot.protocols.court.replies import AgentReply, agent_parser, agent_schema
 from moot.protocols.court.rounds import describe_round
+from moot.protocols.court.verdicts import invalid_sentence, judge_verdicts, undecided
 from moot.protocols.shown import anonymous, nonce
 from moot.text import one_line, plural
 from moot.types import Finding, ModelVerdict, Outcome, Step, estimate_tokens
@@ -295,28 +296,6 @@ def _settle(c: Court, rnd: AgentRound, j: Judgement) -> None:
         rnd.method = "unanimous" if len(f.agreed) == len(c.agents) else "supermajority"
 
 
-def _verdicts(c: Court) -> list[ModelVerdict]:
-    """Every judge's evaluation, as evidence; one whose pick is not its own top score is an
-    invalid verdict, named."""
-    out = []
-    for rnd in c.judge_rounds:
-        for e in rnd.evaluations:
-            if e.selected is None:
-                continue  # no reply to weigh: the judge failed
-            text = " ".join(c.texts.get(e.selected, "").split())
-            out.append(
-                ModelVerdict(
-                    by=label(e.judge),
-                    role="judge",
-                    says=f"selected position {e.selected} ('{text[:60]}')",
-                    round=rnd.number,
-                    valid=e.ok,
-                    problem="" if e.ok else (e.error or "invalid"),
-                )
-            )
-    return out
-
-
 # -- the verdict ------------------------------------------------------------------------------
 def _participants(c: Court, j: Judgement) -> list[Participant]:
     """Every agent that started, by its last answer: agreed (its position agrees with the
@@ -365,7 +344,11 @@ def _outcome(s: Session, c: Court, verdict: Ruling, how: str, j: Judgement, phas
     consensus = trust.consensus_allowed and f.consensus
     c.phases.go("deadlock" if phase == "consensus_reached" and not consensus else phase)
     how = qualified(how, trust, f.consensus)
-    sentences = [trust.statement, *j.sentences(label)]
+    # each invalid verdict's reason once, with whose it was (`invalid_sentence`)
+    valid = replace(j, verdicts=tuple(v for v in j.verdicts if v.valid))
+    sentences = [trust.statement, *valid.sentences(label)]
+    if c.judge_rounds and invalid_sentence(c, j.verdicts):
+        sentences.append(invalid_sentence(c, j.verdicts))
     if c.judge_rounds:
         own = own_judges_note(
             [aliases[a] for a in c.agents if a in aliases],
@@ -427,46 +410,18 @@ def _short(c: Court, j: Judgement) -> Judgement:
     return replace(j, finding=f.model_copy(update=update))
 
 
-def _undecided(c: Court) -> str:
-    """Why the panel's last round decided nothing: the leader's selections against the quorum
-    of the seated panel, the invalid verdicts, or the confidence."""
-    rnd = c.judge_rounds[-1]
-    result, seated = rnd.result, len(c.judges)
-    invalid = sum(1 for e in rnd.evaluations if not e.ok)
-    share = f"{c.opts.judge_consensus_threshold:.0%} of {seated} judges"
-    if result.position_id is not None:  # enough selections, not enough confidence
-        why = (
-            f"position {result.position_id} had the selections a decision needs, but their average "
-            f"confidence {result.confidence:.2f} is below {c.opts.judge_min_confidence:g}"
-        )
-    elif result.votes:
-        top = max(result.votes.values())
-        leaders = sorted(pid for pid, n in result.votes.items() if n == top)
-        which = (
-            f"position {leaders[0]} had {top}"
-            if len(leaders) == 1
-            else f"positions {', '.join(leaders)} had {top} each"
-        )
-        why = f"{which} of the {result.required} selections a decision needs ({share})"
-    else:
-        why = f"no valid verdict selected a position ({result.required} selections needed: {share})"
-    if invalid:
-        why += f"; {invalid} of the {seated} judges' verdicts were invalid"
-    return f"the judges did not decide: {why}"
-
-
 def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcome:
     # for the record, the leading position: the judges' last leader, else the candidate
     leader = c.judge_rounds[-1].result.position_id if c.judge_rounds else None
     pid = leader or c.candidate or ""
     how = f"deadlock: no consensus after {plural(len(c.rounds), 'agent round')}"
     if c.judge_rounds:
-        how += f" and {plural(len(c.judge_rounds), 'judge round')}; {_undecided(c)}"
+        how += f" and {plural(len(c.judge_rounds), 'judge round')}; {undecided(c)}"
     elif not panel:
         how += "; the judge panel is disabled"
     elif positions:  # (with none, the finding's reason says no agent gave a valid answer)
         how += f"; only {len(positions)} position(s) for the judges"
-    j = _short(c, judge_court(c, _verdicts(c)))
+    j = _short(c, judge_court(c, judge_verdicts(c)))
     how += f"; {j.finding.reason}"
     return _outcome(s, c, Ruling(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how, j, "deadlock")
 
@@ -562,6 +517,6 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
                 f"{result.confidence:.2f})"
             )
             verdict = Ruling(pid, c.texts[pid], round(result.confidence, 6), "judge_consensus")
-            chosen = _chosen(c, judge_court(c, _verdicts(c)), pid, how)
+            chosen = _chosen(c, judge_court(c, judge_verdicts(c)), pid, how)
             return _outcome(s, c, verdict, how, chosen, "chosen_by_judges")
     return _deadlock(s, c, panel, positions)
