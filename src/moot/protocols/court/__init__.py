@@ -17,6 +17,8 @@ from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
 from moot.protocols.court.scripting import SCRIPT
 from moot.protocols.synthesis import latest_replies
+from moot.text import summarize
+from moot.text.safe import terminal_safe
 from moot.types import Event
 
 __all__ = ["PROTOCOL", "CourtOptions"]
@@ -61,6 +63,12 @@ def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
     return judged + [f"Vote by {x}" for x in latest_replies(events, "vote")]
 
 
+def _reading(step: str, text: str, details: Mapping[str, Any]) -> str:
+    """A reply's summary in the report: its JSON fields, decoded, with a control character
+    of a position or a reasoning shown as an escape (`\\x12`), never as the byte itself."""
+    return terminal_safe(summarize(text))
+
+
 PROTOCOL = definition.ProtocolDefinition(
     name="court",
     summary="agents vote on position ids; a judge panel settles what they cannot",
@@ -78,6 +86,7 @@ PROTOCOL = definition.ProtocolDefinition(
     feedback=_feedback,
     rounds_needed=_rounds_needed,
     presentation=definition.Presentation(
-        phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"}
+        phase_titles={"propose": "Proposals", "vote": "Votes", "score": "Judges' scores"},
+        turn_reading=_reading,
     ),
 )
