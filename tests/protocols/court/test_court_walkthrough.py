@@ -60,20 +60,19 @@ def valid_in_round_2(ask: Ask) -> str:
     return valid(ask) if ask.round == 2 else flat(ask)
 
 
-def deadlocked_panel() -> tuple[Court, list[Event]]:
+def deadlocked_panel() -> Court:
     """Three stubborn agents, then three judge rounds in which 8 of the 9 verdicts are
     invalid (two distinct reasons) and the one valid verdict cannot decide."""
     court = Court(
         {"one": stubborn(PG), "two": stubborn(LITE), "three": stubborn(FILES)},
         {"j1": contradicts, "j2": contradicts, "j3": valid_in_round_2},
     )
-    return court, []
+    return court
 
 
 def test_the_status_says_what_its_verdict_counts_count() -> None:
     """It said "3 of the 3 judges' verdicts were invalid" of 9 verdicts in 3 judge rounds."""
-    court, seen = deadlocked_panel()
-    run = start(TASK, court.config(max_agent_rounds=2), subscribers=[seen.append])
+    run = start(TASK, deadlocked_panel().config(max_agent_rounds=2))
     how = run.result.how
     assert run.exit_code == 2 and "deadlock" in how
     assert "8 of the 9 verdicts of the 3 judges in 3 judge rounds were invalid" in how
@@ -84,8 +83,7 @@ def test_the_status_says_what_its_verdict_counts_count() -> None:
 
 def test_each_distinct_invalid_reason_is_said_once_with_who_gave_it() -> None:
     """The trust statement repeated each invalid verdict's reason in full, 8 times."""
-    court, seen = deadlocked_panel()
-    run = start(TASK, court.config(max_agent_rounds=2))
+    run = start(TASK, deadlocked_panel().config(max_agent_rounds=2))
     trust = run.result.trust
     assert trust.count("is not its own top score") == 1
     assert trust.count("so it prefers none of them") == 1
@@ -95,7 +93,9 @@ def test_each_distinct_invalid_reason_is_said_once_with_who_gave_it() -> None:
     assert contradicting is not None, trust
     assert "judge rounds 1, 2 and 3" in contradicting.group(1)
     flat_reason = "it scored every position the same (50/100), so it prefers none of them"
-    assert re.search(re.escape(f"2 because {flat_reason} (Judge ") + r"\w in judge rounds 1 and 3\)", trust)
+    assert re.search(
+        re.escape(f"2 because {flat_reason} (Judge ") + r"\w in judge rounds 1 and 3\)", trust
+    )
     # every verdict is still listed, one by one, where verdicts are listed
     assert len(run.result.verdicts) == 9
     assert sum(not v.valid for v in run.result.verdicts) == 8
@@ -104,8 +104,8 @@ def test_each_distinct_invalid_reason_is_said_once_with_who_gave_it() -> None:
 def test_the_live_lines_say_what_the_report_says_of_every_round() -> None:
     """The live line said "judge round 2: votes d84c84aff245 1, failed 2", the report "votes
     d84c84aff245 1, 2 needed"; judge rounds without a valid vote read "no result recorded"."""
-    court, seen = deadlocked_panel()
-    run = start(TASK, court.config(max_agent_rounds=2), subscribers=[seen.append])
+    seen: list[Event] = []
+    run = start(TASK, deadlocked_panel().config(max_agent_rounds=2), subscribers=[seen.append])
     live = [RoundSummary.model_validate(e.data) for e in seen if e.kind == "round_result"]
     options = CourtOptions()
     recorded = [describe_round(entry, options) for entry in run.result.details["rounds"]]
@@ -119,8 +119,7 @@ def test_the_live_lines_say_what_the_report_says_of_every_round() -> None:
 def test_a_valid_pick_says_what_moot_checked_of_it() -> None:
     """ "Judge A: selected position ...; upheld by moot's check" said nothing of what moot
     checked, nor in which judge round the pick was made."""
-    court, seen = deadlocked_panel()
-    run = start(TASK, court.config(max_agent_rounds=2))
+    run = start(TASK, deadlocked_panel().config(max_agent_rounds=2))
     (pick,) = [v for v in run.result.verdicts if v.valid]
     assert pick.round == 2 and "in judge round 2" in pick.says
     assert "its own top score" in pick.says and "argument" in pick.says
