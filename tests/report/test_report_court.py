@@ -33,7 +33,7 @@ def test_a_court_settled_by_its_judges(capsys: pytest.CaptureFixture[str]) -> No
     assert board.latest is not None and board.latest.stage == "judges"
     assert sum(board.latest.votes.values()) == 3  # two for one position, one for another
     lines = [format_event(e) for e in seen if e.kind == "round_result"]
-    assert lines[1] == "round 2: votes yes 1, no 2, abstain 0, failed 0"
+    assert lines[1] == "round 2: votes yes 1, no 2, abstain 0, failed 0, 3 needed"
     assert lines[2] is not None and lines[2].startswith("judge round 1: votes ")
 
     view = load_view(SessionFolder(run.folder))
@@ -44,8 +44,8 @@ def test_a_court_settled_by_its_judges(capsys: pytest.CaptureFixture[str]) -> No
     assert "## Votes by Round" in out and "## Judge Votes by Round" in out
     assert "- **Judge A**" in out
     page = (run.folder / "report.html").read_text()
-    # round 1 counts yes, no, abstain and failed; round 2's tally (the seed's) has no failed
-    assert page.count('class="bar"') == 4 + 3
+    # round 1 proposes and votes on nothing; round 2 counts yes, no, abstain and failed
+    assert page.count('class="bar"') == 4
 
 
 def moot(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

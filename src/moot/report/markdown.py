@@ -151,7 +151,10 @@ def _tally_table(title: str, results: list[RoundSummary]) -> list[str]:
     lines = [
         f"## {title}",
         "",
-        "| Round | " + " | ".join(k.capitalize() for k in keys) + " | Needed |",
+        # (a word is a heading, "Yes"; an id is kept as written, "d84c84aff245")
+        "| Round | "
+        + " | ".join(k.capitalize() if k.isalpha() else k for k in keys)
+        + " | Needed |",
         "|---|" + "---|" * (len(keys) + 1),
     ]
     for r in results:

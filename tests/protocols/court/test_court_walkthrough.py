@@ -161,10 +161,6 @@ def test_report_html_holds_no_control_bytes_of_a_position() -> None:
     assert CONTROL.search(page) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the report capitalises a tally's keys (report/markdown.py `_tally_table`)",
-)
 def test_the_judge_votes_table_keeps_position_ids_as_written() -> None:
     """Its header read "D84c84aff245": the id with its first letter capitalised."""
     texts = ("Use Oracle.", "Use MariaDB.", "Use Firebird.")  # ids that start with a letter
@@ -183,11 +179,6 @@ def proposes(text: str) -> Behaviour:
     return lambda ask: reply(text=text, reasoning="Rome is the capital of Italy.")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the shared substance check accepts these strings as they reach it "
-    "(deliberation/substance.py `check_substance`); see the court's report",
-)
 @pytest.mark.parametrize("junk", [",1234567890,", "\x152", "\x7f\x12[m"])
 def test_a_junk_position_is_no_answer(junk: str) -> None:
     """The embedded model's positions to "What is the capital of Italy?" were seated as
