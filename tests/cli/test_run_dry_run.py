@@ -132,3 +132,37 @@ def test_a_larger_window_is_the_models_own(
     code, out, err = moot(capsys, "run", "What is 2+2?", "--config", str(config), "--dry-run")
     assert code == 0, err
     assert max(_per_call(out)) > DEFAULT_CONTEXT and "context window" not in out
+
+
+def _scripted_agents(tmp_path: Path) -> list[str]:
+    replies = tmp_path / "replies.json"
+    replies.write_text('["7"]', encoding="utf-8")
+    return ["-m", f"scripted:{replies}", "-m", f"scripted:{replies}"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc, where nothing is made")
+def test_a_dry_run_under_a_home_that_cannot_be_written_fails_as_the_run_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MOOT_HOME=/proc/moot: the run said "cannot write /proc/moot" (exit 1), the dry run
+    printed a projection (exit 0), though the README says it checks the folders it will write."""
+    monkeypatch.setenv("MOOT_HOME", "/proc/moot")
+    args = ["What is 3+4?", *_scripted_agents(tmp_path)]
+    ran = moot(capsys, "run", *args)
+    dry = moot(capsys, "run", *args, "--dry-run")
+    assert ran[0] == 1 and "cannot write /proc/moot" in ran[2], ran
+    assert dry == ran
+
+
+def test_the_dry_runs_check_of_a_writable_home_leaves_nothing_behind(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "fresh" / "home"
+    monkeypatch.setenv("MOOT_HOME", str(home))
+    code, _, err = moot(capsys, "run", "What is 3+4?", *_scripted_agents(tmp_path), "--dry-run")
+    assert code == 0, err
+    assert not (tmp_path / "fresh").exists()
+    (tmp_path / "fresh").mkdir()
+    code, _, err = moot(capsys, "run", "What is 3+4?", *_scripted_agents(tmp_path), "--dry-run")
+    assert code == 0, err
+    assert list((tmp_path / "fresh").iterdir()) == []

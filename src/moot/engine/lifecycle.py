@@ -43,11 +43,11 @@ from moot.engine.state import StateWriter
 from moot.engine.store import (
     SessionFolder,
     atomic_write,
-    blocked,
     folder_version,
     new_session_id,
     sessions_root,
     storage_error,
+    unwritable,
 )
 from moot.errors import (
     CacheError,
@@ -265,14 +265,16 @@ def response_cache(config: RunConfig) -> ResponseCache | None:
 def storage_problem(config: RunConfig, root: Path | None = None) -> str | None:
     """Why a run of `config` could not store what it must before its first call (its response
     cache, then its session under `root`, default `sessions_root()`): a file where a folder
-    must be, worded as the run words it. Creates nothing: `plan.start_problems` asks it."""
+    must be, or a sessions folder that cannot be written (`store.unwritable`: tried with a
+    temporary folder, removed at once), worded as the run words it. Leaves nothing behind:
+    `plan.start_problems` asks it."""
     if config.cache is not None:
         from moot.engine.cache import store_problem
 
         problem = store_problem(config.cache.store)
         if problem is not None:
             return problem
-    return blocked(root or sessions_root())
+    return unwritable(root or sessions_root())
 
 
 def finished(journal: Journal) -> bool:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import secrets
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ __all__ = [
     "sessions_root",
     "storage_error",
     "unusable_folders",
+    "unwritable",
 ]
 
 
@@ -64,6 +67,28 @@ def blocked(folder: Path, doing: str = "write", fix: str = _FILE_IN_THE_WAY) -> 
     if file is None:
         return None
     return f"cannot {doing} {folder}: {file} is a file, not a folder. {fix}"
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why a session folder cannot be made under `folder` (a file in its path, a read-only or
+    virtual file system, no permission), worded as `open_session` words its failure; else
+    None. Tried as the run would: a temporary folder is made in the nearest folder of the path
+    that exists, and removed at once, so nothing is left behind (`moot run --dry-run`)."""
+    problem = blocked(folder)
+    if problem is not None:
+        return problem
+    existing = next((p for p in (folder, *folder.parents) if p.is_dir()), None)
+    if existing is None:
+        return None
+    # the run names the first folder it could not make (or `folder` itself, if it exists)
+    where = folder if existing == folder else existing / folder.relative_to(existing).parts[0]
+    try:
+        probe = tempfile.mkdtemp(prefix=".moot-check-", dir=existing)
+    except OSError as exc:
+        return str(storage_error(where, exc))
+    with contextlib.suppress(OSError):
+        os.rmdir(probe)
+    return None
 
 
 def legacy_sessions_root() -> Path | None:
