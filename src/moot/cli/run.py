@@ -178,22 +178,27 @@ def _dry_run(plan: Any, task: str) -> NoReturn:
     the repository, each participant's model made as the run makes it, but not started: no
     weights loaded, no connection; the task against each context window), failing with the
     message the run fails with; then the projection, each call at most its model's context
-    window (exit 0). Nothing is created."""
+    window (exit 0). Nothing is created. A provider whose SDK is not installed needs none for
+    the projection: it is shown, then every missing extra is named with the one command that
+    installs them all, and the dry run fails (exit 1), as the run would."""
     from moot.lifecycle.plan import make_models, participants, start_problems
     from moot.lifecycle.projection import estimate, render, within_windows
+    from moot.types import parse_spec
 
     if not task.strip() and plan.record.default_task is not None:
         task = plan.record.default_task(plan.options) or ""
     if not task.strip():  # as lifecycle/run.py's _open_new words it
         fail('the task is empty: give the question to deliberate, as in moot run "..."')
-    problems = start_problems(plan, task)
+    agents = participants(plan, plan.config.seed or 0)
+    missing = _missing_sdks(agents)
+    problems = [p for p in start_problems(plan, task) if p not in missing.values()]
     if problems:
         fail(problems[0])  # the one the run stops at: it checks in the same order
     windows: dict[str, int] = {}
     caps: dict[str, int] = {}  # what a model's calls write when nothing caps them
-    agents = participants(plan, plan.config.seed or 0)
-    make_models(agents, prepare=False, plan=plan)
     for agent in agents:
+        if parse_spec(agent.spec).provider not in missing:
+            make_models([agent], prepare=False, plan=plan)  # no SDK needed for the projection
         if agent.model is not None:
             known = agent.model.capabilities
             windows[agent.spec] = max(known.context_window, windows.get(agent.spec, 0))
@@ -202,12 +207,56 @@ def _dry_run(plan: Any, task: str) -> NoReturn:
     projected = estimate(plan, task, caps)
     if projected is None:
         say(f"The {plan.record.name} protocol gives no projection; nothing was run.")
-        sys.exit(0)
-    fitted, notes = within_windows(plan, projected, windows)
-    say(render(fitted))
-    for note in notes:
-        say(note)
+    else:
+        fitted, notes = within_windows(plan, projected, windows)
+        say(render(fitted))
+        for note in notes:
+            say(note)
+    if missing:
+        fail(_missing_message(missing))
     sys.exit(0)
+
+
+def _missing_sdks(agents: list[Any]) -> dict[str, str]:
+    """The providers of `agents` whose SDK is not installed: name -> what making one of its
+    models says (the run's message, which `start_problems` lists)."""
+    from moot.errors import ConfigError, ProviderMissing
+    from moot.models.base import create_model, provider_info
+    from moot.types import parse_spec
+
+    missing: dict[str, str] = {}
+    for agent in agents:
+        info = provider_info(parse_spec(agent.spec).provider)
+        if info is None or info.name in missing or info.installed():
+            continue
+        try:
+            create_model(agent.spec, agent.config.settings(), prepare=False)
+        except ProviderMissing as exc:
+            missing[info.name] = str(exc)
+        except ConfigError:  # another problem: start_problems words it
+            continue
+    return missing
+
+
+def _missing_message(missing: dict[str, str]) -> str:
+    """The missing providers' extras, all named, with one command that installs them all."""
+    from moot.models.base import provider_info
+    from moot.text import plural
+    from moot.text.install import extra_install_hint
+
+    infos = [info for name in sorted(missing) if (info := provider_info(name)) is not None]
+    extras = sorted({info.extra for info in infos if info.extra})
+    command = extra_install_hint(",".join(extras)) if extras else "reinstall moot"
+    needs = [f"provider {info.name!r} needs {', '.join(info.requires)}" for info in infos]
+    if len(needs) == 1:
+        return (
+            f"a real run would stop here: {needs[0]}, which is not installed; install it "
+            f"with: {command}"
+        )
+    return (
+        f"a real run would stop here: the SDKs of {plural(len(needs), 'provider')} are not "
+        f"installed ({'; '.join(needs)}); install them all with: {command}"
+    )
 
 
 @click.command()
