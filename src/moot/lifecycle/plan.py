@@ -29,6 +29,7 @@ from moot.engine.lifecycle import storage_problem
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
 from moot.lifecycle.flags import FlagTerms, flag_text, reworded, run_flag_terms, set_flag
+from moot.lifecycle.keys import unknown_key
 from moot.models.base import create_model, provider_info, providers
 from moot.models.keys import restore_call_settings
 from moot.models.pricing import suggest_spec
@@ -112,7 +113,7 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         )
     for name, section in config.sections().items():
         if name != record.name and name not in protocols.names():
-            problems.append(_unknown_key(name, record))
+            problems.append(unknown_key(name, record))
         elif name != record.name and not isinstance(section, dict | Section):
             problems.append(f"{name}: must be a table of options")
     if problems or options is None:
@@ -171,18 +172,6 @@ class RunOptions(FlagValues, total=False):
     chairman: str | None
 
 
-def _unknown_key(name: str, record: ProtocolDefinition[Any] | None = None) -> str:
-    """An unknown top-level key, with the closest known one: a top-level key or protocol, else
-    an option of the protocol that runs ("rounds": `max_rounds` in [arena])."""
-    close = closest(name, [*RunConfig.model_fields, *protocols.names()])
-    if close is not None:
-        return f"{name}: unknown key; did you mean {close!r}?"
-    option = closest(name, list(record.options.model_fields)) if record is not None else None
-    if option is not None and record is not None:
-        return f"{name}: unknown key; did you mean {option!r} in the [{record.name}] table?"
-    return f"{name}: unknown key"
-
-
 def check_config(
     path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -239,7 +228,7 @@ def check_config(
     shared = {k: v for k, v in data.items() if k in RunConfig.model_fields}
     for key in data:
         if key not in RunConfig.model_fields and not protocols.exists(key):
-            problems.append(_unknown_key(key, record))
+            problems.append(unknown_key(key, record))
     if record is None:
         problems.insert(0, f"protocol: {protocols.unknown_protocol(str(name))}")
     else:

@@ -1,0 +1,55 @@
+"""An unknown top-level key of a project config, worded with what the user most likely meant:
+a close top-level key or protocol, an option of the protocol that runs (`rounds`: `max_rounds`
+in the [arena] table), or, for `models` (the user config's key, which the README shows and
+users copy), how a project config names its agents: `[[agents]]` tables.
+
+"Did you mean" names a key only when it is close enough to be a typo of it (`CLOSE`): a key
+that merely shares a few letters (`models` and `code`) is no suggestion."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+from moot import protocols
+from moot.config import RunConfig
+from moot.protocols.definition import ProtocolDefinition
+
+__all__ = ["CLOSE", "near", "unknown_key"]
+
+# difflib's ratio at or above which a name is taken for a typo of another: a letter left out,
+# doubled or swapped (`sed`: seed, 0.86; `rounds`: max_rounds, 0.75), but not three shared
+# letters (`models`: code, 0.6; `colour`: court, 0.73)
+CLOSE = 0.75
+
+USER_MODELS = "models"  # the user config's list of model specs (moot/config/user.py)
+
+_AGENTS_FORM = (
+    '[[agents]]\n    model = "local:smollm2"\n    [[agents]]\n    model = "local:smollm2"'
+)
+
+
+def near(name: str, known: Iterable[str]) -> str | None:
+    """The known name `name` is a typo of, if one is close enough (`CLOSE`); else None."""
+    found = difflib.get_close_matches(name, list(known), n=1, cutoff=CLOSE)
+    return found[0] if found else None
+
+
+def unknown_key(name: str, record: ProtocolDefinition[Any] | None = None) -> str:
+    """An unknown top-level key, with the closest known one: a top-level key or protocol, else
+    an option of the protocol that runs ("rounds": `max_rounds` in [arena]); `models` (or a
+    typo of it) is answered with the `[[agents]]` form."""
+    if near(name, [USER_MODELS]) is not None:
+        return (
+            f"{name}: unknown key; a project config names its agents with [[agents]] tables, "
+            f"one per agent:\n    {_AGENTS_FORM}\n  (`models = [...]` belongs to the user "
+            "config, `moot config` shows where it is)"
+        )
+    close = near(name, [*RunConfig.model_fields, *protocols.names()])
+    if close is not None:
+        return f"{name}: unknown key; did you mean {close!r}?"
+    option = near(name, list(record.options.model_fields)) if record is not None else None
+    if option is not None and record is not None:
+        return f"{name}: unknown key; did you mean {option!r} in the [{record.name}] table?"
+    return f"{name}: unknown key"
