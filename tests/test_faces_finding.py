@@ -194,7 +194,12 @@ def test_the_run_prints_the_finding_and_its_log_ends_with_it(
     assert "Claims by round (0, 1):" in out and "  Agent B: 418 -> 418" in out
     assert f"model verdict: Agent C (judge, round 1): called it consensus (10/10); not upheld: " \
         f"{NOT_UPHELD}" in out  # fmt: skip
-    lines = err.strip().splitlines()  # the plain log (not a terminal) ends with the finding
+    # the plain log (not a terminal) ends with how the run ended: the printed outcome says
+    # moot's finding and the verdicts, once (the log said them again)
+    assert err.strip().splitlines()[-1] == "finished: no consensus"
+    assert (out + err).count(DIFFER) == 1 and (out + err).count(NOT_UPHELD) == 1
+    code, out, err = moot(capsys, *args, "--json")  # the outcome printed as JSON: the log says it
+    lines = err.strip().splitlines()
     assert lines[-3] == "finished: no consensus"
     assert lines[-2] == f"finding: No consensus: Agent C called it consensus (10/10); {DIFFER}"
     assert lines[-1].startswith("model verdict: Agent C (judge, round 1)")

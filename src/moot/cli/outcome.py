@@ -36,7 +36,10 @@ def shown(face: Face, quiet: bool, as_json: bool = False) -> Callable[[RunResult
     `as_json` as result.json holds it."""
 
     def show(run: RunResult) -> None:
-        face.outcome(run.result)  # the live view's last frame, or the log's last lines
+        # the live view's last frame, or the log's last lines; moot's finding only where the
+        # printed outcome does not say it (as JSON, or quiet: the answer alone)
+        face.finding = as_json or quiet
+        face.outcome(run.result)
         face.__exit__(None, None, None)  # the live view stops before the outcome prints
         if as_json:
             say_json(json.loads(run.result.to_json()))  # as result.json holds it

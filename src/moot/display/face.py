@@ -21,6 +21,10 @@ class Face:
     """Subscribe an instance with `Session.subscribe` (or pass it to `runner.start`)."""
 
     _broken = False
+    # Whether the face's end says moot's finding, changes of mind and verdicts not borne out
+    # (`show_outcome`); off where the outcome is printed after it (`moot run` without --json),
+    # so that a person reads each once. Machine output (JSON logs) keeps it whole.
+    finding = True
 
     def __call__(self, event: Event) -> None:
         if self._broken:

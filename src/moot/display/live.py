@@ -29,6 +29,7 @@ from moot.display.board import Board
 from moot.display.face import Face
 from moot.display.names import short_models
 from moot.display.plain import format_event, result_lines
+from moot.text import plural
 from moot.text.safe import terminal_safe
 from moot.types import Event
 from moot.types import alias_label as label
@@ -84,6 +85,9 @@ def _header(board: Board, now: float) -> RenderableType:
     line.append(board.protocol or "session", style="bold cyan")
     if board.session_id:
         line.append(f"  {board.session_id}", style="dim")
+    if board.ended is not None:  # no progress to show: how far it got
+        line.append(_ended_where(board))
+        return line
     if board.round is not None:
         line.append("  judge round " if board.stage == "judges" else "  round ")
         line.append(str(board.round), style="bold")
@@ -102,6 +106,21 @@ def _header(board: Board, now: float) -> RenderableType:
     )
     progress.add_row(line, bar, Text(f"{board.rounds_done}/{board.max_rounds} rounds done"))
     return progress
+
+
+def _ended_where(board: Board) -> str:
+    """Where an ended session stopped, with its rounds done: `  finished in round 1, verify;
+    1 round done of at most 1`, or `  paused in round 2, evaluate; ...`."""
+    ended = board.ended or ""
+    said = "finished" if ended in ("consensus", "no_consensus") else ended.replace("_", " ")
+    where = ""
+    if board.round is not None:
+        where = (" in judge round " if board.stage == "judges" else " in round ") + str(board.round)
+        where += f", {board.phase}" if board.phase else ""
+    done = ""
+    if board.max_rounds:
+        done = f"; {plural(board.rounds_done, 'round')} done of at most {board.max_rounds}"
+    return f"  {said}{where}{done}"
 
 
 def _latest(board: Board) -> Text | None:
@@ -280,7 +299,7 @@ class LiveView(Face):
         (or printed, if the view never drew)."""
         with self._lock:
             self.board.ended = result.status
-            self.outcome_lines = result_lines(result)
+            self.outcome_lines = result_lines(result) if self.finding else []
         if self._live.is_started:
             self._live.refresh()
         else:

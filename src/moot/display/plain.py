@@ -122,7 +122,7 @@ class PlainLog(Face):
             print(line, file=self.stream, flush=True)
 
     def show_outcome(self, result: Result) -> None:
-        for line in result_lines(result):
+        for line in result_lines(result) if self.finding else []:
             print(line, file=self.stream, flush=True)
 
     @staticmethod

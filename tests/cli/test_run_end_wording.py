@@ -1,0 +1,39 @@
+"""The end of a run as a new user's walkthrough read it: a finished session's status said
+"round 0 of 1, solve ... 0/1 rounds done", and moot's finding was printed twice (the log's
+`finding:` and the outcome's `moot's finding:`)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.cli.test_cli import moot, scripted_run
+from tests.scripts import Debate
+
+
+def _session_id(out: str) -> str:
+    return out.split("Session ", 1)[1].split(":", 1)[0]
+
+
+def test_status_of_a_finished_session_says_it_finished(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A finished demo run's status read "round 0 of 1, solve ... 0/1 rounds done"."""
+    code, out, _ = scripted_run(capsys, Debate(), "--rounds", "1")
+    assert code == 0
+    code, out, _ = moot(capsys, "status", _session_id(out))
+    assert code == 0
+    header = out.splitlines()[1]
+    assert re.search(r"finished in round \d, \w+; 1 round done of at most 1$", header), out
+    assert " of 1, " not in header and "/1" not in header
+
+
+def test_the_finding_is_printed_once_at_the_end_of_a_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The plain log's `finding:` and the outcome's `moot's finding:` said it twice."""
+    code, out, err = scripted_run(capsys, Debate(), "--rounds", "1")
+    assert code == 0
+    said = (out + err).count("final answers agree on")
+    assert said == 1, (out, err)
