@@ -637,7 +637,7 @@ def test_doctor_reports_and_prunes_worktrees_whose_session_is_gone(
     pruned = subprocess.run(
         [MOOT, "doctor", "--prune"], cwd=repo, capture_output=True, text=True, timeout=60
     )
-    assert pruned.returncode == 0 and "pruned 1 worktree(s)" in pruned.stdout
+    assert pruned.returncode == 0 and "pruned 1 worktree" in pruned.stdout
     listed = sh(repo, "worktree", "list")
     assert other.session_id not in listed and run.session_id in listed
     assert strays(repo) == []

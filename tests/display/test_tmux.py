@@ -200,7 +200,7 @@ def test_doctor_prune_removes_moot_tmux_sockets_whose_server_is_gone(
     done = subprocess.run(
         [base.MOOT, "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
-    assert "1 tmux socket(s) of moot sessions whose server is gone" in done.stdout, done.stdout
+    assert "1 tmux socket of moot sessions whose server is gone" in done.stdout, done.stdout
     pruned = subprocess.run(
         [base.MOOT, "doctor", "--prune"],
         cwd=tmp_path,
@@ -209,6 +209,6 @@ def test_doctor_prune_removes_moot_tmux_sockets_whose_server_is_gone(
         text=True,
         timeout=60,
     )
-    assert "removed 1 stale tmux socket(s)" in pruned.stdout, pruned.stdout + pruned.stderr
+    assert "removed 1 stale tmux socket" in pruned.stdout, pruned.stdout + pruned.stderr
     assert sorted(p.name for p in sockets.iterdir()) == ["moot-20261123-000000-bbbbbb", "other"]
     listening[1].close()

@@ -105,8 +105,8 @@ def test_a_projection_above_max_cost_is_refused_off_a_terminal(
         "--models", "openai:gpt-5.4", "--models", "openai:gpt-5.4",
     )  # fmt: skip
     assert code == 0 and "Calls: 10" in out
-    low, high = re.search(r"Cost: \$([\d.]+)-\$([\d.]+)", out).groups()  # type: ignore[union-attr]
-    assert float(low) == float(high) > 0.0001
+    cost = re.search(r"^Cost: \$([\d.]+)$", out, re.M)  # as many calls at most as at least
+    assert cost is not None and float(cost[1]) > 0.0001
 
 
 def test_a_max_cost_from_the_user_config_is_named_as_the_config_s(
@@ -263,7 +263,7 @@ def test_max_cost_does_not_refuse_a_local_server(capsys: pytest.CaptureFixture[s
         "--models", "ollama:qwen3", "--models", "ollama:qwen3",
     )  # fmt: skip
     assert code == 0, err
-    assert "Cost: $0.0000-$0.0000" in out and "No price known" not in out
+    assert re.search(r"^Cost: \$0\.0000$", out, re.M) and "No price known" not in out
 
 
 def test_the_arena_projection_bounds_a_run_settled_by_the_first_answers() -> None:

@@ -53,7 +53,7 @@ def test_doctor_defaults_to_the_local_agents(capsys: pytest.CaptureFixture[str])
     code, out = moot(capsys, "doctor")
     assert code == 0, out
     assert out.splitlines()[0] == "local:smollm2"
-    assert "1 of 1 model(s) ready" in out
+    assert "1 of 1 model ready" in out
 
 
 def test_doctor_reports_missing_keys_and_commands_by_name_only(

@@ -222,7 +222,7 @@ def test_moot_doctor_reports_the_failed_plugins_as_problems(site: Path) -> None:
     assert "plugin broken (no kind, moot-echo 0.3.1)" in lines
     assert "plugin wrong (no kind, moot-echo 0.3.1)" in lines
     assert "echo:four" in lines and "  ok    model created" in lines
-    assert "1 of 1 model(s) ready" in lines
+    assert "1 of 1 model ready" in lines
 
 
 def test_a_plugin_of_the_wrong_class_or_a_taken_name_is_skipped_with_one_warning(
@@ -325,7 +325,7 @@ def test_a_judge_plugin_takes_judge_seats_and_never_an_agents(site: Path, tmp_pa
     seated = tmp_path / "seated.toml"
     seated.write_text(seats.replace("AGENT", "strict:a"), encoding="utf-8")
     ok = moot(site, "validate", str(judged))
-    assert ok.returncode == 0 and "valid (court, 2 agent(s), 3 judge(s))" in ok.stdout
+    assert ok.returncode == 0 and "valid (court, 2 agents, 3 judges)" in ok.stdout
     refused = moot(site, "validate", str(seated))
     assert refused.returncode == 1
     assert (

@@ -157,7 +157,7 @@ def test_validate_and_schema_know_a_registered_protocol(
         '[[agents]]\nmodel = "scripted:@poll_yes"\n[poll]\nrounds = 1\n'
     )
     code, out, _ = moot(capsys, "validate", str(good))
-    assert code == 0 and "valid (poll, 2 agent(s))" in out
+    assert code == 0 and "valid (poll, 2 agents)" in out
     bad = tmp_path / "bad.toml"
     bad.write_text(
         'protocol = "poll"\n[[agents]]\nmodel = "scripted:@poll_yes"\n[poll]\nrounds = 9\n'

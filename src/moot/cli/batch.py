@@ -173,7 +173,8 @@ def bench(
     out: Path | None,
     **fields: Any,  # the other options, each named as the `BenchOptions` field it sets
 ) -> None:
-    """Run every protocol on the same questions and compare each with vote at equal calls."""
+    """Run the protocols --protocols names (default: arena, with vote as the baseline) on the
+    same questions and compare each with vote at equal calls."""
     from moot.bench.runner import BenchOptions, run_bench
     from moot.display.batch import BatchProgress
 

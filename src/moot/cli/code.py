@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from moot.cli.common import say
+from moot.text import plural
 
 __all__ = ["apply_", "clean", "stop"]
 
@@ -26,7 +27,7 @@ def apply_(session_id: str, agent: str | None, commit: bool, keep: bool) -> None
     if done.applied.commit:
         say(f"committed as {done.applied.commit[:12]}")
     if done.cleaned is not None:
-        say(f"removed {len(done.cleaned.worktrees)} worktree(s) and their branches")
+        say(f"removed {plural(len(done.cleaned.worktrees), 'worktree')} and their branches")
 
 
 @click.command()
@@ -38,8 +39,8 @@ def clean(session_id: str) -> None:
 
     done = clean_session(find_session(session_id))
     say(
-        f"removed {len(done.worktrees)} worktree(s), {len(done.branches)} branch(es), "
-        f"{len(done.refs)} ref(s)"
+        f"removed {plural(len(done.worktrees), 'worktree')}, "
+        f"{plural(len(done.branches), 'branch', 'branches')}, {plural(len(done.refs), 'ref')}"
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from moot.cli.common import config_option, fail, say
+from moot.text import plural
 
 __all__ = ["doctor", "models", "schema", "validate"]
 
@@ -40,21 +41,22 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
     for root, stray in found:
         say(
             f"stray: session {stray.session} in {root}: {stray.reason}; "
-            f"{len(stray.worktrees)} worktree(s), {len(stray.branches)} branch(es)"
+            f"{plural(len(stray.worktrees), 'worktree')}, "
+            f"{plural(len(stray.branches), 'branch', 'branches')}"
         )
     from moot.display.tmux import remove_stale_sockets, socket_dir, stale_sockets
 
     sockets = stale_sockets()  # of --display tmux servers that a killed moot left
     if sockets and not prune:
         say(
-            f"stray: {len(sockets)} tmux socket(s) of moot sessions whose server is gone,"
+            f"stray: {plural(len(sockets), 'tmux socket')} of moot sessions whose server is gone,"
             f" in {socket_dir()}"
         )
     if prune and sockets:
-        say(f"removed {len(remove_stale_sockets())} stale tmux socket(s)")
+        say(f"removed {plural(len(remove_stale_sockets()), 'stale tmux socket')}")
     if found and prune:
         for root, cleaned in prune_strays(Path.cwd()):
-            say(f"pruned {len(cleaned.worktrees)} worktree(s) in {root}")
+            say(f"pruned {plural(len(cleaned.worktrees), 'worktree')} in {root}")
         return
     if found or sockets:
         say("remove them with: moot doctor --prune")
@@ -81,7 +83,8 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
             # a check quotes programs moot does not control (a CLI tool's --version)
             say(f"  {'ok  ' if check.ok else 'FAIL'}  {check.text}", keys=True)
     bad = sum(1 for r in reports if not r.ok)
-    say(f"{len(reports) - bad} of {len(reports)} model(s) ready" if reports else "no models")
+    ready = f"{len(reports) - bad} of {plural(len(reports), 'model')} ready"  # 1 of 2 models
+    say(ready if reports else "no models")
     if bad or failed:
         sys.exit(1)
 
@@ -111,14 +114,12 @@ def validate(file: Path) -> None:
     except ConfigError as exc:  # unreadable, not UTF-8, or not parseable: one problem
         plan, problems = None, [str(exc)]
     if plan is None:
-        from moot.text import plural
-
         say(f"{file}: {plural(len(problems), 'problem')}")
         for line in problems:
             say(f"  {line}")
         sys.exit(1)
     roles = plan.record.participants(plan.config, plan.options)
-    counts = ", ".join(f"{len(r.members)} {r.prefix}(s)" for r in roles if r.members)
+    counts = ", ".join(_members(len(r.members), r.prefix) for r in roles if r.members)
     say(f"{file}: valid ({plan.record.name}, {counts})")
 
 
@@ -130,3 +131,8 @@ def schema() -> None:
     from moot.lifecycle.plan import config_schema
 
     say(json.dumps(config_schema(), indent=2))
+
+
+def _members(count: int, role: str) -> str:
+    """`3 agents`, `1 judge`, `2 chairmen`."""
+    return plural(count, role, role[:-3] + "men" if role.endswith("man") else None)

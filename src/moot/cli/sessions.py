@@ -108,8 +108,25 @@ def _statuses(_: click.Context, __: click.Parameter, given: tuple[str, ...]) -> 
     return wanted
 
 
+def _protocol(_: click.Context, __: click.Parameter, given: str | None) -> str | None:
+    """The protocol `--protocol` names; a usage error naming the known ones for one that is
+    none (as `--status` does), not a listing that matches nothing."""
+    from moot import protocols
+
+    if given is None or given in protocols.names():
+        return given
+    raise click.BadParameter(protocols.unknown_protocol(given))
+
+
 @click.command(name="list")
-@click.option("--protocol", "protocol", default=None, metavar="NAME", help="Only this protocol's.")
+@click.option(
+    "--protocol",
+    "protocol",
+    default=None,
+    metavar="NAME",
+    callback=_protocol,
+    help="Only this protocol's.",
+)
 @click.option(
     "--status",
     "wanted",
@@ -179,10 +196,12 @@ def list_(
         filtered = protocol or wanted or after is not None
         say(f"no sessions{' that match' if filtered else ''} under {sessions_root()}")
         return
+    wide = max(len(str(row["protocol"])) for _, row in rows)  # a tournament's name is long
     for folder, row in rows:
         task = " ".join(redact(str(row["task"])).split())  # an older moot stored it unmasked
         elapsed = "" if row["elapsed"] is None else _duration(row["elapsed"])
-        say(f"{folder.id}  {row['protocol']:<7} {row['status']:<22} {elapsed:>7}  {task[:50]}")
+        kind = f"{row['protocol']:<{wide}}"
+        say(f"{folder.id}  {kind} {row['status']:<22} {elapsed:>7}  {task[:50]}")
         if trees := row["worktrees"]:
             say(f"  worktrees: {trees} still exist (moot apply / moot clean {folder.id})")
         if row["problem"] is not None:

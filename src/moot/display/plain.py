@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.display.face import Face
-from moot.text import clean_text, outcome_lines
+from moot.text import clean_text, outcome_lines, plural
 from moot.types import Event, RoundSummary
 from moot.types import alias_label as label
 
@@ -35,7 +35,7 @@ def _opened(data: dict[str, Any], reveal: bool) -> str:
         f"{label(a)} = {spec}" if reveal else label(a) for a, spec in aliases.items()
     )
     past = sum(1 for e in data.get("past") or () if e.kind in ("ask", "shell"))
-    resumed = f"; resuming after {past} journaled step(s)" if past else ""
+    resumed = f"; resuming after {plural(past, 'journaled step')}" if past else ""
     return (
         f"session {data.get('session_id')} ({meta.get('protocol')}): "
         f"{len(aliases)} agents ({agents}){resumed}"

@@ -8,7 +8,6 @@ that merely shares a few letters (`models` and `code`) is no suggestion."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,6 +31,8 @@ _AGENTS_FORM = (
 
 def near(name: str, known: Iterable[str]) -> str | None:
     """The known name `name` is a typo of, if one is close enough (`CLOSE`); else None."""
+    import difflib  # here: only a mistake needs it, and a run starts without it
+
     found = difflib.get_close_matches(name, list(known), n=1, cutoff=CLOSE)
     return found[0] if found else None
 

@@ -170,19 +170,24 @@ def render(est: Estimate, *, before_run: bool = False) -> str:
         calls = str(x.most) if x.fewest == x.most else f"{x.fewest}-{x.most}"
         rows.append(
             f"  {x.role}: {x.model}: {calls} {'call' if x.most == 1 else 'calls'}, "
-            f"up to {x.tokens_per_call:,} tokens each, "
-            f"${x.low:.4f}-${x.high:.4f}"
+            f"up to {x.tokens_per_call:,} tokens each, {_dollars(x.low, x.high)}"
         )
     (fewest, most), (low_t, high_t), (low, high) = est.calls, est.tokens, est.cost
     rows.append(f"Calls: {fewest}-{most}" if fewest != most else f"Calls: {most}")
-    rows.append(f"Tokens: up to {low_t:,}-{high_t:,}")
-    rows.append(f"Cost: ${low:.4f}-${high:.4f}")
+    rows.append(f"Tokens: {low_t:,}-{high_t:,}" if low_t != high_t else f"Tokens: up to {high_t:,}")
+    rows.append(f"Cost: {_dollars(low, high)}")
     if est.unpriced:
         rows.append(
             f"No price known for {', '.join(est.unpriced)}: counted at the fallback rate of "
             f"${UNPRICED_USD_PER_TOKEN * 1_000_000:g} per million tokens"
         )
     return "\n".join(rows)
+
+
+def _dollars(low: float, high: float) -> str:
+    """A cost range, or one amount where both ends print the same."""
+    low_text, high_text = f"${low:.4f}", f"${high:.4f}"
+    return high_text if low_text == high_text else f"{low_text}-{high_text}"
 
 
 def within_windows(

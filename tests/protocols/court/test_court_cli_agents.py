@@ -61,7 +61,7 @@ def test_a_court_of_custom_cli_agents_starts_its_judges_called_as_its_agents(
     assert all(j.config.temperature == 0.3 for j in judges)  # a judge's, not the agents' 0.7
 
     code, out, _ = moot(capsys, "validate", str(path))
-    assert code == 0 and "valid (court, 2 agent(s), 3 judge(s))" in out
+    assert code == 0 and "valid (court, 2 agents, 3 judges)" in out
     code, out, err = moot(capsys, "run", "Which database?", "--config", str(path), "--quiet")
     assert code == 0, out + err  # it failed at start: "needs an absolute path"
     result = json.loads(
