@@ -13,20 +13,21 @@ ONLY a JSON object in the format each message asks for.
 Task:
 {task}"""
 
+# The bounds the reply schemas set (tournament/replies.py), said for models that enforce none.
 POSITION_FORMAT = (
-    '{"recommendation": "<your recommendation>", "reasons": ["..."], '
-    '"confidence": <0.0-1.0>, "confidence_factors": ["what makes you confident"], '
-    '"uncertainty_points": ["where you are unsure"]}'
+    '{"recommendation": "<your recommendation, at most 300 characters>", "reasons": ["up to '
+    '3, one short sentence each"], "confidence": <0.0-1.0>, "confidence_factors": ["up to 2: '
+    'what makes you confident"], "uncertainty_points": ["up to 2: where you are unsure"]}'
 )
 CHALLENGE_FORMAT = (
-    '{"weaknesses": ["at least two"], "counter_claims": ["..."], "alternatives": ["..."], '
-    '"strong_points": ["..."], "position": "<your own recommendation now>", '
-    '"confidence": <0.0-1.0>}'
+    '{"weaknesses": ["two or three"], "counter_claims": ["up to 2"], "alternatives": ["up to '
+    '1"], "strong_points": ["up to 1"], "position": "<your own recommendation now, at most 300 '
+    'characters>", "confidence": <0.0-1.0>}'
 )
 DEFENSE_FORMAT = (
-    '{"defense": ["..."], "concessions": ["..."], "position": "<your recommendation now>", '
-    '"position_changed": <true|false>, "what_changed": "<what and why, or empty>", '
-    '"confidence": <0.0-1.0>}'
+    '{"defense": ["up to 3"], "concessions": ["up to 2"], "position": "<your recommendation '
+    'now, at most 300 characters>", "position_changed": <true|false>, "what_changed": "<what '
+    'and why, or empty>", "confidence": <0.0-1.0>}'
 )
 
 INITIAL = """\
@@ -75,7 +76,7 @@ Their confidence factors:
 {factors}
 
 Provide a BRUTALLY HONEST review. You must:
-1. Identify at least 2 weaknesses or gaps ("weaknesses")
+1. Identify 2 or 3 weaknesses or gaps ("weaknesses")
 2. Challenge questionable claims ("counter_claims")
 3. Propose superior alternatives if they exist ("alternatives")
 4. Acknowledge any strong points, but do not be a yes-man ("strong_points")
@@ -130,7 +131,7 @@ The debate:
 Convergence by round: {progression} (the match {converged}).
 
 Decide which final position is better for the task: "winner" is "A" or "B", and "reasons" \
-says why, one sentence each.{analysis}
+says why, in one to three short sentences.{analysis}
 
 Return ONLY a JSON object:
 {format}"""

@@ -91,35 +91,51 @@ class VerdictReply(_Reply):
     ] = ""
 
 
-_LIST: dict[str, Any] = {"type": "array", "items": TEXT_FIELD, "maxItems": 20}
+# What the schemas let through, bounded so that a small model looping on one entry (the
+# walkthrough's smollm2 repeated a reason until its 320-token cap cut the JSON off) must close
+# the object in time: the embedded runtime's grammar enforces maxItems and maxLength, and the
+# longest reply each schema allows fits 320 tokens (tests/protocols/tournament/
+# test_tournament_walkthrough.py). The parsers keep their wider bounds, so a backend that
+# enforces no schema, and replies journaled before, still read.
+POSITION_CHARS = 300  # a recommendation or position
+POINT_CHARS = 80  # one entry of a list: a reason, a weakness, a concession
+
+
+def _text(limit: int = POSITION_CHARS) -> dict[str, Any]:
+    return {**TEXT_FIELD, "maxLength": limit}
+
+
+def _list(most: int, least: int = 0) -> dict[str, Any]:
+    bounds = {"minItems": least} if least else {}
+    return {"type": "array", "items": _text(POINT_CHARS), "maxItems": most, **bounds}
 
 
 POSITION_SCHEMA = strict_object(
     {
-        "recommendation": TEXT_FIELD,
-        "reasons": _LIST,
+        "recommendation": _text(),
+        "reasons": _list(3),
         "confidence": CONFIDENCE_FIELD,
-        "confidence_factors": _LIST,
-        "uncertainty_points": _LIST,
+        "confidence_factors": _list(2),
+        "uncertainty_points": _list(2),
     }
 )
 CHALLENGE_SCHEMA = strict_object(
     {
-        "weaknesses": {**_LIST, "minItems": 2},
-        "counter_claims": _LIST,
-        "alternatives": _LIST,
-        "strong_points": _LIST,
-        "position": TEXT_FIELD,
+        "weaknesses": _list(3, least=2),
+        "counter_claims": _list(2),
+        "alternatives": _list(1),
+        "strong_points": _list(1),
+        "position": _text(),
         "confidence": CONFIDENCE_FIELD,
     }
 )
 DEFENSE_SCHEMA = strict_object(
     {
-        "defense": _LIST,
-        "concessions": _LIST,
-        "position": TEXT_FIELD,
+        "defense": _list(3),
+        "concessions": _list(2),
+        "position": _text(),
         "position_changed": {"type": "boolean"},
-        "what_changed": {"type": "string"},
+        "what_changed": {"type": "string", "maxLength": 160},
         "confidence": CONFIDENCE_FIELD,
     }
 )
@@ -129,11 +145,11 @@ def verdict_schema(converged: bool) -> dict[str, Any]:
     """The arbiter's verdict; without convergence it must also analyse the disagreement."""
     properties: dict[str, Any] = {
         "winner": {"type": "string", "enum": ["A", "B"]},
-        "reasons": {**_LIST, "minItems": 1, "maxItems": 10},
+        "reasons": _list(3, least=1),
     }
     if not converged:
-        properties["fundamental_disagreement"] = TEXT_FIELD
-        properties["why_no_convergence"] = TEXT_FIELD
+        properties["fundamental_disagreement"] = _text(200)
+        properties["why_no_convergence"] = _text(200)
     return strict_object(properties)
 
 
@@ -156,3 +172,4 @@ def verdict_parser(converged: bool) -> Callable[[str], VerdictReply]:
         return reply
 
     return parse_verdict
+
