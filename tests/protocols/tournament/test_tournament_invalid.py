@@ -3,11 +3,11 @@ of Spain?") printed "match 1: Agent C beat Agent B (arbiter, converged 100%)" th
 positions only repeated the question, and the winner's position became the final answer.
 
 A side has no valid answer (tournament/finding.no_valid_answer) when its position only repeats
-the question or it gave an invalid answer in the tournament (the finding then gives it no final
-answer); against a side that has one it loses by forfeit, and a match where neither has one has
-no winner: the leader keeps its seat, without a win, for the next challenger, and a final match
-without a winner leaves the tournament without a champion or a final answer. Messages name the
-session's rounds, as the round list and the report do."""
+the question or it gave an invalid answer where it had to state its position (the finding then
+gives it no final answer); against a side that has one it loses by forfeit, and a match where
+neither has one has no winner: the leader keeps its seat, without a win, for the next
+challenger, and a final match without a winner leaves the tournament without a champion or a
+final answer. Messages name the session's rounds, as the round list and the report do."""
 
 from __future__ import annotations
 
@@ -90,23 +90,26 @@ def test_a_position_that_repeats_the_question_loses_to_an_answer_whatever_the_ar
     assert run.result.final_answer == MADRID and not t.asked("verdict")
 
 
-def test_a_side_that_gave_an_invalid_answer_cannot_win_on_the_arbiters_word() -> None:
-    """'one' gives junk in its defense (round 3); the debate is judged as it stands, and the
-    arbiter picks 'one' (side A), whose final answer the finding holds to be none."""
+def test_a_side_whose_defense_is_invalid_keeps_its_position_for_the_arbiter() -> None:
+    """'one' gives junk in its defense (round 3); the debate is judged as it stands (seed
+    001), on the positions the sides held: 'one' keeps Madrid, the arbiter picks it (side A),
+    and the winner's final answer is the one moot's finding holds. Before, the junk reply made
+    'one' a side without any answer, losing by forfeit (and a walkthrough's match lost both
+    sides' valid answers that way: tests/protocols/tournament/test_tournament_walkthrough.py)."""
     t = Tourney(
         {"one": moves(MADRID, JUNK, at=2), "two": steady("Barcelona is the capital of Spain.")},
         winner=lambda request: "A",
     )
     run = start(TASK, t.config(("one", "two"), shuffle=False))
-    one, two = _alias(run, "one"), _alias(run, "two")
+    one = _alias(run, "one")
     (match,) = _matches(run)
     assert "round 3 (defense) failed" in str(match["incomplete"])
-    assert match["winner"] == two and match["decided_by"] == "forfeit"
-    assert f"{_label(one)} holds no valid answer: it gave an invalid answer" in str(
-        match["reasons"]
-    )
-    assert run.result.final_answer == "Barcelona is the capital of Spain."
-    assert one in run.result.details["invalid_agents"]
+    assert match["winner"] == one and match["decided_by"] == "arbiter"
+    assert run.result.final_answer == MADRID
+    assert one not in run.result.details["invalid_agents"]
+    assert run.result.details["kept"][one]["3"].startswith("its defense was invalid:")
+    assert f"{_label(one)}'s defense in round 3 was invalid" in run.result.trust
+    assert run.result.positions[one] == MADRID
 
 
 def test_messages_name_the_sessions_round_not_the_matchs() -> None:

@@ -45,8 +45,10 @@ def test_a_tournament_of_junk_positions_is_not_a_consensus() -> None:
     assert "won the tournament" not in run.result.how
     reasked = [s for s in t.steps if s.endswith("/reask")]
     assert reasked, "a template echo is re-asked quoting the problem"
-    assert run.message is not None and "gave an invalid answer in round 1" in run.message
-    assert "template" in run.message
+    # each side forfeits (it stopped the run, exit 1): no winner, no final answer
+    assert run.exit_code == 2 and run.result.final_answer == ""
+    assert set(run.result.details["invalid_agents"]) == set(run.result.aliases) - {"arbiter_a"}
+    assert "gave an invalid answer" in run.result.trust and "template" in run.result.trust
 
 
 def test_a_junk_position_in_round_0_is_replaced_by_a_backup_and_named() -> None:
@@ -75,22 +77,26 @@ def test_a_junk_challenge_loses_by_default_like_a_failed_one() -> None:
     assert "not an answer to the task" in str(match["reasons"])
     assert run.result.final_answer == PG
     assert JUNK not in json.dumps([match["final_positions"], run.result.positions])
-    assert f"{_label(two)} gave an invalid answer" in run.result.trust
+    assert run.result.positions[two] == REDIS  # its earlier position stands
+    assert f"{_label(two)}'s challenge in round 2 was invalid" in run.result.trust
 
 
-def test_junk_from_both_sides_in_a_challenge_leaves_the_match_without_a_winner() -> None:
-    """It was judged on what there was, and the arbiter's pick, a side whose final answer
-    moot's finding holds to be none, won (tests/protocols/tournament/test_tournament_invalid)."""
+def test_junk_from_both_sides_in_a_challenge_is_judged_on_the_positions_they_held() -> None:
+    """Seed 001 judges a debate whose later round failed on the current positions: each side
+    keeps the one it held before its junk reply. (It was a match without a winner, which a
+    walkthrough met: tests/protocols/tournament/test_tournament_walkthrough.py.)"""
     t = Tourney(
         {"one": moves(PG, JUNK, at=1), "two": moves(REDIS, JUNK, at=1)},
         overall=lambda request: 40,
     )
     run = start(TASK, t.config(("one", "two")))
-    assert run.exit_code == 2 and not run.result.consensus
+    assert run.exit_code == 2 and not run.result.consensus  # PG against Redis
     (match,) = run.result.details["bracket"]["matches"]
     assert "both sides failed in round 2" in str(match["incomplete"])
-    assert match["winner"] is None and match["decided_by"] == "no winner"
-    assert run.result.final_answer == "" and not t.asked("verdict")
+    assert match["decided_by"] == "arbiter" and len(t.asked("verdict")) == 1
+    winner = str(match["winner"])
+    assert run.result.final_answer == match["final_positions"][winner]["recommendation"]
+    assert run.result.final_answer in (PG, REDIS)
     assert JUNK not in json.dumps(run.result.positions)
 
 

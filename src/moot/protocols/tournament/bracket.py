@@ -110,7 +110,10 @@ class Match(Bout):
             "progression": progression(self.scores),
             "converged": self.converged,
             "deciding_layer": self.last.layer if self.last else None,
-            "final_positions": {a: self.stances[a].as_dict() for a in self.sides},
+            # a side without a valid position in round 0 (it forfeited) has none
+            "final_positions": {
+                a: self.stances[a].as_dict() for a in self.sides if a in self.stances
+            },
             "winner": self.winner,
             "decided_by": self.decided_by,
             "reasons": list(self.reasons),
@@ -213,8 +216,12 @@ class Tournament(Bracket[Match]):
     embedder: Embedder | None
     thresholds: Thresholds
     shares: list[float]
-    failed: dict[str, str] = field(default_factory=dict)  # no reply (an error), and why
-    invalid: dict[str, str] = field(default_factory=dict)  # malformed or junk, and why
+    # a side without a position in round 0: no reply (an error), or malformed or junk, and why
+    failed: dict[str, str] = field(default_factory=dict)
+    invalid: dict[str, str] = field(default_factory=dict)
+    # a challenge or defense reply that failed or was invalid, by (side, round): why; the
+    # side's earlier position stands (as the arena keeps an agent's earlier solution)
+    kept: dict[tuple[str, int], str] = field(default_factory=dict)
     # what moot judges the finding on (tournament/finding.py): each contestant's first stated
     # position (None: it had none), every contestant's latest position after each round, the
     # sides that took up the other's position, and whose challenge each side had read

@@ -48,26 +48,29 @@ def started(t: Tournament) -> list[str]:
 
 def remember(t: Tournament, m: Match, g: int) -> None:
     """After debate round `g` of match `m`: the sides' positions join the record; a side
-    replaced in round 0 had none."""
+    replaced in round 0, or left without a valid position there, had none."""
     latest = dict(t.said[-1]) if t.said else {}
     for gone in m.replaced:
         t.first.setdefault(gone, None)
         latest[gone] = None
     for alias in m.sides:
-        if alias in m.stances:
-            position = m.stances[alias].recommendation
-            t.first.setdefault(alias, position)
-            latest[alias] = position
+        position = m.stances[alias].recommendation if alias in m.stances else None
+        if t.first.get(alias) is None:
+            t.first[alias] = position
+        latest[alias] = position
     assert len(t.said) == g - 1, "one record per debate round"
     t.said.append(latest)
 
 
-def no_valid_answer(t: Tournament, alias: str, position: str) -> str | None:
-    """Why a contestant holding `position` has no valid answer by moot's finding, else None:
-    it gave an invalid answer in the tournament (`judge` then gives it no final answer), or its
-    position only repeats the question. Such a position never wins a match (match.py)."""
+def no_valid_answer(t: Tournament, alias: str, position: str | None) -> str | None:
+    """Why a contestant holding `position` (None: it stated none) has no valid answer by
+    moot's finding, else None: it gave an invalid answer where it had to state its position
+    (`judge` then gives it no final answer), or its position only repeats the question. Such
+    a position never wins a match (match.py)."""
     if alias in t.invalid:
         return f"it gave an invalid answer ({t.invalid[alias]})"
+    if position is None:
+        return "it stated no position"
     claim = extract_claim(position, t.task)
     if claim.repeats_task:
         text = " ".join(claim.text.split())
@@ -79,11 +82,8 @@ def bar_no_answer(t: Tournament, m: Match, g: int) -> None:
     """Before any verdict: a side without a valid answer (`no_valid_answer`) cannot
     win. Against a side that has one it loses by forfeit; if neither has one (a side that lost
     a challenge by forfeit counts as without), the match has no winner."""
-    void = {
-        side: why
-        for side in m.sides
-        if (why := no_valid_answer(t, side, m.stances[side].recommendation))
-    }
+    held = {side: m.stances[side].recommendation if side in m.stances else None for side in m.sides}
+    void = {side: why for side in m.sides if (why := no_valid_answer(t, side, held[side]))}
     if not void or (m.forfeit is not None and set(void) == {m.forfeit}):
         return  # the arbiter decides, or the forfeit already stands
     losers = {**({m.forfeit: m.reasons[0]} if m.forfeit else {}), **void}
@@ -232,6 +232,7 @@ def judge(t: Tournament) -> Judgement:
         reasons=reasons,
         name=label,
         task=t.task,
+        kept=t.kept,
     )
     seen = {(c.agent, c.round) for c in judgement.changes}
     changes = [*judgement.changes, *(c for c in t.concessions if (c.agent, c.round) not in seen)]

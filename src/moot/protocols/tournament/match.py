@@ -1,9 +1,12 @@
 """One match (seed 001, "Match Mechanics"): round 0 positions, then challenge rounds (odd) and
 defense rounds (even), a convergence check after every round, and the arbiter's verdict. An
 invalid position never wins: a side with no valid answer by moot's finding
-(`finding.no_valid_answer`: it gave an invalid answer, or its position only repeats the
-question) loses by forfeit to a side that has one, and a match where neither side has one has
-no winner (the leader keeps its seat, without a win, for the next challenger).
+(`finding.no_valid_answer`: no valid position in round 0, after its backups, or a position
+that only repeats the question) loses by forfeit to a side that has one, and a match where
+neither side has one has no winner (the leader keeps its seat, without a win, for the next
+challenger). A challenge or defense reply that fails or is invalid leaves the side's earlier
+position standing (`Tournament.kept`); as seed 001 has it, a failed challenge loses the match
+by default, and a failed defense ends the debate for the arbiter to judge as it stands.
 
 Step ids number rounds across the whole tournament, so the reports show one round per debate
 round with its convergence: `r5/match_2_challenge/agent_c`, `r5/match_2_convergence/agent_a`,
@@ -12,10 +15,8 @@ round with its convergence: `r5/match_2_challenge/agent_c`, `r5/match_2_converge
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from collections.abc import Sequence
+from typing import Any
 
 from moot.deliberation.anonymize import quote
 from moot.deliberation.convergence import (
@@ -31,9 +32,8 @@ from moot.deliberation.convergence import (
 from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import json_parser
 from moot.engine.structured import Parsed, ask_parsed
-from moot.errors import FormatError, ProtocolAborted
+from moot.errors import ProtocolAborted
 from moot.protocols.shown import anonymous, nonce
-from moot.protocols.substantive import no_answer
 from moot.protocols.tournament import finding, prompts
 from moot.protocols.tournament.bracket import (
     Match,
@@ -51,19 +51,13 @@ from moot.protocols.tournament.replies import (
     DefenseReply,
     PositionReply,
     VerdictReply,
-    parser,
     verdict_parser,
     verdict_schema,
 )
-from moot.types import Message, Step
+from moot.protocols.tournament.sides import ask_side, clean, drop, keep, stopped, user
+from moot.types import Step
 
 __all__ = ["play_match"]
-
-R = TypeVar("R", bound=BaseModel)
-
-
-def _user(text: str) -> Message:
-    return Message(role="user", content=text)
 
 
 def _lines(items: Sequence[str]) -> str:
@@ -72,61 +66,6 @@ def _lines(items: Sequence[str]) -> str:
 
 def _step(g: int, m: Match, phase: str, alias: str) -> str:
     return Step.at(g, f"match_{m.number}_{phase}", alias)
-
-
-def _clean(reply: R) -> R:
-    """The reply without protocol markup in any of its texts (a `<solution>` tag, a quote
-    fence copied back): none of it may reach a later prompt, the answer or result.json."""
-    update: dict[str, Any] = {}
-    for name, value in reply.__dict__.items():
-        if isinstance(value, str):
-            update[name] = strip_markup(value)
-        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-            update[name] = [x for x in (strip_markup(v) for v in value) if x]
-    return reply.model_copy(update=update)
-
-
-def _side_parser(
-    t: Tournament, model: type[R], field: str, asked: Sequence[str]
-) -> Callable[[str], R]:
-    """A side's reply parsed strictly, cleaned of markup, and its position (`field`) checked
-    for substance: an empty one, an echo of the prompt or its template, or a refusal is a
-    format error, so it is re-asked once and then counts like a failed reply."""
-    parse = parser(model)
-
-    def parse_side(text: str) -> R:
-        reply = _clean(parse(text))
-        position = str(getattr(reply, field))
-        problem = no_answer(t.s, "tournament_position", position, asked, t.task)
-        if problem is not None:
-            raise FormatError(f'"{field}" is not an answer to the task: {problem}')
-        return reply
-
-    return parse_side
-
-
-_POSITION_FIELD = {PositionReply: "recommendation", ChallengeReply: "position"}
-
-
-async def _ask(
-    t: Tournament, alias: str, prompt: str, model: type[R], schema: dict[str, Any], step: str
-) -> Parsed[R]:
-    system = Message(role="system", content=prompts.SYSTEM.format(label=label(alias), task=t.task))
-    field = _POSITION_FIELD.get(model, "position")
-    parse = _side_parser(t, model, field, [system.content, prompt])
-    result: Parsed[R] = await ask_parsed(
-        t.s, alias, [system, _user(prompt)], parse, step=step, json_schema=schema
-    )
-    return result
-
-
-def _drop(t: Tournament, alias: str, answer: Parsed[Any]) -> tuple[str, str]:
-    """Record a side without a usable answer as failed (no reply: an error, a timeout) or
-    invalid (a reply that stayed malformed or junk after the re-ask); its kind and why."""
-    problem = answer.problem or "no valid answer"
-    kind = "failed" if not answer.completion.ok else "invalid"
-    (t.failed if kind == "failed" else t.invalid).setdefault(alias, problem)
-    return kind, problem
 
 
 # -- round 0 ------------------------------------------------------------------------------------
@@ -197,15 +136,17 @@ def _stance(alias: str, reply: PositionReply) -> Stance:
 
 
 async def _positions(t: Tournament, m: Match, g: int, held: Stance | None) -> dict[str, Any]:
-    """Round 0: both sides state a position at once. A side that fails is replaced by the next
-    backup, which gets the same prompt; with none left the tournament stops (exit 1)."""
+    """Round 0: both sides state a position at once. A side without one is replaced by the next
+    backup, which gets the same prompt; with none left, a side that failed stops the tournament
+    (exit 1) and one whose answer was invalid loses the match by forfeit (neither side with a
+    position: no winner)."""
     prompts_for = {}
     for seat, alias in enumerate(m.sides):
         step = _step(g, m, "positions", alias)
         prompts_for[seat] = _position_prompt(t, m, seat, held, step)
     answers = await t.s.gather(
         *(
-            _ask(
+            ask_side(
                 t,
                 alias,
                 prompts_for[seat],
@@ -221,20 +162,17 @@ async def _positions(t: Tournament, m: Match, g: int, held: Stance | None) -> di
     for seat, answer in enumerate(answers):
         alias = m.sides[seat]
         while answer.value is None:
-            kind, problem = _drop(t, alias, answer)
+            kind, problem = drop(t, alias, answer)
             (failed if kind == "failed" else invalid)[alias] = problem
             t.out[alias] = f"{kind} in round {g} (the positions of match {m.number}): {problem}"
             if not t.backups:
-                what = "failed" if kind == "failed" else "gave an invalid answer"
-                raise ProtocolAborted(
-                    f"{label(alias)} {what} in round {g}, the positions of match {m.number} "
-                    f"({problem}), and no backup model is left to replace it; add one under "
-                    "[tournament] backups"
-                )
+                if kind == "failed":
+                    raise ProtocolAborted(stopped(t, m, g, alias, answer))
+                break
             backup = t.backups.pop(0)
             m.replaced[alias] = backup
             m.sides[seat] = alias = backup
-            answer = await _ask(
+            answer = await ask_side(
                 t,
                 backup,
                 prompts_for[seat],
@@ -242,8 +180,18 @@ async def _positions(t: Tournament, m: Match, g: int, held: Stance | None) -> di
                 POSITION_SCHEMA,
                 _step(g, m, "positions", backup),
             )
-        m.stances[alias] = _stance(alias, answer.value)
+        if answer.value is not None:
+            m.stances[alias] = _stance(alias, answer.value)
+    void = [alias for alias in m.sides if alias not in m.stances]
+    if len(void) == 2:
+        m.incomplete = f"neither side stated a valid position in round {g}"  # no winner
+    elif void:
+        (loser,) = void
+        m.forfeit, m.winner, m.decided_by = loser, m.other(loser), "forfeit"
+        m.reasons = [f"{label(loser)} gave an invalid answer in round {g}: {invalid[loser]}"]
     for alias in m.sides:
+        if alias not in m.stances:
+            continue
         st = m.stances[alias]
         m.transcript.append(
             f"Round 0, {m.side_label(alias)} states: {st.recommendation} "
@@ -282,9 +230,13 @@ async def _challenge(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
         prompt = prompts.CHALLENGE.format(
             match=m.number, round=r, format=prompts.CHALLENGE_FORMAT, **quoted
         )
-        asks.append(_ask(t, alias, prompt, ChallengeReply, CHALLENGE_SCHEMA, step))
+        asks.append(ask_side(t, alias, prompt, ChallengeReply, CHALLENGE_SCHEMA, step))
     answers: list[Parsed[ChallengeReply]] = await t.s.gather(*asks)
-    dropped = {a: _drop(t, a, p) for a, p in zip(m.sides, answers, strict=True) if p.value is None}
+    dropped = {
+        a: keep(t, a, g, "challenge", p)
+        for a, p in zip(m.sides, answers, strict=True)
+        if p.value is None
+    }
     failed = {a: why for a, (_, why) in dropped.items()}
     if len(failed) == 1:
         loser = next(iter(failed))
@@ -340,9 +292,13 @@ async def _defense(t: Tournament, m: Match, g: int, r: int) -> dict[str, Any]:
             ),
             format=prompts.DEFENSE_FORMAT,
         )
-        asks.append(_ask(t, alias, prompt, DefenseReply, DEFENSE_SCHEMA, step))
+        asks.append(ask_side(t, alias, prompt, DefenseReply, DEFENSE_SCHEMA, step))
     answers: list[Parsed[DefenseReply]] = await t.s.gather(*asks)
-    dropped = {a: _drop(t, a, p) for a, p in zip(m.sides, answers, strict=True) if p.value is None}
+    dropped = {
+        a: keep(t, a, g, "defense", p)
+        for a, p in zip(m.sides, answers, strict=True)
+        if p.value is None
+    }
     failed = {a: why for a, (_, why) in dropped.items()}
     if failed:
         who = ", ".join(f"{label(a)} ({why})" for a, why in failed.items())
@@ -394,7 +350,7 @@ async def _check(t: Tournament, m: Match, g: int) -> ConvergenceResult:
         answer = await ask_parsed(
             t.s,
             arbiter,
-            [_user(arbiter_prompt(x, y, task=t.task))],
+            [user(arbiter_prompt(x, y, task=t.task))],
             json_parser(ArbiterScores),
             step=step,
             json_schema=ARBITER_SCHEMA,
@@ -452,12 +408,12 @@ async def _verdict(t: Tournament, m: Match) -> None:
         answer = await ask_parsed(
             t.s,
             m.arbiter,
-            [_user(prompt)],
+            [user(prompt)],
             verdict_parser(m.converged),
             step=step,
             json_schema=verdict_schema(m.converged),
         )
-    reply: VerdictReply | None = _clean(answer.value) if answer and answer.value else None
+    reply: VerdictReply | None = clean(answer.value) if answer and answer.value else None
     if reply is not None:
         m.winner = m.sides[0] if reply.winner == "A" else m.sides[1]
         m.decided_by, m.reasons = "arbiter", list(reply.reasons)

@@ -7,6 +7,8 @@ enforce one list every field as required and allow no others, as the court's do.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -14,6 +16,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 
 from moot.deliberation.parsing import CONFIDENCE_FIELD, TEXT_FIELD, json_parser, strict_object
 from moot.errors import FormatError
+from moot.text.jsonfix import balanced_object
+from moot.types import CUT_MARK, Completion
 
 __all__ = [
     "CHALLENGE_SCHEMA",
@@ -23,6 +27,7 @@ __all__ = [
     "DefenseReply",
     "PositionReply",
     "VerdictReply",
+    "cut_off",
     "parser",
     "verdict_parser",
     "verdict_schema",
@@ -173,3 +178,30 @@ def verdict_parser(converged: bool) -> Callable[[str], VerdictReply]:
 
     return parse_verdict
 
+
+_STRING = re.compile(r'"((?:[^"\\]|\\.){4,400})"')
+
+
+def cut_off(completion: Completion) -> str | None:
+    """Why a reply whose JSON object never closes is unusable: it was cut off at the token
+    limit (the usage the provider reported says at how many tokens), naming the entry it
+    repeated until then when it looped; None for a reply whose JSON closes (its problem is
+    another), or one the engine cut at its size cap (its own warning says so). Read from the
+    journaled completion, so a replay says the same."""
+    text = completion.text
+    if "{" not in text or text.endswith(CUT_MARK) or balanced_object(text) is not None:
+        return None
+    usage = completion.usage
+    tokens = usage.completion_tokens
+    if tokens and not usage.estimated:
+        said = f"its reply was cut off at the {tokens}-token limit before its JSON was complete"
+    else:
+        said = (
+            "its reply broke off before its JSON was complete, as one cut off at the token "
+            "limit does"
+        )
+    for entry, times in Counter(_STRING.findall(text)).most_common(1):
+        if times >= 3:  # a loop: one entry over and over
+            shown = entry if len(entry) <= 60 else f"{entry[:57]}..."
+            said += f" (it repeated '{shown}' {times} times)"
+    return said

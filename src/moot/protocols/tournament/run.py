@@ -19,7 +19,8 @@ arbiter's convergence scores and choices are evidence: a score of 100 on positio
 contradict is named as such. `accept_arbiter_choice` only says that the arbiter's choice is
 the final answer; it never makes a consensus. A position that is junk (empty, an echo of the
 prompt or its template, a refusal) counts like a failed reply, and a side without a valid
-answer never wins a match (finding.bar_no_answer). The outcome's trust statement
+answer never wins a match (finding.bar_no_answer); a challenge or defense reply that failed or
+was invalid leaves the side's earlier position standing (match.py). The outcome's trust statement
 says who won how, what moot found, who changed their mind after whose challenge, what failed
 or was invalid, and whether a tiny model took part.
 """
@@ -182,6 +183,7 @@ def _outcome(t: Tournament, champion: str | None, held: Stance | None) -> Outcom
             "bracket": _bracket(t, champion),
             "failed_agents": dict(t.failed),
             "invalid_agents": dict(t.invalid),
+            **({"kept": _kept(t)} if t.kept else {}),
             "final_from": champion,
         },
         finding=judgement.finding,
@@ -271,10 +273,16 @@ def _statement(
     backups = len(who) - len(t.seeds)
     field = f"{len(t.seeds)} models" + (f" and {backups} backup(s)" if backups else "")
     if champion is None:
+        # sides without a position are named, with why, at the end: said once
+        named = t.failed.keys() | t.invalid.keys()
+        why = (
+            "neither side holds a valid answer; both are named below"
+            if set(final.sides) <= named
+            else plain_reason("; ".join(final.reasons))
+        )
         sentences.append(
             f"Nobody won the tournament of {field} in {len(t.matches)} match(es): the final "
-            f"match had no winner ({plain_reason('; '.join(final.reasons))}), so there is no "
-            "final answer."
+            f"match had no winner ({why}), so there is no final answer."
         )
     else:
         sentences.append(
@@ -295,6 +303,8 @@ def _statement(
             "layer): "
             f"{why}."
         )
+    elif not final.scores:
+        sentences.append(f"The final match ({a} vs {b}) ended before any debate.")
     else:
         differ = _called_converged(t, final)
         sentences.append(
@@ -336,25 +346,37 @@ def _statement(
             sentences.append(
                 f"{label(alias)} gave an invalid answer: {plain_reason(t.invalid[alias])}."
             )
+    for (alias, g), why in t.kept.items():
+        reply, _, problem = why.removeprefix("its ").partition(": ")
+        phase, _, verb = reply.partition(" ")
+        sentences.append(
+            f"{label(alias)}'s {phase} in round {g} {verb} ({plain_reason(problem)}); its "
+            "earlier position stands."
+        )
     return " ".join(sentences)
+
+
+def _kept(t: Tournament) -> dict[str, dict[str, str]]:
+    """Each side's challenge and defense replies that failed or were invalid, by round (as
+    result.json keeps them: "agent_b": {"2": "its challenge was invalid: ..."})."""
+    out: dict[str, dict[str, str]] = {}
+    for (alias, g), why in t.kept.items():
+        out.setdefault(alias, {})[str(g)] = why
+    return out
 
 
 def _result_line(m: Match) -> str:
     """'match 1: Agent C beat Agent A (arbiter, converged 40% -> 100%)': the bracket, read in
     the outcome line that every face shows; 'match 1: no winner between Agent C and Agent B
     (neither side holds a valid answer ...)' when neither had a valid answer."""
-    ended = "converged" if m.converged else "did not converge"
+    ended = f"{'converged' if m.converged else 'did not converge'} {progression(m.scores)}"
+    if not m.scores:  # it ended in its first round: a side stated no valid position
+        ended = "before any debate"
     if m.winner is None:
         a, b = (label(x) for x in m.sides)
-        return (
-            f"match {m.number}: no winner between {a} and {b} ({'; '.join(m.reasons)}; "
-            f"{ended} {progression(m.scores)})"
-        )
+        return f"match {m.number}: no winner between {a} and {b} ({'; '.join(m.reasons)}; {ended})"
     loser = m.other(m.winner)
-    return (
-        f"match {m.number}: {label(m.winner or '')} beat {label(loser)} "
-        f"({m.decided_by}, {ended} {progression(m.scores)})"
-    )
+    return f"match {m.number}: {label(m.winner)} beat {label(loser)} ({m.decided_by}, {ended})"
 
 
 def _disagreement(t: Tournament, m: Match) -> str:
