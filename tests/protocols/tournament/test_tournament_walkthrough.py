@@ -91,6 +91,8 @@ def test_a_position_cut_off_at_the_token_limit_forfeits_its_match_and_says_so() 
     assert f"match 1: {_label(one)} beat {_label(two)} (forfeit, before any debate)" in (
         run.result.how
     )
+    # no disagreement was measured in a match that ended before any debate
+    assert not [d for d in run.result.disagreements if d.startswith("match 1 ")]
     assert second["sides"] == [one, three] and second["winner"] is not None
     assert run.result.final_answer in (YES, YES_TOO)
     assert run.result.finding is not None and run.result.trust

@@ -176,7 +176,8 @@ def _outcome(t: Tournament, champion: str | None, held: Stance | None) -> Outcom
         trust=_statement(t, champion, final, judgement, success, junk, accepted),
         final_answer=answer,
         rounds=t.round_no,
-        disagreements=tuple(_disagreement(t, m) for m in t.matches if not m.converged),
+        # a match that ended before any debate (a side stated no valid position) measured none
+        disagreements=tuple(_disagreement(t, m) for m in t.matches if m.scores and not m.converged),
         positions=positions,
         details={
             "rounds": t.rounds,
