@@ -494,10 +494,13 @@ def synthesis_section(synthesis: Synthesis) -> ReportSection:
     if synthesis.accepted:
         kind = "a synthesis of disagreeing answers" if synthesis.of_disagreeing else "accepted"
         head = f"**Written by {who}; {kind}:** {reason}. It is the final answer."
-    else:
+    elif synthesis.picked.strip():
         head = f"**Written by {who}; rejected:** {reason}. The picked answer stands."
+    else:  # nothing was picked: no answer stands in its place
+        head = f"**Written by {who}; rejected:** {reason}. There is no final answer."
     body = [head, "", "**The synthesis:**", "", fence(clean_text(synthesis.text) or "(none)")]
-    body += ["", "**The picked answer:**", "", fence(clean_text(synthesis.picked) or "(none)")]
+    if synthesis.picked.strip():
+        body += ["", "**The picked answer:**", "", fence(clean_text(synthesis.picked))]
     if synthesis.feedback:
         body += ["", "**What it was asked to weigh:**", ""]
         body += [f"- {clean_text(cut(x, 300))}" for x in synthesis.feedback]
