@@ -211,7 +211,7 @@ def test_execute_prints_the_projection_before_it_runs_and_dry_run_stops_there(
     ran = CliRunner().invoke(cli, [*args, "--no-impl-tournament"])
     assert ran.exit_code == 0, ran.output
     assert ran.output.index("Projected worst case") < ran.output.index("moot-plan/")
-    assert "(before it runs)" in ran.output and ": chosen: 2 task(s) committed" in ran.output
+    assert "(before it runs)" in ran.output and ": chosen: 2 tasks committed" in ran.output
 
 
 def test_a_cli_explorer_reads_a_worktree_of_the_repository_with_its_read_only_arguments(

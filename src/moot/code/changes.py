@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from moot.text import plural
 from moot.types import RunVerdict
 
 __all__ = ["ApplyResult", "CodeChange", "VerifyRun"]
@@ -29,7 +30,7 @@ class CodeChange(BaseModel):
 
     @property
     def stats(self) -> str:
-        return f"{self.files} file(s), +{self.insertions} -{self.deletions}"
+        return f"{plural(self.files, 'file')}, +{self.insertions} -{self.deletions}"
 
 
 class ApplyResult(BaseModel):

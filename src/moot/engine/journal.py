@@ -49,6 +49,7 @@ from moot.engine.head import (
 from moot.engine.lines import as_written, canonical_json, read_line
 from moot.engine.store import read_json, storage_error
 from moot.errors import JournalError, StorageError
+from moot.text import plural
 from moot.types import Event
 
 __all__ = [
@@ -167,9 +168,9 @@ def check_head(
         missing = sealed.events - count
         raise JournalError(
             f"{path} holds {count} events, but its sealed head ({head_path.name}) records "
-            f"{sealed.events}: the last {missing} event(s) (seq {count} to {sealed.events - 1}, "
-            f"lines {count + 1} to {sealed.events}) were cut off. Refusing to use this "
-            "session; restore the journal from a backup"
+            f"{sealed.events}: the last {plural(missing, 'event')} (seq {count} to "
+            f"{sealed.events - 1}, lines {count + 1} to {sealed.events}) were cut off. Refusing "
+            "to use this session; restore the journal from a backup"
         )
     if sealed.events and hashes[sealed.events - 1] != sealed.hash:
         raise JournalError(

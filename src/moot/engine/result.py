@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from moot import lazy
-from moot.text import clean_text
+from moot.text import clean_text, plural
 from moot.types import (
     ChangeOfMind,
     ClaimAt,
@@ -227,7 +227,7 @@ class CodeRow:
 
     @property
     def stats(self) -> str:
-        return f"{self.files} file(s), +{self.insertions} -{self.deletions}"
+        return f"{plural(self.files, 'file')}, +{self.insertions} -{self.deletions}"
 
     @property
     def verified(self) -> str:

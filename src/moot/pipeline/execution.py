@@ -28,6 +28,7 @@ from moot.pipeline.gates import detect, plugins, resolve
 from moot.pipeline.options import PipelineOptions
 from moot.pipeline.planning import repo_lessons, repo_of, role, warn_self_review
 from moot.pipeline.task import Context, TaskRun, move, run_task
+from moot.text import plural
 from moot.types import Finding, Outcome
 
 __all__ = ["execute_phase"]
@@ -153,12 +154,12 @@ def _outcome(s: Session, ctx: Context, runs: dict[str, TaskRun], final: str) -> 
     if blocked:
         listed = "; ".join(f"{r.spec.id}: {r.reason}" for r in blocked)
         raise Waiting(
-            f"{len(blocked)} task(s) blocked ({listed}). The completed tasks are on branch "
+            f"{plural(len(blocked), 'task')} blocked ({listed}). The completed tasks are on branch "
             f"{ctx.branch}. Fix the cause, then continue with: moot resume {s.folder.id}"
         )
     done = [r for r in runs.values() if r.state == "complete"]
     how = (
-        f"{len(done)} task(s) committed on branch {ctx.branch}; merge it with "
+        f"{plural(len(done), 'task')} committed on branch {ctx.branch}; merge it with "
         f"`git merge {ctx.branch}`, or apply the change to your working tree with "
         f"`moot apply {s.folder.id}` (until then your branch and working tree are untouched)"
     )

@@ -28,6 +28,7 @@ from moot.pipeline.document import PlanDoc, parse_plan, render_markdown
 from moot.pipeline.options import PipelineOptions
 from moot.pipeline.tournaments import play
 from moot.protocols.shown import anonymous, nonce
+from moot.text import plural
 from moot.types import Finding, Message, Outcome, Step
 
 __all__ = ["GATE_VERDICT", "gate_verdict", "plan_phase", "repo_of", "role", "warn_self_review"]
@@ -256,7 +257,7 @@ def _outcome(
         )
         said = "rejected the plan" if verdict == "REJECTED" else "did not approve the plan"
         why = reasons[:600] or "no reasons given"
-        how = f"the critic {said} after {len(history)} gate round(s): {why}"
+        how = f"the critic {said} after {plural(len(history), 'gate round')}: {why}"
         reason = how
     finding = Finding(
         label="chosen" if approved else "no_consensus",
@@ -266,7 +267,8 @@ def _outcome(
     )
     rounds = sum(1 for h in history if "played" in h)
     trust = (
-        f"The plan went through {len(history)} gate round(s) and {rounds} plan tournament(s); "
+        f"The plan went through {plural(len(history), 'gate round')} and "
+        f"{plural(rounds, 'plan tournament')}; "
         "the critic's verdict is a model's opinion, and moot checked only the plan's form "
         "(ids, dependencies, no cycle), not that it is right."
     )

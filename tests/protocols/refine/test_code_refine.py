@@ -148,11 +148,11 @@ def test_b_wins_its_worktree_is_kept_the_losers_pruned_and_apply_applies_it(
     # the reports show every candidate: diff stats, verification, patch, and the winner
     report = (run.folder / "report.md").read_text()
     section = report.split("## Code Changes", 1)[1]
-    assert "| Worktree b1 (Agent B) | completed | 1 file(s), +1 -1 | 1/1 passed | **winner** |" in (
+    assert "| Worktree b1 (Agent B) | completed | 1 file, +1 -1 | 1/1 passed | **winner** |" in (
         section
     )
-    assert "| Worktree a (Agent A) | completed | 1 file(s), +1 -1 | 0/1 passed |  |" in section
-    assert "Worktree ab1 (Agent C) | completed | 2 file(s), +2 -1" in section
+    assert "| Worktree a (Agent A) | completed | 1 file, +1 -1 | 0/1 passed |  |" in section
+    assert "Worktree ab1 (Agent C) | completed | 2 files, +2 -1" in section
     assert f"`moot apply {run.session_id}` applies Worktree b1 (Agent B)'s change." in section
     assert "failed (exit code 1)" in section and "```diff\ndiff --git a/NEWS.md" in section
     page = (run.folder / "report.html").read_text()

@@ -109,7 +109,7 @@ def test_the_given_diff_is_a_the_critic_and_judges_see_it_and_it_holds(
     assert "(the user's --input, unchanged)" in result.trust
     assert "final change's verify commands passed 1 of 1" in result.trust
     section = (run.folder / "report.md").read_text().split("## Code Changes", 1)[1]
-    assert "| Worktree a | completed | 1 file(s), +1 -1 | 1/1 passed | **winner** |" in section
+    assert "| Worktree a | completed | 1 file, +1 -1 | 1/1 passed | **winner** |" in section
     assert _worktrees(repo) == ["a"]
     assert api.replay(run.session_id).identical is True
     assert apply_session(find_session(run.session_id)).alias == "a"

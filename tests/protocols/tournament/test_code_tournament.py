@@ -243,8 +243,8 @@ def test_the_report_escapes_patches_and_verify_output() -> None:
     assert "failed (exit code 2), output cut to its tail" in page
     text = "\n".join(code_markdown(rows, "s1"))
     assert "````diff\n+<script>alert(1)</script>\n+```\n````" in text  # a longer fence
-    assert "| Agent B | completed | 1 file(s), +1 -1 | not verified | **winner** |" in text
-    assert "| Agent A | failed (its diff did not apply twice) | 1 file(s), +2 -0 | 0/1 passed" in (
+    assert "| Agent B | completed | 1 file, +1 -1 | not verified | **winner** |" in text
+    assert "| Agent A | failed (its diff did not apply twice) | 1 file, +2 -0 | 0/1 passed" in (
         text
     )
 
