@@ -148,5 +148,5 @@ def test_an_arbiter_whose_scores_contradict_each_other_is_an_invalid_verdict() -
     assert not match["converged"]
     assert "the arbiter's verdict is invalid" in run.result.details["rounds"][0]["problem"]
     invalid = [v for v in run.result.verdicts if not v.valid]
-    assert invalid and "100/100, the same, yet listed 2 disagreement(s)" in invalid[0].problem
+    assert invalid and "100/100, the same, yet listed 2 disagreements" in invalid[0].problem
     assert "verdict was invalid" in run.result.trust

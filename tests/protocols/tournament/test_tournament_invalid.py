@@ -69,7 +69,7 @@ def test_a_final_match_without_a_winner_leaves_no_champion_and_no_final_answer()
     run = start(TASK, t.config(("one", "two")))
     assert run.exit_code == 2 and run.result.status == "no_consensus"
     assert run.result.final_answer == ""
-    assert run.result.how.startswith("no winner: 2 models, 1 match(es)")
+    assert run.result.how.startswith("no winner: 2 models, 1 match")
     assert re.search(r"Agent [A-Z] won", run.result.how + run.result.trust) is None
     assert run.result.trust.count("Nobody won the tournament of 2 models") == 1
     assert run.result.details["bracket"]["champion"] is None

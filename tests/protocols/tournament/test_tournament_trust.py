@@ -202,5 +202,5 @@ def test_a_tournament_of_changes_says_how_far_to_trust_its_champion(
     good = _agents(run)["good"]
     trust = json.loads((run.folder / "result.json").read_text())["trust"]
     assert trust == run.result.trust
-    assert f"{_label(good)}'s change won the tournament of 2 agents in 1 match(es)" in trust
+    assert f"{_label(good)}'s change won the tournament of 2 agents in 1 match" in trust
     assert "the arbiter chose it" in trust.lower() and "Verify commands on it: 1 of 1" in trust

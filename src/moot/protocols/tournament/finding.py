@@ -25,6 +25,7 @@ from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.convergence import ConvergenceResult, structural_similarity
 from moot.deliberation.finding import Judgement, judge_answers
 from moot.protocols.tournament.bracket import Match, Tournament, label
+from moot.text import plural
 from moot.types import ChangeOfMind, ModelVerdict
 
 __all__ = [
@@ -144,8 +145,8 @@ def arbiter_problem(result: ConvergenceResult, threshold: float) -> str:
     listed = d.get("key_disagreements") or []
     if overall == 100 and listed:
         return (
-            f"it scored the positions 100/100, the same, yet listed {len(listed)} "
-            "disagreement(s) between them"
+            "it scored the positions 100/100, the same, yet listed "
+            f"{plural(len(listed), 'disagreement')} between them"
         )
     if isinstance(overall, int | float) and overall >= threshold:
         if isinstance(core, int | float) and core < _OPPOSED:

@@ -50,6 +50,7 @@ from moot.protocols.tournament.code import run_code
 from moot.protocols.tournament.finding import judge, started
 from moot.protocols.tournament.match import play_match
 from moot.protocols.tournament.options import TournamentOptions
+from moot.text import plural
 from moot.types import Finding, Outcome
 
 __all__ = ["run"]
@@ -154,13 +155,15 @@ def _outcome(t: Tournament, champion: str | None, held: Stance | None) -> Outcom
     earlier = "".join(f"; {_result_line(m)}" for m in t.matches[:-1])
     if champion is None:
         how = (
-            f"no winner: {len(t.seeds)} models, {len(t.matches)} match(es){earlier}; {ended}; "
+            f"no winner: {len(t.seeds)} models, {plural(len(t.matches), 'match', 'matches')}"
+            f"{earlier}; {ended}; "
             f"{_said(f)}"
         )
     else:
         how = (
-            f"{label(champion)} won the tournament: {len(t.seeds)} models, {len(t.matches)} "
-            f"match(es){earlier}; {ended}; decided by {final.decided_by}: "
+            f"{label(champion)} won the tournament: {len(t.seeds)} models, "
+            f"{plural(len(t.matches), 'match', 'matches')}{earlier}; {ended}; "
+            f"decided by {final.decided_by}: "
             f"{'; '.join(final.reasons)}; {_said(f)}"
         )
     how = qualified(how, trust, f.consensus)
@@ -272,7 +275,7 @@ def _statement(
     sentences: list[str] = [tiny] if tiny else []
     who = started(t)
     backups = len(who) - len(t.seeds)
-    field = f"{len(t.seeds)} models" + (f" and {backups} backup(s)" if backups else "")
+    field = f"{len(t.seeds)} models" + (f" and {plural(backups, 'backup')}" if backups else "")
     if champion is None:
         # sides without a position are named, with why, at the end: said once
         named = t.failed.keys() | t.invalid.keys()
@@ -282,12 +285,14 @@ def _statement(
             else plain_reason("; ".join(final.reasons))
         )
         sentences.append(
-            f"Nobody won the tournament of {field} in {len(t.matches)} match(es): the final "
-            f"match had no winner ({why}), so there is no final answer."
+            f"Nobody won the tournament of {field} in "
+            f"{plural(len(t.matches), 'match', 'matches')}: the final match had no winner "
+            f"({why}), so there is no final answer."
         )
     else:
         sentences.append(
-            f"{label(champion)} won the tournament of {field} in {len(t.matches)} match(es); "
+            f"{label(champion)} won the tournament of {field} in "
+            f"{plural(len(t.matches), 'match', 'matches')}; "
             "the final answer is its last position."
         )
     sentences += [f"{line[0].upper()}{line[1:]}." for line in map(_result_line, t.matches[:-1])]
