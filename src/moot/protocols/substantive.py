@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from moot import lazy
+from moot.deliberation import echo
 from moot.deliberation.substance import check_substance
 from moot.engine.session import Session
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 else:
     claims, finding = lazy.modules("moot.deliberation", "claims", "finding")
 
-__all__ = ["answer_problem", "no_answer"]
+__all__ = ["answer_problem", "copied_fence", "no_answer"]
 
 _NO_TASK = "\x00"  # stands for "no task given" in a verdict's key; no task text is a NUL
 
@@ -40,6 +41,24 @@ def no_answer(
     return s.checked(rule, [text, _NO_TASK if task is None else task, *asked], check)
 
 
+def copied_fence(reply: str, prompts: Sequence[str], task: str | None) -> str | None:
+    """Why `reply` is no answer of its author's own where it copies moot's quote markup back:
+    the id of a fence `prompts` wrapped another participant's text in (a nonce no model saw
+    before its prompt, so a reply that holds one copies the fence, and most likely the quoted
+    text inside it); None where it holds no such id. The substance check takes a copied fence
+    tag out before it looks for ids (the tag is markup, the text inside it stays), so what a
+    tiny model copies whole, `<quoted from="..." id="...">` and the answer under it, would pass
+    as its own answer."""
+    ids = echo.read_prompts(tuple(prompts), task).fences.ids
+    copied = sorted(ids.intersection(echo.WORD.findall(echo.fold(reply)))) if ids else []
+    if not copied:
+        return None
+    return (
+        f"it copies moot's quote markup (the fence id {copied[0]} around another answer) "
+        "instead of giving an answer of its own"
+    )
+
+
 def answer_problem(
     text: str, asked: Sequence[str], task: str, part: str | None = None
 ) -> str | None:
@@ -48,7 +67,11 @@ def answer_problem(
     answers where a protocol's format splits one off (the arena's CHANGES must not carry junk);
     then what moot's finding would hold of its claim (it only repeats the question, "2 + 3 =",
     or is a bare number to a yes/no question); then its explicit final answer ("Final answer:
-    what the capital of France?" repeats the task)."""
+    what the capital of France?" repeats the task). A text that copies a quote fence of its
+    prompts back is none of its own (`copied_fence`)."""
+    copied = copied_fence(text, asked, task)
+    if copied is not None:
+        return copied
     problem = check_substance(text, asked, task=task)
     if problem is not None:
         return str(problem)

@@ -41,20 +41,21 @@ from moot.types import (
 # What reads the replies is loaded while the first asks are in flight (moot/lazy.py): the
 # protocols' feedback hooks import this module with their definitions.
 if TYPE_CHECKING:
-    from moot.deliberation import answers, claims, echo, finding, markup, substance, trust
+    from moot.deliberation import answers, claims, finding, markup, substance, trust
     from moot.deliberation import synthesis as rule
+    from moot.protocols import substantive
 else:
-    answers, claims, echo, finding, markup, substance, rule, trust = lazy.modules(
+    answers, claims, finding, markup, substance, rule, trust = lazy.modules(
         "moot.deliberation",
         "answers",
         "claims",
-        "echo",
         "finding",
         "markup",
         "substance",
         "synthesis",
         "trust",
     )
+    (substantive,) = lazy.modules("moot.protocols", "substantive")
 
 __all__ = [
     "CHAIRMAN",
@@ -62,7 +63,6 @@ __all__ = [
     "PROMPT_TOKENS",
     "STEP",
     "chairman_for",
-    "copied_fence",
     "default_feedback",
     "enabled",
     "latest_replies",
@@ -103,24 +103,6 @@ def enabled(settings: SynthesisSettings | None, default: bool) -> bool:
     return settings.enabled
 
 
-def copied_fence(reply: str, prompt: str, task: str | None) -> str | None:
-    """Why `reply` is no answer of its author's own where it copies moot's quote markup back:
-    the id of a fence `prompt` wrapped another participant's text in (a nonce no model saw
-    before its prompt, so a reply that holds one copies the fence, and most likely the quoted
-    text inside it); None where it holds no such id. The substance check takes a copied fence
-    tag out before it looks for ids (the tag is markup, the text inside it stays), so what a
-    tiny model copies whole, `<quoted from="..." id="...">` and the answer under it, would pass
-    as its own answer."""
-    ids = echo.read_prompts((prompt,), task).fences.ids
-    copied = sorted(ids.intersection(echo.WORD.findall(echo.fold(reply)))) if ids else []
-    if not copied:
-        return None
-    return (
-        f"it copies moot's quote markup (the fence id {copied[0]} around another answer) "
-        "instead of giving an answer of its own"
-    )
-
-
 def read_answer(
     alias: str, step: str, completion: Completion, prompt: str, task: str
 ) -> dict[str, Any]:
@@ -139,7 +121,9 @@ def read_answer(
             "problem": trust.plain_reason(markup.strip_markup(message)),
         }
     text = markup.strip_markup(completion.text).strip()
-    problem: substance.NotSubstantive | str | None = copied_fence(completion.text, prompt, task)
+    problem: substance.NotSubstantive | str | None = substantive.copied_fence(
+        completion.text, [prompt], task
+    )
     if problem is None:
         problem = substance.check_substance(completion.text, [prompt], task=task)
     extracted = answers.extract_answer(text) if problem is None else None

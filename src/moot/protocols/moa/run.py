@@ -36,7 +36,7 @@ from moot.protocols.moa import prompts
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import AGGREGATOR, describe_round, layer_record, outcome
 from moot.protocols.shown import labelled
-from moot.protocols.synthesis import copied_fence
+from moot.protocols.substantive import copied_fence
 from moot.types import Completion, Message, Outcome, Step, alias_label
 
 __all__ = ["LABELS", "run"]
@@ -86,7 +86,7 @@ def read_reply(
         message = completion.failure.message if completion.failure else "the call failed"
         return {**row, "status": "failed", "problem": plain_reason(strip_markup(message))}
     text = strip_markup(completion.text).strip()
-    problem: NotSubstantive | str | None = copied_fence(completion.text, prompt, task)
+    problem: NotSubstantive | str | None = copied_fence(completion.text, [prompt], task)
     if problem is None:
         problem = check_substance(completion.text, [prompt], task=task)
     extracted = extract_answer(text) if problem is None else None
