@@ -1215,6 +1215,10 @@ ANSWER_TALK = [
     "Your Answer has no value in this task.",
     "Your answers are perfectly prepared for this task. Your answer will be tailored accordingly.",
     "Your answers are already correct; however.",
+    # the README's first command at e46ad3c: the one agent's answer that was not Paris, counted
+    # as "another answer" ("key" was a word of substance)
+    "Your Answer Is A Unique Solution: Your answer contains a single sentence that includes the "
+    "key decisions of your task.",
 ]
 MIGRATE = "How do I make a database migration safe?"
 

@@ -148,7 +148,7 @@ _DEMANDS = frozenset(
     meet meets meeting met satisfy satisfies satisfying fulfil fulfils fulfill fulfills
     specified specification required requirement requirements criteria criterion requested
     instructions instruction information sentence sentences paragraph paragraphs single
-    provides providing provided accordingly already value
+    provides providing provided key accordingly already value
     """.split()
 )
 # a sentence of nothing but a word that joins it to another: "Your answers are already
