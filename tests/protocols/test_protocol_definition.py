@@ -134,7 +134,12 @@ def test_a_registered_protocol_runs_from_the_cli_with_its_options(
     assert code == 0 and "Identical" in out
 
 
-def test_the_live_view_frames_a_registered_protocol_from_its_record() -> None:
+def test_the_live_view_frames_a_registered_protocol_from_its_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rich draws a live view's frames only where TERM is not dumb (a fresh shell's env -i has
+    # TERM=dumb): the frames under test must not hang on the tester's terminal
+    monkeypatch.setenv("TERM", "xterm-256color")
     stream = io.StringIO()
     console = Console(file=stream, force_terminal=True, width=100, color_system=None)
     with LiveView(console, auto_refresh=False) as view:

@@ -217,8 +217,13 @@ def test_session_artifacts_stay_inside_the_folder_and_replay_writes_none(
     assert not (run.folder / "refine").exists()
 
 
-def test_the_live_view_shows_the_borda_table_and_the_streak() -> None:
+def test_the_live_view_shows_the_borda_table_and_the_streak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import io
+
+    # rich draws a live view's frames only where TERM is not dumb: not the tester's to decide
+    monkeypatch.setenv("TERM", "xterm-256color")
 
     from rich.console import Console
 
