@@ -59,7 +59,11 @@ def answer_part(solution: str) -> str:
     answer line (the claim is read from that line), else its CHANGES section (the format's
     "answer itself"), else the whole solution. A copy of the template's answer line is no
     answer and is dropped first, as are the CHANGES heading's words copied."""
-    solution = _CHANGES_ECHO.sub("", _ECHOED_ANSWER_LINE.sub("", solution)).strip()
+    solution = _ECHOED_ANSWER_LINE.sub("", solution)
+    # (its scan costs a resume most of the time of this function: only where it can match)
+    if "itself" in solution or "Itself" in solution or "ITSELF" in solution:
+        solution = _CHANGES_ECHO.sub("", solution)
+    solution = solution.strip()
     if _ANSWER_LINE.search(solution):
         return solution
     heading = _CHANGES.search(solution)
