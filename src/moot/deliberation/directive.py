@@ -154,6 +154,7 @@ _DEMANDS = frozenset(
 # a sentence of nothing but a word that joins it to another: "Your answers are already
 # correct; however."
 _JOINS = frozenset("however though but so yet still anyway also too thus therefore hence".split())
+_JOINED_AT_MOST = 16  # characters of a sentence that may be one of them, with its spaces
 # "one" as a pronoun, not a number: "explaining why one is better than the other"
 _ONE = re.compile(
     r"\b(?:which|why|each|every|any|this|that)\s+one\b|\bone\s+(?:another|is|was|for)\b"
@@ -370,7 +371,12 @@ def directs_the_answer(text: str, asked: AbstractSet[str], talk: AbstractSet[str
     something of the subject. `asked` are the task's words of its subject (an answer noun or
     word the task uses makes it an answer); `talk` are words about answers and their parts."""
     sentences = [m.group() for m in _SENTENCE.finditer(text) if m.group().strip()]
-    sentences = [s for s in sentences if not _JOINS.issuperset(WORD.findall(fold(s)))]
+    # (a joining word is short: a longer sentence is not read for one)
+    sentences = [
+        s
+        for s in sentences
+        if len(s) > _JOINED_AT_MOST or not _JOINS.issuperset(WORD.findall(fold(s)))
+    ]
     if not sentences or len(sentences) > DIRECTIVE_SENTENCES:
         return False
     task = _Task(asked, frozenset(w.rstrip("s") for w in asked), talk)
