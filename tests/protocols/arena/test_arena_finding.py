@@ -515,6 +515,18 @@ def test_a_first_answer_that_only_repeats_the_question_is_asked_again() -> None:
     assert api.replay(run.session_id).identical is True
 
 
+def test_with_one_agent_left_the_final_answer_says_no_judge_was_asked() -> None:
+    """The README's first command on a fresh clone: one agent answered, so no round ran and no
+    judge was asked, yet the trust statement said 'no judge named a valid base solution'."""
+    answers = {0: {"agent_a": "2 + 3 =", "agent_b": "2 + 3 =", "agent_c": "5"}}
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 3)])
+    run = start("What is 2 + 3?", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2 and not [s for s in debate.steps if "/verify/" in s]
+    trust = run.result.trust
+    assert "no judge was asked, so it is the first remaining agent's" in trust, trust
+    assert "no judge named" not in trust
+
+
 def test_an_answer_that_says_both_yes_and_no_is_asked_again() -> None:
     answers = {
         0: {"agent_a": "No.", "agent_b": "No.", "agent_c": "is the Earth flat? 1: no; 2: yes."}

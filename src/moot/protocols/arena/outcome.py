@@ -133,6 +133,8 @@ def conclude(
             why = "it is the first of the agreeing agents' answers"
         elif base is not None:
             why = f"the judge's base solution, {label(base)}'s, is no answer"
+        elif not st.verdicts:  # no round ran: one agent left, or none asked
+            why = "no judge was asked, so it is the first remaining agent's"
         else:
             why = "no judge named a valid base solution, so it is the first remaining agent's"
         agreed = "" if consensus else ", which the agents did not agree on"
