@@ -50,15 +50,20 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
 _CLAUSE = re.compile(r"[,;]|\s-+\s")
 
 
+def _question(task: str) -> str:
+    """The task's question, folded: its last sentence that ends in "?", else its last one."""
+    folded = fold(task[:PROMPT_CAP])
+    if "?" in folded:
+        folded = folded[: folded.rfind("?")]
+    return _SENTENCE_END.split(folded.strip())[-1]
+
+
 @functools.lru_cache(maxsize=8)
 def is_yes_no_question(task: str) -> bool:
     """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
     else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
     and offers no alternatives ("or", other than "or not")."""
-    folded = fold(task[:PROMPT_CAP])
-    if "?" in folded:
-        folded = folded[: folded.rfind("?")]
-    question = _SENTENCE_END.split(folded.strip())[-1]
+    question = _question(task)
     words = WORD.findall(question)
     if "whether" in words:
         return True
@@ -143,10 +148,7 @@ _NAMED = re.compile(
 def asks_for_a_name(task: str) -> bool:
     """Does `task`'s question (read as `is_yes_no_question` reads it) ask for a name, which no
     bare number answers?"""
-    folded = fold(task[:PROMPT_CAP])
-    if "?" in folded:
-        folded = folded[: folded.rfind("?")]
-    question = _SENTENCE_END.split(folded.strip())[-1]
+    question = _question(task)
     return any(_NAMED.match(clause.strip()) for clause in _CLAUSE.split(question))
 
 
