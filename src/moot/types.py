@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
+from msgspec import Struct, field
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -247,8 +247,7 @@ _STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
 STAGE_NAMES = {"r": "round", "j": "judges", "p": "plan", "t": "task"}
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Struct, frozen=True):
     """A step id, built and parsed here only: `<stage letter><number>/<phase>/<alias>[/more]`
     (`r1/evaluate/agent_b`, `r0/solve/agent_a/reask`, `j2/score/judge_c`), or a free name
     without a number (`setup/x`)."""
@@ -527,8 +526,7 @@ class RunVerdict:
         return "passed" if self.exit_code == 0 else f"failed (exit code {self.exit_code})"
 
 
-@dataclass(frozen=True)
-class ModelSettings:
+class ModelSettings(Struct, frozen=True):
     """Per-agent options from the config that a provider may use."""
 
     temperature: float | None = None
@@ -542,8 +540,7 @@ class ModelSettings:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)  # the run config's [prices]
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(Struct, frozen=True):
     """A model spec, `provider:name` (`parse_spec` reads one)."""
 
     provider: str

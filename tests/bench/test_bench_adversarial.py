@@ -9,11 +9,11 @@ gets wrong."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from moot import protocols
@@ -256,8 +256,8 @@ def adopting() -> Iterator[str]:
     says a yes adopts the answer it supports."""
     vote = protocols.get("vote")
     assert vote.script is not None
-    script = dataclasses.replace(vote.script, adopts_on_yes=True)
-    protocols.register(dataclasses.replace(vote, name="adopting", script=script))
+    script = msgspec.structs.replace(vote.script, adopts_on_yes=True)
+    protocols.register(msgspec.structs.replace(vote, name="adopting", script=script))
     yield "adopting"
     protocols.unregister("adopting")
 

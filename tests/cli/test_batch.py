@@ -3,12 +3,12 @@ same meaning (the runner itself is replaced: what is checked is what it is given
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from moot.bench import runner
 from moot.bench.runner import BenchOptions

@@ -4,7 +4,6 @@ show), the live view and both reports, with no edit anywhere else."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import re
@@ -12,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 import pytest
 from pydantic import Field
 from rich.console import Console
@@ -185,7 +185,7 @@ def test_a_registered_protocols_preset_implies_it_from_the_cli(
 ) -> None:
     """`--preset NAME` finds the protocol whose record has that preset: no CLI edit."""
     protocols.register(
-        dataclasses.replace(
+        msgspec.structs.replace(
             POLL, options=PresetPollOptions, flags={**POLL.flags, Flag.PRESET: "preset"}
         )
     )

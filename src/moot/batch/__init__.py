@@ -30,11 +30,12 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from filelock import FileLock, Timeout
+from msgspec import Struct, field
+from msgspec.structs import asdict
 
 from moot.config import RunConfig, read_lines
 from moot.engine.result import exit_code_for
@@ -67,8 +68,7 @@ def batches_root() -> Path:
     return sessions_root().parent / "batches"
 
 
-@dataclass(frozen=True)
-class BatchLine:
+class BatchLine(Struct, frozen=True):
     index: int
     label: str  # the line's `id`, else `line-N`
     task: str
@@ -84,8 +84,7 @@ class BatchLine:
         return {m.model.partition(":")[0].lower() for role in roles for m in role.members}
 
 
-@dataclass
-class LineResult:
+class LineResult(Struct):
     index: int
     label: str
     session_id: str | None
@@ -100,8 +99,7 @@ class LineResult:
     finding: str | None = None  # moot's label of the outcome (deliberation/finding.py)
 
 
-@dataclass
-class BatchSummary:
+class BatchSummary(Struct):
     batch_id: str
     results: list[LineResult]
     seconds: float
@@ -208,8 +206,7 @@ def read_tasks(
 
 
 # -- the batch folder ---------------------------------------------------------------------------
-@dataclass
-class Batch:
+class Batch(Struct):
     path: Path
     lines: list[BatchLine]
     created: dict[int, str] = field(default_factory=dict)  # session folders made by this run

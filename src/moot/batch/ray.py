@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import asdict
 
 from moot.batch import Batch, BatchLine, LineResult, Runner, run_local
 from moot.errors import ConfigError

@@ -36,15 +36,16 @@ where it sets one).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
+from msgspec import Struct
 
 from moot import protocols
 from moot.bench import adversarial_cases
@@ -158,8 +159,7 @@ def _config(case: Case, protocol: str, prefix: str, seed: int) -> RunConfig:
     return RunConfig.model_validate(data)
 
 
-@dataclass(frozen=True)
-class CaseResult:
+class CaseResult(Struct, frozen=True):
     """One case on one protocol: what moot labelled it, and whether that label is defensible."""
 
     case: str
@@ -275,8 +275,8 @@ def run_case(case: Case, protocol: str, *, root: Path, seed: int = 0) -> CaseRes
             captured.append(outcome)
             return outcome
 
-        conduct = dataclasses.replace(plan.record.conduct, run=capture)
-        record = dataclasses.replace(plan.record, conduct=conduct)
+        conduct = msgspec.structs.replace(plan.record.conduct, run=capture)
+        record = msgspec.structs.replace(plan.record, conduct=conduct)
         capturing = Plan(record, plan.config, plan.options)
         ended = run_sync(lambda: start_async(case.question, capturing, root=root, sleep=_no_sleep))
         status = ended.result.status
@@ -286,7 +286,7 @@ def run_case(case: Case, protocol: str, *, root: Path, seed: int = 0) -> CaseRes
         status, error = "failed", f"{type(exc).__name__}: {exc}"
         crashed = True
     result = _judge_result(case, protocol, captured[0] if captured else None, status, error)
-    return dataclasses.replace(result, crashed=crashed)
+    return msgspec.structs.replace(result, crashed=crashed)
 
 
 async def _no_sleep(_: float) -> None:
@@ -294,8 +294,7 @@ async def _no_sleep(_: float) -> None:
 
 
 # -- the table ---------------------------------------------------------------------------------
-@dataclass
-class Table:
+class Table(Struct):
     results: list[CaseResult]
     protocols: tuple[str, ...]
 
@@ -340,7 +339,7 @@ class Table:
                 }
                 for p in self.protocols
             },
-            "results": [dataclasses.asdict(r) for r in self.results],
+            "results": [msgspec.to_builtins(r) for r in self.results],
         }
 
 

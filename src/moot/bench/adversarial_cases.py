@@ -5,8 +5,9 @@ and the table are in `bench/adversarial.py`)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
+
+from msgspec import Struct
 
 from moot import protocols
 from moot.protocols.scripting import JudgeKind, Script
@@ -28,8 +29,7 @@ def script_of(protocol: str) -> Script:
     return script
 
 
-@dataclass(frozen=True)
-class Persona:
+class Persona(Struct, frozen=True):
     """How one scripted agent behaves (module doc). `answer`: its first answer (a junk agent's
     non-answer); `accepts`: other wordings it recognises as its own answer (a court vote)."""
 
@@ -78,8 +78,7 @@ def _plain(text: str) -> str:
     return " ".join(text.split()).casefold().rstrip(".")
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(Struct, frozen=True):
     """One adversarial case. `truth` holds on every protocol, except `if_revised` on one
     whose agents answer again after reading critiques and `if_adopted` on one where a yes to
     another's answer adopts it (what its `Script` declares; `if_adopted` first);

@@ -13,8 +13,9 @@ a list such as "b, a" arrives whole. reasoning_gym is imported only when a gym s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from moot.errors import ConfigError
 
@@ -29,8 +30,7 @@ GYM_DATASETS = ("basic_arithmetic", "chain_sum", "leg_counting", "letter_countin
 ANSWER_FORMAT = "Give your final answer, and nothing else, inside <answer></answer> tags."
 
 
-@dataclass(frozen=True)
-class GymScorer:
+class GymScorer(Struct, frozen=True):
     """A question's judge: its dataset's `score_answer` on its entry, right at 1.0 only."""
 
     dataset: Any  # a reasoning_gym ProceduralDataset

@@ -22,9 +22,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from moot import batch as batches
 from moot import protocols
@@ -51,8 +52,7 @@ def session_seed(seed: int, question: str) -> int:
     return int.from_bytes(digest[:4], "big") >> 1
 
 
-@dataclass(frozen=True)
-class BenchOptions:
+class BenchOptions(Struct, frozen=True):
     suite: str
     protocols: Sequence[str]
     models: Sequence[str] = ()
@@ -67,8 +67,7 @@ class BenchOptions:
     ray_address: str | None = None
 
 
-@dataclass
-class ProtocolRow:
+class ProtocolRow(Struct):
     """One protocol's numbers on the suite."""
 
     name: str  # "arena", or "vote (samples=3)" for a baseline run
@@ -141,8 +140,7 @@ class ProtocolRow:
         }
 
 
-@dataclass
-class BenchReport:
+class BenchReport(Struct):
     options: BenchOptions
     suite: Suite
     rows: list[ProtocolRow]

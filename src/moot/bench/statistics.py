@@ -12,9 +12,10 @@ import math
 import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
+
+from msgspec import Struct
 
 __all__ = [
     "Comparison",
@@ -34,8 +35,7 @@ __all__ = [
 Direction = Literal["better", "worse", "no measurable gain"]
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(Struct, frozen=True):
     """A two-sided confidence interval for a share, both ends in [0, 1]."""
 
     estimate: float
@@ -102,8 +102,7 @@ def bootstrap_interval(
     )
 
 
-@dataclass(frozen=True)
-class McNemar:
+class McNemar(Struct, frozen=True):
     """McNemar's exact test on paired outcomes: a two-sided binomial test on the questions that
     exactly one of the two got right."""
 
@@ -136,8 +135,7 @@ def mcnemar_exact(first: Sequence[bool], second: Sequence[bool]) -> McNemar:
     return McNemar(len(first), only_first, only_second, p_value)
 
 
-@dataclass(frozen=True)
-class Comparison:
+class Comparison(Struct, frozen=True):
     """A protocol against the baseline on the same questions, and what that means in words."""
 
     protocol: str
@@ -189,8 +187,7 @@ def compare(
     )
 
 
-@dataclass(frozen=True)
-class RoundFlips:
+class RoundFlips(Struct, frozen=True):
     """How answers changed from the round before `round` to `round`."""
 
     round: int
@@ -232,8 +229,7 @@ def count_flips(
     )
 
 
-@dataclass(frozen=True)
-class SwapAudit:
+class SwapAudit(Struct, frozen=True):
     """How many pairwise verdicts survived asking again with the two candidates swapped."""
 
     judged: int  # pairs with a usable verdict both times

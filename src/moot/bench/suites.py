@@ -23,10 +23,11 @@ import math
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
+
+from msgspec import Struct
 
 from moot.bench.gym import GYM_PREFIX, gym_suite
 from moot.config import read_lines
@@ -82,20 +83,40 @@ def score_regex(answer: str | None, pattern: str) -> bool:
     return answer is not None and re.fullmatch(pattern, answer.strip()) is not None
 
 
-@dataclass(frozen=True)
-class Question:
+def _asked(question: Question) -> tuple[object, ...]:
+    return (
+        question.id,
+        question.question,
+        question.answer,
+        question.scorer,
+        question.tolerance,
+        question.relative_tolerance,
+    )
+
+
+class Question(Struct, frozen=True):
     id: str
     question: str
     answer: str
     scorer: ScorerName | Literal["dataset"] = "exact"
     tolerance: float = 0.0
     relative_tolerance: float = 0.0
-    metadata: Any = field(default=None, compare=False)
-    judge: Judge | None = field(default=None, compare=False, repr=False)  # scorer "dataset"
+    metadata: Any = None
+    judge: Judge | None = None  # scorer "dataset"
 
     def __post_init__(self) -> None:
         if (self.scorer == "dataset") != (self.judge is not None):
             raise ValueError("a question has a judge exactly when its scorer is 'dataset'")
+
+    def __eq__(self, other: object) -> bool:
+        """The same question whatever its metadata and judge (a suite made again holds new
+        judge objects for the same entries)."""
+        if not isinstance(other, Question):
+            return NotImplemented
+        return _asked(self) == _asked(other)
+
+    def __hash__(self) -> int:
+        return hash(_asked(self))
 
     def score(self, answer: str | None) -> bool:
         """Is `answer` (as extracted from a reply; None when none was found) right?"""
@@ -108,8 +129,7 @@ class Question:
         return score_exact(answer, self.answer)
 
 
-@dataclass(frozen=True)
-class Suite:
+class Suite(Struct, frozen=True):
     name: str
     questions: tuple[Question, ...]
 

@@ -19,8 +19,9 @@ import asyncio
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from moot.bench.statistics import SwapAudit, audit_sample, swap_audit
 from moot.config import RunConfig
@@ -39,8 +40,7 @@ _ROUND_SIDE = re.compile(r"(Round \d+, )([AB])\b")
 _OTHER = {"A": "B", "B": "A"}
 
 
-@dataclass(frozen=True)
-class Judgement:
+class Judgement(Struct, frozen=True):
     folder: Path
     step: str
     alias: str

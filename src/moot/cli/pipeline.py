@@ -5,11 +5,11 @@ tasks."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+from msgspec import Struct
 
 from moot.cli.common import (
     config_option,
@@ -36,8 +36,7 @@ __all__ = ["execute", "lessons", "plan"]
 _PROTOCOL = "pipeline"
 
 
-@dataclass(frozen=True)
-class _Shared:
+class _Shared(Struct, frozen=True):
     """The options `plan` and `execute` share (`_options`)."""
 
     models: tuple[str, ...]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from moot.code._diff import DiffStats, diff_trees, normalize_patch
 from moot.code._git import MOOT_IDENTITY, git
@@ -17,8 +18,7 @@ from moot.errors import WorkspaceError
 __all__ = ["Applied", "apply_to_user_tree"]
 
 
-@dataclass(frozen=True)
-class Applied:
+class Applied(Struct, frozen=True):
     """What `apply_to_user_tree` did. `three_way` is true when the user's files had changed
     since the baseline and the change was merged into them; `commit` is the new commit's id
     when one was asked for."""
@@ -93,8 +93,7 @@ def _in_index(repo: Repo, index: Path, patch: bytes, refusal: str) -> None:
     raise WorkspaceError("not committed, and nothing was changed: " + refusal.format(conflicts))
 
 
-@dataclass(frozen=True)
-class _CommitPlan:
+class _CommitPlan(Struct, frozen=True):
     """Built before any file is touched: the index to commit (HEAD plus the change, nothing of
     the user's uncommitted work) and the user's own index with the change added."""
 

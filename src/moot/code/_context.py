@@ -10,7 +10,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from moot.code._git import git
 from moot.code._repo import Repo
@@ -24,14 +25,12 @@ __all__ = ["ContextFile", "RepoContext", "repo_context"]
 _BINARY_PROBE = 8000
 
 
-@dataclass(frozen=True)
-class ContextFile:
+class ContextFile(Struct, frozen=True):
     path: str
     text: str
 
 
-@dataclass(frozen=True)
-class RepoContext:
+class RepoContext(Struct, frozen=True):
     """Files chosen by the globs, whole, in order, within the budget; or, with no glob, the
     list of the repository's files. `omitted` names files matched but left out: binary, or
     past the budget."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from moot.code import _kept
 from moot.code._git import git
@@ -34,8 +35,7 @@ _MAX_ERROR_CHARS = 4000
 _DIFF = ["diff", "--binary", "--find-renames", "--no-ext-diff", "--no-textconv", "--no-color"]
 
 
-@dataclass(frozen=True)
-class DiffStats:
+class DiffStats(Struct, frozen=True):
     """Files touched, lines added and removed (binary files count as touched, 0/0)."""
 
     files: int = 0
@@ -46,8 +46,7 @@ class DiffStats:
         return f"{plural(self.files, 'file')}, +{self.insertions} -{self.deletions}"
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Struct, frozen=True):
     """A diff against the baseline, applicable with `git apply` (binary files included).
 
     `paths` names every path touched (both sides of a rename). `patch` is bytes: files are not
@@ -68,8 +67,7 @@ class Change:
         return not self.patch
 
 
-@dataclass(frozen=True)
-class PatchResult:
+class PatchResult(Struct, frozen=True):
     """Whether a diff applied; if not, git's own explanation, fit to quote in a re-ask."""
 
     applied: bool

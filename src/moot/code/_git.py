@@ -7,9 +7,10 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from msgspec import Struct
 
 from moot.errors import WorkspaceError
 
@@ -47,8 +48,7 @@ _CONFIG = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class GitResult:
+class GitResult(Struct, frozen=True):
     returncode: int
     stdout: bytes
     stderr: str

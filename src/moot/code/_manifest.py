@@ -10,9 +10,11 @@ whose folder was deleted can still be found from the repository alone.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from msgspec import Struct, field, to_builtins
+from msgspec.structs import replace
 
 from moot.code._repo import Repo
 from moot.errors import WorkspaceError
@@ -32,8 +34,7 @@ FORMAT = 1
 EntryState = Literal["creating", "ready"]
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Struct, frozen=True):
     """One agent's worktree as recorded: `creating` until `git worktree add` has returned.
     `base`: the commit it started at and its change is measured against, when that is not the
     session's baseline (a worktree started from another's work, `create_worktrees`)."""
@@ -45,8 +46,7 @@ class Entry:
     base: str | None = None
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(Struct, frozen=True):
     session: str
     session_dir: str | None
     root: str | None = None
@@ -67,7 +67,7 @@ def _path(repo: Repo, session: str) -> Path:
 def write_manifest(repo: Repo, manifest: Manifest) -> None:
     """Replace the session's manifest atomically and durably (file and folder fsync'd)."""
     target = _path(repo, manifest.session)
-    body = {"format": FORMAT, **asdict(manifest)}
+    body = {"format": FORMAT, **to_builtins(manifest)}
     atomic_write(target, json.dumps(body, indent=1, sort_keys=True))
     sync_folder(target.parent)  # the rename itself must survive a power cut, not just the bytes
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from moot.code._git import git, git_version
 from moot.errors import WorkspaceError
@@ -17,8 +18,7 @@ MIN_GIT = (2, 38)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(Struct, frozen=True):
     """A git work tree with at least one commit.
 
     `root` is the top of the work tree; `git_dir` its (per-worktree) git directory, holding its

@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from moot.code._git import MOOT_IDENTITY, git
 from moot.code._manifest import Manifest, read_manifest, write_manifest
@@ -25,8 +26,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Baseline:
+class Baseline(Struct, frozen=True):
     """The user's exact working state when the session started, as a commit.
 
     `commit`'s tree holds HEAD plus staged, unstaged and untracked-not-ignored files (the

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from moot.code._git import git
 from moot.code._manifest import (
@@ -41,8 +42,7 @@ _SELF_IGNORE = "# moot's agent worktrees: not part of this repository\n*\n"
 _SELF_IGNORE_HOME = "# moot's sessions: not part of this repository\n*\n"
 
 
-@dataclass(frozen=True)
-class Worktree:
+class Worktree(Struct, frozen=True):
     """An agent's worktree. `baseline`: the commit it started at, which its change is measured
     against (the session's baseline, or the base it was started from). `state`: `ready`
     (usable), `creating` (a crash interrupted its creation; `create_worktrees` redoes it) or
@@ -56,8 +56,7 @@ class Worktree:
     state: WorktreeState = "ready"
 
 
-@dataclass(frozen=True)
-class Cleaned:
+class Cleaned(Struct, frozen=True):
     """What `clean_session` removed."""
 
     worktrees: tuple[Path, ...]
@@ -65,8 +64,7 @@ class Cleaned:
     refs: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Stray:
+class Stray(Struct, frozen=True):
     """Leftovers of a session moot can no longer use: its folder is gone, or no manifest names
     it. `clean_session(repo, stray.session)` removes them."""
 
@@ -77,8 +75,7 @@ class Stray:
     refs: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class _Listed:
+class _Listed(Struct, frozen=True):
     path: Path
     branch: str | None
     locked: bool

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from moot.code import (
     Baseline,
@@ -80,17 +81,16 @@ def tidy_note(session: str, removed: list[str], kept: list[str]) -> str | None:
     return "; ".join(parts) + "." if parts else None
 
 
-@dataclass
-class CodeWorkspace:
+class CodeWorkspace(Struct):
     """The worktrees of one session. Building it touches nothing; `prepare` (live runs only)
     takes the baseline, or finds it again on resume, and makes the worktrees that are missing."""
 
     settings: CodeSettings
     session: str
     folder: Path
-    _repo: Repo | None = field(default=None, repr=False)
-    _baseline: Baseline | None = field(default=None, repr=False)
-    _trees: dict[str, Worktree] = field(default_factory=dict, repr=False)
+    _repo: Repo | None = field(default=None)
+    _baseline: Baseline | None = field(default=None)
+    _trees: dict[str, Worktree] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:

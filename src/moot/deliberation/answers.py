@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
+
+from msgspec import Struct
 
 from moot.text import clean_text
 
@@ -53,14 +54,12 @@ AnswerSource = Literal["tag", "boxed", "answer_line", "last_line", "last_number"
 AnswerKind = Literal["number", "choice", "text"]
 
 
-@dataclass(frozen=True)
-class ExtractedAnswer:
+class ExtractedAnswer(Struct, frozen=True):
     text: str
     source: AnswerSource
 
 
-@dataclass(frozen=True)
-class NormalizedAnswer:
+class NormalizedAnswer(Struct, frozen=True):
     kind: AnswerKind
     key: str
 

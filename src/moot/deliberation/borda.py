@@ -20,8 +20,9 @@ Pure: no model calls, no clock, no randomness; the same rankings always give the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from msgspec import Struct
 
 __all__ = [
     "BordaResult",
@@ -35,8 +36,7 @@ __all__ = [
 TieBreak = Literal["none", "incumbent", "candidate_order", "no_valid_ranking"]
 
 
-@dataclass(frozen=True)
-class BordaResult:
+class BordaResult(Struct, frozen=True):
     """The aggregate of one pass's rankings.
 
     `scores` holds every candidate in the order of `candidates`; `tied` lists the candidates

@@ -38,9 +38,10 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
+
+from msgspec import Struct, field
 
 from moot.deliberation.answers import extract_answer, normalize_answer
 from moot.deliberation.markup import strip_markup
@@ -131,16 +132,14 @@ class Relation(enum.StrEnum):
     UNSURE = "unsure"
 
 
-@dataclass(frozen=True)
-class Comparison:
+class Comparison(Struct, frozen=True):
     """How two claims relate, and why in words ("408 vs 418")."""
 
     relation: Relation
     reason: str
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(Struct, frozen=True):
     """What one answer claims.
 
     `text` is the claim as shown to a reader (the explicit final answer, or the answer's head);
@@ -555,8 +554,7 @@ def _opcodes(a: Sequence[str], b: Sequence[str]) -> Sequence[tuple[str, int, int
     return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()  # pragma: no mutate
 
 
-@dataclass(frozen=True)
-class ClaimGroup:
+class ClaimGroup(Struct, frozen=True):
     """Agents whose claims agree pairwise. `claim` is in the words of its most common member."""
 
     claim: str

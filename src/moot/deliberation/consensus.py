@@ -16,8 +16,9 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
+
+from msgspec import Struct, field
 
 from moot.deliberation.claims import extract_claim, group_claims
 
@@ -58,8 +59,7 @@ def required_votes(voters: int, threshold: float) -> int:
     return math.ceil(round(voters * threshold, 9))
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(Struct, frozen=True):
     """One agent's answer in one round. An error response abstains with no position."""
 
     agent: str
@@ -73,8 +73,7 @@ class Response:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class VoteTally:
+class VoteTally(Struct, frozen=True):
     yes: int
     no: int
     abstain: int
@@ -98,8 +97,7 @@ class VoteTally:
         }
 
 
-@dataclass(frozen=True)
-class AgentConsensus:
+class AgentConsensus(Struct, frozen=True):
     reached: bool
     position_id: str | None
     method: Method
@@ -185,8 +183,7 @@ def detect_agent_consensus(
     return AgentConsensus(True, candidate, "unanimous" if yes == voting else "supermajority", tally)
 
 
-@dataclass(frozen=True)
-class Evaluation:
+class Evaluation(Struct, frozen=True):
     """One judge's evaluation in one judge round."""
 
     judge: str
@@ -199,8 +196,7 @@ class Evaluation:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class JudgeConsensus:
+class JudgeConsensus(Struct, frozen=True):
     reached: bool
     position_id: str | None  # the leading position, also when its confidence is too low
     confidence: float

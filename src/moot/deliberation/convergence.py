@@ -20,10 +20,10 @@ import asyncio
 import importlib
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from msgspec import Struct
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, utils
 
@@ -54,8 +54,7 @@ Layer = Literal["structural", "semantic", "arbiter"]
 NO_EMBEDDER_NOTE = "semantic convergence skipped: no embedding model (install moot's 'embed' extra)"
 
 
-@dataclass(frozen=True)
-class Thresholds:
+class Thresholds(Struct, frozen=True):
     """A layer at or above its threshold decides; the seed's defaults."""
 
     structural: float = 95.0

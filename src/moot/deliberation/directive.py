@@ -38,7 +38,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from moot.deliberation.echo import WORD, fold
 
@@ -235,8 +236,7 @@ def _samples(words: list[str], asked: AbstractSet[str]) -> set[str]:
     return runs | letters
 
 
-@dataclass(frozen=True)
-class _Task:
+class _Task(Struct, frozen=True):
     """What a directive is read against: the task's words (`asked`), their stems (an answer
     noun the task uses makes it an answer) and the caller's words of talk about answers."""
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TypedDict
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from moot.deliberation.claims import Claim, Relation, compare, extract_claim, group_claims
 from moot.deliberation.question import asks_for_a_name, is_yes_no_question
@@ -72,8 +74,7 @@ class OutcomeFields(TypedDict):
     verdicts: tuple[ModelVerdict, ...]
 
 
-@dataclass(frozen=True)
-class Judgement:
+class Judgement(Struct, frozen=True):
     """The finding and what it rests on, ready for an `Outcome`."""
 
     finding: Finding

@@ -49,8 +49,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
+
+from msgspec import Struct
 
 __all__ = ["Named", "conflict", "named", "stated"]
 
@@ -158,8 +159,7 @@ _NOT_THINGS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Named:
+class Named(Struct, frozen=True):
     """A claim's labels, complexities, preferences (how, first, second: "better", "sqlite",
     "postgres"), named options, versions, the words written as names and operators."""
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from msgspec import Struct
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import FormatError
@@ -60,8 +60,7 @@ def parse_solution(text: str) -> tuple[str, str]:
     return solution, extract_section(text, "analysis") or ""
 
 
-@dataclass(frozen=True)
-class JudgeVerdict:
+class JudgeVerdict(Struct, frozen=True):
     """A judge's verdict, parsed."""
 
     decision: Literal["CONSENSUS", "CONTINUE"]

@@ -32,8 +32,9 @@ import bisect
 import enum
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from itertools import compress, filterfalse, islice
+
+from msgspec import Struct
 
 from moot.deliberation import directive, echo, question, talkwords
 from moot.deliberation.directive import ASKS_SIZE, directs_the_answer, only_counts
@@ -72,8 +73,7 @@ class Reason(enum.StrEnum):
     NULL = "null"  # "None", "N/A", "True" alone, to a question such a value does not answer
 
 
-@dataclass(frozen=True)
-class NotSubstantive:
+class NotSubstantive(Struct, frozen=True):
     """The reason a reply is invalid, typed (`reason`) and in words (`detail`), for the record
     and the report: `str(x)` reads "it only repeats the prompt's template ('{ newVote }')"."""
 

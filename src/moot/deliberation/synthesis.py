@@ -15,7 +15,7 @@ Pure and deterministic: a replay checks the recorded text to the same verdict.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from moot.deliberation.agreement import keeps_agreed_content
 from moot.deliberation.answers import extract_answer
@@ -25,8 +25,7 @@ from moot.types import Finding
 __all__ = ["SynthesisCheck", "check_synthesis"]
 
 
-@dataclass(frozen=True)
-class SynthesisCheck:
+class SynthesisCheck(Struct, frozen=True):
     """Whether a synthesis may be the final answer, and why in words."""
 
     accepted: bool

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
+
+from msgspec import Struct
 
 __all__ = [
     "TINY_MODEL_PATTERNS",
@@ -43,8 +44,7 @@ __all__ = [
 Status = Literal["agreed", "dissented", "abstained", "failed", "invalid"]
 
 
-@dataclass(frozen=True)
-class Participant:
+class Participant(Struct, frozen=True):
     """One agent that started, as the user knows it ("Agent B"), and how it ended: agreed with
     the outcome, dissented, abstained, failed (no reply: an error, a timeout), or invalid (a
     reply that was not a substantive answer). `reason` says why it failed or was invalid."""
@@ -54,13 +54,11 @@ class Participant:
     reason: str = ""
 
 
-@dataclass(frozen=True)
-class Votes:
+class Votes(Struct, frozen=True):
     """The agents voted on the answer (the court's agent rounds)."""
 
 
-@dataclass(frozen=True)
-class MatchingAnswers:
+class MatchingAnswers(Struct, frozen=True):
     """The agents' answers matched: word for word ("exact"), nearly ("similar", with the lowest
     pairwise similarity as `score`), or as a judge found ("judged")."""
 
@@ -68,8 +66,7 @@ class MatchingAnswers:
     score: float | None = None
 
 
-@dataclass(frozen=True)
-class JudgeScore:
+class JudgeScore(Struct, frozen=True):
     """One judge scored the solutions' convergence (the arena's verify)."""
 
     judge: str
@@ -77,8 +74,7 @@ class JudgeScore:
     out_of: int = 10
 
 
-@dataclass(frozen=True)
-class JudgePanel:
+class JudgePanel(Struct, frozen=True):
     """A panel of judges selected the answer (the court's judge rounds). A panel's pick is a
     decision over agents that did not agree, never their consensus: the outcome is labelled
     "chosen by the judges" and no consensus is allowed."""
@@ -88,8 +84,7 @@ class JudgePanel:
     confidence: float
 
 
-@dataclass(frozen=True)
-class Checks:
+class Checks(Struct, frozen=True):
     """Verify commands run on the result: how many passed of how many."""
 
     passed: int

@@ -9,7 +9,6 @@ Times come from the events' own timestamps and an injected clock, so a test can 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from moot import protocols
@@ -25,7 +24,6 @@ __all__ = ["AgentRow", "Board"]
 AgentRow = AgentStanding  # one row of the table: an agent's tally
 
 
-@dataclass
 class Board(Standing):
     session_id: str = ""
     protocol: str = ""

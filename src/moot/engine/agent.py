@@ -3,7 +3,7 @@ and its model (none in replay mode)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from moot.config import AgentConfig
 from moot.models.base import Model
@@ -11,8 +11,7 @@ from moot.models.base import Model
 __all__ = ["Agent"]
 
 
-@dataclass
-class Agent:
+class Agent(Struct):
     """A participant, known to prompts only by its alias."""
 
     alias: str  # agent_a

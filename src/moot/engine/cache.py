@@ -26,10 +26,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from msgspec import Struct
 from pydantic import ValidationError
 
 from moot.config import RunConfig
@@ -114,8 +114,7 @@ def run_seed(task: str, config: RunConfig) -> int:
     return int.from_bytes(digest.digest()[:4], "big") >> 1  # 31 bits, as a random seed
 
 
-@dataclass(frozen=True)
-class CacheStats:
+class CacheStats(Struct, frozen=True):
     """What `moot cache stats` shows. Counts are for the whole store, every process."""
 
     store: str  # "sqlite:/home/me/.moot/cache.sqlite", "redis://host:6379/0"
@@ -473,8 +472,7 @@ async def _with_store(spec: str | None, work: Callable[[CacheStore], Awaitable[T
 
 
 # -- what Session.ask uses --------------------------------------------------------------------
-@dataclass(frozen=True)
-class CacheHit:
+class CacheHit(Struct, frozen=True):
     key: str
     completion: Completion  # as returned: no cost, no usage, no latency
     stored: Completion  # as stored, for the journal (what the original call cost)

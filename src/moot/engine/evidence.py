@@ -23,9 +23,10 @@ import hashlib
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from moot.engine.journal import UNSIGNED_ACCEPTED, Journal, canonical_json
 from moot.engine.result import Result, unsealed
@@ -57,8 +58,7 @@ def session_digest(content: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(dict(content)).encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(Struct, frozen=True):
     """One file that proves the journal is not the one it should be."""
 
     source: str  # the file: result.json, report.md, session.json

@@ -20,9 +20,10 @@ import hmac
 import json
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from moot.errors import JournalError
 
@@ -69,8 +70,7 @@ def anchors(key: bytes | None) -> dict[str, Any]:
     return {"journal_head": HEAD_NAME, "journal_signed": key is not None}
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(Struct, frozen=True):
     """What the sealed head says of its journal: how many events, the last one's hash."""
 
     events: int  # how many events the journal held

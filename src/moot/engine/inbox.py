@@ -19,9 +19,11 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import asdict
 
 from moot.engine.store import SessionFolder, storage_error
 from moot.errors import MootError
@@ -49,8 +51,7 @@ class NoteRefused(MootError):
     """A note that cannot be sent: no such agent, an empty text, a finished session."""
 
 
-@dataclass(frozen=True)
-class HumanNote:
+class HumanNote(Struct, frozen=True):
     """One note from the person running the session to one agent."""
 
     id: str

@@ -33,9 +33,10 @@ import hashlib
 import hmac
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from moot.engine.head import (
     HEAD_NAME,
@@ -87,8 +88,7 @@ def _is_json_object(raw: bytes) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class JournalRepair:
+class JournalRepair(Struct, frozen=True):
     """What load cut from a torn tail."""
 
     line: int

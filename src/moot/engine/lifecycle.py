@@ -18,9 +18,10 @@ import platform
 import shutil
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from moot import collector
 from moot.config import RunConfig
@@ -89,8 +90,7 @@ __all__ = [
 ProtocolFn = Callable[[Session], Awaitable[Outcome]]
 
 
-@dataclass(frozen=True)
-class Ended:
+class Ended(Struct, frozen=True):
     """How a run of a session ended."""
 
     folder: SessionFolder
@@ -383,8 +383,7 @@ def _result(
     return seal_result(result, session.journal)  # carries the journal head it came from
 
 
-@dataclass
-class Running:
+class Running(Struct):
     """A run in progress (`running`): the Session its protocol runs over. The block sets
     `outcome` when the protocol returns; `ended` says how the run ended once the block is left."""
 

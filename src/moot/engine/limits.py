@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
 from typing import Protocol
+
+from msgspec import Struct
 
 from moot.config import Limits
 from moot.engine.standing import active_seconds
@@ -34,8 +35,7 @@ class _Totals(Protocol):
     unpriced_tokens: int  # tokens of calls whose cost is unknown
 
 
-@dataclass(frozen=True)
-class Worst:
+class Worst(Struct, frozen=True):
     """What one call may spend at most: tokens (prompt and completion) and USD. `prompt`:
     what it spends whatever it answers."""
 

@@ -20,8 +20,9 @@ The rule is generic: it reads the journal's asks, never a protocol's vocabulary.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from moot.types import Event, EventKind, FailureKind, Outcome, alias_label
 
@@ -40,8 +41,7 @@ __all__ = [
 _NAMED = 6
 
 
-@dataclass(frozen=True)
-class Lost:
+class Lost(Struct, frozen=True):
     """A step whose latest journaled answer is a failed call."""
 
     step: str

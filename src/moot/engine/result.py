@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from msgspec import Struct
 from pydantic import BaseModel, ConfigDict
 
 from moot import lazy
@@ -186,8 +186,7 @@ class Result(BaseModel):
 _TYPED_OUTCOME = ("finding", "claims", "changes", "verdicts", "synthesis")
 
 
-@dataclass(frozen=True)
-class Check(RunVerdict):
+class Check(Struct, RunVerdict, frozen=True):
     command: str
     exit_code: int | None
     timed_out: bool
@@ -195,8 +194,7 @@ class Check(RunVerdict):
     cut: bool
 
 
-@dataclass(frozen=True)
-class CodeRow:
+class CodeRow(Struct, frozen=True):
     """One change: `name` is the worktree (an agent's alias, or a candidate like `b1`)."""
 
     name: str

@@ -20,8 +20,9 @@ import hashlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from msgspec.structs import asdict
 
 from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent

@@ -8,8 +8,9 @@ calls, tokens or costs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from moot.types import ENDED_KINDS, Completion, Event, EventKind, RoundSummary, Step, Usage
 
@@ -34,8 +35,7 @@ def active_seconds(events: Iterable[Event]) -> float:
     return total
 
 
-@dataclass
-class AgentStanding:
+class AgentStanding(Struct):
     """One agent's part of the tally: where it is and what it has cost."""
 
     alias: str
@@ -96,8 +96,7 @@ class AgentStanding:
         self.status = "done" if completion.ok else "failed"
 
 
-@dataclass
-class Standing:
+class Standing(Struct):
     """Where a session stands, folded from its events (what the faces render)."""
 
     agents: dict[str, AgentStanding] = field(default_factory=dict)

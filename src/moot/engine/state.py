@@ -10,8 +10,9 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder, atomic_write
@@ -37,8 +38,7 @@ def pid_alive(pid: int) -> bool:
 STOPPED_UNEXPECTEDLY = "stopped unexpectedly"
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(Struct, frozen=True):
     """A session's state as another process sees it: `state.json`, with a `running` session
     whose process is gone read as stopped unexpectedly (crashed or killed)."""
 

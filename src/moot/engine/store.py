@@ -9,11 +9,11 @@ import os
 import secrets
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
+from msgspec import Struct
 
 from moot import files
 from moot.engine.result import FORMAT_VERSION
@@ -163,8 +163,7 @@ class _File:
         return folder.path / self.name
 
 
-@dataclass(frozen=True)
-class SessionFolder:
+class SessionFolder(Struct, frozen=True):
     """A session's folder and the files in it."""
 
     path: Path

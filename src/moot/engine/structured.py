@@ -9,8 +9,9 @@ takes it from the journal and repairs nothing (issue 30: reading a session is li
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from msgspec import Struct
 
 from moot.engine.repair import repair_off_loop
 from moot.engine.session import Session
@@ -28,8 +29,7 @@ REASK = (
 )
 
 
-@dataclass(frozen=True)
-class Parsed(Generic[T]):
+class Parsed(Struct, Generic[T], frozen=True):
     """The outcome of a structured ask. `value` is None when the reply stayed invalid."""
 
     value: T | None

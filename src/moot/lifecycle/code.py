@@ -9,9 +9,10 @@ import json
 import os
 import re
 import signal
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from moot.code import (
     Applied,
@@ -44,8 +45,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class AppliedChange:
+class AppliedChange(Struct, frozen=True):
     alias: str
     applied: Applied
     cleaned: Cleaned | None

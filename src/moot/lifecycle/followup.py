@@ -8,7 +8,8 @@ thread is a session and the sessions it follows, oldest first."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from moot.engine.store import SessionFolder, find_session
 from moot.errors import ConfigError, MootError
@@ -52,8 +53,7 @@ def parent_id(task: str) -> str | None:
     return found.group(1) if found else None
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(Struct, frozen=True):
     """One session of a thread: what was asked in it, and what it answered."""
 
     session_id: str

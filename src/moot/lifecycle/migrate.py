@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from msgspec import Struct
 from pydantic import ValidationError
 
 from moot.config import format_validation_error
@@ -46,8 +46,7 @@ DEFAULT_CONTEXT_WINDOW = 128_000  # what the engine assumes for an alias with no
 _NOT_BACKED_UP = ("lock", "lock.owner")
 
 
-@dataclass(frozen=True)
-class Migration:
+class Migration(Struct, frozen=True):
     session_id: str
     from_version: int
     to_version: int

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
+from msgspec import Struct
+from msgspec.structs import replace
 from pydantic import ValidationError
 
 from moot import protocols
@@ -62,8 +63,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """What runs: the protocol's record, the config and the protocol's validated options."""
 
     record: ProtocolDefinition[Any]

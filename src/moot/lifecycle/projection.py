@@ -16,11 +16,11 @@ and named.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import msgspec
+from msgspec import Struct
 from pydantic import BaseModel
 
 from moot.config import AgentConfig
@@ -36,8 +36,7 @@ __all__ = ["Estimate", "Line", "estimate", "render", "within_windows"]
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(Struct, frozen=True):
     role: str
     model: str
     fewest: int
@@ -48,8 +47,7 @@ class Line:
     priced: bool
 
 
-@dataclass(frozen=True)
-class Estimate:
+class Estimate(Struct, frozen=True):
     protocol: str
     lines: tuple[Line, ...]
 
@@ -108,7 +106,7 @@ def estimate(plan: Plan, task: str, caps: Mapping[str, int] | None = None) -> Es
     if project is None:
         return None
     if caps:
-        plan = dataclasses.replace(
+        plan = msgspec.structs.replace(
             plan, config=_capped(plan.config, caps), options=_capped(plan.options, caps)
         )
     task_tokens = estimate_tokens(task)
@@ -207,7 +205,7 @@ def within_windows(
         if window is None or line.tokens_per_call <= window:
             lines.append(line)
             continue
-        lines.append(dataclasses.replace(line, tokens_per_call=window))
+        lines.append(msgspec.structs.replace(line, tokens_per_call=window))
         fits = cut.get((line.role, line.model))
         over.setdefault((line.model, window, fits), []).append(line)
     notes = []
@@ -231,4 +229,4 @@ def within_windows(
                 f"{head}: such a prompt is sent as it is, and the model refuses it (the call "
                 f"fails); {fix}."
             )
-    return dataclasses.replace(est, lines=tuple(lines)), notes
+    return msgspec.structs.replace(est, lines=tuple(lines)), notes

@@ -9,8 +9,9 @@ upgraded journal replays to its result) and `resume` of a finished session all c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from moot.engine import lifecycle
 from moot.engine.journal import Journal, key_from_env
@@ -26,8 +27,7 @@ __all__ = ["FINDING_RULE", "ReplayReport", "outcome_change", "replay"]
 FINDING_RULE = "moot's finding (labels are decided from the agents' final answers)"
 
 
-@dataclass(frozen=True)
-class ReplayReport:
+class ReplayReport(Struct, frozen=True):
     """A replay's result, and whether it matches the stored result.json. `changed` explains a
     difference that is not a mismatch: the stored result was computed from this very journal
     (its seal holds) before labels were moot's finding, and the replay gives the outcome under

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import logging
 import secrets
 import shutil
@@ -28,11 +27,12 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
 from filelock import FileLock
+from msgspec import Struct
 
 from moot import collector
 from moot.config import RunConfig, check_task, read_config_file
@@ -58,8 +58,7 @@ __all__ = ["OnOutcome", "RunResult", "resume_async", "run_sync", "start_async"]
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(Struct, frozen=True):
     """How a run ended: its session, result and exit code."""
 
     session_id: str
@@ -145,8 +144,7 @@ async def resume_async(
 
 
 # -- opening ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Opened:
+class _Opened(Struct, frozen=True):
     """A session ready to run: its folder and journal open, its participants' models made."""
 
     folder: SessionFolder
@@ -166,7 +164,7 @@ def _open_new(
         from moot.code.workspace import check_repo
 
         code = check_repo(plan.config.code)
-        plan = dataclasses.replace(plan, config=plan.config.model_copy(update={"code": code}))
+        plan = msgspec.structs.replace(plan, config=plan.config.model_copy(update={"code": code}))
     record, options = plan.record, plan.options
     if not task.strip() and record.default_task is not None:
         task = record.default_task(options) or ""

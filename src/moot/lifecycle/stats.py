@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import asdict
 
 from moot.engine.store import SessionFolder
 
 __all__ = ["ModelStats", "model_stats"]
 
 
-@dataclass
-class ModelStats:
+class ModelStats(Struct):
     """One model's record over the sessions it took part in (as one agent or several)."""
 
     model: str

@@ -13,12 +13,12 @@ import asyncio
 import json
 import math
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Unpack
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from msgspec import Struct, field
 
 from moot.engine.store import find_session
 from moot.errors import ConfigError
@@ -84,8 +84,7 @@ async def _no_choice(prompt: str, options: Sequence[str]) -> str | None:
     return None
 
 
-@dataclass
-class Runs:
+class Runs(Struct):
     """The runs this server has under way, by session id; `root`: the sessions folder (None:
     moot's home)."""
 

@@ -9,8 +9,9 @@ cache reads and writes, which Anthropic reports apart from `input_tokens`.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from moot.models.base import Capabilities, ModelSettings, Spec
 from moot.models.http import Api, SdkProvider
@@ -92,7 +93,7 @@ class AnthropicModel(SdkProvider["anthropic.AsyncAnthropic"]):
             )
         if request.json_schema is not None and self.capabilities.json_schema:
             if schema_problem(text, request.json_schema) is not None:
-                self.capabilities = dataclasses.replace(self.capabilities, json_schema=False)
+                self.capabilities = msgspec.structs.replace(self.capabilities, json_schema=False)
         raw = response.usage
         cache_read = int(raw.cache_read_input_tokens or 0)
         cache_write = int(raw.cache_creation_input_tokens or 0)

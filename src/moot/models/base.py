@@ -20,8 +20,9 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from msgspec import Struct
 
 from moot.errors import ConfigError, ProviderMissing
 from moot.types import Completion, ModelSettings, Request, Spec, parse_spec
@@ -45,8 +46,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Capabilities:
+class Capabilities(Struct, frozen=True):
     """What a backend really enforces. Protocols may rely on nothing else."""
 
     json_schema: bool = False
@@ -78,8 +78,7 @@ class Model(Protocol):
     async def aclose(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class CallContext:
+class CallContext(Struct, frozen=True):
     """Where a call runs: its step and agent, what earlier runs journaled for this agent, and
     how to journal more. `recorded` holds the data of every `checkpoint` event of the agent,
     oldest first, each with the `step` it was recorded at. Call from the event loop only."""
@@ -108,8 +107,7 @@ def call_context() -> CallContext | None:
 Factory = Callable[[Spec, ModelSettings], Model]
 
 
-@dataclass(frozen=True)
-class ProviderInfo:
+class ProviderInfo(Struct, frozen=True):
     """A provider in the registry: where its class lives and what it needs. An installed
     package offers one as a plugin (moot/plugins/) by naming an instance in its `moot.plugins`
     entry points."""

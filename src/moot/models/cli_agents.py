@@ -54,8 +54,9 @@ import shlex
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
@@ -73,8 +74,7 @@ DEFAULT_TIMEOUT = 600.0
 _TOKEN = re.compile(r"\{\{[A-Z_]+\}\}")
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(Struct, frozen=True):
     """A built-in coding CLI: `command [subcommand] [--model M] args MODE [extra_args] tail`,
     MODE being `edit` in a code task's worktree and `read_only` everywhere else."""
 
@@ -150,8 +150,7 @@ TOOLS: dict[str, Tool] = {
 }
 
 
-@dataclass
-class CliReply:
+class CliReply(Struct):
     """What a tool's output says: the answer, usage and cost when given, or its error."""
 
     text: str = ""

@@ -32,9 +32,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from msgspec import Struct
 
 from moot.models.base import call_context
 from moot.models.proc_supervisor import GRACE, session_members
@@ -88,8 +89,7 @@ def _copy_target() -> BinaryIO | None:
     return None
 
 
-@dataclass(frozen=True)
-class ProcessResult:
+class ProcessResult(Struct, frozen=True):
     exit_code: int | None  # None: killed by us
     stdout: bytes
     stderr: str

@@ -8,8 +8,9 @@ import asyncio
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from moot.config import AgentConfig
 from moot.errors import ConfigError
@@ -25,14 +26,12 @@ __all__ = ["Check", "ModelReport", "check_models", "provider_lines"]
 PING_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Struct, frozen=True):
     ok: bool
     text: str
 
 
-@dataclass
-class ModelReport:
+class ModelReport(Struct):
     spec: str
     checks: list[Check] = field(default_factory=list)
 

@@ -7,8 +7,9 @@ The key comes from GEMINI_API_KEY or GOOGLE_API_KEY. The SDK's own retries are s
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from moot.models.base import Capabilities, ModelSettings, Spec
 from moot.models.http import Api, SdkProvider
@@ -96,7 +97,7 @@ class GoogleModel(SdkProvider["genai.Client"]):
         text = "".join(part.text for part in parts if part.text and not part.thought)
         if request.json_schema is not None and self.capabilities.json_schema:
             if schema_problem(text, request.json_schema) is not None:
-                self.capabilities = dataclasses.replace(self.capabilities, json_schema=False)
+                self.capabilities = msgspec.structs.replace(self.capabilities, json_schema=False)
         meta = response.usage_metadata
         usage = Usage(
             prompt_tokens=int(getattr(meta, "prompt_token_count", 0) or 0),

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import importlib
 import threading
 import weakref
 from abc import abstractmethod
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlparse
+
+import msgspec
+from msgspec import Struct
 
 from moot.models.base import Capabilities
 from moot.models.keys import read_key
@@ -145,8 +146,7 @@ def _warm_quietly(url: str) -> None:
         warm(url)
 
 
-@dataclass
-class _Shared:
+class _Shared(Struct):
     """One endpoint's client on one event loop, and how many models use it."""
 
     client: httpx2.AsyncClient
@@ -266,8 +266,7 @@ def json_object(response: httpx2.Response, describe: Callable[[str], str]) -> di
     return data
 
 
-@dataclass(frozen=True)
-class Api:
+class Api(Struct, frozen=True):
     """What an `HttpProvider` subclass says of itself: its `label` (in messages, for the key
     and the network guard, and the default price key `label:MODEL`), the `default_url` under
     `settings.base_url`, the variables holding its key, what it enforces (`capabilities`; the
@@ -309,7 +308,7 @@ class HttpProvider(Provider):
         super().__init__(
             str(spec),
             settings,
-            dataclasses.replace(api.capabilities, context_window=window),
+            msgspec.structs.replace(api.capabilities, context_window=window),
             label=api.label,
             endpoint=base_url,
             pricer=Pricer(str(spec), price_keys, settings, free=api.free),

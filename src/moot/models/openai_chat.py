@@ -15,11 +15,12 @@ that lets a bad one through loses its `json_schema` capability.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import Struct
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, endpoint, runs_free
@@ -42,8 +43,7 @@ _ACCOUNT_HEADERS = (
 )
 
 
-@dataclass(frozen=True)
-class Preset:
+class Preset(Struct, frozen=True):
     """A named OpenAI-compatible service: its key and token parameter (its address is the
     provider registry's `default_url`)."""
 
@@ -215,7 +215,7 @@ class OpenAIChatModel(HttpProvider):
         ):
             self._schema_mode = _SCHEMA_LADDER[_SCHEMA_LADDER.index(self._schema_mode) + 1]
             if self._schema_mode == "none":
-                self.capabilities = dataclasses.replace(self.capabilities, json_schema=False)
+                self.capabilities = msgspec.structs.replace(self.capabilities, json_schema=False)
             return True
         for name in ("max_completion_tokens", "max_tokens"):
             if name in params and name in error and name not in self._dropped:
@@ -227,7 +227,7 @@ class OpenAIChatModel(HttpProvider):
         for name in ("temperature", "seed"):
             if name in params and name in error:
                 self._dropped.add(name)
-                self.capabilities = dataclasses.replace(self.capabilities, **{name: False})
+                self.capabilities = msgspec.structs.replace(self.capabilities, **{name: False})
                 return True
         return False
 
@@ -248,7 +248,7 @@ class OpenAIChatModel(HttpProvider):
         if request.json_schema is not None and self.capabilities.json_schema:
             if schema_problem(text, request.json_schema) is not None:
                 # Claimed, not enforced: stop relying on it; the engine's ladder takes over.
-                self.capabilities = dataclasses.replace(self.capabilities, json_schema=False)
+                self.capabilities = msgspec.structs.replace(self.capabilities, json_schema=False)
         return Reply(text, _usage(data.get("usage"), request, text))
 
 

@@ -19,10 +19,11 @@ import importlib.util
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from moot.errors import ConfigError
 from moot.files import moot_home
@@ -50,8 +51,7 @@ _log = logging.getLogger("moot")
 _DATE_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(Struct, frozen=True):
     """USD per million tokens of one model."""
 
     input: float

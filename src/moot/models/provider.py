@@ -40,12 +40,13 @@ it writes `api()`, saying what it is, and the wire.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar
+
+import msgspec
+from msgspec import Struct
 
 from moot.models.base import Capabilities
 from moot.models.classify import classify_exception, failure
@@ -65,8 +66,7 @@ class ProviderError(Exception):
         self.retry_after = retry_after
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(Struct, frozen=True):
     """What a backend answered. `cost` only when the backend itself reported it (a CLI's
     total_cost_usd); otherwise the provider's `price` computes it from `usage`."""
 
@@ -99,7 +99,7 @@ class Provider(ABC):
         self.pricer = pricer
         if capabilities.max_concurrency is None:
             limit = settings.concurrency or self.default_max_concurrency
-            capabilities = dataclasses.replace(capabilities, max_concurrency=limit)
+            capabilities = msgspec.structs.replace(capabilities, max_concurrency=limit)
         self.capabilities = capabilities
         self._warming: threading.Thread | None = None
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from moot.pipeline.options import GATE_NAMES, Gates
 
@@ -29,8 +30,7 @@ __all__ = ["PLUGINS", "Gate", "detect", "plugins", "resolve", "run_plugin", "sca
 PLUGINS = "moot.gates"  # the older entry-point group of gates (moot.plugins is read too)
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(Struct, frozen=True):
     name: str
     command: str  # "" for the secret scan (moot's own) and for a plugin
     plugin: str = ""  # a plugin's `module:attribute`

@@ -25,9 +25,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
@@ -48,8 +49,7 @@ __all__ = ["Context", "TaskRun", "move", "run_task"]
 _REVIEW = ("APPROVED", "NEEDS_CHANGES")
 
 
-@dataclass
-class TaskRun:
+class TaskRun(Struct):
     """One task's way through the states, as this run derives it from the journal."""
 
     spec: TaskSpec
@@ -65,8 +65,7 @@ class TaskRun:
         self.evidence.setdefault(kind, []).append(item)
 
 
-@dataclass
-class Context:
+class Context(Struct):
     task: str  # the feature
     doc: PlanDoc
     opts: PipelineOptions

@@ -16,8 +16,9 @@ neither resume nor replay runs it again."""
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from moot.config import CodeSettings, RunConfig
 from moot.engine.replies import call_settings_masked, masked
@@ -31,8 +32,7 @@ __all__ = ["Played", "play"]
 _PROTOCOL = "refine"  # the seed's tournaments, composed from the floor above the protocols
 
 
-@dataclass(frozen=True)
-class Played:
+class Played(Struct, frozen=True):
     """What the pipeline keeps of a child tournament."""
 
     session: str  # the child's id

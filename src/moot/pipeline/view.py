@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from moot.errors import FormatError
 from moot.pipeline.document import PlanDoc, parse_plan, render_markdown
@@ -29,8 +30,7 @@ __all__ = ["TaskView", "report_sections", "status_lines", "task_views"]
 _STATE_STEP = re.compile(r"^t(\d+)/state/(\d+)$")
 
 
-@dataclass
-class TaskView:
+class TaskView(Struct):
     """One task as the journal shows it so far."""
 
     id: str

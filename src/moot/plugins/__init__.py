@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from moot.plugins.kinds import CLASSES, KINDS, GatePlugin, JudgePlugin, Offered
 
@@ -58,8 +59,7 @@ LEGACY: dict[str, str] = {"moot.protocols": "protocol", "moot.gates": "gate"}
 _log = logging.getLogger("moot")
 
 
-@dataclass
-class Plugin:
+class Plugin(Struct):
     """One entry point found: where it comes from, and what loading it gave."""
 
     name: str

@@ -5,9 +5,10 @@ and the two whose classes are here, a QA gate (GatePlugin) and a judge (JudgePlu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
+
+from msgspec import Struct
 
 __all__ = ["CLASSES", "KINDS", "Check", "GatePlugin", "JudgePlugin", "Offered"]
 
@@ -34,8 +35,7 @@ class Offered(Protocol):
 Check = Callable[[Path, str], tuple[bool, str]]
 
 
-@dataclass(frozen=True)
-class GatePlugin:
+class GatePlugin(Struct, frozen=True):
     """A QA gate of the feature pipeline (`moot execute`): `check(worktree, patch)` answers
     (passed, output) for one task's change; it runs after the tests, before the secret scan,
     and its verdict is journaled (a resume does not run it again)."""
@@ -46,8 +46,7 @@ class GatePlugin:
     summary: str = ""
 
 
-@dataclass(frozen=True)
-class JudgePlugin:
+class JudgePlugin(Struct, frozen=True):
     """A provider of judge models: `NAME:MODEL` specs for the judge seats of a config
     (court.judges, pick.judge, ...), listed by `moot models` as a judge; a config that seats
     one as an agent is refused (it judges, it does not debate). Its factory at

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
@@ -101,8 +102,7 @@ def revise_format(s: Session, alias: str) -> str:
     return _REVISE_DIFF + DIFF_FORMAT
 
 
-@dataclass(frozen=True)
-class Work:
+class Work(Struct, frozen=True):
     """How an agent's turn ended: its change so far, the verify results, the conversation."""
 
     alias: str

@@ -20,10 +20,11 @@ and the rest (flags, hooks) only where a protocol differs from the default.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
+
+from msgspec import Struct, field
 
 from moot.config import AgentConfig, RunConfig, Section
 from moot.engine.session import Session
@@ -52,8 +53,7 @@ __all__ = [
 OptionsT = TypeVar("OptionsT", bound=Section)
 
 
-@dataclass(frozen=True)
-class Role:
+class Role(Struct, frozen=True):
     """A group of participants: their alias prefix (`agent` -> agent_a...), the salt of their
     seeded alias shuffle, their configs in the order given, and whether they judge others'
     work (a verdict, a ranking, a pick): a judge needs a fresh context, so no inline agent
@@ -65,8 +65,7 @@ class Role:
     judges: bool = False
 
 
-@dataclass(frozen=True)
-class Projected:
+class Projected(Struct, frozen=True):
     """What one participant may be asked before the run ends: the fewest and the most calls
     (the most when every cap is reached: every round, every re-ask), and the prompt tokens
     of its largest prompt (an estimate: task, instructions and the texts it is shown, each
@@ -87,8 +86,7 @@ class Projected:
 Projection = list[Projected]
 
 
-@dataclass(frozen=True)
-class RoundsNeeded:
+class RoundsNeeded(Struct, frozen=True):
     """The fewest rounds (the option `--rounds` sets) in which a run can reach what the
     protocol ends on (`goal`, a verb: "converge"), and why, as a clause (refine: "the
     incumbent must win convergence_k = 2 passes in a row"). A run capped below them still
@@ -143,8 +141,7 @@ def _literal_values(annotation: Any) -> tuple[str, ...]:
     return tuple(value for arg in get_args(annotation) for value in _literal_values(arg))
 
 
-@dataclass(frozen=True)
-class Conduct(Generic[OptionsT]):
+class Conduct(Struct, Generic[OptionsT], frozen=True):
     """What the engine calls of a protocol: `run` it in a session on a task, read one of its
     round entries (`Outcome.details["rounds"]`) as faces show it (`describe_round`; None: not a
     round entry), and its worst case before anything runs (`project`: `moot run --dry-run`,
@@ -155,8 +152,7 @@ class Conduct(Generic[OptionsT]):
     project: Callable[[RunConfig, OptionsT], Projection] | None = None
 
 
-@dataclass(frozen=True)
-class Participants(Generic[OptionsT]):
+class Participants(Struct, Generic[OptionsT], frozen=True):
     """Who takes part in a protocol: its `roles` for a config (default: the agents alone), and
     how many agents it needs (`max_agents` None: no bound). Called, it gives the roles."""
 
@@ -168,8 +164,7 @@ class Participants(Generic[OptionsT]):
         return self.roles(config, options)
 
 
-@dataclass(frozen=True)
-class Presentation:
+class Presentation(Struct, frozen=True):
     """What the faces add for a protocol.
 
     `phase_titles`: how report.html titles its phases ("evaluate" -> "Critiques"); a phase not
@@ -188,8 +183,7 @@ class Presentation:
     turn_reading: Callable[[str, str, Mapping[str, Any]], str | None] | None = None
 
 
-@dataclass(frozen=True)
-class ProtocolDefinition(Generic[OptionsT]):
+class ProtocolDefinition(Struct, Generic[OptionsT], frozen=True):
     """Everything moot needs to know about a protocol.
 
     What every protocol needs: `name`, `summary`, `options`, what the engine calls of it

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from msgspec import Struct
 
 from moot import lazy
 from moot.types import Request
@@ -90,8 +91,7 @@ def final_writer(actor: Actor, prompt: str) -> str:
     return f"{said}\nAnswer: {first}"
 
 
-@dataclass(frozen=True)
-class Script:
+class Script(Struct, frozen=True):
     """A protocol's replies for scripted participants, and what the suite may assume of it."""
 
     # The reply to one ask of the protocol (the step id in `request.meta["step"]`).

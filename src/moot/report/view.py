@@ -12,8 +12,10 @@ a result yet (running, or stopped by a crash) gives a view of what the journal h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from moot import protocols
 from moot.engine.evidence import check_evidence
@@ -67,8 +69,7 @@ STATUS_TEXT = {
 }
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(Struct, frozen=True):
     """One journaled step: an agent's answer or a verify command's result."""
 
     step: str
@@ -115,14 +116,12 @@ class Turn:
         return self.reading or summarize(self.text)
 
 
-@dataclass
-class Phase:
+class Phase(Struct):
     name: str
     turns: list[Turn] = field(default_factory=list)
 
 
-@dataclass
-class Round:
+class Round(Struct):
     """Everything journaled under one round number (or one named stage with no number)."""
 
     number: int | None
@@ -139,8 +138,7 @@ class Round:
         return self.phases[-1]
 
 
-@dataclass(frozen=True)
-class AgentView:
+class AgentView(Struct, frozen=True):
     alias: str
     model: str
     calls: int
@@ -154,8 +152,7 @@ class AgentView:
         return label(self.alias)
 
 
-@dataclass
-class SessionView:
+class SessionView(Struct):
     session_id: str
     protocol: str
     task: str

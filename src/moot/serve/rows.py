@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from moot.engine.state import seen_state
 from moot.engine.store import SessionFolder, list_sessions, read_json
@@ -20,8 +21,7 @@ __all__ = ["Filters", "Page", "page_of", "row_of"]
 PAGE_SIZE = 50
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(Struct, frozen=True):
     """What the sessions page was asked to show: each filter empty when not given."""
 
     protocol: str = ""
@@ -41,8 +41,7 @@ class Filters:
         return {key: value for key, value in pairs.items() if value}
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(Struct, frozen=True):
     rows: list[dict[str, Any]]
     number: int
     pages: int

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from moot.text.safe import strip_sequences
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict
@@ -201,8 +202,7 @@ def verdict_line(verdict: ModelVerdict) -> str:
     return f"{head}; upheld by moot's check"
 
 
-@dataclass(frozen=True)
-class ClaimsTable:
+class ClaimsTable(Struct, frozen=True):
     """Each agent's claim after every round: `rows` in the order agents first appear, one cell
     per round (None: no record for that round)."""
 

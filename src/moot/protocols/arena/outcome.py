@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Literal
+
+from msgspec.structs import replace
 
 from moot.deliberation import claims, finding, trust
 from moot.deliberation.parsing import JudgeVerdict

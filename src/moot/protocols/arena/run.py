@@ -22,8 +22,9 @@ finding labels is assembled in outcome.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from moot import lazy
 from moot.deliberation.anonymize import quote

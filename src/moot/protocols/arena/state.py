@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from moot.protocols.arena.options import ArenaOptions
 from moot.types import Message, ModelVerdict
@@ -16,8 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["State", "label"]
 
 
-@dataclass
-class State:
+class State(Struct):
     """What the protocol knows between phases; rebuilt identically on every resume."""
 
     task: str

@@ -9,8 +9,9 @@ was an abstention."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.finding import Judgement, names
@@ -50,8 +51,7 @@ def relations(chair: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) ->
     return out
 
 
-@dataclass(frozen=True)
-class Stages:
+class Stages(Struct, frozen=True):
     """What the council's stages recorded: the session's begin record, every answer, every
     ranking and their aggregate, the chairman's reply (None: not asked), and moot's finding
     over the answers."""

@@ -4,7 +4,7 @@ system prompt each agent and judge is given."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from moot.deliberation.anonymize import quote
 from moot.deliberation.consensus import Response
@@ -17,8 +17,7 @@ from moot.types import Message, estimate_tokens
 __all__ = ["Block", "fit_rounds", "history", "system_prompt"]
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(Struct, frozen=True):
     """One earlier round as a prompt shows it."""
 
     round: int

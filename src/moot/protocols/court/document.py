@@ -7,9 +7,10 @@ own timestamps (`Session.recorded_at`), so a replay rebuilds the document byte f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from msgspec import Struct, field
 
 from moot.deliberation.consensus import AgentConsensus, Evaluation, JudgeConsensus, Response
 from moot.engine.session import Session
@@ -49,8 +50,7 @@ TRANSITIONS = frozenset(
 )
 
 
-@dataclass
-class Phases:
+class Phases(Struct):
     path: list[str] = field(default_factory=lambda: ["init"])
 
     @property
@@ -66,8 +66,7 @@ class Phases:
         self.path.append(target)
 
 
-@dataclass
-class AgentRound:
+class AgentRound(Struct):
     number: int
     candidate: str | None  # the position voted on; None in a proposal round
     responses: list[Response]
@@ -79,8 +78,7 @@ class AgentRound:
     truncated: dict[str, list[int]] = field(default_factory=dict)  # alias -> rounds left out
 
 
-@dataclass
-class JudgeRound:
+class JudgeRound(Struct):
     number: int
     positions: list[str]
     evaluations: list[Evaluation]
@@ -89,8 +87,7 @@ class JudgeRound:
     result: JudgeConsensus
 
 
-@dataclass
-class Court:
+class Court(Struct):
     """What the court knows between rounds; rebuilt identically on every resume."""
 
     task: str
@@ -129,8 +126,7 @@ def user(text: str) -> Message:
     return Message(role="user", content=text)
 
 
-@dataclass(frozen=True)
-class Ruling:
+class Ruling(Struct, frozen=True):
     """The court's ruling: the position it settled on, how sure, and who settled it."""
 
     position_id: str

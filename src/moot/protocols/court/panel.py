@@ -17,7 +17,8 @@ decide; an invalid verdict is an abstention that the majority still has to outwe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from moot.deliberation.anonymize import quote
 from moot.deliberation.consensus import (

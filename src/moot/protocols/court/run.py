@@ -25,8 +25,9 @@ stay in the record.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
+
+from msgspec.structs import replace
 
 from moot.deliberation.anonymize import quote
 from moot.deliberation.claims import Relation, compare, extract_claim

@@ -12,13 +12,12 @@ all agents and the pass records `self_judging` (the run warns once): give four a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 __all__ = ["Cast", "cast_pass"]
 
 
-@dataclass(frozen=True)
-class Cast:
+class Cast(Struct, frozen=True):
     critic: str
     author_b: str
     synthesizer: str

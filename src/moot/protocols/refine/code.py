@@ -23,8 +23,9 @@ critic or a judge (a sandbox at the baseline it may read); they are pruned at th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import field
 
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
@@ -76,7 +77,6 @@ _JUDGED = """{task}
 verify commands run on it. Passing verification weighs heavily.)"""
 
 
-@dataclass
 class _CodeState(passes.State):
     work: Work | None = None  # the incumbent's change
     works: dict[str, Work] = field(default_factory=dict)  # every candidate, by worktree

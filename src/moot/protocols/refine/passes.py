@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from msgspec import Struct, field
 
 from moot.deliberation.borda import BordaResult
 from moot.deliberation.claims import extract_claim
@@ -42,8 +43,7 @@ __all__ = [
 ]
 
 
-@dataclass
-class State:
+class State(Struct):
     """What the passes carry: the incumbent and its writer, the streak, each pass's record,
     and who failed or wrote what."""
 

@@ -8,8 +8,9 @@ rebuilds the same bracket.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+
+from msgspec import Struct, field
 
 from moot.deliberation.convergence import ConvergenceResult, Embedder, Thresholds
 from moot.deliberation.trust import Participant
@@ -30,8 +31,7 @@ __all__ = [
 ]
 
 
-@dataclass
-class Stance:
+class Stance(Struct):
     """A side's current position: the recommendation and what it said about it."""
 
     alias: str
@@ -52,8 +52,7 @@ class Stance:
         }
 
 
-@dataclass
-class Bout:
+class Bout(Struct):
     """What every match is, of positions (Match) or of changes (tournament/code.py): its
     number, its sides, its arbiter, the session-wide rounds it took and how it ended."""
 
@@ -78,7 +77,6 @@ class Bout:
         }
 
 
-@dataclass
 class Match(Bout):
     """One match between the leader (side A) and a challenger (side B); a backup takes a
     failed side's place."""
@@ -146,8 +144,7 @@ def budget_shares(matches: int) -> list[float]:
 M = TypeVar("M", bound=Bout)
 
 
-@dataclass
-class Bracket(Generic[M]):
+class Bracket(Struct, Generic[M]):
     """What a single-elimination run keeps between matches, of positions or of changes."""
 
     s: Session
@@ -208,8 +205,7 @@ class Bracket(Generic[M]):
         }
 
 
-@dataclass(kw_only=True)
-class Tournament(Bracket[Match]):
+class Tournament(Bracket[Match], kw_only=True):
     """Everything a run of the question's bracket keeps between matches."""
 
     backups: list[str]

@@ -30,8 +30,9 @@ Every effect is a Session step, so resume and replay play the same bracket.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import field
 
 from moot.deliberation.finding import majority, names
 from moot.deliberation.trust import Participant, assess, qualified, tiny_note
@@ -83,7 +84,6 @@ _ARBITER = (
 _WINNER = re.compile(r"WINNER:\s*\**\s*(?:agent[\s_-]*)?([a-z]{1,2})\b", re.IGNORECASE)
 
 
-@dataclass
 class _CodeMatch(Bout):
     decided_by: str = ""
     reason: str = ""
@@ -100,7 +100,6 @@ class _CodeMatch(Bout):
         }
 
 
-@dataclass
 class _Bracket(Bracket[_CodeMatch]):
     works: dict[str, Work] = field(default_factory=dict)
     convos: dict[str, list[Message]] = field(default_factory=dict)

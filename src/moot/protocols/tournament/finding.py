@@ -19,7 +19,7 @@ match changed its mind after the other's challenge, though the two texts may not
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.convergence import ConvergenceResult, structural_similarity
@@ -238,4 +238,6 @@ def judge(t: Tournament) -> Judgement:
     seen = {(c.agent, c.round) for c in judgement.changes}
     changes = [*judgement.changes, *(c for c in t.concessions if (c.agent, c.round) not in seen)]
     changes.sort(key=lambda c: (c.round, who.index(c.agent) if c.agent in who else len(who)))
-    return dataclasses.replace(judgement, changes=tuple(changes), verdicts=(*scores, *_choices(t)))
+    return msgspec.structs.replace(
+        judgement, changes=tuple(changes), verdicts=(*scores, *_choices(t))
+    )

@@ -27,8 +27,9 @@ or was invalid, and whether a tiny model took part.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
+
+import msgspec
 
 from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
 from moot.deliberation.finding import Judgement, names
@@ -220,7 +221,7 @@ def _finding(
     changed = f.model_copy(
         update={"label": "no_consensus", "reason": why, "claim": None, "agreed": ()}
     )
-    return dataclasses.replace(judgement, finding=changed)
+    return msgspec.structs.replace(judgement, finding=changed)
 
 
 def _said(f: Finding) -> str:
