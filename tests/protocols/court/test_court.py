@@ -302,7 +302,7 @@ def test_context_topologies_and_truncation() -> None:
     )
     assert seen(tight, "r4/vote/agent_a") == [1, 3]  # the middle round went first
     prompt = next(r.prompt for r in tight.requests if r.meta["step"] == "r4/vote/agent_a")
-    assert "round(s) 2 left out to fit the context" in prompt
+    assert "(round 2 left out to fit the context)" in prompt
     truncated = run.result.details["rounds"][3]["context_truncated"]
     assert truncated == {"agent_a": [2], "agent_b": [2], "agent_c": [2]}
 

@@ -331,3 +331,14 @@ def test_a_position_the_arena_refuses_is_asked_again_then_invalid_and_never_the_
 def output_of(run: runner.RunResult) -> dict:  # type: ignore[type-arg]
     court: dict = run.result.details["court"]  # type: ignore[type-arg]
     return court
+
+
+def test_a_court_left_with_one_position_says_so_in_plain_words() -> None:
+    court = Court(
+        {"one": stubborn(PG), "two": stubborn(JUNK[0]), "three": stubborn(JUNK[1])},
+        {"j1": selects(PG), "j2": selects(PG), "j3": selects(PG)},
+    )
+    run = start(TASK, court.config())
+    how = run.result.how
+    assert "only 1 position for the judges" in how, how
+    assert "position(s)" not in how

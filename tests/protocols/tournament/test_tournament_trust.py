@@ -204,3 +204,11 @@ def test_a_tournament_of_changes_says_how_far_to_trust_its_champion(
     assert trust == run.result.trust
     assert f"{_label(good)}'s change won the tournament of 2 agents in 1 match" in trust
     assert "the arbiter chose it" in trust.lower() and "Verify commands on it: 1 of 1" in trust
+
+
+def test_the_arbiter_is_told_how_many_rounds_in_plain_words() -> None:
+    t = Tourney({"one": steady(PG), "two": steady(REDIS)})
+    start(TASK, t.config(("one", "two"), max_rounds=2))
+    verdicts = [r.prompt for r in t.requests if "_verdict/" in r.meta["step"]]
+    assert verdicts and all("debated for 3 rounds." in p for p in verdicts), verdicts
+    assert not any("round(s)" in r.prompt for r in t.requests)

@@ -4,6 +4,8 @@ system prompt each agent and judge is given."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from msgspec import Struct
 
 from moot.deliberation.anonymize import quote
@@ -92,7 +94,7 @@ def history(s: Session, c: Court, me: str, step: str, budget: int) -> tuple[str,
     kept, dropped = fit_rounds(blocks, budget)
     if not kept:
         return "", dropped
-    note = prompts.HISTORY_DROPPED.format(dropped=", ".join(map(str, dropped))) if dropped else ""
+    note = prompts.HISTORY_DROPPED.format(dropped=_rounds_named(dropped)) if dropped else ""
     rounds = "\n\n".join(b.text for b in kept)
     return prompts.HISTORY.format(note=note, rounds=rounds), dropped
 
@@ -112,3 +114,11 @@ def system_prompt(s: Session, c: Court, alias: str, *, judge: bool) -> Message:
         format=prompts.JUDGE_FORMAT if judge else prompts.AGENT_FORMAT,
     )
     return Message(role="system", content=text)
+
+
+def _rounds_named(numbers: Sequence[int]) -> str:
+    """`round 2`, `rounds 1 and 3`, `rounds 1, 2 and 4`."""
+    if len(numbers) == 1:
+        return f"round {numbers[0]}"
+    *first, last = map(str, numbers)
+    return f"rounds {', '.join(first)} and {last}"

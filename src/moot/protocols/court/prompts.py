@@ -47,7 +47,7 @@ What was argued before{note}:
 {rounds}
 """
 
-HISTORY_DROPPED = " (round(s) {dropped} left out to fit the context)"
+HISTORY_DROPPED = " ({dropped} left out to fit the context)"
 
 JUDGE_SYSTEM = """\
 You are {label}, one of {n} judges on a panel. The agents who debated the topic below did not

@@ -421,7 +421,7 @@ def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcom
     elif not panel:
         how += "; the judge panel is disabled"
     elif positions:  # (with none, the finding's reason says no agent gave a valid answer)
-        how += f"; only {len(positions)} position(s) for the judges"
+        how += f"; only {plural(len(positions), 'position')} for the judges"
     j = _short(c, judge_court(c, judge_verdicts(c)))
     how += f"; {j.finding.reason}"
     return _outcome(s, c, Ruling(pid, c.texts.get(pid, ""), 0.0, "deadlock"), how, j, "deadlock")

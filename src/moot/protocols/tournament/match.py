@@ -55,6 +55,7 @@ from moot.protocols.tournament.replies import (
     verdict_schema,
 )
 from moot.protocols.tournament.sides import ask_side, clean, drop, keep, stopped, user
+from moot.text import plural
 from moot.types import Step
 
 __all__ = ["play_match"]
@@ -387,7 +388,7 @@ async def _verdict(t: Tournament, m: Match) -> None:
         extra = "" if m.converged else prompts.ANALYSIS_FORMAT
         prompt = prompts.VERDICT.format(
             match=m.number,
-            rounds=len(m.rounds),
+            rounds=plural(len(m.rounds), "round"),
             task=t.task,
             a=quote("A", anonymous(t.s, a.recommendation, f"{step}/a"), nonce=fence, limit=limit),
             b=quote("B", anonymous(t.s, b.recommendation, f"{step}/b"), nonce=fence, limit=limit),
