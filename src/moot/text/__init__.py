@@ -30,6 +30,7 @@ __all__ = [
     "clean_text",
     "cut",
     "finding_line",
+    "joined",
     "label_text",
     "one_line",
     "outcome_lines",
@@ -163,9 +164,13 @@ def finding_line(finding: Finding) -> str:
     return f"{name}: {reason}"
 
 
+def joined(words: Sequence[str]) -> str:
+    """`A`, `A and B`, `A, B and C`."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _names(agents: Sequence[str]) -> str:
-    shown = [label(a) for a in agents]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return joined([label(a) for a in agents])
 
 
 def change_line(change: ChangeOfMind) -> str:

@@ -283,3 +283,31 @@ def test_an_author_that_writes_nothing_aborts_with_the_fix() -> None:
     )
     run = start(TASK, config)
     assert run.exit_code == 1 and "--input FILE" in (run.message or run.result.how)
+
+
+@pytest.mark.parametrize(
+    ("winner", "tiebreak", "says"),
+    [
+        ("A", "incumbent", "tie between A and B: the incumbent A holds"),
+        ("B", "candidate_order", "tie between B and AB: B, the first of them in candidate order"),
+    ],
+)
+def test_a_round_summary_says_how_a_tie_was_broken_in_words(
+    winner: str, tiebreak: str, says: str
+) -> None:
+    from moot.protocols.refine.options import RefineOptions
+    from moot.protocols.refine.summary import describe_round
+
+    tied = ["A", "B"] if tiebreak == "incumbent" else ["B", "AB"]
+    entry = {
+        "round": 2,
+        "streak": 1,
+        "k": 2,
+        "winner": winner,
+        "borda": {"tie": True, "tied": tied, "tiebreak": tiebreak, "scores": {"A": 3, "B": 3}},
+        "judges": [],
+    }
+    summary = describe_round(entry, RefineOptions())
+    assert summary is not None and summary.problem is not None
+    assert says in summary.problem
+    assert "broken by" not in summary.problem and "_" not in summary.problem

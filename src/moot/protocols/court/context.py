@@ -14,6 +14,7 @@ from moot.engine.session import Session
 from moot.protocols.court import prompts
 from moot.protocols.court.document import AgentRound, Court, label
 from moot.protocols.shown import anonymous, nonce
+from moot.text import joined
 from moot.types import Message, estimate_tokens
 
 __all__ = ["Block", "fit_rounds", "history", "system_prompt"]
@@ -118,7 +119,4 @@ def system_prompt(s: Session, c: Court, alias: str, *, judge: bool) -> Message:
 
 def _rounds_named(numbers: Sequence[int]) -> str:
     """`round 2`, `rounds 1 and 3`, `rounds 1, 2 and 4`."""
-    if len(numbers) == 1:
-        return f"round {numbers[0]}"
-    *first, last = map(str, numbers)
-    return f"rounds {', '.join(first)} and {last}"
+    return ("round " if len(numbers) == 1 else "rounds ") + joined([str(n) for n in numbers])

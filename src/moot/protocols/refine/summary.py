@@ -9,6 +9,7 @@ from typing import Any
 
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.synthesis import latest_replies
+from moot.text import joined
 from moot.types import Event, RoundSummary, alias_label
 
 __all__ = ["describe_round", "feedback"]
@@ -27,8 +28,7 @@ def describe_round(entry: Mapping[str, Any], options: RefineOptions) -> RoundSum
     borda = entry.get("borda") or {}
     notes = []
     if borda.get("tie"):
-        tied = ", ".join(borda.get("tied", []))
-        notes.append(f"tie between {tied}, broken by {borda.get('tiebreak')}")
+        notes.append(_tie(borda, str(winner)))
     abstained = [j["judge"] for j in entry.get("judges", []) if j.get("ranking") is None]
     if abstained:
         notes.append("abstained: " + ", ".join(alias_label(a) for a in abstained))
@@ -48,3 +48,11 @@ def feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
     and its judges' reasons."""
     critiques = [f"Critique by {x}" for x in latest_replies(events, "critic")]
     return critiques + [f"Ranking by {x}" for x in latest_replies(events, "judge")]
+
+
+def _tie(borda: Mapping[str, Any], winner: str) -> str:
+    """How a tie at the top of the Borda count was broken (deliberation/borda.py `_winner`)."""
+    tied = f"tie between {joined([str(t) for t in borda.get('tied') or ()])}"
+    if borda.get("tiebreak") == "incumbent":
+        return f"{tied}: the incumbent {winner} holds"
+    return f"{tied}: {winner}, the first of them in candidate order, wins"
