@@ -132,3 +132,13 @@ def test_vote_through_the_cli_with_samples_and_the_generic_views(
         "--models", "scripted:@voter", "--models", "scripted:@voter",
     )  # fmt: skip
     assert code == 1 and "--samples: the arena protocol does not take --samples" in err
+
+
+def test_the_reports_name_each_sample_by_its_agent_in_words() -> None:
+    v = Voters(lambda a, k: "Answer: 42" if k != 2 else "Answer: 48")
+    run = start(TASK, v.config(agents=2, samples=2))
+    report = (run.folder / "report.md").read_text()
+    assert "| Agent A (answer 1) | 42 |" in report and "| Agent B (answer 2) | 48 |" in report
+    html = (run.folder / "report.html").read_text()
+    assert "<th>Agent A (answer 2)</th>" in html
+    assert "agent_a/" not in report and "agent_b/" not in html

@@ -108,10 +108,6 @@ def voter(sample: Mapping[str, Any], per_agent: int) -> str:
     return alias if per_agent == 1 else f"{alias}/{str(sample['step']).rsplit('/', 1)[1]}"
 
 
-def voter_name(voter_id: str) -> str:
-    """ "Agent A", or "Agent A (answer 2)" for one of several samples."""
-    alias, _, k = voter_id.partition("/")
-    return alias_label(alias) + (f" (answer {k})" if k else "")
 
 
 def needed_for(asked: int, threshold: float) -> int:
@@ -139,7 +135,7 @@ def judge_samples(
         if x["status"] != "valid"
     }
     judgement = judge_answers(
-        [answers], started=started, reasons=reasons, name=voter_name, task=task
+        [answers], started=started, reasons=reasons, name=alias_label, task=task
     )
     judgement = judgement.numbered(1)  # the vote's one round is its round 1 (`r1/...`)
     f = judgement.finding
@@ -268,7 +264,7 @@ def _record(
 
 # -- what the outcome says ----------------------------------------------------------------------
 def _name(sample: Mapping[str, Any], per_agent: int) -> str:
-    return voter_name(voter(sample, per_agent))
+    return alias_label(voter(sample, per_agent))
 
 
 def _dropped(samples: list[dict[str, Any]], status: str, per_agent: int) -> list[str]:
@@ -334,7 +330,7 @@ def trust_statement(
             f"the {asked} answers asked ({record['share']:.0%}); a majority needs {needed}."
         )
     if judgement is not None:
-        sentences += judgement.sentences(voter_name)
+        sentences += judgement.sentences(alias_label)
     for status in ("invalid", "failed"):
         named = _dropped(samples, status, per)
         if named:
