@@ -98,7 +98,7 @@ included), 2 no consensus, 3 paused by a limit, an outage or waiting for you (mo
 
 _EPILOG = f"""\b
 Examples:
-  moot run "What is the capital of France?"          three agents on the embedded model
+  moot run "What color is the sky on a clear day?"   three agents on the embedded model
   moot run "Which database?" -m openai:gpt-5.4 -m anthropic:claude-sonnet-4-6
   moot run "Which database?" --protocol court --dry-run     the worst-case cost, nothing run
   moot show --json | jq .status                        the last session's outcome
