@@ -108,8 +108,6 @@ def voter(sample: Mapping[str, Any], per_agent: int) -> str:
     return alias if per_agent == 1 else f"{alias}/{str(sample['step']).rsplit('/', 1)[1]}"
 
 
-
-
 def needed_for(asked: int, threshold: float) -> int:
     """Answers the largest group needs: more than half of all asked, and at least
     `threshold` of them (a threshold can raise the bar, never lower it)."""
