@@ -101,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": completion.text},
-                        "finish_reason": "stop",
+                        "finish_reason": "length" if completion.hit_max_tokens else "stop",
                     }
                 ],
                 "usage": {

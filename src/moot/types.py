@@ -153,12 +153,19 @@ class Completion(_Frozen):
     # None (left out of the JSON, so journals from before the cap read and replay unchanged):
     # the reply is whole.
     truncated_from: int | None = None
+    # The model stopped because it reached the request's max_tokens, not at an end of its own:
+    # the reply may lack its end. False is left out of the JSON, as a whole reply's
+    # truncated_from is, so journals from before it read and replay unchanged.
+    hit_max_tokens: bool = False
 
     @model_serializer(mode="wrap")
     def _leave_out_whole(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and data.get("truncated_from") is None:
-            data.pop("truncated_from", None)
+        if isinstance(data, dict):
+            if data.get("truncated_from") is None:
+                data.pop("truncated_from", None)
+            if not data.get("hit_max_tokens"):
+                data.pop("hit_max_tokens", None)
         return data
 
     @property

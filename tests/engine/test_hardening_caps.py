@@ -151,3 +151,34 @@ def test_a_reply_cut_before_is_not_cut_again() -> None:
     assert settle(first, 1000) == first
     smaller = settle(first, 500)  # a later session with a smaller cap still cuts it
     assert smaller.text == "a" * 500 + CUT_MARK and smaller.truncated_from == 5000
+
+
+def test_a_reply_stopped_at_max_tokens_is_journaled_and_reported(
+    server: ChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model that stops at max_tokens may leave its answer without an end: the journal keeps
+    its finish reason and both reports show it beside the reply. An ordinary stop adds nothing
+    to the journal, so sessions from before read and replay unchanged."""
+    server.answers = [Answer(text="Answer: 42, because six sevens", finish="length")]
+    code, out, err = moot_cli(
+        capsys, "run", "What is 6 x 7?", "--protocol", "vote", "--samples", "1",
+        "--models", server.spec,
+    )  # fmt: skip
+    assert code == 0, err
+    folder = Path(out.split("Report: ")[1].split()[0]).parent
+    (ask,) = _asks(folder)
+    assert ask["data"]["completion"]["hit_max_tokens"] is True
+    for name in ("report.md", "report.html"):
+        report = (folder / name).read_text(encoding="utf-8")
+        assert "stopped at its max_tokens: its end may be missing" in report, name
+    assert api.replay(folder.name).identical is True
+
+    server.answers = [Answer(text="Answer: 42")]
+    code, out, err = moot_cli(
+        capsys, "run", "What is 6 x 7?", "--protocol", "vote", "--samples", "1",
+        "--models", server.spec,
+    )  # fmt: skip
+    folder = Path(out.split("Report: ")[1].split()[0]).parent
+    (ask,) = _asks(folder)
+    assert "hit_max_tokens" not in ask["data"]["completion"]
+    assert "max_tokens" not in (folder / "report.md").read_text(encoding="utf-8")

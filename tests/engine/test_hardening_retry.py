@@ -27,6 +27,7 @@ class Answer:
     status: int = 200
     text: str = "6 x 7 = 42\nAnswer: 42"
     headers: dict[str, str] = field(default_factory=dict)
+    finish: str = "stop"  # the choice's finish_reason ("length": stopped at max_tokens)
 
 
 class ChatServer(ThreadingHTTPServer):
@@ -74,7 +75,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {
                         "index": 0,
-                        "finish_reason": "stop",
+                        "finish_reason": answer.finish,
                         "message": {"role": "assistant", "content": answer.text},
                     }
                 ],

@@ -691,3 +691,19 @@ def test_no_key_reaches_the_session_folder() -> None:
     journal = (run.folder / "events.jsonl").read_text()
     assert "invalid_api_key" in journal or "Incorrect API key" in journal
     assert not any(OPENAI_KEY in text for text in texts)
+
+
+@pytest.mark.parametrize(
+    ("make", "reply", "limit"),
+    [
+        (openai_model, chat, "length"),
+        (anthropic_model, message, "max_tokens"),
+        (google_model, generated, "MAX_TOKENS"),
+    ],
+)
+def test_each_vendor_s_stop_at_max_tokens_is_recorded(make: Any, reply: Any, limit: str) -> None:
+    """A reply the model stopped at max_tokens may lack its end: each vendor's own finish reason
+    for it sets `hit_max_tokens`; an ordinary stop does not."""
+    stopped = ask(make(Wire(reply("The answer is", limit))))
+    assert stopped.ok and stopped.hit_max_tokens
+    assert not ask(make(Wire(reply("42")))).hit_max_tokens

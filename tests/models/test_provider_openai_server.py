@@ -182,3 +182,27 @@ def test_an_arena_of_three_providers_reaches_an_outcome(
             "cli_version": "claude 9.9.9 (fake)",
         }
     ]
+
+
+def test_a_reply_stopped_at_max_tokens_says_so_end_to_end(server: str) -> None:
+    """The embedded model stops at 3 tokens: the local worker reads its finish reason, our
+    server reports "length" as OpenAI does, and the OpenAI-compatible client records it."""
+    cut, _ = ask(
+        f"openai-compat:{server}#smollm2",
+        "Describe the history of Rome in detail.",
+        max_tokens=3,
+        temperature=0.0,
+        seed=1,
+        timeout=60,
+    )
+    assert cut.ok, cut.failure
+    assert cut.hit_max_tokens and cut.usage.completion_tokens == 3
+    whole, _ = ask(
+        f"openai-compat:{server}#smollm2",
+        "Say hello.",
+        max_tokens=200,
+        temperature=0.0,
+        seed=1,
+        timeout=60,
+    )
+    assert whole.ok and not whole.hit_max_tokens

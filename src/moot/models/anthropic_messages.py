@@ -103,7 +103,7 @@ class AnthropicModel(SdkProvider["anthropic.AsyncAnthropic"]):
             cache_read_tokens=cache_read,
             cache_write_tokens=cache_write,
         )
-        return Reply(text, usage)
+        return Reply(text, usage, hit_max_tokens=response.stop_reason == "max_tokens")
 
 
 def _turns(messages: tuple[Message, ...]) -> list[dict[str, str]]:

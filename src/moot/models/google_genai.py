@@ -105,7 +105,7 @@ class GoogleModel(SdkProvider["genai.Client"]):
             + int(getattr(meta, "thoughts_token_count", 0) or 0),  # thinking is billed as output
             cache_read_tokens=int(getattr(meta, "cached_content_token_count", 0) or 0),
         )
-        return Reply(text, usage)
+        return Reply(text, usage, hit_max_tokens=reason == "MAX_TOKENS")
 
 
 def _contents(request: Request) -> list[gtypes.Content]:

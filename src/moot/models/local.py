@@ -437,6 +437,7 @@ class LocalModel(Provider):
                 prompt_tokens=int(reply.get("prompt_tokens", 0)),
                 completion_tokens=int(reply.get("completion_tokens", 0)),
             ),
+            hit_max_tokens=bool(reply.get("hit_max_tokens")),
         )
 
     async def aclose(self) -> None:

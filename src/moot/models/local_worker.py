@@ -9,9 +9,9 @@ The protocol is JSON lines. The worker writes `{"ready": ...}` once its model is
 `{"fatal": ...}` and exits 1). Each line on stdin is an ask, `{"id", "messages", "max_tokens",
 "temperature", "seed", "json_schema", "repeat_penalty", "timeout"}`, or `{"cancel": id}`. Each
 ask gets exactly one reply line: `{"id", "ok": true, "text", "prompt_tokens",
-"completion_tokens"}` or `{"id", "ok": false, "kind", "message"}`, with `kind` a FailureKind
-value. Asks run concurrently, each in its own thread: llama.cpp's server loop (the xllamacpp
-backend) decodes them in one batch.
+"completion_tokens", "hit_max_tokens"}` or `{"id", "ok": false, "kind", "message"}`, with
+`kind` a FailureKind value. Asks run concurrently, each in its own thread: llama.cpp's server
+loop (the xllamacpp backend) decodes them in one batch.
 The worker exits when stdin closes, so it never outlives moot.
 
 Tests make the runtime die for real with MOOT_LOCAL_TEST_CRASH="abort:MARKER" (or
@@ -32,6 +32,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import IO, Any
+
+from msgspec import Struct
 
 __all__ = ["GRAMMAR_BOUND_LIMIT", "grammar_safe", "main"]
 
@@ -80,7 +82,17 @@ class _Reply(Exception):
         self.kind = kind
 
 
-Generate = Callable[[_Ask], tuple[str, int, int]]
+class Generated(Struct, frozen=True):
+    """One ask's reply: its text, the prompt's and the reply's tokens, and whether the reply
+    stopped at max_tokens (its finish reason "length")."""
+
+    text: str
+    prompt_tokens: int
+    tokens: int
+    hit_max_tokens: bool
+
+
+Generate = Callable[[_Ask], Generated]
 
 
 def _xllamacpp(model: str, n_ctx: int, slots: int) -> Generate:
@@ -105,7 +117,7 @@ def _xllamacpp(model: str, n_ctx: int, slots: int) -> Generate:
     params.api_keys = [secrets.token_hex(16)]
     server = xllamacpp.Server(params)
 
-    def generate(ask: _Ask) -> tuple[str, int, int]:
+    def generate(ask: _Ask) -> Generated:
         p = ask.payload
         body: dict[str, Any] = {
             "messages": p["messages"],
@@ -122,6 +134,7 @@ def _xllamacpp(model: str, n_ctx: int, slots: int) -> Generate:
         parts: list[str] = []
         usage: dict[str, Any] = {}
         failure: dict[str, Any] = {}
+        finish: list[str] = []
 
         def on_chunk(chunk: dict[str, Any]) -> bool:
             if "error" in chunk:
@@ -132,6 +145,8 @@ def _xllamacpp(model: str, n_ctx: int, slots: int) -> Generate:
                 content = (choice.get("delta") or {}).get("content")
                 if content:
                     parts.append(content)
+                if choice.get("finish_reason"):
+                    finish.append(str(choice["finish_reason"]))
             return ask.stopped()  # True ends the sequence
 
         try:
@@ -146,7 +161,8 @@ def _xllamacpp(model: str, n_ctx: int, slots: int) -> Generate:
             raise _Reply("bad_request", message)
         # The last chunk carries the usage; a stream stopped early has none.
         tokens = int(usage.get("completion_tokens") or len(parts))
-        return "".join(parts), int(usage.get("prompt_tokens") or 0), tokens
+        at_limit = finish[-1:] == ["length"]
+        return Generated("".join(parts), int(usage.get("prompt_tokens") or 0), tokens, at_limit)
 
     return generate
 
@@ -177,7 +193,7 @@ def _llama(model: str, n_ctx: int, slots: int) -> Generate:
     llama = Llama(model_path=model, n_ctx=n_ctx, n_threads=_threads(), verbose=False)
     lock = threading.Lock()  # one llama.cpp context: one ask at a time
 
-    def generate(ask: _Ask) -> tuple[str, int, int]:
+    def generate(ask: _Ask) -> Generated:
         p = ask.payload
 
         def stop_when_due(_tokens: Any, scores: Any) -> Any:
@@ -211,8 +227,13 @@ def _llama(model: str, n_ctx: int, slots: int) -> Generate:
                 kind = "context_length" if "context" in str(exc) else "bad_request"
                 raise _Reply(kind, str(exc)) from exc
         usage = reply.get("usage") or {}
-        text = reply["choices"][0]["message"].get("content") or ""
-        return text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        choice = reply["choices"][0]
+        return Generated(
+            choice["message"].get("content") or "",
+            int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)),
+            choice.get("finish_reason") == "length",
+        )
 
     return generate
 
@@ -255,7 +276,7 @@ class _Server:
         ask_id = ask.payload["id"]
         try:
             _maybe_crash(ask.payload)
-            text, prompt_tokens, tokens = self.generate(ask)
+            made = self.generate(ask)
             if ask.cancelled.is_set():
                 reply: dict[str, Any] = {"ok": False, "kind": "unknown", "message": "cancelled"}
             elif ask.deadline is not None and time.monotonic() > ask.deadline:
@@ -265,9 +286,10 @@ class _Server:
             else:
                 reply = {
                     "ok": True,
-                    "text": text,
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": tokens,
+                    "text": made.text,
+                    "prompt_tokens": made.prompt_tokens,
+                    "completion_tokens": made.tokens,
+                    "hit_max_tokens": made.hit_max_tokens,
                 }
         except _Reply as exc:
             reply = {"ok": False, "kind": exc.kind, "message": str(exc)}

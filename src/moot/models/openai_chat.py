@@ -249,7 +249,8 @@ class OpenAIChatModel(HttpProvider):
             if schema_problem(text, request.json_schema) is not None:
                 # Claimed, not enforced: stop relying on it; the engine's ladder takes over.
                 self.capabilities = msgspec.structs.replace(self.capabilities, json_schema=False)
-        return Reply(text, _usage(data.get("usage"), request, text))
+        usage = _usage(data.get("usage"), request, text)
+        return Reply(text, usage, hit_max_tokens=choice.get("finish_reason") == "length")
 
 
 def _text(content: Any) -> str:

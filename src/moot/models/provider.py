@@ -73,6 +73,7 @@ class Reply(Struct, frozen=True):
     text: str
     usage: Usage
     cost: float | None = None
+    hit_max_tokens: bool = False  # it stopped at the request's max_tokens, maybe mid-way
 
 
 class Provider(ABC):
@@ -173,7 +174,12 @@ class Provider(ABC):
             latency = time.perf_counter() - started
             cost = reply.cost if reply.cost is not None else self.price(reply.usage)
             return Completion(
-                text=reply.text, usage=reply.usage, cost=cost, latency=latency, model=self.spec
+                text=reply.text,
+                usage=reply.usage,
+                cost=cost,
+                latency=latency,
+                model=self.spec,
+                hit_max_tokens=reply.hit_max_tokens,
             )
         return failure(
             error.kind,

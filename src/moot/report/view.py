@@ -89,15 +89,19 @@ class Turn(Struct, frozen=True):
     command: str | None = None
     exit_code: int | None = None
     truncated_from: int | None = None  # the reply's full size in bytes when the engine cut it
+    hit_max_tokens: bool = False  # the model stopped at the request's max_tokens
     reading: str | None = None  # the protocol's reading of the reply (`turn_reading`)
 
     @property
     def cut(self) -> str | None:
         """'truncated: the reply was 10,485,760 bytes' for a reply cut to the cap (the text
-        ends with the engine's mark); None for a whole one."""
-        if self.truncated_from is None:
-            return None
-        return f"truncated: the reply was {self.truncated_from:,} bytes"
+        ends with the engine's mark), a note for one the model stopped at its max_tokens; None
+        for a whole one."""
+        if self.truncated_from is not None:
+            return f"truncated: the reply was {self.truncated_from:,} bytes"
+        if self.hit_max_tokens:
+            return "stopped at its max_tokens: its end may be missing"
+        return None
 
     @property
     def who(self) -> str:
@@ -281,6 +285,7 @@ def _turn(event: Event) -> Turn | None:
         latency=float(completion.get("latency") or 0.0),
         attempts=int(completion.get("attempts") or 1),
         truncated_from=completion.get("truncated_from"),
+        hit_max_tokens=bool(completion.get("hit_max_tokens")),
     )
 
 
