@@ -42,16 +42,24 @@ def _asks(folder: Path) -> list[dict[str, Any]]:
     return [e for e in events(folder) if e["kind"] == "ask"]
 
 
-def test_a_10_mb_reply_is_cut_to_the_default_cap_and_marked_everywhere(
-    server: ChatServer, capsys: pytest.CaptureFixture[str]
-) -> None:
-    server.answers = [Answer(text="Answer: 42\n" + "x" * BIG)]
+def _vote_once(
+    capsys: pytest.CaptureFixture[str], server: ChatServer
+) -> tuple[int, str, str, Path]:
+    """One vote sample of the server's model through the CLI: exit code, output, errors and
+    the session folder the output names."""
     code, out, err = moot_cli(
         capsys, "run", "What is 6 x 7?", "--protocol", "vote", "--samples", "1",
         "--models", server.spec,
     )  # fmt: skip
+    return code, out, err, Path(out.split("Report: ")[1].split()[0]).parent
+
+
+def test_a_10_mb_reply_is_cut_to_the_default_cap_and_marked_everywhere(
+    server: ChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.answers = [Answer(text="Answer: 42\n" + "x" * BIG)]
+    code, out, err, folder = _vote_once(capsys, server)
     assert code == 0, err
-    folder = Path(out.split("Report: ")[1].split()[0]).parent
     (ask,) = _asks(folder)
     completion = ask["data"]["completion"]
     size = len("Answer: 42\n") + BIG
@@ -160,12 +168,8 @@ def test_a_reply_stopped_at_max_tokens_is_journaled_and_reported(
     its finish reason and both reports show it beside the reply. An ordinary stop adds nothing
     to the journal, so sessions from before read and replay unchanged."""
     server.answers = [Answer(text="Answer: 42, because six sevens", finish="length")]
-    code, out, err = moot_cli(
-        capsys, "run", "What is 6 x 7?", "--protocol", "vote", "--samples", "1",
-        "--models", server.spec,
-    )  # fmt: skip
+    code, _, err, folder = _vote_once(capsys, server)
     assert code == 0, err
-    folder = Path(out.split("Report: ")[1].split()[0]).parent
     (ask,) = _asks(folder)
     assert ask["data"]["completion"]["hit_max_tokens"] is True
     for name in ("report.md", "report.html"):
@@ -174,11 +178,7 @@ def test_a_reply_stopped_at_max_tokens_is_journaled_and_reported(
     assert api.replay(folder.name).identical is True
 
     server.answers = [Answer(text="Answer: 42")]
-    code, out, err = moot_cli(
-        capsys, "run", "What is 6 x 7?", "--protocol", "vote", "--samples", "1",
-        "--models", server.spec,
-    )  # fmt: skip
-    folder = Path(out.split("Report: ")[1].split()[0]).parent
+    *_, folder = _vote_once(capsys, server)
     (ask,) = _asks(folder)
     assert "hit_max_tokens" not in ask["data"]["completion"]
     assert "max_tokens" not in (folder / "report.md").read_text(encoding="utf-8")

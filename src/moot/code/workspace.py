@@ -88,8 +88,8 @@ class CodeWorkspace(Struct):
     settings: CodeSettings
     session: str
     folder: Path
-    _repo: Repo | None = field(default=None)
-    _baseline: Baseline | None = field(default=None)
+    _repo: Repo | None = None
+    _baseline: Baseline | None = None
     _trees: dict[str, Worktree] = field(default_factory=dict)
 
     @property
