@@ -107,15 +107,37 @@ def test_a_synthesis_that_changes_the_agreed_number_is_rejected_and_the_pick_sta
     assert synthesis.text == CHANGES  # kept beside the picked answer
 
 
+MIDDLE = "A minute is a safe middle.\nAnswer: 60 seconds"
+
+
 def test_with_disagreeing_answers_it_is_a_labelled_synthesis_and_exit_2() -> None:
-    m = Members(SPLIT, chair=CHANGES)
+    m = Members(SPLIT, chair=MIDDLE)
     run = start(TASK, m.config())
     assert run.exit_code == 2, run.message
     assert run.result.status == "no_consensus" and not run.result.consensus
     synthesis = run.result.synthesis
     assert synthesis is not None and synthesis.accepted and synthesis.of_disagreeing
-    assert run.result.final_answer == CHANGES
+    assert run.result.final_answer == MIDDLE
     assert "synthesis of disagreeing answers, not a consensus" in run.result.trust
+
+
+def test_a_synthesis_of_disagreeing_answers_that_contradicts_them_all_is_rejected() -> None:
+    # 300 seconds agrees with none of 30, 60 and 90: it would stand on the chairman's word
+    m = Members(SPLIT, chair=CHANGES)
+    run = start(TASK, m.config())
+    assert run.exit_code == 2, run.message
+    synthesis = run.result.synthesis
+    assert synthesis is not None and not synthesis.accepted and synthesis.of_disagreeing
+    assert synthesis.reason.startswith(
+        "its answer '300 seconds' agrees with none of the agents' answers and contradicts "
+        "Agent A's (30 seconds)"
+    ), synthesis.reason
+    # the vote picked nothing: no answer stands in its place, and the trust statement says so
+    assert run.result.final_answer == synthesis.picked == ""
+    assert "was rejected: its answer '300 seconds'" in run.result.trust
+    assert "there is no final answer" in run.result.trust
+    assert "the picked answer stands" not in run.result.trust
+    assert "the picked answer stands" not in run.result.how
 
 
 def test_a_named_chairman_writes_it_and_without_synthesis_nothing_is_asked() -> None:

@@ -252,9 +252,12 @@ def settle(
         said = f"{chair} is the final answer: {synthesis.reason}."
         how = "; the final answer is a chairman's synthesis"
         how += " of disagreeing answers" if synthesis.of_disagreeing else ""
-    else:
+    elif picked.strip():
         said = f"{chair} was rejected: {synthesis.reason}; the picked answer stands."
         how = "; the chairman's synthesis was rejected, the picked answer stands"
+    else:  # nothing was picked: no answer stands in its place
+        said = f"{chair} was rejected: {synthesis.reason}; there is no final answer."
+        how = "; the chairman's synthesis was rejected, and there is no final answer"
     return outcome.model_copy(
         update={
             "final_answer": synthesis.text if synthesis.accepted else picked,

@@ -84,3 +84,65 @@ def test_a_ranking_whose_reasons_only_name_labels_is_an_abstention() -> None:
     assert rows["agent_b"]["status"] == "valid"
     assert "Rankings counted as abstentions: Agent A: invalid ranking" in run.result.trust
     assert "over 2 valid rankings" in run.result.trust
+
+
+# A tiny model's council on "What is 5 + 5?": three answers apart, every ranking invalid, and a
+# chairman's text mostly about the council whose answer, 6, agrees with none of them.
+APART = {
+    "agent_a": "5 + 1 = 6, and 10 x 6 = 60 ways.\nAnswer: 60",
+    "agent_b": "So, answer: Answer: 7",
+    "agent_c": "20 - 14 = 16. So the answer is 2.\nAnswer: 2",
+}
+COUNCIL_TALK = (
+    "The Council of Experts has decided to give a 5 + 1 = 6 answer based on their reasoning "
+    "process. They have ranked this question with the best possible reasons."
+)
+
+
+def test_a_chairman_answer_that_agrees_with_no_answer_is_rejected_and_says_why() -> None:
+    bad = '{"ranking": ["P"], "reasons": {"P": "20"}}'
+    c = Council(APART, chair=COUNCIL_TALK, bad_ranking=dict.fromkeys(APART, bad))
+    run = start("What is 5 + 5?", c.config())
+    assert run.exit_code == 2, run.message
+    assert run.result.final_answer == ""
+    synthesis = run.result.synthesis  # kept, so the reports say why it is not the answer
+    assert synthesis is not None and not synthesis.accepted and synthesis.picked == ""
+    why = (
+        "its answer '6' agrees with none of the agents' answers and contradicts Agent A's "
+        "(60), Agent B's (7) and Agent C's (2), so it is no synthesis of them"
+    )
+    assert synthesis.reason == why
+    assert run.result.how.endswith(
+        f"no final answer: the chairman's text was rejected ({why}), and no valid ranking "
+        "placed an answer"
+    ), run.result.how
+    trust = run.result.trust
+    assert "and there is no final answer." in trust
+    assert "No ranking was valid, so the answers were not ordered." in trust
+    assert "over 0 valid rankings" not in trust
+    assert f"The chairman's text (Agent A's model chaired) was rejected: {why}." in trust
+    report = (run.folder / "report.md").read_text()
+    section = _section(report, "Synthesis")
+    assert "rejected:** its answer '6'" in section and "There is no final answer." in section
+    assert "## Final Answer" not in report
+    assert api.replay(run.session_id).identical is True
+
+
+def test_one_valid_ranking_orders_the_answers_and_names_the_one_it_leaves_unranked() -> None:
+    bad = '{"ranking": ["P"], "reasons": {"P": "20"}}'
+    c = Council(APART, chair=COUNCIL_TALK, bad_ranking={"agent_a": bad, "agent_c": bad})
+    run = start("What is 5 + 5?", c.config())
+    assert run.exit_code == 2, run.message
+    # Agent B ranked the others by their text: Agent C's "20 - 14" first
+    assert run.result.final_answer == APART["agent_c"]
+    trust = run.result.trust
+    assert (
+        "the final answer is the best-ranked answer, Agent C's, not a consensus." in trust
+    ), trust
+    assert (
+        "The answers were ordered by the one valid ranking, Agent B's; Agent B's answer was not "
+        "ranked by any." in trust
+    ), trust
+    assert "was rejected: its answer '6' agrees with none" in trust
+    section = _section((run.folder / "report.md").read_text(), "Synthesis")
+    assert "The picked answer stands" in section and "20 - 14 = 16" in section

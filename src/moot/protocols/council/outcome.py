@@ -1,10 +1,12 @@
 """What a council's outcome says: moot's finding over the agents' answers labels it; the
 chairman's text is the final answer, where it is a valid answer that does not contradict an
-agreed answer and some agent gave a valid answer (else there is nothing to synthesize); where
-it is not, the best-ranked agreeing answer stands, or without a consensus the best-ranked valid
-answer, labelled so, or none; the trust statement says which
-answers the chairman's answer draws on and which it sets aside, and names every ranking that
-was an abstention."""
+agreed answer, or without one draws on some answer rather than contradicting them all, and
+some agent gave a valid answer (else there is nothing to synthesize); where it is not, the
+best-ranked agreeing answer stands, or without a consensus the best-ranked valid answer,
+labelled so, or none (no valid ranking placed one: the answers stand side by side as the
+disagreements); the trust statement says how the answers were ordered (by no valid ranking,
+one, or the mean of several), which answers the chairman's answer draws on and which it sets
+aside, or why it was rejected, and names every ranking that was an abstention."""
 
 from __future__ import annotations
 
@@ -73,9 +75,11 @@ def _best(st: Stages, among: Sequence[str]) -> str | None:
     )
 
 
-def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
-    """The final answer, a sentence on where it comes from, and the chairman's text as a
-    synthesis checked against the agreed answer (protocols/synthesis.py). The picked answer,
+def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None, str | None]:
+    """The final answer, a sentence on where it comes from, the chairman's text as a
+    synthesis checked against the agreed answer (protocols/synthesis.py; without one, a text
+    that agrees with no answer and contradicts them is rejected too), and the agent whose
+    answer is the final answer where it is not the chairman's (else None). The picked answer,
     which stands where the synthesis is not accepted, is the best-ranked of the agreeing
     answers, or without a consensus the best-ranked valid answer (none where no valid ranking
     placed one): never the chairman's word alone. Where no agent gave a valid answer, a
@@ -99,7 +103,7 @@ def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
             else f"the final answer is the chairman's synthesis{_by(chair['agent'])} of "
             "answers that disagree, not a consensus"
         )
-        return chair["text"], where, synthesis
+        return chair["text"], where, synthesis, None
     why = (
         f"was rejected ({synthesis.reason})"
         if chair is not None and chair["status"] == "valid" and synthesis is not None
@@ -107,22 +111,24 @@ def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None]:
         if chair
         else "was not asked"
     )
-    if not picked:
-        # nothing was picked, so nothing stands in its place: the chairman's text and why it
-        # is not the final answer are the chairman's record (details, trust), not a synthesis
+    if not picked and (f.valid == 0 or chair is None or chair["status"] != "valid"):
+        # nothing was picked and the chairman wrote no answer to check (or there was nothing
+        # to synthesize): its text and why it is not the final answer are the chairman's
+        # record (details, trust), not a synthesis. A valid text moot's check rejected stays a
+        # synthesis, so the reports say why it is not the final answer.
         synthesis = None
     if f.valid == 0:
-        return "", "no final answer: there is nothing to synthesize", synthesis
+        return "", "no final answer: there is nothing to synthesize", synthesis, None
     if best is None:
         where = f"no final answer: the chairman's text {why}, and no valid ranking placed an answer"
-        return "", where, synthesis
+        return "", where, synthesis, None
     which = (
         "the best-ranked of the agreeing answers"
         if f.consensus
         else f"the best-ranked answer by {st.ranked['method']}{_tied(st, best)}, not a consensus"
     )
     where = f"the chairman's text {why}, so the final answer is {alias_label(best)}'s, {which}"
-    return picked, where, synthesis
+    return picked, where, synthesis, best
 
 
 def _tied(st: Stages, best: str) -> str:
@@ -131,7 +137,31 @@ def _tied(st: Stages, best: str) -> str:
     return f", first in alias order of {names(tied)}, tied" if best in tied else ""
 
 
-def _trust(st: Stages, related: Mapping[str, str], synthesis: Synthesis | None) -> str:
+def _ordered(st: Stages) -> str:
+    """How the answers were ordered, in a sentence: by no ranking, one agent's ranking or the
+    mean rank over several, with the answers no valid ranking placed named."""
+    ranked = st.ranked
+    k, tied = ranked["valid_rankings"], ranked["top_tied"]
+    unranked = [row["agent"] for row in ranked["order"] if row["place"] is None]
+    if k == 0:
+        return "No ranking was valid, so the answers were not ordered."
+    if k == 1:
+        (ranker,) = [r["ranker"] for r in st.rankings if r.get("ranking")]
+        said = f"The answers were ordered by the one valid ranking, {alias_label(ranker)}'s"
+    else:
+        said = f"The answers were ordered by {ranked['method']} over {k} valid rankings"
+    said += f" ({names(tied)} tied for first)" if tied else ""
+    if unranked:
+        said += (
+            f"; {names(unranked)}'s answer{'s were' if len(unranked) > 1 else ' was'} not "
+            "ranked by any"
+        )
+    return said + "."
+
+
+def _trust(
+    st: Stages, related: Mapping[str, str], synthesis: Synthesis | None, best: str | None
+) -> str:
     specs = {str(a): str(spec) for a, spec in st.meta.get("aliases", {}).items()}
     tiny = tiny_note(specs.values())
     sentences = [tiny] if tiny else []
@@ -151,19 +181,26 @@ def _trust(st: Stages, related: Mapping[str, str], synthesis: Synthesis | None) 
             f"The {n} agents' answers do not agree by moot's check: the final answer is a "
             "synthesis of disagreeing answers, not a consensus."
         )
+    elif best is not None:
+        sentences.append(
+            f"The {n} agents' answers do not agree by moot's check: the final answer is the "
+            f"best-ranked answer, {alias_label(best)}'s, not a consensus."
+        )
     else:
         sentences.append(
             f"The {n} agents' answers do not agree by moot's check, and there is no final answer."
         )
     if f.valid:
-        k, tied = st.ranked["valid_rankings"], st.ranked["top_tied"]
-        sentences.append(
-            f"The answers were ordered by {st.ranked['method']} over {k} valid ranking"
-            f"{'s' * (k != 1)}" + (f" ({names(tied)} tied for first)" if tied else "") + "."
-        )
+        sentences.append(_ordered(st))
+    rejected = synthesis is not None and not synthesis.accepted
     if st.chair is not None and st.chair["status"] == "valid" and f.valid == 0:
         sentences.append(
             f"The chairman's text{_by(st.chair['agent'])} is recorded, not the final answer."
+        )
+    elif st.chair is not None and st.chair["status"] == "valid" and rejected:
+        assert synthesis is not None
+        sentences.append(
+            f"The chairman's text{_by(st.chair['agent'])} was rejected: {synthesis.reason}."
         )
     elif st.chair is not None and st.chair["status"] == "valid":
         drew = [a for a, r in related.items() if r == "drew_on"]
@@ -213,7 +250,7 @@ def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcom
     f = st.judgement.finding
     # a chairman draws on no answer, nor sets one aside, where the finding holds none
     related = relations(st.chair, st.answers) if st.chair is not None and f.valid else {}
-    final, where, synthesis = _final(st, task)
+    final, where, synthesis, best = _final(st, task)
     record = {
         "round": 1,
         "label": f.label,
@@ -240,7 +277,7 @@ def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcom
         status="consensus" if f.consensus else "no_consensus",
         consensus=f.consensus,
         how=f"{f.reason}; {where}",
-        trust=_trust(st, related, synthesis),
+        trust=_trust(st, related, synthesis, best),
         final_answer=final,
         rounds=1,
         disagreements=tuple(
