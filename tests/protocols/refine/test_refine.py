@@ -128,8 +128,8 @@ def test_labels_are_seeded_shuffles_and_judges_never_see_the_critique() -> None:
     assert {json.dumps(j["labels"], sort_keys=True) for j in moved} != seeds
 
 
-def test_roles_rotate_and_no_judge_ranks_its_own_text_with_four_agents() -> None:
-    aliases = ["agent_a", "agent_b", "agent_c", "agent_d"]
+def test_roles_rotate_and_no_judge_ranks_its_own_text_with_six_agents() -> None:
+    aliases = ["agent_a", "agent_b", "agent_c", "agent_d", "agent_e", "agent_f"]
     writer = "agent_a"
     for number in range(1, 6):
         cast = cast_pass(aliases, number, 3, writer)
@@ -140,6 +140,26 @@ def test_roles_rotate_and_no_judge_ranks_its_own_text_with_four_agents() -> None
     assert few.self_judging and len(few.judges) == 3
     own = cast_pass(["agent_a", "judge_a"], 1, 3, "agent_a")
     assert own.judges == ("judge_a",) * 3 and not own.self_judging
+
+
+def test_with_fewer_non_writers_than_judges_the_judges_are_distinct_agents() -> None:
+    # a three-agent run's pass 2: Agent C wrote A and B, Agent A the synthesis; Agent B wrote
+    # nothing and once judged alone three times, one model sampled again
+    three = ["agent_a", "agent_b", "agent_c"]
+    cast = cast_pass(three, 2, 3, "agent_c")
+    assert (cast.author_b, cast.synthesizer) == ("agent_c", "agent_a")
+    assert sorted(cast.judges) == three and cast.judges[0] == "agent_b"
+    assert cast.self_judging  # the writers judge too, and the pass says so
+    # four agents, three judges: the one agent that wrote nothing first, then two writers
+    four = ["agent_a", "agent_b", "agent_c", "agent_d"]
+    cast = cast_pass(four, 1, 3, "agent_a")
+    assert cast.judges[0] == "agent_d" and len(set(cast.judges)) == 3 and cast.self_judging
+    # enough agents: judges that wrote nothing, no writer among them
+    six = [*four, "agent_e", "agent_f"]
+    cast = cast_pass(six, 1, 3, "agent_a")
+    assert set(cast.judges) == {"agent_d", "agent_e", "agent_f"} and not cast.self_judging
+    # an agent judges twice only where the judges outnumber the agents
+    assert sorted(cast_pass(three, 1, 4, "agent_a").judges) == sorted([*three, "agent_a"])
 
 
 def test_too_few_agents_warn_that_judges_rank_their_own_text() -> None:

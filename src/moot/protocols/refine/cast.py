@@ -5,9 +5,13 @@ A role configured in `[refine.roles]` is always played by its own participant (`
 given with `--models` (in alias order), one step further every pass: critic agents[p-1], author B
 agents[p], synthesizer agents[p+1] (indices modulo the number of agents). Judges are the agents
 that wrote none of the texts they rank (the incumbent's writer, author B, the synthesizer),
-taken in rotation; with fewer than four agents there may be none, and then the judges come from
-all agents and the pass records `self_judging` (the run warns once): give four agents or a
-`[refine.roles] judge` for judges that never rank their own text.
+taken in rotation. Where they are fewer than the judges asked for, the other seats go to the
+writers, in rotation, before any agent judges twice: several models' rankings are more evidence
+than one model's sampled again (with three agents, one non-writer would otherwise judge alone
+three times), and the pass records `self_judging` (the run warns once, and the trust statement
+says judges ranked texts they had written). An agent judges twice only where the judges asked
+for outnumber the agents. Give as many agents as the writers and judges together, or a
+`[refine.roles] judge`, for judges that never rank their own text.
 """
 
 from __future__ import annotations
@@ -46,8 +50,7 @@ def cast_pass(aliases: list[str], number: int, judges: int, incumbent_writer: st
     if present["judge"] or not turn:
         return Cast(critic, author_b, synthesizer, (own["judge"],) * judges, False)
     writers = {incumbent_writer, author_b, synthesizer}
-    pool = [a for a in _rotated(turn, 3) if a not in writers]
-    self_judging = not pool
-    pool = pool or _rotated(turn, 3)
+    seats = _rotated(turn, 3)
+    pool = [a for a in seats if a not in writers] + [a for a in seats if a in writers]
     chosen = tuple(pool[i % len(pool)] for i in range(judges))
-    return Cast(critic, author_b, synthesizer, chosen, self_judging)
+    return Cast(critic, author_b, synthesizer, chosen, bool(writers & set(chosen)))

@@ -81,8 +81,9 @@ def begin_pass(
     if cast.self_judging and not st.warned_self_judging:
         st.warned_self_judging = True
         s.warn(
-            f"refine: too few agents for judges that never rank their own {own}; judges come "
-            "from all agents (give four agents or a [refine.roles] judge)"
+            f"refine: too few agents for {plural(st.opts.judges, 'judge')} that never rank "
+            f"their own {own}; writers judge too (give {st.opts.judges + 3} agents or a "
+            "[refine.roles] judge)"
         )
     record: dict[str, Any] = {
         "round": number,
