@@ -13,6 +13,7 @@ import pytest
 from moot.engine.store import find_session
 from moot.models.scripted import register_script
 from moot.protocols.refine.cast import cast_pass
+from moot.protocols.refine.passes import unwrap_pre
 from tests.cli.test_cli import moot
 from tests.refine_scripts import CRITIQUE, INITIAL, Refinery, merge, revision, shown
 from tests.scripts import start
@@ -331,3 +332,49 @@ def test_a_round_summary_says_how_a_tie_was_broken_in_words(
     assert summary is not None and summary.problem is not None
     assert says in summary.problem
     assert "broken by" not in summary.problem and "_" not in summary.problem
+
+
+@pytest.mark.parametrize(
+    ("reply", "text"),
+    [
+        ("<pre><code>Madrid is the capital.\n</code></pre>", "Madrid is the capital."),
+        ('  <pre class="x"><code class="language-text">a &lt; b</code></pre>\n', "a < b"),
+        ("<pre>Madrid.</pre>", "Madrid."),
+        # cut at the size cap: the closing tags never came
+        ("<pre><code>La capital de España es Madrid, y", "La capital de España es Madrid, y"),
+    ],
+)
+def test_a_reply_that_is_one_pre_block_is_its_content(reply: str, text: str) -> None:
+    assert unwrap_pre(reply) == text
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Use this:\n<pre><code>x = 1</code></pre>",  # a block among other text
+        "<pre><code>x = 1</code></pre>\nThen run it.",
+        "<pre>one</pre>\n<pre>two</pre>",  # two blocks
+        "Plain text with a &lt; sign.",
+    ],
+)
+def test_a_reply_with_a_block_among_other_text_is_kept_as_written(reply: str) -> None:
+    assert unwrap_pre(reply) == reply
+
+
+class Wrapping(Refinery):
+    """Author B wraps its revision in an HTML block, as a tiny model did; judges prefer it."""
+
+    def answer(self, request, phase, number, judge):  # type: ignore[no-untyped-def]
+        if phase == "revise":
+            return f"<pre><code>{revision(number)}</code></pre>"
+        return super().answer(request, phase, number, judge)
+
+
+def test_a_revision_wrapped_in_a_pre_block_wins_as_its_text_without_the_tags() -> None:
+    r = Wrapping(lambda p, j: ["B", "A", "AB"] if p == 1 else ["A", "B", "AB"])
+    run = start(TASK, r.config(judges=3, convergence_k=1))
+    assert run.exit_code == 0, run.message
+    assert run.result.final_answer == revision(1)
+    assert (run.folder / "refine" / "final_output.md").read_text() == revision(1)
+    # the judges and the next pass were shown the text, not the tags
+    assert not any("<pre>" in prompt for _, prompt in r.prompts("judge"))

@@ -9,7 +9,9 @@ the incumbent, a quorum for the streak), the stopping rule, and the outcome.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -131,14 +133,40 @@ def adopt(st: State, record: dict[str, Any], winner: str, text: str) -> None:
     st.adopted = (int(record["round"]), winner)
 
 
+# A reply that is one HTML preformatted block from its first character to its last (a tiny
+# model wrapped its texts in <pre><code> ... </code></pre>, and the final text was printed
+# with the tags). The closing tags may be missing: a reply cut at its size cap.
+_PRE_OPEN = re.compile(r"\A<pre(?:\s[^>]*)?>\s*(?:<code(?:\s[^>]*)?>)?", re.IGNORECASE)
+_PRE_CLOSE = re.compile(r"(?:</code>\s*)?</pre>\s*\Z", re.IGNORECASE)
+_PRE_TAG = re.compile(r"</?(?:pre|code)\b", re.IGNORECASE)
+
+
+def unwrap_pre(text: str) -> str:
+    """`text` as the model meant it where the whole reply is one <pre> (or <pre><code>) block:
+    the block's content, its HTML entities read (&lt; is <); any other text as it is (a block
+    among other text, or two blocks, is the model's own markup)."""
+    stripped = text.strip()
+    opened = _PRE_OPEN.match(stripped)
+    if opened is None:
+        return text
+    body = stripped[opened.end() :]
+    closed = _PRE_CLOSE.search(body)
+    if closed is not None:
+        body = body[: closed.start()]
+    if _PRE_TAG.search(body):
+        return text
+    return html.unescape(body).strip()
+
+
 async def say(s: Session, alias: str, prompt: str, step: str) -> tuple[str | None, str]:
     """One fresh-context ask: the text without protocol markup, or None and why not (the call
-    failed, or it said nothing)."""
+    failed, or it said nothing). A reply that is one HTML <pre><code> block is its content
+    (`unwrap_pre`): the tags are the model's wrapping, not its text."""
     completion = await s.ask(alias, [Message(role="user", content=prompt)], step=step)
     if not completion.ok:
         why = completion.failure.message if completion.failure else "the call failed"
         return None, f"failed: {strip_markup(why)}"
-    text = strip_markup(completion.text)
+    text = unwrap_pre(strip_markup(completion.text))
     return (text, "") if text else (None, "invalid: it is empty")
 
 
