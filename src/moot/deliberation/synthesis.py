@@ -22,6 +22,8 @@ Pure and deterministic: a replay checks the recorded text to the same verdict.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from msgspec import Struct
 
 from moot.deliberation.agreement import keeps_agreed_content
@@ -30,7 +32,7 @@ from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.finding import names
 from moot.types import Finding
 
-__all__ = ["SynthesisCheck", "check_synthesis"]
+__all__ = ["SynthesisCheck", "check_synthesis", "relate"]
 
 
 class SynthesisCheck(Struct, frozen=True):
@@ -69,6 +71,28 @@ def check_synthesis(
     if not kept:
         return SynthesisCheck(False, f"it drops the agreed answer '{agreed}': {why}")
     return SynthesisCheck(True, f"it keeps the agreed answer '{agreed}'")
+
+
+def relate(
+    answer: str, answers: Mapping[str, str], finding: Finding | None, task: str | None = None
+) -> dict[str, Relation]:
+    """How a final answer written from the agents' `answers` (agent -> its final answer)
+    relates to each, by moot's check: group by group as the finding groups them, so agents
+    whose answers the finding holds one claim stand in one relation to it (it cannot draw on
+    Agent B's "The capital of Italy is Rome." and be unsure of Agent C's "In Italian, the
+    capital of Italy is Rome." where the finding puts them together); an answer in no group,
+    on its own."""
+    mine = extract_claim(answer, task)
+    grouped: dict[str, Relation] = {}
+    for claim, members in finding.groups if finding is not None else ():
+        relation = compare(mine, extract_claim(claim, task)).relation
+        grouped.update(dict.fromkeys(members, relation))
+    return {
+        agent: grouped[agent]
+        if agent in grouped
+        else compare(mine, extract_claim(text, task)).relation
+        for agent, text in answers.items()
+    }
 
 
 def _draws_on_none(answer: str, finding: Finding | None, task: str | None) -> str | None:

@@ -18,6 +18,7 @@ and a replay derives the same verdict.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,7 @@ else:
 
 __all__ = [
     "CHAIRMAN",
+    "LABEL_TALK",
     "PROMPT",
     "PROMPT_TOKENS",
     "STEP",
@@ -70,6 +72,7 @@ __all__ = [
     "settle",
     "synthesize",
     "verdict",
+    "without_label_talk",
 ]
 
 CHAIRMAN = "chairman_a"  # the alias of a chairman the config names
@@ -96,6 +99,56 @@ correct, and keep its conclusion unless a change above shows it is wrong.
 Give your final answer on the last line as "Answer: <your answer>"."""
 
 
+# What a writer shown answers under labels is told of them, for its prompt: they mean nothing
+# to the reader of its final answer.
+LABEL_TALK = (
+    "The reader of your final answer never sees these answers or their labels: do not name "
+    "a label; say what is right in your own words."
+)
+# A final "Answer: ..." line, kept where the sentences before it are cut.
+_ANSWER_LINE = re.compile(r"[\s*#>_-]*(?:final\s+answer|answer)[\s*_]*[:：]", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _names_a_label(sentence: str, labels: Sequence[str]) -> bool:
+    """Whether `sentence` names one of `labels` as an answer ("Answer R", "responses P and
+    Q", "label Q"): "Answer: Rome" and "answer Rome" do not."""
+    letters = "".join(re.escape(x) for x in labels)
+    pattern = (
+        rf"\b(?i:answers?|responses?|labels?)\s+[{letters}](?:\s*(?:,|and|or|&)\s*[{letters}])*\b"
+    )
+    return re.search(pattern, sentence) is not None
+
+
+def without_label_talk(text: str, labels: Sequence[str]) -> str:
+    """`text` without the sentences at its end (before a final "Answer: ..." line, which
+    stays) that name one of the `labels` its writer was shown the answers under: "The answer I
+    followed was: Answer R." tells the reader nothing, who never saw answer R. A text that is
+    nothing else is returned as it is."""
+    if not labels:
+        return text
+    lines = text.rstrip().split("\n")
+    tail = []
+    if lines and _ANSWER_LINE.match(lines[-1]) and not _names_a_label(lines[-1], labels):
+        tail = [lines.pop()]
+    cut = False
+    while lines:
+        last = lines[-1].rstrip()
+        if not last.strip():
+            lines.pop()
+            continue
+        starts = [0] + [m.end() for m in _SENTENCE_END.finditer(last)]
+        if not _names_a_label(last[starts[-1] :], labels):
+            break
+        lines[-1], cut = last[: starts[-1]].rstrip(), True
+        if not lines[-1]:
+            lines.pop()
+    kept = "\n".join(lines).rstrip()
+    if not cut or not kept.strip():
+        return text
+    return "\n".join([kept, *tail]) if tail else kept
+
+
 def enabled(settings: SynthesisSettings | None, default: bool) -> bool:
     """Whether a run asks for a synthesis: the `[synthesis]` table, else the default."""
     if settings is None or settings.enabled is None:
@@ -104,13 +157,20 @@ def enabled(settings: SynthesisSettings | None, default: bool) -> bool:
 
 
 def read_answer(
-    alias: str, step: str, completion: Completion, prompt: str, task: str
+    alias: str,
+    step: str,
+    completion: Completion,
+    prompt: str,
+    task: str,
+    labels: Sequence[str] = (),
 ) -> dict[str, Any]:
     """An answer as recorded: valid (its text, and the final answer read from it), failed (the
     call's problem) or invalid (why it is no answer). A reply that copies a quote fence of its
     prompt is none (`copied_fence`). The final answer is also read as moot's finding reads it
     (`claim_problem`): "5" to "Is 7 a prime number?" is no answer, so it is neither ranked nor
-    accepted as a synthesis where the finding counts it as none."""
+    accepted as a synthesis where the finding counts it as none. `labels`: those the writer
+    was shown answers under; the sentences at its end that name one are cut
+    (`without_label_talk`)."""
     row: dict[str, Any] = {"agent": alias, "step": step, "status": "valid", "text": ""}
     row |= {"answer": None, "problem": None}
     if not completion.ok:
@@ -120,7 +180,7 @@ def read_answer(
             "status": "failed",
             "problem": trust.plain_reason(markup.strip_markup(message)),
         }
-    text = markup.strip_markup(completion.text).strip()
+    text = without_label_talk(markup.strip_markup(completion.text).strip(), labels)
     problem: substance.NotSubstantive | str | None = substantive.copied_fence(
         completion.text, [prompt], task
     )

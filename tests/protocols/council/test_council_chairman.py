@@ -136,9 +136,7 @@ def test_one_valid_ranking_orders_the_answers_and_names_the_one_it_leaves_unrank
     # Agent B ranked the others by their text: Agent C's "20 - 14" first
     assert run.result.final_answer == APART["agent_c"]
     trust = run.result.trust
-    assert (
-        "the final answer is the best-ranked answer, Agent C's, not a consensus." in trust
-    ), trust
+    assert "the final answer is the best-ranked answer, Agent C's, not a consensus." in trust, trust
     assert (
         "The answers were ordered by the one valid ranking, Agent B's; Agent B's answer was not "
         "ranked by any." in trust
@@ -146,3 +144,11 @@ def test_one_valid_ranking_orders_the_answers_and_names_the_one_it_leaves_unrank
     assert "was rejected: its answer '6' agrees with none" in trust
     section = _section((run.folder / "report.md").read_text(), "Synthesis")
     assert "The picked answer stands" in section and "20 - 14 = 16" in section
+
+
+def test_a_chairman_sentence_naming_a_label_is_cut_from_the_final_answer() -> None:
+    c = Council(SPLIT, chair="Six sevens are 42. I follow Answer P, the best ranked.\nAnswer: 42")
+    run = start(TASK, c.config())
+    assert run.result.final_answer == "Six sevens are 42.\nAnswer: 42"
+    prompt = next(p for step, p in c.prompts.items() if "/chair/" in step)
+    assert "which answer you follow" not in prompt and "do not name a label" in prompt

@@ -288,3 +288,61 @@ def test_status_counts_each_layers_answers_and_the_aggregator(
     code, out, err = moot(capsys, "status", run.session_id)
     assert code == 0, err
     assert "MoA: answers layer 1 3 of 3, layer 2 3 of 3; aggregator written" in out
+
+
+# A tiny model's last layer on "What is the capital of Italy?": Agent B and Agent C give one
+# answer in other words; the aggregator adds which label it followed.
+ITALY = {
+    "agent_a": "Il Capitale di Venezia (The City of Venice) in Italian. The capital city of a "
+    "sovereign state located on the Adriatic coast and is known for its cultural heritage.",
+    "agent_b": "The capital of Italy is Rome.",
+    "agent_c": "In Italian, the capital of Italy is Rome.",
+}
+FOLLOWED = "The capital of Italy is Rome. The answer I followed was: Answer R."
+
+
+def test_the_aggregator_draws_on_every_answer_of_the_agreeing_group_and_no_label_is_shown() -> None:
+    m = Layers(fixed(ITALY), aggregate=FOLLOWED)
+    run = start("What is the capital of Italy?", m.config(layers=1))
+    assert run.exit_code == 0, run.message
+    assert run.result.finding is not None
+    assert set(run.result.finding.agreed) == {"agent_b", "agent_c"}
+    # the sentence naming a label the reader never saw is not part of the final answer
+    assert run.result.final_answer == "The capital of Italy is Rome."
+    trust = run.result.trust
+    assert "draws on Agent B and Agent C's answers" in trust, trust
+    assert "Agent C's" not in trust.split("draws on Agent B and Agent C's answers")[1], trust
+    assert "cannot be compared with Agent A's." in trust
+    # the prompt no longer asks it to name the answer it followed
+    prompt = m.prompts["r1/aggregate/agent_a"]
+    assert "which answer you follow" not in prompt and "do not name a label" in prompt
+
+
+def test_an_answer_the_finding_groups_with_one_drawn_on_is_drawn_on_too() -> None:
+    # moot's check agrees this with Agent B's words and is unsure of Agent C's alone; the
+    # finding holds B's and C's answers one, so it cannot draw on one and not the other
+    wider = "The capital of Italy is Rome, a city of three million people."
+    m = Layers(fixed(ITALY), aggregate=wider)
+    run = start("What is the capital of Italy?", m.config(layers=1))
+    assert run.result.final_answer == wider
+    assert run.result.details["aggregator"]["relations"] == {
+        "agent_a": "unsure",
+        "agent_b": "drew_on",
+        "agent_c": "drew_on",
+    }
+    assert "draws on Agent B and Agent C's answers; cannot be compared with Agent A's." in (
+        run.result.trust
+    )
+
+
+def test_a_final_answer_line_stays_where_a_label_sentence_before_it_is_cut() -> None:
+    text = "Six sevens are 42. I follow answer P, which is right.\nAnswer: 42"
+    m = Layers(fixed(AGREE), aggregate=text)
+    run = start(TASK, m.config(layers=1))
+    assert run.result.final_answer == "Six sevens are 42.\nAnswer: 42"
+    # a label in the middle of the text, or no label, is left as written
+    kept = "Answer P slips; six sevens are 42.\nAnswer: 42"
+    assert (
+        start(TASK, Layers(fixed(AGREE), aggregate=kept).config(layers=1)).result.final_answer
+        == kept
+    )

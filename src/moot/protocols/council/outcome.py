@@ -15,11 +15,12 @@ from typing import Any
 
 from msgspec import Struct
 
-from moot.deliberation.claims import Relation, compare, extract_claim
+from moot.deliberation.claims import Relation
 from moot.deliberation.finding import Judgement, names
+from moot.deliberation.synthesis import relate
 from moot.deliberation.trust import plain_reason, tiny_note
 from moot.protocols.synthesis import CHAIRMAN, verdict
-from moot.types import Outcome, RoundSummary, Synthesis, alias_label
+from moot.types import Finding, Outcome, RoundSummary, Synthesis, alias_label
 
 __all__ = ["CHAIRMAN", "Stages", "describe_round", "outcome", "relations"]
 
@@ -34,23 +35,20 @@ def _by(alias: str) -> str:
     return "" if alias == CHAIRMAN else f" ({alias_label(alias)}'s model chaired)"
 
 
-def relations(chair: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """How the chairman's final answer relates to each valid answer by moot's check: agent ->
-    "drew_on" (they agree), "set_aside" (they contradict) or "unsure"."""
+def relations(
+    chair: Mapping[str, Any],
+    answers: Sequence[Mapping[str, Any]],
+    finding: Finding | None = None,
+    task: str | None = None,
+) -> dict[str, str]:
+    """How the chairman's final answer relates to each valid answer by moot's check, group by
+    group as the finding groups them (`deliberation/synthesis.relate`): agent -> "drew_on"
+    (they agree), "set_aside" (they contradict) or "unsure"."""
     if chair["status"] != "valid":
         return {}
-    mine = extract_claim(chair["answer"])
-    out = {}
-    for row in answers:
-        if row["status"] != "valid":
-            continue
-        relation = compare(mine, extract_claim(row["answer"])).relation
-        out[row["agent"]] = {
-            Relation.AGREE: "drew_on",
-            Relation.CONTRADICT: "set_aside",
-            Relation.UNSURE: "unsure",
-        }[relation]
-    return out
+    valid = {row["agent"]: row["answer"] for row in answers if row["status"] == "valid"}
+    kinds = {Relation.AGREE: "drew_on", Relation.CONTRADICT: "set_aside", Relation.UNSURE: "unsure"}
+    return {a: kinds[r] for a, r in relate(chair["answer"], valid, finding, task).items()}
 
 
 class Stages(Struct, frozen=True):
@@ -249,7 +247,7 @@ def outcome(st: Stages, task: str | None = None) -> tuple[dict[str, Any], Outcom
     """The round record (`details["rounds"][0]`) and the outcome."""
     f = st.judgement.finding
     # a chairman draws on no answer, nor sets one aside, where the finding holds none
-    related = relations(st.chair, st.answers) if st.chair is not None and f.valid else {}
+    related = relations(st.chair, st.answers, f, task) if st.chair is not None and f.valid else {}
     final, where, synthesis, best = _final(st, task)
     record = {
         "round": 1,

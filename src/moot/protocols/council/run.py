@@ -177,4 +177,5 @@ async def _chair(
         blocks.append(f"ANSWER {label} ({rank}):\n{fenced}")
     prompt = prompts.CHAIR.format(task=task, answers="\n\n".join(blocks))
     completion = await s.ask(alias, [Message(role="user", content=prompt)], step=step)
-    return {**read_answer(alias, step, completion, prompt, task), "why": why}
+    labels = LABELS[: len(order)]  # a sentence that names one tells the reader nothing
+    return {**read_answer(alias, step, completion, prompt, task, labels), "why": why}

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from moot.deliberation.claims import Relation, compare, extract_claim
+from moot.deliberation.claims import Relation
 from moot.deliberation.finding import Judgement, judge_answers, names
+from moot.deliberation.synthesis import relate
 from moot.deliberation.trust import plain_reason, tiny_note
-from moot.types import Outcome, RoundSummary, alias_label
+from moot.types import Finding, Outcome, RoundSummary, alias_label
 
 __all__ = ["AGGREGATOR", "describe_round", "layer_record", "outcome", "relations"]
 
@@ -42,18 +43,18 @@ def layer_record(layer: int, rows: Sequence[Row], task: str) -> dict[str, Any]:
     }
 
 
-def relations(aggregated: Row, last: Sequence[Row]) -> dict[str, str]:
-    """How the aggregator's answer relates to each valid last-layer answer by moot's check:
-    agent -> "drew_on" (they agree), "set_aside" (they contradict) or "unsure"."""
+def relations(
+    aggregated: Row, last: Sequence[Row], finding: Finding | None = None, task: str | None = None
+) -> dict[str, str]:
+    """How the aggregator's answer relates to each valid last-layer answer by moot's check,
+    group by group as the finding groups them (`deliberation/synthesis.relate`): agent ->
+    "drew_on" (they agree), "set_aside" (they contradict) or "unsure"."""
     if aggregated["status"] != "valid":
         return {}
-    mine = extract_claim(aggregated["answer"])
+    answers = {row["agent"]: row["answer"] for row in last if row["status"] == "valid"}
     kinds = {Relation.AGREE: "drew_on", Relation.CONTRADICT: "set_aside", Relation.UNSURE: "unsure"}
-    return {
-        row["agent"]: kinds[compare(mine, extract_claim(row["answer"])).relation]
-        for row in last
-        if row["status"] == "valid"
-    }
+    related = relate(aggregated["answer"], answers, finding, task)
+    return {agent: kinds[relation] for agent, relation in related.items()}
 
 
 def _final(
@@ -157,7 +158,7 @@ def outcome(
     """The last layer's round entry (with the decision) and the outcome."""
     f = judgement.finding
     last = layers[-1]
-    related = relations(aggregated, last) if aggregated is not None else {}
+    related = relations(aggregated, last, f, task) if aggregated is not None else {}
     final, where = _final(aggregated, judgement, last, related)
     records = [layer_record(k, rows, task) for k, rows in enumerate(layers, 1)]
     record = records[-1] | {

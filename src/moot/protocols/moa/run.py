@@ -37,6 +37,7 @@ from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import AGGREGATOR, describe_round, layer_record, outcome
 from moot.protocols.shown import labelled
 from moot.protocols.substantive import copied_fence
+from moot.protocols.synthesis import without_label_talk
 from moot.types import Completion, Message, Outcome, Step, alias_label
 
 __all__ = ["LABELS", "run"]
@@ -75,17 +76,25 @@ def _valid(rows: Sequence[Row]) -> dict[str, Row]:
 
 
 def read_reply(
-    alias: str, step: str, completion: Completion, prompt: str, task: str
+    alias: str,
+    step: str,
+    completion: Completion,
+    prompt: str,
+    task: str,
+    labels: Sequence[str] = (),
 ) -> dict[str, Any]:
     """An answer or the aggregator's text as recorded: valid (its text, and the final answer
     read from it), failed (the call's problem) or invalid (why it is no answer: a reply that
-    copies the quote fence around another answer back is none of its own, `copied_fence`)."""
+    copies the quote fence around another answer back is none of its own, `copied_fence`).
+    `labels`: those the aggregator was shown the answers under; the sentences at its text's
+    end that name one ("The answer I followed was: Answer R.") are cut, since the reader never
+    saw them (`without_label_talk`)."""
     row: dict[str, Any] = {"agent": alias, "step": step, "status": "valid", "text": ""}
     row |= {"answer": None, "problem": None}
     if not completion.ok:
         message = completion.failure.message if completion.failure else "the call failed"
         return {**row, "status": "failed", "problem": plain_reason(strip_markup(message))}
-    text = strip_markup(completion.text).strip()
+    text = without_label_talk(strip_markup(completion.text).strip(), labels)
     problem: NotSubstantive | str | None = copied_fence(completion.text, [prompt], task)
     if problem is None:
         problem = check_substance(completion.text, [prompt], task=task)
@@ -144,4 +153,5 @@ async def _aggregate(
     answers, labels = _blocks(s, step, last, opts)
     prompt = prompts.AGGREGATE.format(task=task, answers=answers)
     completion = await s.ask(alias, [Message(role="user", content=prompt)], step=step)
-    return {**read_reply(alias, step, completion, prompt, task), "why": why, "labels": labels}
+    row = read_reply(alias, step, completion, prompt, task, labels=sorted(labels))
+    return {**row, "why": why, "labels": labels}
