@@ -346,3 +346,24 @@ def test_a_final_answer_line_stays_where_a_label_sentence_before_it_is_cut() -> 
         start(TASK, Layers(fixed(AGREE), aggregate=kept).config(layers=1)).result.final_answer
         == kept
     )
+
+
+def test_an_aggregation_of_disagreeing_answers_that_sets_aside_all_of_them_is_no_final_answer() -> (
+    None
+):
+    # 42, 48 and 36, aggregated into 54: it draws on none of them, so it is no aggregation of
+    # them, and moot shows no final answer rather than a fourth answer of the aggregator's own
+    m = Layers(fixed(SPLIT), aggregate="Weighing all three: 54.\nAnswer: 54")
+    run = start(TASK, m.config(layers=1))
+    assert run.exit_code == 2, run.message
+    assert run.result.final_answer == ""
+    assert "agrees with none of the last-layer answers" in run.result.how
+    trust = run.result.trust
+    assert "sets aside Agent A, Agent B and Agent C's, which it contradicts" in trust
+    assert "no final answer" in trust
+    # one answer drawn on is an aggregation, as before
+    kept = Layers(fixed(SPLIT), aggregate="Agent A is right: 42.\nAnswer: 42")
+    assert start(TASK, kept.config(layers=1)).result.final_answer.endswith("Answer: 42")
+    # nor is an answer moot cannot compare with theirs set aside: it stays the aggregation
+    unsure = Layers(fixed(SPLIT), aggregate="It depends on which base the digits are written in.")
+    assert start(TASK, unsure.config(layers=1)).result.final_answer.startswith("It depends")

@@ -1,5 +1,6 @@
 """What a Mixture-of-Agents outcome says: moot's finding over the agents' answers labels it;
-the aggregator's text is the final answer where it does not contradict an agreed answer; the
+the aggregator's text is the final answer where it does not contradict an agreed answer (and,
+without one, where it draws on one of the answers at least, or contradicts none); the
 trust statement says which last-layer answers the aggregator's answer draws on and which it
 sets aside, and names every answer that was invalid or failed, by layer."""
 
@@ -64,6 +65,11 @@ def _final(
     f = judgement.finding
     ok = aggregated is not None and aggregated["status"] == "valid"
     if not f.consensus:
+        if ok and _sets_all_aside(related):
+            return "", (
+                "no final answer: the aggregator's answer agrees with none of the last-layer "
+                "answers and contradicts them, so it is no aggregation of them"
+            )
         if ok:
             assert aggregated is not None
             return aggregated["text"], (
@@ -90,6 +96,14 @@ def _final(
         f"the aggregator's text {why}, so the final answer is {alias_label(first['agent'])}'s, "
         "the first in alias order of the agreeing last-layer answers"
     )
+
+
+def _sets_all_aside(related: Mapping[str, str]) -> bool:
+    """Whether the aggregator's answer draws on no last-layer answer and contradicts one at
+    least: without a consensus, such an answer is the aggregator's own, not an aggregation of
+    theirs (as a council's chairman's is rejected: deliberation/synthesis.py)."""
+    kinds = set(related.values())
+    return "set_aside" in kinds and "drew_on" not in kinds
 
 
 def _trust(
@@ -132,6 +146,11 @@ def _trust(
         if parts:
             sentences.append(
                 f"The aggregator's answer{_by(aggregated['agent'])} " + "; ".join(parts) + "."
+            )
+        if not f.consensus and _sets_all_aside(related):
+            sentences.append(
+                "It draws on none of their answers, so it is no aggregation of them: there is "
+                "no final answer."
             )
     elif aggregated is not None:
         sentences.append(
