@@ -339,7 +339,8 @@ def test_a_confirmed_consensus_names_its_confirmer_and_how_many_held_it_first() 
     )
     assert f.independent == 2
     assert j.sentences() == [
-        "2 of the 3 agents held this answer in their first, independent answer."
+        "2 of the 3 agents held this answer in their first, independent answer: Agent A and "
+        "Agent B."
     ]
     assert [v.upheld for v in j.verdicts] == [True, True]
 
@@ -407,7 +408,8 @@ def test_persuasion_names_who_moved_and_after_whose_critique() -> None:
     assert j.sentences() == [
         "Changes of mind: Agent B moved from '418' to '408' in round 1 after Agent C's critique; "
         "Agent C moved from '400' to '408' in round 1 after Agent A's critique.",
-        "1 of the 3 agents held this answer in their first, independent answer.",
+        "1 of the 3 agents held this answer in their first, independent answer: Agent A. "
+        "Agent B and Agent C came to it.",
     ]
     assert [(c.agent, c.before, c.after, c.toward, c.critics) for c in j.changes] == [
         ("agent_b", "418", "408", ("agent_a",), ("agent_c",)),
@@ -798,3 +800,60 @@ def test_a_move_is_quoted_where_the_two_answers_part() -> None:
     assert "'…west warehouses is 418 crates.' to '…west warehouses is 408 crates.'" in line
     # texts that part within the quote are quoted from their start
     assert parted("418 crates", "408 crates", 40) == ("418 crates", "408 crates")
+
+
+SKY = "What color is the sky on a clear day?"
+BLUE = "The sky on a clear day has the color of blue."
+OTHER = "The sky on a clear day has a different color than the one you see in your backyard."
+ELSE = "The sky on a clear day has different colors than what we see in our backyard."
+
+
+def test_a_move_between_answers_the_finding_groups_apart_is_a_change_of_mind() -> None:
+    """A walkthrough arena on the embedded model: A said blue first and left it, B came to it.
+    The finding put A's final answer apart from B's and C's, yet no change of mind was recorded:
+    the change check wanted a contradiction where the grouping wants agreement."""
+    j = judge_answers(
+        [
+            {"agent_a": BLUE, "agent_b": OTHER, "agent_c": BLUE},
+            {"agent_a": ELSE, "agent_b": BLUE, "agent_c": BLUE},
+        ],
+        started=ABC,
+        critics={("agent_a", 1): ["agent_b", "agent_c"], ("agent_b", 1): ["agent_a", "agent_c"]},
+        task=SKY,
+    )
+    assert [g for _, g in j.finding.groups] == [("agent_b", "agent_c"), ("agent_a",)]
+    assert [(c.agent, c.before, c.after, c.round) for c in j.changes] == [
+        ("agent_a", BLUE, ELSE, 1),
+        ("agent_b", OTHER, BLUE, 1),
+    ]
+    # B's move is toward the answer C held (and A held) a round before
+    assert j.changes[1].toward == ("agent_a", "agent_c")
+
+
+def test_the_trust_names_who_held_the_answer_first_who_left_it_and_who_came_to_it() -> None:
+    j = judge_answers(
+        [
+            {"agent_a": BLUE, "agent_b": OTHER, "agent_c": BLUE},
+            {"agent_a": ELSE, "agent_b": BLUE, "agent_c": BLUE},
+        ],
+        started=ABC,
+        task=SKY,
+    )
+    assert j.finding.label == "consensus" and j.finding.agreed == ("agent_b", "agent_c")
+    assert (
+        "2 of the 3 agents held this answer in their first, independent answer: Agent A and "
+        "Agent C. Agent A later left it; Agent B came to it."
+    ) in j.sentences()
+
+
+def test_an_answer_worded_anew_but_agreeing_is_no_change_of_mind() -> None:
+    j = judge_answers(
+        [{"agent_a": BLUE, "agent_b": BLUE}, {"agent_a": "It is blue.", "agent_b": BLUE}],
+        started=["agent_a", "agent_b"],
+        task=SKY,
+    )
+    assert j.finding.label == "consensus" and j.changes == ()
+    assert j.sentences() == [
+        "2 of the 2 agents held this answer in their first, independent answer: Agent A and "
+        "Agent B."
+    ]

@@ -7,7 +7,8 @@ they got there. A model's verdict is evidence weighed here, never the decision.
                 (a judge that says they agree may join pairs the wording cannot confirm,
                  never pairs that contradict)
     tie       = two largest groups of the same size: no final answer, no "leads"
-    changes   = an agent whose claim contradicts its claim a round before, toward whom
+    changes   = an agent whose claim does not agree with its claim a round before (claims the
+                grouping would set apart: by the same relation), toward whom
     persuasion= consensus that the first, independent answers did not already hold
                 (no consensus when none of them held it nor gave its parts, numbers and
                  option: that agreement is the deliberation's own, and moot cannot tell it from
@@ -81,6 +82,9 @@ class Judgement(Struct, frozen=True):
     claims: tuple[ClaimAt, ...]
     changes: tuple[ChangeOfMind, ...]
     verdicts: tuple[ModelVerdict, ...]
+    # the agents whose first, independent answer held the agreed claim (`Finding.independent`
+    # counts them), so the trust statement can name them and say who left it
+    held: tuple[str, ...] = ()
 
     @property
     def consensus(self) -> bool:
@@ -124,10 +128,7 @@ class Judgement(Struct, frozen=True):
             out.append(moved)
         f = self.finding
         if f.consensus and f.independent is not None:
-            out.append(
-                f"{f.independent} of the {f.started} agents held this answer in their first, "
-                "independent answer."
-            )
+            out.append(self._held(name))
         for v in self.verdicts:
             if not v.valid:
                 out.append(f"{v.by}'s verdict was invalid: {v.problem}.")
@@ -136,6 +137,27 @@ class Judgement(Struct, frozen=True):
             elif not v.upheld:
                 out.append(f"{v.by} {v.says}, but moot's check finds the final answers agree.")
         return out
+
+    def _held(self, name: Name) -> str:
+        """Who held the agreed answer in their first answer, and who of them left it or came to
+        it later: a count alone read as if the agreeing agents had held it ("2 of the 3 agents
+        held this answer" where the two that held it were A and C, and B and C agree)."""
+        f = self.finding
+        said = (
+            f"{f.independent} of the {f.started} agents held this answer in their first, "
+            "independent answer"
+        )
+        if not self.held:
+            return said + "."
+        said += f": {names(self.held, name)}."
+        left = [a for a in self.held if a not in f.agreed]
+        came = [a for a in f.agreed if a not in self.held]
+        moves = ([f"{names(left, name)} later left it"] if left else []) + (
+            [f"{names(came, name)} came to it"] if came else []
+        )
+        if moves:
+            said += " " + "; ".join(moves) + "."
+        return said
 
 
 def _describe_changes(changes: Sequence[ChangeOfMind], name: Name) -> str:
@@ -209,12 +231,14 @@ def judge_answers(
     shown_groups = tuple((g.claim, g.agents) for g in groups)
     differ = "; ".join(f"{_quote(g.claim, 60)} ({_letters(g.agents, name)})" for g in groups)
 
+    holders: tuple[str, ...] = ()
     if top is not None and majority(len(top.agents), total):
-        independent = (
-            _independent(first, final, top.agents, started, confirmed=confirmed_by is not None)
-            if len(rounds) > 1
-            else None
-        )
+        independent: int | None = None
+        if len(rounds) > 1:
+            holders = _independent(
+                first, final, top.agents, started, confirmed=confirmed_by is not None
+            )
+            independent = len(holders)
         held = f"'{_quote(top.claim)}'"
         agreed_by = names(top.agents, name)
         movers = _describe_changes([c for c in changes if c.agent in top.agents], name)
@@ -249,6 +273,7 @@ def judge_answers(
             )
             label = "consensus"
         agreed = label != "no_consensus"
+        holders = holders if agreed else ()
         finding = Finding(
             label=label,  # type: ignore[arg-type]
             reason=reason,
@@ -291,7 +316,7 @@ def judge_answers(
         v.model_copy(update={"upheld": v.claims_agreement == finding.consensus}) if v.valid else v
         for v in verdicts
     )
-    return Judgement(finding, claims, changes, weighed)
+    return Judgement(finding, claims, changes, weighed, holders)
 
 
 def _independent(
@@ -301,13 +326,13 @@ def _independent(
     started: Sequence[str],
     *,
     confirmed: bool,
-) -> int:
-    """How many agents' first answers already agreed with the agreed final claim (by the same
+) -> tuple[str, ...]:
+    """The agents whose first answers already agreed with the agreed final claim (by the same
     standard as the final answers: with a confirming verdict, nothing may contradict)."""
     reference = [final[a] for a in agreed]
     ok = {Relation.AGREE, Relation.UNSURE} if confirmed else {Relation.AGREE}
-    return sum(
-        1
+    return tuple(
+        a
         for a in started
         if a in first and all(compare(first[a], r).relation in ok for r in reference)
     )
@@ -471,13 +496,17 @@ def _changes_at(
 def _moves(
     earlier: Answers, later: Answers, task: str | None
 ) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
-    """Who contradicts their claim of the round before, from what to what, toward whom."""
+    """Who moved from their claim of the round before, from what to what, toward whom. A move is
+    a claim that does not agree with the agent's claim before: the relation by which the finding
+    groups final answers, so two claims it sets apart are a move ("blue" to "different colors
+    than in our backyard", which neither contradicts nor agrees), and a rewording that agrees
+    is none. An empty claim (no words) stands for no position, and is no move."""
     before, after = dict(_read_round(earlier, task)[0]), dict(_read_round(later, task)[0])
     moves = []
     for agent in after:
-        if agent not in before:
+        if agent not in before or not before[agent].words or not after[agent].words:
             continue
-        if compare(before[agent], after[agent]).relation is not Relation.CONTRADICT:
+        if compare(before[agent], after[agent]).relation is Relation.AGREE:
             continue
         toward = tuple(
             other

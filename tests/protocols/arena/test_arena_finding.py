@@ -546,3 +546,32 @@ def test_agents_are_called_remaining_only_when_some_left() -> None:
     answers = {0: {"agent_a": "408", "agent_b": "408", "agent_c": "{{answer}}"}}
     run = start("How many boxes are there?", Debate(answer=by_round(answers)).config())
     assert run.result.how.startswith("the 2 remaining agents gave the same answer")
+
+
+def test_an_agent_that_leaves_the_answer_and_one_that_comes_to_it_are_both_changes() -> None:
+    """A walkthrough arena on the embedded model: A said blue and left it, B came to blue. The
+    result recorded no change of mind, and its trust said "2 of the 3 agents held this answer"
+    (A and C) beside the agreeing B and C."""
+    blue = "The sky on a clear day has the color of blue."
+    other = "The sky on a clear day has a different color than the one you see in your backyard."
+    elsewhere = "The sky on a clear day has different colors than what we see in our backyard."
+    answers = {
+        0: {"agent_a": blue, "agent_b": other, "agent_c": blue},
+        1: {"agent_a": elsewhere, "agent_b": blue, "agent_c": blue},
+    }
+    debate = Debate(answer=by_round(answers), verdicts=[verdict("CONTINUE", 4)])
+    task = "What color is the sky on a clear day?"
+    run = start(task, debate.config(arena={"max_rounds": 1}))
+    found = run.result.finding
+    assert found is not None and found.label == "consensus"
+    assert found.agreed == ("agent_b", "agent_c")
+    moved = [(c.agent, c.before, c.after, c.round) for c in run.result.changes]
+    assert moved == [("agent_a", blue, elsewhere, 1), ("agent_b", other, blue, 1)]
+    assert "Changes of mind: Agent A moved from " in run.result.trust
+    assert (
+        "2 of the 3 agents held this answer in their first, independent answer: Agent A and "
+        "Agent C. Agent A later left it; Agent B came to it."
+    ) in run.result.trust
+    stored = json.loads((run.folder / "result.json").read_text())
+    assert [c["agent"] for c in stored["changes"]] == ["agent_a", "agent_b"]
+    assert api.replay(run.session_id).identical is True
