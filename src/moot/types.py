@@ -327,12 +327,17 @@ class RoundSummary(_Frozen):
     problem: str | None = None
     # How the score was measured, when a protocol has several ways ("semantic layer").
     method: str | None = None
+    # The number the votes are counts out of (every answer asked), for a tally of answers: each
+    # answer is then quoted apart from its count ("'7' 2 of 6, '9' 1; 4 of 6 needed").
+    out_of: int | None = None
 
     @property
     def title(self) -> str:
         return stage_title(self.stage, self.round)
 
     def describe(self) -> str:
+        if self.votes and self.out_of:
+            return self._counted()
         parts = []
         if self.judge:
             parts.append(f"judge {alias_label(self.judge)}")
@@ -362,6 +367,21 @@ class RoundSummary(_Frozen):
                 parts.append(f"({self.problem})")
         return ", ".join(parts) if parts else "no result recorded"
 
+    def _counted(self) -> str:
+        """A tally of answers out of all asked, each answer in quotes so its own numbers do not
+        run into the counts: "no majority: '7' 2 of 6, '9' 1, '5' 1; 4 of 6 needed; 1 of 6
+        answers invalid" (it read "no majority: 7 has 2 of 6, votes 7 2, 9 1, 5 1, 4 needed")."""
+        counts = [f"{_quoted(k)} {_num(v)}" for k, v in self.votes.items()]
+        counts[0] += f" of {self.out_of}"
+        parts = [", ".join(counts)]
+        if self.decision:
+            parts[0] = f"{self.decision}: {parts[0]}"
+        if self.needed:
+            parts.append(f"{_num(self.needed)} of {self.out_of} needed")
+        if self.problem:
+            parts.append(self.problem)
+        return "; ".join(parts)
+
 
 # an answer voted for, shown bare when it is one word ("42", "Paris"), else quoted, so that its
 # own commas and numbers do not run into the counts ("'However, when dealing with' 1")
@@ -371,6 +391,10 @@ _BARE_KEY = re.compile(r"[\w.+-]{1,40}")
 def _key(answer: str) -> str:
     if _BARE_KEY.fullmatch(answer):
         return answer
+    return _quoted(answer)
+
+
+def _quoted(answer: str) -> str:
     flat = " ".join(answer.split())
     return f"'{flat if len(flat) <= 60 else flat[:57] + '...'}'"  # not repr: faces clean it
 

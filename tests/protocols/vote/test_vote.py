@@ -119,14 +119,14 @@ def test_vote_through_the_cli_with_samples_and_the_generic_views(
     )  # fmt: skip
     assert code == 0, err
     # 4 of 6: a majority needs more than half, 4 (3 of 6 is not one)
-    assert "round 1: majority: 42 (67%), votes 42 4, 41 2, 4 needed" in err
+    assert "round 1: majority for '42' (67%): '42' 4 of 6, '41' 2; 4 of 6 needed" in err
     session = out.split("Session ", 1)[1].split(":", 1)[0]
     folder = find_session(session).path
     result = json.loads((folder / "result.json").read_text())
     assert result["details"]["rounds"][0]["samples_per_agent"] == 3
-    assert "votes 42 4, 41 2" in (folder / "report.md").read_text()
+    assert "'42' 4 of 6, '41' 2" in (folder / "report.md").read_text()
     code, out, _ = moot(capsys, "show", session)
-    assert code == 0 and "majority: 42 (67%)" in out
+    assert code == 0 and "majority for '42' (67%)" in out
     code, out, err = moot(
         capsys, "run", TASK, "--protocol", "arena", "--samples", "3",
         "--models", "scripted:@voter", "--models", "scripted:@voter",

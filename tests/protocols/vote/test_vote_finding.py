@@ -14,7 +14,7 @@ from moot.config import RunConfig
 from moot.lifecycle.plan import resolve
 from moot.models.scripted import register_script
 from moot.protocols.vote.options import VoteOptions
-from moot.protocols.vote.run import judge_samples
+from moot.protocols.vote.run import describe_round, judge_samples
 from moot.types import Request
 from tests.scripts import start
 
@@ -217,3 +217,44 @@ def test_equal_numbers_and_options_group_however_written() -> None:
     assert finding.consensus  # 3 of 5
     options = judge_samples(_samples(["(C)", "B", "C", "b)"]), 1).finding
     assert options.label == "tie" and options.claim is None
+
+
+# A walkthrough vote on the embedded model, "What is 3 + 4?" with --samples 2.
+WALKTHROUGH = {
+    ("agent_a", 1): "Answer: Yes",
+    ("agent_a", 2): "Answer: 9",
+    ("agent_b", 1): "Answer: 7",
+    ("agent_b", 2): "Answer: 5",
+    ("agent_c", 1): "Answer: 7",
+    ("agent_c", 2): "Answer: 2",
+}
+
+
+def test_without_a_majority_the_round_reads_each_answer_apart_from_its_count() -> None:
+    """It read "no majority: 7 has 2 of 6, votes 7 2, 9 1, 5 1, 2 1, 4 needed (1 of 6 answers
+    invalid)"."""
+    run = start("What is 3 + 4?", voters(lambda a, k: WALKTHROUGH[(a, k)], agents=3, samples=2))
+    assert run.exit_code == 2
+    record = run.result.details["rounds"][0]
+    line = describe_round(record, VoteOptions(samples=2))
+    assert line is not None and line.describe() == (
+        "no majority: '7' 2 of 6, '9' 1, '5' 1, '2' 1; 4 of 6 needed; 1 of 6 answers invalid"
+    )
+
+
+def test_without_a_majority_the_answers_are_one_disagreement_not_the_largest_against_none() -> None:
+    """The terminal listed "disagreement: '7': 2 of 6" first: the largest group, with no
+    majority to disagree with. The disagreement is that the answers differ, largest first."""
+    run = start("What is 3 + 4?", voters(lambda a, k: WALKTHROUGH[(a, k)], agents=3, samples=2))
+    assert list(run.result.disagreements) == [
+        "no answer has a majority; the answers differ: '7' 2 of 6, '9' 1, '5' 1, '2' 1"
+    ]
+
+
+def test_one_group_short_of_a_majority_is_no_disagreement() -> None:
+    answers = {("agent_a", 1): "Answer: 7", ("agent_b", 1): "Answer: 7"}
+    run = start(
+        "What is 3 + 4?",
+        voters(lambda a, k: answers.get((a, k), "Answer: Yes"), agents=2, samples=2),
+    )
+    assert run.exit_code == 2 and list(run.result.disagreements) == []

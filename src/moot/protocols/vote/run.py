@@ -369,36 +369,51 @@ def _outcome(
         trust=trust_statement(record, samples, specs, judgement),
         final_answer=winner if f.consensus and winner else "",
         rounds=1,
-        disagreements=tuple(
-            f"{answer!r}: {count} of {asked}"
-            for answer, count in record["distribution"].items()
-            if answer != winner
-        ),
+        disagreements=_disagreements(record),
         positions=positions,
         details={"rounds": [record], "samples": samples},
         **judgement.outcome_fields(),
     )
 
 
+def _disagreements(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """With a majority, each other answer against it ("'41': 1 of 4"). Without one, no answer
+    is the one the others disagree with: the disagreement is that the answers differ, largest
+    first (the largest once read as a disagreement of its own, "'7': 2 of 6"); one answer alone,
+    short of a majority, disagrees with nothing."""
+    counts, asked = record["distribution"], record["asked"]
+    if record["consensus"]:
+        return tuple(
+            f"{answer!r}: {count} of {asked}"
+            for answer, count in counts.items()
+            if answer != record["winner"]
+        )
+    if len(counts) < 2:
+        return ()
+    shown = [f"{answer!r} {count}" for answer, count in counts.items()]
+    shown[0] += f" of {asked}"
+    return ("no answer has a majority; the answers differ: " + ", ".join(shown),)
+
+
 def describe_round(entry: Mapping[str, Any], options: VoteOptions) -> RoundSummary | None:
     if "distribution" not in entry:
         return None
     asked = entry.get("asked") or entry.get("total") or 0
-    if entry.get("consensus"):
-        decision = f"majority: {entry['winner']} ({entry['share']:.0%})"
-    elif entry.get("tie"):
-        decision = f"no majority: a tie between {', '.join(map(str, entry['tied']))}"
-    elif entry.get("largest") is not None:
-        decision = (
-            f"no majority: {entry['largest']} has "
-            f"{entry['distribution'].get(entry['largest'], 0)} of {asked}"
-        )
-    elif "largest" in entry and entry.get("distribution"):
-        decision = "no majority: the answers all differ"
-    elif entry.get("winner") is not None:  # a entry of an older version
-        decision = f"no majority: {entry['winner']} ({entry.get('share', 0):.0%})"
-    else:
+    if not entry.get("distribution"):
         decision = "no valid answer" if asked else "no answer"
+    elif entry.get("consensus"):
+        decision = f"majority for {entry['winner']!r} ({entry['share']:.0%})"
+    elif entry.get("tie"):
+        decision = "no majority, a tie"
+    elif "largest" not in entry:  # an entry of an older version
+        winner = entry.get("winner")
+        decision = "no majority" + (
+            f" for {winner!r} ({entry.get('share', 0):.0%})" if winner is not None else ""
+        )
+    elif entry["largest"] is None:
+        decision = "no majority, the answers all differ"
+    else:
+        decision = "no majority"
     problems = []
     for status in ("invalid", "failed"):
         if entry.get(status):
@@ -409,6 +424,7 @@ def describe_round(entry: Mapping[str, Any], options: VoteOptions) -> RoundSumma
         votes={str(k): float(v) for k, v in entry["distribution"].items()},
         needed=float(entry["needed"]),
         problem="; ".join(problems) or None,
+        out_of=int(asked) or None,
     )
 
 
