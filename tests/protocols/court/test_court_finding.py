@@ -342,3 +342,80 @@ def test_a_court_left_with_one_position_says_so_in_plain_words() -> None:
     how = run.result.how
     assert "only 1 position for the judges" in how, how
     assert "position(s)" not in how
+
+
+def adopts(junk: str) -> Behaviour:
+    """Proposes something that is no answer, then votes yes for whatever is the candidate."""
+
+    def behave(ask: Ask) -> str:
+        if ask.candidate is None:
+            return reply(text=junk)
+        return reply("yes", target=ask.candidate)
+
+    return behave
+
+
+def test_one_holder_and_an_agent_that_had_no_position_of_its_own_are_no_consensus() -> None:
+    """A walkthrough's court (3 agents, --rounds 2): Agent A failed, Agent B proposed no answer
+    and then voted yes for Agent C's position. That was "the agents converged by persuasion",
+    consensus, exit 0: a label resting on one agent's own position. B was persuaded away from
+    nothing; it adopted the only position on offer."""
+    court = Court({"one": failing, "two": adopts(JUNK[1]), "three": stubborn(PG)})
+    run = start(TASK, court.config(max_agent_rounds=2, engine={"attempts": 1}))
+    result = run.result
+    two, three = (f"Agent {alias(run, n)[-1].upper()}" for n in ("two", "three"))
+    assert run.exit_code == 2 and result.status == "no_consensus", result.how
+    assert not result.consensus and result.final_answer == ""
+    assert result.finding is not None and result.finding.label == "no_consensus"
+    said = f"{two} adopted it with no valid position of its own"
+    assert said in result.finding.reason and said in result.how, result.how
+    assert "only 1 of the 3 agents that started held it as a position of their own" in result.how
+    assert "persuaded" not in result.how and "by persuasion in round" not in result.how
+    assert three in result.how
+    # the two are not two agents that disagree: one had a position, the other voted for it
+    assert "did not agree" not in result.trust, result.trust
+    assert f"{two} gave an invalid answer: it held no valid position of its own" in result.trust
+    assert runner.replay(run.session_id).identical is True
+
+
+def test_independent_holders_with_an_adopter_settle_and_the_adopter_is_named() -> None:
+    """Two agents hold the position on their own and a third, with none of its own, votes for
+    it: a consensus of the two, and the third is said to have adopted it."""
+    court = Court({"one": adopts(JUNK[1]), "two": stubborn(PG), "three": stubborn(PG)})
+    run = start(TASK, court.config(max_agent_rounds=2))
+    result = run.result
+    one = f"Agent {alias(run, 'one')[-1].upper()}"
+    assert run.exit_code == 0 and result.final_answer == PG, result.how
+    assert f"{one} adopted it with no valid position of its own" in result.how
+
+
+def test_an_agent_persuaded_and_an_adopter_settle_as_persuasion() -> None:
+    """One holder, one agent moved off a position of its own, one that had none: two agents with
+    positions of their own agree, a majority of three; persuasion, and the adopter named."""
+    court = Court({"one": stubborn(PG, 1.0), "two": agreeable(LITE, 0.4), "three": adopts(JUNK[1])})
+    run = start(TASK, court.config(max_agent_rounds=2))
+    result = run.result
+    three = f"Agent {alias(run, 'three')[-1].upper()}"
+    assert run.exit_code == 0 and result.final_answer == PG, result.how
+    assert result.finding is not None and result.finding.label == "persuasion"
+    assert "converged by persuasion in round 2" in result.how
+    assert f"{three} adopted it with no valid position of its own" in result.how
+
+
+def test_an_adopters_vote_does_not_make_up_the_courts_supermajority() -> None:
+    """4 of 5 yes is the 0.8 supermajority only with the vote of an agent that had no position
+    of its own; of the agents with positions of their own, 3 of 4 hold it."""
+    court = Court(
+        {
+            "one": stubborn(PG),
+            "two": stubborn(PG),
+            "three": stubborn(PG),
+            "four": stubborn(LITE),
+            "five": adopts(JUNK[1]),
+        }
+    )
+    run = start(TASK, court.config(max_agent_rounds=2, consensus_threshold=0.8))
+    result = run.result
+    assert run.exit_code == 2 and result.final_answer == "", result.how
+    assert "short of the court's supermajority" in result.how
+    assert "not counting the agents that adopted it" in result.how

@@ -13,8 +13,12 @@ alternative; abstain: none):
 
     positions = [{agent: supported position} for every round]
     finding   = judge_answers(positions, started=agents)   # consensus | persuasion | ...
+    adopters  = agreeing agents that never held a valid position of their own (no proposal nor
+                alternative that was an answer): they voted for one, nobody persuaded them
+    agreement = more than half of the agents that started agree without the adopters, else
+                no consensus (one agent's position and votes for it are not a court's finding)
     settled   = finding agrees on the candidate, held by a supermajority of the agents that
-                took a side (consensus_threshold of yes + no)
+                took a side (consensus_threshold of yes + no, adopters left out of both)
     panel     = the judges' pick is evidence (ModelVerdict): "chosen by the judges", a labelled
                 decision over agents that did not agree, never their consensus (exit 2)
 
@@ -39,7 +43,7 @@ from moot.deliberation.consensus import (
     required_votes,
     select_candidate,
 )
-from moot.deliberation.finding import Judgement, judge_answers, names
+from moot.deliberation.finding import Judgement, judge_answers, majority, names
 from moot.deliberation.trust import (
     Evidence,
     JudgePanel,
@@ -280,19 +284,77 @@ def judge_court(c: Court, verdicts: list[ModelVerdict] | None = None) -> Judgeme
         name=label,
         task=c.question,
     )
-    return _as_court(j, [rnd.number for rnd in c.rounds] or [0], reasons)
+    return _weigh_adopters(c, _as_court(j, [rnd.number for rnd in c.rounds] or [0], reasons))
+
+
+def _owners(c: Court, j: Judgement) -> set[str]:
+    """The agents that held a valid position of their own in some round: a proposal, or a no
+    vote's alternative, that was an answer."""
+    valid = {(x.agent, x.round) for x in j.claims if x.valid}
+    return {
+        r.agent
+        for rnd in c.rounds
+        for r in rnd.responses
+        if r.vote != "yes" and supported(c, r) is not None and (r.agent, rnd.number) in valid
+    }
+
+
+def adopters(c: Court, j: Judgement) -> tuple[str, ...]:
+    """The agreeing agents that never held a valid position of their own: each voted for a
+    position it had none against, so it was not persuaded, and its vote is no evidence of its
+    own."""
+    own = _owners(c, j)
+    return tuple(a for a in j.finding.agreed if a not in own)
+
+
+def _adopted(agents: tuple[str, ...]) -> str:
+    whose = "its" if len(agents) == 1 else "their"
+    return f"{names(agents, label)} adopted it with no valid position of {whose} own"
+
+
+def _weigh_adopters(c: Court, j: Judgement) -> Judgement:
+    """The finding with the adopters named; an agreement that is a majority of the agents
+    that started only with them is no consensus."""
+    f = j.finding
+    adopted = adopters(c, j) if f.consensus else ()
+    if not adopted:
+        return j
+    own = len(f.agreed) - len(adopted)
+    if majority(own, f.started):
+        return replace(
+            j, finding=f.model_copy(update={"reason": f"{f.reason}; {_adopted(adopted)}"})
+        )
+    movers = replace(j, changes=tuple(x for x in j.changes if x.agent in f.agreed))
+    moved = [
+        x.removeprefix("Changes of mind: ").rstrip(".")
+        for x in movers.sentences(label)
+        if x.startswith("Changes of mind: ")
+    ]
+    reason = "; ".join(
+        [
+            f"{len(f.agreed)} of {f.started} agents end on '{f.claim}' ({names(f.agreed, label)}),"
+            f" but only {own} of the {f.started} agents that started held it as a position of "
+            "their own",
+            *moved,
+            _adopted(adopted),
+        ]
+    )
+    update = {"label": "no_consensus", "reason": reason, "claim": None, "agreed": ()}
+    return replace(j, finding=f.model_copy(update=update))
 
 
 def _settle(c: Court, rnd: AgentRound, j: Judgement) -> None:
     """Whether the round settles the court: moot finds a majority of all agents in agreement on
-    the candidate, and the agreeing agents are a supermajority of those that took a side."""
+    the candidate, and the agreeing agents are a supermajority of those that took a side (the
+    adopters, who voted for a position they had none against, left out of both)."""
     f, tally = j.finding, rnd.consensus
     if rnd.candidate is None or tally is None or not f.consensus or f.claim is None:
         return
     if not _agree(c.texts[rnd.candidate], f.claim):
         return
-    needed = required_votes(tally.tally.voting_total, c.opts.consensus_threshold)
-    if needed and len(f.agreed) >= needed:
+    adopted = len(adopters(c, j))  # each voted yes: left out of the sides and the agreement
+    needed = required_votes(tally.tally.voting_total - adopted, c.opts.consensus_threshold)
+    if needed and len(f.agreed) - adopted >= needed:
         rnd.reached = True
         rnd.method = "unanimous" if len(f.agreed) == len(c.agents) else "supermajority"
 
@@ -301,9 +363,11 @@ def _settle(c: Court, rnd: AgentRound, j: Judgement) -> None:
 def _participants(c: Court, j: Judgement) -> list[Participant]:
     """Every agent that started, by its last answer: agreed (its position agrees with the
     outcome's), dissented, abstained, failed or invalid (its reply, or by moot's finding its
-    position, is no answer)."""
+    position, is no answer, or it never held a position of its own and agrees with no outcome:
+    a vote for another's is no side of its own)."""
     people = []
     no_answer = j.no_answer()
+    own = _owners(c, j)
     for resp in c.rounds[-1].responses if c.rounds else []:
         name = label(resp.agent)
         if not resp.ok:
@@ -317,6 +381,9 @@ def _participants(c: Court, j: Judgement) -> list[Participant]:
             people.append(Participant(name, "invalid", no_answer[resp.agent]))
         elif resp.agent in j.finding.agreed:
             people.append(Participant(name, "agreed"))
+        elif resp.agent not in own:  # (a consensus names it as an adopter instead)
+            why = "it held no valid position of its own, and only voted for another agent's"
+            people.append(Participant(name, "invalid", why))
         else:
             people.append(Participant(name, "dissented"))
     return people
@@ -403,9 +470,11 @@ def _short(c: Court, j: Judgement) -> Judgement:
     f = j.finding
     if not f.consensus:
         return j
+    besides = ", not counting the agents that adopted it" if adopters(c, j) else ""
     reason = (
         f"{f.reason}; short of the court's supermajority (consensus_threshold "
-        f"{c.opts.consensus_threshold:g} of the agents that took a side on the candidate)"
+        f"{c.opts.consensus_threshold:g} of the agents that took a side on the candidate"
+        f"{besides})"
     )
     update = {"label": "no_consensus", "reason": reason, "claim": None, "agreed": ()}
     return replace(j, finding=f.model_copy(update=update))
@@ -498,6 +567,8 @@ async def run(s: Session, task: str, opts: CourtOptions) -> Outcome:
                 )
             if len(f.agreed) > rnd.consensus.tally.yes:
                 how += f"; {names(f.agreed, label)}'s positions agree with it by moot's check"
+            if adopted := adopters(c, judgement):
+                how += f"; {_adopted(adopted)}"
             verdict = Ruling(rnd.candidate, c.texts[rnd.candidate], _mean(yes), "agent_consensus")
             return _outcome(s, c, verdict, how, judgement, "consensus_reached")
 
