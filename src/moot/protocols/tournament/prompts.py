@@ -14,28 +14,43 @@ Task:
 {task}"""
 
 # The bounds the reply schemas set (tournament/replies.py), said for models that enforce none.
+# The bounds live in the sentence before the example; the example's values are placeholders in
+# angle brackets that no one could take for an answer (a small model copies an example's values:
+# "up to 2" as its position, when the example read ["up to 2"]).
+_SHAPE = "Put your own words where each <...> stands in this example:"
 POSITION_FORMAT = (
-    '{"recommendation": "<your recommendation, at most 300 characters>", "reasons": ["up to '
-    '3, one short sentence each"], "confidence": <0.0-1.0>, "confidence_factors": ["up to 2: '
-    'what makes you confident"], "uncertainty_points": ["up to 2: where you are unsure"]}'
+    '"recommendation" is at most 300 characters; "reasons" holds at most 3 reasons, one short '
+    'sentence each; "confidence_factors" (what makes you confident) and "uncertainty_points" '
+    '(where you are unsure) hold at most 2 entries each; "confidence" is a number from 0.0 to '
+    f"1.0. {_SHAPE}\n"
+    '{"recommendation": "<your recommendation>", "reasons": ["<a reason for it>"], '
+    '"confidence": <a number>, "confidence_factors": ["<what makes you confident>"], '
+    '"uncertainty_points": ["<where you are unsure>"]}'
 )
 CHALLENGE_FORMAT = (
-    '{"weaknesses": ["two or three"], "counter_claims": ["up to 2"], "alternatives": ["up to '
-    '1"], "strong_points": ["up to 1"], "position": "<your own recommendation now, at most 300 '
-    'characters>", "confidence": <0.0-1.0>}'
+    '"weaknesses" holds 2 or 3 entries; "counter_claims" at most 2; "alternatives" and '
+    '"strong_points" at most 1 each (an empty list when you have none); "position" is at most '
+    f'300 characters; "confidence" is a number from 0.0 to 1.0. {_SHAPE}\n'
+    '{"weaknesses": ["<a weakness of their position>", "<another weakness>"], '
+    '"counter_claims": ["<a claim of theirs you dispute, and why>"], '
+    '"alternatives": ["<a better alternative>"], "strong_points": ["<what they got right>"], '
+    '"position": "<your own recommendation now>", "confidence": <a number>}'
 )
 DEFENSE_FORMAT = (
-    '{"defense": ["up to 3"], "concessions": ["up to 2"], "position": "<your recommendation '
-    'now, at most 300 characters>", "position_changed": <true|false>, "what_changed": "<what '
-    'and why, or empty>", "confidence": <0.0-1.0>}'
+    '"defense" holds at most 3 entries; "concessions" at most 2 (an empty list when you concede '
+    'nothing); "position" is at most 300 characters; "position_changed" is true or false; '
+    '"what_changed" is empty when nothing changed; "confidence" is a number from 0.0 to 1.0. '
+    f"{_SHAPE}\n"
+    '{"defense": ["<a point you defend, with its evidence>"], "concessions": ["<a weakness you '
+    'accept>"], "position": "<your recommendation now>", "position_changed": <true or false>, '
+    '"what_changed": "<what changed and why>", "confidence": <a number>}'
 )
 
 INITIAL = """\
 Match {match}, round 0. Research the task and state your initial position: your \
 recommendation, the reasons for it, what makes you confident and where you are unsure.
 
-Return ONLY a JSON object:
-{format}"""
+Return ONLY a JSON object. {format}"""
 
 CHALLENGER = """\
 Match {match}, round 0. You are entering the tournament. The current leader is {leader} with \
@@ -52,8 +67,7 @@ You must provide a fresh perspective. Do not repeat arguments that have already 
 addressed. Focus on new angles, unconsidered trade-offs, or superior alternatives. You are not \
 bound by the history: if the leader is wrong, prove it. State your initial position.
 
-Return ONLY a JSON object:
-{format}"""
+Return ONLY a JSON object. {format}"""
 
 LEADER = """\
 Match {match}, round 0. You won the previous match with your recommendation; a new challenger \
@@ -62,8 +76,7 @@ is entering the debate. Briefly restate your position, refined through debate:
 
 Your confidence was {confidence:.2f}.
 
-Return ONLY a JSON object:
-{format}"""
+Return ONLY a JSON object. {format}"""
 
 CHALLENGE = """\
 Match {match}, round {round} (challenge). Your opponent's current position:
@@ -87,8 +100,7 @@ Focus on their weak confidence areas:
 Remember: agreement without substance scores poorly. Then give your own recommendation as it \
 stands now in "position" (unchanged, or moved by theirs if it convinced you) and your confidence.
 
-Return ONLY a JSON object:
-{format}"""
+Return ONLY a JSON object. {format}"""
 
 DEFENSE = """\
 Match {match}, round {round} (defense). Your recommendation has been challenged.
@@ -108,8 +120,7 @@ Respond by:
 Give your recommendation as it now stands in "position". If you update it, say what changed \
 and why in "what_changed". Your new confidence should reflect any doubts raised.
 
-Return ONLY a JSON object:
-{format}"""
+Return ONLY a JSON object. {format}"""
 
 VERDICT = """\
 You are the arbiter of match {match} of a debate tournament on the task below. Two sides, A and \
@@ -133,12 +144,17 @@ Convergence by round: {progression} (the match {converged}).
 Decide which final position is better for the task: "winner" is "A" or "B", and "reasons" \
 says why, in one to three short sentences.{analysis}
 
-Return ONLY a JSON object:
-{format}"""
+Return ONLY a JSON object. {format}"""
 
 ANALYSIS = """ The sides did not converge: also write "fundamental_disagreement", the core \
 point they disagree on, and "why_no_convergence", why the debate did not resolve it; your \
 winner is the position you would choose."""
 
-VERDICT_FORMAT = '{{"winner": "A" | "B", "reasons": ["..."]{extra}}}'
-ANALYSIS_FORMAT = ', "fundamental_disagreement": "...", "why_no_convergence": "..."'
+VERDICT_FORMAT = (
+    "Put your own words where each <...> stands in this example:\n"
+    '{{"winner": "<A or B>", "reasons": ["<why that position is better>"]{extra}}}'
+)
+ANALYSIS_FORMAT = (
+    ', "fundamental_disagreement": "<the core point they disagree on>", '
+    '"why_no_convergence": "<why the debate did not resolve it>"'
+)
