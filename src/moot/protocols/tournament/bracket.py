@@ -28,6 +28,7 @@ __all__ = [
     "describe_round",
     "participants",
     "progression",
+    "worded",
 ]
 
 
@@ -267,6 +268,12 @@ def describe_round(entry: Mapping[str, Any], options: TournamentOptions) -> Roun
 
 def label(alias: str) -> str:
     return alias_label(alias)
+
+
+def worded(text: str) -> str:
+    """The text when it says something (a letter or a digit in it), else "": an arbiter's "."
+    or "..." is no reason, and the reports leave it out rather than print its punctuation."""
+    return text if any(ch.isalnum() for ch in text) else ""
 
 
 def participants(

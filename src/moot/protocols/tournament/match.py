@@ -42,6 +42,7 @@ from moot.protocols.tournament.bracket import (
     describe_round,
     label,
     progression,
+    worded,
 )
 from moot.protocols.tournament.replies import (
     CHALLENGE_SCHEMA,
@@ -417,11 +418,11 @@ async def _verdict(t: Tournament, m: Match) -> None:
     reply: VerdictReply | None = clean(answer.value) if answer and answer.value else None
     if reply is not None:
         m.winner = m.sides[0] if reply.winner == "A" else m.sides[1]
-        m.decided_by, m.reasons = "arbiter", list(reply.reasons)
+        m.decided_by, m.reasons = "arbiter", [r for r in reply.reasons if worded(r)]
         if not m.converged:
             m.analysis = {
-                "fundamental_disagreement": reply.fundamental_disagreement,
-                "why_no_convergence": reply.why_no_convergence,
+                "fundamental_disagreement": worded(reply.fundamental_disagreement),
+                "why_no_convergence": worded(reply.why_no_convergence),
                 "arbiter_choice": m.winner,
                 "positions": {x: m.stances[x].recommendation for x in m.sides},
                 "progression": progression(m.scores),

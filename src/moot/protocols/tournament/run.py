@@ -164,8 +164,9 @@ def _outcome(t: Tournament, champion: str | None, held: Stance | None) -> Outcom
         how = (
             f"{label(champion)} won the tournament: {len(t.seeds)} models, "
             f"{plural(len(t.matches), 'match', 'matches')}{earlier}; {ended}; "
-            f"decided by {final.decided_by}: "
-            f"{'; '.join(final.reasons)}; {_said(f)}"
+            f"decided by {final.decided_by}"
+            + (f": {'; '.join(final.reasons)}" if final.reasons else ", which gave no reason")
+            + f"; {_said(f)}"
         )
     how = qualified(how, trust, f.consensus)
     positions: dict[str, str] = {}
@@ -322,9 +323,8 @@ def _statement(
     if champion is None:
         pass  # said above
     elif final.decided_by == "arbiter" and final.arbiter:
-        sentences.append(
-            f"{label(final.arbiter)}, as arbiter, chose {label(champion)}'s position: {reasons}."
-        )
+        chose = f"{label(final.arbiter)}, as arbiter, chose {label(champion)}'s position"
+        sentences.append(f"{chose}: {reasons}." if reasons else f"{chose}; it gave no reason.")
     elif final.decided_by == "forfeit":
         sentences.append(f"{label(champion)} won by forfeit (named below).")
     else:
@@ -396,11 +396,10 @@ def _disagreement(t: Tournament, m: Match) -> str:
     if differ:
         text += f"; {differ}"
     if m.analysis:
-        text += (
-            f"; fundamental disagreement: {m.analysis['fundamental_disagreement']}; why: "
-            f"{m.analysis['why_no_convergence']}; the arbiter chose {label(m.winner or '')}'s "
-            "position"
-        )
+        core, why = (m.analysis.get(k) for k in ("fundamental_disagreement", "why_no_convergence"))
+        text += f"; fundamental disagreement: {core}" if core else ""
+        text += f"; why: {why}" if why else ""
+        text += f"; the arbiter chose {label(m.winner or '')}'s position"
     elif m.winner:
         text += f"; {label(m.winner)} won by {m.decided_by}"
     else:

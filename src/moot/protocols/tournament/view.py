@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.protocols.definition import ReportSection
+from moot.protocols.tournament.bracket import worded
 from moot.text import cut
 from moot.types import Event, Step, alias_label
 
@@ -120,6 +121,7 @@ def turn_reading(step: str, text: str, details: Mapping[str, Any]) -> str | None
         return None
     chosen = alias_label(sides[0 if letter == "A" else 1])
     reasons = reply.get("reasons")
-    why = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) else ""
-    said = f"chose side {letter}, {chosen}'s position, in match {number}"
-    return cut(f"{said}: {why}", 280) if why else said
+    said = [str(r) for r in reasons if worded(str(r))] if isinstance(reasons, list) else []
+    why = "; ".join(said)
+    chose = f"chose side {letter}, {chosen}'s position, in match {number}"
+    return cut(f"{chose}: {why}", 280) if why else chose
