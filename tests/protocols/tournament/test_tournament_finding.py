@@ -150,3 +150,28 @@ def test_an_arbiter_whose_scores_contradict_each_other_is_an_invalid_verdict() -
     invalid = [v for v in run.result.verdicts if not v.valid]
     assert invalid and "100/100, the same, yet listed 2 disagreements" in invalid[0].problem
     assert "verdict was invalid" in run.result.trust
+
+
+FAST = "Sessions belong in a fast store that expires them by itself."
+FILES = "Write each session to a file under /var/lib/app, one file per user."
+OWN_PG = "Use Postgres for the sessions."
+REWORDED = "Postgres, because sessions need durable storage."
+
+
+def test_a_side_that_drops_its_position_for_an_unrelated_one_is_a_change_of_mind() -> None:
+    """A walkthrough's trust text named only Agent A's move in round 2, though Agent B moved too
+    (from "You're right, I'm not sure about the..." to "up to 35 words..."): the two claims of B
+    neither agree nor contradict, and B did not take up A's position, so no rule saw a move. A
+    position replaced by one that keeps none of its words is a move; a rewording that keeps its
+    point is not."""
+    t = Tourney({"one": moves(OWN_PG, REWORDED, at=1), "two": moves(FAST, FILES, at=1)})
+    run = start(TASK, t.config(("one", "two"), max_rounds=2))
+    one, two = _alias(run, "one"), _alias(run, "two")
+    changes = {c.agent: c for c in run.result.changes}
+    assert set(changes) == {two}, run.result.changes
+    change = changes[two]
+    assert (change.round, change.before, change.after) == (2, FAST, FILES)
+    assert change.critics == (one,) and change.toward == ()
+    moved = f"{alias_label(two)} moved from 'Sessions belong in a fast store"
+    assert moved in run.result.trust and f"after {alias_label(one)}'s critique" in run.result.trust
+    assert f"{alias_label(one)} moved" not in run.result.trust

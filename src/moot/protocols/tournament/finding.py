@@ -14,7 +14,8 @@ its own fields contradict each other (100/100 with disagreements listed, converg
 core recommendations scored as opposed) and not upheld where the two positions it scored
 contradict. Only a score of the pair of positions both sides finally held may confirm agreement
 the wording cannot (never a contradiction). A side that takes up the other's position in a
-match changed its mind after the other's challenge, though the two texts may not contradict.
+match changed its mind after the other's challenge, though the two texts may not contradict;
+so did a side that replaced its position by one that keeps none of its words.
 """
 
 from __future__ import annotations
@@ -111,16 +112,33 @@ def _agrees(t: Tournament, a: str, b: str) -> bool:
     return relation is Relation.UNSURE and structural_similarity(a, b) >= t.thresholds.structural
 
 
+def _replaced(t: Tournament, old: str, new: str) -> bool:
+    """A position given up for one that keeps none of its words: the two neither agree nor
+    contradict (moot's relation cannot tell), yet nothing of the old one is left. A rewording
+    that keeps its point ("Use Postgres." to "Postgres, for durability.") is no move."""
+    before, after = extract_claim(old, t.task), extract_claim(new, t.task)
+    if _agrees(t, old, new) or not (before.content and after.content):
+        return False
+    return not before.content & after.content
+
+
 def moves(t: Tournament, m: Match, g: int, before: dict[str, str]) -> None:
     """After challenge or defense round `g`: each side has read the other's challenge; a side
-    whose new position takes up the other's (as it stood before the round) conceded to it."""
+    whose new position takes up the other's (as it stood before the round) conceded to it, and
+    one that replaced its position by one that keeps none of it (`_replaced`) moved."""
     for alias in m.sides:
         other = m.other(alias)
         if alias not in before or other not in before:
             continue
         t.critics[(alias, g)] = (other,)
         old, new = before[alias], m.stances[alias].recommendation
-        if new == old or not _agrees(t, new, before[other]) or _agrees(t, old, before[other]):
+        if new == old:
+            continue
+        if _agrees(t, new, before[other]) and not _agrees(t, old, before[other]):
+            toward: tuple[str, ...] = (other,)
+        elif _replaced(t, old, new):
+            toward = ()
+        else:
             continue
         t.concessions.append(
             ChangeOfMind(
@@ -128,7 +146,7 @@ def moves(t: Tournament, m: Match, g: int, before: dict[str, str]) -> None:
                 round=g,
                 before=extract_claim(old).text,
                 after=extract_claim(new).text,
-                toward=(other,),
+                toward=toward,
                 critics=(other,),
             )
         )
