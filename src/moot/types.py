@@ -441,9 +441,9 @@ class ClaimAt(_Frozen):
 
 
 class ChangeOfMind(_Frozen):
-    """An agent whose claim after `round` does not agree with its claim before it (the claims the
-    finding would group apart). `toward` are the agents whose earlier claim it took up; `critics`
-    those whose critique it had just read."""
+    """An agent whose claim after `round` contradicts its claim before it, or replaces it
+    (deliberation/finding.py: `replaced`). `toward` are the agents whose earlier claim it took
+    up; `critics` those whose critique it had just read."""
 
     agent: str
     round: int

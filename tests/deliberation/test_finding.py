@@ -857,3 +857,38 @@ def test_an_answer_worded_anew_but_agreeing_is_no_change_of_mind() -> None:
         "2 of the 2 agents held this answer in their first, independent answer: Agent A and "
         "Agent B."
     ]
+
+
+def test_a_rewording_moot_cannot_confirm_that_keeps_its_point_is_no_change_of_mind() -> None:
+    """'Use Postgres for the sessions.' to 'Postgres, because sessions need durable storage.'
+    neither agrees nor contradicts by moot's check, yet keeps its point (Postgres): a move is
+    claimed only where the claims, the task's words aside, share no word, or the new one takes
+    up another agent's; a move that claims too much is worse than one left unsaid."""
+    task = "How should the service store its sessions?"
+    pg, reworded = (
+        "Use Postgres for the sessions.",
+        "Postgres, because sessions need durable storage.",
+    )
+    files = "Write each session to a file under /var/lib/app, one file per user."
+    j = judge_answers(
+        [{"agent_a": pg, "agent_b": files}, {"agent_a": reworded, "agent_b": files}],
+        started=["agent_a", "agent_b"],
+        task=task,
+    )
+    assert j.changes == ()
+    # the task's own words are no common ground: 'sessions' is the task's
+    j = judge_answers(
+        [{"agent_a": pg, "agent_b": files}, {"agent_a": files, "agent_b": files}],
+        started=["agent_a", "agent_b"],
+        task=task,
+    )
+    assert [(c.agent, c.toward) for c in j.changes] == [("agent_a", ("agent_b",))]
+    j = judge_answers(
+        [
+            {"agent_a": "Keep the sessions in Redis.", "agent_b": files},
+            {"agent_a": "Sessions go in a memcached cluster.", "agent_b": files},
+        ],
+        started=["agent_a", "agent_b"],
+        task=task,
+    )
+    assert [(c.agent, c.toward) for c in j.changes] == [("agent_a", ())]

@@ -7,8 +7,9 @@ they got there. A model's verdict is evidence weighed here, never the decision.
                 (a judge that says they agree may join pairs the wording cannot confirm,
                  never pairs that contradict)
     tie       = two largest groups of the same size: no final answer, no "leads"
-    changes   = an agent whose claim does not agree with its claim a round before (claims the
-                grouping would set apart: by the same relation), toward whom
+    changes   = an agent whose claim contradicts its claim a round before, or that moot can
+                neither confirm nor contradict and that takes up another's claim or keeps no
+                word of the old one beyond the task's (`replaced`), toward whom
     persuasion= consensus that the first, independent answers did not already hold
                 (no consensus when none of them held it nor gave its parts, numbers and
                  option: that agreement is the deliberation's own, and moot cannot tell it from
@@ -497,21 +498,37 @@ def _moves(
     earlier: Answers, later: Answers, task: str | None
 ) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
     """Who moved from their claim of the round before, from what to what, toward whom. A move is
-    a claim that does not agree with the agent's claim before: the relation by which the finding
-    groups final answers, so two claims it sets apart are a move ("blue" to "different colors
-    than in our backyard", which neither contradicts nor agrees), and a rewording that agrees
-    is none. An empty claim (no words) stands for no position, and is no move."""
+    a claim that contradicts the agent's claim before, or one moot's check can neither confirm
+    nor contradict (the finding sets such claims apart) that takes up another agent's claim or
+    replaces the old one (`replaced`: "blue" to "different colors than in our backyard"). A
+    rewording that agrees, or that keeps a word of its own point ("Use Postgres." to "Postgres,
+    for durability."), is none: a change of mind is a claim about the agent, and moot makes it
+    only on evidence. An empty claim (no words) stands for no position, and is no move."""
     before, after = dict(_read_round(earlier, task)[0]), dict(_read_round(later, task)[0])
     moves = []
     for agent in after:
         if agent not in before or not before[agent].words or not after[agent].words:
             continue
-        if compare(before[agent], after[agent]).relation is Relation.AGREE:
+        relation = compare(before[agent], after[agent]).relation
+        if relation is Relation.AGREE:
             continue
         toward = tuple(
             other
             for other in before
             if other != agent and compare(before[other], after[agent]).relation is Relation.AGREE
         )
+        if relation is Relation.UNSURE and not toward:
+            if not replaced(before[agent], after[agent]):
+                continue
         moves.append((agent, before[agent].text, after[agent].text, toward))
     return tuple(moves)
+
+
+def replaced(before: Claim, after: Claim) -> bool:
+    """Whether `after` replaces `before` rather than rewording it, where moot's check can
+    neither confirm nor contradict them: the two, the task's words aside (claims read with the
+    task), share no content word ("blue" to "different colors"; not "Use Postgres." to
+    "Postgres, because sessions need durable storage.")."""
+    old = before.content if before.new is None else before.new
+    new = after.content if after.new is None else after.new
+    return bool(old) and bool(new) and old.isdisjoint(new)

@@ -24,7 +24,7 @@ import msgspec
 
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.deliberation.convergence import ConvergenceResult, structural_similarity
-from moot.deliberation.finding import Judgement, judge_answers
+from moot.deliberation.finding import Judgement, judge_answers, replaced
 from moot.protocols.tournament.bracket import Match, Tournament, label
 from moot.text import plural
 from moot.types import ChangeOfMind, ModelVerdict
@@ -116,10 +116,10 @@ def _replaced(t: Tournament, old: str, new: str) -> bool:
     """A position given up for one that keeps none of its words: the two neither agree nor
     contradict (moot's relation cannot tell), yet nothing of the old one is left. A rewording
     that keeps its point ("Use Postgres." to "Postgres, for durability.") is no move."""
-    before, after = extract_claim(old, t.task), extract_claim(new, t.task)
-    if _agrees(t, old, new) or not (before.content and after.content):
+    if _agrees(t, old, new):
         return False
-    return not before.content & after.content
+    before, after = extract_claim(old, t.task), extract_claim(new, t.task)
+    return replaced(before, after)
 
 
 def moves(t: Tournament, m: Match, g: int, before: dict[str, str]) -> None:
