@@ -73,7 +73,7 @@ def test_a_reply_is_timed_and_priced_by_the_base() -> None:
 def test_the_call_timeout_cuts_a_slow_send() -> None:
     completion = ask(Echo(delay=5), timeout=0.1)
     assert completion.failure is not None and completion.failure.kind == FailureKind.TIMEOUT
-    assert completion.failure.message == "no answer within 0.1s"
+    assert completion.failure.message == "no answer within 0.1 s"
     assert 0.1 <= completion.latency < 2
 
 

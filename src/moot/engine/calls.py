@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent
 from moot.engine.retry import Transient, retried
-from moot.errors import CacheError, Stopped
-from moot.models.base import CALL_CONTEXT, CallContext
-from moot.types import Completion, Event, EventKind, FailureKind, Request
+from moot.errors import CacheError, ConfigError, Stopped
+from moot.models.base import CALL_CONTEXT, CallContext, runs_free
+from moot.models.durations import seconds_text
+from moot.types import Completion, Event, EventKind, FailureKind, Request, parse_spec
 
 if TYPE_CHECKING:  # sqlite3 and the stores load only when a run has a cache
     from moot.engine.cache import CacheHit, ResponseCache
@@ -162,7 +163,7 @@ class ModelCalls:
                 return None
             return Completion.error(
                 FailureKind.TIMEOUT,
-                f"the round's time limit of {ends[1]:g}s ran out",
+                f"the round's time limit of {seconds_text(ends[1])} ran out",
                 model=agent.spec,
             )
 
@@ -199,7 +200,9 @@ class ModelCalls:
                     raise
                 except TimeoutError:
                     completion = Completion.error(
-                        FailureKind.TIMEOUT, f"no answer within {guard:g}s", model=agent.spec
+                        FailureKind.TIMEOUT,
+                        f"no answer within {seconds_text(guard)}",
+                        model=agent.spec,
                     )
                 except Exception as exc:  # a provider bug is a failed call, not a crash
                     completion = Completion.error(
@@ -233,4 +236,20 @@ class ModelCalls:
             completion = await retried(
                 first, once, self._engine, sleep=self._sleep, before_retry=before_retry
             )
-        return completion.model_copy(update={"attempts": attempts})
+        update: dict[str, object] = {"attempts": attempts}
+        if not completion.ok and completion.cost is None and _free(agent):
+            update["cost"] = 0.0  # a failed call of a model that runs free cost nothing either
+        return completion.model_copy(update=update)
+
+
+def _free(agent: Agent) -> bool:
+    """Whether the agent's calls cost nothing (a model on this machine, `runs_free`, with no
+    price of its own: as runs and projections price them), so a call of it that failed has a
+    known cost, $0. Another model's failed call may have been billed: its cost stays unknown."""
+    if isinstance(agent.config.options.get("price"), dict):
+        return False
+    try:
+        spec = parse_spec(agent.spec)
+    except ConfigError:
+        return False
+    return runs_free(spec, agent.config.base_url)

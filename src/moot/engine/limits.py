@@ -20,6 +20,7 @@ from msgspec import Struct
 from moot.config import Limits
 from moot.engine.standing import active_seconds
 from moot.errors import LimitReached
+from moot.models.durations import seconds_text
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN
 from moot.types import Event, Usage
 
@@ -143,9 +144,8 @@ class Budget:
         if limits.timeout is not None:
             elapsed = self.elapsed()
             if elapsed >= limits.timeout:
-                raise LimitReached(
-                    f"time limit reached: {elapsed:.0f}s of {limits.timeout:.0f}s of running time"
-                )
+                spent, allowed = seconds_text(elapsed), seconds_text(limits.timeout)
+                raise LimitReached(f"time limit reached: {spent} of {allowed} of running time")
 
 
 def _tokens(items: Iterable[_Totals]) -> int:

@@ -62,6 +62,7 @@ from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
 from moot.models.classify import classify_message
 from moot.models.cli_process import MAX_STDIN, file_sha256, run_process, tool_version
+from moot.models.durations import seconds_text
 from moot.models.pricing import Pricer
 from moot.models.provider import Provider, ProviderError, Reply
 from moot.models.transcript import render_transcript
@@ -257,7 +258,8 @@ class CliModel(Provider):
         if result.timed_out:
             raise ProviderError(
                 FailureKind.TIMEOUT,
-                f"{self.tool}: no answer within {timeout:g}s; its process tree was killed",
+                f"{self.tool}: no answer within {seconds_text(timeout)}; "
+                "its process tree was killed",
             )
         if result.overflow:
             raise ProviderError(

@@ -35,6 +35,7 @@ from typing import IO, Any, ClassVar
 
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, call_context
+from moot.models.durations import seconds_text
 from moot.models.local_files import find_smollm2
 from moot.models.provider import Provider, ProviderError, Reply
 from moot.types import FailureKind, Request, Usage
@@ -405,7 +406,9 @@ class LocalModel(Provider):
             # Shielded: one ask giving up must not cancel the start that others wait for.
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(worker.ready)), START_TIMEOUT)
         except TimeoutError:
-            message = f"the {self.backend} worker did not load the model in {START_TIMEOUT:g}s"
+            message = (
+                f"the {self.backend} worker did not load the model in {seconds_text(START_TIMEOUT)}"
+            )
             return {"ok": False, "kind": "timeout", "message": message}
         ask_id, answer = worker.submit(payload)
         timeout = payload["timeout"]
@@ -419,7 +422,11 @@ class LocalModel(Provider):
             return await asyncio.wait_for(asyncio.wrap_future(answer), guard)
         except TimeoutError:
             worker.cancel(ask_id)
-            return {"ok": False, "kind": "timeout", "message": f"no answer within {timeout:g}s"}
+            return {
+                "ok": False,
+                "kind": "timeout",
+                "message": f"no answer within {seconds_text(timeout)}",
+            }
         except asyncio.CancelledError:
             worker.cancel(ask_id)  # the worker drops the sequence at its next token
             raise

@@ -35,6 +35,8 @@ from typing import IO, Any
 
 from msgspec import Struct
 
+from moot.models.durations import seconds_text
+
 __all__ = ["GRAMMAR_BOUND_LIMIT", "grammar_safe", "main"]
 
 # llama-cpp-python's GBNF converter spells a length bound out as nested optional rules: a bound
@@ -281,7 +283,7 @@ class _Server:
                 reply: dict[str, Any] = {"ok": False, "kind": "unknown", "message": "cancelled"}
             elif ask.deadline is not None and time.monotonic() > ask.deadline:
                 timeout = ask.payload["timeout"]
-                message = f"no answer within {timeout:g}s"
+                message = f"no answer within {seconds_text(timeout)}"
                 reply = {"ok": False, "kind": "timeout", "message": message}
             else:
                 reply = {

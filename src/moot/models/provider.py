@@ -50,6 +50,7 @@ from msgspec import Struct
 
 from moot.models.base import Capabilities
 from moot.models.classify import classify_exception, failure
+from moot.models.durations import seconds_text
 from moot.models.pricing import Pricer
 from moot.types import Completion, FailureKind, ModelSettings, Request, Usage
 
@@ -163,7 +164,9 @@ class Provider(ABC):
                 reply = await self.send(request, timeout)
         except TimeoutError as exc:
             if self.guards_timeout:
-                error = ProviderError(FailureKind.TIMEOUT, f"no answer within {timeout:g}s")
+                error = ProviderError(
+                    FailureKind.TIMEOUT, f"no answer within {seconds_text(timeout)}"
+                )
             else:
                 error = self.classify(exc)
         except Exception as exc:
