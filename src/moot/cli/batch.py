@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from moot.bench.gym import GYM_DATASETS, GYM_PREFIX
-from moot.cli.common import config_option, models_option, say
+from moot.cli.common import Whole, config_option, models_option, say
 from moot.text import plural
 
 __all__ = ["batch", "bench"]
@@ -53,7 +53,7 @@ def _concurrency_options(command: Callable[..., None]) -> Callable[..., None]:
     return click.option(
         "--concurrency",
         "-j",
-        type=click.IntRange(min=1),
+        type=Whole(min=1),
         default=8,
         show_default=True,
         help="Sessions running at once.",
@@ -144,7 +144,7 @@ def batch(
 )
 @models_option("One agent per use.")
 @config_option()
-@click.option("--n", type=click.IntRange(min=1), default=None, help="Questions.")
+@click.option("--n", type=Whole(min=1), default=None, help="Questions.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Suite and session seed.")
 @click.option(
     "--swap-audit",

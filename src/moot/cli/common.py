@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PROCESS",
     "QUICK_START",
+    "Whole",
     "config_option",
     "display_options",
     "exit_with",
@@ -40,6 +41,35 @@ __all__ = [
     "tmux_option",
     "with_tmux",
 ]
+
+
+class Whole(click.IntRange):
+    """A whole number within bounds, its problem said in words with the fix: "'abc' is not a
+    whole number; give a whole number from 1 to 50", not click's "'abc' is not a valid integer
+    range" or "0 is not in the range 1<=x<=50"."""
+
+    name = "whole number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            pass
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            problem = f"{str(value)!r} is not a whole number"
+        else:
+            low = self.min is not None and number < self.min
+            problem = (
+                f"{number} is {'less' if low else 'more'} than {self.min if low else self.max}"
+            )
+        self.fail(f"{problem}; give {self.wanted()}", param, ctx)
+
+    def wanted(self) -> str:
+        if self.max is None:
+            return f"a whole number of {self.min} or more"
+        return f"a whole number from {self.min} to {self.max}"
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -160,7 +190,7 @@ def limit_options(command: Callable[..., None]) -> Callable[..., None]:
     )(command)
     command = click.option(
         "--max-tokens",
-        type=click.IntRange(min=1),
+        type=Whole(min=1),
         default=None,
         help="Pause when the session has used this many tokens (on resume: a new limit).",
     )(command)

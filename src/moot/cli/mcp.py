@@ -6,7 +6,7 @@ import importlib.util
 
 import click
 
-from moot.cli.common import fail
+from moot.cli.common import Whole, fail
 
 __all__ = ["mcp"]
 
@@ -15,9 +15,7 @@ __all__ = ["mcp"]
 @click.option(
     "--http", is_flag=True, help="Streamable HTTP on 127.0.0.1 (path /mcp) instead of stdio."
 )
-@click.option(
-    "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="With --http."
-)
+@click.option("--port", type=Whole(1, 65535), default=8765, show_default=True, help="With --http.")
 def mcp(http: bool, port: int) -> None:
     """Serve moot over the Model Context Protocol: stdio for an MCP client to start
     (`claude mcp add moot -- moot mcp`), or streamable HTTP on loopback with --http. Tools:

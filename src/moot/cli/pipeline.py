@@ -12,6 +12,7 @@ import click
 from msgspec import Struct
 
 from moot.cli.common import (
+    Whole,
     config_option,
     context_option,
     display_options,
@@ -236,7 +237,7 @@ def execute(
 @click.option("--repo", default=".", show_default=True, metavar="PATH", help="The repository.")
 @click.option(
     "--reject",
-    type=click.IntRange(1),
+    type=Whole(1),
     default=None,
     metavar="N",
     help="Move lesson N to the block list: never offered or learnt again.",

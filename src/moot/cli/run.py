@@ -12,6 +12,7 @@ import click
 
 from moot.cli.common import (
     PROCESS,
+    Whole,
     config_option,
     context_option,
     display_options,
@@ -268,7 +269,7 @@ def _missing_message(missing: dict[str, str]) -> str:
 @models_option("One agent per use, e.g. -m local:smollm2 -m openai:gpt-5.4.")
 @click.option(
     "--rounds",
-    type=click.IntRange(1, 50),
+    type=Whole(1, 50),
     default=None,
     help="Maximum rounds. Default: the protocol's own (arena: 3), or 1 for the demo that runs "
     "without --models and without a config.",
@@ -290,13 +291,13 @@ def _missing_message(missing: dict[str, str]) -> str:
 )
 @click.option(
     "--samples",
-    type=click.IntRange(1, 100),
+    type=Whole(1, 100),
     default=None,
     help="Answers asked of every agent, for protocols that sample (vote).",
 )
 @click.option(
     "--layers",
-    type=click.IntRange(1, 10),
+    type=Whole(1, 10),
     default=None,
     help="Layers of answers, each shown the last, before the final answer (moa).",
 )

@@ -6,16 +6,14 @@ import importlib.util
 
 import click
 
-from moot.cli.common import fail
+from moot.cli.common import Whole, fail
 
 __all__ = ["serve"]
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=0, help="Port (default: a free one)."
-)
+@click.option("--port", type=Whole(0, 65535), default=0, help="Port (default: a free one).")
 @click.option(
     "--no-token",
     is_flag=True,

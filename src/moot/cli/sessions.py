@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from moot.cli.common import fail, json_option, say, say_json
+from moot.cli.common import Whole, fail, json_option, say, say_json
 
 if TYPE_CHECKING:
     from moot.engine.store import SessionFolder
@@ -142,7 +142,7 @@ def _protocol(_: click.Context, __: click.Parameter, given: str | None) -> str |
     metavar="WHEN",
     help="Only sessions started since: a date (2026-11-26), or a time ago (90m, 12h, 7d).",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the newest N.")
+@click.option("--limit", type=Whole(min=1), default=None, help="Only the newest N.")
 @json_option
 def list_(
     protocol: str | None,

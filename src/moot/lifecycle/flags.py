@@ -14,7 +14,15 @@ from typing import Any
 
 from moot.protocols.definition import Flag, ProtocolDefinition
 
-__all__ = ["RUN_FLAGS", "FlagTerms", "flag_text", "reworded", "run_flag_terms", "set_flag"]
+__all__ = [
+    "RUN_FLAGS",
+    "FlagTerms",
+    "flag_text",
+    "not_taken",
+    "reworded",
+    "run_flag_terms",
+    "set_flag",
+]
 
 FlagTerms = dict[str, str]  # a config path -> the flag that set it, as given
 
@@ -72,9 +80,32 @@ def set_flag(
         return []
     option = record.flags.get(flag)
     if option is None:
-        return [f"--{flag}: the {record.name} protocol does not take --{flag}"]
+        return [not_taken(record, flag, f"--{flag}")]
     if isinstance(value, list):
         section[option] = [*section.get(option, []), *value]
     else:
         section[option] = value
     return []
+
+
+def not_taken(record: ProtocolDefinition[Any], flag: Flag, shown: str) -> str:
+    """`--samples: the X protocol does not take --samples; ...` and which protocols do, as
+    their definitions say (`flags`): the fix is one of them or leaving the flag out."""
+    from moot import protocols
+    from moot.errors import ConfigError
+
+    takers = []
+    for name in protocols.names():
+        try:
+            other = protocols.get(name)
+        except (ConfigError, ImportError):  # a plugin that cannot load takes nothing
+            continue
+        if flag in other.flags:
+            takers.append(name)
+    if not takers:
+        fix = "no protocol takes it: leave it out"
+    elif len(takers) == 1:
+        fix = f"only the {takers[0]} protocol takes it (--protocol {takers[0]}); or leave it out"
+    else:
+        fix = f"the protocols that take it: {', '.join(takers)} (--protocol NAME); or leave it out"
+    return f"{shown}: the {record.name} protocol does not take {shown}; {fix}"

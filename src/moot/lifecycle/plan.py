@@ -29,7 +29,14 @@ from moot.deliberation.anonymize import alias_for
 from moot.engine.lifecycle import storage_problem
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
-from moot.lifecycle.flags import FlagTerms, flag_text, reworded, run_flag_terms, set_flag
+from moot.lifecycle.flags import (
+    FlagTerms,
+    flag_text,
+    not_taken,
+    reworded,
+    run_flag_terms,
+    set_flag,
+)
 from moot.lifecycle.keys import unknown_key
 from moot.models.base import create_model, provider_info, providers
 from moot.models.keys import restore_call_settings
@@ -220,7 +227,7 @@ def check_config(
             shuffle = record.flags.get(Flag.SHUFFLE)
             no_shuffle = flags.get("no_shuffle", False)
             if no_shuffle and shuffle is None:
-                problems.append(f"--no-shuffle: the {record.name} protocol does not take it")
+                problems.append(not_taken(record, Flag.SHUFFLE, "--no-shuffle"))
             elif no_shuffle and shuffle is not None:
                 section[shuffle] = False
         if record.check is not None:

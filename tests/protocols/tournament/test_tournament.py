@@ -289,7 +289,7 @@ def test_no_shuffle_keeps_the_order_given(capsys: pytest.CaptureFixture[str]) ->
         given = [by_spec[f"scripted:@{n}"] for n in names]
         assert result["details"]["bracket"]["seeding"] == given
     code, _, err = moot(capsys, "run", TASK, "--no-shuffle", "--models", "scripted:@one")
-    assert code == 1 and "--no-shuffle: the arena protocol does not take it" in err
+    assert code == 1 and "--no-shuffle: the arena protocol does not take --no-shuffle;" in err
 
 
 def test_the_live_view_shows_each_rounds_convergence() -> None:
