@@ -4,10 +4,16 @@ saying "the answers so far are kept", and `moot show` of a running session print
 
 from __future__ import annotations
 
+import asyncio
+import json
+from pathlib import Path
+
 import pytest
 
 from moot import protocols
+from moot.models.scripted import register_script
 from moot.protocols.definition import Flag
+from moot.types import Request
 from tests.cli.test_cli import moot
 
 TWO = ("--models", "scripted:@x", "--models", "scripted:@y")
@@ -48,3 +54,21 @@ def test_a_flag_the_protocol_does_not_take_names_those_that_do(
     assert f"the {refusing} protocol does not take --{flag}; " in line
     assert takers and all(name in line.split("; ", 1)[1] for name in takers), line
     assert "--protocol" in line and "leave it out" in line
+
+
+def test_ctrl_c_before_any_answer_says_none_had_arrived(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Interrupted 8 s into a run, before any answer: "the answers so far are kept" was
+    untrue. (A call raising CancelledError is what Ctrl-C does to a call in flight.)"""
+
+    async def cancelled(request: Request) -> str:
+        raise asyncio.CancelledError
+
+    register_script("cancelled", cancelled)
+    code, out, err = moot(capsys, "run", "q", *(["--models", "scripted:@cancelled"] * 2))
+    assert code == 130, (out, err)
+    session = json.loads(next(Path("moot-home", "sessions").glob("*/result.json")).read_text())
+    said = f"no answer had arrived; start it again with: moot resume {session['session_id']}"
+    assert session["how"] == said
+    assert said in out + err and "answers so far" not in out + err

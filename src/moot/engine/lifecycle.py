@@ -477,7 +477,7 @@ async def running(
         session.record(EventKind.STOPPED, reason="waiting", message=message)
     except (asyncio.CancelledError, Interrupted):
         status = "interrupted"
-        message = f"the answers so far are kept; continue with: moot resume {folder.id}"
+        message = _interrupted(folder.id, journal.events)
         session.record(EventKind.STOPPED, reason="interrupted", message=message)
     except ProtocolAborted as exc:
         lost = lost_asks(journal.events, session.steps_reached)
@@ -522,6 +522,14 @@ async def running(
         session.calls_made,
         list(journal.events),
     )
+
+
+def _interrupted(session_id: str, events: Iterable[Event]) -> str:
+    """What an interrupted run kept: its answers, or, before the first one, nothing to lose."""
+    asks = (e.data.get("completion") or {} for e in events if e.kind == EventKind.ASK)
+    if any(completion.get("status") == "ok" for completion in asks):
+        return f"the answers so far are kept; continue with: moot resume {session_id}"
+    return f"no answer had arrived; start it again with: moot resume {session_id}"
 
 
 def _raise_hint(message: str) -> str:
