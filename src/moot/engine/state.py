@@ -6,6 +6,8 @@ read-only disk) is a warning, said once, and the run goes on."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -17,7 +19,7 @@ from msgspec import Struct
 from moot.engine.standing import Standing
 from moot.engine.store import SessionFolder, atomic_write
 from moot.errors import StorageError
-from moot.types import Event, EventKind
+from moot.types import Event
 
 __all__ = ["WRITE_INTERVAL", "Seen", "StateWriter", "pid_alive", "seen_state"]
 
@@ -75,6 +77,7 @@ class StateWriter:
         self.folder = folder
         self._written = 0.0
         self._warned = False  # a failed write was said once
+        self._later: asyncio.TimerHandle | None = None  # a write scheduled for a later event
         self._own = standing is None
         self.standing = standing if standing is not None else Standing.for_aliases(meta["aliases"])
         self.header: dict[str, Any] = {
@@ -98,14 +101,22 @@ class StateWriter:
 
     def __call__(self, event: Event) -> None:
         # Writing costs about half a millisecond; at most a few writes a second are plenty for
-        # a snapshot, and the journal (not this file) is what must be current.
+        # a snapshot. An event that comes sooner is written by a write scheduled for then, so
+        # the snapshot is never left behind: a phase starts with its asks (ask_started), and
+        # its first answer may be minutes away, while `moot status` shows the phase.
         if self._own:
             self.standing.apply(event)
-        if (
-            event.kind not in (EventKind.ASK_STARTED, EventKind.CALL_STARTED)
-            and time.monotonic() - self._written >= WRITE_INTERVAL
-        ):
+        waited = time.monotonic() - self._written
+        if waited >= WRITE_INTERVAL:
             self.write()
+        elif self._later is None:
+            with contextlib.suppress(RuntimeError):  # no running loop (migrate): next event
+                loop = asyncio.get_running_loop()
+                self._later = loop.call_later(WRITE_INTERVAL - waited, self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._later = None
+        self.write()
 
     def set_status(self, status: str, message: str | None = None) -> None:
         self.header["status"] = status
@@ -113,6 +124,9 @@ class StateWriter:
         self.write()
 
     def write(self) -> None:
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
         self._written = time.monotonic()
         try:
             atomic_write(self.folder.state_json, json.dumps(self.state, indent=2), durable=False)
