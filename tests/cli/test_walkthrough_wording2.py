@@ -11,10 +11,16 @@ from pathlib import Path
 import pytest
 
 from moot import protocols
+from moot.cli import main
+from moot.engine.journal import Journal
+from moot.engine.store import SessionFolder
 from moot.models.scripted import register_script
 from moot.protocols.definition import Flag
+from moot.report.markdown import render_markdown
+from moot.report.view import build_view
 from moot.types import Request
 from tests.cli.test_cli import moot
+from tests.scripts import Debate, start
 
 TWO = ("--models", "scripted:@x", "--models", "scripted:@y")
 
@@ -72,3 +78,48 @@ def test_ctrl_c_before_any_answer_says_none_had_arrived(
     said = f"no answer had arrived; start it again with: moot resume {session['session_id']}"
     assert session["how"] == said
     assert said in out + err and "answers so far" not in out + err
+
+
+def test_show_of_a_running_session_says_it_runs_and_where(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    """`moot show` while the run went on printed "Consensus: No", a label it had not reached."""
+    debate = Debate()
+    answer = debate.script("one")
+    shown: list[int] = []
+
+    async def show_while_evaluating(request: Request) -> str:
+        if "/evaluate/" in request.meta["step"] and not shown:
+            shown.append(0)
+            await asyncio.sleep(0.4)  # state.json catches up (WRITE_INTERVAL)
+            folder = next(isolated.glob("sessions/*/events.jsonl")).parent
+            try:
+                main(["show", folder.name])
+            except SystemExit as exit_info:
+                shown[0] = int(exit_info.code or 0)
+        return answer(request)
+
+    register_script("show_while_evaluating", show_while_evaluating)
+    config = debate.config()
+    for agent in config.agents:
+        agent.model = "scripted:@show_while_evaluating"
+    run = start("What is 6 times 7?", config)
+    assert run.exit_code == 0 and shown == [0]
+    out = capsys.readouterr().out
+    assert "**Status:** Still running: now in round 1, evaluate" in out, out
+    assert "**Consensus:** not decided yet" in out
+    assert "**Consensus:** No" not in out
+
+
+def test_a_session_that_stopped_unexpectedly_gets_no_label(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    """Its journal ends without an outcome (a killed process): no "Consensus: No" either."""
+    code, _, _ = moot(capsys, *Debate().run_args(), "--rounds", "1")
+    assert code == 0
+    folder = SessionFolder(next(isolated.glob("sessions/*/events.jsonl")).parent)
+    journal, _ = Journal.open(folder.events, None, repair=False)
+    cut = [e for e in journal.events if e.kind not in ("finished", "stopped", "failed")]
+    text = render_markdown(build_view(None, cut, folder))
+    assert "**Status:** Incomplete (running, or stopped unexpectedly)" in text, text
+    assert "**Consensus:** not decided yet" in text and "**Consensus:** No" not in text

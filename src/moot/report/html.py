@@ -292,7 +292,8 @@ table.claims td.changed { background: #fff8e1; }
 table.claims .mark { color: var(--muted); font-size: 12px; }
 li.not-upheld { color: #a40e26; }
 .pill.failed { background: #ffebe9; color: #a40e26; }
-.pill.paused, .pill.interrupted, .pill.incomplete { background: #ddf4ff; color: #0550ae; }
+.pill.paused, .pill.interrupted, .pill.incomplete,
+.pill.running { background: #ddf4ff; color: #0550ae; }
 .status { font-size: 15px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 12px 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; white-space: pre-wrap; }

@@ -24,6 +24,7 @@ from moot.engine.lifecycle import last_stop
 from moot.engine.result import AgentUsage, Result
 from moot.engine.seal import check_result
 from moot.engine.standing import Standing
+from moot.engine.state import seen_state
 from moot.engine.store import SessionFolder
 from moot.errors import ConfigError, JournalError
 from moot.protocols.definition import Presentation, ProtocolDefinition, ReportSection
@@ -66,6 +67,7 @@ STATUS_TEXT = {
     "paused": "Paused by a limit (resumable)",
     "interrupted": "Interrupted (resumable)",
     "incomplete": "Incomplete (running, or stopped unexpectedly)",
+    "running": "Still running",
 }
 
 
@@ -208,6 +210,8 @@ class SessionView(Struct):
         if self.picked_by is not None:
             chosen = next((r.title for r in self.code if r.chosen), None)
             return "Chosen change", chosen or "none"
+        if self.status in ("running", "incomplete"):  # no outcome: no label yet
+            return "Consensus", "not decided yet"
         return "Consensus", "Yes" if self.consensus else "No"
 
     @property
@@ -525,4 +529,11 @@ def load_view(folder: SessionFolder) -> SessionView:
         except ValueError as exc:
             raise JournalError(f"{folder.result_json} cannot be read: {exc}") from exc
         check_result(folder, result, journal)  # an edited or stale result is refused
-    return build_view(result, events, folder)
+    view = build_view(result, events, folder)
+    if result is None and view.status == "incomplete":
+        seen = seen_state(folder)  # its process alive: still running, and where
+        if seen is not None and seen.status == "running":
+            tally = seen.standing()
+            where = f"round {tally.round}, {tally.phase}" if tally.phase else "starting"
+            view = replace(view, status="running", how=f"now in {where.replace('_', ' ')}")
+    return view
