@@ -4,7 +4,9 @@ edit; change the rule in src, then update this copy in the same commit if the ch
 The rule for directives about the answer was taken out of both into deliberation/directive.py
 when it grew (a nested directive, issue 9): the speed-up did not touch it. So was the reading of
 numbers that count an answer's parts ("two sections"), which both talk rules share. Its word
-lists of talk and its later rules are in substance_reference_rules.py.
+lists of talk and its later rules are in substance_reference_rules.py. The stance rule
+(deliberation/stance.py) is shared with src like the directive rule; the loop, template-value
+and form-talk rules came with it and are mirrored there.
 """
 
 from __future__ import annotations
@@ -19,16 +21,23 @@ from dataclasses import dataclass
 
 from moot.deliberation.directive import GRADE, QUALITY, WORK, directs_the_answer, only_counts
 from moot.deliberation.markup import strip_markup
+from moot.deliberation.question import asks_for_a_name
+from moot.deliberation.stance import takes_a_stance
 from tests.deliberation.substance_reference_rules import _ABOUT_ANSWERS as _ABOUT_ANSWERS
 from tests.deliberation.substance_reference_rules import _META_WORDS as _META_WORDS
 from tests.deliberation.substance_reference_rules import (
     _RUN_TOGETHER,
     _ai_talk,
+    _form_talk,
+    _loop_start,
     _null_no_answer,
     _numbering,
+    _template_value,
+    _template_values,
 )
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
+Values = frozenset[tuple[str, ...]]  # the shapes of the prompts' JSON template values
 
 # How much is scanned: a reply's head and tail (an echo starts at the top; an answer after a
 # copied preamble shows at the end), and each prompt's head.
@@ -271,13 +280,14 @@ def _trigrams(words: Sequence[str | None]) -> set[tuple[str, str, str]]:
 @functools.lru_cache(maxsize=32)
 def _instructions(
     prompts: tuple[str, ...], task: str | None
-) -> tuple[frozenset[tuple[str, str, str]], frozenset[str], frozenset[str], frozenset[str]]:
+) -> tuple[frozenset[tuple[str, str, str]], frozenset[str], frozenset[str], frozenset[str], Values]:
     """The prompts' own word trigrams (quoted material and the task taken out, a `None` where
     they were, so no trigram spans the hole), their vocabulary, and their quote fences' ids and
     the words of the fences' tags. Every agent of a round is asked the same prompts, and a
     resume checks every saved answer again: the prompts are read once, not once per reply."""
     folded_task = _fold(task).strip() if task else ""
     words: list[str | None] = []
+    values: set[tuple[str, ...]] = set()
     fence_ids: set[str] = set()
     fence_words: set[str] = set()
     for prompt in prompts:
@@ -287,6 +297,7 @@ def _instructions(
             for part in text.split(folded_task) if folded_task else [text]:
                 words.extend(_WORD.findall(part))
                 words.append(None)
+                values |= _template_values(part)
         for fence_id, tags in fences:
             fence_ids.update(_WORD.findall(_fold(fence_id)))
             fence_words.update(_WORD.findall(_fold(tags)))
@@ -295,6 +306,7 @@ def _instructions(
         frozenset(w for w in words if w is not None),
         frozenset(fence_ids),
         frozenset(fence_words),
+        frozenset(values),
     )
 
 
@@ -375,13 +387,14 @@ def _fragment(
 
 
 def _talk_instead_of_answer(
-    text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
+    text: str, folded: str, content: Sequence[str], task: str | None, instructed: bool
 ) -> NotSubstantive | None:
     """META or BARE_YES_NO when the model's own words are only talk about the deliberation, or
     only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
     when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
+    task_words = frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))) if task else frozenset()
     talk = [w for w in content if w in _META_WORDS and w not in task_words]
-    if len(talk) == len(content) and instructed:
+    if instructed and (len(talk) == len(content) or _form_talk(content, task_words)):
         return NotSubstantive(
             Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
         )
@@ -396,6 +409,14 @@ def _talk_instead_of_answer(
     # the task's words make an answer, but not its auxiliaries and question words: "should"
     # to "Should a small team use Postgres?" is no answer ("The solution should ...")
     asked = task_words - _AUXILIARIES - _ASKING
+    if takes_a_stance(
+        text[:REPLY_TAIL], asked - _FILLER, numbers_name=not (task and asks_for_a_name(task))
+    ):
+        return NotSubstantive(
+            Reason.META,
+            "it takes a stance on the debate (abstaining, voting) instead of answering "
+            f"({_sample(text)})",
+        )
     # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
     # reply back, but a word of its own must be about answers: "Okay." after a copy of "Write
     # your answer in ..." is an echo)
@@ -448,7 +469,7 @@ def check_substance(
             return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
-    grams, vocabulary, fence_ids, fence_words = _instructions(prompts, task)
+    grams, vocabulary, fence_ids, fence_words, values = _instructions(prompts, task)
     task_words = frozenset(_WORD.findall(_fold(task[:PROMPT_CAP]))) if task else frozenset()
     # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
     # which NFKC can make a little longer or shorter than `text`, so all matching below runs
@@ -527,13 +548,17 @@ def check_substance(
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
+    loop = _loop_start(tokens, spans, mask, _CODE[Reason.ECHO])
+    if loop is not None:
+        detail = f"it repeats one passage over and over ('{' '.join(tokens[loop : loop + 8])} ...')"
+        return NotSubstantive(Reason.REPETITION, detail)
     said = [w for w in content if w not in _META_WORDS]
     if task and _null_no_answer(said, folded, task, _is_yes_no_question(task)):
         kind = "truth" if said[0] in ("true", "false") else "null"
         return NotSubstantive(Reason.NULL, f"it is a {kind} value, not an answer ({_sample(text)})")
     if content:
         instructed = _CODE[Reason.INSTRUCTION] in mask
-        talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
+        talk = _talk_instead_of_answer(text, folded, content, task, instructed)
         if talk is not None and (
             talk.reason is not Reason.BARE_YES_NO or (task and not _is_yes_no_question(task))
         ):
@@ -542,6 +567,10 @@ def check_substance(
     # ("... each with its reason. Okay."); restating the task before a short answer is fine
     # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
     beyond_task = len(tokens) - sum(from_task)
+    if content and _template_value(tokens, values, task_words, _ASKS_SIZE):
+        return NotSubstantive(
+            Reason.TEMPLATE, f"it is a value of the prompt's template ({_sample(text)})"
+        )
     if content and len(content) <= _FRAGMENT:
         # without the task at hand its words are part of the instructions: only braces tell
         # (a word the task uses is the task's too: "C" to "A, B, C or D?" beside "Agent C")

@@ -12,11 +12,16 @@ from collections.abc import Set as AbstractSet
 
 __all__ = [
     "_ABOUT_ANSWERS",
+    "_FORM_TALK",
     "_META_WORDS",
     "_RUN_TOGETHER",
     "_ai_talk",
+    "_form_talk",
+    "_loop_start",
     "_null_no_answer",
     "_numbering",
+    "_template_value",
+    "_template_values",
 ]
 
 # the words of talk about the deliberation (substance_reference's META rule)
@@ -200,3 +205,93 @@ def _numbering(
         if after and copied[after[0]] and folded[slice(*spans[after[0]])] in opens:
             found.extend(inside)
     return found
+
+
+# Beside a piece of an instruction, the words of an answer's container and its parts are talk
+# ("up to 35 words of text in JSON object (only one json element)"), unless the task has them.
+_FORM_TALK = frozenset(
+    """
+    json object objects element elements field fields key keys value values string strings text
+    texts array arrays item items entry entries output format formatted
+    zero one two three four five six seven eight nine ten eleven twelve twenty hundred
+    """.split()
+)
+
+
+def _form_talk(content: Sequence[str], task_words: AbstractSet[str]) -> bool:
+    """Whether every word of its own is talk, a word of the form or a number, none the task's."""
+    form = set() if task_words & _FORM_TALK else _FORM_TALK
+    talk = [w for w in content if w in _META_WORDS or w in form or w.isdigit()]
+    return not task_words & set(content) and len(talk) == len(content)
+
+
+_NUMBER_WORDS = set(
+    "zero one two three four five six seven eight nine ten eleven twelve twenty hundred".split()
+)
+
+
+def _value_shape(words: Sequence[str]) -> tuple[str, ...]:
+    """Words with every run of numbers (digits or number words) as one "#"."""
+    out: list[str] = []
+    for w in words:
+        number = w.isdigit() or w in _NUMBER_WORDS
+        if number and out and out[-1] == "#":
+            continue
+        out.append("#" if number else w)
+    return tuple(out)
+
+
+def _template_value(
+    tokens: Sequence[str],
+    values: AbstractSet[tuple[str, ...]],
+    task_words: AbstractSet[str],
+    sizes: AbstractSet[str],
+) -> bool:
+    """A reply of up to 12 words that is a value of the prompt's JSON template, numbers aside,
+    unless it has a number and the task asks for a size (a word of `sizes`)."""
+    shape = _value_shape(tokens)
+    return len(tokens) <= 12 and shape in values and not ("#" in shape and sizes & task_words)
+
+
+def _template_values(folded_part: str) -> set[tuple[str, ...]]:
+    """The shapes of a prompt part's JSON template values of 2 to 12 words: each quoted string
+    after ":", "[", "," or "|" that no ":" follows, and its pieces between "," ";" and ":"."""
+    found: set[tuple[str, ...]] = set()
+    for m in re.finditer(r'[:\[,|][ \t]*"([^"\n]{1,80})"(?![ \t]*:)', folded_part):
+        for piece in [m.group(1), *re.split(r"[,;:]", m.group(1))]:
+            words = re.findall(r"[^\W_]+(?:'[^\W_]+)?", piece)
+            if 2 <= len(words) <= 12:
+                found.add(_value_shape(words))
+    return found
+
+
+def _loop_start(
+    tokens: Sequence[str], spans: Sequence[tuple[int, int]], mask: bytearray, echo: int
+) -> int | None:
+    """Where the first run of 12 words (6 of them different) that occurs 3 times or more in one
+    section starts, when such runs cover more than half the reply's own words (those `mask`
+    leaves 0); else None. A word that a mask other than the echo's (`echo`) touches, a header
+    or label of the prompt, ends a section."""
+    ends = [any(b not in (0, echo) for b in mask[start:end]) for start, end in spans]
+    section = [-1 if end else ends[:i].count(True) for i, end in enumerate(ends)]
+    own = [mask.count(0, start, end) == end - start for start, end in spans]
+    windows = [
+        (section[i], tuple(tokens[i : i + 12]))
+        for i in range(len(tokens) - 11)
+        if -1 not in section[i : i + 12]
+    ]
+    counts: dict[tuple[int, tuple[str, ...]], int] = {}
+    for key in windows:
+        counts[key] = counts.get(key, 0) + 1
+    starts = [
+        i
+        for i in range(len(tokens) - 11)
+        if -1 not in section[i : i + 12]
+        and counts[(section[i], tuple(tokens[i : i + 12]))] >= 3
+        and len(set(tokens[i : i + 12])) >= 6
+    ]
+    looped = [any(s <= i < s + 12 for s in starts) for i in range(len(tokens))]
+    share = sum(1 for i in range(len(tokens)) if looped[i] and own[i])
+    if starts and share * 2 > sum(own):
+        return starts[0]
+    return None

@@ -20,6 +20,7 @@ from moot.deliberation.anonymize import quote
 from moot.protocols.arena import prompts as arena
 from moot.protocols.court import prompts as court
 from tests.deliberation import substance_reference as reference
+from tests.deliberation import test_substance_stance as stance
 
 HERE = Path(__file__).parent
 SESSIONS = HERE.parent / "lifecycle" / "sessions"
@@ -31,6 +32,7 @@ TASKS = [
     "Plan the migration of a service.",
     # (the task the numbered echoes in the substance tests copy)
     "Is 7 a prime number?",
+    "How many retries should a client make?",
     None,
 ]
 
@@ -50,17 +52,21 @@ def _prompt_sets(task: str | None) -> list[tuple[str, ...]]:
         "Agent C", "Use SQLite.", nonce="0c218a4f73d5", limit=4000
     )
     revise = (arena.SYSTEM.format(n=3), arena.REVISE.format(critiques=critiques, format=""))
-    return [solve, propose, revise, ()]
+    # a prompt whose JSON template has example values ("up to 2"), as a tournament's had
+    challenge = (stance.SYSTEM.format(task=topic), stance.CHALLENGE)
+    return [solve, propose, revise, challenge, ()]
 
 
 def _literals() -> list[str]:
     """Every string the substance tests spell out (replies, prompts and tasks alike)."""
-    tree = ast.parse((HERE / "test_substance.py").read_text())
-    found = {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-    }
+    found: set[str] = set()
+    for name in ("test_substance.py", "test_substance_stance.py"):
+        tree = ast.parse((HERE / name).read_text())
+        found |= {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
     return sorted(found)
 
 
@@ -136,6 +142,11 @@ HOSTILE = [
     "ı cannot help with that.",
     "Sorry",
     "AS AN AI LANGUAGE MODEL",
+    # loops of a passage, and answers that repeat a few words in each line
+    stance.LOOP,
+    stance.LONG * 3,
+    stance.LONG * 2,
+    *stance.REPEATED_STRUCTURE,
 ]
 PUNCTUATION = [".", ",", ":", ";", "?", "!", "-", "{", "}", "[", "]", "<", ">", "#", "\n", "'", '"']
 

@@ -2,7 +2,10 @@
 which of a reply's words sit in a run of three words that a prompt (or the task) also holds
 (deliberation/substance judges such a copy as an echo, issue 9); and moot's own markup in the
 prompts, the fences around quoted material, whose ids a model may copy back as its answer; and the
-list markers that number a copy ("#1: Is 7 a prime number?"), which are the copy's.
+list markers that number a copy ("#1: Is 7 a prime number?"), which are the copy's; the example
+values of a JSON template in the prompts (`"counter_claims": ["up to 2"]`), which a reply may copy
+with another number ("up to 10"); and a reply that copies itself: one long run of words over and
+over (`looped`).
 
 Everything here is linear in the words: a prompt's head (PROMPT_CAP) is read once and kept
 (lru_cache: every agent of a round is asked the same system prompt, and a resume checks every
@@ -14,6 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from typing import NamedTuple
@@ -26,8 +30,10 @@ __all__ = [
     "Trigrams",
     "clear_caches",
     "covered",
+    "example_shape",
     "fence_echoes",
     "fold",
+    "looped",
     "numbering",
     "read_prompts",
     "read_task",
@@ -56,6 +62,7 @@ class Reading(NamedTuple):
     grams: Trigrams  # the prompts' own word trigrams
     vocabulary: frozenset[str]  # the prompts' own words
     fences: Fences  # the fences around quoted material
+    examples: frozenset[tuple[str, ...]] = frozenset()  # its template's values (example_shape)
 
 
 def fold(text: str) -> str:
@@ -110,7 +117,44 @@ def read_prompts(prompts: tuple[str, ...], task: str | None) -> Reading:
         frozenset().union(*(r.grams for r in readings)),
         frozenset().union(*(r.vocabulary for r in readings)),
         fences,
+        frozenset().union(*(r.examples for r in readings)),
     )
+
+
+# A value of a JSON template in a prompt: a quoted string after a key's colon, an array's
+# bracket, a comma or an alternative's bar, that is no key itself (`"counter_claims": ["up to
+# 2"]`, `"reasons": ["up to 3, one short sentence each"]`); its pieces between commas and
+# colons are values too ("up to 3"). Bounded and single-line: one linear pass per prompt.
+_EXAMPLE = re.compile(r'[:\[,|][ \t]*"([^"\n]{1,80})"(?![ \t]*:)')
+_EXAMPLE_PIECE = re.compile(r"[^,;:]+")
+EXAMPLE_WORDS = 12  # a template's value is short: a longer reply is never one
+# numbers, which a copy of a value may change ("up to 2" -> "up to 10")
+_NUMBERS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve twenty hundred".split()
+)
+
+
+def example_shape(words: Sequence[str]) -> tuple[str, ...]:
+    """The words of a (folded) value with each run of numbers (digits or number words) as one
+    "#": "up to 2" and "up to 10" are both ("up", "to", "#"), "two or three" ("#", "or", "#")."""
+    shape: list[str] = []
+    for word in words:
+        if word.isdigit() or word in _NUMBERS:
+            if shape and shape[-1] == "#":
+                continue
+            word = "#"
+        shape.append(word)
+    return tuple(shape)
+
+
+def _examples(folded: str) -> Iterator[tuple[str, ...]]:
+    """The shapes of the template values in a (folded) prompt of two words or more: a single
+    word ("A" of `"A" | "B"`, "yes") may well be the answer itself."""
+    for value in _EXAMPLE.finditer(folded):
+        for piece in [value.group(1), *_EXAMPLE_PIECE.findall(value.group(1))]:
+            words = WORD.findall(piece)
+            if 2 <= len(words) <= EXAMPLE_WORDS:
+                yield example_shape(words)
 
 
 @functools.lru_cache(maxsize=64)
@@ -119,6 +163,7 @@ def _prompt_reading(prompt: str, folded_task: str) -> Reading:
     the task (zip: one C pass over its words), its words, and its fences' ids and words."""
     grams: set[tuple[str, str, str]] = set()
     vocabulary: set[str] = set()
+    examples: set[tuple[str, ...]] = set()
     pieces, fences = _drop_quoted(prompt[:PROMPT_CAP])
     for piece in pieces:
         text = fold(piece)
@@ -126,9 +171,10 @@ def _prompt_reading(prompt: str, folded_task: str) -> Reading:
             words = WORD.findall(part)
             grams.update(_trigrams(words))
             vocabulary.update(words)
+            examples.update(_examples(part))
     ids = frozenset(w for fence_id, _ in fences for w in WORD.findall(fold(fence_id)))
     tags = frozenset(w for _, tag in fences for w in WORD.findall(fold(tag)))
-    return Reading(frozenset(grams), frozenset(vocabulary), Fences(ids, tags))
+    return Reading(frozenset(grams), frozenset(vocabulary), Fences(ids, tags), frozenset(examples))
 
 
 @functools.lru_cache(maxsize=8)
@@ -145,6 +191,56 @@ def covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]
     hits = bytes(map(grams.__contains__, _trigrams(reply_words)))
     first = int.from_bytes(hits, "little")
     return first | first << 8 | first << 16
+
+
+# A reply that copies itself: a run of LOOP_RUN words that occurs LOOP_TIMES times or more and
+# holds LOOP_DISTINCT different words or more: a passage, not a list marker, a table row or a
+# line of code that repeats a few words ("Step 1: ...", "| yes | no |", "assert f(1) == 1").
+LOOP_RUN = 12
+LOOP_TIMES = 3
+LOOP_DISTINCT = 6
+
+
+def looped(words: Sequence[str], breaks: Sequence[int] = ()) -> int:
+    """Which words sit in a run of LOOP_RUN words that `words` repeats LOOP_TIMES times or more
+    within one of its sections, as `covered` gives them (byte i is 1 for word i). `breaks` are
+    the (sorted) words that end a section, the prompt's own headers and labels: an answer that
+    states itself once under each ("## PLAN 1. X ## CHANGES X Final answer: X", as the arena's
+    format asks) does not loop. A copy with a word changed here and there ("we can prove" once,
+    "we could prove" after) is still one: every word but the changed one sits in a run that does
+    not hold it."""
+    hits = 0
+    start = 0
+    for end in [*breaks, len(words)]:
+        if end - start >= LOOP_RUN + LOOP_TIMES - 1:
+            hits |= _looped(words[start:end]) << 8 * start
+        start = end + 1
+    return hits
+
+
+def _looped(words: Sequence[str]) -> int:
+    """`looped` of one section: its runs counted in one C pass (Counter over zip); only the few
+    that repeat are looked at word by word. Its trigrams are counted first, which is cheaper: a
+    run repeats only where each of its trigrams does, and in most replies none does."""
+    seen = Counter(_trigrams(words))
+    if max(seen.values()) < LOOP_TIMES:
+        return 0
+    repeats = bytes(map(LOOP_TIMES.__le__, map(seen.__getitem__, _trigrams(words))))
+    if b"\x01" * (LOOP_RUN - 2) not in repeats:
+        return 0
+    runs = list(zip(*(words[k:] for k in range(LOOP_RUN)), strict=False))
+    repeated = {
+        run
+        for run, times in Counter(runs).items()
+        if times >= LOOP_TIMES and len(set(run)) >= LOOP_DISTINCT
+    }
+    if not repeated:
+        return 0
+    first = int.from_bytes(bytes(map(repeated.__contains__, runs)), "little")
+    hits = 0
+    for k in range(LOOP_RUN):
+        hits |= first << 8 * k
+    return hits
 
 
 def fence_echoes(folded: str, fences: Fences) -> Iterator[tuple[int, int]]:

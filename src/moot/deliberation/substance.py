@@ -20,7 +20,25 @@ third person too, deliberation/selftalk.py: "We verified it using AI's testing c
 terminal escape codes (also the "[1A[2K" left once the ESC is stripped), a piece of an
 instruction (", no more than 40 words."), a bare "no" to a question that is not a yes/no
 question and a literal null ("None", "N/A") to a question no null answers
-(deliberation/question.py reads which question takes them) are invalid too.
+(deliberation/question.py reads which question takes them) are invalid too. So is a stance on the
+debate in place of an answer: every sentence an act of the speaker's in it (abstaining, voting
+against "my opponent"), naming nothing of the subject ("I am going to abstain from this debate.";
+deliberation/stance.py says why "My opponent is wrong: the capital is Paris." stays an answer).
+Beside a piece of an instruction, the words of an answer's container and its parts are talk
+too: "up to 35 words of text in JSON object (only one json element)" is an instruction.
+
+A reply that is one of the values of its prompt's JSON template, a number or two aside, is
+template: `"counter_claims": ["up to 2"]` in the prompt, "up to 10" as the position (a
+tournament's). Where the task asks for a size ("How many retries should a client make?", see
+`ASKS_SIZE`), a value with a number in it may be the answer and stays one.
+
+A degenerate loop is no answer either (REPETITION): a tiny model that falls into one writes the
+same few words ("Reasoning: Reasoning: ..."), or one long passage over and over, a word changed
+here and there. The second is a run of twelve words holding six different ones that occurs three
+times or more between two of the prompt's headers or labels (echo.looped) and covers most of the
+reply's own words; a numbered list, a table, lines of code or "Step 1: ... Step 2: ..." repeat a
+few words each time, never such a run, and an answer stated once in each section its format
+asks for ("## PLAN", "## CHANGES", "Final answer:") is no loop.
 
 Everything here is pure and deterministic, and model text is treated as hostile: the reply and
 the prompts are capped before scanning, and every pattern is linear.
@@ -43,11 +61,13 @@ from moot.deliberation.markup import strip_markup
 from moot.deliberation.question import (
     ASKING,
     AUXILIARIES,
+    asks_for_a_name,
     is_yes_no_question,
     null_said,
     takes_nulls,
 )
 from moot.deliberation.selftalk import talks_about_ai
+from moot.deliberation.stance import takes_a_stance
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 
@@ -65,7 +85,9 @@ class Reason(enum.StrEnum):
     TEMPLATE = "template"  # placeholders, schema text, the prompt's field labels and headers
     ECHO = "echo"  # the prompt's instructions or the task, copied back
     REFUSAL = "refusal"  # "I can't help with that", "As an AI language model I cannot"
-    REPETITION = "repetition"  # a loop of the same few words, as tiny models fall into
+    REPETITION = (
+        "repetition"  # a loop of the same few words or one passage, as tiny models fall into
+    )
     META = "meta"  # talk about the debate, the instructions or being an AI, not an answer
     CONTROL = "control"  # terminal escape codes or control characters, not text
     INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
@@ -293,14 +315,21 @@ def _fragment(
 
 
 def _talk_instead_of_answer(
-    text: str, folded: str, content: Sequence[str], task_words: frozenset[str], instructed: bool
+    text: str, folded: str, content: Sequence[str], task: str | None, instructed: bool
 ) -> NotSubstantive | None:
     """META or BARE_YES_NO when the model's own words are only talk about the deliberation, or
-    only a yes or no (around such talk) to a question a yes or no does not answer; INSTRUCTION
-    when such talk is all there is around a piece of an instruction ("Under 100 words, please.")."""
+    a stance in it, or only a yes or no (around such talk) to a question a yes or no does not
+    answer; INSTRUCTION when such talk is all there is around a piece of an instruction ("Under
+    100 words, please.", "up to 35 words of text in JSON object")."""
+    task_words = read_task(task)[0] if task else frozenset[str]()
     # (set operations, in C: every word of its own is talk, and none is the task's)
     all_talk = talkwords.META_WORDS.issuperset(content) and task_words.isdisjoint(content)
-    if all_talk and instructed:
+    # (beside an instruction, the words of an answer's container, unless the task has them)
+    form = talkwords.FORM_TALK if task_words.isdisjoint(talkwords.FORM_TALK) else frozenset()
+    form_talk = task_words.isdisjoint(content) and all(
+        w in talkwords.META_WORDS or w in form or w.isdigit() for w in content
+    )
+    if (all_talk or form_talk) and instructed:
         return NotSubstantive(
             Reason.INSTRUCTION, f"{_DETAIL[Reason.INSTRUCTION]} ({_sample(text)})"
         )
@@ -316,6 +345,16 @@ def _talk_instead_of_answer(
     # the task's words make an answer, but not its auxiliaries and question words: "should"
     # to "Should a small team use Postgres?" is no answer ("The solution should ...")
     asked = task_words - AUXILIARIES - ASKING
+    if takes_a_stance(
+        text[:REPLY_TAIL],
+        asked - talkwords.FILLER,
+        numbers_name=not (task and asks_for_a_name(task)),
+    ):
+        return NotSubstantive(
+            Reason.META,
+            f"it takes a stance on the debate (abstaining, voting) instead of answering "
+            f"({_sample(text)})",
+        )
     # (the answer may be named in words copied from the prompt, as when a re-ask quotes the
     # reply back, but a word of its own must be about answers or the work they take: "Okay."
     # after a copy of "Write your answer in ..." is an echo)
@@ -369,7 +408,7 @@ def check_substance(
             return NotSubstantive(Reason.MARKUP_ONLY, "it holds only protocol markup")
         return NotSubstantive(Reason.MARKUP_ONLY, f"it holds no words ({_sample(text)})")
 
-    grams, vocabulary, fences = read_prompts(prompts, task)
+    grams, vocabulary, fences, examples = read_prompts(prompts, task)
     task_words, task_grams = read_task(task) if task else (frozenset(), frozenset())
     # per character, what masked it (see `_CODE`); spans are fixed by position in `folded`,
     # which NFKC can make a little longer or shorter than `text`, so all matching below runs
@@ -429,6 +468,7 @@ def check_substance(
     kept = bytearray(echoed.translate(_FLIP))  # 1 for a word no echo covers
     # the words' spans, found only as far as a masked run or an echoed word needs them
     spans: list[tuple[int, int]] = []
+    breaks: list[int] = []  # the words a masked run touches: they end a section (`echo.looped`)
     found = map(re.Match.span, WORD.finditer(folded))
     for run in _MASKED.finditer(mask):
         while not spans or spans[-1][0] < run.end():  # every word that starts before its end
@@ -443,6 +483,8 @@ def check_substance(
             i += 1
         while i < len(spans) and spans[i][0] < run.end():
             kept[i] = 0
+            if not breaks or breaks[-1] < i:
+                breaks.append(i)
             i += 1
     own = list(compress(tokens, kept))
     if 1 in echoed:
@@ -453,6 +495,14 @@ def check_substance(
     if len(content) >= 20 and len(set(content)) <= 3:
         sample = " ".join(content[:8])
         return NotSubstantive(Reason.REPETITION, f"it repeats the same few words ('{sample} ...')")
+    # one passage over and over: most of its own words sit in a run it repeats (`echo.looped`)
+    loop = echo.looped(tokens, breaks)
+    if loop and (int.from_bytes(kept, "little") & loop).bit_count() * 2 > kept.count(1):
+        at = ((loop & -loop).bit_length() - 1) // 8  # the first word of the first run
+        sample = " ".join(tokens[at : at + 8])
+        return NotSubstantive(
+            Reason.REPETITION, f"it repeats one passage over and over ('{sample} ...')"
+        )
     # a literal null, perhaps named as the answer ("The answer is None."), answers only some
     # questions (`question.takes_nulls`); without the task it cannot be judged
     null = null_said(list(filterfalse(talkwords.META_WORDS.__contains__, content)), folded)
@@ -461,7 +511,7 @@ def check_substance(
         return NotSubstantive(Reason.NULL, f"it is a {kind} value, not an answer ({_sample(text)})")
     if content:
         instructed = _CODE[Reason.INSTRUCTION] in mask
-        talk = _talk_instead_of_answer(text, folded, content, task_words, instructed)
+        talk = _talk_instead_of_answer(text, folded, content, task, instructed)
         if talk is not None and (
             talk.reason is not Reason.BARE_YES_NO or (task and not is_yes_no_question(task))
         ):
@@ -470,6 +520,14 @@ def check_substance(
     # ("... each with its reason. Okay."); restating the task before a short answer is fine
     # ("Postgres or SQLite for a session store? SQLite."), so the task's words do not count
     beyond_task = len(tokens) - from_task.bit_count()
+    # a value of the prompt's template, a number or two aside ("up to 10" for `["up to 2"]`);
+    # one with a number may answer a task about a size
+    if examples and content and len(tokens) <= echo.EXAMPLE_WORDS:
+        shape = echo.example_shape(tokens)
+        if shape in examples and ("#" not in shape or ASKS_SIZE.isdisjoint(task_words)):
+            return NotSubstantive(
+                Reason.TEMPLATE, f"it is a value of the prompt's template ({_sample(text)})"
+            )
     if content and len(content) <= _FRAGMENT:
         # without the task at hand its words are part of the instructions: only braces tell
         # (a word the task uses is the task's too: "C" to "A, B, C or D?" beside "Agent C")

@@ -17,6 +17,7 @@ __all__ = [
     "ANSWER_TALK",
     "DIRECTIVE_TALK",
     "FILLER",
+    "FORM_TALK",
     "META_ANCHOR",
     "META_WORDS",
 ]
@@ -132,3 +133,14 @@ ABOUT_ANSWERS = frozenset(
 ANSWER_TALK = META_WORDS | ABOUT_ANSWERS | directive.GRADE | directive.WORK | directive.QUALITY
 # words a directive about the answer may use and still say nothing (see `directive`)
 DIRECTIVE_TALK = META_WORDS | ABOUT_ANSWERS | FILLER
+# What an instruction about the form of a reply speaks of, beside its length: the container an
+# answer goes in and how many of its parts ("up to 35 words of text in JSON object (only one json
+# element)", the embedded model's position in a tournament). Beside a piece of an instruction
+# they are talk (substance's INSTRUCTION rule), unless the task speaks of such things itself.
+FORM_TALK = frozenset(
+    """
+    json object objects element elements field fields key keys value values string strings text
+    texts array arrays item items entry entries output format formatted
+    zero one two three four five six seven eight nine ten eleven twelve twenty hundred
+    """.split()
+)
