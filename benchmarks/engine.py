@@ -133,10 +133,28 @@ async def no_sleep(_: float) -> None:
     await asyncio.sleep(0)
 
 
+# Words for an answer's body: 48 lines of them, each line its own draw, so the body is about the
+# size of the text said 40 times over without being a loop (the substance check refuses a
+# passage repeated over and over, deliberation/echo.looped).
+_BODY_WORDS = (
+    "cache index query table row column lock commit retry queue worker batch shard replica "
+    "latency budget timeout session token schema field record stream buffer socket client "
+    "server request reply header cookie parser encoder decoder window counter limit quota"
+).split()
+
+
 def solution(text: str) -> str:
-    body = (text + " ") * 40
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    lines = []
+    for line in range(48):
+        words = [
+            _BODY_WORDS[(seed >> (line % 48) ^ line * 7919 + k * 104729) % len(_BODY_WORDS)]
+            for k in range(12)
+        ]
+        lines.append(" ".join(words).capitalize() + ".")
+    body = "\n".join([*lines, f"So {text}."])  # the claim: the answer's own, said last
     return (
-        f"<solution>\n## PLAN\n1. {text}\n## CHANGES\n{body.strip()}\n</solution>\n"
+        f"<solution>\n## PLAN\n1. {text}\n## CHANGES\n{body}\n</solution>\n"
         "<analysis>\n## RISKS\nnone\n## DISAGREEMENTS\nNone.\n</analysis>"
     )
 
