@@ -6,6 +6,7 @@ import click
 
 from moot.cli.common import say
 from moot.text import plural
+from moot.types import alias_label
 
 __all__ = ["apply_", "clean", "stop"]
 
@@ -15,15 +16,19 @@ __all__ = ["apply_", "clean", "stop"]
 @click.option("--agent", "agent", default=None, help="Whose change (default: the winner).")
 @click.option("--commit", is_flag=True, help="Also commit the change (never done otherwise).")
 @click.option("--keep", is_flag=True, help="Keep the worktrees and branches afterwards.")
-def apply_(session_id: str, agent: str | None, commit: bool, keep: bool) -> None:
+@click.option("--force", is_flag=True, help="Apply the change even if its verify commands failed.")
+def apply_(session_id: str, agent: str | None, commit: bool, keep: bool, force: bool) -> None:
     """Apply a code session's chosen change to your working tree (three-way when your files
-    changed since; refused, touching nothing, on a conflict); then clean its worktrees."""
+    changed since; refused, touching nothing, on a conflict or when the change failed its
+    verify commands, unless --force); then clean its worktrees. --agent takes the agent as the
+    reports name it ("Agent B") or its letter ("B")."""
     from moot.engine.store import find_session
     from moot.lifecycle.code import apply_session
 
-    done = apply_session(find_session(session_id), agent, commit=commit, keep=keep)
-    how = " (merged with your edits since the session began)" if done.applied.three_way else ""
-    say(f"applied {done.alias}'s change: {done.applied.stats}{how}")
+    done = apply_session(find_session(session_id), agent, commit=commit, keep=keep, force=force)
+    merged = done.applied.merged
+    how = f" (merged with your edits to {', '.join(merged)} since the session began)"
+    say(f"applied {alias_label(done.alias)}'s change: {done.applied.stats}{how if merged else ''}")
     if done.applied.commit:
         say(f"committed as {done.applied.commit[:12]}")
     if done.cleaned is not None:

@@ -20,13 +20,15 @@ __all__ = ["Applied", "apply_to_user_tree"]
 
 class Applied(Struct, frozen=True):
     """What `apply_to_user_tree` did. `three_way` is true when the user's files had changed
-    since the baseline and the change was merged into them; `commit` is the new commit's id
-    when one was asked for."""
+    since the baseline and the change was merged into them; `merged` the files both the user
+    (since the baseline) and the change edited, whose lines were merged; `commit` is the new
+    commit's id when one was asked for."""
 
     paths: tuple[str, ...]
     stats: DiffStats
     three_way: bool
     commit: str | None = None
+    merged: tuple[str, ...] = ()
 
 
 def _patched_tree(repo: Repo, baseline: Baseline, patch: bytes) -> str:
@@ -191,6 +193,12 @@ def apply_to_user_tree(
     if target == current:
         raise WorkspaceError("your files already contain this change: there is nothing to apply")
     change = diff_trees(repo.root, current, target)
+    merged: tuple[str, ...] = ()
+    if three_way:  # the files the user edited since the baseline that the change edits too
+        theirs = set(diff_trees(repo.root, baseline.tree, patched).paths)
+        merged = tuple(
+            p for p in diff_trees(repo.root, baseline.tree, current).paths if p in theirs
+        )
     with tempfile.TemporaryDirectory(prefix="moot-commit-") as scratch:
         plan = None
         if commit_message is not None:
@@ -205,4 +213,6 @@ def apply_to_user_tree(
         commit = None
         if plan is not None and commit_message is not None:
             commit = _commit_change(repo, plan, commit_message)
-    return Applied(paths=change.paths, stats=change.stats, three_way=three_way, commit=commit)
+    return Applied(
+        paths=change.paths, stats=change.stats, three_way=three_way, commit=commit, merged=merged
+    )

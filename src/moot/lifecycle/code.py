@@ -32,6 +32,7 @@ from moot.engine.session import STOP_FILE
 from moot.engine.store import SessionFolder, atomic_write, list_sessions, read_json
 from moot.errors import MootError, WorkspaceError
 from moot.report.code import APPLIED_FILE
+from moot.types import alias_label
 
 __all__ = [
     "AppliedChange",
@@ -72,6 +73,31 @@ def _winner(folder: SessionFolder) -> str | None:
     return winner if isinstance(winner, str) else None
 
 
+def _row(folder: SessionFolder, name: str) -> dict[str, Any]:
+    """A change's row in the session's result (its status and verify results), or {}."""
+    result = read_json(folder.result_json) or {}
+    row = ((result.get("details") or {}).get("code") or {}).get(name)
+    return row if isinstance(row, dict) else {}
+
+
+def _failed_checks(folder: SessionFolder, name: str) -> tuple[int, int] | None:
+    """(passed, run) when the change's verify commands ran and one failed; else None."""
+    checks = [c for c in _row(folder, name).get("checks") or [] if isinstance(c, dict)]
+    passed = sum(1 for c in checks if c.get("exit_code") == 0 and not c.get("timed_out"))
+    return (passed, len(checks)) if checks and passed < len(checks) else None
+
+
+def _resolve(agent: str, known: list[str]) -> str:
+    """The change the user names: its own name (agent_b, or a candidate like b1), as the
+    reports say it ('Agent B'), or the agent's letter ('B')."""
+    if agent in known:
+        return agent
+    words = "_".join(agent.split()).lower()
+    if words.isalpha() and len(words) <= 2 and f"agent_{words}" in known:
+        return f"agent_{words}"
+    return words
+
+
 def _has_change(folder: SessionFolder, name: str) -> bool:
     patch = folder.path / "patches" / f"{name}.patch"
     return patch.is_file() and patch.stat().st_size > 0
@@ -97,10 +123,16 @@ def _why_no_change(folder: SessionFolder, name: str) -> str:
 
 
 def apply_session(
-    folder: SessionFolder, agent: str | None = None, *, commit: bool = False, keep: bool = False
+    folder: SessionFolder,
+    agent: str | None = None,
+    *,
+    commit: bool = False,
+    keep: bool = False,
+    force: bool = False,
 ) -> AppliedChange:
     """Apply an agent's change (default: the session's winner) to the user's tree; clean the
-    worktrees afterwards unless `keep`."""
+    worktrees afterwards unless `keep`. A change whose verify commands failed is refused,
+    touching nothing, unless `force`."""
     settings = _code(folder)
     repo = open_repo(settings.repo)
     baseline = load_baseline(repo, folder.id)
@@ -109,14 +141,14 @@ def apply_session(
             f"session {folder.id} has no baseline in {repo.root} any more (cleaned?); its "
             f"patches are in {folder.path / 'patches'}: apply one with git apply"
         )
-    # The reports name agents 'Agent A'; the session knows them as agent_a.
-    alias = "_".join(agent.split()).lower() if agent else _winner(folder)
     workspace = CodeWorkspace(settings, folder.id, folder.path)
     patches = sorted(
         p.name.removesuffix(".patch")
         for p in (folder.path / "patches").glob("*.patch")
         if _has_change(folder, p.name.removesuffix(".patch"))
     )
+    # The reports name agents 'Agent A'; the session knows them as agent_a.
+    alias = _resolve(agent, patches) if agent else _winner(folder)
     if alias is None:
         if not patches:
             raise MootError(f"no agent of session {folder.id} made a change; nothing to apply")
@@ -130,10 +162,18 @@ def apply_session(
     elif alias in trees:
         patch = save_patch(trees[alias], patch_file).patch
     else:
-        others = f"agents with one: {', '.join(patches)}" if patches else "no agent has one"
-        raise MootError(f"session {folder.id} has no change by {alias}; {others}")
+        shown = ", ".join(alias_label(p) for p in patches)
+        others = f"agents with one: {shown}" if patches else "no agent has one"
+        raise MootError(f"session {folder.id} has no change by {alias_label(alias)}; {others}")
     if not patch.strip():
         raise MootError(f"{alias} made no change{_why_no_change(folder, alias)}; nothing to apply")
+    failed = _failed_checks(folder, alias)
+    if failed is not None and not force:
+        raise MootError(
+            f"{alias_label(alias)}'s change failed its verify commands ({failed[0]} of "
+            f"{failed[1]} passed), so it was not applied and nothing was touched; apply it "
+            "anyway with --force"
+        )
     message = f"moot: {alias}'s change from session {folder.id}" if commit else None
     applied = apply_to_user_tree(repo, baseline, patch, commit_message=message)
     _note_applied(folder, alias, applied)

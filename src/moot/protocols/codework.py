@@ -9,7 +9,7 @@ attempt. Every effect is a Session step, so resume and replay see the same turn.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from msgspec import Struct
@@ -28,11 +28,14 @@ __all__ = [
     "ask",
     "evidence",
     "extract_diff",
+    "fails",
     "first_messages",
+    "prefer_passing",
     "realize",
     "revise_format",
     "rows",
     "solution_text",
+    "verify_note",
     "work",
 ]
 
@@ -257,6 +260,32 @@ def solution_text(item: Work) -> str:
         f"## CHANGES ({stats})\n```diff\n{diff.rstrip() or '(no change)'}\n```\n\n"
         f"## VERIFICATION\n{checks_text(item.checks)}"
     )
+
+
+def fails(item: Work | None) -> bool:
+    """The change was verified and a verify command failed: moot's own evidence against it."""
+    return item is not None and item.passed is False
+
+
+def prefer_passing(
+    works: Mapping[str, Work], picked: str | None, order: Sequence[str]
+) -> str | None:
+    """moot's own evidence before a model's pick: when the change `picked` fails its verify
+    commands, the first usable change in `order` that passes them all; else `picked`."""
+    if not fails(works.get(picked) if picked is not None else None):
+        return picked
+    passing = (a for a in order if works.get(a) is not None and works[a].ok and works[a].passed)
+    return next(passing, picked)
+
+
+def verify_note(works: Sequence[Work], label: Callable[[str], str]) -> str:
+    """How each change fared on the verify commands, as one sentence ("" when none ran)."""
+    fared = [
+        f"{label(w.where)}'s {w.passing} of {len(w.checks)} passed"
+        for w in works
+        if w.change is not None and not w.change.empty and w.checks
+    ]
+    return f"Verify commands on each change: {'; '.join(fared)}." if fared else ""
 
 
 def rows(works: Sequence[Work]) -> dict[str, dict[str, object]]:

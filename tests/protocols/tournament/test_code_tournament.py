@@ -136,9 +136,11 @@ def test_the_arbiter_sees_both_diffs_and_verifications_and_the_champion_is_appli
     result = run.result
     assert result.details["winner"] == aliases["good"]
     assert result.details["bracket"]["matches"][0]["decided_by"] == "arbiter"
-    # the arbiter's choice is a change chosen (exit 0, as in pick), not a consensus (issue 29)
-    assert run.exit_code == 0 and not result.consensus and result.status_words == "change chosen"
-    assert result.finding is not None and result.finding.label == "chosen"
+    # the bracket's winner is a choice, not a consensus (issue 29): every face reads the status
+    assert run.exit_code == 2 and not result.consensus and result.status == "no_consensus"
+    assert result.status_words == "no consensus" and "picked_by" not in result.details
+    assert result.finding is not None and result.finding.label == "no_consensus"
+    assert "a winner, not a consensus" in result.finding.reason
     assert "the final match was decided by the arbiter: " in result.how
     (verdict,) = result.verdicts
     assert verdict.role == "arbiter" and verdict.valid and "chose" in verdict.says
@@ -198,7 +200,7 @@ def test_the_tournament_on_a_code_task_from_the_command_line(repo: Path, agents_
         args += ["--models", f"scripted:{agents_file}#{name}"]
     args += ["--repo", str(repo)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 2, done.stderr  # a winner, not a consensus
     assert "verify 1/1 passed" in done.stdout and "verify 0/1 passed" in done.stdout
 
 
@@ -295,7 +297,8 @@ def test_an_arbiter_naming_no_side_is_an_invalid_verdict_and_the_fallback_no_con
     (match,) = result.details["bracket"]["matches"]
     assert run.exit_code == 2 and match["decided_by"] == "fallback"
     assert result.finding is not None and result.finding.label == "no_consensus"
-    assert "no arbiter's choice decided the final match" in result.finding.reason
+    assert "decided by the fallback" in result.finding.reason
+    assert "every change fails its verify commands" in result.finding.reason
     (verdict,) = result.verdicts
     assert not verdict.valid and "named no winner" in verdict.problem
     assert "verdict in match 1 was invalid" in result.trust

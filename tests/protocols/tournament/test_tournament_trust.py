@@ -197,13 +197,16 @@ def test_a_tournament_of_changes_says_how_far_to_trust_its_champion(
     agents_file.write_text(TOURNAMENT)
     config = _config(agents_file, repo, ["good", "wrong"], tournament={"max_rounds": 2})
     run = api.start(base.TASK, config, sleep=no_sleep)
-    # the arbiter chose it: a change chosen (exit 0), not a consensus (issue 29)
-    assert run.exit_code == 0 and not run.result.consensus
-    good = _agents(run)["good"]
+    # the arbiter chose it: a winner, not a consensus (issue 29)
+    assert run.exit_code == 2 and not run.result.consensus
+    good, wrong = _agents(run)["good"], _agents(run)["wrong"]
     trust = json.loads((run.folder / "result.json").read_text())["trust"]
     assert trust == run.result.trust
     assert f"{_label(good)}'s change won the tournament of 2 agents in 1 match" in trust
-    assert "the arbiter chose it" in trust.lower() and "Verify commands on it: 1 of 1" in trust
+    assert "the arbiter chose it" in trust.lower()
+    assert (
+        f"{_label(good)}'s 1 of 1 passed" in trust and f"{_label(wrong)}'s 0 of 1 passed" in trust
+    )
 
 
 def test_the_arbiter_is_told_how_many_rounds_in_plain_words() -> None:

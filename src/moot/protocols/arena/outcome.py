@@ -110,25 +110,43 @@ def conclude(
     valid = bool(st.verdicts) and st.verdicts[-1].valid and st.verdicts[-1].round == rounds
     base = weigh.resolve_alias(verdict.base_solution if verdict and valid else None, active)
     no_answer = judgement.no_answer()
+    # a code task: agreement on a change that fails its verify commands is no consensus
+    failing = found.consensus and any(codework.fails(st.works.get(a)) for a in found.agreed)
+    if failing:
+        found = found.model_copy(update={"label": "no_consensus", "reason": _FAILING})
+        judgement = replace(judgement, finding=found)
     if found.consensus:
         chosen: str | None = base if base in found.agreed else found.agreed[0]
     else:  # the base solution, else the first remaining agent's, if moot holds it an answer
         shown = [a for a in (base, *active) if a is not None]
         chosen = next((a for a in shown if a not in no_answer), None)
+    picked = chosen  # moot's own verify results come before the judge's base solution
+    if not found.consensus:
+        chosen = codework.prefer_passing(
+            st.works, chosen, [a for a in active if a not in no_answer]
+        )
     final = st.solutions[chosen] if chosen else ""
     assessed = trust.assess(
         _participants(s, st, found.agreed if found.consensus else (), no_answer),
-        reached=found.consensus,
+        reached=found.consensus or failing,
         evidence=evidence,
         checks=st.checks,
         models=list(s.meta.get("aliases", {}).values()),
         unheld=found.unheld,
     )
-    consensus = assessed.consensus_allowed
+    consensus = assessed.consensus_allowed and not failing
     how = trust.qualified(how, assessed, found.consensus)
     sentences = [assessed.statement, *judgement.sentences()]
+    if failing:
+        how = f"{how}; {_FAILING}"
+        sentences.append("The agreed change fails its verify commands, so no consensus is claimed.")
     if chosen is not None:
-        if chosen == base:
+        if picked is not None and chosen != picked:
+            why = (
+                f"its change passes the verify commands and {label(picked)}'s fails them "
+                "(moot's own check comes before a judge's pick)"
+            )
+        elif chosen == base:
             why = f"the judge named it as the base solution{_mods(verdict)}"
         elif consensus:
             why = "it is the first of the agreeing agents' answers"
@@ -162,6 +180,7 @@ def conclude(
         },
     }
     if st.works:  # a code task: what `moot apply` applies, and each agent's change
+        sentences.append(codework.verify_note(list(st.works.values()), label))
         details["code"] = codework.rows(list(st.works.values()))
         details["winner"] = chosen
         work = st.works.get(chosen) if chosen is not None else None
@@ -171,7 +190,7 @@ def conclude(
         status="consensus" if consensus else "no_consensus",
         consensus=consensus,
         how=how,
-        trust=" ".join(sentences),
+        trust=" ".join(x for x in sentences if x),
         final_answer=final,
         rounds=rounds,
         disagreements=() if consensus else (_disagreements(st) or (found.reason,)),
@@ -179,6 +198,9 @@ def conclude(
         details=details,
         **judgement.outcome_fields(),
     )
+
+
+_FAILING = "no consensus: the agreed change fails its verify commands"
 
 
 def ran_out(

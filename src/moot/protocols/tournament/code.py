@@ -14,15 +14,19 @@ winner, who carries its change into the match with the next challenger.
             each side revises after reading the other's change
             stop when the two changes are equal, or nobody changed
         winner = arbiter(both changes + verification) # else the one whose checks pass,
-        leader = winner                               #      else the leader
+                                                      #      else the leader
+        if winner's checks fail and the other's pass: winner = the other  # moot's evidence
+        leader = winner
     champion = leader: what `moot apply` applies
 
 The label is moot's, never the arbiter's (issue 29): a consensus (exit 0) when more than half of
-all the contestants end with the very same change, the champion's; else, when the arbiter chose
-the final match's winner, `chosen` (a change chosen, as in `pick`: exit 0, the faces say
-"change chosen", `consensus` false); else no consensus (exit 2). The arbiter's choices are
-model verdicts (invalid when it names neither side), and a side that takes up the other's
-change changed its mind after reading it.
+all the contestants end with the very same change, the champion's, and that change does not fail
+its verify commands; anything else is no consensus (exit 2), the champion still the change
+`moot apply` takes: a bracket's winner is a choice, not agents agreeing, so no face calls it a
+consensus. The verify results are moot's own evidence and come before the arbiter's choice: a
+change that fails them never beats one that passes them. The arbiter's choices are model
+verdicts (invalid when it names neither side, not upheld when the verify results overrule
+them), and a side that takes up the other's change changed its mind after reading it.
 
 Every effect is a Session step, so resume and replay play the same bracket.
 """
@@ -107,7 +111,12 @@ class _Bracket(Bracket[_CodeMatch]):
 
 
 # How a match was decided, as the outcome line says it.
-_DECIDED_BY = {"converged": "convergence", "arbiter": "the arbiter", "fallback": "the fallback"}
+_DECIDED_BY = {
+    "converged": "convergence",
+    "arbiter": "the arbiter",
+    "verify": "the verify results",
+    "fallback": "the fallback",
+}
 
 
 def _stats(item: Work) -> str:
@@ -273,6 +282,17 @@ async def _arbitrate(b: _Bracket, m: _CodeMatch) -> None:
                 valid=False,
                 problem=problem,
             )
+    other = m.other(picked) if picked is not None else None
+    if picked is not None and other is not None and _overruled(b, picked, other):
+        assert m.verdict is not None
+        m.verdict = m.verdict.model_copy(update={"upheld": False})
+        m.decided_by = "verify"
+        m.reason = (
+            f"{alias_label(other)}'s change passes the verify commands and "
+            f"{alias_label(picked)}'s fails them; {m.reason}, but a failing change never wins "
+            "over a passing one"
+        )
+        picked = other
     if picked is None:
         passing = [a for a in m.sides if b.works[a].passed]
         picked = passing[0] if len(passing) == 1 else leader
@@ -280,6 +300,11 @@ async def _arbitrate(b: _Bracket, m: _CodeMatch) -> None:
         why = "its verification passed" if len(passing) == 1 else "the leader keeps its place"
         m.reason = f"no arbiter's choice; {alias_label(picked)} wins: {why}"
     m.winner = picked
+
+
+def _overruled(b: _Bracket, picked: str, other: str) -> bool:
+    """moot's own verify results overrule the arbiter: its pick fails them, the other passes."""
+    return codework.fails(b.works[picked]) and b.works[other].passed is True
 
 
 async def _play(b: _Bracket, number: int, sides: list[str]) -> _CodeMatch:
@@ -320,7 +345,7 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
             f"{final.reason}"
         )
     finding = _finding(b, champion, final)
-    reached = finding.consensus or finding.label == "chosen"
+    reached = finding.consensus
     agreed = finding.agreed if finding.consensus else (champion,)
     trust = assess(_participants(b, agreed), reached=reached, models=b.models(b.seeds))
     how = qualified(how, trust, reached)
@@ -340,8 +365,6 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
         "code": codework.rows(works),
         "winner": champion,
     }
-    if finding.label == "chosen":
-        details["picked_by"] = "arbiter"  # a change chosen, not agents agreeing
     return Outcome(
         protocol="tournament",
         status="consensus" if success else "no_consensus",
@@ -363,8 +386,8 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
 
 def _finding(b: _Bracket, champion: str, final: _CodeMatch | None) -> Finding:
     """moot's finding on the contestants' final changes: the same change (the same patch) held
-    by more than half of all that started, the champion's, is a consensus; an arbiter's choice
-    of the final match's winner is `chosen`; anything else is no consensus."""
+    by more than half of all that started, the champion's, is a consensus unless it fails its
+    verify commands; anything else is no consensus, whoever won the bracket."""
     groups: dict[str, list[str]] = {}
     for alias in b.seeds:
         if b.works[alias].ok:
@@ -373,7 +396,8 @@ def _finding(b: _Bracket, champion: str, final: _CodeMatch | None) -> Finding:
     shown = tuple((_stats(b.works[g[0]]), tuple(g)) for g in ranked)
     started, valid = len(b.seeds), sum(len(g) for g in ranked)
     top = ranked[0] if ranked else []
-    if majority(len(top), started) and champion in top:
+    failing = codework.fails(b.works[champion])
+    if majority(len(top), started) and champion in top and not failing:
         return Finding(
             label="consensus",
             reason=(
@@ -386,22 +410,29 @@ def _finding(b: _Bracket, champion: str, final: _CodeMatch | None) -> Finding:
             valid=valid,
         )
     held = next((g for g in ranked if champion in g), [champion])
-    differ = f"{len(held)} of {started} contestants end with its change"
-    if final is not None and final.decided_by == "arbiter" and final.arbiter is not None:
-        return Finding(
-            label="chosen",
-            reason=(
-                f"chosen: {alias_label(final.arbiter)}, as arbiter, chose "
-                f"{alias_label(champion)}'s change; {differ}, a choice, not a consensus"
-            ),
-            groups=shown,
-            started=started,
-            valid=valid,
+    if majority(len(held), started):
+        why = (
+            f"the agreed change fails its verify commands ({len(held)} of {started} "
+            "contestants end with it)"
         )
-    why = "no match was played" if final is None else "no arbiter's choice decided the final match"
+    elif final is None:
+        why = f"no match was played; {len(held)} of {started} contestants end with its change"
+    else:
+        by = _DECIDED_BY.get(final.decided_by, final.decided_by)
+        why = (
+            f"{alias_label(champion)}'s change won the bracket, decided by {by}; {len(held)} of "
+            f"{started} contestants end with it, a winner, not a consensus"
+        )
+    if failing and not majority(len(held), started):
+        every = all(codework.fails(b.works[a]) for a in b.seeds if b.works[a].ok)
+        why += (
+            "; every change fails its verify commands"
+            if every
+            else "; it fails its verify commands"
+        )
     return Finding(
         label="no_consensus",
-        reason=f"no consensus: {why}; {differ}",
+        reason=f"no consensus: {why}",
         groups=shown,
         started=started,
         valid=valid,
@@ -434,6 +465,7 @@ def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Fi
         how = {
             "converged": "both sides of the final match ended with the same change",
             "arbiter": "the arbiter chose it in the final match",
+            "verify": "moot's verify results decided the final match",
             "fallback": "no arbiter's choice decided the final match",
         }.get(final.decided_by, final.decided_by)
         sentences.append(f"{how[0].upper()}{how[1:]}: {final.reason}.")
@@ -452,12 +484,16 @@ def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Fi
             sentences.append(
                 f"{m.verdict.by}'s verdict in match {m.number} was invalid: {m.verdict.problem}."
             )
-    won = b.works[champion]
-    if won.checks:
-        sentences.append(f"Verify commands on it: {won.passing} of {len(won.checks)} passed.")
+    for m in b.matches:
+        if m.verdict is not None and m.verdict.valid and not m.verdict.upheld:
+            sentences.append(
+                f"{m.verdict.by} {m.verdict.says}, but that change fails the verify commands "
+                "the other passes, so it did not win."
+            )
+    sentences.append(codework.verify_note([b.works[a] for a in b.seeds], alias_label))
     for alias in b.seeds:
         work = b.works[alias]
         if not work.ok:
             why = " ".join((work.problem or "no usable change").split())[:200]
             sentences.append(f"{alias_label(alias)} failed: {why}.")
-    return " ".join(sentences)
+    return " ".join(x for x in sentences if x)
