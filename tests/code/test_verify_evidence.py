@@ -191,3 +191,14 @@ def test_apply_takes_the_letter_and_says_merged_only_after_edits(repo: Path, age
     assert f"applied {_label(good)}'s change" in done.stdout
     assert "merged" not in done.stdout
     assert (repo / "calc.py").read_text() == FIXED
+
+
+def test_a_tournament_whose_contestants_agree_on_a_failing_change_is_no_consensus(
+    repo: Path, agents: Path
+) -> None:
+    run = _run(agents, repo, ["wrong", "wrong"], "tournament", tournament={"max_rounds": 1})
+    result = run.result
+    assert run.exit_code == 2 and result.status == "no_consensus"
+    assert result.finding is not None and result.finding.reason.startswith(
+        "no consensus: the agreed change fails its verify commands (2 of 2"
+    )
