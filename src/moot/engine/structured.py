@@ -53,8 +53,11 @@ async def ask_parsed(
     reminder: str = "",
     reask: bool = True,
     json_schema: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
 ) -> Parsed[T]:
-    completion = await s.ask(alias, messages, step=step, json_schema=json_schema)
+    completion = await s.ask(
+        alias, messages, step=step, json_schema=json_schema, max_tokens=max_tokens
+    )
     conversation = (*messages, Message(role="assistant", content=completion.text))
     if not completion.ok:
         problem = completion.failure.message if completion.failure else "the call failed"
@@ -70,7 +73,11 @@ async def ask_parsed(
         content=REASK.format(problem=problem, reminder=f"\n\n{reminder}" if reminder else ""),
     )
     retry = await s.ask(
-        alias, [*conversation, follow_up], step=f"{step}/reask", json_schema=json_schema
+        alias,
+        [*conversation, follow_up],
+        step=f"{step}/reask",
+        json_schema=json_schema,
+        max_tokens=max_tokens,
     )
     retried = (*conversation, follow_up, Message(role="assistant", content=retry.text))
     if not retry.ok:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.deliberation.parsing import extract_json
 from moot.errors import FormatError
 
-__all__ = ["MAX_TASKS", "PlanDoc", "TaskSpec", "parse_plan", "render_markdown"]
+__all__ = ["MAX_TASKS", "PLAN_SCHEMA", "PlanDoc", "TaskSpec", "parse_plan", "render_markdown"]
 
 MAX_TASKS = 50  # a plan of more tasks is a plan to split, not one to run
 _ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
@@ -77,6 +77,49 @@ class PlanDoc(BaseModel):
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+
+
+def _text(most: int) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "maxLength": most}
+
+
+def _texts(items: int, chars: int) -> dict[str, Any]:
+    return {"type": "array", "items": _text(chars), "maxItems": items}
+
+
+_WRITTEN_ID = {"type": "string", "pattern": "^T[1-9][0-9]?$"}
+_WRITTEN_TASK: dict[str, Any] = {
+    "id": _WRITTEN_ID,
+    "title": _text(80),
+    "description": _text(300),
+    "phase": {"type": "integer", "minimum": 1, "maximum": 9},
+    "files": _texts(4, 60),
+    "acceptance": _texts(3, 120),
+    "depends_on": {"type": "array", "items": _WRITTEN_ID, "maxItems": 4},
+}
+
+
+def _strict(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+# The plan as a model whose decoder enforces a schema (the embedded model: llama.cpp's grammar)
+# is asked to write it: bounded so that the longest plan it allows (5 tasks; about 6,000
+# characters) closes within the architect's default token budget (options.plan_max_tokens),
+# where a 135M model left to itself rambled past its cap and was cut mid-object. A plan read
+# from a file or another model is checked against PlanDoc's wider bounds only.
+PLAN_SCHEMA: dict[str, Any] = _strict(
+    {
+        "title": _text(80),
+        "summary": _text(300),
+        "tasks": {"type": "array", "items": _strict(_WRITTEN_TASK), "minItems": 1, "maxItems": 5},
+    }
+)
 
 
 def _problems(doc: PlanDoc) -> list[str]:

@@ -93,4 +93,10 @@ class PipelineOptions(Section):
         default=None, description="the branch the tasks are committed on (moot-plan/<session>)"
     )
     lessons: bool = Field(default=True, description="keep and offer lessons per repository")
+    plan_max_tokens: int = Field(
+        default=2048,
+        ge=256,
+        description="the most tokens the architect's plan (the draft, each revision) may take; "
+        "an agent's larger max_tokens wins",
+    )
     max_quote_chars: int = Field(default=20_000, ge=200)

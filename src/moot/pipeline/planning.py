@@ -20,18 +20,27 @@ from __future__ import annotations
 import re
 
 from moot.deliberation.anonymize import quote
+from moot.config import AgentConfig
 from moot.engine.session import Session
-from moot.engine.structured import ask_parsed
+from moot.engine.structured import REASK, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
 from moot.pipeline import lessons, prompts
-from moot.pipeline.document import PlanDoc, parse_plan, render_markdown
+from moot.pipeline.document import PLAN_SCHEMA, PlanDoc, parse_plan, render_markdown
 from moot.pipeline.options import PipelineOptions
 from moot.pipeline.tournaments import play
 from moot.protocols.shown import anonymous, nonce
 from moot.text import plural
 from moot.types import Finding, Message, Outcome, Step
 
-__all__ = ["GATE_VERDICT", "gate_verdict", "plan_phase", "repo_of", "role", "warn_self_review"]
+__all__ = [
+    "GATE_VERDICT",
+    "gate_verdict",
+    "plan_phase",
+    "plan_tokens",
+    "repo_of",
+    "role",
+    "warn_self_review",
+]
 
 GATE_VERDICT = re.compile(r"^\W*VERDICT\W*(APPROVED|NEEDS[_ ]REVISION|REJECTED)\W*$", re.M | re.I)
 
@@ -128,17 +137,59 @@ async def repo_lessons(s: Session, step: str, opts: PipelineOptions) -> list[str
     return [str(x) for x in await s.effect(step, "lessons", compute)]
 
 
-async def _draft(s: Session, prompt: str, step: str, what: str) -> PlanDoc:
+def plan_tokens(member: AgentConfig, opts: PipelineOptions) -> int:
+    """The most tokens the architect's plan may take: `[pipeline] plan_max_tokens`, or the
+    agent's own max_tokens when larger. A plan does not fit the short answers a model's
+    default cap is chosen for (the embedded model's 160 tokens of free text, 320 of JSON)."""
+    return max(opts.plan_max_tokens, member.max_tokens or 0)
+
+
+def _cut(what: str, budget: int) -> str:
+    return (
+        f"the architect's plan ({what}) was cut at its token limit ({budget} tokens) before it "
+        f"was complete: raise plan_max_tokens (now {budget}) in the [pipeline] section of a "
+        "config file given with --config, or ask for a smaller feature, then plan again"
+    )
+
+
+async def _draft(s: Session, prompt: str, step: str, what: str, opts: PipelineOptions) -> PlanDoc:
+    """The architect's plan as JSON, checked; asked under the schema where its model enforces
+    one, re-asked once quoting the problem, but not when the reply was cut at the token limit
+    (a re-ask at that limit is cut the same)."""
     alias = role(s, "architect")
+    budget = plan_tokens(s.agent(alias).config, opts)
+    schema = PLAN_SCHEMA if s.enforces_schema(alias) else None
+    messages = [Message(role="user", content=prompt)]
     parsed = await ask_parsed(
         s,
         alias,
-        [Message(role="user", content=prompt)],
+        messages,
         parse_plan,
         step=step,
-        reminder="Answer with the plan's JSON object only.",
+        reask=False,
+        json_schema=schema,
+        max_tokens=budget,
     )
+    if parsed.value is None and parsed.completion.ok and not parsed.completion.hit_max_tokens:
+        again = Message(
+            role="user",
+            content=REASK.format(
+                problem=parsed.problem, reminder="\n\nAnswer with the plan's JSON object only."
+            ),
+        )
+        parsed = await ask_parsed(
+            s,
+            alias,
+            [*parsed.messages, again],
+            parse_plan,
+            step=f"{step}/reask",
+            reask=False,
+            json_schema=schema,
+            max_tokens=budget,
+        )
     if parsed.value is None:
+        if parsed.completion.hit_max_tokens:
+            raise ProtocolAborted(_cut(what, budget))
         raise ProtocolAborted(f"the architect wrote no valid plan ({what}): {parsed.problem}")
     return parsed.value
 
@@ -168,6 +219,7 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
         ),
         step,
         "the draft",
+        opts,
     )
     s.artifact("plan/initial.json", doc.to_json())
     history: list[dict[str, object]] = []
@@ -214,6 +266,12 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
         verdict = gate_verdict(reply.text) if reply.ok else None
         reasons = GATE_VERDICT.sub("", reply.text).strip() if reply.ok else ""
         entry.update(verdict=verdict or "none", reasons=reasons[:4000])
+        if verdict is None and reply.ok and reply.hit_max_tokens:
+            entry["cut"] = (
+                "the critic's reply was cut at its token limit before its verdict line: give "
+                "the critic's model a larger max_tokens ([pipeline.roles] critic, or the "
+                "agent's max_tokens)"
+            )
         history.append(entry)
         s.artifact(f"plan/gate_{gate:02d}.md", f"verdict: {verdict}\n\n{reasons}\n")
         if verdict in ("APPROVED", "REJECTED"):
@@ -231,6 +289,7 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
             ),
             step,
             f"revision {gate}",
+            opts,
         )
     return _outcome(s, doc, verdict, reasons, history)
 
@@ -256,7 +315,8 @@ def _outcome(
             "plan.rejected.json" if verdict == "REJECTED" else "plan.unapproved.json", plan_json
         )
         said = "rejected the plan" if verdict == "REJECTED" else "did not approve the plan"
-        why = reasons[:600] or "no reasons given"
+        why = str(history[-1].get("cut") or "") if history else ""
+        why = why or reasons[:600] or "no reasons given"
         how = f"the critic {said} after {plural(len(history), 'gate round')}: {why}"
         reason = how
     finding = Finding(
