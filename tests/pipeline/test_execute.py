@@ -125,6 +125,15 @@ def test_a_blocked_task_blocks_its_dependant_and_resume_completes_the_plan(
     run = api.start("Add subtract and multiply", cfg, sleep=no_sleep)
     assert run.exit_code == 3, run.message  # paused: waiting for the user
     assert run.message is not None and "T1" in run.message and "moot resume" in run.message
+    # no limit stopped it, no task was completed, and the person is told what to do
+    assert "No task was completed, so no branch was made" in run.message
+    assert "on branch" not in run.message
+    assert f"copy {run.folder / 'plan.json'}, edit T1" in run.message
+    assert "moot execute COPY" in run.message and str(run.folder / "evidence") in run.message
+    assert 'the sounding board said: "The syntax error persists; stop."' in run.message
+    report = (run.folder / "report.md").read_text()
+    assert "**Status:** Paused, waiting for you (resumable)" in report
+    assert "Paused by a limit" not in report
     first = asked(tmp_path)
     assert "t1/sound/sounding_board_a/1" in first
     assert not any(s.startswith("t2/") for s in first)  # T2 depends on T1: never started
@@ -201,7 +210,7 @@ def test_the_loop_detector_blocks_a_developer_asked_the_same_thing_about_the_sam
         "Add subtract", config(tmp_path, repo, "stuck", qa_retry_limit=5), sleep=no_sleep
     )
     assert run.exit_code == 3
-    assert "T1: loop: the developer would be asked the same thing" in (run.message or "")
+    assert "T1 (loop: the developer would be asked the same thing" in (run.message or "")
     developer = [s for s in asked(tmp_path) if s.startswith("t1/develop/")]
     assert developer == ["t1/develop/developer_a/1", "t1/develop/developer_a/2"]
 
@@ -282,3 +291,12 @@ def test_gate_plugins_are_found_through_their_entry_point_group(
     # "tests" is moot's own gate: that plugin is skipped, saying why
     (refused,) = [p for p in plugins.found() if not p.loaded]
     assert refused.name == "tests" and refused.problem == "moot already has a gate 'tests'"
+
+
+def test_a_quoted_advice_is_cut_at_a_word_and_says_it_was_cut() -> None:
+    from moot.pipeline.task import _first_line
+
+    advice = "The developer has added the same change again, " * 6 + "The answer would be TRY"
+    shown = _first_line(advice)
+    assert len(shown) <= 200 and shown.endswith("…")
+    assert shown[:-1] == advice[: len(shown) - 1].rstrip(" ,")

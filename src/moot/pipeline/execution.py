@@ -125,6 +125,28 @@ async def _learn(s: Session, ctx: Context) -> None:
     await s.effect("t0/learn", "lessons", compute)
 
 
+def _waiting(s: Session, ctx: Context, blocked: list[TaskRun], done: list[TaskRun]) -> str:
+    """What a run that stops on blocked tasks says: each task and why, what is kept (a branch
+    only when a task was committed on it), and what the person can do about it."""
+    listed = "; ".join(f"{r.spec.id} ({r.reason})" for r in blocked)
+    if done:
+        kept = (
+            f"{plural(len(done), 'completed task')} ({', '.join(r.spec.id for r in done)}) "
+            f"{'is' if len(done) == 1 else 'are'} committed on branch {ctx.branch}."
+        )
+    else:
+        kept = "No task was completed, so no branch was made."
+    folder = s.folder.path
+    own = [r for r in blocked if not r.reason.startswith("depends on ")] or blocked
+    ids = ", ".join(r.spec.id for r in own)
+    return (
+        f"Stopped: {plural(len(blocked), 'task')} blocked: {listed}. {kept} To go on: read "
+        f"what was tried ({folder / 'evidence'}), then either make the task clearer or smaller "
+        f"(copy {folder / 'plan.json'}, edit {ids} in the copy, and run: moot execute COPY), "
+        f"or try it again as it is with: moot resume {s.folder.id}"
+    )
+
+
 def _outcome(s: Session, ctx: Context, runs: dict[str, TaskRun], final: str) -> Outcome:
     rows = [
         {
@@ -151,13 +173,9 @@ def _outcome(s: Session, ctx: Context, runs: dict[str, TaskRun], final: str) -> 
     }
     s.artifact("tasks.json", json.dumps(rows, indent=2, ensure_ascii=False))
     blocked = [r for r in runs.values() if r.state == "blocked"]
-    if blocked:
-        listed = "; ".join(f"{r.spec.id}: {r.reason}" for r in blocked)
-        raise Waiting(
-            f"{plural(len(blocked), 'task')} blocked ({listed}). The completed tasks are on branch "
-            f"{ctx.branch}. Fix the cause, then continue with: moot resume {s.folder.id}"
-        )
     done = [r for r in runs.values() if r.state == "complete"]
+    if blocked:
+        raise Waiting(_waiting(s, ctx, blocked, done))
     how = (
         f"{plural(len(done), 'task')} committed on branch {ctx.branch}; merge it with "
         f"`git merge {ctx.branch}`, or apply the change to your working tree with "

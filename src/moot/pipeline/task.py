@@ -42,6 +42,7 @@ from moot.pipeline.tournaments import play
 from moot.protocols import codework
 from moot.protocols.codework import Work
 from moot.protocols.shown import nonce
+from moot.text import cut
 from moot.types import Message, Step
 
 __all__ = ["Context", "TaskRun", "move", "run_task"]
@@ -385,11 +386,12 @@ def _gates_text(run: TaskRun) -> str:
 
 
 def _first_line(text: str) -> str:
+    """The first line that says something, at most 200 characters, cut at a word with "…"."""
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith("$") and not line.startswith("["):
-            return line[:200]
-    return text.strip()[:200]
+            return cut(line, 200)
+    return cut(text, 200)
 
 
 async def _tournament(s: Session, ctx: Context, run: TaskRun, work: Work, epoch: int) -> str:
@@ -523,7 +525,8 @@ async def run_task(s: Session, ctx: Context, run: TaskRun) -> None:
 
         await s.effect(mark, "blocked", blocked)
         move(s, run, "blocked", why)
-        run.reason = why + (f" (sounding board: {_first_line(advice)})" if advice else "")
+        said = f'; the sounding board said: "{_first_line(advice)}"' if advice else ""
+        run.reason = why + said
         _write_evidence(s, run)
         at, began = s.recorded_at(mark), s.run_began
         if at is None or began is None or at >= began:

@@ -69,6 +69,12 @@ STATUS_TEXT = {
     "incomplete": "Incomplete (running, or stopped unexpectedly)",
     "running": "Still running",
 }
+# A pause that no limit made (the journal's `stopped` reason): a run waiting for the person (a
+# blocked task of the feature pipeline, a plan to read), or a provider's outage.
+PAUSE_TEXT = {
+    "waiting": "Paused, waiting for you (resumable)",
+    "outage": "Paused by a provider outage (resumable)",
+}
 
 
 class Turn(Struct, frozen=True):
@@ -195,11 +201,16 @@ class SessionView(Struct):
     sections: list[ReportSection] = field(default_factory=list)
     # a person's notes to agents during the run (`moot say`), each with the prompt it joined
     human_notes: list[str] = field(default_factory=list)
+    # why a paused run stopped: the journal's last `stopped` event's reason (limit, waiting,
+    # outage), None when unknown
+    stop_reason: str | None = None
 
     @property
     def status_text(self) -> str:
         if self.picked_by is not None and self.status in PICK_STATUS_TEXT:
             return PICK_STATUS_TEXT[self.status]  # a choice, not agents agreeing
+        if self.status == "paused" and self.stop_reason in PAUSE_TEXT:
+            return PAUSE_TEXT[str(self.stop_reason)]
         return STATUS_TEXT.get(self.status, self.status.replace("_", " ").capitalize())
 
     @property
@@ -416,6 +427,8 @@ def build_view(
     )
     if result is not None and result.synthesis is not None:
         sections = [*sections, synthesis_section(result.synthesis)]
+    stopped = [e for e in events if e.kind == EventKind.STOPPED]
+    stop_reason = str(stopped[-1].data.get("reason") or "") or None if stopped else None
     if result is not None:
         return SessionView(
             session_id=result.session_id,
@@ -447,6 +460,7 @@ def build_view(
             changes=list(result.changes),
             verdicts=list(result.verdicts),
             sections=sections,
+            stop_reason=stop_reason,
         )
     aliases = {str(k): str(v) for k, v in (meta.get("aliases") or {}).items()}
     agents = _agents_from_events(aliases, events)
@@ -477,6 +491,7 @@ def build_view(
         max_rounds=max_rounds,
         phase_titles=titles,
         sections=sections,
+        stop_reason=stop_reason if stop else None,
     )
 
 
