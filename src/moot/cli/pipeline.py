@@ -32,7 +32,7 @@ from moot.cli.common import (
 from moot.cli.outcome import chooser, shown
 from moot.cli.run import dry_run_option, projection_gate
 
-__all__ = ["execute", "lessons", "plan"]
+__all__ = ["execute", "lessons", "plan", "projected_lines"]
 
 _PROTOCOL = "pipeline"
 
@@ -73,11 +73,9 @@ class _Shared(Struct, frozen=True):
         projection_gate(plan, task, self.dry_run, cost_flag=self.max_cost is not None)
         if not self.quiet:  # seed 004: the projected calls and cost, before anything runs
             from moot.cli.common import say
-            from moot.lifecycle.projection import estimate, render
 
-            projected = estimate(plan, task)
-            if projected is not None:
-                say(render(projected, before_run=True), err=True)
+            for line in projected_lines(plan, task):
+                say(line, err=True)
         face = run_face(self.quiet, self.json_logs, self.reveal)
         with with_tmux(face, tmux_for(self.display)) as face:
             finished = start(
@@ -88,6 +86,34 @@ class _Shared(Struct, frozen=True):
                 on_outcome=shown(face, self.quiet),
             )
         exit_with(finished.exit_code)
+
+
+def projected_lines(plan: Any, task: str) -> list[str]:
+    """The projection printed before a run, as `--dry-run` prints it (cli/run.py): each
+    participant's model made, not started, to learn the tokens its answers may take and its
+    context window; every call at most that window, and a note where a prompt and its answer
+    may not fit it. The same inputs give the same numbers either way."""
+    from moot.errors import MootError
+    from moot.lifecycle.plan import make_models, participants
+    from moot.lifecycle.projection import estimate, render, within_windows
+
+    windows: dict[str, int] = {}
+    caps: dict[str, int] = {}
+    for agent in participants(plan, plan.config.seed or 0):
+        try:
+            make_models([agent], prepare=False, plan=plan)
+        except MootError:  # the run says what is wrong with it; the projection goes on
+            continue
+        if agent.model is not None:
+            known = agent.model.capabilities
+            windows[agent.spec] = max(known.context_window, windows.get(agent.spec, 0))
+            if known.max_tokens is not None:
+                caps[agent.spec] = max(known.max_tokens, caps.get(agent.spec, 0))
+    projected = estimate(plan, task, caps)
+    if projected is None:
+        return []
+    fitted, notes = within_windows(plan, projected, windows)
+    return [render(fitted, before_run=True), *notes]
 
 
 def _options(command: Any) -> Any:

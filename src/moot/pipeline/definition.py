@@ -12,7 +12,7 @@ over the same agents (with `[pipeline.roles]` critic, reviser, synthesizer, judg
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from moot.errors import FormatError
 from moot.pipeline.document import parse_plan
 from moot.pipeline.execution import execute_phase
 from moot.pipeline.options import PipelineOptions
-from moot.pipeline.planning import plan_phase
+from moot.pipeline.planning import plan_phase, plan_tokens
 from moot.pipeline.view import report_sections, status_lines
 from moot.protocols.definition import (
     Conduct,
@@ -94,10 +94,46 @@ def _tournament_calls(options: PipelineOptions, which: str) -> tuple[int, int]:
     return fewest, settings.max_passes * (5 + 2 * settings.judges)
 
 
+def _plan_rows(
+    config: RunConfig,
+    options: PipelineOptions,
+    roles: dict[str, AgentConfig],
+    shown: Callable[..., int],
+) -> list[Projected]:
+    """The plan phase's calls: each prompt its instructions (500) and what it quotes."""
+    gates = options.gate_revisions + 1
+    written = {name: completion_cap(m) for name, m in roles.items()}
+    planned = plan_tokens(roles["architect"], options)
+    first = completion_cap(config.agents[0])
+    plan = max(planned, first)  # the plan shown: the architect's, or a tournament's
+    context = config.code.context_budget_tokens if config.code is not None else 20_000
+    drafted = shown(written["explorer"], written["domain_expert"])
+    rows = [
+        Projected(roles["explorer"], "explorer", 1, 1, 500 + context, cut_to_window=False),
+        Projected(roles["domain_expert"], "domain expert", 1, 1, 500 + shown(written["explorer"])),
+        Projected(
+            roles["architect"].model_copy(update={"max_tokens": planned}),
+            "architect",
+            1,
+            2 * gates,
+            500 + max(drafted, shown(plan, written["critic"])),
+        ),
+        Projected(roles["critic"], "critic (plan gate)", 1, gates, 500 + shown(plan)),
+    ]
+    few, most = _tournament_calls(options, "plan")
+    if most:
+        prompt = 500 + shown(planned, plan, first)
+        rows.append(Projected(config.agents[0], "plan tournaments", few, most * gates, prompt))
+    return rows
+
+
 def project(config: RunConfig, options: PipelineOptions) -> Projection:
     """The worst case: every gate round, every retry, every re-ask, every tournament pass. The
     tournaments are sessions of their own; their calls are counted here under the agents they
-    rotate over (the first agent stands for them)."""
+    rotate over (the first agent stands for them). A prompt is counted as its instructions and
+    the texts it quotes, each at most its writer's completion cap and the quote limit; the
+    explorer's as the repository context (code.context_budget_tokens), which is not cut to fit
+    a model's context window."""
     roles = cast(config, options)
     cap = max(completion_cap(m) for m in [*roles.values(), *config.agents])
     quoted = options.max_quote_chars // 4
@@ -106,16 +142,11 @@ def project(config: RunConfig, options: PipelineOptions) -> Projection:
     def add(name: str, member: AgentConfig, fewest: int, most: int, prompt: int) -> None:
         rows.append(Projected(member, name, fewest, most, min(prompt, 8 * cap) + 500))
 
+    def shown(*caps: int) -> int:
+        return sum(min(quoted, c) for c in caps)
+
     if options.phase == "plan":
-        gates = options.gate_revisions + 1
-        add("explorer", roles["explorer"], 1, 1, 4 * quoted)
-        add("domain expert", roles["domain_expert"], 1, 1, quoted)
-        add("architect", roles["architect"], 1, 2 * gates, 3 * quoted)
-        add("critic (plan gate)", roles["critic"], 1, gates, quoted)
-        few, most = _tournament_calls(options, "plan")
-        if most:
-            add("plan tournaments", config.agents[0], few, most * gates, 3 * quoted)
-        return rows
+        return _plan_rows(config, options, roles, shown)
     tasks = 1
     if options.plan:
         try:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-from moot.deliberation.anonymize import quote
 from moot.config import AgentConfig
+from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
 from moot.engine.structured import REASK, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
