@@ -143,3 +143,26 @@ def test_a_critic_cut_before_its_verdict_is_said_to_be_cut(repo: Path) -> None:
     assert "did not approve the plan" in run.result.how
     assert "cut at its token limit before its verdict line" in run.result.how
     assert "[pipeline.roles] critic" in run.result.how
+
+
+def test_a_failed_plan_names_the_git_ref_it_leaves_and_moot_clean_removes_it(
+    repo: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from moot.cli import cli
+    from tests.code import test_code_tasks as base
+
+    register_script("cli_cut_architect", _roles([], cut=True))
+    runner = CliRunner()
+    ran = runner.invoke(
+        cli, ["plan", FEATURE, "--repo", str(repo), "--models", "scripted:@cli_cut_architect"]
+    )
+    assert ran.exit_code == 1, ran.output
+    [session] = base.sh(repo, "for-each-ref", "--format=%(refname)", "refs/moot/").split()
+    assert session.endswith("/baseline")
+    sid = session.split("/")[2]
+    assert f"Remove it with: moot clean {sid}" in ran.output
+    cleaned = runner.invoke(cli, ["clean", sid])
+    assert cleaned.exit_code == 0, cleaned.output
+    assert not base.sh(repo, "for-each-ref", "--format=%(refname)", "refs/moot/").strip()

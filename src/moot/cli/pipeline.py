@@ -85,7 +85,41 @@ class _Shared(Struct, frozen=True):
                 chooser=chooser(face),
                 on_outcome=shown(face, self.quiet),
             )
+        note = leftover_ref(finished, plan)
+        if note:
+            from moot.cli.common import say
+
+            say(note, err=True)
         exit_with(finished.exit_code)
+
+
+def leftover_ref(finished: Any, plan: Any) -> str | None:
+    """A plan that ended without a plan to execute (failed, rejected, not approved) leaves
+    nothing moot uses again but the git ref that keeps its baseline commit alive in the
+    repository (refs/moot/<session>/baseline): say so, and how to remove it."""
+    import subprocess
+
+    options = plan.options
+    if getattr(options, "phase", "plan") != "plan" or finished.result.status not in (
+        "failed",
+        "no_consensus",
+    ):
+        return None
+    code = plan.config.code
+    ref = f"refs/moot/{finished.session_id}/baseline"
+    if code is None or not code.repo:
+        return None
+    found = subprocess.run(
+        ["git", "-C", str(code.repo), "show-ref", "--verify", "--quiet", ref],
+        capture_output=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        return None
+    return (
+        f"The repository keeps a git ref of this plan ({ref}); nothing else of it is left "
+        f"there. Remove it with: moot clean {finished.session_id}"
+    )
 
 
 def projected_lines(plan: Any, task: str) -> list[str]:
