@@ -404,8 +404,8 @@ def _num(value: float) -> str:
 
 
 def alias_label(alias: str | None) -> str:
-    """'agent_b' -> 'Agent B', 'judge_a' -> 'Judge A', and one of an agent's several answers,
-    'agent_b/2', -> 'Agent B (answer 2)'; anything else is returned as given."""
+    """'agent_b' -> 'Agent B', 'test_engineer_a' -> 'Test engineer A', and one of an agent's
+    several answers, 'agent_b/2', -> 'Agent B (answer 2)'; anything else is returned as given."""
     if not alias:
         return "-"
     head, _, sample = alias.partition("/")
@@ -413,8 +413,8 @@ def alias_label(alias: str | None) -> str:
         shown = alias_label(head)
         return alias if shown == head else f"{shown} (answer {sample})"
     role, _, letter = alias.rpartition("_")
-    if role.isalpha() and letter.isalpha() and len(letter) <= 2:
-        return f"{role.capitalize()} {letter.upper()}"
+    if role.replace("_", "").isalpha() and letter.isalpha() and len(letter) <= 2:
+        return f"{role.replace('_', ' ').capitalize()} {letter.upper()}"  # 'Test engineer A'
     return alias
 
 

@@ -77,10 +77,10 @@ def test_a_finished_run_shows_its_tasks_plan_paths_and_final_diff(
     assert "Add multiply(a, b) \\|" in table[3]  # the title's pipe does not end its cell
     paths = report["Task Paths"]
     t1 = paths.split("**T2")[0]
-    assert "1. pending → in_progress: developer assigned" in t1
-    assert "1. coded → in_progress: QA gate syntax failed" in t1
-    assert "1. auto_gated → in_progress: the reviewer asked for changes" in t1
-    assert f"1. tournamented → complete: committed {sha['T1']} on {branch}" in t1
+    assert "1. not started → in progress: developer assigned" in t1
+    assert "1. change made → in progress: QA gate syntax failed" in t1
+    assert "1. QA gates passed → in progress: the reviewer asked for changes" in t1
+    assert f"1. tournament played → complete: committed {sha['T1']} on {branch}" in t1
     final = report["Final Diff"]
     patch = (run.folder / "final.patch").read_text()
     assert patch == details["final_diff"] and patch.rstrip() in final
@@ -112,7 +112,7 @@ def test_a_paused_run_shows_the_blocked_tasks_then_the_resumed_ones(
     assert code == 0
     tasks = task_lines(out)
     assert re.match(r"blocked +attempts 2 +commit - +Add subtract", tasks["T1"][0])
-    assert tasks["T1"][1] == "evidence: developer 2, gates 2, sounding_board 1"
+    assert tasks["T1"][1] == "evidence: developer 2, gates 2, sounding board 1"
     for kind, count in (("developer", 2), ("gates", 2), ("sounding_board", 1)):  # as written
         assert len(json.loads((run.folder / f"evidence/T1-{kind}.json").read_text())) == count
     assert tasks["T1"][2].startswith("blocked: retries exhausted (1 after the first try)")
@@ -123,8 +123,12 @@ def test_a_paused_run_shows_the_blocked_tasks_then_the_resumed_ones(
     report = sections(shown)
     assert "Subtract and multiply" in report["Plan"]
     assert "| T1 | Add subtract(a, b) | blocked | 2 | - |" in report["Tasks"]
-    assert "1. coded → in_progress: QA gate syntax failed" in report["Task Paths"]
+    assert "1. change made → in progress: QA gate syntax failed" in report["Task Paths"]
     assert report["Final Diff"].startswith("None yet: a task is blocked")
+    # roles by name, states in words: no alias or state as the code spells it
+    assert "Sounding board A = " in shown and "Test engineer A = " in shown
+    for raw in ("sounding_board_a", "test_engineer_a", "in_progress", "sounding_board 1"):
+        assert raw not in shown, raw
 
     (tmp_path / "agents.log.fixed").write_text("")  # the user fixes the cause
     again = api.resume(run.session_id, sleep=no_sleep)
@@ -134,7 +138,7 @@ def test_a_paused_run_shows_the_blocked_tasks_then_the_resumed_ones(
     tasks = task_lines(out)
     assert [tasks[t][0].split()[0] for t in ("T1", "T2")] == ["complete", "complete"]
     report = sections((run.folder / "report.md").read_text())
-    assert "1. blocked → in_progress: moot resume: a new attempt" in report["Task Paths"]
+    assert "1. blocked → in progress: moot resume: a new attempt" in report["Task Paths"]
     final = report["Final Diff"]
     assert "+def subtract(a, b):" in final and "+def multiply(a, b):" in final
 
@@ -152,9 +156,9 @@ def test_status_reads_notes_journaled_without_counts() -> None:
     events = [begin, _note(1, 1, task="T1", state="in_progress", why="developer assigned")]
     lines = status_lines(events)
     assert lines[0] == "Tasks (2):"
-    assert re.match(r"  T1 +in_progress +attempts - +commit - ", lines[1])
+    assert re.match(r"  T1 +in progress +attempts - +commit - ", lines[1])
     assert lines[2].strip() == "evidence: -"
-    assert re.match(r"  T2 +pending +attempts 0 ", lines[3])
+    assert re.match(r"  T2 +not started +attempts 0 ", lines[3])
     assert status_lines([Event(kind=EventKind.BEGIN, data={"config": {}})]) == []
 
 

@@ -140,7 +140,7 @@ def _waiting(s: Session, ctx: Context, blocked: list[TaskRun], done: list[TaskRu
     own = [r for r in blocked if not r.reason.startswith("depends on ")] or blocked
     ids = ", ".join(r.spec.id for r in own)
     return (
-        f"Stopped: {plural(len(blocked), 'task')} blocked: {listed}. {kept} To go on: read "
+        f"{plural(len(blocked), 'task')} blocked: {listed}. {kept} To go on: read "
         f"what was tried ({folder / 'evidence'}), then either make the task clearer or smaller "
         f"(copy {folder / 'plan.json'}, edit {ids} in the copy, and run: moot execute COPY), "
         f"or try it again as it is with: moot resume {s.folder.id}"

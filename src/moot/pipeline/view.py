@@ -46,7 +46,8 @@ class TaskView(Struct):
         """'developer 3, gates 5, review 2'; '-' for a note journaled without counts."""
         if self.evidence is None:
             return "-"
-        return ", ".join(f"{kind} {n}" for kind, n in self.evidence.items()) or "none"
+        listed = (f"{kind.replace('_', ' ')} {n}" for kind, n in self.evidence.items())
+        return ", ".join(listed) or "none"
 
     @property
     def reason(self) -> str:
@@ -95,6 +96,25 @@ def task_views(events: list[Event]) -> list[TaskView]:
     return tasks
 
 
+# A task's states (task.py's names, as journaled) in the words the views say them in.
+STATE_WORDS = {
+    "pending": "not started",
+    "in_progress": "in progress",
+    "coded": "change made",
+    "auto_gated": "QA gates passed",
+    "reviewed": "reviewed",
+    "tested": "tested",
+    "tournamented": "tournament played",
+    "complete": "complete",
+    "blocked": "blocked",
+    "skipped": "skipped",
+}
+
+
+def worded(state: str) -> str:
+    return STATE_WORDS.get(state, state.replace("_", " "))
+
+
 def _attempts(task: TaskView) -> str:
     return "-" if task.attempts is None else str(task.attempts)
 
@@ -108,8 +128,9 @@ def status_lines(events: list[Event]) -> list[str]:
     lines = [f"Tasks ({len(tasks)}):"]
     for task in tasks:
         commit = task.commit[:12] or "-"
+        state = worded(task.state)
         lines.append(
-            f"  {task.id:<6} {task.state:<12} attempts {_attempts(task):<3} commit {commit:<12}  "
+            f"  {task.id:<6} {state:<15} attempts {_attempts(task):<3} commit {commit:<12}  "
             + one_line(task.title, 80)
         )
         lines.append(f"         evidence: {task.counts}")
@@ -149,15 +170,18 @@ def report_sections(details: Mapping[str, Any], events: list[Event]) -> list[Rep
     rows = table_head("Task", "Title", "State", "Attempts", "Commit", "Evidence")
     for task in tasks:
         commit = f"`{task.commit[:12]}`" if task.commit else "-"
+        state = worded(task.state)
         rows.append(
-            f"| {_cell(task.id)} | {_cell(task.title)} | {task.state} | {_attempts(task)} | "
+            f"| {_cell(task.id)} | {_cell(task.title)} | {state} | {_attempts(task)} | "
             f"{commit} | {_cell(task.counts)} |"
         )
     sections.append(("Tasks", "\n".join(rows)))
     paths: list[str] = []
     for task in tasks:
         paths += [f"**{_cell(task.id)}: {_cell(task.title)}**", ""]
-        steps = [f"1. {p['from']} → {p['to']}: {_cell(p['why'], 600)}" for p in task.path]
+        steps = [
+            f"1. {worded(p['from'])} → {worded(p['to'])}: {_cell(p['why'], 600)}" for p in task.path
+        ]
         paths += [*(steps or ["- not started"]), ""]
     sections.append(("Task Paths", "\n".join(paths).rstrip()))
     final = own.get("final_diff")
