@@ -16,6 +16,7 @@ from moot.config import RunConfig
 from moot.models.base import Capabilities
 from moot.models.scripted import ScriptedModel, register_script
 from moot.pipeline.document import PLAN_SCHEMA, parse_plan
+from moot.pipeline.planning import GATE_SCHEMA
 from moot.types import Completion, Request, Usage, estimate_tokens
 from tests.pipeline import scripts
 from tests.scripts import no_sleep
@@ -54,6 +55,8 @@ def _roles(asks: list[Request], *, cut: bool, gate_cut: bool = False) -> Any:
             if gate_cut:
                 text = "The plan is fine but " + "very " * 40
                 return Completion(text=text, model="scripted", hit_max_tokens=True)
+            if request.json_schema is not None:
+                return json.dumps({"problems": ["none that matter"], "verdict": "APPROVED"})
             return "Fine.\nVERDICT: APPROVED"
         return "A Python project: calc.py with add(a, b)."
 
@@ -111,6 +114,12 @@ def test_a_model_that_enforces_schemas_is_asked_for_the_plan_under_the_plan_sche
     assert run.exit_code == 0, run.message
     [draft] = [r for r in asks if "/draft/" in r.meta["step"]]
     assert draft.json_schema == PLAN_SCHEMA
+    # the critic's verdict is asked as JSON too: a tiny model cut off before a VERDICT line
+    # gave none at all
+    [gate] = [r for r in asks if "/gate/" in r.meta["step"]]
+    assert gate.json_schema == GATE_SCHEMA
+    assert run.result.details["pipeline"]["gates"][0]["verdict"] == "APPROVED"
+    assert run.result.details["pipeline"]["gates"][0]["reasons"] == "- none that matter"
 
 
 def _longest(schema: dict[str, Any]) -> Any:

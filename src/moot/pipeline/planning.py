@@ -17,6 +17,7 @@ that moot cannot read never counts."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from moot.config import AgentConfig
@@ -72,6 +73,40 @@ def gate_verdict(text: str) -> str | None:
     if not found:
         return None
     return str(found[-1]).upper().replace(" ", "_")
+
+
+# The critic's verdict as a model whose decoder enforces a schema is asked for it: the embedded
+# model, asked for a VERDICT line after its reasons, rambled until its 160-token cap cut the
+# reply before any verdict. Its longest reply fits the 320 tokens its JSON answers may take.
+GATE_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "problems": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 160},
+            "maxItems": 3,
+        },
+        "verdict": {"type": "string", "enum": ["APPROVED", "NEEDS_REVISION", "REJECTED"]},
+    },
+    "required": ["problems", "verdict"],
+    "additionalProperties": False,
+}
+
+
+def _judged(text: str) -> tuple[str | None, str]:
+    """(verdict, reasons) of the critic's reply: GATE_SCHEMA's JSON, else a VERDICT line."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("verdict") in GATE_SCHEMA_VERDICTS:
+        problems = data.get("problems")
+        listed = [str(x) for x in problems] if isinstance(problems, list) else []
+        return str(data["verdict"]), "\n".join(f"- {x}" for x in listed)
+    return gate_verdict(text), GATE_VERDICT.sub("", text).strip()
+
+
+GATE_SCHEMA_VERDICTS = ("APPROVED", "NEEDS_REVISION", "REJECTED")
 
 
 def _quoted(s: Session, label: str, text: str, step: str, limit: int) -> str:
@@ -253,18 +288,14 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
                 s.note(f"p{gate}/kept", reason=str(entry["kept"]))
         critic = role(s, "critic")
         step = Step.at(gate, "gate", critic, prefix="p")
+        schema = GATE_SCHEMA if s.enforces_schema(critic) else None
+        asked = prompts.GATE.format(task=task, plan=_shown_plan(s, doc, step, limit))
+        if schema is not None:
+            asked += "\n\nAnswer as JSON: the problems you found (if any), then your verdict."
         reply = await s.ask(
-            critic,
-            [
-                Message(
-                    role="user",
-                    content=prompts.GATE.format(task=task, plan=_shown_plan(s, doc, step, limit)),
-                )
-            ],
-            step=step,
+            critic, [Message(role="user", content=asked)], step=step, json_schema=schema
         )
-        verdict = gate_verdict(reply.text) if reply.ok else None
-        reasons = GATE_VERDICT.sub("", reply.text).strip() if reply.ok else ""
+        verdict, reasons = _judged(reply.text) if reply.ok else (None, "")
         entry.update(verdict=verdict or "none", reasons=reasons[:4000])
         if verdict is None and reply.ok and reply.hit_max_tokens:
             entry["cut"] = (
