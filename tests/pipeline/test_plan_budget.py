@@ -175,3 +175,22 @@ def test_a_failed_plan_names_the_git_ref_it_leaves_and_moot_clean_removes_it(
     cleaned = runner.invoke(cli, ["clean", sid])
     assert cleaned.exit_code == 0, cleaned.output
     assert not base.sh(repo, "for-each-ref", "--format=%(refname)", "refs/moot/").strip()
+
+
+def test_no_plan_tournament_skips_the_tournament(tmp_path: Path, repo: Path) -> None:
+    from click.testing import CliRunner
+
+    from moot.cli import cli
+
+    roles = scripts.write_script(tmp_path)
+    args = ["plan", FEATURE, "--repo", str(repo), "--models", f"scripted:{roles}#planner"]
+    ran = CliRunner().invoke(cli, [*args, "--no-plan-tournament"])
+    assert ran.exit_code == 0, ran.output
+    steps = [json.loads(x)["step"] for x in (tmp_path / "agents.log").read_text().splitlines()]
+    assert steps == [
+        "p0/explore/explorer_a",
+        "p0/expert/domain_expert_a",
+        "p0/draft/architect_a",
+        "p1/gate/critic_a",
+    ]
+    assert "  plan tournaments:" not in ran.output  # nor projected

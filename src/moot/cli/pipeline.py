@@ -177,9 +177,19 @@ def _options(command: Any) -> Any:
     help="The git repository to build the feature in.",
 )
 @context_option("Files API models see whole (repeatable); none: a file listing.")
+@click.option(
+    "--no-plan-tournament",
+    is_flag=True,
+    help="Skip the plan tournament: the critic gates the architect's plan as drafted.",
+)
 @_options
 def plan(
-    feature: str, task_file: Path | None, repo: str, context: tuple[str, ...], **shared: Any
+    feature: str,
+    task_file: Path | None,
+    repo: str,
+    context: tuple[str, ...],
+    no_plan_tournament: bool,
+    **shared: Any,
 ) -> None:
     """Plan FEATURE: explore the repository, draft a phased plan, refine it in a tournament and
     gate it with a critic. The approved plan is written as plan.json in the session folder (read
@@ -189,6 +199,8 @@ def plan(
     overrides["pipeline.phase"] = "plan"
     if context:
         overrides["code.context"] = list(context)
+    if no_plan_tournament:
+        overrides["pipeline.plan_tournament.enabled"] = False
     options.run(task_text(feature, task_file), overrides)
 
 

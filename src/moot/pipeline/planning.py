@@ -283,7 +283,7 @@ async def plan_phase(s: Session, task: str, opts: PipelineOptions) -> Outcome:
             except FormatError as exc:  # the refined text is no plan moot can run: keep ours
                 entry["kept"] = (
                     f"the tournament's final text is not a valid plan ({exc}); the plan before"
-                    " it stays"
+                    " it stays (moot plan --no-plan-tournament skips the tournament)"
                 )
                 s.note(f"p{gate}/kept", reason=str(entry["kept"]))
         critic = role(s, "critic")
