@@ -27,6 +27,7 @@ from msgspec.structs import asdict
 
 from moot.engine.store import SessionFolder, storage_error
 from moot.errors import MootError
+from moot.text import step_place
 from moot.types import Event, EventKind, Message
 from moot.types import alias_label as _label
 
@@ -36,6 +37,7 @@ __all__ = [
     "Inbox",
     "NoteRefused",
     "accepts_notes",
+    "delivery",
     "note_lines",
     "notes_of",
     "post",
@@ -85,42 +87,112 @@ def resolve_agent(aliases: Iterable[str], name: str) -> str:
     raise NoteRefused(f"session has no agent {name!r}; its agents: {names}")
 
 
-def _last_end(folder: SessionFolder) -> str | None:
-    """The kind of the journal's last run start or end (None: an empty journal)."""
+def _records(folder: SessionFolder) -> list[dict[str, Any]]:
+    """The journal's lines as records, read-only (another process may be running it)."""
     try:
         lines = folder.events.read_text(encoding="utf-8").splitlines()
     except OSError:
-        return None
-    for line in reversed(lines):
+        return []
+    records = []
+    for line in lines:
         try:
-            kind = json.loads(line).get("kind")
-        except (ValueError, AttributeError):
+            record = json.loads(line)
+        except ValueError:
             continue
-        if kind in ("run_started", "finished", "failed", "stopped"):
-            return str(kind)
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _last_end(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The journal's last run start or end (None: an empty journal)."""
+    for record in reversed(records):
+        if record.get("kind") in ("run_started", "finished", "failed", "stopped"):
+            return record
     return None
 
 
+def _retried(records: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The agents a resume asks again: those whose latest answer to some step is a failed call
+    (a failed session asks its failed calls again; every other recorded answer stands)."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for record in records:
+        if record.get("kind") == EventKind.ASK and record.get("step"):
+            latest[str(record["step"])] = record.get("data") or {}
+    return {
+        str(data.get("agent"))
+        for data in latest.values()
+        if (data.get("completion") or {}).get("status") == "error"
+    }
+
+
+def delivery(folder: SessionFolder, alias: str) -> str | None:
+    """When a note to `alias` reaches its prompt, in words ("it joins Agent B's next prompt"),
+    or None when no agent of the session will be asked again (it finished, or it failed and a
+    resume only repeats its recorded answers, none of them a failed call)."""
+    records = _records(folder)
+    end = _last_end(records)
+    kind = end.get("kind") if end else None
+    who = _label(alias)
+    if kind == EventKind.FINISHED:
+        return None
+    if kind == EventKind.FAILED:
+        retried = _retried(records)
+        if not retried:
+            return None
+        resume = f"moot resume {folder.id}"
+        if alias in retried:
+            return f"it joins {who}'s prompt when `{resume}` asks its failed call again"
+        names = ", ".join(_label(a) for a in sorted(retried))
+        return (
+            f"`{resume}` asks again only the failed calls of {names}; the note joins "
+            f"{who}'s prompt only if the run then goes on to ask {who}"
+        )
+    if kind == EventKind.STOPPED:
+        return f"it joins {who}'s next prompt when `moot resume {folder.id}` continues the session"
+    return f"it joins {who}'s next prompt"
+
+
 def accepts_notes(folder: SessionFolder) -> bool:
-    """Whether an agent of the session may still be asked (it has not finished)."""
-    return _last_end(folder) != EventKind.FINISHED
+    """Whether an agent of the session may still be asked (it has not finished, and a resume
+    of a failed session asks some failed call again)."""
+    records = _records(folder)
+    end = _last_end(records)
+    kind = end.get("kind") if end else None
+    if kind == EventKind.FINISHED:
+        return False
+    return kind != EventKind.FAILED or bool(_retried(records))
+
+
+def _refusal(folder: SessionFolder) -> str:
+    end = _last_end(_records(folder)) or {}
+    if end.get("kind") == EventKind.FINISHED:
+        return (
+            f"session {folder.id} has finished: no agent will be asked again; "
+            f'ask a follow-up instead: moot ask {folder.id} "..."'
+        )
+    why = str((end.get("data") or {}).get("message") or "").strip()
+    return (
+        f"session {folder.id} failed{f' ({why})' if why else ''}, and no call of it failed: "
+        f"`moot resume {folder.id}` repeats the agents' recorded answers and asks no agent "
+        "again, so the note would never be read; start a new run with what you wanted to "
+        "tell the agent in the task"
+    )
 
 
 def post(
     folder: SessionFolder, agent: str, text: str, *, clock: Callable[[], float] = time.time
 ) -> HumanNote:
     """Leave a note for `agent` of the session in `folder`: running, paused or interrupted
-    (a finished session is refused). It reaches the agent's next prompt; the note is returned."""
+    (a finished session is refused, and so is a failed one a resume asks no agent of again).
+    It reaches the agent's next prompt (`delivery` says when); the note is returned."""
     text = text.strip()
     if not text:
         raise NoteRefused("the note is empty")
     if len(text) > MAX_NOTE_CHARS:
         raise NoteRefused(f"the note has {len(text):,} characters; at most {MAX_NOTE_CHARS:,}")
     if not accepts_notes(folder):
-        raise NoteRefused(
-            f"session {folder.id} has finished: no agent will be asked again; "
-            f'ask a follow-up instead: moot ask {folder.id} "..."'
-        )
+        raise NoteRefused(_refusal(folder))
     aliases = (folder.meta() or {}).get("aliases") or {}
     note = HumanNote(secrets.token_hex(6), resolve_agent(aliases, agent), text, clock())
     line = json.dumps(asdict(note), ensure_ascii=False) + "\n"
@@ -226,10 +298,16 @@ def note_lines(folder: SessionFolder, *, waiting: bool = False) -> list[str]:
     """One line per note, for `moot status` and the session page (`waiting`: only the notes
     not delivered yet)."""
     lines = []
-    pending = "waiting for its next ask" if accepts_notes(folder) else "not delivered: finished"
+    end = (_last_end(_records(folder)) or {}).get("kind")
+    if accepts_notes(folder):
+        pending = "waiting for its next ask"
+    elif end == EventKind.FINISHED:
+        pending = "not delivered: finished"
+    else:
+        pending = "not delivered: the session failed and no agent will be asked again"
     for note, step in notes_of(folder):
         if waiting and step:
             continue
-        where = f"in its prompt at {step}" if step else pending
+        where = f"in its prompt at {step_place(step)}" if step else pending
         lines.append(f"Note to {_label(note.agent)} ({where}): {note.text}")
     return lines

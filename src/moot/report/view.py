@@ -29,7 +29,7 @@ from moot.engine.store import SessionFolder
 from moot.errors import ConfigError, JournalError
 from moot.protocols.definition import Presentation, ProtocolDefinition, ReportSection
 from moot.report.code import CodeRow, fence, read_applied
-from moot.text import clean_text, cut, summarize
+from moot.text import clean_text, cut, step_place, summarize
 from moot.types import (
     ChangeOfMind,
     ClaimAt,
@@ -401,7 +401,9 @@ def build_view(
         if e.kind == "warning"
     ]
     human_notes = [
-        clean_text(f"To {label(str(e.data.get('agent', '?')))}, in its prompt at {e.step}: ")
+        clean_text(
+            f"To {label(str(e.data.get('agent', '?')))}, in its prompt at {step_place(e.step)}: "
+        )
         + clean_text(str(e.data.get("text", "")))
         for e in events
         if e.kind == EventKind.HUMAN

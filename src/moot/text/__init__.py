@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from msgspec import Struct
 
 from moot.text.safe import strip_sequences
-from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict
+from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, Step, stage_title
 from moot.types import alias_label as label
 
 __all__ = [
@@ -36,6 +36,8 @@ __all__ = [
     "outcome_lines",
     "parted",
     "plural",
+    "round_words",
+    "step_place",
     "summarize",
     "verdict_line",
 ]
@@ -58,6 +60,28 @@ def closest(name: str, known: Iterable[str]) -> str | None:
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`1 agent`, `2 agents`; `many` where adding an s is wrong (`pass`, `passes`)."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def round_words(number: int) -> str:
+    """A round in words: round 0 holds the first, independent answers, before any round of
+    critique ('the first answers'); the others are 'round N'."""
+    return "the first answers" if number == 0 else f"round {number}"
+
+
+def step_place(step: str | None) -> str:
+    """Where a step id is, in words, without its agent (the line names it): 'round 1,
+    evaluate', 'the first answers, solve (asked again)', 'judge round 2, score'. A step id
+    that is no stage (a free name) is returned as it is."""
+    parsed = Step.parse(step)
+    if parsed.number is None:
+        return step or "-"
+    if parsed.prefix == "r":
+        where = round_words(parsed.number)
+    else:
+        where = stage_title(parsed.stage, parsed.number).lower()
+    if parsed.phase:
+        where += f", {parsed.phase.replace('_', ' ')}"
+    return where + (" (asked again)" if parsed.reask else "")
 
 
 def clean_text(text: str) -> str:
