@@ -25,7 +25,7 @@ def test_status_of_a_finished_session_says_it_finished(
     code, out, _ = moot(capsys, "status", _session_id(out))
     assert code == 0
     header = out.splitlines()[1]
-    assert re.search(r"finished in round \d, \w+; 1 round done of at most 1$", header), out
+    assert re.search(r"finished in round \d \(\w+\); 1 of at most 1 round done$", header), out
     assert " of 1, " not in header and "/1" not in header
 
 
@@ -37,3 +37,28 @@ def test_the_finding_is_printed_once_at_the_end_of_a_run(
     assert code == 0
     said = (out + err).count("final answers agree on")
     assert said == 1, (out, err)
+
+
+def test_a_session_that_ends_at_the_first_answers_says_so_everywhere(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Round 0 is the first, independent answers: status said "finished in round 0, solve; 0
+    rounds done of at most 2", the report "Rounds: 0" and "### Round 0", the outcome "Claims by
+    round (0, 1)"."""
+    from tests.scripts import start
+
+    run = start(
+        "What is the capital of France?",
+        Debate(answer=lambda alias, step: "{{title}}").config(arena={"max_rounds": 2}),
+    )
+    assert run.result.rounds == 0
+    code, out, _ = moot(capsys, "status", run.session_id)
+    flat = " ".join(out.split())  # the header may wrap at the terminal's width
+    assert "finished at the first answers (solve); 0 of at most 2 rounds done Task:" in flat
+    assert "round 0" not in out
+    code, out, _ = moot(capsys, "show", run.session_id)
+    assert code == 0
+    assert "**Rounds:** no round after the first answers (of at most 2)" in out
+    assert "### First answers" in out and "| Agent | First answers |" in out
+    assert "Agent A (first answers): invalid" in out
+    assert "Round 0" not in out and "round 0" not in out

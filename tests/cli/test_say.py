@@ -40,7 +40,7 @@ def test_say_to_a_paused_session_is_delivered_on_resume_and_reported(
     report = (paused.folder / "report.md").read_text(encoding="utf-8")
     assert "## Notes from you" in report
     assert notes[0]["step"] == "r1/evaluate/agent_b"
-    assert f"To Agent B, in its prompt at round 1, evaluate: {NOTE}" in report
+    assert f"To Agent B, in its prompt at round 1 (evaluate): {NOTE}" in report
     assert "Notes from you" in (paused.folder / "report.html").read_text(encoding="utf-8")
 
     code, _, err = moot(capsys, "say", sid, "--agent", "B", "too late")

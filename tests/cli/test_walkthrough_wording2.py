@@ -106,7 +106,7 @@ def test_show_of_a_running_session_says_it_runs_and_where(
     run = start("What is 6 times 7?", config)
     assert run.exit_code == 0 and shown == [0]
     out = capsys.readouterr().out
-    assert "**Status:** Still running: now in round 1, evaluate" in out, out
+    assert "**Status:** Still running: now in round 1 (evaluate)" in out, out
     assert "**Consensus:** not decided yet" in out
     assert "**Consensus:** No" not in out
 

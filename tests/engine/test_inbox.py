@@ -54,7 +54,7 @@ def test_a_note_sent_while_paused_reaches_only_that_agents_next_prompt_on_resume
     assert NOTE in asks[human[0]["step"]]["data"]["prompt"]  # the journal shows what was sent
     assert notes_of(folder) == [(note, human[0]["step"])]
     assert human[0]["step"] == "r1/evaluate/agent_b"  # said in words, not as the step id
-    assert note_lines(folder) == [f"Note to Agent B (in its prompt at round 1, evaluate): {NOTE}"]
+    assert note_lines(folder) == [f"Note to Agent B (in its prompt at round 1 (evaluate)): {NOTE}"]
 
     report = runner.replay(paused.session_id)
     assert report.identical is True

@@ -172,7 +172,7 @@ def test_show_gives_the_verdict_first_then_rounds_scores_and_usage(
         "### Model Verdicts",
         "## Final Answer",
         "## Rounds",
-        "### Round 0",
+        "### First answers",
         "#### Solve",
         "### Round 1",
         "#### Evaluate",
@@ -426,7 +426,7 @@ def test_status_shows_a_session_running_in_another_process(
         )
         code, out, _ = moot(capsys, "status")
         assert code == 0, out
-        assert "running" in out and "round 0 of 1, solve" in out
+        assert "running" in out and "first answers (solve)" in out and "round 0" not in out
         assert "thinking" in out and "Agent A" in out
         assert "scripted:" not in out  # models stay hidden while it runs
         code, out, _ = moot(capsys, "status", "--reveal")

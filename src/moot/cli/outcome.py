@@ -93,7 +93,7 @@ def _finding_lines(result: Result) -> None:
     """moot's finding: its label and reason (unless the outcome line says it already), each
     agent's claim round by round, changes of mind (unless the trust statement names them)
     and the model verdicts that moot's check does not bear out."""
-    from moot.text import change_line, claims_table, finding_line, verdict_line
+    from moot.text import change_line, claims_table, finding_line, round_words, verdict_line
     from moot.types import alias_label
 
     finding = result.finding
@@ -103,7 +103,7 @@ def _finding_lines(result: Result) -> None:
         _say(f"moot's finding: {finding_line(finding)}")
     table = claims_table(result.claims)
     if table.rows and len(table.rounds) > 1:
-        _say("Claims by round (" + ", ".join(str(r) for r in table.rounds) + "):")
+        _say("Claims by round (" + ", ".join(round_words(r) for r in table.rounds) + "):")
         for agent, cells in table.rows:
             _say(f"  {alias_label(agent)}: " + " -> ".join(table.cell(c, 40) for c in cells))
     if "Changes of mind" not in result.trust:

@@ -29,7 +29,7 @@ from moot.display.board import Board
 from moot.display.face import Face
 from moot.display.names import short_models
 from moot.display.plain import format_event, result_lines
-from moot.text import plural
+from moot.text import place_words, plural
 from moot.text.safe import terminal_safe
 from moot.types import Event
 from moot.types import alias_label as label
@@ -89,12 +89,12 @@ def _header(board: Board, now: float) -> RenderableType:
         line.append(_ended_where(board))
         return line
     if board.round is not None:
-        line.append("  judge round " if board.stage == "judges" else "  round ")
-        line.append(str(board.round), style="bold")
-        if board.max_rounds and board.stage == "round":
+        line.append("  ")
+        line.append(place_words(board.stage, board.round).removeprefix("the "), style="bold")
+        if board.max_rounds and board.stage == "round" and board.round:
             line.append(f" of {board.max_rounds}")
         if board.phase:
-            line.append(f", {board.phase}")
+            line.append(f" ({board.phase.replace('_', ' ')})")
     if not board.max_rounds:
         return line
     progress = Table.grid(padding=(0, 1))
@@ -109,17 +109,18 @@ def _header(board: Board, now: float) -> RenderableType:
 
 
 def _ended_where(board: Board) -> str:
-    """Where an ended session stopped, with its rounds done: `  finished in round 1, verify;
-    1 round done of at most 1`, or `  paused in round 2, evaluate; ...`."""
+    """Where an ended session stopped, with its rounds done: `  finished in round 1 (verify);
+    1 of at most 1 round done`, `  finished at the first answers (solve); 0 of at most 2 rounds
+    done`, or `  paused in task 2 (state); ...`."""
     ended = board.ended or ""
     said = "finished" if ended in ("consensus", "no_consensus") else ended.replace("_", " ")
     where = ""
     if board.round is not None:
-        where = (" in judge round " if board.stage == "judges" else " in round ") + str(board.round)
-        where += f", {board.phase}" if board.phase else ""
+        at = " at " if board.stage == "round" and board.round == 0 else " in "
+        where = at + place_words(board.stage, board.round, board.phase)
     done = ""
     if board.max_rounds:
-        done = f"; {plural(board.rounds_done, 'round')} done of at most {board.max_rounds}"
+        done = f"; {board.rounds_done} of at most {plural(board.max_rounds, 'round')} done"
     return f"  {said}{where}{done}"
 
 

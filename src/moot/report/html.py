@@ -24,7 +24,8 @@ from moot.text import (
     change_line,
     claims_table,
     finding_line,
-    plural,
+    round_title,
+    rounds_words,
     verdict_line,
 )
 from moot.version import __version__
@@ -120,7 +121,10 @@ def _verdict(view: SessionView) -> str:
     disagreements = [_li(markdown_html(d), "md") for d in view.disagreements]
     parts.append(_listed("Remaining disagreements", disagreements))
     unanswered = [(label(c.agent), c.round, ClaimsTable.cell(c, 300)) for c in view.without_answer]
-    items = [_li(f"{escape(who)} (round {n}): {escape(claim)}") for who, n, claim in unanswered]
+    items = [
+        _li(f"{escape(who)} ({round_title('round', n).lower()}): {escape(claim)}")
+        for who, n, claim in unanswered
+    ]
     parts.append(_listed("Agents without a valid final answer", items))
     if view.stop_message:
         parts.append(f'<p class="note">{escape(view.stop_message)}</p>')
@@ -147,7 +151,7 @@ def _finding(view: SessionView) -> str:
     table = claims_table(view.claims)
     if table.rows:
         moved = {(c.agent, c.round) for c in view.changes}
-        head = "".join(f"<th>Round {r}</th>" for r in table.rounds)
+        head = "".join(f"<th>{round_title('round', r)}</th>" for r in table.rounds)
         rows = []
         for agent, cells in table.rows:
             tds = []
@@ -350,9 +354,7 @@ def html_for(view: SessionView) -> str:
     if view.human_notes:
         items = "".join(f"<li>{escape(n)}</li>" for n in view.human_notes)
         notes = f'<section class="card"><h2>Notes from you</h2><ul>{items}</ul></section>'
-    rounds_text = plural(view.rounds_done, "round")
-    if view.max_rounds and view.rounds_done <= view.max_rounds:
-        rounds_text += f" of {view.max_rounds}"
+    rounds_text = rounds_words(view.rounds_done, view.max_rounds)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

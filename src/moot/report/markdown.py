@@ -15,6 +15,8 @@ from moot.text import (
     change_line,
     claims_table,
     finding_line,
+    round_title,
+    rounds_words,
     verdict_line,
 )
 from moot.types import RoundSummary
@@ -92,7 +94,7 @@ def finding_markdown(view: SessionView) -> list[str]:
         lines += [
             "### Claims by Round",
             "",
-            "| Agent | " + " | ".join(f"Round {r}" for r in table.rounds) + " |",
+            "| Agent | " + " | ".join(round_title("round", r) for r in table.rounds) + " |",
             "|---|" + "---|" * len(table.rounds),
         ]
         for agent, cells in table.rows:
@@ -202,7 +204,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
         f"**Status:** {view.status_text}: {view.how}",
         "",
         *([f"**How far to trust it:** {view.trust}", ""] if view.trust else []),
-        f"**Rounds:** {view.rounds_done}",
+        f"**Rounds:** {rounds_words(view.rounds_done, view.max_rounds)}",
         "",
         f"**{view.decision[0]}:** {view.decision[1]}",
         "",
@@ -229,7 +231,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
                 if not full:
                     lines.append("")
             if round_.result is not None:
-                lines += [f"**{round_.result.title} result:** {round_.result.describe()}", ""]
+                lines += [f"**{round_.title} result:** {round_.result.describe()}", ""]
     lines += _scores_table(view)
     lines += _bullets(
         "## Remaining Disagreements",
@@ -238,7 +240,8 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
     lines += _bullets(
         "## Agents Without a Valid Final Answer",
         [
-            f"{label(c.agent)} (round {c.round}): {ClaimsTable.cell(c, 300)}"
+            f"{label(c.agent)} ({round_title('round', c.round).lower()}): "
+            + ClaimsTable.cell(c, 300)
             for c in view.without_answer
         ],
     )

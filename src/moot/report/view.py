@@ -29,7 +29,7 @@ from moot.engine.store import SessionFolder
 from moot.errors import ConfigError, JournalError
 from moot.protocols.definition import Presentation, ProtocolDefinition, ReportSection
 from moot.report.code import CodeRow, fence, read_applied
-from moot.text import clean_text, cut, step_place, summarize
+from moot.text import clean_text, cut, place_words, round_title, step_place, summarize
 from moot.types import (
     ChangeOfMind,
     ClaimAt,
@@ -313,14 +313,17 @@ def _rounds(events: list[Event], summaries: list[RoundSummary]) -> list[Round]:
             continue
         key = (turn.stage, turn.round)
         if key not in rounds:
-            rounds[key] = Round(turn.round, Step.parse(turn.step).title, turn.stage)
+            step = Step.parse(turn.step)
+            rounds[key] = Round(turn.round, round_title(step.stage, step.number), turn.stage)
         if turn.stage not in order:
             order.append(turn.stage)
         rounds[key].phase(turn.phase or turn.stage).turns.append(turn)
     for summary in summaries:
         key = (summary.stage, summary.round)
         if key not in rounds:
-            rounds[key] = Round(summary.round, summary.title, summary.stage)
+            rounds[key] = Round(
+                summary.round, round_title(summary.stage, summary.round), summary.stage
+            )
         if summary.stage not in order:
             order.append(summary.stage)
         rounds[key].result = summary
@@ -551,6 +554,10 @@ def load_view(folder: SessionFolder) -> SessionView:
         seen = seen_state(folder)  # its process alive: still running, and where
         if seen is not None and seen.status == "running":
             tally = seen.standing()
-            where = f"round {tally.round}, {tally.phase}" if tally.phase else "starting"
-            view = replace(view, status="running", how=f"now in {where.replace('_', ' ')}")
+            if tally.phase:
+                at = "at" if tally.stage == "round" and tally.round == 0 else "in"
+                where = f"{at} {place_words(tally.stage, tally.round, tally.phase)}"
+            else:
+                where = "starting"
+            view = replace(view, status="running", how=f"now {where}")
     return view

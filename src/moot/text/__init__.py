@@ -35,8 +35,11 @@ __all__ = [
     "one_line",
     "outcome_lines",
     "parted",
+    "place_words",
     "plural",
+    "round_title",
     "round_words",
+    "rounds_words",
     "step_place",
     "summarize",
     "verdict_line",
@@ -63,25 +66,47 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def round_words(number: int) -> str:
-    """A round in words: round 0 holds the first, independent answers, before any round of
-    critique ('the first answers'); the others are 'round N'."""
+    """A round in words: round 0 holds the first, independent answers, before any further
+    round ('the first answers'); the others are 'round N'."""
     return "the first answers" if number == 0 else f"round {number}"
 
 
+def round_title(stage: str, number: int | None) -> str:
+    """A round's heading: 'First answers' for round 0, else 'Round 2', 'Judge round 1'."""
+    if stage == "round" and number == 0:
+        return "First answers"
+    return stage_title(stage, number)
+
+
+def place_words(stage: str | None, number: int | None, phase: str | None = None) -> str:
+    """Where a session is, in words: 'the first answers (solve)', 'round 2 (evaluate)',
+    'judge round 1 (score)', 'task 3 (state)'."""
+    if number is None:
+        where = (stage or "").replace("_", " ")
+    elif stage in (None, "round"):
+        where = round_words(number)
+    else:
+        where = stage_title(stage, number).lower()
+    return f"{where} ({phase.replace('_', ' ')})" if phase else where
+
+
+def rounds_words(done: int, most: int | None = None) -> str:
+    """The rounds a session did after its first answers: 'no round after the first answers
+    (of at most 2)', '1 round of at most 2'."""
+    if done == 0:
+        return "no round after the first answers" + (f" (of at most {most})" if most else "")
+    return plural(done, "round") + (f" of at most {most}" if most and done <= most else "")
+
+
 def step_place(step: str | None) -> str:
-    """Where a step id is, in words, without its agent (the line names it): 'round 1,
-    evaluate', 'the first answers, solve (asked again)', 'judge round 2, score'. A step id
+    """Where a step id is, in words, without its agent (the line names it): 'round 1
+    (evaluate)', 'the first answers (solve), asked again', 'judge round 2 (score)'. A step id
     that is no stage (a free name) is returned as it is."""
     parsed = Step.parse(step)
     if parsed.number is None:
         return step or "-"
-    if parsed.prefix == "r":
-        where = round_words(parsed.number)
-    else:
-        where = stage_title(parsed.stage, parsed.number).lower()
-    if parsed.phase:
-        where += f", {parsed.phase.replace('_', ' ')}"
-    return where + (" (asked again)" if parsed.reask else "")
+    where = place_words(parsed.stage, parsed.number, parsed.phase)
+    return where + (", asked again" if parsed.reask else "")
 
 
 def clean_text(text: str) -> str:
