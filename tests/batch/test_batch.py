@@ -208,6 +208,42 @@ def test_a_bad_line_is_refused_before_anything_runs(
     assert not (tmp_path / "home" / "sessions").exists()
 
 
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        (
+            ['{"id": "q1", "task": "fine"}', '{"id": "q1", "task": "again"}'],
+            "line 2: id 'q1' is also tasks.jsonl line 1's; give each line its own id",
+        ),
+        (
+            ['{"task": "fine"}', '{"task": "  "}'],
+            "line 2: 'task' is empty; write the question or instruction to deliberate on",
+        ),
+        (
+            ['{"task": "fine", "protocl": "vote"}'],
+            "line 1: unknown field 'protocl' (did you mean 'protocol'?); allowed: task, id, protocol",
+        ),
+    ],
+)
+def test_duplicate_ids_an_empty_task_and_a_misspelt_field_are_refused_before_anything_runs(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lines: list[str],
+    said: str,
+) -> None:
+    """Two `q1` rows in results.jsonl; an empty task failed as a session and offered a
+    `--resume` that could never succeed; 'protocl' named no field it might mean."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    code, out, err = moot_in_process(capsys, "batch", "tasks.jsonl")
+    assert code == 1
+    assert f"tasks.jsonl {said}" in err
+    assert "--resume" not in out + err
+    assert not (tmp_path / "home" / "sessions").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kill_at", (14, 27))
 def test_batch_killed_then_resumed_asks_no_journaled_step_again(

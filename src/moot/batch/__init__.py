@@ -44,6 +44,7 @@ from moot.errors import ConfigError, MootError
 from moot.lifecycle.plan import Plan, load_run, resolve
 from moot.lifecycle.run import RunResult, resume_async, start_async
 from moot.types import Event
+from moot.text import closest
 
 __all__ = [
     "Batch",
@@ -149,6 +150,16 @@ def _dotted(prefix: str, value: Any, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
+def _unknown(fields: Sequence[str]) -> str:
+    """'unknown field 'protocl' (did you mean 'protocol'?); allowed: ...'."""
+    named = []
+    for name in fields:
+        near = closest(name, _LINE_FIELDS)
+        named.append(f"{name!r}" + (f" (did you mean {near!r}?)" if near else ""))
+    head = "unknown field " if len(fields) == 1 else "unknown fields "
+    return head + ", ".join(named) + f"; allowed: {', '.join(_LINE_FIELDS)}"
+
+
 def read_tasks(
     path: Path,
     *,
@@ -161,6 +172,7 @@ def read_tasks(
     in a config file); a line's settings win over the flags, which win over the config file.
     Every problem names its line."""
     tasks: list[tuple[str, str, Plan]] = []
+    seen: dict[str, str] = {}  # each id, and the line that has it
     for number, where, text in read_lines(path, "task file"):
         try:
             data = json.loads(text)
@@ -171,11 +183,20 @@ def read_tasks(
         if not isinstance(data.get("task"), str):
             found = "no 'task' field" if "task" not in data else "'task' is not a string"
             raise ConfigError(f'{where}: {found}; each line needs one, like {{"task": "..."}}')
+        if not data["task"].strip():
+            raise ConfigError(
+                f"{where}: 'task' is empty; write the question or instruction to deliberate on"
+            )
         unknown = sorted(set(data) - set(_LINE_FIELDS))
         if unknown:
+            raise ConfigError(f"{where}: {_unknown(unknown)}")
+        label = str(data.get("id", f"line-{number}"))
+        if label in seen:
             raise ConfigError(
-                f"{where}: unknown field(s) {unknown}; allowed: {', '.join(_LINE_FIELDS)}"
+                f"{where}: id {label!r} is also {seen[label]}'s; give each line its own id "
+                "(results.jsonl names each line by it)"
             )
+        seen[label] = where
         overrides: dict[str, Any] = {}
         if protocol:
             overrides["protocol"] = protocol
@@ -199,7 +220,7 @@ def read_tasks(
             plan = load_run(config_path, overrides)  # a problem with the user config names it
         except ConfigError as error:
             raise ConfigError(f"{where}: {error}") from None
-        tasks.append((str(data.get("id", f"line-{number}")), data["task"], plan))
+        tasks.append((label, data["task"], plan))
     if not tasks:
         raise ConfigError(f'task file {path} holds no tasks (one {{"task": "..."}} per line)')
     return tasks
