@@ -43,8 +43,8 @@ from moot.engine.store import atomic_write, sessions_root
 from moot.errors import ConfigError, MootError
 from moot.lifecycle.plan import Plan, load_run, resolve
 from moot.lifecycle.run import RunResult, resume_async, start_async
-from moot.types import Event
 from moot.text import closest
+from moot.types import Event
 
 __all__ = [
     "Batch",
