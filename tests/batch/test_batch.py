@@ -221,7 +221,8 @@ def test_a_bad_line_is_refused_before_anything_runs(
         ),
         (
             ['{"task": "fine", "protocl": "vote"}'],
-            "line 1: unknown field 'protocl' (did you mean 'protocol'?); allowed: task, id, protocol",
+            "line 1: unknown field 'protocl' (did you mean 'protocol'?); "
+            "allowed: task, id, protocol",
         ),
     ],
 )
