@@ -62,3 +62,6 @@ def test_a_session_that_ends_at_the_first_answers_says_so_everywhere(
     assert "### First answers" in out and "| Agent | First answers |" in out
     assert "Agent A (first answers): invalid" in out
     assert "Round 0" not in out and "round 0" not in out
+    for command in ("list", "status"):  # the JSON's code word, said in words
+        code, out, _ = moot(capsys, command, *(() if command == "list" else (run.session_id,)))
+        assert code == 0 and "no consensus" in out and "no_consensus" not in out, out

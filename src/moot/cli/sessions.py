@@ -57,7 +57,7 @@ def status(session_id: str | None, reveal: bool, as_json: bool) -> None:
     width = terminal.width if terminal.is_terminal else max(100, terminal.width)
     console = Console(soft_wrap=False, width=width, highlight=False)
     say(
-        f"Session {folder.id}  [{seen.state['protocol']}]  {seen.status}"
+        f"Session {folder.id}  [{seen.state['protocol']}]  {seen.status.replace('_', ' ')}"
         + (f"; continue with: moot resume {folder.id}" if seen.crashed else "")
         + f"; updated {time.time() - seen.updated:.0f}s ago"
     )
@@ -201,7 +201,8 @@ def list_(
         task = " ".join(redact(str(row["task"])).split())  # an older moot stored it unmasked
         elapsed = "" if row["elapsed"] is None else _duration(row["elapsed"])
         kind = f"{row['protocol']:<{wide}}"
-        say(f"{folder.id}  {kind} {row['status']:<22} {elapsed:>7}  {task[:50]}")
+        shown = str(row["status"]).replace("_", " ")  # words, not the JSON's code word
+        say(f"{folder.id}  {kind} {shown:<22} {elapsed:>7}  {task[:50]}")
         if trees := row["worktrees"]:
             say(f"  worktrees: {trees} still exist (moot apply / moot clean {folder.id})")
         if row["problem"] is not None:
