@@ -108,7 +108,8 @@ def _last_end(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The journal's last run start or end (None: an empty journal)."""
     for record in reversed(records):
         if record.get("kind") in ("run_started", "finished", "failed", "stopped"):
-            return record
+            found: Mapping[str, Any] = record
+            return found
     return None
 
 
