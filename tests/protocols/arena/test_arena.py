@@ -85,6 +85,25 @@ def test_no_consensus_after_max_rounds_exits_two_and_keeps_disagreements() -> No
     assert run.result.disagreements and "Tabs vs spaces." in run.result.disagreements[0]
 
 
+def test_a_disagreements_section_said_on_its_heading_line_is_read_without_the_markup() -> None:
+    """A walkthrough printed "disagreement: Agent A: None.\n</analysis>": the agent wrote
+    "## DISAGREEMENTS None." on one line, the heading's line was skipped, and the closing tag
+    was taken for the section."""
+
+    def answer(alias: str, step: str) -> str:
+        said = "None." if alias == "agent_a" else "Tabs vs spaces."
+        return (
+            f"<solution>\n## PLAN\n1. use {alias}'s way\n## CHANGES\nuse {alias}'s way\n"
+            f"</solution>\n<analysis>\n## RISKS\nnone\n## DISAGREEMENTS {said}\n</analysis>"
+        )
+
+    debate = Debate(verdicts=[verdict("CONTINUE", 4)], answer=answer)
+    run = start("task", debate.config(arena={"max_rounds": 1}))
+    assert run.exit_code == 2
+    said = [d for d in run.result.disagreements if d.startswith("Agent ")]
+    assert said == ["Agent B: Tabs vs spaces.", "Agent C: Tabs vs spaces."]
+
+
 def test_judge_without_verdict_block_is_reasked_once_then_counts_as_continue() -> None:
     debate = Debate(
         verdicts=["I think they all agree. CONSENSUS!"],

@@ -15,6 +15,7 @@ from typing import Literal
 from msgspec.structs import replace
 
 from moot.deliberation import claims, finding, trust
+from moot.deliberation.markup import strip_markup
 from moot.deliberation.parsing import JudgeVerdict
 from moot.engine.session import Session
 from moot.protocols import codework
@@ -258,15 +259,18 @@ def _mods(verdict: JudgeVerdict | None) -> str:
     return f" (the judge's modifications are listed with the verdict: {cut(mods, 160)})"
 
 
+_DISAGREEMENTS = re.compile(
+    r"##\s*DISAGREEMENTS?\b[:\t ]*(.*?)(?=\n##\s|\Z)", re.IGNORECASE | re.DOTALL
+)
+
+
 def _disagreements(st: State) -> tuple[str, ...]:
     found = []
     for alias in st.active:
-        section = re.search(
-            r"##\s*DISAGREEMENTS?[^\n]*\n(.*?)(?=\n##\s|\Z)",
-            st.analyses.get(alias, ""),
-            re.IGNORECASE | re.DOTALL,
-        )
-        text = section.group(1).strip() if section else ""
+        # the section runs from its heading (what follows on the heading's own line included:
+        # "## DISAGREEMENTS None.") to the next heading or the end, protocol tags left out
+        section = _DISAGREEMENTS.search(st.analyses.get(alias, ""))
+        text = strip_markup(section.group(1)).strip() if section else ""
         if text and not re.fullmatch(r"[\s\"'*_-]*none\.?[\s\"'*_-]*", text, re.IGNORECASE):
             found.append(f"{label(alias)}: {text}")
     return tuple(found)
