@@ -63,6 +63,11 @@ def wrong(request):
 
 def off(request):
     return _play(request, OFF)
+
+
+def nodiff(request):
+    # an answer with no diff, as the embedded model gives: the change cannot be made
+    return "I would fix the add function so that it adds."
 """
 
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -202,3 +207,16 @@ def test_a_tournament_whose_contestants_agree_on_a_failing_change_is_no_consensu
     assert result.finding is not None and result.finding.reason.startswith(
         "no consensus: the agreed change fails its verify commands (2 of 2"
     )
+
+
+def test_an_arena_where_no_agent_makes_a_change_is_no_consensus_not_a_failure(
+    repo: Path, agents: Path
+) -> None:
+    """Answers that hold no diff are no answers, as on a question (exit 2), not failed calls
+    (exit 1): a walkthrough's arena ended "failed" for the same answers a question run calls
+    "no consensus"."""
+    run = _run(agents, repo, ["nodiff", "nodiff"], "arena", arena={"max_rounds": 1})
+    assert run.exit_code == 2, run.message
+    assert run.result.status == "no_consensus"
+    assert "no agent gave a valid answer" in run.result.how
+    assert "did not apply" in run.result.trust or "no unified diff" in run.result.trust

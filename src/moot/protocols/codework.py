@@ -116,6 +116,9 @@ class Work(Struct, frozen=True):
     problem: str = ""  # why the turn failed
     summary: str = ""  # the agent's own words
     tree: str = ""  # the worktree it worked in, when not its own (refine's candidates)
+    # the turn failed because a model call failed (resume asks it again), not because its
+    # answer made no change (no diff, a diff that did not apply, nothing changed): no answer
+    call_failed: bool = False
 
     @property
     def where(self) -> str:
@@ -160,7 +163,9 @@ async def realize(
     where = tree or ""
     if not reply.ok:
         problem = reply.failure.message if reply.failure else "the call failed"
-        return Work(alias, False, None, (), tuple(convo), problem=problem, tree=where)
+        return Work(
+            alias, False, None, (), tuple(convo), problem=problem, tree=where, call_failed=True
+        )
     summary = reply.text.strip()
     if not s.edits_in_place(alias) and not (optional and extract_diff(reply.text) is None):
         error = await _apply(s, alias, reply.text, step=step + "/apply", tree=tree)
@@ -170,7 +175,9 @@ async def realize(
             convo = [*retry, Message(role="assistant", content=again.text)]
             if not again.ok:
                 problem = again.failure.message if again.failure else "the call failed"
-                return Work(alias, False, None, (), tuple(convo), problem=problem, tree=where)
+                return Work(
+                    alias, False, None, (), tuple(convo), problem, tree=where, call_failed=True
+                )
             error = await _apply(s, alias, again.text, step=step + "/apply2", tree=tree)
             if error:
                 change = await s.change(alias, step=step + "/change", tree=tree)

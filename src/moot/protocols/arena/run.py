@@ -186,7 +186,10 @@ def _keep_work(s: Session, st: State, item: codework.Work, name: str) -> None:
     alias = item.alias
     st.conversations[alias] = list(item.messages)
     if not item.ok and alias not in st.solutions:
-        st.failed[alias] = item.problem or "failed"
+        # a failed call is a failure (resume asks it again); an answer that made no change
+        # is no answer, as an invalid answer to a question is
+        kept = st.failed if item.call_failed else st.invalid
+        kept[alias] = item.problem or "failed"
         return
     if item.ok:
         st.works[alias] = item
