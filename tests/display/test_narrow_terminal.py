@@ -83,7 +83,16 @@ def test_paragraphs_break_between_words() -> None:
     assert lines[item + 1].startswith("  ") and not lines[item + 1].startswith("   ")
 
 
-LONG_ANSWER_AGENTS = """
+# 320 characters or more, and no loop: the substance check refuses one clause said over and
+# over (deliberation/echo.looped)
+LONG_ANSWER = (
+    "Choose SQLite while one process writes; it keeps the data in a single file, needs no "
+    "server to run, backs up with a plain copy, and handles thousands of reads a second. Move "
+    "to Postgres once several services write at the same time, when you need row locks, "
+    "replication to a standby, or roles that limit what each client may touch."
+)
+
+LONG_ANSWER_AGENTS = f"""
 def reply(request):
     step = request.meta["step"]
     if "/verify/" in step:
@@ -92,7 +101,7 @@ def reply(request):
                 "</verdict>")
     if "/evaluate/" in step:
         return "fine"
-    return ("<solution>\\n" + "Choose SQLite while one process writes; " * 8 + "\\n</solution>\\n"
+    return ("<solution>\\n" + {LONG_ANSWER!r} + "\\n</solution>\\n"
             "<analysis>\\nnone\\n</analysis>")
 """
 
@@ -112,7 +121,7 @@ def test_the_outcome_on_an_80_column_terminal_breaks_between_words(
     first = next(i for i, line in enumerate(lines) if line.startswith("Choose"))
     answer = lines[first : lines.index("", first)]
     assert len(answer) >= 4, lines  # 320 characters on lines of 80
-    assert " ".join(answer).split() == "Choose SQLite while one process writes;".split() * 8
+    assert " ".join(answer).split() == LONG_ANSWER.split()
     assert any(line.startswith("Tokens ") for line in lines)  # the usage line, broken too
 
 

@@ -39,7 +39,11 @@ def two_rounds() -> Debate:
     return Debate(
         verdicts=[verdict("CONTINUE", 6), verdict("CONSENSUS", 9, base="Agent B")],
         answer=lambda alias, step: solution(
-            f"the answer is 42 ({alias})\n\n" + "Because six sevens make forty-two. " * 30
+            # a long answer, but no loop (the substance check refuses one said over and over)
+            f"the answer is 42 ({alias})\n\n"
+            + " ".join(
+                f"Six times {n} is {6 * n}, and {n} sixes add up the same." for n in range(30)
+            )
         ),
     )
 
@@ -199,7 +203,8 @@ def test_show_full_is_report_md(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = moot(capsys, "show", run.session_id, "--full")
     assert code == 0
     assert out == (run.folder / "report.md").read_text() + "\n"
-    assert out.count("Because six sevens make forty-two.") > 30 * 9
+    # every answer whole, to its last sentence: 3 first answers and 2 rounds of 3 revisions
+    assert out.count("Six times 29 is 174, and 29 sixes add up the same.") > 9
 
 
 def test_show_works_on_a_paused_and_on_a_crashed_session(
