@@ -153,7 +153,7 @@ def test_report_md_and_show_render_the_finding(
 ) -> None:
     md = (persuaded.folder / "report.md").read_text()
     assert "## moot's Finding" in md and "**Converged by persuasion: 3 of 3" in md
-    assert "### Claims by Round" in md and "| Agent | Round 0 | Round 1 |" in md
+    assert "### Claims by Round" in md and "| Agent | First answers | Round 1 |" in md
     assert "| Agent B | 418 | 408 (changed) |" in md
     assert "### Changes of Mind" in md and MOVED_B in md
     assert md.index("## moot's Finding") < md.index("## Final Answer") < md.index("## Rounds")
@@ -191,7 +191,7 @@ def test_the_run_prints_the_finding_and_its_log_ends_with_it(
     code, out, err = moot(capsys, *args)
     assert code == 2
     assert DIFFER in out
-    assert "Claims by round (0, 1):" in out and "  Agent B: 418 -> 418" in out
+    assert "Claims by round (the first answers, round 1):" in out and "  Agent B: 418 -> 418" in out
     assert f"model verdict: Agent C (judge, round 1): called it consensus (10/10); not upheld: " \
         f"{NOT_UPHELD}" in out  # fmt: skip
     # the plain log (not a terminal) ends with how the run ended: the printed outcome says
