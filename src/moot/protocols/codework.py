@@ -26,6 +26,7 @@ __all__ = [
     "DIFF_FORMAT",
     "Work",
     "ask",
+    "best_verified",
     "evidence",
     "extract_diff",
     "fails",
@@ -283,6 +284,21 @@ def prefer_passing(
         return picked
     passing = (a for a in order if works.get(a) is not None and works[a].ok and works[a].passed)
     return next(passing, picked)
+
+
+def best_verified(works: Mapping[str, Work], order: Sequence[str]) -> list[str]:
+    """moot's own evidence first: the names in `order` whose changes fare as well on the verify
+    commands as the best of them do (none failing, then the most commands passed), in `order`;
+    every name when none was verified. A model's choice (a vote, a ranking) is then taken among
+    these alone, so a change that fails the verify commands never wins over one that passes."""
+
+    def fared(name: str) -> tuple[bool, int]:
+        return (not fails(works[name]), works[name].passing)
+
+    if not order:
+        return []
+    best = max(fared(name) for name in order)
+    return [name for name in order if fared(name) == best]
 
 
 def verify_note(works: Sequence[Work], label: Callable[[str], str]) -> str:

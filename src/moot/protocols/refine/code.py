@@ -12,13 +12,20 @@ as untrusted text.
         critique = critic(A's diff + verification)    # problems only
         B = author_b's redo in worktree b<n>          # from the baseline, with A and critique
         AB = synthesizer's merge in worktree ab<n>    # from the baseline, with A and B
-        winner = Borda(judges' rankings of A, B, AB)  # ties to the incumbent
+        among = the ones of A, B, AB that fare best on the verify commands  # moot's evidence
+        winner = Borda(judges' rankings of A, B, AB, among `among` alone)   # ties to A
         prune the losers' worktrees; the winner's stays (it is the next A)
-        stop when the incumbent has won k passes in a row
+        stop when the incumbent has won k passes in a row   # a failing A's win never counts
 
-The winner is what `moot apply` applies; every candidate's `.patch` stays in the session
-folder. The agents' own worktrees hold no candidate: a CLI agent works there when it is the
-critic or a judge (a sandbox at the baseline it may read); they are pruned at the end.
+The verify results are moot's own evidence and come before the judges (as in the arena and the
+tournament): a change that fails them never wins over one that passes them, so the judges'
+Borda count decides among the changes that pass as well as the best of them do
+(`codework.best_verified`); an incumbent that fails them never converges (the run ends not
+converged, exit 2); the trust statement says how each change fared and where the verify results
+overruled the judges' Borda winner. The winner is what `moot apply` applies; every candidate's
+`.patch` stays in the session folder. The agents' own worktrees hold no candidate: a CLI agent
+works there when it is the critic or a judge (a sandbox at the baseline it may read); they are
+pruned at the end.
 """
 
 from __future__ import annotations
@@ -183,7 +190,19 @@ async def _pass(s: Session, st: _CodeState, number: int) -> dict[str, Any]:
     texts = {name: codework.solution_text(item) for name, item in candidates.items()}
     judged = Step.at(number, "judges")  # the changes every judge of the pass is shown
     shown = {name: anonymous(s, text, f"{judged}/{name}") for name, text in texts.items()}
-    won = await passes.rank(s, st, record, _JUDGED.format(task=st.task), shown, cast.judges)
+    # moot's own evidence first: the judges' Borda count decides among the changes that fare
+    # best on the verify commands, and a failing incumbent's win never counts toward convergence
+    among = codework.best_verified(candidates, list(candidates))
+    won = await passes.rank(
+        s,
+        st,
+        record,
+        _JUDGED.format(task=st.task),
+        shown,
+        cast.judges,
+        among=among,
+        counts=not codework.fails(a),
+    )
     winner = "A"
     if won is not None:
         winner = won
@@ -233,9 +252,52 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
         if checks
         else "The final change was not verified (no verify commands)."
     )
-    return done.model_copy(
-        update={
-            "details": details,
-            "trust": f"{done.trust} {verified}",
-        }
-    )
+    note = codework.verify_note(list(st.works.values()), _worktree)
+    sentences = [done.trust, _FIRST if checks else "", verified, *_overruled(st), note]
+    update: dict[str, Any] = {"details": details, "trust": " ".join(x for x in sentences if x)}
+    if codework.fails(st.work) and done.finding is not None:  # never converged (see _pass)
+        failing = "the final change fails its verify commands"
+        update["how"] = f"{done.how}; {failing}"
+        reason = f"{done.finding.reason}; {failing}"
+        update["finding"] = done.finding.model_copy(update={"reason": reason})
+    return done.model_copy(update=update)
+
+
+_FIRST = (
+    "The verify results, moot's own evidence, came before the judges: each pass the Borda "
+    "count decided among the changes that passed the verify commands as well as the best of "
+    "them did, and an incumbent that failed them could not converge."
+)
+
+
+def _worktree(tree: str) -> str:
+    return f"Worktree {tree}"
+
+
+def _overruled(st: _CodeState) -> list[str]:
+    """A sentence for each pass whose winner is not the judges' Borda winner: the verify
+    results, moot's own evidence, came first."""
+    out = []
+    for record in st.rounds:
+        picked, winner = (record.get("borda") or {}).get("winner"), record.get("winner")
+        trees = record.get("worktrees") or {}
+        if "verified" not in record or picked == winner or picked not in trees:
+            continue
+        them, us = st.works[trees[picked]], st.works[trees[winner]]
+        us_at = f"{winner} ({_worktree(trees[winner])})"
+        fared = (
+            f"fails the verify commands {us_at} passes"
+            if codework.fails(them) and not codework.fails(us)
+            else f"passes fewer of the verify commands than {us_at}"
+        )
+        them_at = f"{picked} ({_worktree(trees[picked])})"
+        lead = (
+            f"no judge ranked validly, and {them_at}"
+            if record["borda"].get("no_valid_ranking")
+            else f"the judges' Borda count put {them_at} first, but it"
+        )
+        out.append(
+            f"In pass {record['round']} {lead} {fared}, so {winner} "
+            f"{'held' if winner == 'A' else 'won'}."
+        )
+    return out

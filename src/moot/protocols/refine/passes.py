@@ -12,12 +12,12 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from msgspec import Struct, field
 
-from moot.deliberation.borda import BordaResult
+from moot.deliberation.borda import BordaResult, borda, is_valid_ranking
 from moot.deliberation.claims import extract_claim
 from moot.deliberation.markup import strip_markup
 from moot.engine.session import Session
@@ -119,12 +119,18 @@ async def rank(
     task: str,
     shown: Mapping[str, str],
     judges: tuple[str, ...],
+    *,
+    among: Sequence[str] | None = None,
+    counts: bool = True,
 ) -> str | None:
     """The judges rank the candidates as `shown` (Borda, ties to A) and the pass is decided:
-    the challenger that won, or None when the incumbent stays."""
+    the challenger that won, or None when the incumbent stays. A code task gives `among`, the
+    candidates that fare best on the verify commands (moot's own evidence, which comes first):
+    the judges' Borda count decides among those alone; and `counts` false when A fails them, so
+    its win does not count toward convergence."""
     number = int(record["round"])
     ranked, result = await judge_pass(s, task, number, shown, judges, st.opts.max_quote_chars)
-    return _decide(s, st, record, ranked, result)
+    return _decide(s, st, record, ranked, result, among, counts)
 
 
 def adopt(st: State, record: dict[str, Any], winner: str, text: str) -> None:
@@ -193,10 +199,13 @@ def _decide(
     record: dict[str, Any],
     judges: list[dict[str, Any]],
     result: BordaResult,
+    among: Sequence[str] | None = None,
+    counts: bool = True,
 ) -> str | None:
     """Record the judges and the pass's decision; the challenger that won, or None when the
-    incumbent stays. The incumbent's win counts toward convergence only with a quorum: more
-    than half of the pass's judges ranked validly."""
+    incumbent stays. The incumbent's win counts toward convergence only with a quorum (more
+    than half of the pass's judges ranked validly) and when it `counts`. With `among`, the
+    judges' Borda count is taken over those candidates alone (see `rank`)."""
     for judge in judges:
         if judge["problem"]:
             status = "invalid" if judge.get("invalid") else "failed"
@@ -204,20 +213,64 @@ def _decide(
             issue(s, st, record, "judge", judge["judge"], why, judge["step"])
     record["judges"] = judges
     record["borda"] = result.as_dict()
-    record["winner"] = result.winner
+    decided = result
+    if among is not None and tuple(among) != result.candidates:
+        decided = _among(result, [j["ranking"] for j in judges], among)
+        record["verified"] = {"among": list(among), "borda": decided.as_dict()}
+    record["winner"] = winner = decided.winner
     record["quorum"] = quorum = result.valid_rankings * 2 > len(judges)
+    notes = []
+    if winner != result.winner:
+        lead = (
+            f"no valid ranking, and {result.winner}"
+            if result.no_valid_ranking
+            else f"the judges' Borda count put {result.winner} first, but it"
+        )
+        notes.append(
+            f"{lead} passes fewer of the verify commands than {winner}: {winner} "
+            f"{'holds' if winner == 'A' else 'wins'}"
+        )
+    if winner == "A":
+        uncounted = _uncounted(result, len(judges), quorum, counts)
+        if uncounted is None:
+            st.streak += 1
+        else:
+            notes.append(uncounted)
+    if notes:
+        record["problem"] = "; ".join(notes)
+    return None if winner == "A" else winner
+
+
+def _uncounted(result: BordaResult, judges: int, quorum: bool, counts: bool) -> str | None:
+    """Why the incumbent's win this pass does not count toward convergence; None when it does."""
     if result.no_valid_ranking:
-        record["problem"] = "no valid ranking: the incumbent stays"
-    elif result.incumbent_won and not quorum:
-        record["problem"] = (
-            f"only {result.valid_rankings} of {len(judges)} judges ranked validly, no quorum: "
+        return "no valid ranking: the incumbent stays"
+    if not quorum:
+        return (
+            f"only {result.valid_rankings} of {judges} judges ranked validly, no quorum: "
             "the incumbent stays, but the pass does not count toward convergence"
         )
-    elif result.incumbent_won:
-        st.streak += 1
-    else:
-        return result.winner
+    if not counts:
+        return (
+            "the incumbent fails its verify commands: it stays, but the pass does not count "
+            "toward convergence"
+        )
     return None
+
+
+def _among(
+    result: BordaResult, rankings: Sequence[Sequence[str] | None], among: Sequence[str]
+) -> BordaResult:
+    """The judges' Borda count over the candidates `among` alone: each valid ranking with the
+    others left out (an invalid one still abstains); ties to A when it is among them, else to
+    the first of them in candidate order."""
+    kept = [
+        [name for name in ranking if name in among]
+        if ranking is not None and is_valid_ranking(ranking, result.candidates)
+        else None
+        for ranking in rankings
+    ]
+    return borda(list(among), kept, incumbent="A" if "A" in among else among[0])
 
 
 def _roles(cast: Cast) -> dict[str, Any]:
