@@ -72,3 +72,28 @@ def test_the_eta_counts_the_calls_left_at_this_runs_rate() -> None:
     assert progress.eta() == 32.0
     assert "14 calls" in progress.status() and "ETA 32s" in progress.status()
     assert progress.share() == 14 / 30
+
+
+def test_a_session_without_consensus_is_said_in_words_not_the_code_word() -> None:
+    """The walkthrough read "Q1: no_consensus: session ..." and "(1 no_consensus)"; the
+    results file (JSON) keeps the code value."""
+    from moot.batch import BatchSummary
+    from moot.display.batch import summary_lines
+
+    stream = io.StringIO()
+    progress = BatchProgress(stream, rich=False, every=1e9)
+    progress.begun(2, [])
+    ended = [
+        LineResult(0, "Q1", "s1", "no_consensus", calls=3),
+        LineResult(1, "Q2", "s2", "budget_exceeded", error="over the budget", calls=2),
+    ]
+    for result in ended:
+        progress.ended(result)
+    said = stream.getvalue()
+    assert "Q1: no consensus: session s1 | " in said, said
+    assert "Q2: budget exceeded: over the budget | " in said, said
+    counts = {"budget_exceeded": 1, "no_consensus": 1}
+    lines = summary_lines(BatchSummary("b1", ended, 1.0, counts=counts), 2)
+    assert "2 of 2 sessions ended (1 budget exceeded, 1 no consensus)" in lines[0], lines
+    assert "  Q2 (session s2): budget exceeded: over the budget" in lines
+    assert "no_consensus" not in said + "\n".join(lines)

@@ -64,6 +64,7 @@ from moot.lifecycle.run import run_sync, start_async
 from moot.models.scripted import register_script
 from moot.protocols.scripting import JudgeKind
 from moot.report.code import table_head
+from moot.text import status_words
 from moot.types import Outcome, Request
 
 __all__ = [
@@ -408,7 +409,8 @@ def markdown(table: Table) -> str:
                 problem += f" ({' '.join(r.error.split())[:80]})"
             claim = r.claim.replace("|", "\\|")
             lines.append(
-                f"| {r.protocol} | {r.case} | {r.truth} | {r.label} | {claim} | {problem} |"
+                f"| {r.protocol} | {r.case} | {r.truth} | {status_words(r.label)} | {claim} "
+                f"| {problem} |"
             )
     lines.append("")
     return "\n".join(lines)

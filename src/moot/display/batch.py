@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from moot.text import clean_text, plural
+from moot.text import clean_text, plural, status_words
 
 if TYPE_CHECKING:
     from moot.batch import BatchLine, BatchSummary, LineResult
@@ -174,10 +174,11 @@ class BatchProgress:
         if self.rich:
             self._refresh()
             if result.error:
-                self._print(f"{result.label}: {result.status}: {result.error}")
+                self._print(f"{result.label}: {status_words(result.status)}: {result.error}")
         else:
             shown = result.error or f"session {result.session_id}"
-            self._line(f"{result.label}: {result.status}: {shown[:120]} | {self.status()}")
+            said = status_words(result.status)
+            self._line(f"{result.label}: {said}: {shown[:120]} | {self.status()}")
 
     def close(self) -> None:
         if self._progress is not None:
@@ -209,7 +210,9 @@ def summary_lines(summary: BatchSummary, total: int) -> list[str]:
     tokens = sum(r.tokens for r in results)
     costs = [r.cost for r in results]
     cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.counts.items()))
+    counts = ", ".join(
+        f"{n} {status_words(status)}" for status, n in sorted(summary.counts.items())
+    )
     lines = [
         f"batch {summary.batch_id}: {len(results)} of {plural(total, 'session')} ended "
         f"({counts or 'none'})"
@@ -220,7 +223,8 @@ def summary_lines(summary: BatchSummary, total: int) -> list[str]:
         lines.append(f"{len(failed)} did not reach an outcome:")
         for result in failed[:50]:
             where = f" (session {result.session_id})" if result.session_id else ""
-            lines.append(f"  {result.label}{where}: {result.status}: {result.error or '-'}")
+            said = status_words(result.status)
+            lines.append(f"  {result.label}{where}: {said}: {result.error or '-'}")
         if len(failed) > 50:
             lines.append(f"  ... and {len(failed) - 50} more (see the batch journal)")
     if not summary.complete:

@@ -40,6 +40,7 @@ __all__ = [
     "round_title",
     "round_words",
     "rounds_words",
+    "status_words",
     "step_place",
     "summarize",
     "verdict_line",
@@ -63,6 +64,12 @@ def closest(name: str, known: Iterable[str]) -> str | None:
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`1 agent`, `2 agents`; `many` where adding an s is wrong (`pass`, `passes`)."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def status_words(status: str) -> str:
+    """A session status or finding label in words, for a person: 'no consensus', 'budget
+    exceeded' (the JSON keeps its code value, 'no_consensus')."""
+    return status.replace("_", " ")
 
 
 def round_words(number: int) -> str:
