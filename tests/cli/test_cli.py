@@ -100,7 +100,9 @@ def test_run_then_list_status_show_replay(capsys: pytest.CaptureFixture[str]) ->
     )
     assert code == 0
     assert "consensus" in out and "the answer is 42 (agent_b)" in out
-    assert "r0/solve/agent_a" in err  # one plain line per event on a non-terminal
+    # one plain line per event on a non-terminal, its step said in words, not as its id
+    assert "Agent A, the first answers (solve): done in " in err
+    assert "r0/solve/agent_a" not in err
     session_id = out.split("Session ", 1)[1].split(":", 1)[0]
 
     code, out, _ = moot(capsys, "list")

@@ -224,7 +224,9 @@ def test_the_live_view_draws_on_a_terminal_and_prints_round_results_above(
             view(event)
     out = stream.getvalue()
     assert "round 1: judge Agent" in out and "CONTINUE, convergence score 6/10" in out
-    assert "attempt 1 failed (rate_limit)" in out
+    # the line above the table says who and where in words, not the step id r1/evaluate/agent_b
+    said = "Agent B, round 1 (evaluate): attempt 1 failed (rate limit); retrying in 1.5s"
+    assert said in out and "r1/evaluate/agent_b" not in out
     final = out[out.rindex("moot arena") :]
     assert "Ended: consensus" in final and "scripted:@one" in final
 

@@ -119,7 +119,7 @@ def test_the_plain_log_says_when_a_note_joins_a_prompt() -> None:
     event = Event(
         kind=EventKind.HUMAN, step="r1/evaluate/agent_b", data={"agent": "agent_b", "text": NOTE}
     )
-    assert format_event(event) == f"r1/evaluate/agent_b  your note to Agent B: {NOTE}"
+    assert format_event(event) == f"round 1 (evaluate): your note to Agent B: {NOTE}"
 
 
 def test_a_note_its_agent_was_never_asked_for_again_says_so_once_the_session_finished() -> None:

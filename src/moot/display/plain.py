@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.display.face import Face
-from moot.text import clean_text, outcome_lines, plural
+from moot.text import clean_text, outcome_lines, plural, status_words, step_place
 from moot.types import Event, RoundSummary
 from moot.types import alias_label as label
 
@@ -19,6 +19,12 @@ __all__ = ["PlainLog", "format_event", "result_lines"]
 
 def _who(data: dict[str, Any]) -> str:
     return label(str(data.get("agent") or "")) if data.get("agent") else "-"
+
+
+def _at(step: str, who: str | None = None) -> str:
+    """Where an event happened, in words, for a line's start: 'Agent A, the first answers
+    (solve)', 'round 1 (check)' (a JSON log keeps the step id)."""
+    return ", ".join(part for part in (who, step_place(step) if step else "") if part)
 
 
 def _tokens(completion: dict[str, Any]) -> int:
@@ -53,53 +59,56 @@ def _format(event: Event, reveal: bool) -> str | None:
     data = event.data
     who = _who(data)
     step = event.step or ""
+    at = _at(step, who if data.get("agent") else None)  # "Agent A, round 1 (evaluate)"
+    where = _at(step)  # the place alone, where the line names its agent itself
     kind = event.kind
     if kind == "opened":
         return _opened(data, reveal)
     if kind == "ask_started":
-        return f"{step}  {who} thinking (~{data.get('est_prompt_tokens', 0)} tokens in)"
+        return f"{at}: thinking (~{data.get('est_prompt_tokens', 0)} tokens in)"
     if kind == "ask":
         completion = data.get("completion") or {}
         if completion.get("status") != "ok":
             failure = completion.get("failure") or {}
-            return f"{step}  {who} failed: {failure.get('kind')}: {failure.get('message')}"
+            kind_words = status_words(str(failure.get("kind")))  # "rate limit", not rate_limit
+            return f"{at}: failed: {kind_words}: {failure.get('message')}"
         if data.get("cache"):  # answered by the response cache: no call, no cost
-            return f"{step}  {who} answered from the cache"
+            return f"{at}: answered from the cache"
         return (
-            f"{step}  {who} done in {float(completion.get('latency') or 0):.1f}s "
+            f"{at}: done in {float(completion.get('latency') or 0):.1f}s "
             f"({_tokens(completion)} tokens)"
         )
     if kind == "attempt":
         failure = data.get("failure") or {}
         return (
-            f"{step}  {who} attempt {data.get('attempt')} failed "
-            f"({failure.get('kind')}); retrying in {float(data.get('retry_in') or 0):.1f}s"
+            f"{at}: attempt {data.get('attempt')} failed "
+            f"({status_words(str(failure.get('kind')))}); retrying in {float(data.get('retry_in') or 0):.1f}s"
         )
     if kind == "shell_started":
-        return f"{step}  running `{data.get('command')}`"
+        return f"{at}: running `{data.get('command')}`"
     if kind == "shell":
         result = data.get("result") or {}
         status = "timed out" if result.get("timed_out") else f"exit code {result.get('exit_code')}"
-        return f"{step}  `{data.get('command')}` {status}"
+        return f"{at}: `{data.get('command')}` {status}"
     if kind == "round_result":
         result = RoundSummary.model_validate(data)
         return f"{result.title.lower()}: {result.describe()}"
     if kind == "context_fresh":
         return (
-            f"{step}  context estimate {data.get('estimated_tokens')} tokens passed "
+            f"{at}: context estimate {data.get('estimated_tokens')} tokens passed "
             f"the budget of {data.get('budget')}: fresh conversations from here"
         )
     if kind == "human":  # a person's note (moot say), joining this step's prompt
-        return f"{step}  your note to {who}: {data.get('text', '')}"
+        return f"{where}: your note to {who}: {data.get('text', '')}"
     if kind == "warning":
-        return f"warning: {step + ' ' if step else ''}{data.get('message', '')}"
+        return f"warning: {at + ': ' if at else ''}{data.get('message', '')}"
     if kind == "limits_changed":
         limits = ", ".join(f"{k} {v}" for k, v in (data.get("limits") or {}).items())
         return f"limits changed: {limits}"
     if kind in ("stopped", "failed"):
         return str(data.get("message", kind))
     if kind == "finished":
-        return f"finished: {str(data.get('status', '')).replace('_', ' ')}"
+        return f"finished: {status_words(str(data.get('status', '')))}"
     return None
 
 
