@@ -39,7 +39,10 @@ TWO = ("--models", "local:smollm2", "--models", "local:smollm2")
         ),
         (
             [*TWO, "--protocol", "court", "--rounds", "50"],
-            ["--rounds 50: Input should be less than or equal to 10"],
+            [
+                "--rounds 50: 50 is more than 10; "
+                "the court protocol takes a whole number from 1 to 10"
+            ],
         ),
         (
             [*TWO, "--samples", "3"],

@@ -112,7 +112,10 @@ def test_a_default_protocol_without_rounds_runs_without_a_demo_round(
 @pytest.mark.parametrize(
     ("text", "named"),
     [
-        ("[limits]\nmax_cost = -1\n", "limits.max_cost: Input should be greater than 0"),
+        (
+            "[limits]\nmax_cost = -1\n",
+            "limits.max_cost: -1 is not more than 0; give a number more than 0",
+        ),
         ('modles = ["x:y"]\n', "modles: unknown key; did you mean 'models'?"),
         ('models = ["fst"]\n[aliases]\nfast = "a:b"\n', "models: 'fst' is neither"),
         ('[aliases]\nfast = ["gpt-4o"]\n', "aliases.fast.0: model spec 'gpt-4o' is not"),
@@ -155,7 +158,11 @@ def test_a_wrong_value_is_refused_and_the_file_left_as_it_was(
 ) -> None:
     path = _write(USER)
     for key, value, named in [
-        ("limits.max_cost", "-2", "limits.max_cost: Input should be greater than 0"),
+        (
+            "limits.max_cost",
+            "-2",
+            "limits.max_cost: -2.0 is not more than 0; give a number more than 0",
+        ),
         ("protocol", "courtt", "did you mean 'court'?"),
         ("aliases.x", "gpt4", "aliases.x.0: model spec 'gpt4'"),
         ("limit.max_cost", "1", "'limit.max_cost' is not a key of the user config"),

@@ -64,7 +64,7 @@ def test_a_folder_where_the_user_config_goes_is_named(
             [
                 "protocol: unknown protocol 'nosuch'",
                 "foo: unknown key",
-                "limits.max_cost: Input should be greater than 0",
+                "limits.max_cost: -3 is not more than 0; give a number more than 0",
             ],
         ),
         (

@@ -6,7 +6,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import (
     BaseModel,
@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from moot.errors import ConfigError
-from moot.text import closest, plural
+from moot.text import bound_problem, closest, plural
 from moot.types import ModelSettings, parse_spec
 
 __all__ = [
@@ -271,10 +271,14 @@ class RunConfig(_Strict):
 
 
 def problem_lines(
-    error: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+    error: ValidationError,
+    prefix: str = "",
+    model: type[BaseModel] | None = None,
+    owner: str | None = None,
 ) -> list[str]:
     """Each problem of a validation error as `dotted.path: message`; a misspelt key gets the
-    closest known one ("did you mean ...") when `model` is given."""
+    closest known one ("did you mean ...") when `model` is given, a number out of bounds the
+    bounds of its field, and who sets them (`owner`: 'the court protocol')."""
     known = _field_names(model) if model is not None else set()
     lines = []
     for item in error.errors():
@@ -284,8 +288,37 @@ def problem_lines(
         if item["type"] == "extra_forbidden" and item["loc"]:
             close = closest(str(item["loc"][-1]), sorted(known))
             message = "unknown key" + (f"; did you mean {close!r}?" if close else "")
-        lines.append(f"{path or '(top level)'}: {message}")
+        info = _field_at(model, item["loc"])
+        limits = {
+            key: getattr(bound, key)
+            for bound in (info.metadata if info is not None else ())
+            for key in ("ge", "gt", "le", "lt")
+            if getattr(bound, key, None) is not None
+        } or dict(item.get("ctx") or {})
+        types = _types(info.annotation) if info is not None else ()
+        whole = int in types and float not in types
+        bounded = bound_problem(item["type"], item.get("input"), limits, whole, owner)
+        lines.append(f"{path or '(top level)'}: {bounded or message}")
     return lines
+
+
+def _types(annotation: Any) -> tuple[Any, ...]:
+    """An annotation and every type inside it: `list[AgentConfig] | None` holds AgentConfig."""
+    return (annotation, *(t for arg in get_args(annotation) for t in _types(arg)))
+
+
+def _field_at(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> Any:
+    """The field a validation error's location names in `model` (list indexes skipped)."""
+    info = None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if model is None or part not in model.model_fields:
+            return None
+        info = model.model_fields[part]
+        inner = (t for t in _types(info.annotation) if isinstance(t, type))
+        model = next((t for t in inner if issubclass(t, BaseModel)), None)
+    return info
 
 
 def _field_names(model: type[BaseModel], depth: int = 0) -> set[str]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import ValidationError
+
 from moot import protocols
-from moot.config import RunConfig
+from moot.config import RunConfig, problem_lines
 from moot.protocols.definition import ProtocolDefinition
 
-__all__ = ["CLOSE", "near", "unknown_key"]
+__all__ = ["CLOSE", "near", "option_problems", "unknown_key"]
 
 # difflib's ratio at or above which a name is taken for a typo of another: a letter left out,
 # doubled or swapped (`sed`: seed, 0.86; `rounds`: max_rounds, 0.75), but not three shared
@@ -54,3 +56,10 @@ def unknown_key(name: str, record: ProtocolDefinition[Any] | None = None) -> str
     if option is not None and record is not None:
         return f"{name}: unknown key; did you mean {option!r} in the [{record.name}] table?"
     return f"{name}: unknown key"
+
+
+def option_problems(error: ValidationError, record: ProtocolDefinition[Any]) -> list[str]:
+    """The problems of a protocol's options (`court.max_agent_rounds: ...`), a number out of
+    bounds with the bounds the protocol's options model sets: 'the court protocol takes a whole
+    number from 1 to 10'."""
+    return problem_lines(error, record.name, record.options, f"the {record.name} protocol")

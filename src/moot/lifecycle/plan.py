@@ -37,7 +37,7 @@ from moot.lifecycle.flags import (
     run_flag_terms,
     set_flag,
 )
-from moot.lifecycle.keys import unknown_key
+from moot.lifecycle.keys import option_problems, unknown_key
 from moot.models.base import create_model, provider_info, providers
 from moot.models.keys import restore_call_settings
 from moot.models.pricing import suggest_spec
@@ -106,7 +106,7 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         try:
             options = record.options.model_validate(raw if raw is not None else {})
         except ValidationError as exc:
-            problems += problem_lines(exc, record.name)
+            problems += option_problems(exc, record)
     problems += _agent_count(record, len(config.agents))
     if config.code is not None and not record.code_tasks:
         problems.append(
@@ -242,7 +242,7 @@ def check_config(
         try:
             record.options.model_validate(data.get(record.name) or {})
         except ValidationError as exc:
-            problems += problem_lines(exc, record.name, record.options)
+            problems += option_problems(exc, record)
         agents = data.get("agents")
         if isinstance(agents, list):
             problems += _agent_count(record, len(agents))

@@ -25,6 +25,7 @@ from moot.types import alias_label as label
 __all__ = [
     "FINDING_LABELS",
     "ClaimsTable",
+    "bound_problem",
     "change_line",
     "claims_table",
     "clean_text",
@@ -70,6 +71,48 @@ def status_words(status: str) -> str:
     """A session status or finding label in words, for a person: 'no consensus', 'budget
     exceeded' (the JSON keeps its code value, 'no_consensus')."""
     return status.replace("_", " ")
+
+
+# A bound's error (pydantic's type) -> the limit it names and how the value misses it
+_MISSED = {
+    "greater_than_equal": ("ge", "is less than"),
+    "greater_than": ("gt", "is not more than"),
+    "less_than_equal": ("le", "is more than"),
+    "less_than": ("lt", "is not less than"),
+}
+
+
+def bound_problem(
+    kind: str, value: object, limits: dict[str, float], whole: bool, owner: str | None = None
+) -> str | None:
+    """A number out of its bounds in words, with what is taken: '50 is more than 10; the court
+    protocol takes a whole number from 1 to 10' (`owner`, who sets the bounds), else '...; give
+    a number from 0 to 2'. `kind` is the validation error's type, `limits` the field's bounds
+    (ge, gt, le, lt); None for another kind of error."""
+    if kind not in _MISSED or _MISSED[kind][0] not in limits:
+        return None
+    key, missed = _MISSED[kind]
+
+    def shown(number: float) -> str:
+        return f"{number:g}"
+
+    low = limits.get("ge", limits.get("gt"))
+    high = limits.get("le", limits.get("lt"))
+    what = "a whole number" if whole else "a number"
+    if "ge" in limits and "le" in limits:
+        takes = f"{what} from {shown(limits['ge'])} to {shown(limits['le'])}"
+    elif low is not None and high is not None:
+        above = "at least" if "ge" in limits else "more than"
+        below = "at most" if "le" in limits else "less than"
+        takes = f"{what} {above} {shown(low)} and {below} {shown(high)}"
+    elif low is not None:
+        at_least = "of {} or more" if "ge" in limits else "more than {}"
+        takes = f"{what} " + at_least.format(shown(low))
+    else:
+        at_most = "of at most" if "le" in limits else "less than"
+        takes = f"{what} {at_most} {shown(high or 0)}"
+    said = f"{value!r} {missed} {shown(limits[key])}"
+    return f"{said}; {owner} takes {takes}" if owner else f"{said}; give {takes}"
 
 
 def round_words(number: int) -> str:
