@@ -64,3 +64,15 @@ def test_a_config_number_out_of_bounds_says_the_bounds(
     assert code == 1
     assert "temperature: 3 is more than 2; give a number from 0 to 2" in out + err, out + err
     assert "Input should be" not in out + err
+
+
+def test_a_display_it_does_not_take_names_those_it_does_and_what_each_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """click said "'plain' is not 'tmux'.", naming no alternative."""
+    code, _, err = moot(capsys, "run", "q", *THREE, "--display", "plain")
+    assert code == 1
+    flat = " ".join(err.split())
+    assert "'plain' is not a display; --display takes tmux (also each CLI agent's output" in flat
+    assert "Without --display a run shows the live view on a terminal and plain lines" in flat
+    assert "is not 'tmux'" not in flat

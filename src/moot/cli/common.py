@@ -72,6 +72,33 @@ class Whole(click.IntRange):
         return f"a whole number from {self.min} to {self.max}"
 
 
+# What --display takes, and what each shows; a run without it shows the live view on a
+# terminal and plain lines otherwise
+DISPLAYS = {"tmux": "also each CLI agent's output in its own pane of a private tmux server"}
+
+
+class Display(click.Choice):
+    """--display: a value it does not take is named with those it does and what each does, and
+    what a run shows without it, not click's "'plain' is not 'tmux'."."""
+
+    def __init__(self) -> None:
+        super().__init__(list(DISPLAYS))
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            pass
+        takes = "; ".join(f"{name} ({does})" for name, does in DISPLAYS.items())
+        self.fail(
+            f"{str(value)!r} is not a display; --display takes {takes}. Without --display a "
+            "run shows the live view on a terminal and plain lines otherwise (--quiet: only "
+            "the answer; --json-logs: one JSON object per event)",
+            param,
+            ctx,
+        )
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     say(f"moot: error: {message}", err=True)
     sys.exit(code)
@@ -216,7 +243,7 @@ def tmux_option(command: Callable[..., None]) -> Callable[..., None]:
     return click.option(
         "--display",
         "display",
-        type=click.Choice(["tmux"]),
+        type=Display(),
         default=None,
         help="tmux: also show each CLI agent's output in its own pane of a private tmux "
         "server (tmux -L moot-SESSION attach).",
