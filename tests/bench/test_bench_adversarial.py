@@ -201,7 +201,8 @@ def test_the_table_computes_the_targets() -> None:
     assert "| vote | 10 | 0 | 1 of 10 (10%) | 0 of 0 | 0 | 0 | MISSED |" in text
     assert "| court | 11 | 0 | 1 of 11 (9%) | 0 of 0 | 0 | 0 | met |" in text
     assert "| arena | n | agree | x |  | false consensus |" in text
-    said = markdown(Table([msgspec.structs.replace(_row("p", "vote", fd=True), label="no_consensus")], ("vote",)))
+    none = msgspec.structs.replace(_row("p", "vote", fd=True), label="no_consensus")
+    said = markdown(Table([none], ("vote",)))
     assert "| vote | p | agree | no consensus |  | " in said, said  # words, not the code word
     data = table.to_json()
     assert data["protocols"]["court"]["targets_met"] is True

@@ -94,3 +94,14 @@ def test_chart_labels_never_overlap(tmp_path: Path) -> None:
         assert all(box[0] >= 0 and box[2] <= WIDTH for box in boxes)
     shown = {box[4] for box in _labels(cost_chart(rows))}
     assert shown == set(NAMES)  # beside their points, whole
+
+
+def test_a_bench_of_one_question_says_one_question(tmp_path: Path) -> None:
+    """The walkthrough read "arithmetic, 1 questions"."""
+    row = ProtocolRow(
+        name="arena", protocol="arena", correct=[True], calls=[6], tokens=[900], costs=[0.1],
+        seconds=1.0, sessions=[None], failed=0,
+    )  # fmt: skip
+    report = _report(tmp_path, [row])
+    report.suite = arithmetic_suite(1)
+    assert markdown(report).startswith("# moot bench: arithmetic, 1 question\n")

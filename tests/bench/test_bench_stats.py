@@ -239,3 +239,8 @@ def test_core_code_imports_neither_scipy_nor_statsmodels() -> None:
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_the_verdict_on_one_question_says_one_question() -> None:
+    result = compare("arena", [True], "vote", [True])
+    assert "on the same 1 question; McNemar" in result.sentence, result.sentence

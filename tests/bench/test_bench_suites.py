@@ -126,7 +126,8 @@ def test_suite_wide_scorer_applies_where_a_line_sets_none(tmp_path: Path) -> Non
         ('{"question": "q", "answer": "ten", "scorer": "numeric"}', "needs a number as 'answer'"),
         ('{"question": "q", "answer": "(", "scorer": "regex"}', "not a valid regular expression"),
         ('{"question": "q", "answer": "x", "tolerance": -1}', "'tolerance' must be a number >= 0"),
-        ('{"question": "q", "answer": "x", "answr": "y"}', r"unknown field\(s\) \['answr'\]"),
+        ('{"question": "q", "answer": "x", "answr": "y"}', r": an unknown field \['answr'\]"),
+        ('{"question": "q", "answer": "x", "a": 1, "b": 2}', r": unknown fields \['a', 'b'\]"),
         (
             '{"question": "q", "answer": "x", "id": "line-1"}',
             "id 'line-1' is already used on line 1",
@@ -168,6 +169,10 @@ def test_suite_for(tmp_path: Path) -> None:
     # a smaller sample than asked for is not run silently
     with pytest.raises(ConfigError, match=r"has 5 questions; --n 6 asks for more: give --n 5"):
         suite_for(str(path), n=6)
+    (tmp_path / "one").mkdir()
+    one = _write(tmp_path / "one", [json.dumps({"question": "q", "answer": 1})])
+    with pytest.raises(ConfigError, match=r"has 1 question; --n 2 asks for more: give --n 1"):
+        suite_for(str(one), n=2)
     with pytest.raises(ConfigError, match="unknown suite 'gsm8k': use one of arithmetic"):
         suite_for("gsm8k")
 

@@ -505,3 +505,16 @@ def test_the_board_prints_no_escape_sequence_from_model_text(
     code, out, _ = moot(capsys, "status")
     assert code == 0 and "bad key" in out
     assert "\x1b" not in out and "\x07" not in out and "PWNED" not in out
+
+
+def test_a_session_of_one_agent_and_a_batch_of_one_call_say_it_in_the_singular() -> None:
+    from moot.batch import BatchSummary, LineResult
+    from moot.display.batch import summary_lines
+    from moot.types import EventKind
+
+    meta = {"protocol": "refine", "aliases": {"agent_a": "scripted:@x"}}
+    opened = Event(kind=EventKind.OPENED, data={"session_id": "s1", "meta": meta})
+    assert format_event(opened) == "session s1 (refine): 1 agent (Agent A)"
+    ended = [LineResult(0, "Q1", "s1", "consensus", calls=1, tokens=1, cost=None)]
+    summary = summary_lines(BatchSummary("b1", ended, 1.0, counts={"consensus": 1}), 1)
+    assert "; 1 call, 1 token, " in summary[0], summary

@@ -12,6 +12,7 @@ from moot.deliberation.trust import is_tiny
 from moot.engine.store import atomic_write
 from moot.report.chart import HEIGHT, WIDTH
 from moot.report.code import table_head
+from moot.text import plural
 
 if TYPE_CHECKING:
     from moot.bench.runner import BenchReport, ProtocolRow
@@ -62,7 +63,7 @@ def data(report: BenchReport) -> dict[str, Any]:
 def markdown(report: BenchReport) -> str:
     rows = report.rows
     lines = [
-        f"# moot bench: {report.suite.name}, {len(report.suite.questions)} questions",
+        f"# moot bench: {report.suite.name}, {plural(len(report.suite.questions), 'question')}",
         "",
         honesty(report),
         "",
@@ -144,7 +145,8 @@ def _audit(audit: dict[str, Any]) -> str:
     if "note" in audit:
         return str(audit["note"])
     if not audit["judged"]:
-        return f"{audit['asked_swapped']} judgement(s) asked swapped; no usable verdict came back"
+        asked = plural(int(audit["asked_swapped"]), "judgement")
+        return f"{asked} asked swapped; no usable verdict came back"
     low, high = audit["interval_95"]
     return (
         f"{audit['stable']} of {audit['judged']} verdicts named the same candidate with the order "

@@ -17,6 +17,8 @@ from typing import Literal
 
 from msgspec import Struct
 
+from moot.text import plural
+
 __all__ = [
     "Comparison",
     "Interval",
@@ -151,7 +153,7 @@ class Comparison(Struct, frozen=True):
         p = "p < 0.001" if self.test.p_value < 0.001 else f"p = {self.test.p_value:.3f}"
         numbers = (
             f"({self.accuracy:.1%} against {self.baseline_accuracy:.1%} on the same "
-            f"{self.test.questions} questions; McNemar exact {p} at level {self.alpha:g})"
+            f"{plural(self.test.questions, 'question')}; McNemar exact {p} at level {self.alpha:g})"
         )
         if self.direction == "no measurable gain":
             return f"{self.protocol} shows no measurable gain over {self.baseline} {numbers}."

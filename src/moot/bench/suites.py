@@ -34,6 +34,7 @@ from moot.config import read_lines
 from moot.deliberation.answers import normalize_answer, parse_number
 from moot.deliberation.claims import Relation, compare, extract_claim
 from moot.errors import ConfigError
+from moot.text import plural
 
 __all__ = [
     "BUILTIN_SUITES",
@@ -180,7 +181,8 @@ def _question(
         )
     unknown = sorted(set(data) - set(_FIELDS))
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {unknown}; allowed: {', '.join(_FIELDS)}")
+        fields = "an unknown field" if len(unknown) == 1 else "unknown fields"
+        raise ConfigError(f"{where}: {fields} {unknown}; allowed: {', '.join(_FIELDS)}")
     text = data.get("question")
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"{where}: 'question' must be a non-empty string")
@@ -265,7 +267,8 @@ def suite_for(spec: str, n: int | None = None, seed: int = 0) -> Suite:
         suite = load_suite(spec)
         if n is not None and n > len(suite.questions):  # a smaller sample than asked for
             raise ConfigError(
-                f"suite file {spec} has {len(suite.questions)} questions; --n {n} asks for more: "
+                f"suite file {spec} has {plural(len(suite.questions), 'question')}; --n {n} asks "
+                "for more: "
                 f"give --n {len(suite.questions)} or fewer, or leave --n out to run them all"
             )
         return suite.take(n)

@@ -216,7 +216,8 @@ def summary_lines(summary: BatchSummary, total: int) -> list[str]:
     lines = [
         f"batch {summary.batch_id}: {len(results)} of {plural(total, 'session')} ended "
         f"({counts or 'none'})"
-        f" in {summary.seconds:.1f}s; {calls:,} calls, {tokens:,} tokens, {_money(cost)}"
+        f" in {summary.seconds:.1f}s; {calls:,} call{'' if calls == 1 else 's'}, "
+        f"{tokens:,} token{'' if tokens == 1 else 's'}, {_money(cost)}"
     ]
     failed = summary.failed
     if failed:

@@ -44,7 +44,7 @@ def _opened(data: dict[str, Any], reveal: bool) -> str:
     resumed = f"; resuming after {plural(past, 'journaled step')}" if past else ""
     return (
         f"session {data.get('session_id')} ({meta.get('protocol')}): "
-        f"{len(aliases)} agents ({agents}){resumed}"
+        f"{plural(len(aliases), 'agent')} ({agents}){resumed}"
     )
 
 
@@ -82,7 +82,8 @@ def _format(event: Event, reveal: bool) -> str | None:
         failure = data.get("failure") or {}
         return (
             f"{at}: attempt {data.get('attempt')} failed "
-            f"({status_words(str(failure.get('kind')))}); retrying in {float(data.get('retry_in') or 0):.1f}s"
+            f"({status_words(str(failure.get('kind')))}); "
+            f"retrying in {float(data.get('retry_in') or 0):.1f}s"
         )
     if kind == "shell_started":
         return f"{at}: running `{data.get('command')}`"
