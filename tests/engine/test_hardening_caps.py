@@ -174,7 +174,8 @@ def test_a_reply_stopped_at_max_tokens_is_journaled_and_reported(
     assert ask["data"]["completion"]["hit_max_tokens"] is True
     for name in ("report.md", "report.html"):
         report = (folder / name).read_text(encoding="utf-8")
-        assert "stopped at its max_tokens: its end may be missing" in report, name
+        said = "the model stopped at its token limit (max_tokens): the end may be missing"
+        assert said in report, name
     assert api.replay(folder.name).identical is True
 
     server.answers = [Answer(text="Answer: 42")]

@@ -108,7 +108,7 @@ class Turn(Struct, frozen=True):
         if self.truncated_from is not None:
             return f"truncated: the reply was {self.truncated_from:,} bytes"
         if self.hit_max_tokens:
-            return "stopped at its max_tokens: its end may be missing"
+            return "the model stopped at its token limit (max_tokens): the end may be missing"
         return None
 
     @property
