@@ -77,7 +77,7 @@ class Whole(click.IntRange):
 DISPLAYS = {"tmux": "also each CLI agent's output in its own pane of a private tmux server"}
 
 
-class Display(click.Choice):
+class Display(click.Choice[str]):
     """--display: a value it does not take is named with those it does and what each does, and
     what a run shows without it, not click's "'plain' is not 'tmux'."."""
 
