@@ -142,6 +142,7 @@ def test_the_arbiter_sees_both_diffs_and_verifications_and_the_champion_is_appli
     assert result.finding is not None and result.finding.label == "no_consensus"
     assert "a winner, not a consensus" in result.finding.reason
     assert "the final match was decided by the arbiter: " in result.how
+    assert "2 agents, 1 match; " in result.how and "in 1 match." in result.trust  # not match(es)
     (verdict,) = result.verdicts
     assert verdict.role == "arbiter" and verdict.valid and "chose" in verdict.says
     code = result.details["code"]

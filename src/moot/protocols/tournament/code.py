@@ -50,6 +50,7 @@ from moot.protocols.tournament.bracket import (
     participants,
 )
 from moot.protocols.tournament.options import TournamentOptions
+from moot.text import plural
 from moot.types import (
     ChangeOfMind,
     Finding,
@@ -340,7 +341,7 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
     else:
         how = (
             f"{alias_label(champion)} won the tournament of changes: {len(b.seeds)} agents, "
-            f"{len(b.matches)} match(es); the final match was decided by "
+            f"{plural(len(b.matches), 'match', 'matches')}; the final match was decided by "
             f"{_DECIDED_BY.get(final.decided_by, final.decided_by)}: "
             f"{final.reason}"
         )
@@ -460,7 +461,7 @@ def _statement(b: _Bracket, champion: str, final: _CodeMatch | None, finding: Fi
     else:
         sentences.append(
             f"{alias_label(champion)}'s change won the tournament of {len(b.seeds)} agents in "
-            f"{len(b.matches)} match(es)."
+            f"{plural(len(b.matches), 'match', 'matches')}."
         )
         how = {
             "converged": "both sides of the final match ended with the same change",
