@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from moot.text.rounds import round_result
 from moot.types import RoundSummary, alias_label
 
 
@@ -25,12 +26,12 @@ def test_a_tally_of_answers_reads_each_answer_apart_from_its_count() -> None:
         out_of=6,
         problem="1 of 6 answers invalid",
     )
-    assert tally.describe() == (
+    assert round_result(tally) == (
         "no majority: '7' 2 of 6, '9' 1, '5' 1, '2' 1; 4 of 6 needed; 1 of 6 answers invalid"
     )
     # a long answer is cut, its own commas and numbers inside its quotes
     long = "However, when dealing with 3 and 4 the sum is 7, as counting on from 3 shows"
-    shown = RoundSummary(round=1, votes={long: 3}, needed=2, out_of=3).describe()
+    shown = round_result(RoundSummary(round=1, votes={long: 3}, needed=2, out_of=3))
     assert shown == (
         "'However, when dealing with 3 and 4 the sum is 7, as count...' 3 of 3; 2 of 3 needed"
     )
@@ -38,4 +39,4 @@ def test_a_tally_of_answers_reads_each_answer_apart_from_its_count() -> None:
 
 def test_a_tally_of_votes_without_a_total_reads_as_before() -> None:
     court = RoundSummary(round=2, votes={"yes": 2, "no": 0, "abstain": 0, "failed": 1}, needed=2)
-    assert court.describe() == "votes yes 2, no 0, abstain 0, failed 1, 2 needed"
+    assert round_result(court) == "votes yes 2, no 0, abstain 0, failed 1, 2 needed"

@@ -24,6 +24,7 @@ from moot.display.jsonlog import JsonLog, json_records
 from moot.display.live import LiveView, render_board
 from moot.display.plain import PlainLog, format_event
 from moot.models.scripted import ScriptedFailure
+from moot.text.rounds import round_result
 from moot.types import Completion, Event, FailureKind, Request, RoundSummary, Usage
 from tests.scripts import Debate, no_sleep, solution, start, verdict
 
@@ -247,13 +248,13 @@ def test_a_consensus_word_below_the_needed_score_is_shown_as_not_taken() -> None
     # an answer of several words is quoted, so its commas and numbers stay apart from the
     # counts (a tryout read "votes 3 1, 4 1, 409 1, 340 1, However, when dealing with 1")
     tally = RoundSummary(round=1, votes={"3": 1, "However, when dealing with": 1}, needed=4)
-    assert tally.describe() == "votes 3 1, 'However, when dealing with' 1, 4 needed"
+    assert round_result(tally) == "votes 3 1, 'However, when dealing with' 1, 4 needed"
     passing = RoundSummary(round=1, judge="agent_b", decision="CONSENSUS", score=9, threshold=8)
-    assert passing.describe() == "judge Agent B, CONSENSUS, convergence score 9/10"
+    assert round_result(passing) == "judge Agent B, CONSENSUS, convergence score 9/10"
     # a problem stands beside what it qualifies ("no valid answer, (3 of 3 answers invalid)")
     invalid = RoundSummary(round=1, decision="no valid answer", problem="3 of 3 answers invalid")
-    assert invalid.describe() == "no valid answer (3 of 3 answers invalid)"
-    assert RoundSummary(round=1, problem="no reply").describe() == "(no reply)"
+    assert round_result(invalid) == "no valid answer (3 of 3 answers invalid)"
+    assert round_result(RoundSummary(round=1, problem="no reply")) == "(no reply)"
 
 
 class _Tty(io.StringIO):

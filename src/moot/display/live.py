@@ -30,6 +30,7 @@ from moot.display.face import Face
 from moot.display.names import short_models
 from moot.display.plain import format_event, result_lines
 from moot.text import place_words, plural
+from moot.text.rounds import round_result
 from moot.text.safe import terminal_safe
 from moot.types import Event
 from moot.types import alias_label as label
@@ -129,7 +130,7 @@ def _latest(board: Board) -> Text | None:
         return None
     latest = board.latest
     text = Text("Latest: ", style="bold")
-    text.append(terminal_safe(f"{latest.title.lower()}: {latest.describe()}"))
+    text.append(terminal_safe(f"{latest.title.lower()}: {round_result(latest)}"))
     if latest.threshold is not None and latest.score is not None:
         text.append(f" (consensus at {latest.threshold:g})", style="dim")
     return text

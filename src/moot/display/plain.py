@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.display.face import Face
 from moot.text import clean_text, outcome_lines, plural, status_words, step_place
+from moot.text.rounds import round_result
 from moot.types import Event, RoundSummary
 from moot.types import alias_label as label
 
@@ -93,7 +94,7 @@ def _format(event: Event, reveal: bool) -> str | None:
         return f"{at}: `{data.get('command')}` {status}"
     if kind == "round_result":
         result = RoundSummary.model_validate(data)
-        return f"{result.title.lower()}: {result.describe()}"
+        return f"{result.title.lower()}: {round_result(result)}"
     if kind == "context_fresh":
         return (
             f"{at}: context estimate {data.get('estimated_tokens')} tokens passed "

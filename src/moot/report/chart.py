@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from moot.text.rounds import round_result
 from moot.types import RoundSummary
 from moot.types import alias_label as label
 
@@ -77,7 +78,7 @@ def score_chart(results: list[RoundSummary]) -> str:
         height = max(plot_h * min(r.score, scale) / scale, 1.0)
         y = TOP + plot_h - height
         colour = _DECISION_COLOURS.get(str(r.decision).upper(), "#757575")
-        tip = f"{r.title}: {r.describe()}"
+        tip = f"{r.title}: {round_result(r)}"
         body.append(
             f'<rect class="bar" x="{_f(centre - bar_w / 2)}" y="{_f(y)}" width="{_f(bar_w)}" '
             f'height="{_f(height)}" rx="3" fill="{colour}"><title>{escape(tip)}</title></rect>'

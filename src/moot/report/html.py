@@ -28,6 +28,7 @@ from moot.text import (
     rounds_words,
     verdict_line,
 )
+from moot.text.rounds import round_result
 from moot.version import __version__
 
 __all__ = ["CSP", "html_for", "markdown_html"]
@@ -218,7 +219,7 @@ def _round(round_: Round, titles: Mapping[str, str]) -> str:
     head = f"<h3>{escape(round_.title)}</h3>"
     if round_.result is not None:
         decision = round_.result.decision or ("tally" if round_.result.votes else "none")
-        head += _pill(decision, round_.result.describe())
+        head += _pill(decision, round_result(round_.result))
     parts = [f'<li class="round"><div class="round-head">{head}</div>']
     for phase in round_.phases:
         title = titles.get(phase.name, phase.name.replace("_", " ").capitalize())

@@ -19,6 +19,7 @@ from moot.text import (
     rounds_words,
     verdict_line,
 )
+from moot.text.rounds import round_result
 from moot.types import RoundSummary
 
 __all__ = ["fence", "finding_markdown", "quoted", "render_markdown"]
@@ -231,7 +232,7 @@ def render_markdown(view: SessionView, *, full: bool = True) -> str:
                 if not full:
                     lines.append("")
             if round_.result is not None:
-                lines += [f"**{round_.title} result:** {round_.result.describe()}", ""]
+                lines += [f"**{round_.title} result:** {round_result(round_.result)}", ""]
     lines += _scores_table(view)
     lines += _bullets(
         "## Remaining Disagreements",

@@ -16,6 +16,7 @@ from moot.cli.run import _demo_rounds
 from moot.deliberation.consensus import position_id
 from moot.protocols.court import PROTOCOL, CourtOptions
 from moot.protocols.court.rounds import describe_round
+from moot.text.rounds import round_result
 from moot.types import Event, RoundSummary
 from tests.court_scripts import Ask, Behaviour, Court, reply, stubborn
 from tests.scripts import start
@@ -109,11 +110,11 @@ def test_the_live_lines_say_what_the_report_says_of_every_round() -> None:
     live = [RoundSummary.model_validate(e.data) for e in seen if e.kind == "round_result"]
     options = CourtOptions()
     recorded = [describe_round(entry, options) for entry in run.result.details["rounds"]]
-    assert [x.describe() for x in live] == [x.describe() for x in recorded if x is not None]
+    assert [round_result(x) for x in live] == [round_result(x) for x in recorded if x is not None]
     judges = [x for x in live if x.stage == "judges"]
     assert [x.votes.get("invalid") for x in judges] == [3, 2, 3]
     assert all(x.needed == 2 for x in judges)
-    assert "no result recorded" not in " ".join(x.describe() for x in live)
+    assert "no result recorded" not in " ".join(round_result(x) for x in live)
 
 
 def test_a_valid_pick_says_what_moot_checked_of_it() -> None:
@@ -136,8 +137,8 @@ def test_a_proposal_round_is_not_shown_as_abstentions() -> None:
         for e in seen
         if e.kind == "round_result" and e.data["round"] == 1
     )
-    assert "abstain" not in first.describe() and not first.votes
-    assert first.describe().startswith("3 positions proposed by 3 agents"), first.describe()
+    assert "abstain" not in round_result(first) and not first.votes
+    assert round_result(first).startswith("3 positions proposed by 3 agents"), round_result(first)
 
 
 def test_the_demonstration_runs_long_enough_to_vote() -> None:

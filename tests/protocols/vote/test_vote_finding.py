@@ -15,6 +15,7 @@ from moot.lifecycle.plan import resolve
 from moot.models.scripted import register_script
 from moot.protocols.vote.options import VoteOptions
 from moot.protocols.vote.run import describe_round, judge_samples
+from moot.text.rounds import round_result
 from moot.types import Request
 from tests.scripts import start
 
@@ -237,7 +238,7 @@ def test_without_a_majority_the_round_reads_each_answer_apart_from_its_count() -
     assert run.exit_code == 2
     record = run.result.details["rounds"][0]
     line = describe_round(record, VoteOptions(samples=2))
-    assert line is not None and line.describe() == (
+    assert line is not None and round_result(line) == (
         "no majority: '7' 2 of 6, '9' 1, '5' 1, '2' 1; 4 of 6 needed; 1 of 6 answers invalid"
     )
 
