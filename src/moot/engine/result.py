@@ -20,7 +20,7 @@ from msgspec import Struct
 from pydantic import BaseModel, ConfigDict
 
 from moot import lazy
-from moot.text import clean_text, plural
+from moot.text import clean_text, plural, status_words
 from moot.types import (
     ChangeOfMind,
     ClaimAt,
@@ -157,7 +157,7 @@ class Result(BaseModel):
         if self.status == "consensus" and self.finding is not None:
             if self.finding.label == "chosen":  # a plan approved, a plan carried out
                 return "chosen"
-        return self.status.replace("_", " ")
+        return status_words(self.status)
 
     def to_json(self) -> str:
         # Without a journal head the field is left out, so a result.json written before it
