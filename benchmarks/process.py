@@ -33,6 +33,12 @@ floor       (its own line) the same `first` for a process that imports only the 
             filelock, httpx2 with its connection pool and async backend) and then posts one chat
             request: what any tool built on them pays. `first` minus `floor` is moot's own part.
 
+instructions (its own line, where valgrind is installed) the instructions moot (3 agents) and the
+            floor each run from their start to their first connect, counted by callgrind, and
+            moot's own part as a share of the floor's and in seconds at the floor's median time.
+            Timed figures on these machines move by tens of milliseconds from run to run; the
+            count moves by a few parts in a thousand, so it is the figure to compare commits by.
+
 Then `--repeat` more 3-agent, 1-round runs at that latency, each with a floor run: the
 targets' `over` and `first` figures are medians over all such runs, since single runs on
 these shared machines vary by tens of milliseconds. Each run starts once the last one's
@@ -189,6 +195,56 @@ def floor_once(server: ChatServer, home: Path) -> float:
     return min(c.arrived for c in server.calls) - started
 
 
+# Put first on the path of a process measured by `instructions`: it ends the process at its
+# first connect, before any byte is sent, so that nothing after the first request is counted.
+STOP_AT_CONNECT = """
+import os, socket
+
+def _stop(self, address):
+    os._exit(0)
+
+socket.socket.connect = _stop
+"""
+
+
+def instructions(home: Path, src: Path) -> tuple[int, int] | None:
+    """Instructions that moot (3 agents) and the floor each run from their start to their first
+    connect, counted by valgrind's callgrind; None without valgrind. Unlike seconds, the count
+    does not move with the machine's load: the same tree gives the same figure to a few parts
+    in a thousand. Neither needs a server: each stops as it connects (STOP_AT_CONNECT)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    stop = home / "stop-at-connect"
+    stop.mkdir(exist_ok=True)
+    (stop / "sitecustomize.py").write_text(STOP_AT_CONNECT)
+    url = "http://127.0.0.1:9/v1"  # never reached
+    argv = [*command_for(src), "run", "Count the pairs that sum to a target.", "--seed", "1"]
+    for index in range(3):
+        argv += ["--models", f"openai-compat:{url}#m{index}"]
+    env = {**os.environ, "MOOT_HOME": str(home), "PYTHONPYCACHEPREFIX": str(home / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    counts = []
+    for command, path in (
+        (argv, f"{stop}{os.pathsep}{src}"),
+        ([sys.executable, "-c", FLOOR, url], str(stop)),
+    ):
+        run_env = {**env, "PYTHONPATH": path}
+        subprocess.run(command, env=run_env, capture_output=True, timeout=120)  # bytecode cached
+        counted = subprocess.run(
+            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        found = [line for line in counted.stderr.splitlines() if "Collected" in line]
+        if not found:
+            return None
+        counts.append(int(found[-1].split()[-1]))
+    return counts[0], counts[1]
+
+
 def describe(run: Run) -> str:
     ratio = f"{run.wall / run.critical:.2f}" if run.latency else "-"
     return (
@@ -322,6 +378,19 @@ def main() -> None:
             floors.append(floor_once(server, home))
         for line in targets(runs, floors):
             print(line)
+        counted = instructions(home, src)
+        if counted is None:
+            print("start-up share in instructions: not counted (valgrind is not installed)")
+        else:
+            mine, floor = counted
+            part = (mine - floor) / floor
+            seconds = part * statistics.median(floors)
+            state = "met" if seconds <= 0.05 else "MISSED"
+            print(
+                f"start-up share in instructions (callgrind, to the first connect): moot "
+                f"{mine / 1e6:.0f} M, the floor {floor / 1e6:.0f} M; moot's own {part:.3f} of "
+                f"the floor, {seconds:.3f} s at the floor's median time (target <= 0.050: {state})"
+            )
         commit = os.environ.get("MOOT_BENCH_AGAINST")
         if commit:
             against(server, home, src, commit, args.latency)
