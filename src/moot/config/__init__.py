@@ -1,7 +1,5 @@
 """Run configuration: pydantic models (unknown keys refused), loaded from TOML, JSON or YAML."""
 
-from __future__ import annotations
-
 import json
 import os
 import re
@@ -256,7 +254,7 @@ class RunConfig(_Strict):
     )
 
     @model_validator(mode="after")
-    def _share_prices(self) -> RunConfig:
+    def _share_prices(self) -> "RunConfig":
         for agent in self.agents:  # providers see them through AgentConfig.settings()
             agent._prices = self.prices
         return self

@@ -15,8 +15,6 @@ Precedence: flags > the project's config file (--config) > this file > built-in 
 `moot config` (moot/cli/config.py) shows, edits and sets it; `lifecycle/plan.load_run` applies it.
 """
 
-from __future__ import annotations
-
 import json
 import math
 import os
@@ -145,7 +143,7 @@ class UserConfig(pydantic.BaseModel):
     @classmethod
     def at(
         cls, path: Path, data: Mapping[str, Any] | None = None, check: Check | None = None
-    ) -> UserConfig:
+    ) -> "UserConfig":
         """The settings of `data` (none: no file), read from `path`; a ConfigError naming
         the file and every wrong key at once. `check`: what a layer above finds wrong with the
         settings (an unknown protocol or provider), run on the keys that are valid here."""

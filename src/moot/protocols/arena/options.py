@@ -1,7 +1,5 @@
 """The arena's options: the `[arena]` section of a config file."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from moot.config import Section
