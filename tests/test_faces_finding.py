@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 from rich.console import Console
 
 from moot import api
@@ -32,7 +33,7 @@ from moot.report.html import html_for, markdown_html
 from moot.report.markdown import render_markdown
 from moot.report.view import build_view
 from moot.text import verdict_line
-from moot.types import Message, ModelVerdict, Outcome, Step
+from moot.types import Message, ModelVerdict, Outcome, Step, load
 from tests.cli.test_cli import moot
 from tests.scripts import Debate, solution, start, verdict
 
@@ -144,7 +145,7 @@ def test_result_json_carries_the_typed_outcome(
     assert verdict["upheld"] is False and verdict["claims_agreement"] is True
     assert verdict["valid"] is True and verdict["problem"] == ""
     assert (
-        Result.model_validate(stored).to_json() == (contradicted.folder / "result.json").read_text()
+        load(stored, Result).to_json() == (contradicted.folder / "result.json").read_text()
     )  # and it reads back byte for byte
 
 
@@ -320,15 +321,13 @@ def test_verdict_lines_mark_what_moot_does_not_bear_out() -> None:
     assert verdict_line(contradicted) == (
         "Agent C (judge, round 1): called it consensus (score 10/10); not upheld: " + NOT_UPHELD
     )
-    invalid = contradicted.model_copy(
-        update={"valid": False, "problem": "CONSENSUS with 2 remaining disagreements"}
-    )
+    invalid = replace(contradicted, valid=False, problem="CONSENSUS with 2 remaining disagreements")
     assert verdict_line(invalid).endswith(
         "; invalid verdict: CONSENSUS with 2 remaining disagreements"
     )
     upheld = ModelVerdict(by="Agent A", role="arbiter", says="scored 90", claims_agreement=True)
     assert verdict_line(upheld) == "Agent A (arbiter): scored 90; upheld by moot's check"
-    denied = upheld.model_copy(update={"claims_agreement": False, "upheld": False})
+    denied = replace(upheld, claims_agreement=False, upheld=False)
     assert verdict_line(denied).endswith(
         "not upheld: the arbiter did not call it consensus; moot's check finds agreement"
     )

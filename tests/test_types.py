@@ -1,9 +1,25 @@
-"""The shared data of moot.types: how ids are shown."""
+"""The shared data of moot.types: how ids are shown, how records are written and read back."""
 
 from __future__ import annotations
 
+import pytest
+
+from moot.engine.result import Result, build_result
 from moot.text.rounds import round_result
-from moot.types import RoundSummary, alias_label
+from moot.types import (
+    ChangeOfMind,
+    ClaimAt,
+    Completion,
+    Event,
+    EventKind,
+    FailureKind,
+    Message,
+    ModelFailure,
+    RoundSummary,
+    alias_label,
+    dump,
+    load,
+)
 
 
 def test_an_alias_label_reads_agents_judges_and_one_of_several_answers() -> None:
@@ -40,3 +56,66 @@ def test_a_tally_of_answers_reads_each_answer_apart_from_its_count() -> None:
 def test_a_tally_of_votes_without_a_total_reads_as_before() -> None:
     court = RoundSummary(round=2, votes={"yes": 2, "no": 0, "abstain": 0, "failed": 1}, needed=2)
     assert round_result(court) == "votes yes 2, no 0, abstain 0, failed 1, 2 needed"
+
+
+def test_a_record_leaves_out_only_its_named_fields_while_they_are_empty() -> None:
+    """Journals from before `truncated_from`, `hit_max_tokens` and `kept` existed read and write
+    back byte for byte: those fields are left out while empty, and only those."""
+    whole = dump(Completion(text="x"))
+    assert "truncated_from" not in whole and "hit_max_tokens" not in whole
+    assert whole["cost"] is None and whole["failure"] is None  # other empty fields stay
+    cut = dump(Completion(text="x", truncated_from=5, hit_max_tokens=True))
+    assert cut["truncated_from"] == 5 and cut["hit_max_tokens"] is True
+    own = dump(ClaimAt(agent="agent_a", round=1, claim="Paris"))
+    assert "kept" not in own and own["reason"] == "" and own["valid"] is True
+    kept = dump(ClaimAt(agent="agent_a", round=1, claim="Paris", kept="its call failed"))
+    assert kept["kept"] == "its call failed"
+    # nested records, tuples and enums become JSON's own types
+    failed = dump(
+        Completion(status="error", failure=ModelFailure(kind=FailureKind.TIMEOUT, message="m"))
+    )
+    assert failed["failure"] == {"kind": "timeout", "message": "m", "retry_after": None}
+    assert dump(ChangeOfMind(agent="a", round=1, before="x", after="y", toward=("b",)))[
+        "toward"
+    ] == ["b"]
+
+
+def test_a_record_read_back_is_checked() -> None:
+    """What a journal or a cache holds is read back checked: an unknown field, a wrong type or
+    a missing field is a ValueError, not a record that fails later."""
+    assert load({"role": "user", "content": "hi"}, Message) == Message(role="user", content="hi")
+    for bad in (
+        {"role": "user", "content": "hi", "extra": 1},
+        {"role": "user", "content": 3},
+        {"role": "user"},
+        {"role": "moderator", "content": "hi"},
+    ):
+        with pytest.raises(ValueError):
+            load(bad, Message)
+    # a whole number where a float belongs is the float, as JSON has no other way to write it
+    assert load({"latency": 2}, Completion).latency == 2.0
+    assert isinstance(load({"latency": 2}, Completion).latency, float)
+
+
+def test_an_event_read_from_its_record_has_its_kind_as_an_event_kind() -> None:
+    event = Event.from_record({"kind": "ask", "step": "r0/solve/agent_a", "seq": 1})
+    assert event.kind is EventKind.ASK and event.kind.durable and event.data == {}
+    with pytest.raises(ValueError):
+        Event.from_record({"kind": "no such kind"})
+
+
+def test_a_result_writes_a_whole_cost_as_a_float_as_result_json_always_had_it() -> None:
+    """A result with no agents sums its cost to the int 0; result.json has always said 0.0
+    (pydantic wrote a float field's value as a float), and replay compares it byte for byte."""
+    built = build_result(
+        session_id="s",
+        protocol="arena",
+        task="t",
+        aliases={},
+        agents={},
+        outcome=None,
+        status="failed",
+        stop_message="stopped",
+    )
+    assert isinstance(built.cost, float) and '"cost": 0.0,' in built.to_json()
+    assert Result.read(built.to_json()) == built

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec.structs import replace
+
 from moot.config import RunConfig
 from moot.models.scripted import ScriptedFailure, register_script
 from moot.types import FailureKind, Request, Step
@@ -151,7 +153,7 @@ class ReaskingTourney(Tourney):
 
         def answer(request: Request) -> str:
             if Step.parse(request.meta["step"]).reask:
-                request = request.model_copy(update={"messages": request.messages[:-2]})
+                request = replace(request, messages=request.messages[:-2])
             return reply(request)
 
         return answer

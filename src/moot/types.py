@@ -1,21 +1,12 @@
 """Data every layer shares: messages, requests, completions, usage and events."""
 
-from __future__ import annotations
-
 import re
-from enum import StrEnum
-from typing import Any, Literal, Protocol
+from enum import Enum, StrEnum
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
+import msgspec
 from msgspec import Struct, field
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
 
-from moot import lazy
 from moot.errors import ConfigError
 
 __all__ = [
@@ -41,23 +32,31 @@ __all__ = [
     "Synthesis",
     "Usage",
     "alias_label",
+    "dump",
     "estimate_tokens",
+    "load",
+    "load_json",
     "parse_spec",
 ]
 
 
-class _Frozen(BaseModel):
-    # Validators are built on first use, or while the first asks are in flight (moot.lazy):
-    # a run's first request needs only Message, Request and Event.
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+class _Frozen(Struct, frozen=True, forbid_unknown_fields=True):
+    """A record every layer shares: built by moot's own code (not checked when built; typed
+    for the checker), read back from JSON by `load` (checked: unknown fields refused), written
+    as JSON by `dump`. msgspec, not pydantic: a run's start-up creates these classes, and a
+    pydantic model costs some twenty times as much to create (benchmarks/process.py)."""
+
+    # Fields left out of `dump` while they hold these values, so that JSON written before
+    # the field existed reads and writes back byte for byte.
+    __leave_out__: ClassVar[dict[str, object]] = {}
 
 
-class Message(_Frozen):
+class Message(_Frozen, frozen=True):
     role: Literal["system", "user", "assistant"]
     content: str
 
 
-class Request(_Frozen):
+class Request(_Frozen, frozen=True):
     """One model call. `meta` carries the step id and alias for logs and scripted models;
     real providers never send it."""
 
@@ -78,7 +77,7 @@ class Request(_Frozen):
         return ""
 
 
-class Usage(_Frozen):
+class Usage(_Frozen, frozen=True):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_read_tokens: int = 0
@@ -89,7 +88,7 @@ class Usage(_Frozen):
     def total(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: Usage) -> Usage:
+    def __add__(self, other: "Usage") -> "Usage":
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
@@ -121,7 +120,7 @@ _TRANSIENT = frozenset(
 )
 
 
-class ModelFailure(_Frozen):
+class ModelFailure(_Frozen, frozen=True):
     kind: FailureKind
     message: str
     retry_after: float | None = None
@@ -138,12 +137,12 @@ class ModelFailure(_Frozen):
 CUT_MARK = "\n\n[... the rest of this reply was cut by moot: it passed engine.max_reply_bytes ...]"
 
 
-class Completion(_Frozen):
+class Completion(_Frozen, frozen=True):
     """What a model call produced. `status == "error"` carries a `failure` instead of text."""
 
     status: Literal["ok", "error"] = "ok"
     text: str = ""
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     cost: float | None = None  # USD; None means unknown
     latency: float = 0.0
     model: str = ""
@@ -158,22 +157,14 @@ class Completion(_Frozen):
     # truncated_from is, so journals from before it read and replay unchanged.
     hit_max_tokens: bool = False
 
-    @model_serializer(mode="wrap")
-    def _leave_out_whole(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict):
-            if data.get("truncated_from") is None:
-                data.pop("truncated_from", None)
-            if not data.get("hit_max_tokens"):
-                data.pop("hit_max_tokens", None)
-        return data
+    __leave_out__: ClassVar[dict[str, object]] = {"truncated_from": None, "hit_max_tokens": False}
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
     @classmethod
-    def error(cls, kind: FailureKind, message: str, **extra: Any) -> Completion:
+    def error(cls, kind: FailureKind, message: str, **extra: Any) -> "Completion":
         retry_after = extra.pop("retry_after", None)
         failure = ModelFailure(kind=kind, message=message, retry_after=retry_after)
         return cls(status="error", failure=failure, **extra)
@@ -223,11 +214,9 @@ _SIGNALS = frozenset(
 ENDED_KINDS = frozenset({EventKind.STOPPED, EventKind.FAILED, EventKind.FINISHED})
 
 
-class Event(BaseModel):
+class Event(Struct, forbid_unknown_fields=True):
     """Something that happened in a session. Durable events are journal lines; others only
     feed the faces (live view, logs)."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: EventKind
     step: str | None = None
@@ -236,16 +225,20 @@ class Event(BaseModel):
     ts: float | None = None
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Event:
+    def from_record(cls, record: dict[str, Any]) -> "Event":
         """The event a journal line's record holds (its hash and HMAC already taken off):
         KeyError without a kind, ValueError for a field the model refuses."""
-        return cls(
-            kind=record["kind"],
-            step=record.get("step"),
-            data=record.get("data") or {},
-            seq=record.get("seq"),
-            ts=record.get("ts"),
-        )
+        fields = {
+            "kind": record["kind"],
+            "step": record.get("step"),
+            "data": record.get("data") or {},
+            "seq": record.get("seq"),
+            "ts": record.get("ts"),
+        }
+        try:
+            return msgspec.convert(fields, cls)
+        except msgspec.ValidationError as exc:
+            raise ValueError(str(exc)) from None
 
 
 _STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
@@ -272,7 +265,7 @@ class Step(Struct, frozen=True):
         return "/".join((f"{prefix}{number}", phase, *parts))
 
     @classmethod
-    def parse(cls, step: str | None) -> Step:
+    def parse(cls, step: str | None) -> "Step":
         parts = (step or "").split("/")
         head = parts[0]
         phase = parts[1] if len(parts) > 1 else None
@@ -308,7 +301,7 @@ def stage_title(stage: str, number: int | None) -> str:
     return name if number is None else f"{name} {number}"
 
 
-class RoundSummary(_Frozen):
+class RoundSummary(_Frozen, frozen=True):
     """How a round ended, in terms every face can render without knowing the protocol: a
     judge's decision and score (on `scale`, consensus at `threshold`), and/or a vote tally
     (`votes` in reading order, `needed` the votes consensus required). Protocols send it with
@@ -351,7 +344,7 @@ def alias_label(alias: str | None) -> str:
     return alias
 
 
-class ClaimAt(_Frozen):
+class ClaimAt(_Frozen, frozen=True):
     """One agent's claim after one round (round 0: its first, independent answer), or why it
     had none (`valid` false: it failed or its answer was no answer). `kept`: why the round's
     own answer was not taken, so that the claim is the agent's earlier one (its revision was
@@ -365,15 +358,10 @@ class ClaimAt(_Frozen):
     reason: str = ""
     kept: str = ""
 
-    @model_serializer(mode="wrap")
-    def _leave_out_own(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and not data.get("kept"):
-            data.pop("kept", None)
-        return data
+    __leave_out__: ClassVar[dict[str, object]] = {"kept": ""}
 
 
-class ChangeOfMind(_Frozen):
+class ChangeOfMind(_Frozen, frozen=True):
     """An agent whose claim after `round` contradicts its claim before it, or replaces it
     (deliberation/finding.py: `replaced`). `toward` are the agents whose earlier claim it took
     up; `critics` those whose critique it had just read."""
@@ -386,7 +374,7 @@ class ChangeOfMind(_Frozen):
     critics: tuple[str, ...] = ()
 
 
-class ModelVerdict(_Frozen):
+class ModelVerdict(_Frozen, frozen=True):
     """A model's verdict, score or pick, weighed as evidence (never the decision itself).
     `claims_agreement`: the model says the answers agree; `upheld`: moot's finding bears it
     out; `problem`: why the verdict itself was invalid (its fields contradict each other)."""
@@ -401,7 +389,7 @@ class ModelVerdict(_Frozen):
     upheld: bool = True
 
 
-class Synthesis(_Frozen):
+class Synthesis(_Frozen, frozen=True):
     """A chairman's final answer, written after the outcome from the picked answer and what
     the judges, critics or losing sides said should change. moot checks it against the agreed
     claim: `accepted` it is the final answer, else the picked answer stands; `reason` says
@@ -422,7 +410,7 @@ class Synthesis(_Frozen):
 FindingLabel = Literal["consensus", "persuasion", "no_consensus", "tie", "converged", "chosen"]
 
 
-class Finding(_Frozen):
+class Finding(_Frozen, frozen=True):
     """moot's own finding on the agents' final answers: the label and its reason, the claim
     that more than half of the agents that started agree on (if any), the groups of agents
     whose final claims agree (claim, agents), and how many held the agreed claim in their
@@ -451,7 +439,7 @@ class Finding(_Frozen):
         return len(self.groups[0][1])
 
 
-class Outcome(_Frozen):
+class Outcome(_Frozen, frozen=True):
     """How a deliberation ended, in terms every protocol shares. `finding`, `claims`,
     `changes` and `verdicts` are moot's finding and what it weighed (deliberation/finding.py);
     outcomes of protocols that have no claims to compare (a code change picked) leave them
@@ -538,11 +526,40 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-# The deferred validators, built while the first asks are in flight (moot.lazy).
-lazy.later(
-    Usage.model_rebuild,
-    ModelFailure.model_rebuild,
-    Completion.model_rebuild,
-    RoundSummary.model_rebuild,
-    Outcome.model_rebuild,
-)
+R = TypeVar("R")
+
+
+def load(data: object, kind: type[R]) -> R:
+    """`data` (parsed JSON: a journal record's field, a cache entry) read as a `kind`, checked:
+    a ValueError (msgspec's ValidationError) names what does not fit."""
+    return msgspec.convert(data, kind)
+
+
+def load_json(text: str | bytes, kind: type[R]) -> R:
+    """`text`, JSON, read as a `kind`, checked as `load` checks."""
+    return msgspec.json.decode(text, type=kind)
+
+
+def dump(value: Any) -> Any:
+    """`value` (a record, or lists, tuples and dicts of them) as JSON-ready data: dicts in field
+    order, lists for tuples, an enum's value; each record's `__leave_out__` fields left out
+    while they hold their value there."""
+    if isinstance(value, Struct):
+        leave = getattr(value, "__leave_out__", _NOTHING_LEFT_OUT)
+        out = {}
+        for name in value.__struct_fields__:
+            item = getattr(value, name)
+            if name in leave and item == leave[name] and type(item) is type(leave[name]):
+                continue
+            out[name] = dump(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [dump(item) for item in value]
+    if isinstance(value, dict):
+        return {key: dump(item) for key, item in value.items()}
+    if isinstance(value, Enum):
+        return value.value
+    return value
+
+
+_NOTHING_LEFT_OUT: dict[str, object] = {}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from msgspec.structs import replace
 
 from moot import protocols
 from moot.bench import adversarial
@@ -162,11 +163,11 @@ def test_a_self_contradicting_verdict_weighed_as_valid_is_reported() -> None:
     judge = next(c for c in CASES if c.name == "self-contradicting-judge")
     none = Finding(label="no_consensus", reason="r", started=3, valid=3)
     said = ModelVerdict(by="Agent C", role="judge", says="CONSENSUS", claims_agreement=True)
-    weighed = _outcome("no_consensus", none).model_copy(update={"verdicts": (said,)})
+    weighed = replace(_outcome("no_consensus", none), verdicts=(said,))
     result = _judge_result(judge, "arena", weighed, "", "")
     assert result.contradiction_unflagged and "not marked invalid" in result.problem
-    flagged = said.model_copy(update={"valid": False, "problem": "CONSENSUS with 23 left"})
-    caught = weighed.model_copy(update={"verdicts": (flagged,)})
+    flagged = replace(said, valid=False, problem="CONSENSUS with 23 left")
+    caught = replace(weighed, verdicts=(flagged,))
     assert not _judge_result(judge, "arena", caught, "", "").problem
     # no verdict weighed at all (no judge was asked): nothing to say
     assert not _judge_result(judge, "vote", _outcome("no_consensus", none), "", "").problem

@@ -11,6 +11,7 @@ import pytest
 
 from moot.engine.result import Result
 from moot.engine.store import list_sessions
+from moot.types import load
 from tests.cli.test_cli import moot, scripted_run
 from tests.scripts import Debate, solution, verdict
 
@@ -27,7 +28,7 @@ def test_run_json_is_the_result_and_nothing_else_on_stdout(
     code, out = _run(capsys, "--json")
     assert code == 0
     data = json.loads(out)  # the whole of stdout is one document
-    result = Result.model_validate(data)
+    result = load(data, Result)
     assert result.status == "consensus" and "42" in result.final_answer
     (folder,) = list_sessions()
     assert data == json.loads(folder.result_json.read_text())

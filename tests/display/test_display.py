@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 from rich.console import Console
 
 from moot import api as runner
@@ -88,7 +89,7 @@ class Recorder(Face):
         if "est_prompt_tokens" in data:
             data["est_prompt_tokens"] = 500  # prompt wording is not this test's business
         ts = T0 + len(self.events)
-        self.events.append(event.model_copy(update={"ts": ts, "data": data}))
+        self.events.append(replace(event, ts=ts, data=data))
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from moot.engine.cache import (
     DEFAULT_TTL,
@@ -63,7 +64,7 @@ class Clock:
 # -- the key and the policy -----------------------------------------------------------------
 def test_the_key_is_stable_and_hex() -> None:
     key = cache_key("openai", "gpt-x", REQUEST)
-    assert key == cache_key("openai", "gpt-x", REQUEST.model_copy())
+    assert key == cache_key("openai", "gpt-x", replace(REQUEST))
     assert len(key) == 64 and int(key, 16) >= 0
 
 
@@ -84,28 +85,28 @@ def test_everything_that_shapes_the_answer_changes_the_key(change: dict[str, Any
     provider = change.pop("provider", "openai")
     model = change.pop("model", "gpt-x")
     version = change.pop("version", PROMPT_VERSION)
-    changed = cache_key(provider, model, REQUEST.model_copy(update=change), version=version)
+    changed = cache_key(provider, model, replace(REQUEST, **change), version=version)
     assert changed != cache_key("openai", "gpt-x", REQUEST)
 
 
 def test_timeout_and_meta_do_not_change_the_key() -> None:
-    other = REQUEST.model_copy(update={"timeout": 5, "meta": {"step": "r9/agent_c"}})
+    other = replace(REQUEST, timeout=5, meta={"step": "r9/agent_c"})
     assert cache_key("openai", "gpt-x", other) == cache_key("openai", "gpt-x", REQUEST)
 
 
 def test_sampled_requests_without_a_seed_are_not_served_unless_allowed() -> None:
-    sampled = REQUEST.model_copy(update={"seed": None})
+    sampled = replace(REQUEST, seed=None)
     assert not servable(sampled)
     assert servable(sampled, allow_sampled=True)
     assert servable(REQUEST)  # a seed makes the draw repeatable
-    assert servable(sampled.model_copy(update={"temperature": 0.0}))
-    assert not servable(sampled.model_copy(update={"temperature": None}))  # provider default
+    assert servable(replace(sampled, temperature=0.0))
+    assert not servable(replace(sampled, temperature=None))  # provider default
 
 
 def test_a_seed_or_temperature_the_backend_ignores_counts_as_not_given() -> None:
     assert not servable(REQUEST, seed_honoured=False)  # 0.7 with a seed nobody uses
     assert servable(REQUEST, seed_honoured=False, allow_sampled=True)
-    greedy = REQUEST.model_copy(update={"temperature": 0.0, "seed": None})
+    greedy = replace(REQUEST, temperature=0.0, seed=None)
     assert servable(greedy)
     assert not servable(greedy, temperature_honoured=False)  # the provider samples anyway
 
@@ -323,7 +324,7 @@ def test_failures_are_not_cached_and_sampled_requests_not_served(tmp_path: Path)
         failed = Completion.error(FailureKind.SERVER, "overloaded")
         assert not await cache.save("openai:gpt-x", REQUEST, failed)
         assert (await store.stats()).entries == 0
-        sampled = REQUEST.model_copy(update={"seed": None})
+        sampled = replace(REQUEST, seed=None)
         await cache.save("openai:gpt-x", sampled, ANSWER)
         assert await cache.lookup("openai:gpt-x", sampled) is None
         lenient = ResponseCache(store, allow_sampled=True)

@@ -29,7 +29,9 @@ def _conversation(turns: int) -> list[Message]:
 def test_the_digest_is_sha256_over_the_parameters_then_each_messages_own_digest() -> None:
     """The recorded format, which journals hold from now on: it must not change."""
     request = _request(_conversation(2), max_tokens=9)
-    params = requests.canonical_json(request.model_dump(exclude={"timeout", "meta", "messages"}))
+    left_out = {"timeout", "meta", "messages"}
+    fields = [name for name in Request.__struct_fields__ if name not in left_out]
+    params = requests.canonical_json({name: getattr(request, name) for name in fields})
     expected = hashlib.sha256(params.encode())
     for m in request.messages:
         expected.update(hashlib.sha256(f"{m.role}\n{m.content}".encode()).digest())
@@ -38,7 +40,7 @@ def test_the_digest_is_sha256_over_the_parameters_then_each_messages_own_digest(
 
 def test_a_message_is_only_its_role_and_text() -> None:
     """A field added to Message must join the message digest (requests._message_digest)."""
-    assert set(Message.model_fields) == {"role", "content"}
+    assert set(Message.__struct_fields__) == {"role", "content"}
 
 
 def test_anything_that_changes_the_request_changes_the_digest() -> None:

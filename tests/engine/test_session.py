@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from moot import api as runner
+from moot.engine import session as session_module
+from moot.engine import standing as standing_module
 from moot.models.scripted import ScriptedModel
 from moot.protocols.arena import prompts
-from moot.types import Completion, Message, Request, Usage
+from moot.types import Completion, Message, Request, Usage, load
 from tests.scripts import Debate, events, no_sleep, start
 
 
@@ -188,12 +190,13 @@ def test_a_replay_reads_each_journaled_answer_once(monkeypatch: pytest.MonkeyPat
     run = start("task", Debate().config())
     asks = sum(e["kind"] == "ask" for e in events(run.folder))
     read: list[object] = []
-    validate = Completion.model_validate
 
-    def counting(obj: Any, *args: Any, **kwargs: Any) -> Completion:
-        read.append(obj)
-        return validate(obj, *args, **kwargs)
+    def counting(obj: Any, kind: type[Any]) -> Any:
+        if kind is Completion:
+            read.append(obj)
+        return load(obj, kind)
 
-    monkeypatch.setattr(Completion, "model_validate", counting)
+    for module in (session_module, standing_module):
+        monkeypatch.setattr(module, "load", counting)
     assert runner.replay(run.session_id).identical is True
     assert asks > 0 and len(read) == asks

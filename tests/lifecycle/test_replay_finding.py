@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from moot import api
 from moot.deliberation.finding import judge_answers
@@ -95,7 +96,7 @@ def on_the_finding(
 @pytest.mark.parametrize("session_id", [JUDGED, PERSUADED])
 def test_an_old_result_reads_and_writes_back_byte_for_byte(session_id: str) -> None:
     text = (SESSIONS / session_id / "result.json").read_text(encoding="utf-8")
-    result = Result.model_validate_json(text)
+    result = Result.read(text)
     assert result.finding is None and not result.claims and not result.verdicts
     assert result.to_json() == text
 
@@ -157,9 +158,7 @@ def test_replay_of_a_result_that_already_carries_a_finding_compares_bytes(
     assert code == 0 and "byte for byte" in out
     replayed = api.replay(JUDGED).result
     assert replayed.finding is not None
-    other = replayed.model_copy(
-        update={"finding": replayed.finding.model_copy(update={"reason": "another reason"})}
-    )
+    other = replace(replayed, finding=replace(replayed.finding, reason="another reason"))
     journal, _ = Journal.open(folder / "events.jsonl", repair=False)
     stored_text = (folder / "result.json").read_text()
     assert api.outcome_change(SessionFolder(folder), journal, stored_text, other) is None

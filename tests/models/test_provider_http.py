@@ -18,7 +18,7 @@ from moot.models.base import ModelSettings, Spec, create_model, register_provide
 from moot.models.cursor_cloud import CursorModel
 from moot.models.google_genai import GoogleModel
 from moot.models.openai_chat import OpenAIChatModel
-from moot.types import Completion, FailureKind, Message, Request
+from moot.types import Completion, FailureKind, Message, Request, dump
 from tests.fakes.cursor_api import CursorApi
 
 OPENAI_KEY = "sk-test-OPENAIKEYVALUE0123456789"
@@ -81,7 +81,7 @@ def kind_of(completion: Completion) -> FailureKind | None:
 
 
 def no_key_in(completion: Completion) -> bool:
-    text = completion.model_dump_json()
+    text = json.dumps(dump(completion))
     return not any(key in text for key in KEYS)
 
 

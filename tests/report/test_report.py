@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
+from msgspec.structs import replace
 
 from moot.cli import main
 from moot.engine.head import Head, write_head
@@ -146,7 +147,7 @@ def test_report_html_titles_phases_as_the_protocol_defines_them() -> None:
     assert view.phase_titles["vote"] == "Votes"
     page = html_for(view)
     assert "<h4>Votes</h4>" in page and "<h4>Debate</h4>" in page
-    other = build_view(result.model_copy(update={"protocol": "vote"}), events)
+    other = build_view(replace(result, protocol="vote"), events)
     assert other.phase_titles == {} and "<h4>Vote</h4>" in html_for(other)
 
 

@@ -97,8 +97,8 @@ class Judgement(Struct, frozen=True):
         reports' "Round 1" shows its claims as round 1."""
         return replace(
             self,
-            claims=tuple(c.model_copy(update={"round": c.round + first}) for c in self.claims),
-            changes=tuple(c.model_copy(update={"round": c.round + first}) for c in self.changes),
+            claims=tuple(replace(c, round=c.round + first) for c in self.claims),
+            changes=tuple(replace(c, round=c.round + first) for c in self.changes),
         )
 
     def no_answer(self) -> dict[str, str]:
@@ -314,7 +314,7 @@ def judge_answers(
             valid=valid,
         )
     weighed = tuple(
-        v.model_copy(update={"upheld": v.claims_agreement == finding.consensus}) if v.valid else v
+        replace(v, upheld=v.claims_agreement == finding.consensus) if v.valid else v
         for v in verdicts
     )
     return Judgement(finding, claims, changes, weighed, holders)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from moot.display.face import Face
-from moot.types import Event, EventKind, Step
+from moot.types import Event, EventKind, Step, dump
 
 if TYPE_CHECKING:
     from moot.engine.result import Result
@@ -66,10 +66,10 @@ class JsonLog(Face):
         record = self._base(event, "outcome", "info", None, None, None)
         record["status"] = result.status
         finding = result.finding
-        record["finding"] = None if finding is None else finding.model_dump(mode="json")
-        record["claims"] = [c.model_dump(mode="json") for c in result.claims]
-        record["changes"] = [c.model_dump(mode="json") for c in result.changes]
-        record["verdicts"] = [v.model_dump(mode="json") for v in result.verdicts]
+        record["finding"] = None if finding is None else dump(finding)
+        record["claims"] = [dump(c) for c in result.claims]
+        record["changes"] = [dump(c) for c in result.changes]
+        record["verdicts"] = [dump(v) for v in result.verdicts]
         return record
 
     def records(self, event: Event) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from moot.display.face import Face
 from moot.text import clean_text, outcome_lines, plural, status_words, step_place
 from moot.text.rounds import round_result
-from moot.types import Event, RoundSummary
+from moot.types import Event, RoundSummary, load
 from moot.types import alias_label as label
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def _format(event: Event, reveal: bool) -> str | None:
         status = "timed out" if result.get("timed_out") else f"exit code {result.get('exit_code')}"
         return f"{at}: `{data.get('command')}` {status}"
     if kind == "round_result":
-        result = RoundSummary.model_validate(data)
+        result = load(data, RoundSummary)
         return f"{result.title.lower()}: {round_result(result)}"
     if kind == "context_fresh":
         return (

@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from msgspec import Struct
-from pydantic import ValidationError
+from msgspec.structs import replace
 
 from moot.config import RunConfig
 from moot.engine.journal import canonical_json
 from moot.engine.store import blocked, sessions_root
 from moot.errors import CacheError, ConfigError
-from moot.types import Completion, Request, Usage
+from moot.types import Completion, Request, Usage, dump, load
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -75,7 +75,7 @@ def cache_key(provider: str, model: str, request: Request, *, version: str = PRO
         "version": version,
         "provider": provider,
         "model": model,
-        "messages": [message.model_dump() for message in request.messages],
+        "messages": [dump(message) for message in request.messages],
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "seed": request.seed,
@@ -523,17 +523,17 @@ class ResponseCache:
         if data is None:
             return None
         try:
-            stored = Completion.model_validate(data)
-        except ValidationError:
+            stored = load(data, Completion)
+        except ValueError:  # msgspec's ValidationError
             return None  # written by something else, or an older moot: a miss
         if not stored.ok:
             return None
-        free = stored.model_copy(update={"cost": 0.0, "usage": Usage(), "latency": 0.0})
+        free = replace(stored, cost=0.0, usage=Usage(), latency=0.0)
         return CacheHit(key=key, completion=free, stored=stored)
 
     async def save(self, spec: str, request: Request, completion: Completion) -> bool:
         """Keep a successful completion; failures are never cached. True if stored."""
         if not completion.ok:
             return False
-        await self.store.put(self.key(spec, request), completion.model_dump(mode="json"), self.ttl)
+        await self.store.put(self.key(spec, request), dump(completion), self.ttl)
         return True

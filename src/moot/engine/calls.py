@@ -21,13 +21,15 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
 from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent
 from moot.engine.retry import Transient, retried
 from moot.errors import CacheError, ConfigError, Stopped
 from moot.models.base import CALL_CONTEXT, CallContext, runs_free
 from moot.models.durations import seconds_text
-from moot.types import Completion, Event, EventKind, FailureKind, Request, parse_spec
+from moot.types import Completion, Event, EventKind, FailureKind, Request, dump, parse_spec
 
 if TYPE_CHECKING:  # sqlite3 and the stores load only when a run has a cache
     from moot.engine.cache import CacheHit, ResponseCache
@@ -187,7 +189,7 @@ class ModelCalls:
                 sent = request
                 if ends is not None and ends[0] - time.monotonic() < timeout:
                     timeout = max(0.001, ends[0] - time.monotonic())
-                    sent = request.model_copy(update={"timeout": timeout})
+                    sent = replace(request, timeout=timeout)
                 guard = timeout + max(1.0, min(30.0, timeout / 10))
                 token = CALL_CONTEXT.set(self._context(agent.alias, step))
                 try:
@@ -211,9 +213,7 @@ class ModelCalls:
                 finally:
                     CALL_CONTEXT.reset(token)
                 if not completion.latency:
-                    completion = completion.model_copy(
-                        update={"latency": time.perf_counter() - started}
-                    )
+                    completion = replace(completion, latency=time.perf_counter() - started)
             if not completion.ok and completion.failure and completion.failure.transient:
                 if out_of_time() is None:
                     raise Transient(completion)
@@ -226,7 +226,7 @@ class ModelCalls:
                 step,
                 agent=agent.alias,
                 attempt=tries,
-                failure=failure.model_dump(mode="json") if failure else None,
+                failure=dump(failure) if failure else None,
                 retry_in=round(wait, 3),
             )
 
@@ -239,7 +239,7 @@ class ModelCalls:
         update: dict[str, object] = {"attempts": attempts}
         if not completion.ok and completion.cost is None and _free(agent):
             update["cost"] = 0.0  # a failed call of a model that runs free cost nothing either
-        return completion.model_copy(update=update)
+        return replace(completion, **update)
 
 
 def _free(agent: Agent) -> bool:

@@ -118,7 +118,7 @@ def _result_json(folder: SessionFolder, journal: Journal) -> Evidence | None:
     """A result.json of this session whose own seal holds: an edited or foreign one is the
     result check's business (`seal.check_result`), not evidence about the journal."""
     try:
-        result = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
+        result = Result.read(folder.result_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     seal = result.journal

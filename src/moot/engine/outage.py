@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from moot.types import Event, EventKind, FailureKind, Outcome, alias_label
 
@@ -137,7 +138,7 @@ def noted(outcome: Outcome, end: Mapping[str, Any], session_id: str) -> Outcome:
         )
     if len(sentences) == (1 if outcome.trust else 0):
         return outcome
-    return outcome.model_copy(update={"trust": " ".join(sentences)})
+    return replace(outcome, trust=" ".join(sentences))
 
 
 def paused_without(session_id: str, outcome: Outcome, lost: Collection[Lost]) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec.structs import replace
+
 from moot.models.keys import call_settings_masked, mask_known
 from moot.types import CUT_MARK, Completion
 
@@ -37,8 +39,8 @@ def settle(completion: Completion, limit: int) -> Completion:
     if failure is not None:
         message = mask_known(failure.message)
         if message != failure.message:
-            update["failure"] = failure.model_copy(update={"message": message})
-    return completion.model_copy(update=update) if update else completion
+            update["failure"] = replace(failure, message=message)
+    return replace(completion, **update) if update else completion
 
 
 def masked(value: Any, keep: frozenset[str] = frozenset()) -> Any:

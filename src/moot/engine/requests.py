@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.engine.lines import canonical_json
-from moot.types import Message, Request
+from moot.types import Message, Request, dump
 
 __all__ = ["REQUEST_DIGEST", "request_digest", "request_hash", "same_request"]
 
 
 @functools.lru_cache(maxsize=4096)
 def _message_json(message: Message) -> bytes:
-    return canonical_json(message.model_dump()).encode("utf-8")
+    return canonical_json(dump(message)).encode("utf-8")
 
 
 def request_hash(request: Request) -> str:
@@ -36,7 +36,9 @@ def request_hash(request: Request) -> str:
 
 def _parameters(request: Request) -> hashlib._Hash:
     """SHA-256 begun over the request's parameters (timeout and meta left out)."""
-    params = request.model_dump(exclude={"timeout", "meta", "messages"})
+    params = {name: getattr(request, name) for name in request.__struct_fields__}
+    for name in ("timeout", "meta", "messages"):
+        del params[name]
     return hashlib.sha256(canonical_json(params).encode("utf-8"))
 
 

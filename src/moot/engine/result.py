@@ -10,16 +10,14 @@ journal grew, is reported as not matching the journal instead of being shown. Re
 before this field existed still load; in a folder whose session.json says its journal is sealed
 a missing field counts as an edit."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import msgspec
 from msgspec import Struct
-from pydantic import BaseModel, ConfigDict
+from msgspec.structs import replace
 
-from moot import lazy
 from moot.text import clean_text, plural, status_words
 from moot.types import (
     ChangeOfMind,
@@ -30,6 +28,8 @@ from moot.types import (
     RunVerdict,
     Synthesis,
     alias_label,
+    dump,
+    load,
 )
 
 __all__ = [
@@ -64,9 +64,7 @@ def exit_code_for(status: str) -> int:
     return _EXIT_CODES.get(status, 1)
 
 
-class AgentUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
+class AgentUsage(Struct, forbid_unknown_fields=True):
     model: str
     prompt_tokens: int
     completion_tokens: int
@@ -76,10 +74,8 @@ class AgentUsage(BaseModel):
     failures: int
 
 
-class JournalSeal(BaseModel):
+class JournalSeal(Struct, forbid_unknown_fields=True):
     """The journal head a result was computed from, and a seal over the result."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     events: int  # how many events the journal held
     head: str  # the hash of the last of them
@@ -91,8 +87,8 @@ class JournalSeal(BaseModel):
         return f"{self.events} events, last hash {self.head}"
 
 
-class Result(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+class Result(Struct, kw_only=True, forbid_unknown_fields=True):
+    """A session's result.json. `read` reads one (checked); `to_json` writes it."""
 
     format_version: int = FORMAT_VERSION
     session_id: str
@@ -131,7 +127,7 @@ class Result(BaseModel):
             return []
         return [r for r in records if isinstance(r, Mapping)]
 
-    def code_changes(self, applied: str | None = None) -> list[CodeRow]:
+    def code_changes(self, applied: str | None = None) -> list["CodeRow"]:
         """A code task's changes, typed (none for a question); `applied` names the change
         `moot apply` applied."""
         return code_rows(self.details, applied)
@@ -167,7 +163,15 @@ class Result(BaseModel):
             exclude.add("trust")
         # ... and so do results from before moot's finding, and outcomes without claims
         exclude |= {name for name in _TYPED_OUTCOME if not getattr(self, name)}
-        return self.model_dump_json(indent=2, exclude=exclude) + "\n"
+        data = {k: v for k, v in dump(self).items() if k not in exclude}
+        # Indented as pydantic wrote it before (results from then read back byte for byte);
+        # the one difference is a float's exponent of 16 or more, written 1e16, not 1e+16.
+        return msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n"
+
+    @classmethod
+    def read(cls, text: str | bytes) -> "Result":
+        """A result.json's text, checked: a ValueError names what does not fit."""
+        return msgspec.json.decode(text, type=cls)
 
     def same_as_stored(self, stored: str) -> bool:
         """Whether `stored` (a result.json's text) is this result, byte for byte; a stored
@@ -178,7 +182,7 @@ class Result(BaseModel):
             old = json.loads(stored)
         except ValueError:
             return False
-        unsealed = self.model_copy(update={"journal": None})
+        unsealed = replace(self, journal=None)
         return isinstance(old, dict) and "journal" not in old and stored == unsealed.to_json()
 
 
@@ -295,7 +299,7 @@ def build_result(
     known = [a.cost for a in agents.values()]
     cost = None if any(c is None for c in known) else round(sum(c or 0.0 for c in known), 6)
     tokens = sum(a.prompt_tokens + a.completion_tokens for a in agents.values())
-    result = Result(
+    built = Result(
         session_id=session_id,
         protocol=protocol,
         task=task,
@@ -319,13 +323,10 @@ def build_result(
         verdicts=list(outcome.verdicts) if outcome else [],
         synthesis=outcome.synthesis if outcome else None,
     )
-    return result
+    # Read back as result.json will be: a whole cost summed to 0 is the float 0.0 there
+    return load(dump(built), Result)
 
 
 def unsealed(result: Result, events: int, head: str, signed: bool) -> Result:
     stub = JournalSeal(events=events, head=head, signed=signed, seal="")
-    return result.model_copy(update={"journal": stub})
-
-
-# Validators built while the first asks are in flight, not after the last reply (moot.lazy).
-lazy.later(AgentUsage.model_rebuild, JournalSeal.model_rebuild, Result.model_rebuild)
+    return replace(result, journal=stub)

@@ -4,6 +4,8 @@ a result that does not match the journal as it stands."""
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from moot.engine.evidence import TAMPERED, tampering
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.result import FORMAT_VERSION, MISMATCH, Result, unsealed
@@ -19,7 +21,7 @@ def seal_result(result: Result, journal: Journal) -> Result:
     stub = unsealed(result, len(journal.events), journal.last_hash, journal.signed)
     assert stub.journal is not None
     seal = journal.seal_text(stub.to_json())
-    return stub.model_copy(update={"journal": stub.journal.model_copy(update={"seal": seal})})
+    return replace(stub, journal=replace(stub.journal, seal=seal))
 
 
 def result_problem(result: Result, journal: Journal, *, sealed_folder: bool) -> str | None:
@@ -78,7 +80,7 @@ def folder_result_problem(folder: SessionFolder) -> str | None:
     if evidence:
         return f"{TAMPERED}: " + "; ".join(str(e) for e in evidence)
     try:
-        result = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
+        result = Result.read(folder.result_json.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return f"{MISMATCH}: result.json cannot be read ({type(exc).__name__})"
     sealed = bool((folder.meta() or {}).get("journal_head"))

@@ -46,7 +46,9 @@ from moot.types import (
     Message,
     Request,
     RoundSummary,
+    dump,
     estimate_tokens,
+    load,
     parse_spec,
 )
 
@@ -135,7 +137,7 @@ class Session(CodeTask, FolderCopies):
         read: dict[int, Completion] = {}  # by event: the standing takes them as they are
         for event in journal.events:
             if event.kind == EventKind.ASK and event.step:
-                completion = Completion.model_validate(event.data["completion"])
+                completion = load(event.data["completion"], Completion)
                 if event.seq is not None:
                     read[event.seq] = completion
                 if retry_failed and not completion.ok:
@@ -212,7 +214,7 @@ class Session(CodeTask, FolderCopies):
     def round_done(self, step: str, summary: RoundSummary | None) -> None:
         """Tell the faces how a round ended (its score or tally), as a typed summary."""
         if summary is not None:
-            self.signal(EventKind.ROUND_RESULT, step, **summary.model_dump(mode="json"))
+            self.signal(EventKind.ROUND_RESULT, step, **dump(summary))
 
     def record(self, kind: EventKind | str, step: str | None = None, **data: Any) -> Event:
         """Journal a durable event (fsync'd) and tell the faces. Known keys are masked in
@@ -318,9 +320,7 @@ class Session(CodeTask, FolderCopies):
             event = self._catch_up.get(step)
             if event is None or event.kind != EventKind.ASK:
                 continue
-            completion = self._completions.get(step) or Completion.model_validate(
-                event.data["completion"]
-            )
+            completion = self._completions.get(step) or load(event.data["completion"], Completion)
             tokens += completion.usage.total
             cost += completion.cost or 0.0
         return tokens, cost
@@ -469,7 +469,7 @@ class Session(CodeTask, FolderCopies):
                 prompt=_clean(request.prompt),
                 request_digest=digest,
                 est_prompt_tokens=estimate,
-                completion=completion.model_dump(mode="json"),
+                completion=dump(completion),
                 **cached,
             )
         if hit is None:

@@ -12,7 +12,17 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from moot.types import ENDED_KINDS, Completion, Event, EventKind, RoundSummary, Step, Usage
+from moot.types import (
+    ENDED_KINDS,
+    Completion,
+    Event,
+    EventKind,
+    RoundSummary,
+    Step,
+    Usage,
+    dump,
+    load,
+)
 
 __all__ = ["AgentStanding", "Standing", "active_seconds"]
 
@@ -193,11 +203,11 @@ class Standing(Struct):
             row.status = "retrying"
             self.retries += 1
         elif kind == EventKind.ASK and row is not None:
-            row.add(completion or Completion.model_validate(data["completion"]), ts)
+            row.add(completion or load(data["completion"], Completion), ts)
         elif kind == EventKind.CODE and row is not None:
             row.note_code(data.get("what"), data.get("result"))
         elif kind == EventKind.ROUND_RESULT:
-            summary = RoundSummary.model_validate(data)
+            summary = load(data, RoundSummary)
             self.latest = summary
             if summary.stage == "round":
                 self.rounds_done = max(self.rounds_done, summary.round)
@@ -224,7 +234,7 @@ class Standing(Struct):
             "stage": self.stage,
             "phase": self.phase,
             "rounds_done": self.rounds_done,
-            "round_result": None if self.latest is None else self.latest.model_dump(mode="json"),
+            "round_result": None if self.latest is None else dump(self.latest),
             "agents": {
                 a.alias: {
                     "model": a.model,
@@ -267,7 +277,7 @@ class Standing(Struct):
         latest = state.get("round_result")
         if isinstance(latest, Mapping):
             try:
-                tally.latest = RoundSummary.model_validate(latest)
+                tally.latest = load(latest, RoundSummary)
             except ValueError:  # written by an older moot
                 tally.latest = None
         for alias, agent in (state.get("agents") or {}).items():

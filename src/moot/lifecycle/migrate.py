@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
-from pydantic import ValidationError
+from msgspec.structs import replace
 
-from moot.config import format_validation_error
 from moot.engine.evidence import SESSION_DIGEST, session_digest
 from moot.engine.head import HEAD_NAME, anchors
 from moot.engine.journal import Journal, key_from_env
@@ -38,7 +37,7 @@ from moot.engine.store import SessionFolder, atomic_write, find_session, folder_
 from moot.errors import JournalError
 from moot.lifecycle.replay import replay
 from moot.report import write_reports
-from moot.types import Event
+from moot.types import Event, load
 
 __all__ = ["Migration", "folder_version", "migrate"]
 
@@ -64,14 +63,7 @@ def _read_unchained(path: Path) -> list[Event]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            event = Event(
-                kind=record["kind"],
-                step=record.get("step"),
-                data=record.get("data") or {},
-                seq=record.get("seq"),
-                ts=record.get("ts"),
-            )
+            event = Event.from_record(json.loads(line))
         except (ValueError, KeyError, TypeError) as exc:
             raise JournalError(f"{path}, line {number} is not a version 0 event ({exc})") from None
         if event.seq != len(events):
@@ -148,7 +140,7 @@ def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: P
     session_text = json.dumps(upgraded_meta, indent=2)
     # the new begin event covers the new session.json, as a session begun now does
     begin = {**meta, SESSION_DIGEST: session_digest(json.loads(session_text))}
-    events[0] = events[0].model_copy(update={"data": begin})
+    events[0] = replace(events[0], data=begin)
 
     fresh = folder.path / ".events.jsonl.migrating"
     fresh_head = folder.path / f".{HEAD_NAME}.migrating"
@@ -162,11 +154,11 @@ def _upgrade(folder: SessionFolder, version: int, events: list[Event], backup: P
     upgraded: Result | None = None
     if stored is not None:
         try:
-            upgraded = Result.model_validate({**stored, "format_version": FORMAT_VERSION})
-        except ValidationError as exc:
+            upgraded = load({**stored, "format_version": FORMAT_VERSION}, Result)
+        except ValueError as exc:  # msgspec's ValidationError: what, and where ("at `$.cost`")
             raise JournalError(
                 f"{folder.result_json} does not fit the current result format, so it was left "
-                f"as it was: {format_validation_error(exc, 'result.json')}"
+                f"as it was: {exc}"
             ) from None
     os.replace(fresh, folder.events)
     os.replace(fresh_head, folder.path / HEAD_NAME)  # a crash before this: no head, accepted

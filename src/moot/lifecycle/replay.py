@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from moot.engine import lifecycle
 from moot.engine.journal import Journal, key_from_env
@@ -84,7 +85,7 @@ def _ended_earlier(
     if stored_text is None or _within_recorded_rounds(why.step, journal):
         return None
     try:
-        stored = Result.model_validate_json(stored_text)
+        stored = Result.read(stored_text)
     except ValueError:
         return None
     started = [a for a in stored.aliases if a.startswith("agent_")]
@@ -95,19 +96,18 @@ def _ended_earlier(
     reason = finding.reason[:1].upper() + finding.reason[1:]
     missing = f"it asks for {why.step}, {why.effect} the journal never recorded"
     replayed = seal_result(
-        stored.model_copy(
-            update={
-                "status": "consensus" if finding.consensus else "no_consensus",
-                "consensus": finding.consensus,
-                "how": f"{finding.reason} (today's code would not have ended the session there)",
-                "trust": " ".join([f"{reason}.", *j.sentences()]),
-                "final_answer": stored.final_answer if finding.consensus else "",
-                "finding": finding,
-                "claims": [c.model_copy(update={"round": stored.rounds}) for c in j.claims],
-                "changes": list(j.changes),
-                "verdicts": list(j.verdicts),
-                "journal": None,
-            }
+        replace(
+            stored,
+            status="consensus" if finding.consensus else "no_consensus",
+            consensus=finding.consensus,
+            how=f"{finding.reason} (today's code would not have ended the session there)",
+            trust=" ".join([f"{reason}.", *j.sentences()]),
+            final_answer=stored.final_answer if finding.consensus else "",
+            finding=finding,
+            claims=[replace(c, round=stored.rounds) for c in j.claims],
+            changes=list(j.changes),
+            verdicts=list(j.verdicts),
+            journal=None,
         ),
         journal,
     )
@@ -139,7 +139,7 @@ def outcome_change(
     journal as it stands (its seal holds: nobody edited it) and names the same session, task
     and agents, and the replay carries a finding. None for any other difference."""
     try:
-        stored = Result.model_validate_json(stored_text)
+        stored = Result.read(stored_text)
     except ValueError:
         return None
     if stored.finding is not None or replayed.finding is None:

@@ -101,7 +101,7 @@ def _write(folder: Path) -> None:
     session = SessionFolder(folder)
     try:
         journal, _ = Journal.open(session.events, key_from_env(), repair=False)
-        result = Result.model_validate_json(session.result_json.read_text(encoding="utf-8"))
+        result = Result.read(session.result_json.read_text(encoding="utf-8"))
         report.write_reports(session, result, journal.events)
     finally:
         (folder / PENDING).unlink(missing_ok=True)

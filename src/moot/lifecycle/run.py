@@ -250,7 +250,7 @@ def _finished_outcome(folder: SessionFolder, journal: Journal) -> dict[str, Any]
     status = end.data.get("status") if end is not None else None
     outcome: dict[str, Any] = {"status": status, "final_answer": None}
     try:
-        stored = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
+        stored = Result.read(folder.result_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return outcome
     if stored.status == status:

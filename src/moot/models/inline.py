@@ -32,6 +32,7 @@ from moot.types import (
     Request,
     Spec,
     Usage,
+    dump,
     estimate_tokens,
 )
 
@@ -149,7 +150,7 @@ class InlineModel:
             "step": step,
             "agent": agent,
             "label": self.label,
-            "messages": [m.model_dump(mode="json") for m in request.messages],
+            "messages": [dump(m) for m in request.messages],
             "worktree": cwd,
             "response_path": str(response_path(folder, step)),
             "response_schema": schema,

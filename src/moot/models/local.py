@@ -38,7 +38,7 @@ from moot.models.base import Capabilities, ModelSettings, Spec, call_context
 from moot.models.durations import seconds_text
 from moot.models.local_files import find_smollm2
 from moot.models.provider import Provider, ProviderError, Reply
-from moot.types import FailureKind, Request, Usage
+from moot.types import FailureKind, Request, Usage, dump
 
 __all__ = ["DEFAULT_MAX_TOKENS", "LlamaModel", "LocalModel", "find_smollm2"]
 
@@ -359,7 +359,7 @@ class LocalModel(Provider):
         if temperature is None:
             temperature = DEFAULT_TEMPERATURE
         return {
-            "messages": [m.model_dump() for m in request.messages],
+            "messages": [dump(m) for m in request.messages],
             "max_tokens": request.max_tokens
             or self.settings.max_tokens
             or (DEFAULT_TEXT_MAX_TOKENS if request.json_schema is None else DEFAULT_MAX_TOKENS),

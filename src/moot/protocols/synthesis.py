@@ -22,6 +22,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
 from moot import lazy
 from moot.config import SynthesisSettings
 from moot.deliberation.anonymize import quote
@@ -318,13 +320,12 @@ def settle(
     else:  # nothing was picked: no answer stands in its place
         said = f"{chair} was rejected: {synthesis.reason}; there is no final answer."
         how = "; the chairman's synthesis was rejected, and there is no final answer"
-    return outcome.model_copy(
-        update={
-            "final_answer": synthesis.text if synthesis.accepted else picked,
-            "how": outcome.how + how,
-            "trust": f"{outcome.trust} {said}".strip(),
-            "synthesis": synthesis,
-        }
+    return replace(
+        outcome,
+        final_answer=synthesis.text if synthesis.accepted else picked,
+        how=outcome.how + how,
+        trust=f"{outcome.trust} {said}".strip(),
+        synthesis=synthesis,
     )
 
 

@@ -504,11 +504,10 @@ def _clean_finding(finding: Finding | None) -> Finding | None:
     """The finding with its reason and claim free of control characters (they quote answers)."""
     if finding is None:
         return None
-    return finding.model_copy(
-        update={
-            "reason": clean_text(finding.reason),
-            "claim": None if finding.claim is None else clean_text(finding.claim),
-        }
+    return replace(
+        finding,
+        reason=clean_text(finding.reason),
+        claim=None if finding.claim is None else clean_text(finding.claim),
     )
 
 
@@ -545,7 +544,7 @@ def load_view(folder: SessionFolder) -> SessionView:
     result: Result | None = None
     if folder.result_json.exists() and (not ends or ends[-1] != "run_started"):
         try:
-            result = Result.model_validate_json(folder.result_json.read_text(encoding="utf-8"))
+            result = Result.read(folder.result_json.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise JournalError(f"{folder.result_json} cannot be read: {exc}") from exc
         check_result(folder, result, journal)  # an edited or stale result is refused

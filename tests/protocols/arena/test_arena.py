@@ -12,7 +12,7 @@ from moot import api as runner
 from moot.models.scripted import register_script
 from moot.protocols.arena import prompts
 from moot.text import ClaimsTable
-from moot.types import FailureKind, Request
+from moot.types import FailureKind, Request, dump
 from tests.scripts import Debate, events, no_sleep, solution, start, verdict
 
 
@@ -401,7 +401,7 @@ def test_a_junk_revision_from_a_schema_enforcing_model_keeps_its_solution_withou
     assert not [step for step in asks if step.endswith("/reask")], asks
     assert len(asks) == 10  # 3 solve, 3 evaluate, 3 revise, 1 verify: nothing asked twice
     assert run.exit_code == 2 and run.result.final_answer == "Use a cron job."
-    positions = json.dumps(run.result.model_dump(mode="json"))
+    positions = json.dumps(dump(run.result))
     assert "It covers the risks" not in positions and "trade-offs weighed" not in positions
     # the claims say the round's revision was not taken, not that the agents held their answers
     # (a tryout read the kept answers as agents sticking to their first ones)

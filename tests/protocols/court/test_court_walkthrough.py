@@ -17,7 +17,7 @@ from moot.deliberation.consensus import position_id
 from moot.protocols.court import PROTOCOL, CourtOptions
 from moot.protocols.court.rounds import describe_round
 from moot.text.rounds import round_result
-from moot.types import Event, RoundSummary
+from moot.types import Event, RoundSummary, load
 from tests.court_scripts import Ask, Behaviour, Court, reply, stubborn
 from tests.scripts import start
 
@@ -107,7 +107,7 @@ def test_the_live_lines_say_what_the_report_says_of_every_round() -> None:
     d84c84aff245 1, 2 needed"; judge rounds without a valid vote read "no result recorded"."""
     seen: list[Event] = []
     run = start(TASK, deadlocked_panel().config(max_agent_rounds=2), subscribers=[seen.append])
-    live = [RoundSummary.model_validate(e.data) for e in seen if e.kind == "round_result"]
+    live = [load(e.data, RoundSummary) for e in seen if e.kind == "round_result"]
     options = CourtOptions()
     recorded = [describe_round(entry, options) for entry in run.result.details["rounds"]]
     assert [round_result(x) for x in live] == [round_result(x) for x in recorded if x is not None]
@@ -133,7 +133,7 @@ def test_a_proposal_round_is_not_shown_as_abstentions() -> None:
     seen: list[Event] = []
     start(TASK, court.config(max_agent_rounds=2), subscribers=[seen.append])
     first = next(
-        RoundSummary.model_validate(e.data)
+        load(e.data, RoundSummary)
         for e in seen
         if e.kind == "round_result" and e.data["round"] == 1
     )

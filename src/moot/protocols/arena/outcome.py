@@ -114,7 +114,7 @@ def conclude(
     # a code task: agreement on a change that fails its verify commands is no consensus
     failing = found.consensus and any(codework.fails(st.works.get(a)) for a in found.agreed)
     if failing:
-        found = found.model_copy(update={"label": "no_consensus", "reason": _FAILING})
+        found = replace(found, label="no_consensus", reason=_FAILING)
         judgement = replace(judgement, finding=found)
     if found.consensus:
         chosen: str | None = base if base in found.agreed else found.agreed[0]

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from moot.deliberation.claims import Relation
 from moot.deliberation.finding import Judgement, names
@@ -92,7 +93,7 @@ def _final(st: Stages, task: str | None) -> tuple[str, str, Synthesis | None, st
     picked = next((row["text"] for row in st.answers if row["agent"] == best), "")
     synthesis = verdict(chair, f, picked=picked, task=task) if chair is not None else None
     if synthesis is not None and f.valid == 0:
-        synthesis = synthesis.model_copy(update={"accepted": False, "reason": NOTHING})
+        synthesis = replace(synthesis, accepted=False, reason=NOTHING)
     if chair is not None and synthesis is not None and synthesis.accepted:
         where = (
             f"the final answer is the chairman's text{_by(chair['agent'])}, which keeps the "

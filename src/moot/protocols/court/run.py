@@ -233,15 +233,14 @@ def _as_court(j: Judgement, numbers: list[int], reasons: dict[tuple[str, int], s
     court = replace(
         j,
         claims=tuple(
-            x.model_copy(
-                update={
-                    "round": numbers[x.round],
-                    "reason": reasons.get((x.agent, x.round), x.reason) if not x.valid else "",
-                }
+            replace(
+                x,
+                round=numbers[x.round],
+                reason=reasons.get((x.agent, x.round), x.reason) if not x.valid else "",
             )
             for x in j.claims
         ),
-        changes=tuple(x.model_copy(update={"round": numbers[x.round]}) for x in j.changes),
+        changes=tuple(replace(x, round=numbers[x.round]) for x in j.changes),
     )
     f = court.finding
     if f.label != "persuasion":
@@ -255,7 +254,7 @@ def _as_court(j: Judgement, numbers: list[int], reasons: dict[tuple[str, int], s
     )
     if moved:
         reason += "; " + moved[0].removeprefix("Changes of mind: ").rstrip(".")
-    return replace(court, finding=f.model_copy(update={"reason": reason}))
+    return replace(court, finding=replace(f, reason=reason))
 
 
 def judge_court(c: Court, verdicts: list[ModelVerdict] | None = None) -> Judgement:
@@ -321,9 +320,7 @@ def _weigh_adopters(c: Court, j: Judgement) -> Judgement:
         return j
     own = len(f.agreed) - len(adopted)
     if majority(own, f.started):
-        return replace(
-            j, finding=f.model_copy(update={"reason": f"{f.reason}; {_adopted(adopted)}"})
-        )
+        return replace(j, finding=replace(f, reason=f"{f.reason}; {_adopted(adopted)}"))
     movers = replace(j, changes=tuple(x for x in j.changes if x.agent in f.agreed))
     moved = [
         x.removeprefix("Changes of mind: ").rstrip(".")
@@ -340,7 +337,7 @@ def _weigh_adopters(c: Court, j: Judgement) -> Judgement:
         ]
     )
     update = {"label": "no_consensus", "reason": reason, "claim": None, "agreed": ()}
-    return replace(j, finding=f.model_copy(update=update))
+    return replace(j, finding=replace(f, **update))
 
 
 def _settle(c: Court, rnd: AgentRound, j: Judgement) -> None:
@@ -477,7 +474,7 @@ def _short(c: Court, j: Judgement) -> Judgement:
         f"{besides})"
     )
     update = {"label": "no_consensus", "reason": reason, "claim": None, "agreed": ()}
-    return replace(j, finding=f.model_copy(update=update))
+    return replace(j, finding=replace(f, **update))
 
 
 def _deadlock(s: Session, c: Court, panel: bool, positions: list[str]) -> Outcome:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from msgspec import field
+from msgspec.structs import replace
 
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
@@ -259,8 +260,8 @@ async def run_code(s: Session, task: str, opts: RefineOptions) -> Outcome:
         failing = "the final change fails its verify commands"
         update["how"] = f"{done.how}; {failing}"
         reason = f"{done.finding.reason}; {failing}"
-        update["finding"] = done.finding.model_copy(update={"reason": reason})
-    return done.model_copy(update=update)
+        update["finding"] = replace(done.finding, reason=reason)
+    return replace(done, **update)
 
 
 _FIRST = (

@@ -37,6 +37,7 @@ import re
 from typing import Any
 
 from msgspec import field
+from msgspec.structs import replace
 
 from moot.deliberation.finding import majority, names
 from moot.deliberation.trust import Participant, assess, qualified, tiny_note
@@ -286,7 +287,7 @@ async def _arbitrate(b: _Bracket, m: _CodeMatch) -> None:
     other = m.other(picked) if picked is not None else None
     if picked is not None and other is not None and _overruled(b, picked, other):
         assert m.verdict is not None
-        m.verdict = m.verdict.model_copy(update={"upheld": False})
+        m.verdict = replace(m.verdict, upheld=False)
         m.decided_by = "verify"
         m.reason = (
             f"{alias_label(other)}'s change passes the verify commands and "
@@ -351,12 +352,8 @@ def _outcome(b: _Bracket, champion: str) -> Outcome:
     trust = assess(_participants(b, agreed), reached=reached, models=b.models(b.seeds))
     how = qualified(how, trust, reached)
     if reached and not trust.consensus_allowed:
-        finding = finding.model_copy(
-            update={
-                "label": "no_consensus",
-                "reason": f"{finding.reason}, but {trust.label}",
-                "agreed": (),
-            }
+        finding = replace(
+            finding, label="no_consensus", reason=f"{finding.reason}, but {trust.label}", agreed=()
         )
     how = f"{how}; {finding.reason}"
     success = trust.consensus_allowed and reached

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
 from moot.deliberation.finding import Judgement, names
@@ -219,9 +220,7 @@ def _finding(
         )
     else:
         return judgement
-    changed = f.model_copy(
-        update={"label": "no_consensus", "reason": why, "claim": None, "agreed": ()}
-    )
+    changed = replace(f, label="no_consensus", reason=why, claim=None, agreed=())
     return msgspec.structs.replace(judgement, finding=changed)
 
 

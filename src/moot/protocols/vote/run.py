@@ -26,6 +26,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from msgspec.structs import replace
+
 from moot.config import RunConfig
 from moot.deliberation.anonymize import alias_for
 from moot.deliberation.answers import extract_answer
@@ -149,39 +151,32 @@ def judge_samples(
                 f"no majority: the largest group, '{f.claim}', has {len(f.agreed)} of the "
                 f"{len(samples)} answers asked; consensus_threshold {threshold:g} needs {needed}"
             )
-            f = f.model_copy(
-                update={"label": "no_consensus", "claim": None, "agreed": (), "reason": reason}
-            )
+            f = replace(f, label="no_consensus", claim=None, agreed=(), reason=reason)
         else:
-            f = f.model_copy(update={"reason": reason})
+            f = replace(f, reason=reason)
     elif f.label == "tie":
         tied = [claim for claim, n in counts.items() if n == max(counts.values())]
-        f = f.model_copy(
-            update={
-                "reason": "a tie: "
-                + " against ".join(f"'{c}' ({counts[c]})" for c in tied)
-                + f" of the {len(samples)} answers asked; a tie is no majority and names no answer"
-            }
+        f = replace(
+            f,
+            reason="a tie: "
+            + " against ".join(f"'{c}' ({counts[c]})" for c in tied)
+            + f" of the {len(samples)} answers asked; a tie is no majority and names no answer",
         )
     elif len(counts) > 1 and len(set(counts.values())) == 1:  # every group of one
-        f = f.model_copy(
-            update={
-                "reason": f"no majority: the {sum(counts.values())} valid answers of the "
-                f"{len(samples)} asked all differ"
-            }
+        f = replace(
+            f,
+            reason=f"no majority: the {sum(counts.values())} valid answers of the "
+            f"{len(samples)} asked all differ",
         )
     elif counts:
         top, n = next(iter(counts.items()))
-        f = f.model_copy(
-            update={
-                "reason": f"no majority: the largest group, '{top}', has {n} of the "
-                f"{len(samples)} answers asked; a majority needs {needed}"
-            }
+        f = replace(
+            f,
+            reason=f"no majority: the largest group, '{top}', has {n} of the "
+            f"{len(samples)} answers asked; a majority needs {needed}",
         )
     else:
-        f = f.model_copy(
-            update={"reason": f"none of the {len(samples)} answers asked was a valid answer"}
-        )
+        f = replace(f, reason=f"none of the {len(samples)} answers asked was a valid answer")
     return Judgement(f, judgement.claims, judgement.changes, judgement.verdicts)
 
 
