@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -60,17 +61,6 @@ def test_load_runs_every_module_not_used_yet(package: str) -> None:
     assert one.VALUE == "one" and two.VALUE == "two" and sorted(runs(package)) == ["one", "two"]
 
 
-def test_work_left_for_later_runs_once_with_the_modules(package: str) -> None:
-    done: list[str] = []
-    (one,) = lazy.modules(package, "one")
-    lazy.later(lambda: done.append(one.VALUE))
-    assert lazy.pending() and done == []
-    lazy.load()
-    assert done == ["one"] and not lazy.pending()
-    lazy.load()
-    assert done == ["one"]
-
-
 def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(
     package: str, tmp_path: Path
 ) -> None:
@@ -117,3 +107,31 @@ def test_the_engine_loads_them_when_its_loop_first_waits(package: str) -> None:
 
     run_sync(run)  # type: ignore[arg-type]
     assert seen == {"busy": [], "waited": ["one", "two"]}
+
+
+def test_a_pattern_is_compiled_on_its_first_use_and_then_read_directly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Modules a run imports before its first request compile their regular expressions only
+    when a reply first needs one."""
+    compiled: list[str] = []
+    real = re.compile
+
+    def counting(source: str, flags: int = 0) -> re.Pattern[str]:
+        compiled.append(source)
+        return real(source, flags)
+
+    monkeypatch.setattr(re, "compile", counting)
+    word = lazy.pattern(r"\bcat\b", re.IGNORECASE)
+    assert compiled == []
+    assert word.sub("dog", "Cat and cat") == "dog and dog"
+    assert compiled == [r"\bcat\b"]
+    assert word.search("a CAT") is not None and word.pattern == r"\bcat\b"
+    assert word.flags & re.IGNORECASE
+    assert compiled == [r"\bcat\b"]  # once
+
+
+def test_a_wrong_pattern_fails_on_its_first_use() -> None:
+    broken = lazy.pattern("(unclosed")
+    with pytest.raises(re.error):
+        broken.search("x")

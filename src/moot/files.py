@@ -5,10 +5,19 @@ worktree manifest. Imports nothing of moot."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
+from typing import Literal
 
-__all__ = ["LEGACY_HOME", "atomic_write", "file_in_the_way", "moot_home", "sync_folder"]
+__all__ = [
+    "LEGACY_HOME",
+    "atomic_write",
+    "file_in_the_way",
+    "moot_home",
+    "sync_folder",
+    "user_folder",
+]
 
 # Where moot kept its files before it had one home: `.moot/` under the working directory.
 LEGACY_HOME = ".moot"
@@ -22,8 +31,25 @@ def moot_home() -> Path:
     home = os.environ.get("MOOT_HOME")
     if home:
         return Path(home).expanduser()
-    import platformdirs  # here: most commands that set MOOT_HOME never need it
+    return user_folder("data")
 
+
+# On Linux, the XDG base directories: the variable when it holds an absolute path, else the default.
+_XDG = {"config": ("XDG_CONFIG_HOME", "~/.config"), "data": ("XDG_DATA_HOME", "~/.local/share")}
+
+
+def user_folder(kind: Literal["config", "data"]) -> Path:
+    """moot's folder of `kind` for this user, as platformdirs finds it. On Linux that is the
+    XDG rule, read here: importing platformdirs costs a run some 4 ms before its first request
+    (tests/test_files.py checks both agree). Elsewhere (macOS, Windows, Android), platformdirs."""
+    if sys.platform == "linux" and not hasattr(sys, "getandroidapilevel"):
+        variable, default = _XDG[kind]
+        base = os.environ.get(variable, "")
+        return Path(base if os.path.isabs(base) else os.path.expanduser(default)) / "moot"
+    import platformdirs
+
+    if kind == "config":
+        return Path(platformdirs.user_config_dir("moot", appauthor=False))
     return Path(platformdirs.user_data_dir("moot", appauthor=False))
 
 

@@ -1,4 +1,5 @@
-"""Modules a run needs only once its models answer, imported while the models think.
+"""Modules and regular expressions a run needs only once its models answer, made while the
+models think.
 
 A protocol's judging, trust and substance checks cost some 15 ms of imports, all before the
 first request if imported at the top of the protocol: yet nothing of them runs until a reply
@@ -19,22 +20,25 @@ Imports go through `importlib.import_module`, whose per-module lock makes a stan
 use from any thread (batch replays run in worker threads): a module is imported once, and a
 thread that reads it while another imports it waits for the module whole. The stand-in itself
 is never in `sys.modules`, so a plain import elsewhere gets the real module.
+
+`pattern()` is `re.compile` put off to the pattern's first use. Compiling a regular expression
+costs 0.1 to 1 ms; some thirty modules a run imports before its first request compile theirs at
+import, and all but one are first used on a reply.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import threading
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["later", "load", "modules", "pending"]
+__all__ = ["load", "modules", "pattern", "pending"]
 
 _lock = threading.Lock()
 _pending: list[str] = []
-_work: list[Callable[[], object]] = []
 
 
 class _StandIn(ModuleType):
@@ -58,26 +62,39 @@ def modules(package: str, *names: str) -> tuple[ModuleType, ...]:
     return tuple(found)
 
 
-def later(*prepare: Callable[[], object]) -> None:
-    """Have `load()` call each of `prepare` too: work that would otherwise be done on first use
-    (and must still be, if `load()` never comes), such as a deferred pydantic model's
-    `model_rebuild`."""
-    with _lock:
-        _work.extend(prepare)
-
-
 def pending() -> bool:
-    """Whether a module handed out may not be imported yet, or work is waiting."""
-    return bool(_pending or _work)
+    """Whether a module handed out may not be imported yet."""
+    return bool(_pending)
 
 
 def load() -> None:
-    """Import every module handed out and not used yet, then do the work left for later."""
+    """Import every module handed out and not used yet."""
     with _lock:
-        names, work = list(_pending), list(_work)
+        names = list(_pending)
         _pending.clear()
-        _work.clear()
     for name in names:
         importlib.import_module(name)
-    for prepare in work:
-        prepare()
+
+
+class _Pattern:
+    """Stands for `re.compile(source, flags)` until its first use: the first attribute read
+    compiles it (two threads may both compile: the same pattern, harmlessly), and each
+    attribute read is kept on the stand-in, so that later reads are plain attribute reads."""
+
+    def __init__(self, source: str, flags: int) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:  # only for what the stand-in does not hold yet
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        value = getattr(self._compiled, name)
+        setattr(self, name, value)
+        return value
+
+
+def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
+    """`re.compile(source, flags)`, compiled on first use. For a module-level pattern used
+    through its methods and attributes (`.sub`, `.search`, `.pattern`), never handed to a
+    function of `re` nor checked with isinstance."""
+    return cast("re.Pattern[str]", _Pattern(source, flags))

@@ -17,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from moot import lazy
 from moot.errors import ConfigError
 from moot.text import bound_problem, closest, plural
 from moot.types import ModelSettings, parse_spec
@@ -45,7 +46,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REFERENCE = lazy.pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def _from_env(value: str, what: str) -> str:

@@ -26,8 +26,10 @@ from typing import Annotated, Any
 import pydantic
 from pydantic import AfterValidator, Field, field_validator
 
+from moot import lazy
 from moot.config import DEFAULT_MODEL, Limits, RunConfig, problem_lines, read_config_file
 from moot.errors import ConfigError
+from moot.files import user_folder
 from moot.text import plural
 from moot.types import parse_spec
 
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 # An alias is a bare TOML key, and never a spec (no colon) nor a list (no comma).
-_ALIAS = re.compile(r"[A-Za-z0-9_-]+")
+_ALIAS = lazy.pattern(r"[A-Za-z0-9_-]+")
 
 # What each error about the file ends with
 FIX = "(fix it with `moot config edit`)"
@@ -82,9 +84,7 @@ def user_config_path() -> Path:
     given = os.environ.get("MOOT_CONFIG")
     if given:
         return Path(given).expanduser()
-    import platformdirs  # here: a run with MOOT_CONFIG set never needs it
-
-    return Path(platformdirs.user_config_dir("moot", appauthor=False)) / "config.toml"
+    return user_folder("config") / "config.toml"
 
 
 def _spec(value: str) -> str:
@@ -325,7 +325,7 @@ def value_of(key: str, values: Sequence[str]) -> Any:
     return int(number) if number.is_integer() and name == "max_tokens" else number
 
 
-_HEADER = re.compile(r"\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?")
+_HEADER = lazy.pattern(r"\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?")
 
 
 def set_key(text: str, key: str, value: Any | None) -> str:

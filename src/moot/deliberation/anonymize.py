@@ -8,6 +8,8 @@ import re
 import string
 from typing import NamedTuple
 
+from moot import lazy
+
 __all__ = [
     "CUT_MARK",
     "NEUTRAL",
@@ -23,7 +25,7 @@ __all__ = [
 RESERVED_TAGS = ("solution", "analysis", "verdict", "critique", "quoted", "evidence")
 # What `quote` puts where it cut a long text; `markup.strip_markup` removes it from answers.
 CUT_MARK = "[... cut for length ...]"
-_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(RESERVED_TAGS) + r")\b)", re.IGNORECASE)
+_TAG = lazy.pattern(r"<(\s*/?\s*(?:" + "|".join(RESERVED_TAGS) + r")\b)", re.IGNORECASE)
 
 
 def alias_for(index: int, role: str = "agent") -> str:

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 from msgspec import Struct
 from pydantic import BaseModel, ValidationError
 
+from moot import lazy
 from moot.errors import FormatError
 from moot.text import jsonfix
 from moot.text.jsonfix import BALANCE_SCANS, REPAIR_CAP
@@ -71,7 +72,7 @@ class JudgeVerdict(Struct, frozen=True):
     raw: str
 
 
-_FIELD = re.compile(r"^\s*[-*]?\s*([a-z_ ]+?)\s*:\s*(.*)$", re.IGNORECASE)
+_FIELD = lazy.pattern(r"^\s*[-*]?\s*([a-z_ ]+?)\s*:\s*(.*)$", re.IGNORECASE)
 
 
 def parse_verdict(text: str) -> JudgeVerdict:

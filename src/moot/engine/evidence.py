@@ -20,7 +20,6 @@ accepted (`ACCEPTED`), and that evidence is not raised again.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from moot import lazy
 from moot.engine.journal import UNSIGNED_ACCEPTED, Journal, canonical_json
 from moot.engine.result import Result, unsealed
 from moot.engine.store import SessionFolder, read_json
@@ -50,7 +50,7 @@ ACCEPTED = "accepted_tampering"  # a warning's key: the evidence a resume went p
 TAMPERED = "tampered"
 
 # what the reports say of the journal they were computed from (JournalSeal.describe)
-_REPORT_HEAD = re.compile(r"Computed from the journal: (\d+) events, last hash ([0-9a-f]{64})")
+_REPORT_HEAD = lazy.pattern(r"Computed from the journal: (\d+) events, last hash ([0-9a-f]{64})")
 
 
 def session_digest(content: Mapping[str, Any]) -> str:

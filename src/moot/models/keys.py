@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from moot import lazy
 from moot.errors import ConfigError
 from moot.types import ModelSettings
 
@@ -35,12 +35,12 @@ __all__ = [
 _SECRETS: set[str] = set()
 # Shapes of keys we may never have seen (a key echoed back for another account, a URL's key=).
 _KEY_PATTERNS = [
-    re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{12,}"),
-    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/=]{12,}"),
-    re.compile(r"(?i)([?&](?:key|api_key|apikey|token)=)[^&\s\"']+"),
-    re.compile(r"(?i)(x-api-key\W+)[A-Za-z0-9._\-]{12,}"),
+    lazy.pattern(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{12,}"),
+    lazy.pattern(r"\bsk-ant-[A-Za-z0-9_\-]{8,}"),
+    lazy.pattern(r"\bAIza[0-9A-Za-z_\-]{20,}"),
+    lazy.pattern(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/=]{12,}"),
+    lazy.pattern(r"(?i)([?&](?:key|api_key|apikey|token)=)[^&\s\"']+"),
+    lazy.pattern(r"(?i)(x-api-key\W+)[A-Za-z0-9._\-]{12,}"),
 ]
 MASK = "[redacted]"
 PART = 8  # a run of this many characters of a key is masked (a key cut short still leaks)
@@ -53,8 +53,8 @@ def remember_secret(value: str | None) -> None:
 
 
 # A config header or URL query parameter named like this holds a secret (a token, a key).
-_SECRET_NAME = re.compile(r"(?i)authorization|key|token|secret|password|cookie|signature|sig\b")
-_SCHEME = re.compile(r"(?i)^(?:bearer|basic|token)\s+(.+)$")
+_SECRET_NAME = lazy.pattern(r"(?i)authorization|key|token|secret|password|cookie|signature|sig\b")
+_SCHEME = lazy.pattern(r"(?i)^(?:bearer|basic|token)\s+(.+)$")
 
 
 def remember_config_secrets(headers: Mapping[str, str], base_url: str | None = None) -> None:
@@ -74,7 +74,7 @@ def remember_config_secrets(headers: Mapping[str, str], base_url: str | None = N
 
 # `${NAME}` in a config's header or base_url: read from the environment when a provider is
 # made (config.AgentConfig.settings), a reference and no secret in itself
-_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+_REFERENCE = lazy.pattern(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 def _secret_of(value: str) -> str:
@@ -192,7 +192,7 @@ def known_secrets() -> bool:
 # A piece that is a plain word or number is not masked on its own: a placeholder key such as
 # "sk-no-key-required" must not turn every "required" in every answer into a mask. Random keys
 # mix cases and digits, so their pieces still cover any run of them.
-_PLAIN = re.compile(r"[A-Za-z][a-z]+|[A-Z]+|[0-9]+")
+_PLAIN = lazy.pattern(r"[A-Za-z][a-z]+|[A-Z]+|[0-9]+")
 
 
 @functools.lru_cache(maxsize=64)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
-import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from moot import lazy
 from moot.errors import ConfigError
 from moot.files import moot_home
 from moot.models.base import ModelSettings, call_context, providers
@@ -48,7 +48,7 @@ UNPRICED_USD_PER_MTOK = 10.0
 UNPRICED_USD_PER_TOKEN = UNPRICED_USD_PER_MTOK / 1_000_000
 
 _log = logging.getLogger("moot")
-_DATE_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+_DATE_SUFFIX = lazy.pattern(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
 
 class Price(Struct, frozen=True):
@@ -194,7 +194,7 @@ def _snapshot() -> Any:
     return data_snapshot.get_snapshot()
 
 
-_VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+_VERSION_DOT = lazy.pattern(r"(?<=\d)\.(?=\d)")
 
 
 def _variants(key: str) -> Iterable[str]:

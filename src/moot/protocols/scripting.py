@@ -76,7 +76,7 @@ def no_options(judge: str) -> dict[str, Any]:
 
 
 # a block `anonymize.quote` fenced: its opener names the nonce its closer repeats
-_QUOTED = re.compile(r'<quoted\b[^>\n]*\bid="([^"\n]+)"[^>\n]*>\n(.*?)\n</quoted id="\1">', re.S)
+_QUOTED = lazy.pattern(r'<quoted\b[^>\n]*\bid="([^"\n]+)"[^>\n]*>\n(.*?)\n</quoted id="\1">', re.S)
 
 
 def final_writer(actor: Actor, prompt: str) -> str:

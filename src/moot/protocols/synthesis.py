@@ -108,8 +108,8 @@ LABEL_TALK = (
     "a label; say what is right in your own words."
 )
 # A final "Answer: ..." line, kept where the sentences before it are cut.
-_ANSWER_LINE = re.compile(r"[\s*#>_-]*(?:final\s+answer|answer)[\s*_]*[:：]", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_ANSWER_LINE = lazy.pattern(r"[\s*#>_-]*(?:final\s+answer|answer)[\s*_]*[:：]", re.IGNORECASE)
+_SENTENCE_END = lazy.pattern(r"(?<=[.!?])\s+")
 
 
 def _names_a_label(sentence: str, labels: Sequence[str]) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from msgspec import Struct
 
+from moot import lazy
 from moot.text.safe import strip_sequences
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, Step, stage_title
 from moot.types import alias_label as label
@@ -51,7 +52,7 @@ __all__ = [
 # isolates (they reorder what a terminal or a browser shows, as text.safe says), and lone
 # surrogates (Cs): one regex pass instead of a per-character category lookup (reports of long
 # sessions clean megabytes).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL = lazy.pattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def closest(name: str, known: Iterable[str]) -> str | None:
@@ -168,10 +169,10 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", strip_sequences(text))
 
 
-_VERDICT = re.compile(r"<verdict\s*>(.*?)</verdict\s*>", re.IGNORECASE | re.DOTALL)
-_SECTION = re.compile(r"<solution\s*>(.*?)(?:</solution\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
-_EMPHASIS = re.compile(r"\*\*|__|`")
+_VERDICT = lazy.pattern(r"<verdict\s*>(.*?)</verdict\s*>", re.IGNORECASE | re.DOTALL)
+_SECTION = lazy.pattern(r"<solution\s*>(.*?)(?:</solution\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_TAG = lazy.pattern(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
+_EMPHASIS = lazy.pattern(r"\*\*|__|`")
 
 
 def summarize(text: str, limit: int = 280) -> str:

@@ -3,8 +3,7 @@ score, and/or a tally of votes or answers."""
 
 from __future__ import annotations
 
-import re
-
+from moot import lazy
 from moot.types import RoundSummary
 from moot.types import alias_label as label
 
@@ -61,7 +60,7 @@ def _counted(summary: RoundSummary) -> str:
 
 # an answer voted for, shown bare when it is one word ("42", "Paris"), else quoted, so that its
 # own commas and numbers do not run into the counts ("'However, when dealing with' 1")
-_BARE_KEY = re.compile(r"[\w.+-]{1,40}")
+_BARE_KEY = lazy.pattern(r"[\w.+-]{1,40}")
 
 
 def _key(answer: str) -> str:

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import re
 
+from moot import lazy
+
 __all__ = ["strip_sequences", "terminal_safe"]
 
 # One pattern, tried left to right; every part is linear (no nested repeats), so a hostile
 # reply of many megabytes costs one pass. An introducer whose sequence never ends (ESC [,
 # ESC ], ESC P, ESC X, ESC ^, ESC _ cut short) is left for _CONTROL to show as \x1b.
-_SEQUENCE = re.compile(
+_SEQUENCE = lazy.pattern(
     r"""
       (?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])   # OSC, DCS, SOS, PM, APC: a string ...
       [^\x07\x1b\x80-\x9f]*                     # (stops at any introducer: linear)
@@ -37,9 +39,9 @@ _SEQUENCE = re.compile(
 # and tab, DEL, C1 controls, bidirectional embeddings, overrides and isolates (the marks LRM,
 # RLM and ALM stay: right-to-left scripts use them and they cannot reorder a line), and lone
 # surrogates.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL = lazy.pattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # What every sequence above starts with: ESC, or an 8-bit introducer.
-_INTRODUCER = re.compile("[\x1b\x90\x98\x9b\x9d-\x9f]")
+_INTRODUCER = lazy.pattern("[\x1b\x90\x98\x9b\x9d-\x9f]")
 
 
 def _visible(match: re.Match[str]) -> str:
