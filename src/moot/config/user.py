@@ -149,7 +149,9 @@ class UserConfig(pydantic.BaseModel):
         settings (an unknown protocol or provider), run on the keys that are valid here."""
         data = dict(data or {})
         try:
-            user = cls.model_validate(data)
+            # no file (or an empty one): the defaults, valid as they are, without building the
+            # validator before a run's first request
+            user = cls.model_validate(data) if data else cls.model_construct()
             problems = []
         except pydantic.ValidationError as exc:
             problems = problem_lines(exc, "", cls)
