@@ -6,14 +6,17 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from moot import lazy
 from moot.display.face import Face
 from moot.text import clean_text, outcome_lines, plural, status_words, step_place
-from moot.text.rounds import round_result
 from moot.types import Event, RoundSummary, load
 from moot.types import alias_label as label
 
 if TYPE_CHECKING:
     from moot.engine.result import Result
+    from moot.text import rounds
+else:
+    (rounds,) = lazy.modules("moot.text", "rounds")  # when a round ends
 
 __all__ = ["PlainLog", "format_event", "result_lines"]
 
@@ -94,7 +97,7 @@ def _format(event: Event, reveal: bool) -> str | None:
         return f"{at}: `{data.get('command')}` {status}"
     if kind == "round_result":
         result = load(data, RoundSummary)
-        return f"{result.title.lower()}: {round_result(result)}"
+        return f"{result.title.lower()}: {rounds.round_result(result)}"
     if kind == "context_fresh":
         return (
             f"{at}: context estimate {data.get('estimated_tokens')} tokens passed "

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
-from moot import collector
+from moot import collector, lazy
 from moot.config import RunConfig
 from moot.engine.evidence import SESSION_DIGEST, admit, session_digest
 from moot.engine.head import anchors
@@ -38,7 +38,6 @@ from moot.engine.result import (
     build_result,
     exit_code_for,
 )
-from moot.engine.seal import seal_result
 from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
 from moot.engine.store import (
@@ -64,6 +63,11 @@ from moot.errors import (
 from moot.models.keys import call_settings_masked, known_secrets, remember_config_secrets
 from moot.types import Event, EventKind, Outcome
 from moot.version import __version__
+
+if TYPE_CHECKING:
+    from moot.engine import seal
+else:
+    (seal,) = lazy.modules("moot.engine", "seal")  # at the end of a run
 
 # The cache and the code workspace are imported when a run uses them (sqlite3, git plumbing):
 # a question with no cache starts without them.
@@ -380,7 +384,7 @@ def _result(
         status=status,
         stop_message=message,
     )
-    return seal_result(result, session.journal)  # carries the journal head it came from
+    return seal.seal_result(result, session.journal)  # carries the journal head it came from
 
 
 class Running(Struct):

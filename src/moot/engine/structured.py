@@ -9,15 +9,20 @@ takes it from the journal and repairs nothing (issue 30: reading a session is li
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from msgspec import Struct
 
-from moot.engine.repair import repair_off_loop
+from moot import lazy
 from moot.engine.session import Session
 from moot.errors import FormatError
 from moot.text import jsonfix
 from moot.types import Completion, Message
+
+if TYPE_CHECKING:
+    from moot.engine import repair
+else:
+    (repair,) = lazy.modules("moot.engine", "repair")  # a reply's JSON repair
 
 __all__ = ["Parsed", "ask_parsed"]
 
@@ -109,6 +114,6 @@ async def _repaired(s: Session, step: str, target: str) -> dict[str, Any] | None
     if noted is not None and noted.get("digest") == digest:
         value = noted.get("value")
         return value if isinstance(value, dict) else None
-    value = await repair_off_loop(target)
+    value = await repair.repair_off_loop(target)
     s.note(step, what="json_repair", digest=digest, value=value)
     return value

@@ -22,7 +22,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 from pydantic import ValidationError
 
-from moot import protocols
+from moot import lazy, protocols
 from moot.config import RunConfig, Section, check_task, problem_lines, read_config_file
 from moot.config.user import UserConfig, load_user_config
 from moot.deliberation.anonymize import alias_for
@@ -37,7 +37,6 @@ from moot.lifecycle.flags import (
     run_flag_terms,
     set_flag,
 )
-from moot.lifecycle.keys import option_problems, unknown_key
 from moot.models.base import create_model, provider_info, providers
 from moot.models.keys import restore_call_settings
 from moot.models.pricing import suggest_spec
@@ -45,6 +44,11 @@ from moot.protocols import synthesis
 from moot.protocols.definition import Flag, ProtocolDefinition, Role
 from moot.text import closest, plural
 from moot.types import Outcome, estimate_tokens
+
+if TYPE_CHECKING:
+    from moot.lifecycle import keys
+else:
+    (keys,) = lazy.modules("moot.lifecycle", "keys")  # wrong options only
 
 if TYPE_CHECKING:
     from moot.engine.lifecycle import ProtocolFn
@@ -106,7 +110,7 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         try:
             options = record.options.model_validate(raw if raw is not None else {})
         except ValidationError as exc:
-            problems += option_problems(exc, record)
+            problems += keys.option_problems(exc, record)
     problems += _agent_count(record, len(config.agents))
     if config.code is not None and not record.code_tasks:
         problems.append(
@@ -120,7 +124,7 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         )
     for name, section in config.sections().items():
         if name != record.name and name not in protocols.names():
-            problems.append(unknown_key(name, record))
+            problems.append(keys.unknown_key(name, record))
         elif name != record.name and not isinstance(section, dict | Section):
             problems.append(f"{name}: must be a table of options")
     if problems or options is None:
@@ -235,14 +239,14 @@ def check_config(
     shared = {k: v for k, v in data.items() if k in RunConfig.model_fields}
     for key in data:
         if key not in RunConfig.model_fields and not protocols.exists(key):
-            problems.append(unknown_key(key, record))
+            problems.append(keys.unknown_key(key, record))
     if record is None:
         problems.insert(0, f"protocol: {protocols.unknown_protocol(str(name))}")
     else:
         try:
             record.options.model_validate(data.get(record.name) or {})
         except ValidationError as exc:
-            problems += option_problems(exc, record)
+            problems += keys.option_problems(exc, record)
         agents = data.get("agents")
         if isinstance(agents, list):
             problems += _agent_count(record, len(agents))

@@ -34,7 +34,7 @@ import msgspec
 from filelock import FileLock
 from msgspec import Struct
 
-from moot import collector
+from moot import collector, lazy
 from moot.config import RunConfig, check_task, read_config_file
 from moot.engine import lifecycle, startup
 from moot.engine.journal import Journal, key_from_env
@@ -45,13 +45,15 @@ from moot.engine.session import Agent, Chooser, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
 from moot.errors import ConfigError, StorageError, WorkspaceError
 from moot.lifecycle import plan as plans
-from moot.lifecycle import reports
 from moot.lifecycle.plan import Plan, participants, resolve
 from moot.lifecycle.replay import replay
 from moot.types import Event, EventKind
 
 if TYPE_CHECKING:
     from moot.engine.cache import ResponseCache
+    from moot.lifecycle import reports
+else:
+    (reports,) = lazy.modules("moot.lifecycle", "reports")  # once the outcome is known
 
 __all__ = ["OnOutcome", "RunResult", "resume_async", "run_sync", "start_async"]
 

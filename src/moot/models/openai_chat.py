@@ -22,13 +22,18 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import Struct
 
+from moot import lazy
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, endpoint, runs_free
 from moot.models.classify import classify_status, retry_after_seconds
 from moot.models.http import Api, HttpProvider, json_object, warm_in_background
 from moot.models.provider import ProviderError, Reply
-from moot.models.schema import schema_problem
 from moot.types import FailureKind, Request, Usage, estimate_tokens
+
+if TYPE_CHECKING:
+    from moot.models import schema
+else:
+    (schema,) = lazy.modules("moot.models", "schema")  # on a reply
 
 if TYPE_CHECKING:
     import httpx2
@@ -246,7 +251,7 @@ class OpenAIChatModel(HttpProvider):
             reason = refusal or "the content filter stopped the reply"
             raise ProviderError(FailureKind.CONTENT_FILTER, f"{self.provider}: {reason}")
         if request.json_schema is not None and self.capabilities.json_schema:
-            if schema_problem(text, request.json_schema) is not None:
+            if schema.schema_problem(text, request.json_schema) is not None:
                 # Claimed, not enforced: stop relying on it; the engine's ladder takes over.
                 self.capabilities = msgspec.structs.replace(self.capabilities, json_schema=False)
         usage = _usage(data.get("usage"), request, text)
