@@ -119,3 +119,24 @@ def test_a_result_writes_a_whole_cost_as_a_float_as_result_json_always_had_it() 
     )
     assert isinstance(built.cost, float) and '"cost": 0.0,' in built.to_json()
     assert Result.read(built.to_json()) == built
+
+
+def test_a_kind_given_as_its_name_is_the_enum_member() -> None:
+    """A plugin provider or a scripted reply function may build a failure or an event with the
+    kind's name; the engine reads `failure.transient` on every failed call (it crashed on a
+    str once records left pydantic, which had converted it)."""
+    assert Completion.error("rate_limit", "slow down").failure.transient  # type: ignore[arg-type, union-attr]
+    assert Event(kind="ask").kind is EventKind.ASK  # type: ignore[arg-type]
+    assert Event(kind="ask").kind.durable  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        ModelFailure(kind="no such kind", message="m")  # type: ignore[arg-type]
+
+
+def test_a_record_read_back_takes_what_pydantic_took() -> None:
+    """Records read back from files another tool or an older moot wrote: a whole float for an
+    int, a number written as a string, 0/1 for a bool, as pydantic's lax mode took them."""
+    assert Event.from_record({"kind": "ask", "seq": 3.0}).seq == 3
+    read = load({"attempts": 2.0, "cost": "0.5", "hit_max_tokens": 1}, Completion)
+    assert (read.attempts, read.cost, read.hit_max_tokens) == (2, 0.5, True)
+    with pytest.raises(ValueError):
+        load({"attempts": 2.5}, Completion)  # not a whole number: refused, as pydantic did

@@ -39,13 +39,20 @@ _XDG = {"config": ("XDG_CONFIG_HOME", "~/.config"), "data": ("XDG_DATA_HOME", "~
 
 
 def user_folder(kind: Literal["config", "data"]) -> Path:
-    """moot's folder of `kind` for this user, as platformdirs finds it. On Linux that is the
-    XDG rule, read here: importing platformdirs costs a run some 4 ms before its first request
-    (tests/test_files.py checks both agree). Elsewhere (macOS, Windows, Android), platformdirs."""
-    if sys.platform == "linux" and not hasattr(sys, "getandroidapilevel"):
-        variable, default = _XDG[kind]
-        base = os.environ.get(variable, "")
-        return Path(base if os.path.isabs(base) else os.path.expanduser(default)) / "moot"
+    """moot's folder of `kind` for this user, as platformdirs finds it. On Linux, with HOME an
+    absolute path and the XDG variable unset, empty or absolute, that is the XDG rule, read here:
+    importing platformdirs costs a run some 4 ms before its first request (tests/test_files.py
+    checks both agree). Anything else (macOS, Windows, Android, a relative HOME or XDG path,
+    which platformdirs' versions read differently): platformdirs."""
+    variable, default = _XDG[kind]
+    base = os.environ.get(variable, "").strip()
+    if (
+        sys.platform == "linux"
+        and not hasattr(sys, "getandroidapilevel")
+        and os.path.isabs(os.environ.get("HOME", ""))
+        and (not base or os.path.isabs(base))
+    ):
+        return Path(base or os.path.expanduser(default)) / "moot"
     import platformdirs
 
     if kind == "config":

@@ -125,6 +125,11 @@ class ModelFailure(_Frozen, frozen=True):
     message: str
     retry_after: float | None = None
 
+    def __post_init__(self) -> None:
+        # A provider of a plugin may name the kind ("rate_limit"); the engine reads .transient
+        if not isinstance(self.kind, FailureKind):
+            msgspec.structs.force_setattr(self, "kind", FailureKind(self.kind))
+
     @property
     def transient(self) -> bool:
         return self.kind.transient
@@ -224,6 +229,10 @@ class Event(Struct, forbid_unknown_fields=True):
     seq: int | None = None
     ts: float | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, EventKind):  # named ("ask"): faces read kind.durable
+            self.kind = EventKind(self.kind)
+
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> "Event":
         """The event a journal line's record holds (its hash and HMAC already taken off):
@@ -236,7 +245,7 @@ class Event(Struct, forbid_unknown_fields=True):
             "ts": record.get("ts"),
         }
         try:
-            return msgspec.convert(fields, cls)
+            return msgspec.convert(fields, cls, strict=False)
         except msgspec.ValidationError as exc:
             raise ValueError(str(exc)) from None
 
@@ -531,13 +540,15 @@ R = TypeVar("R")
 
 def load(data: object, kind: type[R]) -> R:
     """`data` (parsed JSON: a journal record's field, a cache entry) read as a `kind`, checked:
-    a ValueError (msgspec's ValidationError) names what does not fit."""
-    return msgspec.convert(data, kind)
+    a ValueError (msgspec's ValidationError) names what does not fit. What pydantic's lax mode
+    took is taken (a whole float for an int, a number in a string, 0 or 1 for a bool): files an
+    older moot or another tool wrote read as they did."""
+    return msgspec.convert(data, kind, strict=False)
 
 
 def load_json(text: str | bytes, kind: type[R]) -> R:
     """`text`, JSON, read as a `kind`, checked as `load` checks."""
-    return msgspec.json.decode(text, type=kind)
+    return msgspec.json.decode(text, type=kind, strict=False)
 
 
 def dump(value: Any) -> Any:

@@ -30,6 +30,7 @@ from moot.types import (
     alias_label,
     dump,
     load,
+    load_json,
 )
 
 __all__ = [
@@ -171,7 +172,7 @@ class Result(Struct, kw_only=True, forbid_unknown_fields=True):
     @classmethod
     def read(cls, text: str | bytes) -> "Result":
         """A result.json's text, checked: a ValueError names what does not fit."""
-        return msgspec.json.decode(text, type=cls)
+        return load_json(text, cls)
 
     def same_as_stored(self, stored: str) -> bool:
         """Whether `stored` (a result.json's text) is this result, byte for byte; a stored

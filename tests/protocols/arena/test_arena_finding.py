@@ -575,3 +575,14 @@ def test_an_agent_that_leaves_the_answer_and_one_that_comes_to_it_are_both_chang
     stored = json.loads((run.folder / "result.json").read_text())
     assert [c["agent"] for c in stored["changes"]] == ["agent_a", "agent_b"]
     assert api.replay(run.session_id).identical is True
+
+
+def test_a_rounds_summary_holds_its_threshold_as_the_score_scale_does() -> None:
+    """The summary's threshold is a float, as its score is (pydantic made the option's int
+    8.0; a msgspec record keeps what it is given)."""
+    from moot.protocols.arena.options import ArenaOptions
+    from moot.protocols.arena.run import describe_round
+
+    summary = describe_round({"round": 1, "convergence_score": 9}, ArenaOptions())
+    assert summary is not None and summary.threshold == 8.0
+    assert isinstance(summary.threshold, float) and isinstance(summary.score, float)

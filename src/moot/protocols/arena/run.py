@@ -372,7 +372,7 @@ def describe_round(entry: Mapping[str, Any], options: ArenaOptions) -> RoundSumm
         decision=entry.get("decision") or None,
         score=float(score) if isinstance(score, int | float) else None,
         scale=10,
-        threshold=options.consensus_score,
+        threshold=float(options.consensus_score),
         problem=entry.get("problem") or None,
     )
 
