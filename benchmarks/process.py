@@ -36,9 +36,11 @@ floor       (its own line) the same `first` for a process that imports only the 
 
 instructions (its own line, where valgrind is installed) the instructions moot (3 agents) and the
             floor each run from their start to their first connect, counted by callgrind, and
-            moot's own part as a share of the floor's and in seconds at the floor's median time.
-            Timed figures on these machines move by tens of milliseconds from run to run; the
-            count moves by a few parts in a thousand, so it is the figure to compare commits by.
+            moot's own part as a share of the floor's. Timed figures on these machines move by
+            tens of milliseconds from run to run; the count moves by a few parts in a thousand,
+            so it tells two commits apart where time cannot. It is not the target: it leaves out
+            the kernel's part (the file system calls of imports, page faults), and moot's
+            instructions run slower than the floor's, so its timed share is about twice this.
 
 Then `--repeat` more 3-agent, 1-round runs at that latency, each with a floor run: the
 targets' `over` and `first` figures are medians over all such runs, since single runs on
@@ -387,15 +389,14 @@ def main() -> None:
         counted = instructions(home, src)
         if counted is None:
             print("start-up share in instructions: not counted (valgrind is not installed)")
-        else:
+        else:  # no target: the kernel's part (imports' file system calls, page faults) is not
+            # counted, and moot's instructions run slower than the floor's (more code, more
+            # memory touched): on this machine its timed share is about twice this figure's
             mine, floor = counted
-            part = (mine - floor) / floor
-            seconds = part * statistics.median(floors)
-            state = "met" if seconds <= 0.05 else "MISSED"
             print(
-                f"start-up share in instructions (callgrind, to the first connect): moot "
-                f"{mine / 1e6:.0f} M, the floor {floor / 1e6:.0f} M; moot's own {part:.3f} of "
-                f"the floor, {seconds:.3f} s at the floor's median time (target <= 0.050: {state})"
+                f"start-up share in instructions (callgrind, to the first connect; user space "
+                f"only): moot {mine / 1e6:.0f} M, the floor {floor / 1e6:.0f} M; moot's own "
+                f"{(mine - floor) / floor:.3f} of the floor's"
             )
         commit = os.environ.get("MOOT_BENCH_AGAINST")
         if commit:
