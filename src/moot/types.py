@@ -1,5 +1,7 @@
 """Data every layer shares: messages, requests, completions, usage and events."""
 
+from __future__ import annotations
+
 import re
 from enum import Enum, StrEnum
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
@@ -88,7 +90,7 @@ class Usage(_Frozen, frozen=True):
     def total(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
@@ -169,7 +171,7 @@ class Completion(_Frozen, frozen=True):
         return self.status == "ok"
 
     @classmethod
-    def error(cls, kind: FailureKind, message: str, **extra: Any) -> "Completion":
+    def error(cls, kind: FailureKind, message: str, **extra: Any) -> Completion:
         retry_after = extra.pop("retry_after", None)
         failure = ModelFailure(kind=kind, message=message, retry_after=retry_after)
         return cls(status="error", failure=failure, **extra)
@@ -234,7 +236,7 @@ class Event(Struct, forbid_unknown_fields=True):
             self.kind = EventKind(self.kind)
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> "Event":
+    def from_record(cls, record: dict[str, Any]) -> Event:
         """The event a journal line's record holds (its hash and HMAC already taken off):
         KeyError without a kind, ValueError for a field the model refuses."""
         fields = {
@@ -274,7 +276,7 @@ class Step(Struct, frozen=True):
         return "/".join((f"{prefix}{number}", phase, *parts))
 
     @classmethod
-    def parse(cls, step: str | None) -> "Step":
+    def parse(cls, step: str | None) -> Step:
         parts = (step or "").split("/")
         head = parts[0]
         phase = parts[1] if len(parts) > 1 else None

@@ -10,6 +10,8 @@ journal grew, is reported as not matching the journal instead of being shown. Re
 before this field existed still load; in a folder whose session.json says its journal is sealed
 a missing field counts as an edit."""
 
+from __future__ import annotations
+
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -128,7 +130,7 @@ class Result(Struct, kw_only=True, forbid_unknown_fields=True):
             return []
         return [r for r in records if isinstance(r, Mapping)]
 
-    def code_changes(self, applied: str | None = None) -> list["CodeRow"]:
+    def code_changes(self, applied: str | None = None) -> list[CodeRow]:
         """A code task's changes, typed (none for a question); `applied` names the change
         `moot apply` applied."""
         return code_rows(self.details, applied)
@@ -170,7 +172,7 @@ class Result(Struct, kw_only=True, forbid_unknown_fields=True):
         return msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n"
 
     @classmethod
-    def read(cls, text: str | bytes) -> "Result":
+    def read(cls, text: str | bytes) -> Result:
         """A result.json's text, checked: a ValueError names what does not fit."""
         return load_json(text, cls)
 
