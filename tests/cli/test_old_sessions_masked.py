@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from moot.engine import lifecycle
+from moot.engine import opening
 from moot.engine.store import list_sessions
 from tests.cli.test_cli import moot
 from tests.scripts import Debate, verdict
@@ -23,7 +23,7 @@ def test_an_older_sessions_key_is_masked_when_printed(
 
     debate = Debate(verdicts=[verdict("CONSENSUS", 9, base="Agent B")])
     with monkeypatch.context() as older:
-        older.setattr(lifecycle, "_masked_meta", unmasked)
+        older.setattr(opening, "_masked_meta", unmasked)
         code, _, _ = moot(capsys, *debate.run_args(task=f"Is {KEY} a valid key? What is 6 x 7?"))
     assert code == 0
     (folder,) = list_sessions()

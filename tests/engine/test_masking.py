@@ -191,7 +191,7 @@ def test_a_session_recorded_with_plain_headers_still_resumes_without_its_config(
 ) -> None:
     """Sessions from before the masking hold their header tokens in the recorded config: a
     resume calls with those, as it did."""
-    from moot.engine import lifecycle, replies
+    from moot.engine import opening, replies
 
     def kept(meta: object) -> object:  # the masking before issue 30: headers and URLs kept
         return replies.masked(meta, keep=frozenset({"headers", "base_url"}))
@@ -199,8 +199,8 @@ def test_a_session_recorded_with_plain_headers_still_resumes_without_its_config(
     monkeypatch.setenv("MOOT_HARDENING_KEY", KEY)
     with serving(HeaderServer()) as server:
         with monkeypatch.context() as old:  # recorded as moot did before
-            old.setattr(lifecycle, "call_settings_masked", lambda config: config)
-            old.setattr(lifecycle, "masked", kept)
+            old.setattr(opening, "call_settings_masked", lambda config: config)
+            old.setattr(opening, "masked", kept)
             _, asked = _header_run(capsys, server, tmp_path)
         folder = next((tmp_path / "moot-home").rglob("events.jsonl")).parent
         assert TOKEN in (folder / "session.json").read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ from pathlib import Path
 from msgspec import Struct
 from msgspec.structs import replace
 
-from moot.engine import lifecycle
+from moot.engine import lifecycle, opening
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.result import Result, unsealed
 from moot.engine.store import SessionFolder, find_session
@@ -43,9 +43,9 @@ class ReplayReport(Struct, frozen=True):
 
 def replay(ref: str | None, *, root: Path | None = None) -> ReplayReport:
     """Recompute the outcome from the journal alone and compare it with `result.json`."""
-    folder = lifecycle.current_format(find_session(ref, root))
+    folder = opening.current_format(find_session(ref, root))
     journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
-    meta = lifecycle.begin_meta(journal, folder)
+    meta = opening.begin_meta(journal, folder)
     plan, agents = plans.reopen(meta)
     stored = folder.result_json.read_text(encoding="utf-8") if folder.result_json.exists() else None
     try:

@@ -36,7 +36,7 @@ from msgspec import Struct
 
 from moot import collector, lazy
 from moot.config import RunConfig, check_task, read_config_file
-from moot.engine import lifecycle, startup
+from moot.engine import lifecycle, opening, startup
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended
 from moot.engine.outage import asked_steps, lost_asks
@@ -129,10 +129,10 @@ async def resume_async(
     finished session whose journal holds failed calls asks them again instead, and its outcome
     is recomputed (the end event keeps the one it replaces). A tampered session, or a signed
     one without its key, is refused unless `accept_tampered` / `accept_unsigned` says to go on
-    knowingly (`engine.lifecycle.reopen_session` journals it). `config`: the config file the
+    knowingly (`engine.opening.reopen_session` journals it). `config`: the config file the
     session ran with (or its data), where the secrets of its headers and base URLs are taken
     from (the session's files hold them masked)."""
-    folder = lifecycle.current_format(find_session(ref, root))
+    folder = opening.current_format(find_session(ref, root))
     reports.wait(folder.path)  # an earlier run's writer must not overwrite this run's reports
     lock = folder.acquire()
     try:
@@ -184,7 +184,7 @@ def _open_new(
     plans.make_models(agents, plan=plan)
     plans.check_task_fits(task, agents)
     cache = lifecycle.response_cache(plan.config)
-    folder, journal = lifecycle.open_session(
+    folder, journal = opening.open_session(
         root or sessions_root(),
         task=task,
         seed=seed,
@@ -218,7 +218,7 @@ def _open_old(
 ) -> _Opened | None:
     """A session to continue, ready to run; None when it has already finished (and, with
     `retry_failed`, holds no failed call to ask again)."""
-    journal, meta = lifecycle.reopen_session(
+    journal, meta = opening.reopen_session(
         folder, accept_tampered=accept_tampered, accept_unsigned=accept_unsigned
     )
     retrying: dict[str, Any] | None = None
