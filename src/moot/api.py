@@ -24,9 +24,10 @@ from moot.engine.inbox import HumanNote, post
 from moot.engine.result import Result
 from moot.engine.store import find_session
 from moot.errors import ConfigError
-from moot.lifecycle.plan import load_run, user_config
+from moot.lifecycle.plan import load_run
 from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
 from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
+from moot.lifecycle.specs import user_config
 
 __all__ = [
     "FINDING_RULE",

@@ -131,7 +131,7 @@ def _one_model_each(ctx: click.Context, param: click.Parameter, values: tuple[st
             fix = " ".join(f"--models {part}" for part in parts)
             raise click.BadParameter(f"{value!r} names {len(parts)} models; one per use: {fix}")
         if ":" not in value:
-            from moot.lifecycle.plan import user_config
+            from moot.lifecycle.specs import user_config
 
             aliases = user_config().aliases
             if value.strip() in aliases:

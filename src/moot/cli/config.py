@@ -40,7 +40,7 @@ def config(ctx: click.Context, path_only: bool, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from moot.config.user import effective, user_config_path
-    from moot.lifecycle.plan import user_config
+    from moot.lifecycle.specs import user_config
 
     path = user_config_path()
     if path_only:
@@ -70,7 +70,7 @@ def edit() -> None:
     then check it."""
     from moot.config.user import TEMPLATE, read_user_file, user_config_path
     from moot.files import atomic_write
-    from moot.lifecycle.plan import user_config
+    from moot.lifecycle.specs import user_config
 
     path = user_config_path()
     if path.exists() and not path.is_file():
@@ -108,7 +108,7 @@ def _write(key: str, value: Any) -> None:
     from moot.config.user import parse_user_config, read_user_file, set_key, user_config_path
     from moot.errors import ConfigError
     from moot.files import atomic_write
-    from moot.lifecycle.plan import user_config_problems
+    from moot.lifecycle.specs import user_config_problems
 
     path = user_config_path()
     if path.suffix.lower() != ".toml":
@@ -133,7 +133,7 @@ def get(key: str) -> None:
     """Print KEY's value as a run takes it: the user config's, else the built-in default
     (a list one item a line). Exit 1 when neither has one."""
     from moot.config.user import check_key, effective
-    from moot.lifecycle.plan import user_config
+    from moot.lifecycle.specs import user_config
 
     check_key(key)
     rows = {name: value for name, value, _ in effective(user_config())}

@@ -389,7 +389,8 @@ def run(
     Exit codes: 0 consensus (or a change chosen), 1 error, 2 no consensus, 3 paused (a limit,
     an outage, waiting for you: moot resume), 130 interrupted (moot resume)."""
     from moot.api import start
-    from moot.lifecycle.plan import load_run, user_config
+    from moot.lifecycle.plan import load_run
+    from moot.lifecycle.specs import user_config
 
     task = task_text(task, task_file)
     tmux = tmux_for(display)

@@ -24,7 +24,6 @@ from pydantic import ValidationError
 
 from moot import lazy, protocols
 from moot.config import RunConfig, Section, check_task, problem_lines, read_config_file
-from moot.config.user import UserConfig, load_user_config
 from moot.deliberation.anonymize import alias_for
 from moot.engine.lifecycle import storage_problem
 from moot.engine.session import Agent, Session
@@ -37,12 +36,13 @@ from moot.lifecycle.flags import (
     run_flag_terms,
     set_flag,
 )
-from moot.models.base import create_model, provider_info, providers
+from moot.lifecycle.specs import judge_as_agent, unknown_provider, user_config
+from moot.models.base import create_model
 from moot.models.keys import restore_call_settings
 from moot.models.pricing import suggest_spec
 from moot.protocols import synthesis
 from moot.protocols.definition import Flag, ProtocolDefinition, Role
-from moot.text import closest, plural
+from moot.text import plural
 from moot.types import Outcome, estimate_tokens
 
 if TYPE_CHECKING:
@@ -69,8 +69,6 @@ __all__ = [
     "reopen",
     "resolve",
     "start_problems",
-    "user_config",
-    "user_config_problems",
 ]
 
 
@@ -257,8 +255,8 @@ def check_config(
     for index, agent in enumerate(shared.get("agents") or []):
         spec = agent.get("model") if isinstance(agent, dict) else None
         if isinstance(spec, str) and ":" in spec:
-            problems += _unknown_provider(f"agents.{index}.model", spec)
-            problems += _judge_as_agent(f"agents.{index}.model", spec)
+            problems += unknown_provider(f"agents.{index}.model", spec)
+            problems += judge_as_agent(f"agents.{index}.model", spec)
         elif isinstance(spec, str) and (guess := suggest_spec(spec)):
             where = f"agents.{index}.model:"
             problems = [
@@ -386,32 +384,8 @@ def _provider_problems(plan: Plan) -> list[str]:
         if role.prefix != "agent":
             for index, member in enumerate(role.members):
                 where = f"{plan.record.name}.{role.salt}.{index}.model"
-                problems += _unknown_provider(where, member.model)
+                problems += unknown_provider(where, member.model)
     return problems
-
-
-def _judge_as_agent(where: str, spec: str) -> list[str]:
-    """A judge plugin's models judge: an agent's seat is refused."""
-    info = provider_info(spec.strip().partition(":")[0].lower())
-    if info is None or not info.judge:
-        return []
-    return [
-        f"{where}: {spec!r} is a judge (the {info.name} plugin): seat it as a judge "
-        "(court.judges, pick.judge), not as an agent"
-    ]
-
-
-def _unknown_provider(where: str, spec: str) -> list[str]:
-    provider = spec.strip().partition(":")[0].lower()
-    if not provider or provider_info(provider) is not None:
-        return []
-    known = [p.name for p in providers()]
-    close = closest(provider, known)
-    hint = f" (did you mean {close!r}?)" if close else ""
-    return [
-        f"{where}: unknown model provider {provider!r} in {spec!r}{hint}; "
-        f"known providers: {', '.join(known)}"
-    ]
 
 
 def load_config(
@@ -576,27 +550,3 @@ def config_schema() -> dict[str, Any]:
         schema["properties"][name] = {"$ref": f"#/$defs/{options.get('title', name)}"}
     schema["additionalProperties"] = False
     return schema
-
-
-# The user's config file (moot/config/user.py), under a run's flags and its config file.
-
-
-def user_config() -> UserConfig:
-    """The user config, with every problem at once (`user_config_problems` too)."""
-    return load_user_config(check=user_config_problems)
-
-
-def user_config_problems(user: UserConfig) -> list[str]:
-    """What a run would refuse in `user`, each `key: message`: an unknown protocol, a model
-    of `models` or of an alias whose provider is unknown or a judge (no agent)."""
-    problems = []
-    if user.protocol is not None and user.protocol not in protocols.names():
-        problems.append(f"protocol: {protocols.unknown_protocol(user.protocol)}")
-    for index, spec in enumerate(user.models):
-        if ":" in spec:  # not an alias (whose models are checked below)
-            problems += _unknown_provider(f"models.{index}", spec)
-            problems += _judge_as_agent(f"models.{index}", spec)
-    for name, specs in user.aliases.items():
-        for spec in specs:
-            problems += _unknown_provider(f"aliases.{name}", spec)
-    return problems
