@@ -1,16 +1,19 @@
 """Start-up without the cyclic garbage collector.
 
-Before its first request, `moot run` imports some 450 modules and builds its config and
+Before its first request, `moot run` imports some 500 modules and builds its config and
 session: about 80,000 objects, nearly all of which live as long as the process. Their
 allocation sets off the collector about 90 times, and each pass walks what start-up has built
-so far, only to find it alive: some 15 ms before the first request (benchmarks/process.py).
+so far, only to find it alive: some 15 ms before the first request (benchmarks/process.py),
+and 10 ms more in the 28 passes made while the session opened and the HTTP stack was
+imported, when the pause used to end as the run's loop started (issue 23).
 
 `pause()` turns the collector off: the `moot` command's entry point (`moot/__main__.py`) does it
 before its first import. `collect_again()` ends the pause: it freezes what start-up built (so
-that later passes skip it) and turns the collector back on. A run calls it when its event
-loop starts (lifecycle/run.py, `run_sync`) or when it replays a finished session
-(engine/lifecycle.py); the CLI calls it as soon as the command is known when that
-command starts no run (cli/__init__.py). `paused()` is a pause for a block: the `run` and
+that later passes skip it) and turns the collector back on. A run's event loop calls it once
+it first waits on the models, the first asks out (engine/startup.py; at the latest a second
+after it starts); a replay of a finished session calls it as it begins (engine/lifecycle.py);
+the CLI calls it as soon as the command is known when that command starts no run
+(cli/__init__.py). `paused()` is a pause for a block: the `run` and
 `resume` commands' (cli/common.py, `quick_start`), which carries on the entry point's pause if
 there is one, and ends it at the latest when the block ends (a run that fails before its loop
 starts). A caller that turned the collector off itself, or never paused it (a library user of
@@ -25,7 +28,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["collect_again", "pause", "paused"]
+__all__ = ["collect_again", "is_paused", "pause", "paused"]
 
 _paused = False
 
@@ -46,6 +49,11 @@ def paused() -> Iterator[None]:
         yield
     finally:
         collect_again()
+
+
+def is_paused() -> bool:
+    """Whether a pause began with `pause()` and has not ended."""
+    return _paused
 
 
 def collect_again() -> None:

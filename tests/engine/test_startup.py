@@ -1,7 +1,8 @@
 """Start-up without the garbage collector (issues 12 and 23, moot/collector.py): the `moot`
 command turns it off before its first import, `moot run` and `moot resume` keep it off while
-they set up, and the engine turns it back on, with what start-up built frozen, when its event
-loop starts; any other command turns it back on as soon as it is known."""
+they set up, and the engine turns it back on, with what start-up built frozen, once its event
+loop first waits on the models (at the latest `startup.LATEST` seconds after it starts); any
+other command turns it back on as soon as it is known."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -71,18 +73,57 @@ def test_a_caller_that_turned_the_collector_off_keeps_it_off() -> None:
     assert gc.get_freeze_count() == 0
 
 
-def test_the_engine_turns_collection_back_on_when_its_loop_starts() -> None:
+def test_the_engine_turns_collection_back_on_once_its_loop_first_waits() -> None:
+    """Issue 23: turned on as the loop started, the collector made 28 passes, 10 ms, while the
+    session opened and the HTTP stack was imported, all before the first request."""
+    seen: list[bool] = []
+
+    async def run() -> Any:
+        seen.append(gc.isenabled())
+        await asyncio.sleep(0)  # the loop runs on, with no wait: still starting up
+        seen.append(gc.isenabled())
+        await asyncio.sleep(startup.IDLE * 4)  # a wait, as on the models
+        seen.append(gc.isenabled() and gc.get_freeze_count() > 0)
+
+    with collector.paused():
+        run_sync(run)
+    assert seen == [False, False, True]
+
+
+def test_a_loop_that_never_waits_turns_collection_back_on_at_the_latest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(startup, "LATEST", 0.05)
+    seen: list[float] = []
+
+    async def run() -> Any:
+        started = time.monotonic()
+        while not gc.isenabled() and time.monotonic() - started < 10:
+            await asyncio.sleep(0)  # busy: never a wait of IDLE
+        seen.append(time.monotonic() - started)
+
+    with collector.paused():
+        run_sync(run)
+        assert gc.isenabled()  # by the loop, not by the end of the block
+    assert 0.04 < seen[0] < 10
+
+
+def test_under_a_policy_of_the_callers_own_collection_is_back_on_as_the_loop_starts() -> None:
     seen: list[bool] = []
 
     async def run() -> Any:
         seen.append(gc.isenabled())
 
-    with collector.paused():
-        run_sync(run)
+    asyncio.set_event_loop_policy(type("Policy", (asyncio.DefaultEventLoopPolicy,), {})())
+    try:
+        with collector.paused():
+            run_sync(run)
+    finally:
+        asyncio.set_event_loop_policy(None)
     assert seen == [True]
 
 
-def test_moot_run_sets_up_without_collection_and_runs_with_it(
+def test_moot_run_sets_up_and_opens_its_session_without_collection(
     monkeypatch: pytest.MonkeyPatch, isolated: object
 ) -> None:
     seen: dict[str, bool] = {}
@@ -104,7 +145,7 @@ def test_moot_run_sets_up_without_collection_and_runs_with_it(
     with pytest.raises(SystemExit) as exit_info:
         main(args)
     assert exit_info.value.code == 0
-    assert seen == {"config": False, "run": True}
+    assert seen == {"config": False, "run": False}
     assert gc.isenabled()
 
 

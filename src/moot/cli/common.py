@@ -252,7 +252,7 @@ def tmux_option(command: Callable[..., None]) -> Callable[..., None]:
 
 def quick_start(command: Callable[..., None]) -> Callable[..., None]:
     """No garbage collection while the command starts a run (moot/collector.py): the pause
-    the entry point began goes on, or one begins; the engine ends it when its loop starts."""
+    the entry point began goes on, or one begins; the engine ends it once its loop first waits."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:

@@ -3,9 +3,9 @@ on the models.
 
 `event_loop()` is the loop the engine runs a session on: once it has had nothing to do for a
 few milliseconds (the first asks are then on the wire), it loads the modules `moot.lazy` handed
-out, so that their import overlaps the models' time instead of delaying the first request.
-(Start-up without the garbage collector, which the engine ends when its loop starts, is
-moot/collector.py.)
+out and ends the garbage collector's start-up pause (moot/collector.py), so that neither the
+imports nor the first collections delay the first request: they overlap the models' time. A
+loop that never waits that long ends the pause `LATEST` seconds after it was made.
 `end_workers()`, for a process that exits once its run has ended, lets that loop's worker
 threads end while the outcome is shown rather than at the exit, which waits for them.
 """
@@ -18,20 +18,23 @@ import selectors
 import sys
 import weakref
 
-from moot import lazy
+from moot import collector, lazy
 
 __all__ = ["end_workers", "event_loop"]
 
 
 def event_loop() -> asyncio.AbstractEventLoop:
-    """A new event loop that loads the modules `moot.lazy` handed out once it has been idle for
-    `IDLE` seconds. Under an event loop policy of the caller's own (uvloop, say), that policy's
-    loop: the modules then load on first use."""
-    if sys.platform == "win32":  # the selector loop lacks subprocesses there
-        return asyncio.new_event_loop()
-    if type(asyncio.get_event_loop_policy()) is not asyncio.DefaultEventLoopPolicy:
+    """A new event loop that, once it has been idle for `IDLE` seconds, loads the modules
+    `moot.lazy` handed out and ends a paused collector's pause (at the latest `LATEST` seconds
+    after it is made). Under an event loop policy of the caller's own (uvloop, say), that
+    policy's loop, and the pause ends now: the modules then load on first use."""
+    if sys.platform == "win32" or (  # the selector loop lacks subprocesses there
+        type(asyncio.get_event_loop_policy()) is not asyncio.DefaultEventLoopPolicy
+    ):
+        collector.collect_again()
         return asyncio.new_event_loop()
     loop = asyncio.SelectorEventLoop(_LoadWhenIdle())
+    loop.call_later(LATEST, collector.collect_again)
     _MADE.add(loop)
     return loop
 
@@ -61,13 +64,17 @@ def end_workers() -> None:
 # Idle this long, the loop is waiting on models, not on a connection being made or a request
 # being written (on loopback those take microseconds): their time can carry the imports.
 IDLE = 0.005
+# A loop busy for this long from its start (a replay of a long journal, models that answer at
+# once) collects again anyway: the pause is for start-up, not for a run.
+LATEST = 1.0
 
 
 class _LoadWhenIdle(selectors.DefaultSelector):
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if lazy.pending() and (timeout is None or timeout > IDLE):
+        if (lazy.pending() or collector.is_paused()) and (timeout is None or timeout > IDLE):
             ready = super().select(IDLE)
             if not ready:
-                lazy.load()
+                lazy.load()  # under the pause: what they build is frozen with the rest
+                collector.collect_again()
             return ready  # the loop selects again, with its own timeout, when this is empty
         return super().select(timeout)

@@ -34,7 +34,7 @@ import msgspec
 from filelock import FileLock
 from msgspec import Struct
 
-from moot import collector, lazy
+from moot import lazy
 from moot.config import RunConfig, check_task, read_config_file
 from moot.engine import lifecycle, opening, startup
 from moot.engine.journal import Journal, key_from_env
@@ -369,8 +369,8 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run `factory()` (a run: opening a session, running it, its end) on a fresh event loop
     where Ctrl-C and SIGTERM cancel it cleanly (the journal is already durable), so
     `engine.lifecycle.running` records the interruption and writes its files.
-    Start-up ends here: a paused garbage collector is resumed, and the loop loads the modules
-    left for later once it first waits (moot/collector.py, engine/startup.py).
+    Start-up ends on this loop: once it first waits on the models, it loads the modules left
+    for later and resumes a paused garbage collector (engine/startup.py, moot/collector.py).
 
     Called where an event loop already runs in this thread (Jupyter, an async web app), the run
     goes on a thread of its own with its own loop, and this call waits for it: a loop cannot
@@ -384,7 +384,6 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="moot-run") as pool:
             running: concurrent.futures.Future[T] = pool.submit(run_sync, factory)
             return running.result()
-    collector.collect_again()
     loop = startup.event_loop()
     try:
         task = loop.create_task(factory())
