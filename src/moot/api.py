@@ -18,16 +18,22 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from moot.engine.inbox import HumanNote, post
 from moot.engine.result import Result
 from moot.engine.store import find_session
 from moot.errors import ConfigError
 from moot.lifecycle.plan import load_run
-from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
 from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
 from moot.lifecycle.specs import user_config
+
+if TYPE_CHECKING:
+    from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
+
+# Replay's names are imported on first use (`__getattr__` below): `moot run` never replays,
+# and its start-up would pay for the module (issue 23).
+_REPLAY_NAMES = ("FINDING_RULE", "ReplayReport", "outcome_change", "replay")
 
 __all__ = [
     "FINDING_RULE",
@@ -164,3 +170,11 @@ def say(ref: str | None, agent: str, text: str) -> HumanNote:
     `B`). Raises NoteRefused (a MootError) for an unknown agent, an empty note or a finished
     session."""
     return post(find_session(ref), agent, text)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _REPLAY_NAMES:
+        from moot.lifecycle import replay as replaying
+
+        return getattr(replaying, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

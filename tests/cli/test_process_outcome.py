@@ -194,7 +194,7 @@ def test_a_question_run_loads_no_code_task_cache_or_terminal_machinery(
 
 # The modules whose code has run when the process first connects to a model, and at its exit.
 AT_FIRST_REQUEST = (
-    "import atexit, json, os, sys, types\n"
+    "import atexit, gc, json, os, sys, types\n"
     "seen = {}\n"
     "def loaded():\n"
     "    return sorted(k for k, m in sys.modules.items() if type(m) is types.ModuleType)\n"
@@ -209,6 +209,7 @@ AT_FIRST_REQUEST = (
     "    if event == 'socket.connect' and 'first' not in seen:\n"
     "        seen['first'] = loaded()\n"
     "        seen['models'] = models()\n"
+    "        seen['collecting'] = gc.isenabled()\n"
     "sys.addaudithook(hook)\n"
     "atexit.register(lambda: open(os.environ['LOADED'], 'w').write(\n"
     "    json.dumps({**seen, 'exit': loaded()})))\n"
@@ -246,9 +247,21 @@ def test_the_first_request_does_not_wait_for_what_judges_the_replies(
         "moot.lifecycle.reports",
         "moot.models.schema",
         "moot.text.rounds",
+        "moot.lifecycle.replay",  # a replay of a finished session: never part of a run
         *(["platformdirs"] if sys.platform == "linux" else []),
     ]
     assert [name for name in not_yet if name in seen["first"]] == []
+
+
+def test_the_first_request_goes_out_before_the_collector_runs_again(
+    server: ChatServer, isolated: Path, tmp_path: Path
+) -> None:
+    """Issue 23: turned back on as the run's loop started, the collector made some 28 passes
+    (10 ms) while the session opened and the HTTP stack was imported; it now waits for the
+    loop's first wait on the models (engine/startup.py)."""
+    server.latency = 0.05
+    seen = _loaded_by_a_question(AT_FIRST_REQUEST, server, isolated, tmp_path)
+    assert seen["collecting"] is False
 
 
 def test_the_first_request_makes_no_pydantic_model_but_the_configs(

@@ -46,7 +46,6 @@ from moot.engine.store import SessionFolder, atomic_write, find_session, session
 from moot.errors import ConfigError, StorageError, WorkspaceError
 from moot.lifecycle import plan as plans
 from moot.lifecycle.plan import Plan, participants, resolve
-from moot.lifecycle.replay import replay
 from moot.types import Event, EventKind
 
 if TYPE_CHECKING:
@@ -334,6 +333,8 @@ def _write_reports(folder: SessionFolder, result: Result, events: list[Event]) -
 
 def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None) -> RunResult:
     """Nothing to run: rebuild the outputs from the journal (they may have been lost)."""
+    from moot.lifecycle.replay import replay  # only here: `moot run` never replays
+
     report = replay(folder.id, root=folder.path.parent)
     journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
     failed = len(lost_asks(journal.events, asked_steps(journal.events)))
