@@ -32,7 +32,11 @@ floor       (its own line) the same `first` for a process that imports only the 
             must import before its first request (click, asyncio, pydantic with one model built,
             msgspec with one Struct made, filelock, httpx2 with its connection pool and async
             backend) and then posts one chat request: what any tool built on them pays. `first`
-            minus `floor` is moot's own part.
+            minus `floor` is moot's own part. A second floor line, for reading, is the same
+            process with the cyclic garbage collector off from its start, as the `moot`
+            command starts (moot/collector.py): the pause spares the libraries' imports the
+            collector's passes too (the plain floor makes some 90 of them), a saving of moot's
+            doing that the first line credits to moot; the second shows moot's part without it.
 
 instructions (its own line, where valgrind is installed) the instructions moot (3 agents) and the
             floor each run from their start to their first connect, counted by callgrind, and
@@ -41,6 +45,7 @@ instructions (its own line, where valgrind is installed) the instructions moot (
             so it tells two commits apart where time cannot. It is not the target: it leaves out
             the kernel's part (the file system calls of imports, page faults), and moot's
             instructions run slower than the floor's, so its timed share is about twice this.
+            The floor with the collector off is counted too, with moot's share of it.
 
 Then `--repeat` more 3-agent, 1-round runs at that latency, each with a floor run: the
 targets' `over` and `first` figures are medians over all such runs, since single runs on
@@ -193,13 +198,20 @@ asyncio.run(post(sys.argv[1]))
 """
 
 
-def floor_once(server: ChatServer, home: Path) -> float:
-    """Seconds from spawning a process that runs FLOOR to its request arriving."""
+# The floor as moot starts: without the cyclic garbage collector (moot/collector.py), which
+# also spares the libraries' imports its passes. A figure to read beside the target's.
+PAUSED = "import gc\ngc.disable()\n"
+
+
+def floor_once(server: ChatServer, home: Path, collecting: bool = True) -> float:
+    """Seconds from spawning a process that runs FLOOR to its request arriving; with
+    `collecting` False, FLOOR with the collector off from its start (PAUSED)."""
     server.latency, server.calls = 0.0, []
     env = {**os.environ, "PYTHONPYCACHEPREFIX": str(home / "pycache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    script = FLOOR if collecting else PAUSED + FLOOR
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", FLOOR, server.url], env=env, check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", script, server.url], env=env, check=True, timeout=60)
     return min(c.arrived for c in server.calls) - started
 
 
@@ -215,7 +227,7 @@ socket.socket.connect = _stop
 """
 
 
-def instructions(home: Path, src: Path) -> tuple[int, int] | None:
+def instructions(home: Path, src: Path) -> tuple[int, int, int] | None:
     """Instructions that moot (3 agents) and the floor each run from their start to their first
     connect, counted by valgrind's callgrind; None without valgrind. Unlike seconds, the count
     does not move with the machine's load: the same tree gives the same figure to a few parts
@@ -236,6 +248,7 @@ def instructions(home: Path, src: Path) -> tuple[int, int] | None:
     for command, path in (
         (argv, f"{stop}{os.pathsep}{src}"),
         ([sys.executable, "-c", FLOOR, url], str(stop)),
+        ([sys.executable, "-c", PAUSED + FLOOR, url], str(stop)),
     ):
         run_env = {**env, "PYTHONPATH": path}
         subprocess.run(command, env=run_env, capture_output=True, timeout=120)  # bytecode cached
@@ -250,7 +263,7 @@ def instructions(home: Path, src: Path) -> tuple[int, int] | None:
         if not found:
             return None
         counts.append(int(found[-1].split()[-1]))
-    return counts[0], counts[1]
+    return counts[0], counts[1], counts[2]
 
 
 def describe(run: Run) -> str:
@@ -263,7 +276,7 @@ def describe(run: Run) -> str:
     )
 
 
-def targets(runs: list[Run], floors: list[float]) -> list[str]:
+def targets(runs: list[Run], floors: list[float], paused: list[float]) -> list[str]:
     def verdict(value: float, limit: float, digits: int = 2) -> str:
         state = "met" if value <= limit else "MISSED"
         return f"{value:.{digits}f} (target <= {limit:.{digits}f}: {state})"
@@ -289,6 +302,13 @@ def targets(runs: list[Run], floors: list[float]) -> list[str]:
         # issue 23: what moot adds to start-up above what its libraries cost any tool
         share = verdict(statistics.median(firsts) - floor, 0.05, 3)
         lines.append(f"start-up share, moot's own above the floor: {share}")
+    if firsts and paused:  # for reading: the collector's part of the share is moot's doing
+        bare = statistics.median(paused)
+        lines.append(
+            f"the floor with the collector off, as moot starts (no target), median of "
+            f"{len(paused)} runs: {bare:.2f}; moot's own above it: "
+            f"{statistics.median(firsts) - bare:.3f}"
+        )
     tails = [r.exit - r.wall for r in runs]
     if tails:  # issue 23: the reports must not hold the exit back after the outcome line
         tail = verdict(max(tails), 0.02, 3)  # milliseconds: 0.024 is not 0.02
@@ -371,7 +391,8 @@ def main() -> None:
     try:
         run_once(server, home, src, 3, 1, 0.0)  # not measured: warms the disk and bytecode caches
         floor_once(server, home)
-        floors = []
+        floors: list[float] = []
+        paused: list[float] = []
         for agents in (3,) if args.quick else args.agents:
             for rounds in (1, 3):
                 for latency in (0.0, args.latency):
@@ -380,11 +401,13 @@ def main() -> None:
                     print(describe(run), flush=True)
                     if agents == 3:  # taken between them, under the same conditions
                         floors.append(floor_once(server, home))
+                        paused.append(floor_once(server, home, collecting=False))
         for _ in range(args.repeat):  # the targets' figures are medians: this machine is noisy
             run = run_once(server, home, src, 3, 1, args.latency)
             runs.append(replace(run, repeat=True))
             floors.append(floor_once(server, home))
-        for line in targets(runs, floors):
+            paused.append(floor_once(server, home, collecting=False))
+        for line in targets(runs, floors, paused):
             print(line)
         counted = instructions(home, src)
         if counted is None:
@@ -392,11 +415,12 @@ def main() -> None:
         else:  # no target: the kernel's part (imports' file system calls, page faults) is not
             # counted, and moot's instructions run slower than the floor's (more code, more
             # memory touched): on this machine its timed share is about twice this figure's
-            mine, floor = counted
+            mine, floor, bare = counted
             print(
                 f"start-up share in instructions (callgrind, to the first connect; user space "
                 f"only): moot {mine / 1e6:.0f} M, the floor {floor / 1e6:.0f} M; moot's own "
-                f"{(mine - floor) / floor:.3f} of the floor's"
+                f"{(mine - floor) / floor:.3f} of the floor's; the floor with the collector "
+                f"off {bare / 1e6:.0f} M, moot's own {(mine - bare) / bare:.3f} of that"
             )
         commit = os.environ.get("MOOT_BENCH_AGAINST")
         if commit:
