@@ -25,15 +25,15 @@ from msgspec import Struct
 from moot import lazy
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, endpoint, runs_free
-from moot.models.classify import classify_status, retry_after_seconds
 from moot.models.http import Api, HttpProvider, json_object, warm_in_background
 from moot.models.provider import ProviderError, Reply
 from moot.types import FailureKind, Request, Usage, estimate_tokens
 
 if TYPE_CHECKING:
-    from moot.models import schema
+    from moot.models import classify, schema
 else:
     (schema,) = lazy.modules("moot.models", "schema")  # on a reply
+    (classify,) = lazy.modules("moot.models", "classify")  # on a refused call
 
 if TYPE_CHECKING:
     import httpx2
@@ -162,8 +162,12 @@ class OpenAIChatModel(HttpProvider):
                 shape = status in (400, 422) or (status == 500 and "validation error" in text)
                 if shape and self._fall_back(text, params):
                     continue
-                kind = classify_status(status, f"{refused.body} {refused.message}")
-                wait = retry_after_seconds(refused.response.headers) if kind.transient else None
+                kind = classify.classify_status(status, f"{refused.body} {refused.message}")
+                wait = (
+                    classify.retry_after_seconds(refused.response.headers)
+                    if kind.transient
+                    else None
+                )
                 raise ProviderError(
                     kind, f"{self.provider}: HTTP {status}: {refused.message}", wait
                 ) from None

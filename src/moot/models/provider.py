@@ -43,16 +43,21 @@ import asyncio
 import threading
 import time
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 from msgspec import Struct
 
+from moot import lazy
 from moot.models.base import Capabilities
-from moot.models.classify import classify_exception, failure
 from moot.models.durations import seconds_text
 from moot.models.pricing import Pricer
 from moot.types import Completion, FailureKind, ModelSettings, Request, Usage
+
+if TYPE_CHECKING:
+    from moot.models import classify
+else:
+    (classify,) = lazy.modules("moot.models", "classify")  # on a failed call
 
 __all__ = ["Provider", "ProviderError", "Reply"]
 
@@ -124,7 +129,7 @@ class Provider(ABC):
         with headers, a timeout or connection class), prefixed with the provider's label."""
         if isinstance(exc, ProviderError):
             return exc
-        kind, message, wait = classify_exception(exc)
+        kind, message, wait = classify.classify_exception(exc)
         return ProviderError(kind, f"{self.label}: {message}" if self.label else message, wait)
 
     def price(self, usage: Usage) -> float | None:
@@ -184,7 +189,7 @@ class Provider(ABC):
                 model=self.spec,
                 hit_max_tokens=reply.hit_max_tokens,
             )
-        return failure(
+        return classify.failure(
             error.kind,
             error.message,
             model=self.spec,
