@@ -15,13 +15,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
 from moot import lazy
-from moot.text.safe import strip_sequences
 from moot.types import ChangeOfMind, ClaimAt, Finding, ModelVerdict, Step, stage_title
 from moot.types import alias_label as label
+
+if TYPE_CHECKING:
+    from moot.text import safe
+else:
+    (safe,) = lazy.modules("moot.text", "safe")  # text that is not printable as it is
 
 __all__ = [
     "FINDING_LABELS",
@@ -166,7 +171,7 @@ def clean_text(text: str) -> str:
     newlines and tabs stay."""
     if text.isprintable():
         return text
-    return _CONTROL.sub("", strip_sequences(text))
+    return _CONTROL.sub("", safe.strip_sequences(text))
 
 
 _VERDICT = lazy.pattern(r"<verdict\s*>(.*?)</verdict\s*>", re.IGNORECASE | re.DOTALL)
