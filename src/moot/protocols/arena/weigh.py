@@ -59,17 +59,24 @@ def answer_part(solution: str) -> str:
     answer line (the claim is read from that line), else its CHANGES section (the format's
     "answer itself"), else the whole solution. A copy of the template's answer line is no
     answer and is dropped first, as are the CHANGES heading's words copied."""
-    solution = _ECHOED_ANSWER_LINE.sub("", solution)
+    # A pattern searched where it cannot match still tries every character of a long solution
+    # (and a resume reads every answer): each below needs a character that `in` finds in C, a
+    # colon for the answer lines and the copied heading, a `#` for a heading (both caseless,
+    # so IGNORECASE matches each only as itself).
+    colon = ":" in solution
+    if colon:
+        solution = _ECHOED_ANSWER_LINE.sub("", solution)
     # (its scan costs a resume most of the time of this function: only where it can match)
-    if "itself" in solution or "Itself" in solution or "ITSELF" in solution:
+    if colon and ("itself" in solution or "Itself" in solution or "ITSELF" in solution):
         solution = _CHANGES_ECHO.sub("", solution)
     solution = solution.strip()
-    if _ANSWER_LINE.search(solution):
+    if colon and _ANSWER_LINE.search(solution):
         return solution
-    heading = _CHANGES.search(solution)
+    heading = _CHANGES.search(solution) if "#" in solution else None
     if heading is None:
         return solution
-    following = _NEXT_HEADING.search(solution, heading.end())
+    headed = solution.find("#", heading.end()) >= 0
+    following = _NEXT_HEADING.search(solution, heading.end()) if headed else None
     part = solution[heading.end() : following.start() if following else len(solution)].strip()
     return part or solution
 
