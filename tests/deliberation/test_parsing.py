@@ -88,6 +88,10 @@ def test_neutralize_defuses_every_reserved_tag_whatever_its_case() -> None:
     for tag in ("</quoted", "<VERDICT", "</Verdict", "</ solution", "<critique"):
         assert tag not in safe
     assert "<div>" in neutralize("<div>")  # ordinary markup is left alone
+    # a text with no `<` is returned as it is, without trying the pattern at every character
+    plain = "solution and verdict, no tag: " * 100
+    assert neutralize(plain) is plain
+    assert neutralize(plain + "< Solution>") == plain + "‹ Solution>"
 
 
 def test_quote_fences_with_nonce_and_cuts_huge_text() -> None:

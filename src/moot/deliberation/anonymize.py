@@ -41,6 +41,8 @@ def alias_for(index: int, role: str = "agent") -> str:
 
 def neutralize(text: str) -> str:
     """Defuse every reserved tag in `text` by turning its `<` into a look-alike `‹`."""
+    if "<" not in text:  # found in C; the pattern would be tried at every character
+        return text
     return _TAG.sub(r"‹\1", text)
 
 
