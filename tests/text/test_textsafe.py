@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from moot.text import clean_text
 from moot.text.safe import strip_sequences, terminal_safe
 
 # Anything a terminal would act on rather than print.
@@ -132,3 +133,24 @@ def test_nothing_a_terminal_obeys_survives(text: str) -> None:
 def test_fragments_of_sequences_never_combine_into_one(parts: list[str]) -> None:
     safe = terminal_safe("".join(parts))
     assert not OBEYED.search(safe)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="ab \n\t", max_size=5),
+            st.text(alphabet=st.characters(codec=None, max_codepoint=0x3000), max_size=3),
+            st.sampled_from(["\x1b[31m", "\x9b2J", "\x07", "\r", "\u202e", "\u2069", "\udcff"]),
+            # not printable, or not ASCII
+            st.sampled_from(["\u00a0", "\u200f", "\u2028", "ü", "中"]),
+        ),
+        max_size=30,
+    )
+)
+def test_clean_text_removes_what_its_patterns_remove_and_nothing_else(parts: list[str]) -> None:
+    """clean_text returns a text as it is where it holds nothing to remove, seen in C (issue
+    23: a resume cleans every answer, and no answer of several lines is printable)."""
+    text = "".join(parts)
+    assert clean_text(text) == OBEYED.sub("", strip_sequences(text))
+    assert clean_text("one\n\ttwo\n") == "one\n\ttwo\n"
+    assert clean_text("one\n\ttwo\x07\n") == "one\n\ttwo\n"

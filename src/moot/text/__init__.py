@@ -169,7 +169,10 @@ def clean_text(text: str) -> str:
     """Model text without escape sequences (payload included: an OSC title or hyperlink
     leaves nothing behind), control characters and bidirectional overrides and isolates;
     newlines and tabs stay."""
-    if text.isprintable():
+    # Nothing to remove in a printable text, nor in one that is printable but for its newlines
+    # and tabs (no answer of several lines is printable): both tests run in C, where the
+    # patterns would be tried at every character.
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
         return text
     return _CONTROL.sub("", safe.strip_sequences(text))
 
