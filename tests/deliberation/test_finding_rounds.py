@@ -70,6 +70,42 @@ def test_a_finding_asked_round_after_round_is_the_one_read_afresh() -> None:
     assert rows and {c.reason for c in rows} == {"its answer was junk"}
 
 
+def test_a_finding_that_reads_its_rounds_from_the_ones_before_reads_them_as_afresh() -> None:
+    """The claims table and the changes of mind of round r are those of the rounds before it,
+    as a finding a round earlier read them, and round r's own: asked out of order, with the
+    answers kept (`kept`) in some rounds, a reason that comes later and a round struck out
+    after it was read, each finding is the one a first reading gives."""
+    answers = history(14)
+    asked = [5, 6, 7, 3, 14, 13, 1, 2, 9, 10]
+    for at, r in enumerate(asked):
+        kept = {("agent_c", q): "its revision was no answer" for q in range(2, r, 4)}
+        reasons = {"agent_b": "its answer was junk"} if at >= 6 else {}
+        critics = {("agent_c", q): ("agent_b",) for q in range(1, r)}
+        if at == 8:
+            answers[r - 1] = {**answers[r - 1], "agent_a": None}
+        read = judge_answers(
+            answers[:r], started=ABC, critics=critics, reasons=reasons, kept=kept, task=TASK
+        )
+        forget()
+        fresh = judge_answers(
+            answers[:r], started=ABC, critics=critics, reasons=reasons, kept=kept, task=TASK
+        )
+        assert read == fresh
+        assert [c.round for c in read.claims] == sorted(c.round for c in read.claims)
+    assert any(c.kept for c in read.claims)
+    assert read.changes and all(c.critics == ("agent_b",) for c in read.changes)
+
+
+def test_a_finding_past_the_rounds_kept_reads_every_round() -> None:
+    answers = history(finding._ROUNDS_KEPT + 3)
+    long = judge_answers(answers, started=ABC, task=TASK)
+    assert {c.round for c in long.claims} == set(range(len(answers)))
+    forget()
+    for r in range(len(answers) - 5, len(answers) + 1):
+        read = judge_answers(answers[:r], started=ABC, task=TASK)
+    assert read == long
+
+
 def test_an_answer_struck_out_after_the_round_is_read_counts_as_struck() -> None:
     """The arena sets an answer its reviewers rejected to None in the round already read."""
     rnd: dict[str, str | None] = {"agent_a": "408", "agent_b": "408", "agent_c": "418"}

@@ -211,7 +211,7 @@ def judge_answers(
         history = [{}]
     # a protocol asks again after every round, over every round so far: each round is read,
     # and each pair of rounds compared, once (the caches below are keyed by the answers)
-    rounds = [tuple(rnd.items()) for rnd in history]
+    rounds = tuple(tuple(rnd.items()) for rnd in history)
     first, final = (dict(_read_round(rounds[r], task)[0]) for r in (0, -1))
     order = [a for a in started if a in final]
     groups = group_claims(final, order=order)
@@ -419,18 +419,44 @@ def _read_round(
 
 
 def _claim_rows(
-    rounds: Sequence[Answers],
+    rounds: tuple[Answers, ...],
     started: tuple[str, ...],
     reasons: Mapping[str, str],
     task: str | None,
     kept: Mapping[tuple[str, int], str],
 ) -> tuple[ClaimAt, ...]:
     why = tuple(reasons.items())  # (a new reason reads every round once more)
-    rows: list[ClaimAt] = []
-    for r, answers in enumerate(rounds):
-        stood = tuple((a, k) for (a, at), k in kept.items() if at == r)
-        rows.extend(_round_rows(r, answers, started, why, task, stood))
-    return tuple(rows)
+    stood: dict[int, tuple[tuple[str, str], ...]] = {}
+    for (agent, at), reason in kept.items():
+        stood[at] = (*stood.get(at, ()), (agent, reason))
+    return _rows(rounds, started, why, task, tuple(sorted(stood.items())))
+
+
+@functools.lru_cache(maxsize=_ROUNDS_KEPT)
+def _rows(
+    rounds: tuple[Answers, ...],
+    started: tuple[str, ...],
+    reasons: tuple[tuple[str, str], ...],
+    task: str | None,
+    kept: tuple[tuple[int, tuple[tuple[str, str], ...]], ...],
+) -> tuple[ClaimAt, ...]:
+    """The claim rows of every round (`kept`: by round, why an answer was not taken): the
+    rows of all rounds but the last as the finding a round before read them, then the last
+    round's. A finding asked after every round so adds one round's rows, not every round's."""
+    if not rounds:
+        return ()
+    last = len(rounds) - 1
+    stood = dict(kept).get(last, ())
+    if last >= _ROUNDS_KEPT:  # past what is kept, read each round (no recursion that deep)
+        rows = [
+            _round_rows(r, rounds[r], started, reasons, task, dict(kept).get(r, ()))
+            for r in range(last)
+        ]
+        before = tuple(row for part in rows for row in part)
+    else:
+        earlier = tuple((r, why) for r, why in kept if r < last)
+        before = _rows(rounds[:-1], started, reasons, task, earlier)
+    return before + _round_rows(last, rounds[last], started, reasons, task, stood)
 
 
 @functools.lru_cache(maxsize=_ROUNDS_KEPT)
@@ -464,26 +490,43 @@ def _round_rows(
 
 
 def _changes(
-    rounds: Sequence[Answers],
+    rounds: tuple[Answers, ...],
     critics: Mapping[tuple[str, int], Sequence[str]] | None,
     task: str | None,
 ) -> tuple[ChangeOfMind, ...]:
     changes: list[ChangeOfMind] = []
-    for r in range(1, len(rounds)):
-        moves = _moves(rounds[r - 1], rounds[r], task)
-        if moves:
-            read = tuple(
-                () if critics is None else tuple(critics.get((agent, r), toward))
-                for agent, _, _, toward in moves
-            )
-            changes.extend(_changes_at(r, moves, read))
+    for r, moves in _moved(rounds, task):
+        read = tuple(
+            () if critics is None else tuple(critics.get((agent, r), toward))
+            for agent, _, _, toward in moves
+        )
+        changes.extend(_changes_at(r, moves, read))
     return tuple(changes)
+
+
+Moves = tuple[tuple[str, str, str, tuple[str, ...]], ...]  # `_moves`: who moved, from, to, toward
+
+
+@functools.lru_cache(maxsize=_ROUNDS_KEPT)
+def _moved(rounds: tuple[Answers, ...], task: str | None) -> tuple[tuple[int, Moves], ...]:
+    """Each round's moves from the round before (`_moves`), for the rounds with any: those up
+    to the round before the last as the finding a round before found them, then the last's."""
+    last = len(rounds) - 1
+    if last < 1:
+        return ()
+    if last >= _ROUNDS_KEPT:  # past what is kept, compare each pair (no recursion that deep)
+        pairs = ((r, _moves(rounds[r - 1], rounds[r], task)) for r in range(1, last))
+        before = tuple((r, moves) for r, moves in pairs if moves)
+    else:
+        before = _moved(rounds[:-1], task)
+    moves = _moves(rounds[-2], rounds[-1], task)
+    return (*before, (last, moves)) if moves else before
 
 
 @functools.lru_cache(maxsize=_ROUNDS_KEPT)
 def _changes_at(
     r: int,
-    moves: tuple[tuple[str, str, str, tuple[str, ...]], ...],
+    moves: Moves,
     read: tuple[tuple[str, ...], ...],
 ) -> tuple[ChangeOfMind, ...]:
     """Round r's changes of mind: `moves` (`_moves`), and whose critiques each mover read."""
