@@ -76,6 +76,35 @@ def test_randomness_is_derived_from_seed_and_step() -> None:
     assert a.shuffle(range(10), step="x") != a.shuffle(range(10), step="y")
 
 
+def test_a_steps_generator_is_random_random_of_its_number() -> None:
+    """`rng` makes `random.Random(n)` without its Python layers: the state, every kind of draw
+    and the pinned values of old journals (a request's seed, a quote's nonce) are the same."""
+    import hashlib
+    import random
+
+    from moot.engine.session import Session
+
+    session = Session.__new__(Session)
+    session.seed = 7
+    for step in ["r0/solve/agent_a", "r1/evaluate/agent_b/order", "r3/verify/agent_c", "x" * 300]:
+        number = int.from_bytes(hashlib.sha256(f"7/{step}".encode()).digest()[:8], "big")
+        made, expected = session.rng(step), random.Random(number)
+        assert type(made) is random.Random and vars(made) == vars(expected)
+        assert made.getstate() == expected.getstate()
+        draws = [
+            lambda g: g.randrange(2**31),
+            lambda g: g.getrandbits(48),
+            lambda g: g.gauss(0, 1),
+            lambda g: g.gauss(0, 1),
+            lambda g: g.random(),
+            lambda g: g.sample(range(100), 5),
+        ]
+        for draw in draws:
+            assert draw(made) == draw(expected)
+    assert session.rng("r0/solve/agent_a").randrange(2**31) == 629450769
+    assert f"{session.rng('r1/evaluate/agent_a/agent_b').getrandbits(48):012x}" == "5d954314f39d"
+
+
 def test_gather_finishes_every_call_before_a_limit_stops_the_run() -> None:
     """A limit reached while calls are in flight must not throw away answers being paid for."""
     from moot.models.scripted import register_script

@@ -76,6 +76,8 @@ Mode = Literal["live", "replay"]
 Subscriber = Callable[[Event], None]
 STOP_FILE = "stop"  # `moot stop` writes it in the session folder; asks not yet begun stop
 CHECKED = "checked/"  # the steps of the notes that hold a rule's verdict (`Session.checked`)
+# random.Random's allocation, and the seeding in C (`_random.Random.seed`) that its `seed` ends in
+_NEW_RANDOM, _SEED_RANDOM = random.Random.__new__, vars(random.Random.__mro__[1])["seed"]
 
 
 def _clean(text: str) -> str:
@@ -343,9 +345,15 @@ class Session(CodeTask, FolderCopies):
 
     # -- randomness -------------------------------------------------------------------------
     def rng(self, step: str) -> random.Random:
-        """A generator derived from the session seed and the step: the same on every resume."""
+        """A generator derived from the session seed and the step: the same on every resume.
+        It is `random.Random(n)` for the step's number n, made without the Python layers of its
+        `__init__` and `seed` (a resume makes one per recorded ask and quote, two thousand in
+        the benchmark): seeded in C with n, `gauss_next` unset, as those layers leave it."""
         digest = hashlib.sha256(f"{self.seed}/{step}".encode()).digest()
-        return random.Random(int.from_bytes(digest[:8], "big"))
+        generator = _NEW_RANDOM(random.Random)
+        _SEED_RANDOM(generator, int.from_bytes(digest[:8], "big"))
+        generator.__dict__["gauss_next"] = None
+        return generator
 
     def shuffle(self, items: Iterable[T], *, step: str) -> list[T]:
         result = list(items)
