@@ -170,11 +170,21 @@ def clean_text(text: str) -> str:
     leaves nothing behind), control characters and bidirectional overrides and isolates;
     newlines and tabs stay."""
     # Nothing to remove in a printable text, nor in one that is printable but for its newlines
-    # and tabs (no answer of several lines is printable): both tests run in C, where the
-    # patterns would be tried at every character.
-    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
+    # and tabs (no answer of several lines is printable): each test runs in C, where the
+    # patterns would be tried at every character, and an ASCII text's in one pass of bytes.
+    if text.isprintable():
+        return text
+    if text.isascii():
+        if not text.encode("ascii").translate(None, _ASCII_KEPT):
+            return text
+    elif text.replace("\n", "").replace("\t", "").isprintable():
         return text
     return _CONTROL.sub("", safe.strip_sequences(text))
+
+
+# The ASCII that clean_text keeps as it is: the printable characters, newline and tab (each
+# other one is a control character, or ESC, which starts a sequence)
+_ASCII_KEPT = bytes([ord("\t"), ord("\n"), *range(0x20, 0x7F)])
 
 
 _VERDICT = lazy.pattern(r"<verdict\s*>(.*?)</verdict\s*>", re.IGNORECASE | re.DOTALL)
