@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from moot.engine import requests
 from moot.engine.requests import REQUEST_DIGEST, request_digest, request_hash, same_request
@@ -36,6 +38,27 @@ def test_the_digest_is_sha256_over_the_parameters_then_each_messages_own_digest(
     for m in request.messages:
         expected.update(hashlib.sha256(f"{m.role}\n{m.content}".encode()).digest())
     assert request_digest(request) == expected.hexdigest()
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["temperature", "max_tokens", "seed", "json_schema", "top_p", "n"]),
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(min_value=-(2**70), max_value=2**70),
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.text(max_size=5),
+            st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+        ),
+    )
+)
+def test_the_parameters_are_written_as_canonical_json_writes_them(
+    params: dict[str, object],
+) -> None:
+    """_parameters writes null, whole numbers and finite floats itself (issue 23: the encoder
+    made for each request cost a resume more than its hashing); the text is canonical_json's."""
+    assert requests._parameters_json(params) == requests.canonical_json(params)
 
 
 def test_a_message_is_only_its_role_and_text() -> None:

@@ -39,7 +39,29 @@ def _parameters(request: Request) -> hashlib._Hash:
     params = {name: getattr(request, name) for name in request.__struct_fields__}
     for name in ("timeout", "meta", "messages"):
         del params[name]
-    return hashlib.sha256(canonical_json(params).encode("utf-8"))
+    return hashlib.sha256(_parameters_json(params).encode("utf-8"))
+
+
+_INFINITY = float("inf")
+
+
+def _parameters_json(params: dict[str, Any]) -> str:
+    """`canonical_json(params)`, written here where every value is null, a whole number or a
+    finite float, as they are but for a JSON schema: the standard encoder is made again for
+    each call, which cost a resume more than the hashing (it hashes every recorded request).
+    The names are a record's field names, which JSON writes as they are."""
+    parts = []
+    for name in sorted(params):
+        value = params[name]
+        if value is None:
+            parts.append(f'"{name}":null')
+        elif type(value) is int:
+            parts.append(f'"{name}":{int.__repr__(value)}')
+        elif type(value) is float and -_INFINITY < value < _INFINITY:
+            parts.append(f'"{name}":{float.__repr__(value)}')
+        else:
+            return canonical_json(params)
+    return "{" + ",".join(parts) + "}"
 
 
 REQUEST_DIGEST = "request_digest"  # an ask event's record of its request (request_digest)
@@ -72,8 +94,13 @@ def request_digest(request: Request) -> str:
     which hashes every journaled request, costs the conversations' messages once, not once
     per ask that resends them."""
     digest = _parameters(request)
-    for message in request.messages:
-        digest.update(_message_digest(message))
+    parts = []
+    for message in request.messages:  # _message_digest, its lookup done here
+        kept = _DIGESTS.get(id(message))
+        parts.append(
+            kept[1] if kept is not None and kept[0] is message else _message_digest(message)
+        )
+    digest.update(b"".join(parts))
     return digest.hexdigest()
 
 
