@@ -16,8 +16,9 @@ the CLI calls it as soon as the command is known when that command starts no run
 (cli/__init__.py). `paused()` is a pause for a block: the `run` and
 `resume` commands' (cli/common.py, `quick_start`), which carries on the entry point's pause if
 there is one, and ends it at the latest when the block ends (a run that fails before its loop
-starts). A caller that turned the collector off itself, or never paused it (a library user of
-`moot.api`, a test calling the CLI in its own process), is left as it was.
+starts). A caller that turned the collector off itself, or a library user of `moot.api`, is
+left as it was; one that calls the CLI in its own process (a test) gets the collector back on
+at the same point, with nothing of its own frozen: only the entry point's pause freezes.
 
 Imports nothing but the standard library: the entry point imports it before anything else.
 """
@@ -31,20 +32,28 @@ from contextlib import contextmanager
 __all__ = ["collect_again", "is_paused", "pause", "paused"]
 
 _paused = False
+_freeze = False  # the pause began with the process: what exists at its end lives as long
 
 
 def pause() -> None:
-    """Turn the collector off until `collect_again()`, unless it is off already."""
-    global _paused
+    """Turn the collector off until `collect_again()`, unless it is off already; for the
+    `moot` command's entry point: the end of the pause freezes what start-up built."""
+    _begin(freeze=True)
+
+
+def _begin(*, freeze: bool) -> None:
+    global _paused, _freeze
     if gc.isenabled():
         gc.disable()
-        _paused = True
+        _paused, _freeze = True, freeze
 
 
 @contextmanager
 def paused() -> Iterator[None]:
-    """The collector off until `collect_again()`, or at the latest until the block ends."""
-    pause()
+    """The collector off until `collect_again()`, or at the latest until the block ends. A
+    pause this block begins itself (the CLI called in a process of its caller's, a test's)
+    freezes nothing when it ends: the caller's objects are not start-up's, to keep for good."""
+    _begin(freeze=False)
     try:
         yield
     finally:
@@ -52,14 +61,16 @@ def paused() -> Iterator[None]:
 
 
 def is_paused() -> bool:
-    """Whether a pause began with `pause()` and has not ended."""
+    """Whether a pause began with `pause()` or `paused()` and has not ended."""
     return _paused
 
 
 def collect_again() -> None:
-    """End a pause: freeze what exists now and collect again. Does nothing without a pause."""
+    """End a pause: freeze what exists now, if the pause began with the process, and collect
+    again. Does nothing without a pause."""
     global _paused
     if _paused:
         _paused = False
-        gc.freeze()
+        if _freeze:
+            gc.freeze()
         gc.enable()
