@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,10 @@ TWO = ("--models", "scripted:@x", "--models", "scripted:@y")
         ("--rounds", "99", "99 is more than 50; give a whole number from 1 to 50"),
         ("--samples", "x", "'x' is not a whole number; give a whole number from 1 to 100"),
         ("--max-tokens", "-5", "-5 is less than 1; give a whole number of 1 or more"),
+        ("--max-cost", "-1", "-1 is not more than 0; give a number of US dollars above 0, such"),
+        ("--max-cost", "0", "0 is not more than 0; give a number of US dollars above 0, such"),
+        ("--max-cost", "abc", "'abc' is not a number; give a number of US dollars above 0, such"),
+        ("--timeout", "-3.5", "-3.5 is not more than 0; give a number of seconds above 0, such"),
     ],
 )
 def test_a_bad_number_says_what_the_flag_takes(
@@ -42,6 +47,34 @@ def test_a_bad_number_says_what_the_flag_takes(
     assert code == 1
     assert f"'{flag}': {said}" in err, err
     assert "integer range" not in err and "<=x<=" not in err
+    assert "float range" not in err and "x>0" not in err
+
+
+@pytest.mark.parametrize(
+    ("words", "shown"),
+    [
+        (["What", "is", "2", "+", "2?"], '"What is 2 + 2?"'),
+        (["What's", "up"], '"What\'s up"'),
+        (["cost", "$5", "now"], "'cost $5 now'"),
+    ],
+)
+def test_a_task_of_several_words_unquoted_is_shown_in_quotes(
+    capsys: pytest.CaptureFixture[str], words: list[str], shown: str
+) -> None:
+    """click's "Got unexpected extra arguments" names no fix; the command as it would be typed
+    does, in quotes a shell reads the task from as one argument."""
+    code, _, err = moot(capsys, "run", *words, *TWO, "--dry-run")
+    assert code == 1
+    assert f"The task is one argument: put it in quotes, as in moot run {shown}" in err, err
+    assert shlex.split(shown) == [" ".join(words)]
+
+
+def test_an_extra_argument_to_a_command_without_a_task_gets_no_quotes_hint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = moot(capsys, "status", "a", "b")
+    assert code == 1
+    assert "unexpected extra argument" in err and "quotes" not in err
 
 
 @pytest.mark.parametrize("flag", [Flag.SAMPLES, Flag.LAYERS, Flag.VERIFY])

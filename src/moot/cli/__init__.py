@@ -165,6 +165,7 @@ def _main(argv: list[str] | None) -> NoReturn:
         say("interrupted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
+        _hint_quotes(exc)
         exc.show()
         sys.exit(1)
     except MootError as exc:
@@ -173,3 +174,21 @@ def _main(argv: list[str] | None) -> NoReturn:
         say("interrupted", err=True)
         sys.exit(130)
     sys.exit(returned if isinstance(returned, int) else 0)
+
+
+def _hint_quotes(exc: click.ClickException) -> None:
+    """`moot run What is 2 + 2?`: click says only "Got unexpected extra arguments (is 2 + 2?)";
+    the fix is the task in quotes, shown as the command would be typed."""
+    import re
+    import shlex
+
+    ctx = getattr(exc, "ctx", None)
+    task = ctx.params.get("task") if ctx is not None else None
+    extra = re.fullmatch(r"Got unexpected extra arguments? \((.*)\)", exc.message, re.DOTALL)
+    if ctx is not None and isinstance(task, str) and task and extra:
+        whole = f"{task} {extra.group(1)}"
+        # in double quotes where the shell reads nothing in them ("What's 2 + 2?")
+        quoted = f'"{whole}"' if not set(whole) & set('"$`\\!') else shlex.quote(whole)
+        exc.message += (
+            f". The task is one argument: put it in quotes, as in {ctx.command_path} {quoted}"
+        )

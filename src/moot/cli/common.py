@@ -72,6 +72,33 @@ class Whole(click.IntRange):
         return f"a whole number from {self.min} to {self.max}"
 
 
+class Positive(click.FloatRange):
+    """A number above 0 in a unit, its problem said in words with the fix: "-1 is not more
+    than 0; give a number of US dollars above 0, such as 2.50", not click's "-1.0 is not in
+    the range x>0" or "'abc' is not a valid float range"."""
+
+    name = "number"
+
+    def __init__(self, unit: str, example: str) -> None:
+        super().__init__(min=0, min_open=True)
+        self.unit, self.example = unit, example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            pass
+        try:
+            float(str(value).strip())
+        except ValueError:
+            problem = f"{str(value)!r} is not a number"
+        else:
+            problem = f"{str(value).strip()} is not more than 0"
+        self.fail(
+            f"{problem}; give a number of {self.unit} above 0, such as {self.example}", param, ctx
+        )
+
+
 # What --display takes, and what each shows; a run without it shows the live view on a
 # terminal and plain lines otherwise
 DISPLAYS = {"tmux": "also each CLI agent's output in its own pane of a private tmux server"}
@@ -208,10 +235,9 @@ def config_option(
 
 def limit_options(command: Callable[..., None]) -> Callable[..., None]:
     """--max-cost, --max-tokens, --timeout: a run's budgets, or new ones on resume."""
-    positive = click.FloatRange(min=0, min_open=True)
     command = click.option(
         "--timeout",
-        type=positive,
+        type=Positive("seconds", "600"),
         default=None,
         help="Pause after this many seconds of running time (on resume: a new limit).",
     )(command)
@@ -223,7 +249,7 @@ def limit_options(command: Callable[..., None]) -> Callable[..., None]:
     )(command)
     return click.option(
         "--max-cost",
-        type=positive,
+        type=Positive("US dollars", "2.50"),
         default=None,
         help="Pause when the session has cost this many USD (on resume: a new limit).",
     )(command)
