@@ -165,8 +165,7 @@ def _main(argv: list[str] | None) -> NoReturn:
         say("interrupted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        _hint_quotes(exc)
-        exc.show()
+        _hint_quotes(exc).show()
         sys.exit(1)
     except MootError as exc:
         fail(str(exc), exc.exit_code)
@@ -176,7 +175,7 @@ def _main(argv: list[str] | None) -> NoReturn:
     sys.exit(returned if isinstance(returned, int) else 0)
 
 
-def _hint_quotes(exc: click.ClickException) -> None:
+def _hint_quotes(exc: click.ClickException) -> click.ClickException:
     """`moot run What is 2 + 2?`: click says only "Got unexpected extra arguments (is 2 + 2?)";
     the fix is the task in quotes, shown as the command would be typed."""
     import re
@@ -189,6 +188,9 @@ def _hint_quotes(exc: click.ClickException) -> None:
         whole = f"{task} {extra.group(1)}"
         # in double quotes where the shell reads nothing in them ("What's 2 + 2?")
         quoted = f'"{whole}"' if not set(whole) & set('"$`\\!') else shlex.quote(whole)
-        exc.message += (
-            f". The task is one argument: put it in quotes, as in {ctx.command_path} {quoted}"
+        return click.UsageError(
+            f"{exc.message}. The task is one argument: put it in quotes, as in "
+            f"{ctx.command_path} {quoted}",
+            ctx,
         )
+    return exc
