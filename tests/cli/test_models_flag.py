@@ -70,3 +70,20 @@ def test_a_provider_without_an_example_does_not_break_the_suggestion() -> None:
         assert suggest_spec("gpt-4o") == "openai:gpt-4o"
     finally:
         _REGISTRY.pop("bare")
+
+
+@pytest.mark.parametrize(
+    ("provider", "meant"),
+    [("antropic", "anthropic"), ("olama", "ollama"), ("lmstuido", "lmstudio"), ("nope", None)],
+)
+def test_an_unknown_provider_is_matched_only_to_one_it_misspells(
+    provider: str, meant: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A letter missed, doubled or swapped gets its "did you mean"; "nope" gets none, where
+    difflib's own cutoff offered 'openai'."""
+    code, _, err = moot_cli(capsys, "run", "x", "-m", f"{provider}:m", "-m", f"{provider}:m")
+    assert code == 1 and f"unknown model provider {provider!r}" in err, err
+    if meant is None:
+        assert "did you mean" not in err
+    else:
+        assert f"(did you mean {meant!r}?)" in err

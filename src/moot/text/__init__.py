@@ -64,7 +64,9 @@ def closest(name: str, known: Iterable[str]) -> str | None:
     """The known name `name` most likely misspells, if one is close (for a "did you mean")."""
     import difflib  # here: only a mistake needs it, and a run starts without it
 
-    close = difflib.get_close_matches(name, list(known), n=1)
+    # 0.7, not difflib's 0.6: "nope" is no misspelling of "openai" (0.6), and every typo
+    # tried (a letter missed, doubled or swapped: "antropic", "lamma", "pik") is 0.8 or more
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.7)
     return close[0] if close else None
 
 
