@@ -221,6 +221,8 @@ class Standing(Struct):
             for agent in self.agents.values():
                 if agent.status in ("thinking", "retrying"):
                     agent.status = "stopped"
+                if agent.since is not None and ts is not None:  # a call cut short counts too
+                    agent.busy += max(0.0, ts - agent.since)
                 agent.since = None
         elif kind == EventKind.RUN_STARTED:
             self.ended = self.ended_at = None
