@@ -574,3 +574,18 @@ def test_llama_backend_answers_and_repeats_a_seeded_sampled_reply() -> None:
     assert first.ok and again.ok, (first.failure, again.failure)
     assert first.text == again.text and first.text.strip()
     assert create_model("llama:smollm2").capabilities.seed
+
+
+def test_a_worker_closed_while_it_loads_is_ended_without_waiting_for_the_load() -> None:
+    """A Ctrl-C as the run starts closed the worker's stdin and waited up to 5 s for a worker
+    that reads no stdin until its model has loaded. Closed before it is ready, it is ended
+    by a signal: it never got to say it was ready."""
+    model = create_model("local:smollm2")
+    assert isinstance(model, local.LocalModel)
+    backend, path, n_ctx, threads, slots = model._key
+    worker = local._Worker(backend, Path(path), n_ctx, threads, slots)
+    assert not worker.ready.done()
+    worker.close()
+    assert worker.proc.returncode == -signal.SIGTERM
+    with pytest.raises(local._Crashed, match="killed by SIGTERM"):
+        worker.ready.result(timeout=5)

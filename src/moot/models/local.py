@@ -195,11 +195,15 @@ class _Worker:
             pass  # the worker is gone; the reader fails every pending ask
 
     def close(self) -> None:
-        """Close stdin (the worker's signal to exit), then make sure it is gone."""
+        """Close stdin (the worker's signal to exit), then make sure it is gone. A worker still
+        loading its model reads no stdin until it has loaded (a second or several): it is
+        ended at once instead, so a Ctrl-C then does not wait for the load."""
         try:
             self._stdin.close()
         except OSError:
             pass
+        if not self.ready.done() and self.proc.poll() is None:
+            self.proc.terminate()
         try:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
