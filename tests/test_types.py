@@ -104,6 +104,52 @@ def test_an_event_read_from_its_record_has_its_kind_as_an_event_kind() -> None:
         Event.from_record({"kind": "no such kind"})
 
 
+RECORDS: list[dict[str, object]] = [
+    {"kind": "ask", "step": "r0/solve/agent_a", "data": {"a": [1]}, "seq": 4, "ts": 1.5},
+    {"kind": "begin", "step": None, "data": {}, "seq": 0, "ts": None},
+    {"kind": "note", "data": None},
+    {"kind": "ask", "ts": 1795875948},  # a whole number of seconds: the float
+    {"kind": "ask", "seq": 3.0},
+    {"kind": "ask", "seq": True},
+    {"kind": "ask", "seq": "3"},
+    {"kind": "ask", "data": [1, 2]},
+    {"kind": "ask", "data": []},
+    {"kind": "ask", "step": 7},
+    {"kind": "ask", "ts": "soon"},
+    {"kind": "no such kind"},
+    {"kind": ["ask"]},
+    {"kind": None},
+]
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=repr)
+def test_an_event_made_from_its_record_is_the_one_msgspec_converts(
+    record: dict[str, object],
+) -> None:
+    """A journal line's own fields make the event directly (issue 23: a resume reads every
+    line); anything else is converted, or refused, as msgspec does it."""
+    import msgspec
+
+    fields = {
+        "kind": record["kind"],
+        "step": record.get("step"),
+        "data": record.get("data") or {},
+        "seq": record.get("seq"),
+        "ts": record.get("ts"),
+    }
+    try:
+        expected = msgspec.convert(fields, Event, strict=False)
+    except msgspec.ValidationError:
+        with pytest.raises(ValueError):
+            Event.from_record(record)
+        return
+    made = Event.from_record(record)
+    assert made == expected and type(made.kind) is EventKind
+    assert [type(getattr(made, f)) for f in Event.__struct_fields__] == [
+        type(getattr(expected, f)) for f in Event.__struct_fields__
+    ]
+
+
 def test_a_result_writes_a_whole_cost_as_a_float_as_result_json_always_had_it() -> None:
     """A result with no agents sums its cost to the int 0; result.json has always said 0.0
     (pydantic wrote a float field's value as a float), and replay compares it byte for byte."""

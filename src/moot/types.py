@@ -219,6 +219,7 @@ _SIGNALS = frozenset(
     }
 )
 ENDED_KINDS = frozenset({EventKind.STOPPED, EventKind.FAILED, EventKind.FINISHED})
+_KIND_OF = {kind.value: kind for kind in EventKind}  # (Event.from_record)
 
 
 class Event(Struct, forbid_unknown_fields=True):
@@ -246,6 +247,18 @@ class Event(Struct, forbid_unknown_fields=True):
             "seq": record.get("seq"),
             "ts": record.get("ts"),
         }
+        kind, step, data, seq, ts = fields.values()
+        # A line as the journal writes it holds each field in its type already: the event is
+        # made without msgspec's conversion, which costs a resume (every line) twice as much.
+        kind = _KIND_OF.get(kind) if type(kind) is str else None
+        if (
+            kind is not None
+            and (step is None or type(step) is str)
+            and type(data) is dict
+            and (seq is None or type(seq) is int)
+            and (ts is None or type(ts) is float)
+        ):
+            return cls(kind=kind, step=step, data=data, seq=seq, ts=ts)
         try:
             return msgspec.convert(fields, cls, strict=False)
         except msgspec.ValidationError as exc:
