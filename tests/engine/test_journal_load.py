@@ -143,3 +143,12 @@ def test_a_line_that_is_no_json_fails_with_the_standard_library_message(line: by
     with pytest.raises(ValueError) as theirs:
         json.loads(line)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "raw", [b"", b"\n", b"\n\n", b"a", b"a\n", b"a\nb", b'{"a":1}\n{"b":2}\n{"c"', b"\r\n\x0b\n"]
+)
+def test_the_journal_is_cut_into_its_lines_as_split_cuts_it(raw: bytes) -> None:
+    assert journal_module._split_lines(raw) == raw.split(b"\n")
+    long = raw * 1000 + b"x" * 5000
+    assert journal_module._split_lines(long) == long.split(b"\n")

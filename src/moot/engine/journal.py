@@ -81,6 +81,18 @@ def _sign(key: bytes, digest: str) -> str:
     return hmac.new(key, digest.encode("ascii"), hashlib.sha256).hexdigest()
 
 
+def _split_lines(raw: bytes) -> list[bytes]:
+    """`raw.split(b"\\n")`, each newline found by `find` (memchr): split compares byte by byte,
+    a few milliseconds of a resume's load of a journal of some megabytes."""
+    lines = []
+    start, find = 0, raw.find
+    while (end := find(b"\n", start)) >= 0:
+        lines.append(raw[start:end])
+        start = end + 1
+    lines.append(raw[start:])
+    return lines
+
+
 def _is_json_object(raw: bytes) -> bool:
     try:
         return isinstance(json.loads(raw), dict)
@@ -249,7 +261,7 @@ class Journal:
         cut: JournalRepair | None = None
         lost_newline = False
         signed: list[int] = []  # lines with an HMAC no key can check here
-        lines = raw.split(b"\n")
+        lines = _split_lines(raw)
         trailing = lines.pop()  # bytes after the last newline: b"" unless the tail is torn
         for number, line in enumerate(lines, start=1):
             event, prev = cls._verify(path, number, line, prev, key, signed)
