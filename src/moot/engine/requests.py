@@ -78,8 +78,9 @@ def _message_digest(message: Message) -> bytes:
     if kept is not None and kept[0] is message:
         return kept[1]
     # a message is its role and its text (a new field must join here); no role has a newline
-    body = message.content.encode("utf-8", "surrogatepass")
-    digest = hashlib.sha256(message.role.encode("ascii") + b"\n" + body).digest()
+    hashed = hashlib.sha256(message.role.encode("ascii") + b"\n")
+    hashed.update(message.content.encode("utf-8", "surrogatepass"))  # (the text copied once)
+    digest = hashed.digest()
     if len(_DIGESTS) >= _DIGESTS_KEPT:
         _DIGESTS.pop(next(iter(_DIGESTS)), None)
     _DIGESTS[id(message)] = (message, digest)
