@@ -93,6 +93,27 @@ def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(
     assert runs(package) == ["slow"]
 
 
+def test_a_used_module_is_read_without_importing_it_again(
+    package: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stand-in keeps the module once imported (a resume reads a protocol's functions
+    through stand-ins on every step); what it reads is the module's attribute as it is now."""
+    (one,) = lazy.modules(package, "one")
+    assert one.VALUE == "one"
+    imported: list[str] = []
+    real = lazy.importlib.import_module
+
+    def counted(name: str) -> object:
+        imported.append(name)
+        return real(name)
+
+    monkeypatch.setattr(lazy.importlib, "import_module", counted)
+    monkeypatch.setattr(sys.modules["lazy_probe.one"], "VALUE", "patched")
+    assert one.VALUE == "patched" and imported == []
+    with pytest.raises(AttributeError):
+        one.NOT_THERE  # noqa: B018
+
+
 def test_a_missing_module_fails_on_first_use_and_not_in_load(package: str) -> None:
     (three,) = lazy.modules(package, "three")
     lazy.load()  # as the engine's loop does: it must not break the loop

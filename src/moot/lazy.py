@@ -44,7 +44,13 @@ class _StandIn(ModuleType):
     """Stands for the module of the same name until it is used."""
 
     def __getattr__(self, attr: str) -> Any:  # only for what the stand-in itself lacks
-        return getattr(importlib.import_module(self.__name__), attr)
+        # The module once imported, kept: a protocol reads its functions through the stand-in
+        # on every step, and importlib's checks cost a resume some 640 of them. An attribute is
+        # read from the module each time, so one patched or replaced there is seen.
+        module = self.__dict__.get("_StandIn__module")
+        if module is None:
+            module = self.__dict__["_StandIn__module"] = importlib.import_module(self.__name__)
+        return getattr(module, attr)
 
 
 def modules(package: str, *names: str) -> tuple[ModuleType, ...]:
