@@ -128,6 +128,8 @@ def test_json_answers_of_schema_enforcing_models_parse_like_tagged_ones() -> Non
 
     assert parse_solution_any('{"solution": "Paris", "analysis": "sure"}') == ("Paris", "sure")
     assert parse_solution_any("<solution>Paris</solution>") == ("Paris", "")
+    # a reply that starts as JSON but holds the tagged section is read by its section
+    assert parse_solution_any('{"x": 1}\n<solution>Paris</solution>') == ("Paris", "")
     with pytest.raises(FormatError, match='no "solution" text'):
         parse_solution_any('{"solution": " ", "analysis": ""}')
     verdict = parse_verdict_any(

@@ -242,7 +242,8 @@ VERDICT_SCHEMA: dict[str, object] = {
 
 def parse_solution_any(text: str) -> tuple[str, str]:
     """(solution, analysis) from the tag format, or from the JSON of SOLUTION_SCHEMA."""
-    if extract_section(text, "solution") is not None or not text.lstrip().startswith("{"):
+    # (a reply that does not start as JSON is parse_solution's, which finds its section once)
+    if not text.lstrip().startswith("{") or extract_section(text, "solution") is not None:
         return parse_solution(text)
     data = extract_json(text)
     solution = data.get("solution") if isinstance(data, dict) else None
