@@ -121,6 +121,33 @@ def test_the_short_fields_are_encoded_as_the_canonical_encoder_does(value: objec
     assert lines._tail(record) == "," + canonical_json(short)[1:]
 
 
+@pytest.mark.parametrize("mac", [None, "f" * 64])
+@pytest.mark.parametrize("value", [v for v in SHORT_VALUES if v != "\ud800"], ids=repr)
+def test_a_line_as_the_journal_writes_it_is_checked_over_its_own_bytes(
+    value: object, mac: str | None
+) -> None:
+    """Whatever its short fields hold, a line as `_put` writes it is checked by hashing its
+    bytes with the hash and HMAC cut out; the same line edited, or with those bytes moved
+    elsewhere in the record, is not as written (the record check decides then)."""
+    import hashlib
+
+    data = {"text": TEXT, "hash": "0" * 64, "nested": {"hash": "1" * 64, "kind": "x"}}
+    body = {"data": data, "kind": "ask", "prev": "0" * 64, "seq": 3, "step": value, "ts": value}
+    digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()
+    signed = {"hash": digest} if mac is None else {"hash": digest, "hmac": mac}
+    line = canonical_json({**body, **signed}).encode()
+
+    def check(raw: bytes) -> bool:
+        record = lines.read_line(raw)
+        return lines.as_written(raw, record, record.pop("hash", None), record.pop("hmac", None))
+
+    assert check(line)
+    assert not check(line.replace(b"slashes", b"slashed"))
+    cut = canonical_json(signed)[1:-1].encode()  # "hash":"...","hmac":"..."
+    moved = line.replace(b"," + cut, b"").replace(b'"seq":3', b'"seq":3,' + cut)
+    assert json.loads(moved) == json.loads(line) and not check(moved)
+
+
 LINES = [
     b'{"a":1,"a":2}',
     b'{"a":"\\ud800 and \\udfff"}',  # lone surrogates: pydantic's parser refuses them

@@ -42,19 +42,24 @@ _BODY = frozenset({"data", *_SHORT})  # what `Journal._put` hashes
 def as_written(line: bytes, record: dict[str, Any], stored_hash: Any, stored_mac: Any) -> bool:
     """Whether `line` is as `Journal._put` wrote `record`, shown without encoding it again (a
     resume loads every line): the hash and HMAC sort between `data` and the short fields, so
-    the line with them cut out, found by encoding the short fields, must hash to the stored
-    hash; then it is the body that was hashed, `data` included. Any other line (another
-    layout, an edit) is checked by encoding its record."""
-    if set(record) != _BODY:
+    the line with their bytes cut out (`,"hash":"<hash>"`, then `,"hmac":"<hmac>"`, the last
+    such bytes, before `,"kind":`) must hash to the stored hash; then it is the body that was
+    hashed, `data` included. Those bytes are the record's own members as read: valid JSON
+    holds them only as members of an object, and the body holds no member with its own hash
+    (that hash would be in what it hashes), so a nested one would leave the record read
+    without that hash. Any other line (another layout, an edit) is checked by encoding its
+    record."""
+    if set(record) != _BODY or not line.startswith(b'{"data":'):
         return False
-    tail = _tail(record).encode("utf-8")
     cut = f',"hash":{_string(stored_hash)}'
     cut += "" if stored_mac is None else f',"hmac":{_string(stored_mac)}'
-    end = cut.encode("utf-8") + tail
-    if not line.endswith(end) or not line.startswith(b'{"data":'):
+    written = cut.encode("utf-8")
+    at = line.rfind(written)
+    if at < 0 or not line.startswith(b',"kind":', at + len(written)):
         return False
-    digest = hashlib.sha256(memoryview(line)[: len(line) - len(end)])
-    digest.update(tail)  # the body: the line with its hash and HMAC cut out
+    body = memoryview(line)
+    digest = hashlib.sha256(body[:at])
+    digest.update(body[at + len(written) :])  # the body: the line with its hash and HMAC cut out
     return bool(digest.hexdigest() == stored_hash)
 
 
