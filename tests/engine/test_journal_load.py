@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from moot.engine import journal as journal_module
 from moot.engine import lines
@@ -155,7 +157,26 @@ LINES = [
     b'{"a":123456789012345678901234567890,"b":-0,"c":1.5E+2,"d":0.1}',
     b'{"t":"\\u00e9\\n\\"q\\"","u":"\xc3\xbc"}',
     b"[1,2]",
+    b'{"a":"\xed\xa0\x80"}',  # a surrogate in UTF-8: json decodes with surrogatepass
+    b'\xef\xbb\xbf{"a":1}',  # a byte order mark
+    b'{"a":1.7976931348623157e309,"b":5e-324,"c":-0.0}',
 ]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON, st.booleans())
+def test_any_json_value_reads_as_the_standard_library_reads_it(value: object, ascii: bool) -> None:
+    """Whichever parser reads it, a line's value is `json.loads`'s, floats' spelling, lone
+    surrogates, NaN and integers beyond 64 bits included."""
+    line = json.dumps(value, ensure_ascii=ascii).encode("utf-8", "surrogatepass")
+    assert repr(lines.read_line(line)) == repr(json.loads(line))
 
 
 @pytest.mark.parametrize("line", LINES, ids=repr)

