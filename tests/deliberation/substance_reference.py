@@ -4,7 +4,8 @@ edit; change the rule in src, then update this copy in the same commit if the ch
 The rule for directives about the answer was taken out of both into deliberation/directive.py
 when it grew (a nested directive, issue 9): the speed-up did not touch it. So was the reading of
 numbers that count an answer's parts ("two sections"), which both talk rules share. Its word
-lists of talk and its later rules are in substance_reference_rules.py. The stance rule
+lists of talk, its reading of a yes/no question and its later rules are in
+substance_reference_rules.py. The stance rule
 (deliberation/stance.py) is shared with src like the directive rule; the loop, template-value
 and form-talk rules came with it and are mirrored there.
 """
@@ -24,17 +25,19 @@ from moot.deliberation.markup import strip_markup
 from moot.deliberation.question import asks_for_a_name
 from moot.deliberation.stance import takes_a_stance
 from tests.deliberation.substance_reference_rules import _ABOUT_ANSWERS as _ABOUT_ANSWERS
-from tests.deliberation.substance_reference_rules import _META_WORDS as _META_WORDS
 from tests.deliberation.substance_reference_rules import (
+    _AUXILIARIES,
     _RUN_TOGETHER,
     _ai_talk,
     _form_talk,
+    _is_yes_no_question,
     _loop_start,
     _null_no_answer,
     _numbering,
     _template_value,
     _template_values,
 )
+from tests.deliberation.substance_reference_rules import _META_WORDS as _META_WORDS
 
 __all__ = ["NotSubstantive", "Reason", "check_substance"]
 Values = frozenset[tuple[str, ...]]  # the shapes of the prompts' JSON template values
@@ -215,21 +218,8 @@ _YES_NO = frozenset("yes no yeah yep yup yea nope nah".split())
 _INTENSIFIERS = frozenset(
     "absolutely definitely certainly surely sure indeed course not really".split()
 )
-# A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
-# migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?").
-_AUXILIARIES = frozenset(
-    """
-    is are was were am do does did can could should would will shall has have had may might must
-    need ought isn't aren't wasn't weren't don't doesn't didn't can't couldn't shouldn't
-    wouldn't won't hasn't haven't hadn't mustn't shan't mightn't needn't
-    """.split()
-)
 # a question's words that say nothing of its subject ("How do I make ...?", "Should we use ...?")
 _ASKING = frozenset("how what which who whom whose why when where make use sure please".split())
-# where a question's sentence begins: after a sentence end, a line break or a colon
-# ("Context ... Question: is it safe?"); its clauses split at commas and semicolons
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
-_CLAUSE = re.compile(r"[,;]|\s-+\s")
 
 
 def _fold(text: str) -> str:
@@ -308,26 +298,6 @@ def _instructions(
         frozenset(fence_words),
         frozenset(values),
     )
-
-
-def _is_yes_no_question(task: str) -> bool:
-    """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
-    else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
-    and offers no alternatives ("or", other than "or not")."""
-    folded = _fold(task[:PROMPT_CAP])
-    if "?" in folded:
-        folded = folded[: folded.rfind("?")]
-    question = _SENTENCE_END.split(folded.strip())[-1]
-    words = _WORD.findall(question)
-    if "whether" in words:
-        return True
-    if "or" in words and " or not " not in f" {' '.join(words)} ":
-        return False
-    for clause in _CLAUSE.split(question):
-        first_word = _WORD.search(clause)
-        if first_word is not None and first_word.group() in _AUXILIARIES:
-            return True
-    return False
 
 
 def _covered(reply_words: Sequence[str], grams: AbstractSet[tuple[str, str, str]]) -> list[bool]:

@@ -12,11 +12,13 @@ from collections.abc import Set as AbstractSet
 
 __all__ = [
     "_ABOUT_ANSWERS",
+    "_AUXILIARIES",
     "_FORM_TALK",
     "_META_WORDS",
     "_RUN_TOGETHER",
     "_ai_talk",
     "_form_talk",
+    "_is_yes_no_question",
     "_loop_start",
     "_null_no_answer",
     "_numbering",
@@ -295,3 +297,52 @@ def _loop_start(
     if starts and share * 2 > sum(own):
         return starts[0]
     return None
+
+
+# A question that a bare yes/no answers starts with an auxiliary verb ("Is it safe to run the
+# migration on Friday?"), unless it offers alternatives ("Should we use Postgres or SQLite?");
+# "yes or no" offers none, it asks for one, and a clause that only asks for one is a yes/no
+# question too ("91 is prime. Yes or no?").
+_AUXILIARIES = frozenset(
+    """
+    is are was were am do does did can could should would will shall has have had may might must
+    need ought isn't aren't wasn't weren't don't doesn't didn't can't couldn't shouldn't
+    wouldn't won't hasn't haven't hadn't mustn't shan't mightn't needn't
+    """.split()
+)
+_YES_OR_NO = r"\b(?:yes\W{0,3}(?:or|/)\W{0,3}no|no\W{0,3}(?:or|/)\W{0,3}yes|y\s?/\s?n)\b"
+_ASKING_FOR_IT = set(
+    "answer reply respond say state tell me us please just only simply with a an in one word "
+    "plain simple clear single".split()
+)
+_WORD = r"[^\W_]+(?:'[^\W_]+)?"
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).replace("\u2019", "'").casefold()
+
+
+def _is_yes_no_question(task: str) -> bool:
+    """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
+    else its last sentence) asks "whether", or offers no alternatives ("or", other than "or
+    not" and "yes or no") and has a clause that starts with an auxiliary verb or only asks for
+    a yes or no."""
+    folded = _fold(task[:60_000])
+    if "?" in folded:
+        folded = folded[: folded.rfind("?")]
+    question = re.split(r"[.!?](?=\s)|[\n:]", folded.strip())[-1]
+    words = re.findall(_WORD, re.sub(_YES_OR_NO, " ", question))
+    if "whether" in words:
+        return True
+    if "or" in words and " or not " not in f" {' '.join(words)} ":
+        return False
+    clauses = re.split(r"[,;]|\s-+\s", question)
+    for clause in clauses:
+        clause_words = re.findall(_WORD, clause)
+        if clause_words and clause_words[0] in _AUXILIARIES:
+            return True
+    for clause in clauses:
+        rest = re.findall(_WORD, re.sub(_YES_OR_NO, " ", clause))
+        if re.search(_YES_OR_NO, clause) and all(w in _ASKING_FOR_IT for w in rest):
+            return True
+    return False

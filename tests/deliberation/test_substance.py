@@ -505,6 +505,13 @@ def test_a_bare_yes_or_no_to_another_question_is_invalid(task: str, reply: str, 
         (FRIDAY, "No, Friday deploys are risky."),
         ("Is 7 a prime number?", "Yes."),
         ("Is 7 a prime number?", "7 is prime."),
+        # "yes or no" offers no alternatives, it asks for one (its "or" made "No." a bare no to
+        # a question that is not a yes/no question)
+        ("Is 91 prime, yes or no?", "No."),
+        ("91 is prime. Yes or no?", "Yes"),
+        ("Tell me, yes or no?", "Absolutely not."),
+        ("Is it safe to deploy (yes/no)?", "No"),
+        ("Is 91 a prime number? Answer yes or no.", "No."),
     ],
 )
 def test_a_yes_or_no_that_answers_is_an_answer(task: str, reply: str) -> None:
@@ -602,6 +609,21 @@ def test_a_truth_value_that_answers_is_an_answer(task: str, reply: str) -> None:
 def test_without_the_task_a_null_cannot_be_judged() -> None:
     for reply in NULLS:
         assert check_substance(reply, _arena_solve(FRANCE), task=None) is None, reply
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "What does 'yes or no' mean in a form?",
+        "Explain why people answer yes or no so quickly.",
+        "Should we use Postgres or SQLite, yes or no?",
+    ],
+)
+def test_yes_or_no_as_a_subject_or_beside_alternatives_asks_for_no_bare_yes_or_no(
+    task: str,
+) -> None:
+    for build in BOTH_PROMPTS:
+        assert _invalid("No.", build(task), task).reason is Reason.BARE_YES_NO
 
 
 def test_without_the_task_a_bare_yes_or_no_cannot_be_judged() -> None:

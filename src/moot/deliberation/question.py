@@ -2,17 +2,17 @@
 and which literal nulls ("None", "null", "N/A", "nil", "undefined") and truth values ("True",
 "FALSE") do.
 
-A bare "No." answers "Is it safe to run the migration on Friday?" but not "What is the capital
-of France?" nor "Should we use Postgres or SQLite?". A null alone answers a question about code
-or values ("What does this Python function return when the list is empty?": "None"); "none" and
-"nil" also one that asks which or how many ("How many moons does Venus have?"), "undefined" one
+A bare "No." answers "Is it safe to run the migration on Friday?" but not "What is the capital of
+France?" nor "Should we use Postgres or SQLite?"; "yes or no" offers no alternatives, it asks for
+one ("Is 91 prime, yes or no?", "91 is prime. Yes or no?"). A null alone answers a question about
+code or values ("What does this Python function return when the list is empty?": "None"); "none"
+and "nil" also one that asks which or how many ("How many moons does Venus have?"), "undefined" one
 about a division or a limit ("What is 1/0?"); to any other question it is no answer, as the
 embedded model wrote it. A truth value alone answers a question about code or values, a yes/no
-question, and one that speaks of truth ("True or false: ..."); "#TRUE," to "What is the capital
-of France?" is no answer (a README run's agent gave it). deliberation/substance asks this
-module before it takes such a reply for an answer. Everything here reads the task once (the
-readings are cached per task: a resume checks every saved answer again) and is linear in its
-words.
+question, and one that speaks of truth ("True or false: ..."); "#TRUE," to "What is the capital of
+France?" is no answer (a README run's agent gave it). deliberation/substance asks this module
+before it takes such a reply for an answer. Everything here reads the task once (the readings are
+cached per task: a resume checks every saved answer again) and is linear in its words.
 """
 
 from __future__ import annotations
@@ -48,6 +48,16 @@ ASKING = frozenset("how what which who whom whose why when where make use sure p
 # ("Context ... Question: is it safe?"); its clauses split at commas and semicolons
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[\n:]")
 _CLAUSE = re.compile(r"[,;]|\s-+\s")
+# "yes or no", "yes/no", "'yes' or 'no'", "y/n": a request for a yes or a no, not two alternatives
+_YES_OR_NO = re.compile(
+    r"\b(?:yes\W{0,3}(?:or|/)\W{0,3}no|no\W{0,3}(?:or|/)\W{0,3}yes|y\s?/\s?n)\b"
+)
+# the words that may stand beside it in a clause that only asks for one ("Answer with a plain
+# yes or no", "Please, just yes or no")
+_ASKING_FOR_IT = frozenset(
+    "answer reply respond say state tell me us please just only simply with a an in one word "
+    "plain simple clear single".split()
+)
 
 
 def _question(task: str) -> str:
@@ -61,19 +71,27 @@ def _question(task: str) -> str:
 @functools.lru_cache(maxsize=8)
 def is_yes_no_question(task: str) -> bool:
     """Does a bare yes or no answer `task`? Its question (the last sentence that ends in "?",
-    else its last sentence) asks "whether", or has a clause that starts with an auxiliary verb
-    and offers no alternatives ("or", other than "or not")."""
+    else its last sentence) asks "whether", or offers no alternatives ("or", other than "or
+    not" and "yes or no") and has a clause that starts with an auxiliary verb or only asks for
+    a yes or no ("91 is prime. Yes or no?")."""
     question = _question(task)
-    words = WORD.findall(question)
+    pair = _YES_OR_NO.search(question) is not None
+    words = WORD.findall(_YES_OR_NO.sub(" ", question) if pair else question)
     if "whether" in words:
         return True
     if "or" in words and " or not " not in f" {' '.join(words)} ":
         return False
-    for clause in _CLAUSE.split(question):
-        first_word = WORD.search(clause)
-        if first_word is not None and first_word.group() in AUXILIARIES:
-            return True
-    return False
+    clauses = _CLAUSE.split(question)
+    opening = [m.group() for m in map(WORD.search, clauses) if m is not None]
+    if not AUXILIARIES.isdisjoint(opening):
+        return True
+    # a clause that only asks for a yes or no: "91 is prime. Yes or no?", "Tell me, yes or no?"
+    # ("Explain why people answer yes or no." asks for more)
+    return pair and any(
+        _YES_OR_NO.search(clause) is not None
+        and _ASKING_FOR_IT.issuperset(WORD.findall(_YES_OR_NO.sub(" ", clause)))
+        for clause in clauses
+    )
 
 
 _NULLS = frozenset("none null nil undefined".split())
