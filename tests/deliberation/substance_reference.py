@@ -29,11 +29,13 @@ from tests.deliberation.substance_reference_rules import (
     _AUXILIARIES,
     _RUN_TOGETHER,
     _ai_talk,
+    _asks_yes_or_no,
     _form_talk,
     _is_yes_no_question,
     _loop_start,
     _null_no_answer,
     _numbering,
+    _says_neither,
     _template_value,
     _template_values,
 )
@@ -63,6 +65,7 @@ class Reason(enum.StrEnum):
     INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
     BARE_YES_NO = "bare_yes_no"  # "No." to a question that is not a yes/no question
     NULL = "null"  # "None", "null", "N/A" alone, to a question a null does not answer
+    NEITHER_YES_NOR_NO = "neither_yes_nor_no"  # "The number 91." to "... Answer yes or no."
 
 
 @dataclass(frozen=True)
@@ -548,6 +551,9 @@ def check_substance(
         if fragment is not None:
             return fragment
     if content and not (len(own) * 10 < beyond_task and len(content) <= _FRAGMENT):
+        if task and _asks_yes_or_no(task) and _says_neither(own, folded, _FILLER):
+            detail = "it says neither yes nor no to a question that asks for a yes or no"
+            return NotSubstantive(Reason.NEITHER_YES_NOR_NO, f"{detail} ({_sample(text)})")
         return None
     # the reason that masked the most characters (a tie: a refusal first, then the earliest)
     masked = sorted(

@@ -17,11 +17,13 @@ __all__ = [
     "_META_WORDS",
     "_RUN_TOGETHER",
     "_ai_talk",
+    "_asks_yes_or_no",
     "_form_talk",
     "_is_yes_no_question",
     "_loop_start",
     "_null_no_answer",
     "_numbering",
+    "_says_neither",
     "_template_value",
     "_template_values",
 ]
@@ -346,3 +348,44 @@ def _is_yes_no_question(task: str) -> bool:
         if re.search(_YES_OR_NO, clause) and all(w in _ASKING_FOR_IT for w in rest):
             return True
     return False
+
+
+def _asks_yes_or_no(task: str) -> bool:
+    """A yes/no question whose task says "yes or no" (or "yes/no", "y/n") anywhere."""
+    return _is_yes_no_question(task) and re.search(_YES_OR_NO, _fold(task[:60_000])) is not None
+
+
+# A reply to such a question says neither yes nor no when no word of its own takes a side (a yes
+# or no, a truth value or verdict, a word that affirms, a negation, an auxiliary verb, a
+# contraction) nor may (any word but numbers, dates, times, a word that names a number, filler
+# and talk), and no sign states something ("=", "7*13").
+_SIDE_WORDS = _AUXILIARIES | set(
+    """
+    yes yeah yep yup yea aye nope nah no not never neither nor none nothing nobody cannot ain't
+    true false correct incorrect right wrong affirmative negative absolutely definitely
+    certainly surely sure indeed course
+    """.split()
+)
+_NO_SIDE_WORDS = set(
+    """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion
+    am pm p m utc gmt january february march april june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday
+    friday saturday sunday
+    number numbers numeral numerals integer integers digit digits
+    """.split()
+)
+
+
+def _says_neither(own: Sequence[str], folded_reply: str, filler: AbstractSet[str]) -> bool:
+    if not own:
+        return False
+    for w in own:
+        if w in _SIDE_WORDS or w.endswith(("'s", "'re", "n't")):
+            return False
+        known = w in _NO_SIDE_WORDS or w in filler or w in _META_WORDS
+        if not known and not re.fullmatch(r"\d+(?:st|nd|rd|th|am|pm)?", w):
+            return False
+    return not re.search(r"[=≠≤≥]|\d\s{0,3}[*×·<>]\s{0,3}\d", folded_reply)

@@ -32,6 +32,8 @@ TASKS = [
     "Plan the migration of a service.",
     # (the task the numbered echoes in the substance tests copy)
     "Is 7 a prime number?",
+    # (one that asks for a yes or no in so many words: deliberation/polar.py)
+    "Is 91 a prime number? Answer yes or no.",
     "How many retries should a client make?",
     None,
 ]
@@ -60,7 +62,7 @@ def _prompt_sets(task: str | None) -> list[tuple[str, ...]]:
 def _literals() -> list[str]:
     """Every string the substance tests spell out (replies, prompts and tasks alike)."""
     found: set[str] = set()
-    for name in ("test_substance.py", "test_substance_stance.py"):
+    for name in ("test_substance.py", "test_substance_stance.py", "test_substance_polar.py"):
         tree = ast.parse((HERE / name).read_text())
         found |= {
             node.value

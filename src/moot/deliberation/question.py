@@ -4,15 +4,17 @@ and which literal nulls ("None", "null", "N/A", "nil", "undefined") and truth va
 
 A bare "No." answers "Is it safe to run the migration on Friday?" but not "What is the capital of
 France?" nor "Should we use Postgres or SQLite?"; "yes or no" offers no alternatives, it asks for
-one ("Is 91 prime, yes or no?", "91 is prime. Yes or no?"). A null alone answers a question about
-code or values ("What does this Python function return when the list is empty?": "None"); "none"
-and "nil" also one that asks which or how many ("How many moons does Venus have?"), "undefined" one
-about a division or a limit ("What is 1/0?"); to any other question it is no answer, as the
-embedded model wrote it. A truth value alone answers a question about code or values, a yes/no
-question, and one that speaks of truth ("True or false: ..."); "#TRUE," to "What is the capital of
-France?" is no answer (a README run's agent gave it). deliberation/substance asks this module
-before it takes such a reply for an answer. Everything here reads the task once (the readings are
-cached per task: a resume checks every saved answer again) and is linear in its words.
+one ("Is 91 prime, yes or no?", "91 is prime. Yes or no?"). Where the task asks for a yes or no in
+so many words (`asks_yes_or_no`), a reply that says neither, nor anything that may be one, is no
+answer (deliberation/polar.py). A null alone answers a question about code or values ("What does
+this Python function return when the list is empty?": "None"); "none" and "nil" also one that asks
+which or how many ("How many moons does Venus have?"), "undefined" one about a division or a limit
+("What is 1/0?"); to any other question it is no answer, as the embedded model wrote it. A truth
+value alone answers a question about code or values, a yes/no question, and one that speaks of
+truth ("True or false: ..."); "#TRUE," to "What is the capital of France?" is no answer (a README
+run's agent gave it). deliberation/substance asks this module before it takes such a reply for an
+answer. Everything here reads the task once (the readings are cached per task: a resume checks
+every saved answer again) and is linear in its words.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "ASKING",
     "AUXILIARIES",
     "asks_for_a_name",
+    "asks_yes_or_no",
     "clear_caches",
     "is_yes_no_question",
     "null_said",
@@ -92,6 +95,16 @@ def is_yes_no_question(task: str) -> bool:
         and _ASKING_FOR_IT.issuperset(WORD.findall(_YES_OR_NO.sub(" ", clause)))
         for clause in clauses
     )
+
+
+@functools.lru_cache(maxsize=8)
+def asks_yes_or_no(task: str) -> bool:
+    """Does `task` ask for a yes or a no in so many words ("Is 91 a prime number? Answer yes or
+    no.", "Is it safe (y/n)?")? A yes/no question (`is_yes_no_question`) whose text says "yes
+    or no" anywhere; a plain yes/no question ("Is it safe to deploy on Friday?") does not:
+    "Only with a rollback plan." answers it without a yes or no, and so may "At 5 pm." answer
+    "Can we meet on Friday?", while to "Answer yes or no" a number or a date is no answer."""
+    return is_yes_no_question(task) and _YES_OR_NO.search(fold(task[:PROMPT_CAP])) is not None
 
 
 _NULLS = frozenset("none null nil undefined".split())
@@ -173,5 +186,6 @@ def asks_for_a_name(task: str) -> bool:
 def clear_caches() -> None:
     """Forget every reading of tasks (for tests that must read afresh)."""
     asks_for_a_name.cache_clear()
+    asks_yes_or_no.cache_clear()
     is_yes_no_question.cache_clear()
     takes_nulls.cache_clear()

@@ -20,12 +20,15 @@ third person too, deliberation/selftalk.py: "We verified it using AI's testing c
 terminal escape codes (also the "[1A[2K" left once the ESC is stripped), a piece of an
 instruction (", no more than 40 words."), a bare "no" to a question that is not a yes/no
 question and a literal null ("None", "N/A") to a question no null answers
-(deliberation/question.py reads which question takes them) are invalid too. So is a stance on the
-debate in place of an answer: every sentence an act of the speaker's in it (abstaining, voting
-against "my opponent"), naming nothing of the subject ("I am going to abstain from this debate.";
-deliberation/stance.py says why "My opponent is wrong: the capital is Paris." stays an answer).
-Beside a piece of an instruction, the words of an answer's container and its parts are talk
-too: "up to 35 words of text in JSON object (only one json element)" is an instruction.
+(deliberation/question.py reads which question takes them) are invalid too; and the other way
+round, a reply that says neither yes nor no nor anything that may be one ("The number 91.",
+"91: 03/24/2023 8:57 PM") to a question that asks for a yes or no in so many words
+(deliberation/polar.py). So is a stance on the debate in place of an answer: every sentence an
+act of the speaker's in it (abstaining, voting against "my opponent"), naming nothing of the
+subject ("I am going to abstain from this debate."; deliberation/stance.py says why "My
+opponent is wrong: the capital is Paris." stays an answer). Beside a piece of an instruction,
+the words of an answer's container and its parts are talk too: "up to 35 words of text in JSON
+object (only one json element)" is an instruction.
 
 A reply that is one of the values of its prompt's JSON template, a number or two aside, is
 template: `"counter_claims": ["up to 2"]` in the prompt, "up to 10" as the position (a
@@ -58,10 +61,12 @@ from moot.deliberation import directive, echo, question, talkwords
 from moot.deliberation.directive import ASKS_SIZE, directs_the_answer, only_counts
 from moot.deliberation.echo import WORD, covered, fold, read_prompts, read_task
 from moot.deliberation.markup import strip_markup
+from moot.deliberation.polar import says_neither
 from moot.deliberation.question import (
     ASKING,
     AUXILIARIES,
     asks_for_a_name,
+    asks_yes_or_no,
     is_yes_no_question,
     null_said,
     takes_nulls,
@@ -93,6 +98,8 @@ class Reason(enum.StrEnum):
     INSTRUCTION = "instruction"  # a piece of an instruction: ", no more than 40 words."
     BARE_YES_NO = "bare_yes_no"  # "No." to a question that is not a yes/no question
     NULL = "null"  # "None", "N/A", "True" alone, to a question such a value does not answer
+    # "The number 91." to "Is 91 a prime number? Answer yes or no."
+    NEITHER_YES_NOR_NO = "neither_yes_nor_no"
 
 
 class NotSubstantive(Struct, frozen=True):
@@ -535,6 +542,13 @@ def check_substance(
         if fragment is not None:
             return fragment
     if content and not (len(own) * 10 < beyond_task and len(content) <= _FRAGMENT):
+        # an answer of its own, unless the task asks for a yes or no and it says neither
+        if task and asks_yes_or_no(task) and says_neither(own, folded):
+            return NotSubstantive(
+                Reason.NEITHER_YES_NOR_NO,
+                f"it says neither yes nor no to a question that asks for a yes or no "
+                f"({_sample(text)})",
+            )
         return None
     # the reason that masked the most characters (a tie: a refusal first, then the earliest)
     masked = sorted(
