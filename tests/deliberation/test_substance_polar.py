@@ -148,6 +148,11 @@ def test_a_number_or_a_date_may_answer_a_question_that_does_not_ask_for_yes_or_n
         (["wrong"], False),
         (["it", "does"], False),
         (["91", "isn't"], False),
+        # (words of talk, which alone say no side, and a contraction, which holds a verb)
+        (["not", "91"], False),
+        (["certainly"], False),
+        (["cannot", "91"], False),
+        (["it's", "91"], False),
         (["number", "91"], True),
         (["24th", "8pm", "utc"], True),
         (["my", "final", "answer", "91"], True),
