@@ -356,9 +356,9 @@ def _asks_yes_or_no(task: str) -> bool:
 
 
 # A reply to such a question says neither yes nor no when no word of its own takes a side (a yes
-# or no, a truth value or verdict, a word that affirms, a negation, an auxiliary verb, a
-# contraction) nor may (any word but numbers, dates, times, a word that names a number, filler
-# and talk), and no sign states something ("=", "7*13").
+# or no, a truth value or verdict, a word that affirms, a negation, an auxiliary verb) nor may
+# (any word but numbers, dates, times, a word that names a number, filler and talk), and no sign
+# states something ("=", "7*13").
 _SIDE_WORDS = _AUXILIARIES | set(
     """
     yes yeah yep yup yea aye nope nah no not never neither nor none nothing nobody cannot ain't
@@ -383,7 +383,7 @@ def _says_neither(own: Sequence[str], folded_reply: str, filler: AbstractSet[str
     if not own:
         return False
     for w in own:
-        if w in _SIDE_WORDS or w.endswith(("'s", "'re", "n't")):
+        if w in _SIDE_WORDS:
             return False
         known = w in _NO_SIDE_WORDS or w in filler or w in _META_WORDS
         if not known and not re.fullmatch(r"\d+(?:st|nd|rd|th|am|pm)?", w):

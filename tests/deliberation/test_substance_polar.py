@@ -148,7 +148,7 @@ def test_a_number_or_a_date_may_answer_a_question_that_does_not_ask_for_yes_or_n
         (["wrong"], False),
         (["it", "does"], False),
         (["91", "isn't"], False),
-        # (words of talk, which alone say no side, and a contraction, which holds a verb)
+        # (words of talk, which alone say no side, and a contraction of no talk)
         (["not", "91"], False),
         (["certainly"], False),
         (["cannot", "91"], False),

@@ -32,8 +32,8 @@ TASKS = [
     "Plan the migration of a service.",
     # (the task the numbered echoes in the substance tests copy)
     "Is 7 a prime number?",
-    # (one that asks for a yes or no in so many words: deliberation/polar.py)
-    "Is 91 a prime number? Answer yes or no.",
+    # (one that asks for a yes or no in so many words, in its question: deliberation/polar.py)
+    "Is 91 a prime number, yes or no?",
     "How many retries should a client make?",
     None,
 ]

@@ -10,7 +10,7 @@ no template) takes a side:
 
 - no yes or no, nor a word for one: "Correct", "False", "Certainly", "Not", "Never";
 - no verb that states something ("It does.", "It can.", "91 isn't."; the auxiliaries, as
-  deliberation/question.py reads a yes/no question by them, and contractions: "it's");
+  deliberation/question.py reads a yes/no question by them);
 - no sign that states something: "91 = 7*13", "91 > 90";
 - and no word but numbers, dates and times ("03/24/2023 8:57 PM", "ninety-one", "24th"), a word
   that names a number ("The number 91."), filler and talk about answers ("My final answer: 91").
@@ -35,7 +35,9 @@ from moot.deliberation.talkwords import FILLER, META_WORDS
 __all__ = ["says_neither"]
 
 # Words that take a side, or may: a yes or no, a truth value or verdict, a word that affirms
-# ("Certainly."), a negation, or a verb that states something ("It does.").
+# ("Certainly."), a negation, or a verb that states something ("It does."). (Any word that is
+# no number and not of `_NO_SIDE` may take one anyway; the list matters for the words of talk
+# and filler among them, "not", "cannot", "sure", "is", which would otherwise say none.)
 _SIDES = (
     frozenset(
         """
@@ -46,8 +48,6 @@ _SIDES = (
     )
     | AUXILIARIES
 )
-# a contraction holds a verb: "it's", "they're", "91 isn't"
-_CONTRACTED = ("'s", "'re", "n't")
 # Words that say no side: numbers, dates and times, the words that name a number, and filler
 # and talk (what the substance check reads as no answer of a model's own).
 _NUMBER_WORDS = frozenset(
@@ -80,8 +80,6 @@ def says_neither(own: Iterable[str], folded: str) -> bool:
     which the substance check names otherwise: False."""
     words = set(own)
     if not words or not _SIDES.isdisjoint(words):
-        return False
-    if any(w.endswith(_CONTRACTED) for w in words):
         return False
     if any(_NUMBER.fullmatch(w) is None for w in words - _NO_SIDE):
         return False
