@@ -116,13 +116,6 @@ SHORT_VALUES: list[object] = [
 ]
 
 
-@pytest.mark.parametrize("value", SHORT_VALUES, ids=repr)
-def test_the_short_fields_are_encoded_as_the_canonical_encoder_does(value: object) -> None:
-    record = {"data": {}, "kind": "ask", "prev": "0" * 64, "seq": 3, "step": value, "ts": value}
-    short = {k: v for k, v in record.items() if k != "data"}
-    assert lines._tail(record) == "," + canonical_json(short)[1:]
-
-
 @pytest.mark.parametrize("mac", [None, "f" * 64])
 @pytest.mark.parametrize("value", [v for v in SHORT_VALUES if v != "\ud800"], ids=repr)
 def test_a_line_as_the_journal_writes_it_is_checked_over_its_own_bytes(

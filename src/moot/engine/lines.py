@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from json.encoder import encode_basestring  # json's own escaper for ensure_ascii=False
 from typing import Any
 
 import msgspec
@@ -65,27 +63,6 @@ def as_written(line: bytes, record: dict[str, Any], stored_hash: Any, stored_mac
     digest = hashlib.sha256(body[:at])
     digest.update(body[at + len(written) :])  # the body: the line with its hash and HMAC cut out
     return bool(digest.hexdigest() == stored_hash)
-
-
-def _tail(record: dict[str, Any]) -> str:
-    """`canonical_json` of the record's short fields, from the first comma on. Each value of a
-    type a journal writes there (text, a whole number, a finite float, null) is encoded as the
-    encoder does it; any other, by the encoder."""
-    parts = []
-    for key in _SHORT:
-        value = record[key]
-        kind = type(value)
-        if kind is str:
-            parts.append(f'"{key}":{encode_basestring(value)}')
-        elif kind is int:
-            parts.append(f'"{key}":{int.__repr__(value)}')
-        elif kind is float and math.isfinite(value):
-            parts.append(f'"{key}":{float.__repr__(value)}')
-        elif value is None:
-            parts.append(f'"{key}":null')
-        else:
-            return "," + canonical_json({k: record[k] for k in _SHORT})[1:]
-    return "," + ",".join(parts) + "}"
 
 
 def _string(value: Any) -> str:
