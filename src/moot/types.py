@@ -240,25 +240,20 @@ class Event(Struct, forbid_unknown_fields=True):
     def from_record(cls, record: dict[str, Any]) -> Event:
         """The event a journal line's record holds (its hash and HMAC already taken off):
         KeyError without a kind, ValueError for a field the model refuses."""
-        fields = {
-            "kind": record["kind"],
-            "step": record.get("step"),
-            "data": record.get("data") or {},
-            "seq": record.get("seq"),
-            "ts": record.get("ts"),
-        }
-        kind, step, data, seq, ts = fields.values()
+        kind, step, data = record["kind"], record.get("step"), record.get("data") or {}
+        seq, ts = record.get("seq"), record.get("ts")
         # A line as the journal writes it holds each field in its type already: the event is
         # made without msgspec's conversion, which costs a resume (every line) twice as much.
-        kind = _KIND_OF.get(kind) if type(kind) is str else None
+        named = _KIND_OF.get(kind) if type(kind) is str else None
         if (
-            kind is not None
+            named is not None
             and (step is None or type(step) is str)
             and type(data) is dict
             and (seq is None or type(seq) is int)
             and (ts is None or type(ts) is float)
         ):
-            return cls(kind=kind, step=step, data=data, seq=seq, ts=ts)
+            return cls(kind=named, step=step, data=data, seq=seq, ts=ts)
+        fields = {"kind": kind, "step": step, "data": data, "seq": seq, "ts": ts}
         try:
             return msgspec.convert(fields, cls, strict=False)
         except msgspec.ValidationError as exc:
