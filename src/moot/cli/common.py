@@ -43,18 +43,29 @@ __all__ = [
 ]
 
 
-class Whole(click.IntRange):
+class _Worded(click.ParamType[Any, Any]):
+    """A parameter type whose refusal says the problem in words with the fix (`refusal`), in
+    place of click's own message."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            pass  # (refused below, outside this handler: click's message is not its cause)
+        self.fail(self.refusal(value), param, ctx)
+
+    def refusal(self, value: Any) -> str:
+        raise NotImplementedError
+
+
+class Whole(_Worded, click.IntRange):
     """A whole number within bounds, its problem said in words with the fix: "'abc' is not a
     whole number; give a whole number from 1 to 50", not click's "'abc' is not a valid integer
     range" or "0 is not in the range 1<=x<=50"."""
 
     name = "whole number"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            return super().convert(value, param, ctx)
-        except click.BadParameter:
-            pass
+    def refusal(self, value: Any) -> str:
         try:
             number = int(str(value).strip())
         except ValueError:
@@ -64,7 +75,7 @@ class Whole(click.IntRange):
             problem = (
                 f"{number} is {'less' if low else 'more'} than {self.min if low else self.max}"
             )
-        self.fail(f"{problem}; give {self.wanted()}", param, ctx)
+        return f"{problem}; give {self.wanted()}"
 
     def wanted(self) -> str:
         if self.max is None:
@@ -72,7 +83,7 @@ class Whole(click.IntRange):
         return f"a whole number from {self.min} to {self.max}"
 
 
-class Positive(click.FloatRange):
+class Positive(_Worded, click.FloatRange):
     """A number above 0 in a unit, its problem said in words with the fix: "-1 is not more
     than 0; give a number of US dollars above 0, such as 2.50", not click's "-1.0 is not in
     the range x>0" or "'abc' is not a valid float range"."""
@@ -83,20 +94,14 @@ class Positive(click.FloatRange):
         super().__init__(min=0, min_open=True)
         self.unit, self.example = unit, example
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            return super().convert(value, param, ctx)
-        except click.BadParameter:
-            pass
+    def refusal(self, value: Any) -> str:
         try:
             float(str(value).strip())
         except ValueError:
             problem = f"{str(value)!r} is not a number"
         else:
             problem = f"{str(value).strip()} is not more than 0"
-        self.fail(
-            f"{problem}; give a number of {self.unit} above 0, such as {self.example}", param, ctx
-        )
+        return f"{problem}; give a number of {self.unit} above 0, such as {self.example}"
 
 
 # What --display takes, and what each shows; a run without it shows the live view on a
@@ -104,25 +109,19 @@ class Positive(click.FloatRange):
 DISPLAYS = {"tmux": "also each CLI agent's output in its own pane of a private tmux server"}
 
 
-class Display(click.Choice[str]):
+class Display(_Worded, click.Choice[str]):
     """--display: a value it does not take is named with those it does and what each does, and
     what a run shows without it, not click's "'plain' is not 'tmux'."."""
 
     def __init__(self) -> None:
         super().__init__(list(DISPLAYS))
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            return super().convert(value, param, ctx)
-        except click.BadParameter:
-            pass
+    def refusal(self, value: Any) -> str:
         takes = "; ".join(f"{name} ({does})" for name, does in DISPLAYS.items())
-        self.fail(
+        return (
             f"{str(value)!r} is not a display; --display takes {takes}. Without --display a "
             "run shows the live view on a terminal and plain lines otherwise (--quiet: only "
-            "the answer; --json-logs: one JSON object per event)",
-            param,
-            ctx,
+            "the answer; --json-logs: one JSON object per event)"
         )
 
 
