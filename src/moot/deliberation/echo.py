@@ -56,6 +56,9 @@ class Fences(NamedTuple):
     words: frozenset[str]
 
 
+_NO_FENCES = Fences(frozenset(), frozenset())
+
+
 class Reading(NamedTuple):
     """What the prompts hold, for telling a copy of them from a reply's own words."""
 
@@ -161,20 +164,33 @@ def _examples(folded: str) -> Iterator[tuple[str, ...]]:
 def _prompt_reading(prompt: str, folded_task: str) -> Reading:
     """`read_prompts` of one prompt: the trigrams within each piece of it between quotes and
     the task (zip: one C pass over its words), its words, and its fences' ids and words."""
+    pieces, fences = _drop_quoted(prompt[:PROMPT_CAP])
+    readings = [_piece_reading(piece, folded_task) for piece in pieces]
+    ids = frozenset(w for fence_id, _ in fences for w in WORD.findall(fold(fence_id)))
+    tags = frozenset(w for _, tag in fences for w in WORD.findall(fold(tag)))
+    return Reading(
+        frozenset().union(*(r.grams for r in readings)),
+        frozenset().union(*(r.vocabulary for r in readings)),
+        Fences(ids, tags),
+        frozenset().union(*(r.examples for r in readings)),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _piece_reading(piece: str, folded_task: str) -> Reading:
+    """`_prompt_reading` of one piece between quotes (its fences empty). The agents of a phase
+    are asked one template around different quotes: its pieces are read once for all of them,
+    not once per agent's prompt."""
     grams: set[tuple[str, str, str]] = set()
     vocabulary: set[str] = set()
     examples: set[tuple[str, ...]] = set()
-    pieces, fences = _drop_quoted(prompt[:PROMPT_CAP])
-    for piece in pieces:
-        text = fold(piece)
-        for part in text.split(folded_task) if folded_task else [text]:
-            words = WORD.findall(part)
-            grams.update(_trigrams(words))
-            vocabulary.update(words)
-            examples.update(_examples(part))
-    ids = frozenset(w for fence_id, _ in fences for w in WORD.findall(fold(fence_id)))
-    tags = frozenset(w for _, tag in fences for w in WORD.findall(fold(tag)))
-    return Reading(frozenset(grams), frozenset(vocabulary), Fences(ids, tags), frozenset(examples))
+    text = fold(piece)
+    for part in text.split(folded_task) if folded_task else [text]:
+        words = WORD.findall(part)
+        grams.update(_trigrams(words))
+        vocabulary.update(words)
+        examples.update(_examples(part))
+    return Reading(frozenset(grams), frozenset(vocabulary), _NO_FENCES, frozenset(examples))
 
 
 @functools.lru_cache(maxsize=8)
@@ -312,4 +328,5 @@ def clear_caches() -> None:
     """Forget every reading of prompts and tasks (for tests that must read afresh)."""
     read_prompts.cache_clear()
     _prompt_reading.cache_clear()
+    _piece_reading.cache_clear()
     read_task.cache_clear()
