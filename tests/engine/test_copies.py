@@ -1,16 +1,18 @@
-"""A session's readable copies under rounds/ are written by a worker thread while the event
-loop goes on to the next phase (issue 23: a phase's answers archive two files each); the run's
-end waits for them, and one that cannot be written is still a warning."""
+"""A session's readable copies under rounds/ wait while the event loop goes on to the next phase
+(issue 23: a phase's answers archive two files each): on the engine's loop until it is idle
+(engine/startup.py, `when_idle`), on another loop in a worker thread. The run's end writes or
+waits for what is left, and one that cannot be written is still a warning."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from moot.engine import copies
+from moot.engine import copies, startup
 from moot.engine.copies import FolderCopies
 from moot.engine.store import SessionFolder
 from moot.errors import StorageError
@@ -21,6 +23,7 @@ class Copies(FolderCopies):
         self.folder = SessionFolder(path)
         self.mode = "live"
         self._copying = {}
+        self._waiting = {}
         self.warned: list[str] = []
 
     def warn(self, message: str) -> None:
@@ -73,3 +76,94 @@ def test_an_archive_outside_an_event_loop_is_written_at_once(tmp_path: Path) -> 
     session = Copies(tmp_path)
     name = session.archive("round0/a_solution", "at once")
     assert (tmp_path / name).read_text() == "at once"
+
+
+def _on_the_engines_loop(work: Any) -> Any:
+    loop = startup.event_loop()
+    try:
+        return loop.run_until_complete(work)
+    finally:
+        loop.close()
+
+
+def test_on_the_engines_loop_an_archive_is_written_on_it_once_it_is_idle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writers: list[threading.Thread] = []
+    written = copies._written
+
+    def noted(path: Path, text: str) -> StorageError | None:
+        writers.append(threading.current_thread())
+        return written(path, text)
+
+    monkeypatch.setattr(copies, "_written", noted)
+    session = Copies(tmp_path)
+
+    async def phase() -> Path:
+        name = session.archive("round1/a_solution", "the answer is 42")
+        assert session.archive("round1/a_solution", "the answer is 42") == name  # once
+        path = tmp_path / name
+        for _ in range(100):  # busy: callbacks ready, the loop never waits
+            await asyncio.sleep(0)
+        assert not path.exists() and writers == []
+        await asyncio.sleep(startup.IDLE * 4)  # the models think: the loop is idle
+        assert path.read_text() == "the answer is 42"
+        return path
+
+    _on_the_engines_loop(phase())
+    assert writers == [threading.main_thread()]  # once, by the loop itself: no worker thread
+    assert not session._waiting and not session._copying and not session.warned
+
+
+def test_what_waits_for_an_idle_loop_is_written_by_the_runs_end(tmp_path: Path) -> None:
+    session = Copies(tmp_path)
+
+    async def busy() -> list[Path]:
+        paths = [tmp_path / session.archive(f"round1/{x}_solution", x) for x in "ab"]
+        assert not any(p.exists() for p in paths)
+        await session.copies_written()  # the run ends before the loop was ever idle
+        return paths
+
+    paths = _on_the_engines_loop(busy())
+    assert [p.read_text() for p in paths] == ["a", "b"]
+    assert not session._waiting
+
+
+def test_a_copy_that_cannot_be_written_when_the_loop_is_idle_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "rounds").write_text("in the way\n")
+    session = Copies(tmp_path)
+
+    async def phase() -> None:
+        session.archive("round1/a_solution", "one")
+        await asyncio.sleep(startup.IDLE * 4)
+
+    _on_the_engines_loop(phase())
+    assert len(session.warned) == 1 and "optional copies" in session.warned[0]
+
+
+def test_idle_work_that_fails_is_reported_and_the_rest_is_done() -> None:
+    done: list[str] = []
+    reported: list[dict[str, Any]] = []
+
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    async def phase() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: reported.append(ctx))
+        assert startup.when_idle(broken) and startup.when_idle(lambda: done.append("next"))
+        await asyncio.sleep(startup.IDLE * 4)
+
+    _on_the_engines_loop(phase())
+    assert done == ["next"]
+    assert [type(c["exception"]) for c in reported] == [RuntimeError]
+
+
+def test_no_idle_work_is_taken_outside_the_engines_loop() -> None:
+    assert not startup.when_idle(lambda: None)  # no running loop
+
+    async def other() -> bool:
+        return startup.when_idle(lambda: None)
+
+    assert not asyncio.run(other())  # a loop of the caller's own

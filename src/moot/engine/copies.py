@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from moot.engine import startup
 from moot.engine.store import SessionFolder, atomic_write
 from moot.errors import StorageError
 
@@ -27,21 +28,27 @@ class FolderCopies:
     mode: Literal["live", "replay"]
     warn: Callable[[str], None]  # the Session's: a warning journaled once per session
     _copying: dict[Path, asyncio.Future[StorageError | None]]  # archives being written
+    _waiting: dict[Path, str]  # archives to write once the event loop is idle
 
     def archive(self, name: str, text: str) -> str:
         """Write a human-readable copy under `rounds/` (seed 000 naming); returns its path.
 
         The 8-hex suffix comes from the session id and the name, so a resumed run rewrites the
-        same file rather than adding a stale twin. On the event loop a worker thread writes it
-        (a phase's answers archive two files each, a few system calls apiece, while the next
-        phase waits for the loop); `copies_written` waits for them at the run's end."""
+        same file rather than adding a stale twin. On the engine's event loop the copy waits
+        until the loop is idle (engine/startup.py, `when_idle`): a phase's answers archive two
+        files each, a few system calls apiece, while the next phase waits for the loop. On
+        another loop a worker thread writes it; `copies_written` writes or waits for what is
+        left at the run's end."""
         suffix = hashlib.sha256(f"{self.folder.id}/{name}".encode()).hexdigest()[:8]
         relative = f"rounds/{name}_{suffix}.md"
         # (strings, not Path objects, until a copy is to be written: a resume archives every
         # answer again, and all but the last few are there already)
         if self.mode == "live" and not os.path.exists(f"{self.folder.path}/{relative}"):
             path = self.folder.path / relative
-            if path in self._copying:
+            if path in self._copying or path in self._waiting:
+                return relative
+            if startup.when_idle(lambda: self._write_waiting(path)):
+                self._waiting[path] = text
                 return relative
             try:
                 loop = asyncio.get_running_loop()
@@ -53,9 +60,18 @@ class FolderCopies:
         return relative
 
     async def copies_written(self) -> None:
-        """Wait until every archive being written is written (or warned about)."""
+        """Write every archive still waiting for an idle loop, and wait until every one being
+        written is written (or warned about)."""
+        for path in list(self._waiting):
+            self._write_waiting(path)
         while self._copying:
             await asyncio.wait(list(self._copying.values()))
+
+    def _write_waiting(self, path: Path) -> None:
+        text = self._waiting.pop(path, None)
+        if text is not None:  # (not written already by `copies_written`)
+            with contextlib.suppress(StorageError):  # see `_copied`
+                self._copy(path, text)
 
     def _copied(self, path: Path, done: asyncio.Future[StorageError | None]) -> None:
         del self._copying[path]

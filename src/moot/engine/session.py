@@ -167,6 +167,7 @@ class Session(CodeTask, FolderCopies):
         )
         self.calls_made = 0  # model calls this process made (not replayed)
         self._copying = {}  # archives being written off the event loop (engine/copies.py)
+        self._waiting = {}  # archives to write when the loop is idle (engine/copies.py)
 
     # -- faces ------------------------------------------------------------------------------
     def subscribe(self, subscriber: Subscriber) -> None:
