@@ -57,18 +57,20 @@ def test_an_archive_on_the_event_loop_is_written_off_it(
     assert not session._copying and not session.warned
 
 
-def test_an_archive_that_cannot_be_written_is_a_warning_once_the_copies_are_waited_for(
-    tmp_path: Path,
-) -> None:
+@pytest.mark.parametrize("on", ["a loop of the caller's", "the engine's loop"])
+def test_an_archive_that_cannot_be_written_is_a_warning(tmp_path: Path, on: str) -> None:
+    """Written by a worker thread or when the engine's loop is idle (the first), or left for
+    the run's end (the second): each failure is a warning."""
     (tmp_path / "rounds").write_text("in the way\n")
     session = Copies(tmp_path)
 
     async def run() -> None:
         session.archive("round1/a_solution", "one")
+        await asyncio.sleep(startup.IDLE * 4)
         session.archive("round1/b_solution", "two")
         await session.copies_written()
 
-    asyncio.run(run())
+    (asyncio.run if on == "a loop of the caller's" else _on_the_engines_loop)(run())
     assert len(session.warned) == 2 and "optional copies" in session.warned[0]
 
 
@@ -127,20 +129,6 @@ def test_what_waits_for_an_idle_loop_is_written_by_the_runs_end(tmp_path: Path) 
     paths = _on_the_engines_loop(busy())
     assert [p.read_text() for p in paths] == ["a", "b"]
     assert not session._waiting
-
-
-def test_a_copy_that_cannot_be_written_when_the_loop_is_idle_is_a_warning(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "rounds").write_text("in the way\n")
-    session = Copies(tmp_path)
-
-    async def phase() -> None:
-        session.archive("round1/a_solution", "one")
-        await asyncio.sleep(startup.IDLE * 4)
-
-    _on_the_engines_loop(phase())
-    assert len(session.warned) == 1 and "optional copies" in session.warned[0]
 
 
 def test_idle_work_that_fails_is_reported_and_the_rest_is_done() -> None:
