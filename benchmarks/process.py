@@ -297,7 +297,11 @@ def targets(runs: list[Run], floors: list[float], paused: list[float]) -> list[s
         if run.agents in (3, 12) and run.rounds == 3 and run.latency and not run.repeat:
             # issue 23: the run from its first request; start-up has a target of its own
             after = verdict((run.wall - run.first) / run.critical, 1.15)
-            beyond = f"; beyond the floor {(run.wall - floor) / run.critical:.2f}" if floor else ""
+            beyond = (
+                ""
+                if floor is None
+                else f"; beyond the floor {(run.wall - floor) / run.critical:.2f}"
+            )
             lines.append(
                 f"ratio after start-up, {run.agents} agents 3 rounds: {after}; whole "
                 f"{run.wall / run.critical:.2f}{beyond}"

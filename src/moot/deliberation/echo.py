@@ -111,7 +111,11 @@ def read_prompts(prompts: tuple[str, ...], task: str | None) -> Reading:
     not once per reply (and a system prompt that every ask of a session shares, once per
     session)."""
     folded_task = fold(task).strip() if task else ""
-    readings = [_prompt_reading(prompt, folded_task) for prompt in prompts]
+    return _joined([_prompt_reading(prompt, folded_task) for prompt in prompts])
+
+
+def _joined(readings: Sequence[Reading]) -> Reading:
+    """What the readings hold between them."""
     fences = Fences(
         frozenset().union(*(r.fences.ids for r in readings)),
         frozenset().union(*(r.fences.words for r in readings)),
@@ -165,15 +169,10 @@ def _prompt_reading(prompt: str, folded_task: str) -> Reading:
     """`read_prompts` of one prompt: the trigrams within each piece of it between quotes and
     the task (zip: one C pass over its words), its words, and its fences' ids and words."""
     pieces, fences = _drop_quoted(prompt[:PROMPT_CAP])
-    readings = [_piece_reading(piece, folded_task) for piece in pieces]
     ids = frozenset(w for fence_id, _ in fences for w in WORD.findall(fold(fence_id)))
     tags = frozenset(w for _, tag in fences for w in WORD.findall(fold(tag)))
-    return Reading(
-        frozenset().union(*(r.grams for r in readings)),
-        frozenset().union(*(r.vocabulary for r in readings)),
-        Fences(ids, tags),
-        frozenset().union(*(r.examples for r in readings)),
-    )
+    own = Reading(frozenset(), frozenset(), Fences(ids, tags))  # the prompt's own fences
+    return _joined([*(_piece_reading(piece, folded_task) for piece in pieces), own])
 
 
 @functools.lru_cache(maxsize=256)
