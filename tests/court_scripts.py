@@ -170,7 +170,7 @@ class Court:
             court.setdefault("judges", [{"model": s} for s in self.specs(self.judges)])
         else:
             court.setdefault("judge_panel_enabled", False)
-        return resolve(RunConfig.model_validate(data)).config
+        return resolve(RunConfig.read(data)).config
 
     def asked(self, prefix: str) -> list[str]:
         return sorted(s for s in self.steps if s.startswith(prefix))

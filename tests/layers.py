@@ -58,7 +58,7 @@ FLOORS: dict[str, int] = {
     "moot.engine": 9,  # the session, journal, result: no protocol, no face
     "moot.code": 8,  # git worktrees, patches and verify runs for code tasks
     "moot.models": 7,  # providers never import the engine, protocols or faces
-    "moot.config": 6,  # pydantic config
+    "moot.config": 6,  # the run config and the user config: Structs, read with every problem
     "moot.text": 5,  # wording shared by every face; terminal-safe text
     "moot.types": 4,  # the data every layer shares
     "moot.errors": 3,  # the exception tree: imports nothing of moot

@@ -79,7 +79,7 @@ class Refinery:
 
     def config(self, agents: int = 4, **refine: Any) -> RunConfig:
         register_script("refinery", self.reply)
-        return RunConfig.model_validate(
+        return RunConfig.read(
             {
                 "protocol": "refine",
                 "agents": [{"model": "scripted:@refinery"}] * agents,

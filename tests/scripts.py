@@ -92,7 +92,7 @@ class Debate:
         data: dict[str, Any] = {"agents": [{"model": s} for s in self.specs(names)], "seed": 7}
         for key, value in extra.items():
             data[key] = value
-        return RunConfig.model_validate(data)
+        return RunConfig.read(data)
 
     def prompts(self) -> list[str]:
         return [m.content for r in self.requests for m in r.messages]

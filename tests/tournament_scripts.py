@@ -131,7 +131,7 @@ class Tourney:
             "seed": 11,
             "tournament": {**section, "backups": [{"model": f"scripted:@{n}"} for n in backups]},
         }
-        return RunConfig.model_validate(data)
+        return RunConfig.read(data)
 
     def asked(self, kind: str) -> list[str]:
         return [s for s in self.steps if (Step.parse(s).phase or "").endswith(kind)]

@@ -368,7 +368,7 @@ def test_a_batch_runs_in_one_process_at_a_time(
     from moot.errors import MootError
 
     monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
-    config = RunConfig.model_validate({"agents": [{"model": "scripted:x.py"}] * 2})
+    config = RunConfig.read({"agents": [{"model": "scripted:x.py"}] * 2})
     batch = create_batch([("one", "a task", config)])
     with FileLock(batch.path / "lock"):  # as a running `moot batch` holds it
         with pytest.raises(MootError, match=f"batch {batch.id} is being run by another process"):
@@ -437,7 +437,7 @@ def test_a_provider_limit_caps_the_sessions_using_that_provider(
         return "<solution>\nThe answer is 2.\n</solution>"
 
     register_script("limited", agree)
-    config = RunConfig.model_validate({"agents": [{"model": "scripted:@limited"}] * 3})
+    config = RunConfig.read({"agents": [{"model": "scripted:@limited"}] * 3})
     for limits, most in (({}, 12), ({"scripted": 1}, 3)):
         peak[0] = 0
         batch = create_batch([(f"q{i}", f"What is 1+{i}?", config) for i in range(8)])

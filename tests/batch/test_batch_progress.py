@@ -32,7 +32,7 @@ class Watched(BatchProgress):
 
 def _config() -> RunConfig:
     register_script("agree-2", lambda request: "<solution>\nThe answer is 2.\n</solution>")
-    return RunConfig.model_validate({"agents": [{"model": "scripted:@agree-2"}] * 3})
+    return RunConfig.read({"agents": [{"model": "scripted:@agree-2"}] * 3})
 
 
 def test_the_bar_and_the_count_move_with_every_call() -> None:

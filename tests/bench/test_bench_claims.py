@@ -12,9 +12,10 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
 import pytest
-from pydantic import Field
+from msgspec import Meta
 
 from moot import protocols
 from moot.bench.journals import agent_trajectories, answer_of, calls_made, position_of
@@ -39,7 +40,7 @@ def _right(request: Request) -> int:
 
 
 class VoteOptions(Section):
-    samples: int = Field(default=1, ge=1, le=20)
+    samples: Annotated[int, Meta(ge=1, le=20)] = 1
 
 
 async def vote(s: Session, task: str, opts: VoteOptions) -> Outcome:
@@ -61,7 +62,7 @@ async def vote(s: Session, task: str, opts: VoteOptions) -> Outcome:
 
 
 class StepsOptions(Section):
-    extra: int = Field(default=1, ge=0, le=5)
+    extra: Annotated[int, Meta(ge=0, le=5)] = 1
 
 
 async def steps(s: Session, task: str, opts: StepsOptions) -> Outcome:

@@ -13,10 +13,10 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import Field
+from msgspec import Meta
 
 from moot import protocols
 from moot.bench.journals import answer_of
@@ -32,7 +32,7 @@ QUESTIONS = 10
 
 
 class VoteOptions(Section):
-    samples: int = Field(default=1, ge=1, le=20)
+    samples: Annotated[int, Meta(ge=1, le=20)] = 1
 
 
 async def vote(s: Session, task: str, opts: VoteOptions) -> Outcome:

@@ -97,7 +97,7 @@ def side(request: Request) -> str:
 def tournament(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
     register_script("swap-side", side)
-    config = RunConfig.model_validate(
+    config = RunConfig.read(
         {"protocol": "tournament", "seed": 5, "agents": [{"model": "scripted:@swap-side"}] * 3}
     )
     run = api.start("How should the service store its sessions?", config)

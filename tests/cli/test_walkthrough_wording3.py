@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from moot import protocols
+from moot.config.reading import annotation_of, bounds_of
 from moot.protocols.definition import Flag
 from tests.cli.test_cli import moot
 
@@ -25,12 +26,7 @@ def _bounded() -> list[tuple[str, int, int]]:
         option = record.flags.get(Flag.ROUNDS)
         if option is None:
             continue
-        bounds = {
-            key: getattr(m, key)
-            for m in record.options.model_fields[option].metadata
-            for key in ("ge", "le")
-            if getattr(m, key, None) is not None
-        }
+        bounds = bounds_of(annotation_of(record.options, option))
         if bounds.get("le", ROUNDS_FLAG_MOST) < ROUNDS_FLAG_MOST:
             found.append((name, bounds["ge"], bounds["le"]))
     return found

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from moot import api
 from moot.config import RunConfig
@@ -264,7 +265,7 @@ def config(specs: list[Any], repo: Path, **extra: Any) -> RunConfig:
         "code": {"repo": str(repo), "verify_commands": [VERIFY]},
         **extra,
     }
-    return RunConfig.model_validate(data)
+    return RunConfig.read(data)
 
 
 def by_spec(run: api.RunResult) -> dict[str, str]:
@@ -446,7 +447,7 @@ def test_a_bad_repository_fails_at_once_and_creates_nothing(
     with pytest.raises(MootError, match="--repo"):
         api.start(
             TASK,
-            config([f"scripted:{agents_file}#good"], empty).model_copy(update={"code": None}),
+            replace(config([f"scripted:{agents_file}#good"], empty), code=None),
             sleep=no_sleep,
         )
 

@@ -501,7 +501,7 @@ def test_the_board_prints_no_escape_sequence_from_model_text(
 
     register_script("escfail", escfail)
     config = Debate().config()
-    config.agents = [a.model_copy(update={"model": "scripted:@escfail"}) for a in config.agents]
+    config.agents = [replace(a, model="scripted:@escfail") for a in config.agents]
     assert start("Capital of France?", config).exit_code == 1
     capsys.readouterr()
     code, out, _ = moot(capsys, "status")

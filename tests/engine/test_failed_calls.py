@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from msgspec.structs import replace
 
 from moot.config import Limits
 from moot.engine.limits import Budget
@@ -64,7 +65,7 @@ def test_a_timeout_is_worded_for_people_and_costs_nothing() -> None:
 
     register_script("hangs", hangs)
     config = debate.config(("one", "two"), engine={"attempts": 1}, limits={"call_timeout": 0.1})
-    config.agents.append(config.agents[0].model_copy(update={"model": "scripted:@hangs"}))
+    config.agents.append(replace(config.agents[0], **{"model": "scripted:@hangs"}))
     run = start("What is 6 times 7?", config)
     failed = [
         e

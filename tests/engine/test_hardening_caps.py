@@ -103,7 +103,7 @@ def test_a_reply_under_the_cap_is_journaled_as_before() -> None:
 
 def test_the_cap_is_checked_in_the_config() -> None:
     with pytest.raises(ValueError, match="max_reply_bytes"):
-        RunConfig.model_validate({"engine": {"max_reply_bytes": 10}})
+        RunConfig.read({"engine": {"max_reply_bytes": 10}})
 
 
 # -- the task ----------------------------------------------------------------------------------

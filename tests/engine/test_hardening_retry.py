@@ -109,7 +109,7 @@ class Sleeps:
 
 def vote_config(spec: str, **engine: Any) -> RunConfig:
     """One agent asked once (the vote protocol): every request the server sees is that call."""
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "protocol": "vote",
             "agents": [{"model": spec}],

@@ -94,7 +94,7 @@ def server() -> Iterator[FlakyServer]:
 
 
 def _config(protocol: str, specs: list[str], **sections: Any) -> RunConfig:
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "protocol": protocol,
             "agents": [{"model": s} for s in specs],

@@ -27,6 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from moot.config import read  # noqa: E402
 from tests.fakes.vendor_apis import serving  # noqa: E402
 
 TASK = "Fix add() in calc.py: it must return the sum."
@@ -115,7 +116,7 @@ def text_task(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
     from moot.types import Message, Request
 
     options = {**spec["options"], "cwd": str(folder)}
-    agent = AgentConfig.model_validate({**spec, "options": options})
+    agent = read(AgentConfig, {**spec, "options": options})
     model = create_model(agent.model, agent.settings())
     request = Request(messages=(Message(role="user", content="What is 6 x 7?"),), timeout=90)
     completion = asyncio.run(model.complete(request))
@@ -143,7 +144,7 @@ def main() -> int:
         from moot import api
         from moot.config import RunConfig
 
-        config = RunConfig.model_validate(
+        config = RunConfig.read(
             {
                 "protocol": "pick",
                 "agents": [spec],

@@ -9,7 +9,9 @@ import re
 from collections import Counter
 from itertools import product
 from pathlib import Path
+from typing import get_args
 
+import msgspec
 import pytest
 
 from moot import protocols
@@ -66,7 +68,7 @@ def test_the_refine_projection_is_the_worst_case_a_scripted_run_reaches() -> Non
     runs every way a run can go against each participant's own bounds)."""
     r = Refinery(lambda p, j: ["B", "A", "AB"])  # a new incumbent every pass: never converges
     config = r.config(agents=4, judges=3, convergence_k=2, max_passes=3)
-    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    projected = estimate(load_config(None, config.dump()), TASK)
     run = start(TASK, config)
     assert run.exit_code == 2
     assert projected is not None and projected.calls[1] == sum(r.steps.values()) == 1 + 3 * 6
@@ -81,7 +83,7 @@ def test_the_refine_projection_is_the_worst_case_a_scripted_run_reaches() -> Non
 def test_the_vote_projection_is_k_times_agents() -> None:
     v = Voters(lambda a, k: "Answer: 42")
     config = v.config(agents=3, samples=4)
-    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    projected = estimate(load_config(None, config.dump()), TASK)
     start(TASK, config)
     assert projected is not None and projected.calls == (12, 12) == (sum(v.steps.values()),) * 2
 
@@ -167,7 +169,7 @@ def test_on_a_terminal_a_costly_projection_asks_first(tmp_path: Path) -> None:
 
 def test_the_refine_projection_counts_configured_roles_as_their_own_participants() -> None:
     r = Refinery(lambda p, j: ["AB", "A", "B"])  # a new incumbent every pass
-    data = r.config(agents=2).model_dump(mode="json")
+    data = r.config(agents=2).dump()
     data["refine"] = {
         "judges": 3,
         "max_passes": 2,
@@ -196,7 +198,7 @@ def test_the_arena_projection_bounds_a_run_that_never_converges_and_is_always_re
     # Every solve and revise answer is unstructured (re-asked), every verdict too: the worst case.
     debate = Debate(verdicts=["no verdict here"], answer=lambda alias, step: TEXTS[alias])
     config = debate.config(("one", "two"), arena={"max_rounds": 3})
-    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    projected = estimate(load_config(None, config.dump()), TASK)
     run = start(TASK, config)
     assert run.exit_code == 2 and projected is not None
     made = sum(debate.steps.values())
@@ -273,7 +275,7 @@ def test_the_arena_projection_bounds_a_run_settled_by_the_first_answers() -> Non
 
     debate = Debate(answer=lambda alias, step: solution("The answer is 42."))  # all agree
     config = debate.config(("one", "two", "three"))
-    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    projected = estimate(load_config(None, config.dump()), TASK)
     run = start(TASK, config)
     assert run.exit_code == 0 and projected is not None
     per_agent = Counter(r.meta["agent"] for r in debate.requests)
@@ -284,8 +286,8 @@ def test_the_arena_projection_bounds_a_run_settled_by_the_first_answers() -> Non
 
 def _variants(protocol: str) -> list[dict[str, object]]:
     """The protocol's section with each of its switches on and off."""
-    fields = protocols.get(protocol).options.model_fields
-    switches = [name for name, f in fields.items() if f.annotation is bool]
+    fields = msgspec.structs.fields(protocols.get(protocol).options)
+    switches = [f.name for f in fields if bool in (f.type, *get_args(f.type)[:1])]
     every = product((False, True), repeat=len(switches))
     return [dict(zip(switches, values, strict=True)) for values in every]
 

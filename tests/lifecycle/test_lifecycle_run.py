@@ -41,7 +41,7 @@ def test_a_checked_config_is_not_checked_again_when_its_session_starts(
 ) -> None:
     calls = counting(monkeypatch)
     config = Court({"one": stubborn(PG), "two": stubborn(PG)}).config()
-    plan = load_config(None, config.model_dump(mode="json"))  # `moot run`: the CLI's way in
+    plan = load_config(None, config.dump())  # `moot run`: the CLI's way in
     assert plan.checked and len(calls) == 1
     run = api.start("Which database?", plan, sleep=no_sleep)  # the plan as the CLI hands it
     assert run.exit_code == 0

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from moot import api
 from moot.config import RunConfig
@@ -59,7 +60,7 @@ class Members:
 
     def config(self, protocol: str = "vote", **synthesis: Any) -> RunConfig:
         register_script("member", self.reply)
-        return RunConfig.model_validate(
+        return RunConfig.read(
             {
                 "protocol": protocol,
                 "agents": [{"model": "scripted:@member"}] * 3,
@@ -197,7 +198,7 @@ def test_a_chairman_that_failed_is_asked_again_on_resume_and_nothing_else_is() -
 
     register_script("chair", chair)
     config = m.config(chairman="scripted:@chair")
-    config.engine = config.engine.model_copy(update={"attempts": 1})
+    config.engine = replace(config.engine, **{"attempts": 1})
     first = start(TASK, config)
     assert first.exit_code == 0, first.message  # the label is the agents': consensus
     assert first.result.synthesis is not None and not first.result.synthesis.accepted
@@ -215,8 +216,8 @@ def test_a_chairman_that_failed_is_asked_again_on_resume_and_nothing_else_is() -
 
 def test_the_projection_counts_the_chairman() -> None:
     m = Members(AGREE)
-    with_it = estimate(load_config(None, m.config().model_dump(mode="json")), TASK)
-    without = estimate(load_config(None, m.config(enabled=False).model_dump(mode="json")), TASK)
+    with_it = estimate(load_config(None, m.config().dump()), TASK)
+    without = estimate(load_config(None, m.config(enabled=False).dump()), TASK)
     assert with_it is not None and without is not None
     assert with_it.calls == (without.calls[0] + 1, without.calls[1] + 1)
     assert any("Chairman (synthesis" in line.role for line in with_it.lines)
@@ -225,7 +226,7 @@ def test_the_projection_counts_the_chairman() -> None:
 
 
 def test_a_code_task_refuses_synthesis(tmp_path: Path) -> None:
-    config = RunConfig.model_validate(
+    config = RunConfig.read(
         {
             "protocol": "pick",
             "code": {"repo": str(tmp_path)},

@@ -50,13 +50,13 @@ def test_the_user_file_overrides_and_extends_the_bundled_table(isolated: Path) -
 
 
 def test_the_run_config_prices_reach_the_provider() -> None:
-    config = RunConfig.model_validate(
+    config = RunConfig.read(
         {
             "agents": [{"model": "openai:gpt-5.4-mini"}],
             "prices": {"openai:gpt-5.4-mini": {"input": 100.0, "output": 100.0}},
         }
     )
-    settings = config.agents[0].settings()
+    settings = config.agents[0].settings(config.prices)
     pricer = Pricer("openai:gpt-5.4-mini", ["openai:gpt-5.4-mini"], settings)
     assert pricer.cost(Usage(prompt_tokens=10_000)) == pytest.approx(1.0)
     own = ModelSettings(options={"price": {"input": 1.0, "output": 1.0}})
@@ -68,7 +68,7 @@ def unpriced_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunConfi
     """Three agents whose CLI reports no usage and no cost (cursor-agent's shape)."""
     bin_dir = install(tmp_path / "bin", ("cursor-agent",))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "agents": [{"model": "cli:cursor-agent"}] * 3,
             "seed": 3,

@@ -40,7 +40,7 @@ def api(monkeypatch: pytest.MonkeyPatch) -> CursorApi:
 def config(debate: Debate) -> RunConfig:
     agents: list[dict[str, Any]] = [{"model": s} for s in debate.specs(("one", "two"))]
     agents.append({"model": "cursor-fake:claude-4-sonnet", "options": OPTIONS})
-    return RunConfig.model_validate({"agents": agents, "seed": 7, "arena": {"max_rounds": 1}})
+    return RunConfig.read({"agents": agents, "seed": 7, "arena": {"max_rounds": 1}})
 
 
 def cursor_alias(folder: Any) -> str:

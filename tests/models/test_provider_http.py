@@ -682,9 +682,7 @@ register_provider("openai-mock", __name__, "mock_openai")
 def test_no_key_reaches_the_session_folder() -> None:
     from tests.scripts import start
 
-    config = RunConfig.model_validate(
-        {"agents": [{"model": "openai-mock:gpt-5.4-mini"}] * 3, "seed": 1}
-    )
+    config = RunConfig.read({"agents": [{"model": "openai-mock:gpt-5.4-mini"}] * 3, "seed": 1})
     run = start("What is 6 x 7?", config)
     assert run.exit_code == 1  # every agent failed its solve: nothing to deliberate
     texts = [p.read_text(errors="replace") for p in run.folder.rglob("*") if p.is_file()]

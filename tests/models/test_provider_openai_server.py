@@ -149,7 +149,7 @@ def test_an_arena_of_three_providers_reaches_an_outcome(
 ) -> None:
     bin_dir = install(tmp_path / "bin", ("claude",))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    config = RunConfig.model_validate(
+    config = RunConfig.read(
         {
             "agents": [
                 # greedy: a sampled junk answer would leave an agent after one call

@@ -29,7 +29,7 @@ def config(tmp_path: Path, repo: Path, script: str, **pipeline: Any) -> RunConfi
         "lessons": False,
         **pipeline,
     }
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "protocol": "pipeline",
             "agents": [{"model": f"scripted:{roles}#{script}"}],

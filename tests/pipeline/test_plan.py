@@ -26,7 +26,7 @@ FEATURE = "Add subtract(a, b) and multiply(a, b), each with a pytest test"
 def plan_config(tmp_path: Path, repo: Path, **pipeline: Any) -> RunConfig:
     roles = scripts.write_script(tmp_path)
     section = {"phase": "plan", "plan_tournament": {"enabled": False}, "lessons": False, **pipeline}
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "protocol": "pipeline",
             "agents": [{"model": f"scripted:{roles}#planner"}],

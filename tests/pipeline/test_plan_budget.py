@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from moot import api
 from moot.config import RunConfig
@@ -27,7 +28,7 @@ CUT = '{\n  "id": 3487901562,\n  "name": "FEATURE: Add a subtract function",\n  
 
 def _config(repo: Path, name: str, **pipeline: Any) -> RunConfig:
     section = {"phase": "plan", "plan_tournament": {"enabled": False}, "lessons": False}
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "protocol": "pipeline",
             "agents": [{"model": f"scripted:@{name}"}],
@@ -91,7 +92,7 @@ def test_the_plan_is_asked_with_room_for_a_plan_and_the_other_roles_keep_their_c
     # an agent's own larger max_tokens wins
     asks.clear()
     cfg = _config(repo, "roomy_architect")
-    cfg.agents[0] = cfg.agents[0].model_copy(update={"max_tokens": 5000})
+    cfg.agents[0] = replace(cfg.agents[0], **{"max_tokens": 5000})
     assert api.start(FEATURE, cfg, sleep=no_sleep).exit_code == 0
     assert {r.meta["step"]: r.max_tokens for r in asks}["p0/draft/architect_a"] == 5000
 

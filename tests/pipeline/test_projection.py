@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from moot.cli import cli
+from moot.config import read
 from moot.pipeline.definition import _tournament_calls
 from moot.pipeline.options import PipelineOptions
 from tests.pipeline import scripts
@@ -22,7 +23,7 @@ def test_a_tournament_capped_below_convergence_projects_its_fewest_within_its_mo
     with max_passes below k (the crash test's implementation tournament: 1 pass, k = 2) its
     fewest calls were k passes' and came out above its most."""
     settings = {"max_passes": passes, "convergence_k": k}
-    options = PipelineOptions.model_validate({f"{which}_tournament": settings})
+    options = read(PipelineOptions, {f"{which}_tournament": settings})
     fewest, most = _tournament_calls(options, which)
     judges = getattr(options, f"{which}_tournament").judges
     assert fewest == min(passes, k) * (3 + judges)

@@ -9,11 +9,11 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import pytest
-from pydantic import Field
+from msgspec import Meta
 from rich.console import Console
 
 from moot import protocols
@@ -29,8 +29,8 @@ from tests.scripts import start
 
 
 class PollOptions(Section):
-    rounds: int = Field(default=2, ge=1, le=5)
-    quorum: float = Field(default=1.0, gt=0, le=1)
+    rounds: Annotated[int, Meta(ge=1, le=5)] = 2
+    quorum: Annotated[float, Meta(gt=0, le=1)] = 1.0
 
 
 def describe(record: Mapping[str, Any], options: PollOptions) -> RoundSummary | None:
@@ -146,7 +146,7 @@ def test_the_live_view_frames_a_registered_protocol_from_its_record(
         plan = {"protocol": "poll", "agents": [{"model": "scripted:@poll_yes"}] * 2}
         from moot.config import RunConfig
 
-        run = start("Capital?", RunConfig.model_validate(plan), subscribers=[view])
+        run = start("Capital?", RunConfig.read(plan), subscribers=[view])
     assert run.exit_code == 0
     out = stream.getvalue()
     assert "moot poll" in out and "round 2 of 2" in out

@@ -76,7 +76,7 @@ class BatchLine(Struct, frozen=True):
     config: dict[str, Any]  # a resolved RunConfig as JSON
 
     def plan(self) -> Plan:
-        return resolve(RunConfig.model_validate(self.config))
+        return resolve(RunConfig.read(self.config))
 
     def providers(self) -> set[str]:
         """The providers this line's session calls (its agents and other roles)."""
@@ -297,7 +297,7 @@ def create_batch(
     lines = []
     for index, (label, task, config) in enumerate(tasks):
         plan = config if isinstance(config, Plan) else resolve(config)
-        lines.append(BatchLine(index, label, task, plan.config.model_dump(mode="json")))
+        lines.append(BatchLine(index, label, task, plan.config.dump()))
     if not lines:
         raise ConfigError("a batch needs at least one task")
     base = root or batches_root()

@@ -157,7 +157,7 @@ def _config(case: Case, protocol: str, prefix: str, seed: int) -> RunConfig:
     data: dict[str, Any] = {"protocol": protocol, "agents": agents, "seed": seed}
     if section:
         data[protocol] = section
-    return RunConfig.model_validate(data)
+    return RunConfig.read(data)
 
 
 class CaseResult(Struct, frozen=True):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from moot import batch as batches
 from moot import protocols
@@ -200,7 +201,7 @@ def _lines(
         (
             f"{label}/{q.id}",
             q.question,
-            plan.config.model_copy(update={"seed": session_seed(options.seed, q.question)}),
+            replace(plan.config, seed=session_seed(options.seed, q.question)),
         )
         for q in suite.questions
     ]

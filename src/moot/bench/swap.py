@@ -115,9 +115,9 @@ async def _reask(judgement: Judgement) -> str | None:
     """The side the same judge picks with the sides swapped, as the candidate's own letter
     before the swap (so that a consistent judge gives back the original letter)."""
     meta = json.loads((judgement.folder / "session.json").read_text(encoding="utf-8"))
-    plan = resolve(RunConfig.model_validate(meta["config"]))
+    plan = resolve(RunConfig.read(meta["config"]))
     agent = next(a for a in participants(plan, meta["seed"]) if a.alias == judgement.alias)
-    model = create_model(agent.spec, agent.config.settings())
+    model = create_model(agent.spec, agent.config.settings(plan.config.prices))
     request = Request(
         messages=(Message(role="user", content=swapped_prompt(judgement.prompt)),),
         temperature=agent.config.temperature,

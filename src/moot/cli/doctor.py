@@ -64,13 +64,11 @@ def doctor(config_path: Path | None, specs: tuple[str, ...], ping: bool, prune: 
         return
 
     if specs:  # models checked on their own: no protocol, so no agent count to meet
-        from pydantic import ValidationError
-
-        from moot.config import AgentConfig, problem_lines
+        from moot.config import AgentConfig, Problems, problem_lines, read
 
         try:
-            configured = [AgentConfig(model=spec) for spec in specs]
-        except ValidationError as exc:
+            configured = [read(AgentConfig, {"model": spec}) for spec in specs]
+        except Problems as exc:
             fail("; ".join(problem_lines(exc, "--models")))
     else:
         configured = load_run(config_path).config.agents  # under the user config, as a run

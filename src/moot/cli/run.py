@@ -93,10 +93,10 @@ def _demo_rounds(protocol: str | None, overrides: dict[str, Any] | None) -> int 
     than those, so that a revision adopted in the first can still hold to the end; None for a
     protocol without rounds."""
     from moot import protocols
-    from moot.config import RunConfig
+    from moot.config import protocol_default, read
     from moot.protocols.definition import Flag
 
-    name = protocol or str(RunConfig.model_fields["protocol"].default)
+    name = protocol or protocol_default()
     record = protocols.get(name)
     if Flag.ROUNDS not in record.flags:
         return None
@@ -107,7 +107,7 @@ def _demo_rounds(protocol: str | None, overrides: dict[str, Any] | None) -> int 
         k.removeprefix(prefix): v for k, v in (overrides or {}).items() if k.startswith(prefix)
     }
     try:
-        options = record.options.model_validate(section)
+        options = read(record.options, section)
     except ValueError:  # the config check words it
         return DEMO_ROUNDS
     return DEMO_ROUNDS + record.rounds_needed(options).rounds

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from moot.code import (
     Baseline,
@@ -55,7 +56,7 @@ def check_repo(settings: CodeSettings) -> CodeSettings:
     path outside it: `WorkspaceError`); the settings with `repo` made absolute, as the
     session's config records it."""
     repo = open_repo(Path(settings.repo).expanduser())
-    return settings.model_copy(update={"repo": str(repo.root)})
+    return replace(settings, repo=str(repo.root))
 
 
 def worktree_root(settings: CodeSettings, session: str, folder: Path) -> Path:

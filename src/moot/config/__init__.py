@@ -1,25 +1,29 @@
-"""Run configuration: pydantic models (unknown keys refused), loaded from TOML, JSON or YAML."""
+"""Run configuration: msgspec Structs read from TOML, JSON or YAML, every problem at once.
+
+Unknown keys are refused; `reading.read` reports every problem of a table with its path."""
 
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from msgspec import Meta, field
 
 from moot import lazy
+from moot.config.reading import (
+    FieldProblem,
+    Problems,
+    Strict,
+    default_of,
+    dump,
+    field_names,
+    problem_lines,
+    read,
+)
 from moot.errors import ConfigError
-from moot.text import bound_problem, closest, plural
+from moot.text import plural
 from moot.types import ModelSettings, parse_spec
 
 __all__ = [
@@ -29,21 +33,21 @@ __all__ = [
     "CodeSettings",
     "EngineConfig",
     "Limits",
+    "Problems",
     "RoleModel",
     "RunConfig",
     "Section",
     "SynthesisSettings",
     "check_task",
-    "format_validation_error",
+    "dump",
+    "format_problems",
     "problem_lines",
+    "read",
     "read_config_file",
+    "role_tables",
 ]
 
 DEFAULT_MODEL = "local:smollm2"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 ENV_REFERENCE = lazy.pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -66,37 +70,42 @@ def _from_env(value: str, what: str) -> str:
     return ENV_REFERENCE.sub(read, value)
 
 
-class AgentConfig(_Strict):
+Positive = Meta(gt=0)
+
+
+class AgentConfig(Strict):
     """One participant: a model spec and how to call it."""
 
     model: str
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0)
-    timeout: float | None = Field(default=None, gt=0)
+    temperature: Annotated[float, Meta(ge=0, le=2)] | None = None
+    max_tokens: Annotated[int, Positive] | None = None
+    timeout: Annotated[float, Positive] | None = None
     base_url: str | None = None
     api_key_env: str | None = None
-    headers: dict[str, str] = {}
-    concurrency: int | None = Field(default=None, gt=0)
-    options: dict[str, Any] = {}
-    system_prompt: str | None = Field(
-        default=None,
-        max_length=4000,
-        description="role description put in this participant's system prompt (court)",
-    )
-    _prices: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)  # RunConfig's
+    headers: dict[str, str] = field(default_factory=dict)
+    concurrency: Annotated[int, Positive] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    system_prompt: (
+        Annotated[
+            str,
+            Meta(
+                max_length=4000,
+                description="role description put in this participant's system prompt (court)",
+            ),
+        ]
+        | None
+    ) = None
 
-    @field_validator("model")
-    @classmethod
-    def _spec(cls, value: str) -> str:
+    def __post_init__(self) -> None:
         try:
-            parse_spec(value)
+            parse_spec(self.model)
         except ConfigError as exc:
-            raise ValueError(str(exc)) from None
-        return value
+            raise FieldProblem("model", str(exc)) from None
 
-    def settings(self) -> ModelSettings:
-        """How a provider calls: `${NAME}` in a header or base_url read from the environment
-        (the config, and so the session's files, keep the reference, not the secret)."""
+    def settings(self, prices: Mapping[str, Mapping[str, float]] | None = None) -> ModelSettings:
+        """How a provider calls, with the run's `prices` (RunConfig.prices): `${NAME}` in a
+        header or base_url read from the environment (the config, and so the session's files,
+        keep the reference, not the secret)."""
         return ModelSettings(
             temperature=self.temperature,
             max_tokens=self.max_tokens,
@@ -106,231 +115,239 @@ class AgentConfig(_Strict):
             headers={k: _from_env(v, f"header {k!r}") for k, v in self.headers.items()},
             concurrency=self.concurrency,
             options=dict(self.options),
-            prices=dict(self._prices),
+            prices={k: dict(v) for k, v in (prices or {}).items()},
         )
 
 
-def _model_table(value: Any) -> Any:
-    """`chairman = "openai:gpt-5.2"` is the table `{model = "openai:gpt-5.2"}`."""
-    return {"model": value} if isinstance(value, str) else value
+# The model of a role of its own (a chairman, an aggregator): a spec, or a table like an
+# agent's. The table that holds one turns the spec into a table first (`role_tables`).
+RoleModel = AgentConfig | None
 
 
-# The model of a role of its own (a chairman, an aggregator): a spec, or a table like an agent's.
-RoleModel = Annotated[AgentConfig | None, BeforeValidator(_model_table)]
+def role_tables(data: dict[str, Any], *names: str) -> dict[str, Any]:
+    """`data` with each role key among `names` given as a spec ("openai:gpt-5.2") turned
+    into the table `{model = "openai:gpt-5.2"}`; for a `prepare` classmethod."""
+    for name in names:
+        if isinstance(data.get(name), str):
+            data[name] = {"model": data[name]}
+    return data
 
 
-class Limits(_Strict):
+class Limits(Strict):
     """Budgets. Reaching one pauses the session (exit code 3); `moot resume` continues."""
 
-    max_tokens: int | None = Field(default=None, gt=0, description="tokens in the session")
-    max_cost: float | None = Field(default=None, gt=0, description="USD in the session")
-    timeout: float | None = Field(default=None, gt=0, description="active seconds in the session")
-    call_timeout: float = Field(default=300.0, gt=0, description="seconds for one model call")
+    max_tokens: Annotated[int, Meta(gt=0, description="tokens in the session")] | None = None
+    max_cost: Annotated[float, Meta(gt=0, description="USD in the session")] | None = None
+    timeout: Annotated[float, Meta(gt=0, description="active seconds in the session")] | None = None
+    call_timeout: Annotated[float, Meta(gt=0, description="seconds for one model call")] = 300.0
 
 
-class EngineConfig(_Strict):
+class EngineConfig(Strict):
     """How calls are made: concurrency, the retry policy, and the size caps on what goes in
     (the task) and what comes back (a reply)."""
 
     # 32: every ask of a phase starts at once for up to 32 agents; one endpoint is kept from a
     # flood by its shared connection pool (moot/models/http.py) and by Retry-After.
-    concurrency: int = Field(default=32, ge=1, le=256, description="model calls at once")
-    attempts: int = Field(default=3, ge=1, le=100, description="tries per call, first included")
-    backoff_initial: float = Field(default=1.0, ge=0)
-    backoff_max: float = Field(default=30.0, ge=0)
-    retry_max_wait: float = Field(
-        default=120.0,
-        ge=0,
-        description="seconds of waiting between the tries of one call, in total; a retry "
-        "whose Retry-After does not fit is not made (raise with attempts to ride out outages)",
-    )
-    shell_timeout: float = Field(default=600.0, gt=0, description="seconds per verify command")
-    max_reply_bytes: int = Field(
-        default=4_000_000,
-        ge=1000,
-        description="a longer reply is cut to this many UTF-8 bytes and marked truncated",
-    )
-    max_task_bytes: int = Field(
-        default=2_000_000, ge=1, description="a longer task is refused before anything runs"
-    )
+    concurrency: Annotated[int, Meta(ge=1, le=256, description="model calls at once")] = 32
+    attempts: Annotated[int, Meta(ge=1, le=100, description="tries per call, first included")] = 3
+    backoff_initial: Annotated[float, Meta(ge=0)] = 1.0
+    backoff_max: Annotated[float, Meta(ge=0)] = 30.0
+    retry_max_wait: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="seconds of waiting between the tries of one call, in total; a retry "
+            "whose Retry-After does not fit is not made (raise with attempts to ride out "
+            "outages)",
+        ),
+    ] = 120.0
+    shell_timeout: Annotated[float, Meta(gt=0, description="seconds per verify command")] = 600.0
+    max_reply_bytes: Annotated[
+        int,
+        Meta(
+            ge=1000,
+            description="a longer reply is cut to this many UTF-8 bytes and marked truncated",
+        ),
+    ] = 4_000_000
+    max_task_bytes: Annotated[
+        int, Meta(ge=1, description="a longer task is refused before anything runs")
+    ] = 2_000_000
 
 
 _CACHE_STORES = ("sqlite", "sqlite:", "redis://", "rediss://")
 
 
-class CacheSettings(_Strict):
+class CacheSettings(Strict):
     """The response cache (`--cache`, or a `[cache]` table): a request asked before is answered
     from the store without a call (moot/engine/cache.py)."""
 
-    store: str = Field(
-        default="sqlite",
-        description="sqlite (cache.sqlite under MOOT_HOME), sqlite:PATH, or redis://HOST:PORT/DB",
-    )
-    ttl: float = Field(default=7 * 24 * 3600.0, gt=0, description="seconds an entry lives")
-    allow_sampled: bool = Field(
-        default=False,
-        description="also serve requests sampled above temperature 0 without a seed",
-    )
+    store: Annotated[
+        str,
+        Meta(
+            description="sqlite (cache.sqlite under MOOT_HOME), sqlite:PATH, or "
+            "redis://HOST:PORT/DB"
+        ),
+    ] = "sqlite"
+    ttl: Annotated[float, Meta(gt=0, description="seconds an entry lives")] = 7 * 24 * 3600.0
+    allow_sampled: Annotated[
+        bool, Meta(description="also serve requests sampled above temperature 0 without a seed")
+    ] = False
 
-    @field_validator("store")
-    @classmethod
-    def _store(cls, value: str) -> str:
-        if not value.strip().startswith(_CACHE_STORES):
-            raise ValueError(
-                f"{value!r} is not a cache store; use sqlite, sqlite:PATH or redis://HOST:PORT/DB"
+    def __post_init__(self) -> None:
+        if not self.store.strip().startswith(_CACHE_STORES):
+            raise FieldProblem(
+                "store",
+                f"{self.store!r} is not a cache store; use sqlite, sqlite:PATH or "
+                "redis://HOST:PORT/DB",
             )
-        return value.strip()
+        self.store = self.store.strip()
 
 
-class SynthesisSettings(_Strict):
+class SynthesisSettings(Strict):
     """A chairman's final answer after the outcome (`--synthesize`, or a `[synthesis]` table),
     written from the picked answer and what the judges, critics or losing sides said should
     change; moot keeps it only where it keeps the agreed answer (protocols/synthesis.py)."""
 
-    enabled: bool | None = Field(
-        default=None,
-        description="ask a chairman for the final answer; unset: the protocol's default (on "
-        "for a protocol whose own last stage is a chairman, such as council; off otherwise)",
-    )
-    chairman: RoleModel = Field(
-        default=None,
-        description="the model that writes it: a model spec, or a table like an agent's; "
-        "unset: the model of the agent whose answer was picked",
-    )
+    enabled: (
+        Annotated[
+            bool,
+            Meta(
+                description="ask a chairman for the final answer; unset: the protocol's default "
+                "(on for a protocol whose own last stage is a chairman, such as council; off "
+                "otherwise)"
+            ),
+        ]
+        | None
+    ) = None
+    chairman: Annotated[
+        RoleModel,
+        Meta(
+            description="the model that writes it: a model spec, or a table like an agent's; "
+            "unset: the model of the agent whose answer was picked"
+        ),
+    ] = None
+
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return role_tables(data, "chairman")
 
 
-class CodeSettings(_Strict):
+class CodeSettings(Strict):
     """A code task (`--repo`, or a `[code]` table): every agent works in its own git worktree
     of `repo`, and its answer is a change to the code (moot/code/workspace.py). Any protocol."""
 
-    repo: str = Field(min_length=1, description="the git repository (any folder inside it)")
-    context: list[str] = Field(
-        default=[],
-        description="globs of files API models see whole (--context); none: a file listing",
-    )
-    context_budget_tokens: int = Field(default=20_000, ge=100, description="for those files")
-    verify_commands: list[str] = Field(
-        default=[], description="shell commands run in each worktree after a change"
-    )
-    verify_timeout: float = Field(default=600.0, gt=0, description="seconds per verify command")
-    output_tail_chars: int = Field(
-        default=4000, ge=200, description="characters of a verify command's output kept as evidence"
-    )
-    worktree_root: str | None = Field(
-        default=None, description="where worktrees go (default: the session folder's worktrees/)"
-    )
+    repo: Annotated[
+        str, Meta(min_length=1, description="the git repository (any folder inside it)")
+    ]
+    context: Annotated[
+        list[str],
+        Meta(description="globs of files API models see whole (--context); none: a file listing"),
+    ] = field(default_factory=list)
+    context_budget_tokens: Annotated[int, Meta(ge=100, description="for those files")] = 20_000
+    verify_commands: Annotated[
+        list[str], Meta(description="shell commands run in each worktree after a change")
+    ] = field(default_factory=list)
+    verify_timeout: Annotated[float, Meta(gt=0, description="seconds per verify command")] = 600.0
+    output_tail_chars: Annotated[
+        int, Meta(ge=200, description="characters of a verify command's output kept as evidence")
+    ] = 4000
+    worktree_root: (
+        Annotated[
+            str, Meta(description="where worktrees go (default: the session folder's worktrees/)")
+        ]
+        | None
+    ) = None
 
 
 def _default_agents() -> list[AgentConfig]:
     return [AgentConfig(model=DEFAULT_MODEL) for _ in range(3)]
 
 
-class Section(_Strict):
+class Section(Strict):
     """Base of a protocol's options: the config section named after the protocol
     (`[arena]`, `[court]`). Each protocol's folder defines its own (protocols/<name>/options.py);
     this module knows none of them."""
 
 
-class RunConfig(_Strict):
+class RunConfig(Strict):
     """What every run has: the protocol's name, agents, limits, engine settings, seed and
-    prices. Protocol sections (`[arena]`, `[court]`, ...) are kept as given and validated by
-    the protocol that runs (`moot.protocols.resolve`), so this module names no protocol."""
+    prices. Protocol sections (`[arena]`, `[court]`, ...) are the other top-level keys: read
+    into `sections` as given and validated by the protocol that runs (`moot.protocols.resolve`),
+    so this module names no protocol; `dump` puts them back at the top level."""
 
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
-
-    protocol: str = Field(default="arena", min_length=1, description="the deliberation protocol")
-    agents: list[AgentConfig] = Field(default_factory=_default_agents, min_length=1)
-    limits: Limits = Field(default_factory=Limits)
-    engine: EngineConfig = Field(default_factory=EngineConfig)
+    protocol: Annotated[str, Meta(min_length=1, description="the deliberation protocol")] = "arena"
+    agents: Annotated[list[AgentConfig], Meta(min_length=1)] = field(
+        default_factory=_default_agents
+    )
+    limits: Limits = field(default_factory=Limits)
+    engine: EngineConfig = field(default_factory=EngineConfig)
     seed: int | None = None
-    cache: CacheSettings | None = Field(default=None, description="the response cache; unset: off")
-    code: CodeSettings | None = Field(default=None, description="a code task; unset: a question")
-    synthesis: SynthesisSettings | None = Field(
-        default=None, description="a chairman's final answer after the outcome; unset: defaults"
+    cache: Annotated[CacheSettings, Meta(description="the response cache; unset: off")] | None = (
+        None
     )
-    prices: dict[str, dict[str, float]] = Field(
-        default={},
-        description='USD per million tokens by "provider:model" (input, output, cache_read, '
-        "cache_write); overrides the bundled table and $MOOT_HOME/prices.toml",
-    )
+    code: Annotated[CodeSettings, Meta(description="a code task; unset: a question")] | None = None
+    synthesis: (
+        Annotated[
+            SynthesisSettings,
+            Meta(description="a chairman's final answer after the outcome; unset: defaults"),
+        ]
+        | None
+    ) = None
+    prices: Annotated[
+        dict[str, dict[str, float]],
+        Meta(
+            description='USD per million tokens by "provider:model" (input, output, '
+            "cache_read, cache_write); overrides the bundled table and $MOOT_HOME/prices.toml"
+        ),
+    ] = field(default_factory=dict)
+    # The protocol sections: every other top-level key, as given (a table), or the protocol's
+    # options once resolved (lifecycle/plan.py).
+    sections: dict[str, Any] = field(default_factory=dict)
 
-    @model_validator(mode="after")
-    def _share_prices(self) -> "RunConfig":
-        for agent in self.agents:  # providers see them through AgentConfig.settings()
-            agent._prices = self.prices
-        return self
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """The top-level keys that are no setting of every run, moved into `sections`."""
+        shared = set(_SHARED)
+        given = data.pop("sections", None)
+        sections = {k: v for k, v in data.items() if k not in shared}
+        if given is not None:  # no such key in a config file: reported as unknown, later
+            sections["sections"] = given
+        found = {k: v for k, v in data.items() if k in shared}
+        found["sections"] = sections
+        return found
+
+    @classmethod
+    def read(cls, data: Mapping[str, Any]) -> "RunConfig":
+        """The run config of a table (a config file's, a session's recorded one); `Problems`
+        listing everything wrong with it."""
+        return read(cls, data)
 
     def section(self, name: str) -> Any:
-        """A protocol section as given (a dict, or the options model once resolved)."""
-        extra = self.__pydantic_extra__ or {}
-        return extra.get(name, {})
+        """A protocol section as given (a dict, or the options once resolved)."""
+        return self.sections.get(name, {})
 
-    def sections(self) -> dict[str, Any]:
-        return dict(self.__pydantic_extra__ or {})
-
-
-def problem_lines(
-    error: ValidationError,
-    prefix: str = "",
-    model: type[BaseModel] | None = None,
-    owner: str | None = None,
-) -> list[str]:
-    """Each problem of a validation error as `dotted.path: message`; a misspelt key gets the
-    closest known one ("did you mean ...") when `model` is given, a number out of bounds the
-    bounds of its field, and who sets them (`owner`: 'the court protocol')."""
-    known = _field_names(model) if model is not None else set()
-    lines = []
-    for item in error.errors():
-        path = ".".join(str(part) for part in (prefix, *item["loc"]) if part != "")
-        # pydantic prefixes a validator's own message with its error type; the message is ours
-        message = str(item["msg"]).removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden" and item["loc"]:
-            close = closest(str(item["loc"][-1]), sorted(known))
-            message = "unknown key" + (f"; did you mean {close!r}?" if close else "")
-        info = _field_at(model, item["loc"])
-        limits = {
-            key: getattr(bound, key)
-            for bound in (info.metadata if info is not None else ())
-            for key in ("ge", "gt", "le", "lt")
-            if getattr(bound, key, None) is not None
-        } or dict(item.get("ctx") or {})
-        types = _types(info.annotation) if info is not None else ()
-        whole = int in types and float not in types
-        bounded = bound_problem(item["type"], item.get("input"), limits, whole, owner)
-        lines.append(f"{path or '(top level)'}: {bounded or message}")
-    return lines
+    def dump(self) -> dict[str, Any]:
+        """The config as JSON-ready builtins, the protocol sections at the top level: the
+        shape of a config file and of session.json's `config`."""
+        found: dict[str, Any] = dump(self)
+        found.update(found.pop("sections"))
+        return found
 
 
-def _types(annotation: Any) -> tuple[Any, ...]:
-    """An annotation and every type inside it: `list[AgentConfig] | None` holds AgentConfig."""
-    return (annotation, *(t for arg in get_args(annotation) for t in _types(arg)))
+_SHARED = tuple(name for name in field_names(RunConfig) if name != "sections")
 
 
-def _field_at(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> Any:
-    """The field a validation error's location names in `model` (list indexes skipped)."""
-    info = None
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if model is None or part not in model.model_fields:
-            return None
-        info = model.model_fields[part]
-        inner = (t for t in _types(info.annotation) if isinstance(t, type))
-        model = next((t for t in inner if issubclass(t, BaseModel)), None)
-    return info
+def shared_keys() -> tuple[str, ...]:
+    """The top-level keys every run has (the others are protocol sections)."""
+    return _SHARED
 
 
-def _field_names(model: type[BaseModel], depth: int = 0) -> set[str]:
-    names = set(model.model_fields)
-    for info in model.model_fields.values():
-        for arg in (info.annotation, *getattr(info.annotation, "__args__", ())):
-            if depth < 3 and isinstance(arg, type) and issubclass(arg, BaseModel):
-                names |= _field_names(arg, depth + 1)
-    return names
+def protocol_default() -> str:
+    return str(default_of(RunConfig, "protocol"))
 
 
-def format_validation_error(error: ValidationError, source: str) -> str:
-    lines = [f"{source} has {plural(error.error_count(), 'problem')}:"]
+def format_problems(error: Problems, source: str) -> str:
+    lines = [f"{source} has {plural(len(error.problems), 'problem')}:"]
     lines += [f"  {line}" for line in problem_lines(error)]
     return "\n".join(lines)
 

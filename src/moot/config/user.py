@@ -23,11 +23,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-import pydantic
-from pydantic import AfterValidator, Field, field_validator
+from msgspec import Meta, field
 
 from moot import lazy
-from moot.config import DEFAULT_MODEL, Limits, RunConfig, problem_lines, read_config_file
+from moot.config import (
+    DEFAULT_MODEL,
+    Limits,
+    Problems,
+    problem_lines,
+    protocol_default,
+    read,
+    read_config_file,
+)
+from moot.config.reading import FieldProblem, Strict, dump, field_names
 from moot.errors import ConfigError
 from moot.files import user_folder
 from moot.text import plural
@@ -54,7 +62,7 @@ _ALIAS = lazy.pattern(r"[A-Za-z0-9_-]+")
 FIX = "(fix it with `moot config edit`)"
 
 # The keys `moot config get/set` take (and aliases.NAME).
-KEYS = ("protocol", "models", *(f"limits.{name}" for name in Limits.model_fields))
+KEYS = ("protocol", "models", *(f"limits.{name}" for name in field_names(Limits)))
 
 TEMPLATE = """\
 # moot's user config: defaults for every run. Flags and a project's config file (--config)
@@ -87,30 +95,12 @@ def user_config_path() -> Path:
     return user_folder("config") / "config.toml"
 
 
-def _spec(value: str) -> str:
-    try:
-        parse_spec(value)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return value
-
-
-def _alias_name(value: str) -> str:
-    if not _ALIAS.fullmatch(value):
-        raise ValueError(f"alias {value!r}: use letters, digits, - and _ only")
-    return value
-
-
 def _spec_problems(key: str, value: str) -> list[str]:
     try:
         parse_spec(value)
     except ConfigError as exc:
         return [f"{key}: {exc}"]
     return []
-
-
-_Spec = Annotated[str, AfterValidator(_spec)]
-_AliasName = Annotated[str, AfterValidator(_alias_name)]
 
 
 # A check of a layer above on a user config's valid settings: its problems, `key: message`
@@ -121,24 +111,51 @@ def _specs(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-class UserConfig(pydantic.BaseModel):
-    """The user config file's settings (unknown keys refused)."""
+class UserConfig(Strict, dict=True):
+    """The user config file's settings (unknown keys refused). Where it was read from and
+    which limits it sets are kept beside them (`at`), not as settings."""
 
-    # built on first use: a run without a user config file never validates one
-    model_config = pydantic.ConfigDict(extra="forbid", defer_build=True)
-
-    protocol: str | None = Field(default=None, min_length=1)
-    models: list[str] = Field(default=[], description="specs or alias names, one agent each")
-    limits: Limits = Field(default_factory=Limits)
-    aliases: dict[_AliasName, Annotated[list[_Spec], Field(min_length=1)]] = Field(
-        default={}, description="NAME = spec or [specs]"
+    protocol: Annotated[str, Meta(min_length=1)] | None = None
+    models: Annotated[list[str], Meta(description="specs or alias names, one agent each")] = field(
+        default_factory=list
     )
-    _path: Path | None = pydantic.PrivateAttr(default=None)
+    limits: Limits = field(default_factory=Limits)
+    aliases: Annotated[
+        dict[str, Annotated[list[str], Meta(min_length=1)]],
+        Meta(description="NAME = spec or [specs]"),
+    ] = field(default_factory=dict)
 
     @property
     def path(self) -> Path | None:
         """The file it was read from."""
-        return self._path
+        return getattr(self, "_path", None)
+
+    @property
+    def limits_set(self) -> frozenset[str]:
+        """The limits the file sets (the others are the built-in defaults)."""
+        return getattr(self, "_limits_set", frozenset())
+
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """A single spec where a list is taken: `models = "fast"`, `fast = "openai:gpt-5.4"`."""
+        if isinstance(data.get("models"), str):
+            data["models"] = [data["models"]]
+        aliases = data.get("aliases")
+        if isinstance(aliases, dict):
+            data["aliases"] = {k: _specs(v) for k, v in aliases.items()}
+        return data
+
+    def __post_init__(self) -> None:
+        for name, specs in self.aliases.items():
+            if not _ALIAS.fullmatch(name):
+                raise FieldProblem(
+                    ("aliases", name), f"alias {name!r}: use letters, digits, - and _ only"
+                )
+            for index, spec in enumerate(specs):
+                try:
+                    parse_spec(spec)
+                except ConfigError as exc:
+                    raise FieldProblem(("aliases", name, index), str(exc)) from None
 
     @classmethod
     def at(
@@ -149,18 +166,20 @@ class UserConfig(pydantic.BaseModel):
         settings (an unknown protocol or provider), run on the keys that are valid here."""
         data = dict(data or {})
         try:
-            # no file (or an empty one): the defaults, valid as they are, without building the
-            # validator before a run's first request
-            user = cls.model_validate(data) if data else cls.model_construct()
+            user = read(cls, data) if data else cls()
             problems = []
-        except pydantic.ValidationError as exc:
+        except Problems as exc:
             problems = problem_lines(exc, "", cls)
-            wrong = {item["loc"][0] for item in exc.errors() if item["loc"]}
+            wrong = {problem.loc[0] for problem in exc.problems if problem.loc}
             try:  # the other keys, checked on as a valid file's are
-                user = cls.model_validate({k: v for k, v in data.items() if k not in wrong})
-            except pydantic.ValidationError:
+                user = read(cls, {k: v for k, v in data.items() if k not in wrong})
+            except Problems as more:  # a check across them, which the wrong ones held back
+                problems += problem_lines(more, "", cls)
                 user = cls()
-        user._path = path
+        limits = data.get("limits")
+        # beside the settings (the Struct's __dict__), never read from the file
+        setattr(user, "_path", path)  # noqa: B010
+        setattr(user, "_limits_set", frozenset(limits) if isinstance(limits, dict) else frozenset())  # noqa: B010
         aliases = data.get("aliases")
         named = set(aliases) if isinstance(aliases, dict) else set()  # a wrong one: said above
         known = ", ".join(user.aliases) or "none"
@@ -177,13 +196,6 @@ class UserConfig(pydantic.BaseModel):
             raise user.error(problems)
         return user
 
-    _models = field_validator("models", mode="before")(_specs)
-
-    @field_validator("aliases", mode="before")
-    @classmethod
-    def _alias_lists(cls, value: Any) -> Any:
-        return {k: _specs(v) for k, v in value.items()} if isinstance(value, dict) else value
-
     def expand(self, names: Sequence[str]) -> list[str]:
         """Each alias among `names` replaced by its specs; anything else kept as it is."""
         return [spec for name in names for spec in self.aliases.get(name.strip(), [name])]
@@ -195,8 +207,9 @@ class UserConfig(pydantic.BaseModel):
             found["protocol"] = self.protocol
         if self.models:
             found["agents"] = [{"model": spec} for spec in self.expand(self.models)]
-        for key, value in self.limits.model_dump(exclude_unset=True).items():
-            found[f"limits.{key}"] = value
+        for key, value in dump(self.limits).items():
+            if key in self.limits_set:
+                found[f"limits.{key}"] = value
         return found
 
     def under(self, given: Mapping[str, Any], file: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,14 +295,12 @@ def load_user_config(path: Path | None = None, check: Check | None = None) -> Us
 def effective(user: UserConfig) -> list[tuple[str, Any, str]]:
     """(key, value, where it comes from) of each setting a run takes from the user config,
     the built-in default where the file sets none."""
-    defaults = RunConfig.model_fields
-    set_limits = user.limits.model_dump(exclude_unset=True)
     rows: list[tuple[str, Any, str]] = [
-        ("protocol", user.protocol or defaults["protocol"].default, _source(user.protocol)),
+        ("protocol", user.protocol or protocol_default(), _source(user.protocol)),
         ("models", user.expand(user.models) or [DEFAULT_MODEL] * 3, _source(user.models)),
     ]
-    for key, value in user.limits.model_dump().items():
-        rows.append((f"limits.{key}", value, _source(key in set_limits)))
+    for key, value in dump(user.limits).items():
+        rows.append((f"limits.{key}", value, _source(key in user.limits_set)))
     rows += [(f"aliases.{name}", specs, "user config") for name, specs in user.aliases.items()]
     return rows
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from msgspec import Struct
-from pydantic import BaseModel, ValidationError
 
 from moot import lazy
 from moot.errors import FormatError
@@ -19,7 +18,10 @@ from moot.text import jsonfix
 from moot.text.jsonfix import BALANCE_SCANS, REPAIR_CAP
 from moot.types import CUT_MARK
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic is imported by the first reply a schema reads, not at start-up
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 __all__ = [
     "BALANCE_SCANS",
@@ -183,6 +185,8 @@ def json_parser(schema: type[M], *, repair: bool = True) -> Callable[[str], M]:
     whose text can be quoted back to the model."""
 
     def parse(text: str) -> M:
+        from pydantic import ValidationError
+
         data = extract_json(text, repair=repair)
         try:
             return schema.model_validate(data, strict=True)

@@ -107,9 +107,8 @@ def run_seed(task: str, config: RunConfig) -> int:
     Derived rather than recorded and looked up: a shared store on another machine gets the
     same seed, and no earlier session needs to be found. Limits, engine settings, prices and
     the store are left out: a run with more rounds or another budget reuses the same answers."""
-    shaping = config.model_dump(
-        mode="json", exclude={"seed", "cache", "limits", "engine", "prices"}
-    )
+    left_out = ("seed", "cache", "limits", "engine", "prices")
+    shaping = {k: v for k, v in config.dump().items() if k not in left_out}
     digest = hashlib.sha256(canonical_json({"task": task, "config": shaping}).encode("utf-8"))
     return int.from_bytes(digest.digest()[:4], "big") >> 1  # 31 bits, as a random seed
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 
 from moot import collector, lazy
-from moot.config import RunConfig
+from moot.config import RunConfig, dump
 from moot.engine.journal import Journal
 from moot.engine.outage import describe, lost_asks, noted, outage, paused_without, retried_before
 from moot.engine.result import (
@@ -284,7 +284,7 @@ async def running(
     session.record(
         EventKind.RUN_STARTED,
         pid=os.getpid(),
-        limits=config.limits.model_dump(mode="json"),
+        limits=dump(config.limits),
         **kept,
     )
     run = Running(session)

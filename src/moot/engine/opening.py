@@ -97,7 +97,7 @@ def _begin(
             "protocol": protocol,
             "task": task,
             "seed": seed,
-            "config": config.model_dump(mode="json"),
+            "config": config.dump(),
             "aliases": {a.alias: a.spec for a in agents},
             "context_windows": {
                 a.alias: a.model.capabilities.context_window for a in agents if a.model

@@ -27,7 +27,7 @@ from moot.code import (
     save_patch,
 )
 from moot.code.workspace import CodeWorkspace
-from moot.config import CodeSettings
+from moot.config import CodeSettings, read
 from moot.engine.session import STOP_FILE
 from moot.engine.store import SessionFolder, atomic_write, list_sessions, read_json
 from moot.errors import MootError, WorkspaceError
@@ -56,7 +56,7 @@ def code_settings(folder: SessionFolder) -> CodeSettings | None:
     """The code task settings a session recorded (None: not a code task)."""
     meta = folder.meta() or {}
     raw = (meta.get("config") or {}).get("code")
-    return CodeSettings.model_validate(raw) if isinstance(raw, dict) else None
+    return read(CodeSettings, raw) if isinstance(raw, dict) else None
 
 
 def _code(folder: SessionFolder) -> CodeSettings:

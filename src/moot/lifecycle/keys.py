@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import ValidationError
-
 from moot import protocols
-from moot.config import RunConfig, problem_lines
+from moot.config import Problems, problem_lines, shared_keys
+from moot.config.reading import field_names
 from moot.protocols.definition import ProtocolDefinition
 
 __all__ = ["CLOSE", "near", "option_problems", "unknown_key"]
@@ -49,16 +48,16 @@ def unknown_key(name: str, record: ProtocolDefinition[Any] | None = None) -> str
             f"one per agent:\n    {_AGENTS_FORM}\n  (`models = [...]` belongs to the user "
             "config, `moot config` shows where it is)"
         )
-    close = near(name, [*RunConfig.model_fields, *protocols.names()])
+    close = near(name, [*shared_keys(), *protocols.names()])
     if close is not None:
         return f"{name}: unknown key; did you mean {close!r}?"
-    option = near(name, list(record.options.model_fields)) if record is not None else None
+    option = near(name, list(field_names(record.options))) if record is not None else None
     if option is not None and record is not None:
         return f"{name}: unknown key; did you mean {option!r} in the [{record.name}] table?"
     return f"{name}: unknown key"
 
 
-def option_problems(error: ValidationError, record: ProtocolDefinition[Any]) -> list[str]:
+def option_problems(error: Problems, record: ProtocolDefinition[Any]) -> list[str]:
     """The problems of a protocol's options (`court.max_agent_rounds: ...`), a number out of
     bounds with the bounds the protocol's options model sets: 'the court protocol takes a whole
     number from 1 to 10'."""

@@ -20,10 +20,18 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from msgspec import Struct
 from msgspec.structs import replace
-from pydantic import ValidationError
 
 from moot import lazy, protocols
-from moot.config import RunConfig, Section, check_task, problem_lines, read_config_file
+from moot.config import (
+    Problems,
+    RunConfig,
+    Section,
+    check_task,
+    problem_lines,
+    read,
+    read_config_file,
+    shared_keys,
+)
 from moot.deliberation.anonymize import alias_for
 from moot.engine.lifecycle import storage_problem
 from moot.engine.session import Agent, Session
@@ -106,8 +114,8 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
         options = raw
     else:
         try:
-            options = record.options.model_validate(raw if raw is not None else {})
-        except ValidationError as exc:
+            options = read(record.options, raw if raw is not None else {})
+        except Problems as exc:
             problems += keys.option_problems(exc, record)
     problems += _agent_count(record, len(config.agents))
     if config.code is not None and not record.code_tasks:
@@ -120,19 +128,21 @@ def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
             "synthesis: a code task's outcome is a change, not a text: --synthesize (a "
             "chairman's final answer) applies to questions only"
         )
-    for name, section in config.sections().items():
+    for name, section in config.sections.items():
         if name != record.name and name not in protocols.names():
             problems.append(keys.unknown_key(name, record))
         elif name != record.name and not isinstance(section, dict | Section):
             problems.append(f"{name}: must be a table of options")
     if problems or options is None:
         return problems, None
-    config = config.model_copy(deep=True)
+    config = replace(config, sections={**config.sections, record.name: options})
     for section_name, defaults in record.defaults.items():
+        # the protocol's defaults where the config keeps the built-in one (a value given
+        # equal to the built-in default is taken for unset: a Struct keeps no record of it)
         current = getattr(config, section_name)
-        unset = {k: v for k, v in defaults.items() if k not in current.model_fields_set}
-        setattr(config, section_name, current.model_copy(update=unset))
-    setattr(config, record.name, options)
+        built_in = type(current)()
+        unset = {k: v for k, v in defaults.items() if getattr(current, k) == getattr(built_in, k)}
+        setattr(config, section_name, replace(current, **unset))
     if record.adjust is not None:
         config = record.adjust(config, options)
     return [], Plan(record, config, options)
@@ -234,23 +244,23 @@ def check_config(
                 section[shuffle] = False
         if record.check is not None:
             problems += record.check(data, cwd or Path.cwd())
-    shared = {k: v for k, v in data.items() if k in RunConfig.model_fields}
+    shared = {k: v for k, v in data.items() if k in shared_keys()}
     for key in data:
-        if key not in RunConfig.model_fields and not protocols.exists(key):
+        if key not in shared_keys() and not protocols.exists(key):
             problems.append(keys.unknown_key(key, record))
     if record is None:
         problems.insert(0, f"protocol: {protocols.unknown_protocol(str(name))}")
     else:
         try:
-            record.options.model_validate(data.get(record.name) or {})
-        except ValidationError as exc:
+            read(record.options, data.get(record.name) or {})
+        except Problems as exc:
             problems += keys.option_problems(exc, record)
         agents = data.get("agents")
         if isinstance(agents, list):
             problems += _agent_count(record, len(agents))
     try:
-        RunConfig.model_validate(shared)
-    except ValidationError as exc:
+        RunConfig.read(shared)
+    except Problems as exc:
         problems = problem_lines(exc, "", RunConfig) + problems
     for index, agent in enumerate(shared.get("agents") or []):
         spec = agent.get("model") if isinstance(agent, dict) else None
@@ -264,7 +274,7 @@ def check_config(
             ]
     if problems:
         return None, problems
-    more, plan = _resolve(RunConfig.model_validate(data))
+    more, plan = _resolve(RunConfig.read(data))
     if plan is not None:
         more += _provider_problems(plan)
     if plan is not None and not more and start:
@@ -279,7 +289,7 @@ def checked(plan: Plan, cwd: Path | None = None) -> Plan:
     has, by `check_config`); ConfigError listing its problems otherwise."""
     if plan.checked or plan.record.check is None:
         return plan
-    problems = plan.record.check(plan.config.model_dump(mode="json"), cwd or Path.cwd())
+    problems = plan.record.check(plan.config.dump(), cwd or Path.cwd())
     if problems:
         listed = "\n  ".join(problems)
         raise ConfigError(f"the config has {plural(len(problems), 'problem')}:\n  {listed}")
@@ -334,8 +344,9 @@ def make_models(agents: list[Agent], *, prepare: bool = True, plan: Plan | None 
         if plan is not None
         else set()
     )
+    prices = plan.config.prices if plan is not None else None
     for agent in agents:
-        agent.model = create_model(agent.spec, agent.config.settings(), prepare=prepare)
+        agent.model = create_model(agent.spec, agent.config.settings(prices), prepare=prepare)
         role = agent.alias.rpartition("_")[0]
         if agent.model.capabilities.inline and role in judging and plan is not None:
             # seed 004: fresh context per judge, which the user's coding agent does not have
@@ -495,7 +506,7 @@ def reopen(
                 "with: moot resume --config FILE (a value written as ${VARIABLE} in a config "
                 "is read from the environment and recorded as that reference)"
             )
-    plan = resolve(RunConfig.model_validate(recorded))
+    plan = resolve(RunConfig.read(recorded))
     agents = participants(plan, meta["seed"])
     if {a.alias: a.spec for a in agents} != meta["aliases"]:
         raise JournalError(
@@ -536,17 +547,21 @@ def protocol_fn(plan: Plan) -> ProtocolFn:
 
 def config_schema() -> dict[str, Any]:
     """The JSON Schema of config files: the shared settings plus every protocol's section."""
-    schema = RunConfig.model_json_schema()
-    schema.setdefault("properties", {})["protocol"] = {
-        "enum": protocols.names(),
+    import msgspec
+
+    names = protocols.names()
+    options = [protocols.get(name).options for name in names]
+    (top, *sections), defs = msgspec.json.schema_components([RunConfig, *options])
+    schema: dict[str, Any] = dict(defs.pop(top["$ref"].rpartition("/")[2]))
+    properties = schema.setdefault("properties", {})
+    properties.pop("sections", None)
+    properties["protocol"] = {
+        "enum": names,
         "default": "arena",
         "description": "the deliberation protocol",
     }
-    defs = schema.setdefault("$defs", {})
-    for name in protocols.names():
-        options = protocols.get(name).options.model_json_schema(ref_template="#/$defs/{model}")
-        defs.update(options.pop("$defs", {}))
-        defs[options.get("title", name)] = options
-        schema["properties"][name] = {"$ref": f"#/$defs/{options.get('title', name)}"}
+    for name, section in zip(names, sections, strict=True):
+        properties[name] = section
+    schema["$defs"] = defs
     schema["additionalProperties"] = False
     return schema

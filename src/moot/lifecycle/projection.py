@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import msgspec
 from msgspec import Struct
-from pydantic import BaseModel
+from msgspec.structs import replace
 
 from moot.config import AgentConfig
 from moot.lifecycle.plan import Plan, asks_synthesis
@@ -142,16 +142,16 @@ def _capped(value: T, caps: Mapping[str, int]) -> T:
     if isinstance(value, AgentConfig):
         cap = caps.get(value.model)
         if value.max_tokens is None and cap:
-            found = value.model_copy(update={"max_tokens": cap})
-    elif isinstance(value, BaseModel):
+            found = replace(value, max_tokens=cap)
+    elif isinstance(value, Struct):
         changed = {}
-        for name in type(value).model_fields:
+        for name in value.__struct_fields__:
             old = getattr(value, name)
             new = _capped(old, caps)
             if new is not old:
                 changed[name] = new
         if changed:
-            found = value.model_copy(update=changed)
+            found = replace(value, **changed)
     elif isinstance(value, list | tuple):
         items = [_capped(item, caps) for item in value]
         if any(new is not old for new, old in zip(items, value, strict=True)):

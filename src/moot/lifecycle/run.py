@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 from filelock import FileLock
 from msgspec import Struct
+from msgspec.structs import replace
 
 from moot import lazy
 from moot.config import RunConfig, check_task, read_config_file
@@ -165,7 +166,7 @@ def _open_new(
         from moot.code.workspace import check_repo
 
         code = check_repo(plan.config.code)
-        plan = msgspec.structs.replace(plan, config=plan.config.model_copy(update={"code": code}))
+        plan = msgspec.structs.replace(plan, config=replace(plan.config, code=code))
     record, options = plan.record, plan.options
     if not task.strip() and record.default_task is not None:
         task = record.default_task(options) or ""
@@ -234,7 +235,7 @@ def _open_old(
         raise
     config = plan.config
     if limits:
-        config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
+        config = replace(config, limits=replace(config.limits, **limits))
     plans.make_models(agents, plan=plan)
     cache = lifecycle.response_cache(config)
     if limits:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace
+
 from moot.config import AgentConfig, RunConfig
 from moot.engine.session import Session
 from moot.errors import FormatError
@@ -112,7 +114,7 @@ def _plan_rows(
         Projected(roles["explorer"], "explorer", 1, 1, 500 + context, cut_to_window=False),
         Projected(roles["domain_expert"], "domain expert", 1, 1, 500 + shown(written["explorer"])),
         Projected(
-            roles["architect"].model_copy(update={"max_tokens": planned}),
+            replace(roles["architect"], max_tokens=planned),
             "architect",
             1,
             2 * gates,

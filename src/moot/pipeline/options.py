@@ -4,9 +4,9 @@ guardrails). `moot plan` and `moot execute` set `phase` and `plan`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from msgspec import Meta, field
 
 from moot.config import AgentConfig, Section
 
@@ -24,8 +24,10 @@ class Roles(Section):
     explorer: AgentConfig | None = None
     domain_expert: AgentConfig | None = None
     architect: AgentConfig | None = None
-    critic: AgentConfig | None = Field(default=None, description="plan gate and tournament critic")
-    reviser: AgentConfig | None = Field(default=None, description="the tournaments' author B")
+    critic: Annotated[AgentConfig, Meta(description="plan gate and tournament critic")] | None = (
+        None
+    )
+    reviser: Annotated[AgentConfig, Meta(description="the tournaments' author B")] | None = None
     synthesizer: AgentConfig | None = None
     judge: AgentConfig | None = None
     developer: AgentConfig | None = None
@@ -36,9 +38,9 @@ class Roles(Section):
 
 class TournamentSettings(Section):
     enabled: bool = True
-    judges: int = Field(default=3, ge=1, le=9)
-    convergence_k: int = Field(default=2, ge=1, le=10)
-    max_passes: int = Field(default=15, ge=1, le=50)
+    judges: Annotated[int, Meta(ge=1, le=9)] = 3
+    convergence_k: Annotated[int, Meta(ge=1, le=10)] = 2
+    max_passes: Annotated[int, Meta(ge=1, le=50)] = 15
 
 
 def _impl() -> TournamentSettings:
@@ -55,16 +57,16 @@ class Gates(Section):
     build: str = "auto"
     tests: str = "auto"
     secrets: bool = True
-    timeout: float = Field(default=600.0, gt=0, description="seconds per gate command")
+    timeout: Annotated[float, Meta(gt=0, description="seconds per gate command")] = 600.0
 
 
 class Guardrails(Section):
     """Per task: model calls (retries and re-asks included), wall time of its live work, the
     size of its diff. The plan's cost budget is `--max-cost` (`[limits] max_cost`)."""
 
-    max_calls_per_task: int = Field(default=60, ge=1)
-    max_seconds_per_task: float = Field(default=900.0, gt=0)
-    max_diff_bytes: int = Field(default=5_242_880, ge=1)
+    max_calls_per_task: Annotated[int, Meta(ge=1)] = 60
+    max_seconds_per_task: Annotated[float, Meta(gt=0)] = 900.0
+    max_diff_bytes: Annotated[int, Meta(ge=1)] = 5_242_880
 
 
 class PipelineOptions(Section):
@@ -72,31 +74,37 @@ class PipelineOptions(Section):
     `phase = "execute"` runs an approved plan's tasks."""
 
     phase: Literal["plan", "execute"] = "plan"
-    plan: str | None = Field(default=None, description="execute: the plan's JSON (moot execute)")
-    approved: str | None = Field(
-        default=None, description="execute: the plan as the critic approved it, when known"
-    )
-    plan_from: str | None = Field(default=None, description="execute: where the plan came from")
-    task: str | None = Field(default=None, description="execute: this task and those it needs")
-    roles: Roles = Field(default_factory=Roles)
-    plan_tournament: TournamentSettings = Field(default_factory=TournamentSettings)
-    impl_tournament: TournamentSettings = Field(default_factory=_impl)
-    gate_revisions: int = Field(
-        default=2, ge=0, le=10, description="plan revisions after the critic's NEEDS_REVISION"
-    )
-    qa_retry_limit: int = Field(
-        default=3, ge=0, le=20, description="developer retries per task (gates, review, tests)"
-    )
-    gates: Gates = Field(default_factory=Gates)
-    guardrails: Guardrails = Field(default_factory=Guardrails)
-    branch: str | None = Field(
-        default=None, description="the branch the tasks are committed on (moot-plan/<session>)"
-    )
-    lessons: bool = Field(default=True, description="keep and offer lessons per repository")
-    plan_max_tokens: int = Field(
-        default=2048,
-        ge=256,
-        description="the most tokens the architect's plan (the draft, each revision) may take; "
-        "an agent's larger max_tokens wins",
-    )
-    max_quote_chars: int = Field(default=20_000, ge=200)
+    plan: Annotated[str, Meta(description="execute: the plan's JSON (moot execute)")] | None = None
+    approved: (
+        Annotated[str, Meta(description="execute: the plan as the critic approved it, when known")]
+        | None
+    ) = None
+    plan_from: Annotated[str, Meta(description="execute: where the plan came from")] | None = None
+    task: Annotated[str, Meta(description="execute: this task and those it needs")] | None = None
+    roles: Roles = field(default_factory=Roles)
+    plan_tournament: TournamentSettings = field(default_factory=TournamentSettings)
+    impl_tournament: TournamentSettings = field(default_factory=_impl)
+    gate_revisions: Annotated[
+        int, Meta(ge=0, le=10, description="plan revisions after the critic's NEEDS_REVISION")
+    ] = 2
+    qa_retry_limit: Annotated[
+        int, Meta(ge=0, le=20, description="developer retries per task (gates, review, tests)")
+    ] = 3
+    gates: Gates = field(default_factory=Gates)
+    guardrails: Guardrails = field(default_factory=Guardrails)
+    branch: (
+        Annotated[
+            str, Meta(description="the branch the tasks are committed on (moot-plan/<session>)")
+        ]
+        | None
+    ) = None
+    lessons: Annotated[bool, Meta(description="keep and offer lessons per repository")] = True
+    plan_max_tokens: Annotated[
+        int,
+        Meta(
+            ge=256,
+            description="the most tokens the architect's plan (the draft, each revision) may "
+            "take; an agent's larger max_tokens wins",
+        ),
+    ] = 2048
+    max_quote_chars: Annotated[int, Meta(ge=200)] = 20_000

@@ -19,8 +19,9 @@ import shutil
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
-from moot.config import CodeSettings, RunConfig
+from moot.config import CodeSettings, RunConfig, dump
 from moot.engine.replies import call_settings_masked, masked
 from moot.engine.session import Session
 from moot.engine.store import folder_problem
@@ -70,18 +71,18 @@ def _child_config(
         "max_passes": settings.max_passes,
         "input": input_text,
         "max_quote_chars": opts.max_quote_chars,
-        "roles": {k: v.model_dump(mode="json") for k, v in roles.items() if v is not None},
+        "roles": {k: dump(v) for k, v in roles.items() if v is not None},
     }
-    limits = parent.limits.model_copy(update={"max_cost": max_cost})
-    return RunConfig.model_validate(
+    limits = replace(parent.limits, max_cost=max_cost)
+    return RunConfig.read(
         {
             "protocol": _PROTOCOL,
-            "agents": [a.model_dump(mode="json") for a in parent.agents],
-            "limits": limits.model_dump(mode="json"),
-            "engine": parent.engine.model_dump(mode="json"),
+            "agents": dump(parent.agents),
+            "limits": dump(limits),
+            "engine": dump(parent.engine),
             "prices": parent.prices,
             "seed": seed,
-            "code": code.model_dump(mode="json") if code is not None else None,
+            "code": dump(code) if code is not None else None,
             _PROTOCOL: section,
         }
     )
@@ -94,12 +95,10 @@ def _with_call_secrets(s: Session, parent: RunConfig) -> RunConfig:
     real = [s.agent(alias).config for alias in s.aliases]
     agents = []
     for entry in parent.agents:
-        recorded = call_settings_masked(entry.model_dump(mode="json"))
-        same = (
-            c for c in real if masked(call_settings_masked(c.model_dump(mode="json"))) == recorded
-        )
+        recorded = call_settings_masked(dump(entry))
+        same = (c for c in real if masked(call_settings_masked(dump(c))) == recorded)
         agents.append(next(same, entry))
-    return parent.model_copy(update={"agents": agents})
+    return replace(parent, agents=agents)
 
 
 async def play(
@@ -118,7 +117,7 @@ async def play(
     """Run (or find again and finish) the child tournament `label` and journal what it gave:
     a text tournament, or with `tree` a code one whose repository is that worktree of the
     pipeline, verified by `verify` (commands, seconds each)."""
-    parent = _with_call_secrets(s, RunConfig.model_validate(s.meta.get("config") or {}))
+    parent = _with_call_secrets(s, RunConfig.read(s.meta.get("config") or {}))
     seed = s.rng(step).randrange(2**31)
     child_id = f"{s.folder.id}-{label}"
     root = s.folder.path / "tournaments"
@@ -147,7 +146,7 @@ async def play(
             max_cost=max_cost,
         )
         if folder.is_dir():  # its headers' secrets, masked in its files, from its config
-            ran = await resume_async(child_id, root=root, config=config.model_dump(mode="json"))
+            ran = await resume_async(child_id, root=root, config=config.dump())
         else:
             ran = await start_async(task, config, root=root, session_id=child_id)
         result = ran.result

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_
 
 from msgspec import Struct, field
 
-from moot.config import AgentConfig, RunConfig, Section
+from moot.config import AgentConfig, RunConfig, Section, read
+from moot.config.reading import annotation_of
 from moot.engine.session import Session
 from moot.types import Event, Outcome, RoundSummary
 
@@ -220,7 +221,7 @@ class ProtocolDefinition(Struct, Generic[OptionsT], frozen=True):
     default_task: Callable[[OptionsT], str | None] | None = None
     # Where sessions go when the options say (plays MOOT_HOME), else None.
     sessions_root: Callable[[OptionsT], Path | None] | None = None
-    # Problems of the raw config data (a dict as read from the file) that pydantic cannot see,
+    # Problems of the raw config data (a dict as read from the file) that its Struct cannot see,
     # such as files named outside the working folder; each as `dotted.path: message`.
     check: Callable[[Mapping[str, Any], Path], list[str]] | None = None
     # How its asks are answered for a scripted persona (protocols/scripting.py; `moot bench
@@ -250,14 +251,14 @@ class ProtocolDefinition(Struct, Generic[OptionsT], frozen=True):
         option = self.flags.get(Flag.PRESET)
         if option is None:
             return ()
-        return _literal_values(self.options.model_fields[option].annotation)
+        return _literal_values(annotation_of(self.options, option))
 
     def options_from(self, config: Mapping[str, Any] | None) -> OptionsT:
         """The options recorded in a session's config (its begin event); defaults for a
         section that is missing or no longer valid, so old sessions still display."""
         raw = (config or {}).get(self.name)
         try:
-            return self.options.model_validate(raw if isinstance(raw, dict) else {})
+            return read(self.options, raw if isinstance(raw, dict) else {})
         except ValueError:
             return self.options()
 

@@ -81,7 +81,8 @@ def status_words(status: str) -> str:
     return status.replace("_", " ")
 
 
-# A bound's error (pydantic's type) -> the limit it names and how the value misses it
+# A missed bound (config/reading.py's Problem kind) -> the limit it names and how the value
+# misses it
 _MISSED = {
     "greater_than_equal": ("ge", "is less than"),
     "greater_than": ("gt", "is not more than"),

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from moot import api as runner
 from moot.models.scripted import register_script
@@ -287,7 +288,7 @@ def test_transient_failure_is_retried_with_each_attempt_journaled() -> None:
 
     register_script("flaky", flaky)
     config = debate.config(names=("one", "two"))
-    config.agents.append(config.agents[0].model_copy(update={"model": "scripted:@flaky"}))
+    config.agents.append(replace(config.agents[0], **{"model": "scripted:@flaky"}))
     run = start("task", config)
     assert run.exit_code == 0
     attempts = [e for e in events(run.folder) if e["kind"] == "attempt"]
@@ -363,7 +364,7 @@ def _schema_enforcing_run(name: str, revision: str | None = None) -> runner.RunR
         return model
 
     config = Debate().config(arena={"max_rounds": 1})
-    config.agents = [a.model_copy(update={"model": f"scripted:@{name}"}) for a in config.agents]
+    config.agents = [replace(a, model=f"scripted:@{name}") for a in config.agents]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ScriptedModel, "from_spec", staticmethod(enforcing))
         return start("How should we run the nightly export?", config)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from moot import api
-from moot.config import RunConfig, SynthesisSettings
+from moot.config import RunConfig, SynthesisSettings, read
 from moot.lifecycle.plan import load_config
 from moot.lifecycle.projection import estimate
 from moot.models.scripted import register_script
@@ -66,7 +66,7 @@ class Council:
 
     def config(self, agents: int = 3, **council: object) -> RunConfig:
         register_script("member", self.reply)
-        return RunConfig.model_validate(
+        return RunConfig.read(
             {
                 "protocol": "council",
                 "agents": [{"model": "scripted:@member"}] * agents,
@@ -209,7 +209,7 @@ def test_synthesis_off_leaves_the_chairman_out_and_a_synthesis_chairman_chairs()
     c = Council(AGREE, prefer=lambda t: -len(t))
     config = c.config()
     config.synthesis = SynthesisSettings(enabled=False)
-    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    projected = estimate(load_config(None, config.dump()), TASK)
     run = start(TASK, config)
     assert run.exit_code == 0 and run.result.synthesis is None
     assert not any("/chair/" in step for step in c.steps) and projected is not None
@@ -219,7 +219,7 @@ def test_synthesis_off_leaves_the_chairman_out_and_a_synthesis_chairman_chairs()
     c = Council(SPLIT)
     register_script("chair", lambda request: "As chairman: 42.\nAnswer: 42")
     config = c.config()
-    config.synthesis = SynthesisSettings.model_validate({"chairman": "scripted:@chair"})
+    config.synthesis = read(SynthesisSettings, {"chairman": "scripted:@chair"})
     run = start(TASK, config)
     assert run.result.details["chairman"]["agent"] == "chairman_a"
     assert run.result.final_answer == "As chairman: 42.\nAnswer: 42"
@@ -244,7 +244,7 @@ def test_ties_in_the_aggregate_are_reported() -> None:
         return json.dumps({"reasons": dict.fromkeys(shown, "fine"), "ranking": order})
 
     register_script("cyclic", ranking)
-    config = RunConfig.model_validate(
+    config = RunConfig.read(
         {"protocol": "council", "agents": [{"model": "scripted:@cyclic"}] * 3, "seed": 4}
     )
     run = start(TASK, config)
@@ -271,7 +271,7 @@ def test_the_projection_counts_every_call_a_run_makes() -> None:
         answers = {f"agent_{x}": f"{x}.\nAnswer: 42" for x in "abcde"[:agents]}
         c = Council(answers)
         config = c.config(agents=agents, **extra)
-        projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+        projected = estimate(load_config(None, config.dump()), TASK)
         run = start(TASK, config)
         assert run.exit_code == 0, run.message
         assert projected is not None

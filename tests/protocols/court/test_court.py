@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from msgspec.structs import replace
 
 from moot import api as runner
 from moot.deliberation.consensus import position_id
@@ -342,7 +343,7 @@ def test_model_names_never_reach_a_prompt_and_quotes_are_fenced() -> None:
 def test_judges_default_to_the_agents_models_when_none_are_configured() -> None:
     court = Court({"one": stubborn(PG), "two": stubborn(LITE)})
     config = court.config(max_agent_rounds=2, judge_panel_enabled=True, judges=None)
-    assert [j.model for j in config.court.judge_configs(config.agents)] == [
+    assert [j.model for j in config.section("court").judge_configs(config.agents)] == [
         "scripted:@one",
         "scripted:@two",
         "scripted:@one",
@@ -390,7 +391,7 @@ def test_a_round_past_its_time_limit_turns_slow_answers_into_timeouts() -> None:
     court = Court({"one": agreeable(PG), "two": agreeable(PG), "three": slow})  # type: ignore[dict-item]
     config = court.config()
     # below the seed's 10 s minimum, which validation would refuse; set for a quick test
-    config.court = config.court.model_copy(update={"round_timeout": 1.0})
+    config.sections["court"] = replace(config.section("court"), round_timeout=1.0)
     run = start("Which database?", config)
     assert run.exit_code == 0  # 2 of 2 ok voters said yes
     timed_out = [
@@ -406,7 +407,7 @@ def test_court_defaults_come_from_the_seed() -> None:
     assert config.limits.call_timeout == 120 and config.limits.timeout == 1200
     assert config.limits.max_tokens == 200_000 and config.limits.max_cost == 25
     assert config.engine.concurrency == 4 and config.engine.attempts == 3
-    court = config.court
+    court = config.section("court")
     assert (court.max_agent_rounds, court.max_judge_rounds) == (4, 3)
     assert (court.consensus_threshold, court.judge_consensus_threshold) == (0.67, 0.6)
     assert court.judge_min_confidence == 0.7 and court.max_context_tokens == 12_000

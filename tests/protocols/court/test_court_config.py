@@ -206,7 +206,7 @@ def test_the_library_refuses_outside_files_too(tmp_path: Path) -> None:
     from tests.scripts import start
 
     outside = tmp_path.parent / "elsewhere_agent.py"
-    config = RunConfig.model_validate(
+    config = RunConfig.read(
         {
             "protocol": "court",
             "agents": [{"model": "scripted:@one"}, {"model": f"scripted:{outside}"}],

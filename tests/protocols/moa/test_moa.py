@@ -52,7 +52,7 @@ class Layers:
 
     def config(self, agents: int = 3, **moa: object) -> RunConfig:
         register_script("layer", self.reply)
-        return RunConfig.model_validate(
+        return RunConfig.read(
             {
                 "protocol": "moa",
                 "agents": [{"model": "scripted:@layer"}] * agents,
@@ -223,7 +223,7 @@ def test_the_projection_counts_every_call_a_run_makes(agents: int, layers: int) 
     answers = {f"agent_{x}": f"{x}.\nAnswer: 42" for x in "abcd"[:agents]}
     m = Layers(fixed(answers))
     config = m.config(agents=agents, layers=layers)
-    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    projected = estimate(load_config(None, config.dump()), TASK)
     run = start(TASK, config)
     assert run.exit_code == 0, run.message
     assert projected is not None

@@ -9,7 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
+from moot.config import read
 from moot.engine.store import find_session
 from moot.models.scripted import register_script
 from moot.protocols.refine.cast import cast_pass
@@ -124,7 +126,7 @@ def test_labels_are_seeded_shuffles_and_judges_never_see_the_critique() -> None:
     seeds = {json.dumps(x, sort_keys=True) for x in labels}
     shifted = Refinery(lambda p, j: ["A", "B", "AB"])
     other = shifted.config(agents=5, judges=3, convergence_k=1, max_passes=1)
-    other = other.model_copy(update={"seed": 99})
+    other = replace(other, **{"seed": 99})
     moved = start(TASK, other).result.details["rounds"][0]["judges"]
     assert {json.dumps(j["labels"], sort_keys=True) for j in moved} != seeds
 
@@ -207,9 +209,9 @@ def test_input_file_preset_and_generic_views_through_the_cli(
 def test_the_impl_preset_gives_the_seeds_implementation_defaults() -> None:
     from moot.protocols.refine.options import RefineOptions
 
-    opts = RefineOptions.model_validate({"preset": "impl-defaults"})
+    opts = read(RefineOptions, {"preset": "impl-defaults"})
     assert (opts.judges, opts.convergence_k, opts.max_passes) == (1, 1, 3)
-    assert RefineOptions.model_validate({"preset": "impl-defaults", "judges": 2}).judges == 2
+    assert read(RefineOptions, {"preset": "impl-defaults", "judges": 2}).judges == 2
     assert (RefineOptions().judges, RefineOptions().convergence_k) == (3, 2)
     assert RefineOptions().max_passes == 15
 
@@ -275,7 +277,7 @@ def test_the_synthesizer_sees_a_and_b_under_both_label_orders_across_passes() ->
 def test_configured_roles_play_their_part_every_pass() -> None:
     r = Refinery(lambda p, j: ["A", "B", "AB"])
     register = r.config()  # registers the script
-    data = register.model_dump(mode="json")
+    data = register.dump()
     data["refine"] = {
         "judges": 2,
         "convergence_k": 2,
@@ -286,7 +288,7 @@ def test_configured_roles_play_their_part_every_pass() -> None:
     }
     from moot.config import RunConfig
 
-    run = start(TASK, RunConfig.model_validate(data))
+    run = start(TASK, RunConfig.read(data))
     assert run.exit_code == 0
     by_phase = {
         (step.split("/")[1], step.split("/")[2]) for step in r.steps if not step.startswith("r0/")

@@ -38,13 +38,11 @@ def _config(agents: int, *, distinct: bool, script: str = "refinery", **refine: 
         {"model": f"scripted:@{script}", **({"max_tokens": 1000 + i} if distinct else {})}
         for i in range(agents)
     ]
-    return RunConfig.model_validate(
-        {"protocol": "refine", "agents": models, "seed": 3, "refine": refine}
-    )
+    return RunConfig.read({"protocol": "refine", "agents": models, "seed": 3, "refine": refine})
 
 
 def _lines(config: RunConfig) -> list[Projected]:
-    plan = load_config(None, config.model_dump(mode="json"))
+    plan = load_config(None, config.dump())
     assert plan.record.conduct.project is not None
     return plan.record.conduct.project(plan.config, plan.options)
 
@@ -85,13 +83,13 @@ def _every_run(config: RunConfig, passes: int, name: str) -> list[Counter[str]]:
     for n, outcomes in enumerate(itertools.product(OUTCOMES, repeat=passes)):
         r = Refinery(lambda p, j, o=outcomes: OUTCOMES[o[p - 1]])
         script = f"{name}{n}"
-        data = config.model_dump(mode="json")
+        data = config.dump()
         for agent in data["agents"]:
             agent["model"] = f"scripted:@{script}"
         for role in (data["refine"].get("roles") or {}).values():
             role["model"] = f"scripted:@{script}"
         register_script(script, r.reply)
-        start(TASK, RunConfig.model_validate(data))
+        start(TASK, RunConfig.read(data))
         seen.append(Counter(step.split("/")[2] for step in r.steps))
     return seen
 
@@ -148,7 +146,7 @@ def test_the_tryouts_dry_run_prints_no_backward_range(
 def test_a_run_of_one_model_is_bounded_exactly_by_the_estimate() -> None:
     r = Refinery(lambda p, j: ["B", "A", "AB"])  # a new incumbent every pass: never converges
     config = r.config(agents=4, judges=3, convergence_k=2, max_passes=3)
-    projected = estimate(load_config(None, config.model_dump(mode="json")), TASK)
+    projected = estimate(load_config(None, config.dump()), TASK)
     assert isinstance(projected, Estimate)
     assert start(TASK, config).exit_code == 2
     assert projected.calls == (1 + 2 * 6, sum(r.steps.values())) == (13, 1 + 3 * 6)
@@ -158,7 +156,7 @@ def test_on_a_code_task_a_writer_answering_with_a_diff_may_be_asked_twice() -> N
     """Author, author B and the synthesizer: a diff that does not apply is asked for once more
     (protocols/codework.py); a CLI agent edits its worktree and is asked once."""
     refine = {"judges": 1, "convergence_k": 1, "max_passes": 3}
-    data = _config(3, distinct=False, **refine).model_dump(mode="json")
+    data = _config(3, distinct=False, **refine).dump()
     data["code"] = {"repo": "."}
     plan = load_config(None, data)
     assert plan.record.conduct.project is not None

@@ -80,7 +80,7 @@ class Scripted(Refinery):
 
     def setup(self, agents: int = 4, **refine: object) -> RunConfig:
         register_script(self.name, self.reply)
-        return RunConfig.model_validate(
+        return RunConfig.read(
             {
                 "protocol": "refine",
                 "agents": [{"model": f"scripted:@{self.name}"}] * agents,

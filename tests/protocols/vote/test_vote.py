@@ -38,7 +38,7 @@ class Voters:
 
     def config(self, agents: int, samples: int, **vote: object) -> RunConfig:
         register_script("voter", self.reply)
-        return RunConfig.model_validate(
+        return RunConfig.read(
             {
                 "protocol": "vote",
                 "agents": [{"model": "scripted:@voter"}] * agents,

@@ -29,7 +29,7 @@ def voters(answer: Callable[[str, int], str], agents: int, samples: int = 1) -> 
         return answer(request.meta["agent"], int(request.meta["step"].rsplit("/", 1)[1]))
 
     register_script("counted-voter", reply)
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "protocol": "vote",
             "agents": [{"model": "scripted:@counted-voter"}] * agents,

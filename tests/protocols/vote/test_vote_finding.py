@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from moot.config import RunConfig
+from moot.config import RunConfig, dump, read
 from moot.lifecycle.plan import resolve
 from moot.models.scripted import register_script
 from moot.protocols.vote.options import VoteOptions
@@ -31,7 +31,7 @@ def voters(answers: dict[str, str] | Callable[[str, int], str], **vote: object) 
         return answers[alias] if isinstance(answers, dict) else answers(alias, k)
 
     register_script("finding-voter", reply)
-    return RunConfig.model_validate(
+    return RunConfig.read(
         {
             "protocol": "vote",
             "agents": [{"model": "scripted:@finding-voter"}] * count,
@@ -170,9 +170,9 @@ def test_an_invalid_sample_is_a_claim_with_its_reason() -> None:
 def test_a_config_naming_the_retired_similarity_threshold_still_loads() -> None:
     """Sessions recorded before grouping by claims carry `similarity_threshold`; they resume
     and replay, so the option is read and dropped."""
-    assert VoteOptions.model_validate({"similarity_threshold": 85}) == VoteOptions()
+    assert read(VoteOptions, {"similarity_threshold": 85}) == VoteOptions()
     plan = resolve(voters({"agent_a": "42"}, similarity_threshold=90.0))
-    assert "similarity_threshold" not in plan.options.model_dump()
+    assert "similarity_threshold" not in dump(plan.options)
 
 
 def _samples(answers: list[str | None]) -> list[dict[str, object]]:

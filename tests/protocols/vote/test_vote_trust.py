@@ -43,7 +43,7 @@ class Voters:
 
     def config(self, agents: int, samples: int = 1, **vote: object) -> RunConfig:
         register_script(self.name, self.reply)
-        return RunConfig.model_validate(
+        return RunConfig.read(
             {
                 "protocol": "vote",
                 "agents": [{"model": f"scripted:@{self.name}"}] * agents,

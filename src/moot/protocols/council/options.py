@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated, Any
 
-from moot.config import RoleModel, Section
+from msgspec import Meta
+
+from moot.config import RoleModel, Section, role_tables
 
 __all__ = ["CouncilOptions"]
 
@@ -12,11 +14,17 @@ __all__ = ["CouncilOptions"]
 class CouncilOptions(Section):
     """Answers, rankings of each other's answers, and a chairman's final answer."""
 
-    chairman: RoleModel = Field(
-        default=None,
-        description="the model that writes the final answer: a model spec, or a table like an "
-        "agent's; unset: the model of the agent whose answer ranks first",
-    )
-    max_quote_chars: int = Field(
-        default=20_000, ge=200, description="per answer shown to a ranker or the chairman"
-    )
+    chairman: Annotated[
+        RoleModel,
+        Meta(
+            description="the model that writes the final answer: a model spec, or a table like "
+            "an agent's; unset: the model of the agent whose answer ranks first"
+        ),
+    ] = None
+    max_quote_chars: Annotated[
+        int, Meta(ge=200, description="per answer shown to a ranker or the chairman")
+    ] = 20_000
+
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return role_tables(data, "chairman")

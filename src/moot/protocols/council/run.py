@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from moot.config import SynthesisSettings
+from moot.config import SynthesisSettings, read
 from moot.deliberation.anonymize import quote
 from moot.deliberation.finding import judge_answers
 from moot.deliberation.markup import strip_markup
@@ -128,7 +128,7 @@ async def _rank(
 def _settings(meta: Mapping[str, Any]) -> SynthesisSettings | None:
     """The session's `[synthesis]` table: `enabled = false` leaves the chairman out."""
     raw = (meta.get("config") or {}).get("synthesis")
-    return SynthesisSettings.model_validate(raw) if isinstance(raw, dict) else None
+    return read(SynthesisSettings, raw) if isinstance(raw, dict) else None
 
 
 def chairman_of(s: Session, ranked: Mapping[str, Any], valid: Sequence[str]) -> tuple[str, str]:

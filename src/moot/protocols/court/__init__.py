@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace
+
 from moot.config import RunConfig
 from moot.protocols import definition
 from moot.protocols.court.options import COURT_DEFAULTS, CourtOptions
@@ -36,7 +38,7 @@ def _participants(config: RunConfig, options: CourtOptions) -> list[definition.R
 
 def _adjust(config: RunConfig, options: CourtOptions) -> RunConfig:
     if options.deterministic_mode:  # no retries
-        config.engine = config.engine.model_copy(update={"attempts": 1})
+        config.engine = replace(config.engine, attempts=1)
     return config
 
 

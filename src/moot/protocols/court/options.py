@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from msgspec import Meta
+from msgspec.structs import replace
 
 from moot.config import AgentConfig, Section
+from moot.config.reading import FieldProblem
 
 __all__ = ["COURT_DEFAULTS", "CourtOptions"]
 
@@ -15,49 +17,57 @@ class CourtOptions(Section):
     """The court (seed 002 DebateConfig). The seed's timeouts, retries, concurrency and total
     limits are `limits` and `engine` (see COURT_DEFAULTS); the agents are `agents`."""
 
-    topic: str | None = Field(
-        default=None, min_length=1, max_length=1000, description="the task when none is given"
-    )
-    initial_query: str | None = Field(default=None, max_length=2000)
+    topic: (
+        Annotated[
+            str, Meta(min_length=1, max_length=1000, description="the task when none is given")
+        ]
+        | None
+    ) = None
+    initial_query: Annotated[str, Meta(max_length=2000)] | None = None
     judge_panel_enabled: bool = True
-    judges: list[AgentConfig] | None = Field(
-        default=None,
-        max_length=15,
-        description="judge models; unset: one judge per agent model, at least 3",
-    )
-    max_agent_rounds: int = Field(default=4, ge=1, le=10)
-    max_judge_rounds: int = Field(default=3, ge=1, le=5)
-    consensus_threshold: float = Field(default=0.67, ge=0.5, le=1.0)
-    judge_consensus_threshold: float = Field(default=0.6, ge=0.5, le=1.0)
-    judge_min_confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+    judges: (
+        Annotated[
+            list[AgentConfig],
+            Meta(
+                max_length=15,
+                description="judge models; unset: one judge per agent model, at least 3",
+            ),
+        ]
+        | None
+    ) = None
+    max_agent_rounds: Annotated[int, Meta(ge=1, le=10)] = 4
+    max_judge_rounds: Annotated[int, Meta(ge=1, le=5)] = 3
+    consensus_threshold: Annotated[float, Meta(ge=0.5, le=1.0)] = 0.67
+    judge_consensus_threshold: Annotated[float, Meta(ge=0.5, le=1.0)] = 0.6
+    judge_min_confidence: Annotated[float, Meta(ge=0.0, le=1.0)] = 0.7
     judge_positions_scope: Literal["all_rounds", "last_round"] = "all_rounds"
     context_topology: Literal["full_history", "last_round", "last_round_with_self"] = (
         "last_round_with_self"
     )
-    checkpoint_dir: str | None = Field(
-        default=None, description="plays MOOT_HOME for this run: sessions go to DIR/sessions"
-    )
-    round_timeout: float = Field(default=300.0, ge=10, le=1800, description="seconds a round")
-    max_tokens_per_response: int = Field(default=2048, ge=256, le=16384)
-    max_context_tokens: int = Field(default=12_000, ge=1000, le=128_000)
-    deterministic_mode: bool = Field(
-        default=False, description="temperature 0, no retries, no JSON repair, no re-ask"
-    )
-    allow_external_paths: bool = Field(
-        default=False, description="allow files named in the config outside the working folder"
-    )
+    checkpoint_dir: (
+        Annotated[
+            str, Meta(description="plays MOOT_HOME for this run: sessions go to DIR/sessions")
+        ]
+        | None
+    ) = None
+    round_timeout: Annotated[float, Meta(ge=10, le=1800, description="seconds a round")] = 300.0
+    max_tokens_per_response: Annotated[int, Meta(ge=256, le=16384)] = 2048
+    max_context_tokens: Annotated[int, Meta(ge=1000, le=128_000)] = 12_000
+    deterministic_mode: Annotated[
+        bool, Meta(description="temperature 0, no retries, no JSON repair, no re-ask")
+    ] = False
+    allow_external_paths: Annotated[
+        bool, Meta(description="allow files named in the config outside the working folder")
+    ] = False
 
-    @field_validator("judges")
-    @classmethod
-    def _panel_size(
-        cls, value: list[AgentConfig] | None, info: ValidationInfo
-    ) -> list[AgentConfig] | None:
-        if value is not None and info.data.get("judge_panel_enabled", True) and len(value) < 3:
-            raise ValueError(
-                f"the judge panel needs at least 3 judges when enabled ({len(value)} given); "
-                "add judges or set judge_panel_enabled = false"
+    def __post_init__(self) -> None:
+        judges = self.judges
+        if judges is not None and self.judge_panel_enabled and len(judges) < 3:
+            raise FieldProblem(
+                "judges",
+                f"the judge panel needs at least 3 judges when enabled ({len(judges)} given); "
+                "add judges or set judge_panel_enabled = false",
             )
-        return value
 
     def judge_configs(self, agents: list[AgentConfig]) -> list[AgentConfig]:
         """The panel: the configured judges, else the agents (cycled to 3), each called as its
@@ -69,7 +79,7 @@ class CourtOptions(Section):
             return list(self.judges)
         count = max(3, len(agents))
         as_judge = {"temperature": None, "max_tokens": None, "system_prompt": None}
-        return [agents[i % len(agents)].model_copy(update=as_judge) for i in range(count)]
+        return [replace(agents[i % len(agents)], **as_judge) for i in range(count)]
 
     def participant(self, agent: AgentConfig, *, judge: bool) -> AgentConfig:
         """`agent` as the court calls it: the seed's temperatures (0.7 agents, 0.3 judges)
@@ -80,11 +90,10 @@ class CourtOptions(Section):
             temperature = agent.temperature
         else:
             temperature = 0.3 if judge else 0.7
-        return agent.model_copy(
-            update={
-                "temperature": temperature,
-                "max_tokens": agent.max_tokens or self.max_tokens_per_response,
-            }
+        return replace(
+            agent,
+            temperature=temperature,
+            max_tokens=agent.max_tokens or self.max_tokens_per_response,
         )
 
 

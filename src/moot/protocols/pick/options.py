@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from msgspec import Meta
 
 from moot.config import Section
 
@@ -12,12 +12,17 @@ __all__ = ["PickOptions"]
 
 
 class PickOptions(Section):
-    by: Literal["human", "judge", "none"] = Field(
-        default="human",
-        description="who picks the winner: you on the terminal, a judge model, or nobody yet",
+    by: Annotated[
+        Literal["human", "judge", "none"],
+        Meta(description="who picks the winner: you on the terminal, a judge model, or nobody yet"),
+    ] = "human"
+    judge: (
+        Annotated[
+            str,
+            Meta(description="the judge's model spec with by = judge (default: the first agent's)"),
+        ]
+        | None
+    ) = None
+    max_quote_chars: Annotated[int, Meta(ge=200, description="per quoted diff for a judge")] = (
+        20_000
     )
-    judge: str | None = Field(
-        default=None,
-        description="the judge's model spec with by = judge (default: the first agent's)",
-    )
-    max_quote_chars: int = Field(default=20_000, ge=200, description="per quoted diff for a judge")

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from msgspec import Meta, field
 
 from moot.config import AgentConfig, Section
 
@@ -42,29 +42,38 @@ class RefineRoles(Section):
 class RefineOptions(Section):
     """Self-refinement by tournament: critic, author B, synthesizer, Borda judges."""
 
-    preset: Literal["plan-defaults", "impl-defaults", "impl"] | None = Field(
-        default=None,
-        description="the seed's defaults: plan-defaults (3 judges, k=2, 15 passes) or "
-        "impl-defaults (1 judge, k=1, 3 passes); impl: the implementation tournament, "
-        "impl-defaults on a code task (--repo); options set explicitly win",
-    )
-    judges: int = Field(default=3, ge=1, le=9, description="judges ranking A, B and AB")
-    convergence_k: int = Field(
-        default=2, ge=1, le=10, description="the incumbent must win this many passes in a row"
-    )
-    max_passes: int = Field(default=15, ge=1, le=50, description="passes at most")
-    input: str | None = Field(
-        default=None,
-        description="the text to refine, or on a code task a unified diff against the "
-        "repository, applied as change A (set by --input FILE); unset: the first is written",
-    )
-    max_quote_chars: int = Field(default=20_000, ge=200, description="per quoted version")
-    roles: RefineRoles = Field(default_factory=RefineRoles)
+    preset: (
+        Annotated[
+            Literal["plan-defaults", "impl-defaults", "impl"],
+            Meta(
+                description="the seed's defaults: plan-defaults (3 judges, k=2, 15 passes) or "
+                "impl-defaults (1 judge, k=1, 3 passes); impl: the implementation tournament, "
+                "impl-defaults on a code task (--repo); options set explicitly win"
+            ),
+        ]
+        | None
+    ) = None
+    judges: Annotated[int, Meta(ge=1, le=9, description="judges ranking A, B and AB")] = 3
+    convergence_k: Annotated[
+        int, Meta(ge=1, le=10, description="the incumbent must win this many passes in a row")
+    ] = 2
+    max_passes: Annotated[int, Meta(ge=1, le=50, description="passes at most")] = 15
+    input: (
+        Annotated[
+            str,
+            Meta(
+                description="the text to refine, or on a code task a unified diff against the "
+                "repository, applied as change A (set by --input FILE); unset: the first is written"
+            ),
+        ]
+        | None
+    ) = None
+    max_quote_chars: Annotated[int, Meta(ge=200, description="per quoted version")] = 20_000
+    roles: RefineRoles = field(default_factory=RefineRoles)
 
-    @model_validator(mode="before")
     @classmethod
-    def _preset(cls, data: Any) -> Any:
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         """A preset fills the options the section leaves unset."""
-        if isinstance(data, dict) and data.get("preset") in PRESETS:
+        if data.get("preset") in PRESETS:
             return {**PRESETS[data["preset"]], **data}
         return data

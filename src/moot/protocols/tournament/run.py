@@ -32,6 +32,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
+from moot.config import dump
 from moot.deliberation.convergence import Embedder, Thresholds, default_embedder
 from moot.deliberation.finding import Judgement, names
 from moot.deliberation.markup import strip_markup
@@ -67,7 +68,7 @@ def _given_order(s: Session, agents: list[str]) -> list[str]:
     for entry in configured:
         for alias in left:
             # the recorded config holds header and base_url secrets masked
-            config = s.agent(alias).config.model_dump(mode="json")
+            config = dump(s.agent(alias).config)
             if call_settings_masked(config) == call_settings_masked(entry):
                 ordered.append(alias)
                 left.remove(alias)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from msgspec import Meta
 
 from moot.config import Section
 
@@ -20,20 +20,19 @@ class VoteOptions(Section):
     A majority is always more than half of all answers asked; `consensus_threshold` can only
     raise that bar."""
 
-    samples: int = Field(
-        default=1, ge=1, le=100, description="answers asked of every agent (--samples K)"
-    )
-    consensus_threshold: float = Field(
-        default=0.5,
-        gt=0,
-        le=1,
-        description="the share of all answers asked that the largest group needs at least; it "
-        "raises the bar, never lowers it: a majority is always more than half",
-    )
+    samples: Annotated[
+        int, Meta(ge=1, le=100, description="answers asked of every agent (--samples K)")
+    ] = 1
+    consensus_threshold: Annotated[
+        float,
+        Meta(
+            gt=0,
+            le=1,
+            description="the share of all answers asked that the largest group needs at "
+            "least; it raises the bar, never lowers it: a majority is always more than half",
+        ),
+    ] = 0.5
 
-    @model_validator(mode="before")
     @classmethod
-    def _drop_retired(cls, data: Any) -> Any:
-        if isinstance(data, dict) and any(k in data for k in RETIRED):
-            return {k: v for k, v in data.items() if k not in RETIRED}
-        return data
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in data.items() if k not in RETIRED}
