@@ -10,6 +10,7 @@ from msgspec import Meta
 
 from moot.config import (
     AgentConfig,
+    EngineConfig,
     Problems,
     RunConfig,
     SynthesisSettings,
@@ -17,6 +18,9 @@ from moot.config import (
     read,
 )
 from moot.config.reading import FieldProblem, Strict
+from moot.errors import ConfigError
+from moot.lifecycle.plan import resolve
+from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.court.options import CourtOptions
 from moot.protocols.refine.options import RefineOptions
 
@@ -129,3 +133,12 @@ def test_a_struct_of_ones_own_reads_the_same_way() -> None:
         "low: -1 is less than 0; give a whole number of 0 or more",
     ]
     assert lines({"low": 30, "high": "x"}, _Pair) == ["high: must be a whole number, not text"]
+
+
+def test_a_config_made_in_python_is_checked_as_a_files_is() -> None:
+    config = RunConfig(agents=[AgentConfig(model="x:y")], engine=EngineConfig(concurrency=0))
+    with pytest.raises(ConfigError, match=r"engine\.concurrency: 0 is less than 1"):
+        resolve(config)
+    agents = [AgentConfig(model="x:y"), AgentConfig(model="x:z")]
+    made = resolve(RunConfig(agents=agents, sections={"arena": {}}))
+    assert made.config.section("arena") == ArenaOptions() == made.options

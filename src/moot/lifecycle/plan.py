@@ -103,6 +103,10 @@ def resolve(config: RunConfig) -> Plan:
 
 
 def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
+    try:  # a config made in Python (moot.run's `config`) is read as a file's is: its bounds
+        config = RunConfig.read(config.dump())
+    except Problems as exc:
+        return problem_lines(exc, "", RunConfig), None
     try:
         record = protocols.get(config.protocol)
     except ConfigError as exc:
