@@ -11,6 +11,7 @@ from msgspec.structs import replace
 
 from moot import api as runner
 from moot.deliberation.consensus import position_id
+from moot.lifecycle.plan import resolve
 from moot.protocols.court import document as court_record
 from tests.court_scripts import (
     Ask,
@@ -415,6 +416,16 @@ def test_court_defaults_come_from_the_seed() -> None:
     assert court.judge_positions_scope == "all_rounds"
     judge = court.participant(config.agents[0], judge=True)
     assert judge.temperature == 0.3 and judge.max_tokens == 2048
+
+
+def test_a_shared_setting_the_court_config_gives_wins_over_the_seeds_default() -> None:
+    """The seed's defaults fill what the config leaves at moot's built-in default; a value
+    given (other than that default) stays, and resolving the plan again changes nothing."""
+    court = Court({"one": stubborn(PG), "two": stubborn(LITE)})
+    config = court.config(limits={"max_cost": 3.0}, engine={"concurrency": 8})
+    assert config.limits.max_cost == 3.0 and config.engine.concurrency == 8
+    assert config.limits.call_timeout == 120 and config.engine.backoff_max == 8.0
+    assert resolve(config).config == config
 
 
 def test_judge_positions_scope_last_round_shows_only_the_last_rounds_positions() -> None:
