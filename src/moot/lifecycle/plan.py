@@ -103,8 +103,10 @@ def resolve(config: RunConfig) -> Plan:
 
 
 def _resolve(config: RunConfig) -> tuple[list[str], Plan | None]:
-    try:  # a config made in Python (moot.run's `config`) is read as a file's is: its bounds
-        config = RunConfig.read(config.dump())
+    try:  # a config made in Python (moot.run's `config`) is read as a file's is: its bounds;
+        # a section the protocol has read already (its options) is taken as it is
+        shared = {k: v for k, v in config.dump().items() if k in shared_keys()}
+        config = replace(RunConfig.read(shared), sections=config.sections)
     except Problems as exc:
         return problem_lines(exc, "", RunConfig), None
     try:
