@@ -23,7 +23,6 @@ from moot.config.reading import (
     read,
 )
 from moot.errors import ConfigError
-from moot.text import plural
 from moot.types import ModelSettings, parse_spec
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "SynthesisSettings",
     "check_task",
     "dump",
-    "format_problems",
     "problem_lines",
     "read",
     "read_config_file",
@@ -344,12 +342,6 @@ def shared_keys() -> tuple[str, ...]:
 
 def protocol_default() -> str:
     return str(default_of(RunConfig, "protocol"))
-
-
-def format_problems(error: Problems, source: str) -> str:
-    lines = [f"{source} has {plural(len(error.problems), 'problem')}:"]
-    lines += [f"  {line}" for line in problem_lines(error)]
-    return "\n".join(lines)
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

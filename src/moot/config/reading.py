@@ -28,6 +28,7 @@ __all__ = [
     "Problem",
     "Problems",
     "Strict",
+    "annotation_of",
     "bounds_of",
     "default_of",
     "dump",
@@ -75,9 +76,8 @@ class Problems(ValueError):
         self.problems = problems
 
 
-def read(cls: type[T], data: Any, *, what: str = "") -> T:
-    """`data` (a table) as a `cls`; `Problems` listing everything wrong with it otherwise.
-    `what` words where a whole-table problem is ("the [court] table")."""
+def read(cls: type[T], data: Any) -> T:
+    """`data` (a table) as a `cls`; `Problems` listing everything wrong with it otherwise."""
     data = _prepared(cls, data)
     try:
         return msgspec.convert(data, cls, strict=False)
