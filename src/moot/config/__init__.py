@@ -304,7 +304,8 @@ class RunConfig(Strict):
 
     @classmethod
     def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
-        """The top-level keys that are no setting of every run, moved into `sections`."""
+        """The top-level keys that are no setting of every run, moved into `sections`; the
+        synthesis table's shorthand read."""
         shared = set(_SHARED)
         given = data.pop("sections", None)
         sections = {k: v for k, v in data.items() if k not in shared}
@@ -312,6 +313,8 @@ class RunConfig(Strict):
             sections["sections"] = given
         found = {k: v for k, v in data.items() if k in shared}
         found["sections"] = sections
+        if isinstance(found.get("synthesis"), Mapping):
+            found["synthesis"] = SynthesisSettings.prepare(dict(found["synthesis"]))
         return found
 
     @classmethod

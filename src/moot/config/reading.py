@@ -94,7 +94,8 @@ def dump(value: Any) -> Any:
 
 
 def field_names(cls: type[Any]) -> tuple[str, ...]:
-    return tuple(f.encode_name for f in msgspec.structs.fields(cls))
+    """The keys a Struct's table takes (read off the class, without resolving its types)."""
+    return tuple(cls.__struct_encode_fields__)
 
 
 def default_of(cls: type[Any], name: str) -> Any:
@@ -153,25 +154,15 @@ def problem_lines(
 
 
 def _prepared(cls: type[Any], data: Any) -> Any:
-    """`data` with each table's `prepare` (a classmethod some Structs define: a shorthand
-    such as `chairman = "SPEC"` for `{model = "SPEC"}`, a preset's values) applied, at every
-    depth; anything that is not a table is left to the reading to refuse."""
+    """`data` with its table's `prepare` applied: a classmethod some Structs define for a
+    shorthand (`chairman = "SPEC"` for `{model = "SPEC"}`, a preset's values). A Struct that
+    holds one with shorthands calls that one's `prepare` in its own: walking every field's type
+    for them would cost each run's start some milliseconds of typing introspection. Anything
+    that is not a table is left to the reading to refuse."""
     if not isinstance(data, Mapping):
         return data
     prepare = getattr(cls, "prepare", None)
-    data = prepare(dict(data)) if prepare is not None else dict(data)
-    if not isinstance(data, dict):
-        return data
-    for info in msgspec.structs.fields(cls):
-        value = data.get(info.encode_name)
-        inner = _struct_in(info.type)
-        if inner is not None and isinstance(value, Mapping):
-            data[info.encode_name] = _prepared(inner, value)
-            continue
-        item = _struct_in(_list_item(info.type))
-        if item is not None and isinstance(value, list):
-            data[info.encode_name] = [_prepared(item, v) for v in value]
-    return data
+    return prepare(dict(data)) if prepare is not None else data
 
 
 # --- finding every problem ---------------------------------------------------------------
