@@ -57,9 +57,7 @@ def main() -> None:
         from moot.models.scripted import register_script
 
         register_script("bench", reply)
-        config = RunConfig.model_validate(
-            {"protocol": "arena", "agents": [{"model": "scripted:@bench"}] * 3}
-        )
+        config = RunConfig.read({"protocol": "arena", "agents": [{"model": "scripted:@bench"}] * 3})
         tasks = [(f"q{i}", f"Question {i}: what is 6 x 7?", config) for i in range(args.sessions)]
         batch = create_batch(tasks)
         began = time.monotonic()
