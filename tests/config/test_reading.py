@@ -42,13 +42,13 @@ def test_every_problem_of_a_table_is_reported_at_once_each_at_its_path() -> None
         }
     )
     assert found == [
-        "agents.0.temperature: must be a number or nothing, not text",
+        "agents.0.temperature: must be a number, not text",
         "agents.1.model: model spec 'nocolon' is not of the form PROVIDER:MODEL (for example "
         "local:smollm2); `moot models` lists the providers",
         "limits.max_cost: -1 is not more than 0; give a number more than 0",
         "engine.concurency: unknown key; did you mean 'concurrency'?",
         "engine.attempts: 0 is less than 1; give a whole number from 1 to 100",
-        "seed: must be a whole number or nothing, not text",
+        "seed: must be a whole number, not text",
         "code.repo: is required",
     ]
 

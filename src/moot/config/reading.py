@@ -283,7 +283,9 @@ def _message(message: str) -> str:
     text = message.split(" - at `$")[0]
     found = re.fullmatch(r"Expected `([^`]+)`, got `([^`]+)`", text)
     if found:
-        want = " or ".join(_TYPE_WORDS.get(t, t) for t in found.group(1).split(" | "))
+        # an optional setting is left out to leave it unset (TOML has no null): not worth saying
+        types = [t for t in found.group(1).split(" | ") if t != "null"] or ["null"]
+        want = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
         return f"must be {want}, not {_TYPE_WORDS.get(found.group(2), found.group(2))}"
     found = re.fullmatch(r"Expected `([^`]+)` of length ([<>]=) (\d+)", text)
     if found:
