@@ -17,7 +17,6 @@ import asyncio
 import json
 import sys
 
-from moot.deliberation.parsing import SOLUTION_SCHEMA
 from moot.deliberation.substance import check_substance
 from moot.models import local
 from moot.models.base import Model, create_model
@@ -40,7 +39,7 @@ async def rate(model: Model, question: str, key: str, temperature: float, n: int
     for seed in range(1, n + 1):
         request = Request(
             messages=(system, Message(role="user", content=prompt)),
-            json_schema=dict(SOLUTION_SCHEMA),
+            json_schema=dict(prompts.SOLUTION_SCHEMA),
             seed=seed,
             temperature=temperature,
         )

@@ -218,34 +218,13 @@ def strict_object(properties: dict[str, Any]) -> dict[str, Any]:
 
 # -- the same answers as JSON, for backends that enforce a schema (constrained decoding) ------
 # A small model that cannot keep to a tag format still fills a schema its decoder enforces, so
-# the arena asks for these where the model enforces schemas, and parses either shape.
-SOLUTION_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {
-        "solution": {"type": "string", "minLength": 1},
-        "analysis": {"type": "string"},
-    },
-    "required": ["solution", "analysis"],
-    "additionalProperties": False,
-}
-
-VERDICT_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {
-        "decision": {"type": "string", "enum": ["CONSENSUS", "CONTINUE"]},
-        "convergence_score": {"type": "integer", "minimum": 1, "maximum": 10},
-        "remaining_disagreements": {"type": "integer", "minimum": 0},
-        # bounded, so a small model under constrained decoding closes the object in budget
-        "base_solution": {"type": "string", "maxLength": 60},
-        "modifications": {"type": "string", "maxLength": 400},
-    },
-    "required": ["decision", "convergence_score", "base_solution"],
-    "additionalProperties": False,
-}
+# the answers may be asked as JSON where the model enforces schemas (the schemas are the
+# protocol's, beside its prompts: the first request carries one); these parse either shape.
 
 
 def parse_solution_any(text: str) -> tuple[str, str]:
-    """(solution, analysis) from the tag format, or from the JSON of SOLUTION_SCHEMA."""
+    """(solution, analysis) from the tag format, or from a JSON object's `solution` and
+    `analysis` strings."""
     # (a reply that does not start as JSON is parse_solution's, which finds its section once)
     if not text.lstrip().startswith("{") or extract_section(text, "solution") is not None:
         return parse_solution(text)
@@ -258,7 +237,8 @@ def parse_solution_any(text: str) -> tuple[str, str]:
 
 
 def parse_verdict_any(text: str) -> JudgeVerdict:
-    """The judge's verdict from a `<verdict>` block, or from the JSON of VERDICT_SCHEMA."""
+    """The judge's verdict from a `<verdict>` block, or from a JSON object of its fields
+    (`decision`, `convergence_score`, ...)."""
     if "<verdict" in text.lower() or not text.lstrip().startswith("{"):
         return parse_verdict(text)
     data = extract_json(text)

@@ -16,13 +16,14 @@ from msgspec import Struct
 from moot import lazy
 from moot.engine.session import Session
 from moot.errors import FormatError
-from moot.text import jsonfix
 from moot.types import Completion, Message
 
 if TYPE_CHECKING:
     from moot.engine import repair
+    from moot.text import jsonfix
 else:
     (repair,) = lazy.modules("moot.engine", "repair")  # a reply's JSON repair
+    (jsonfix,) = lazy.modules("moot.text", "jsonfix")  # a reply's parse
 
 __all__ = ["Parsed", "ask_parsed"]
 

@@ -28,7 +28,6 @@ from moot import lazy
 from moot.config import SynthesisSettings
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
-from moot.protocols.shown import anonymous, nonce
 from moot.types import (
     Completion,
     Event,
@@ -46,7 +45,7 @@ from moot.types import (
 if TYPE_CHECKING:
     from moot.deliberation import answers, claims, finding, markup, substance, trust
     from moot.deliberation import synthesis as rule
-    from moot.protocols import substantive
+    from moot.protocols import shown, substantive
 else:
     answers, claims, finding, markup, substance, rule, trust = lazy.modules(
         "moot.deliberation",
@@ -58,7 +57,7 @@ else:
         "synthesis",
         "trust",
     )
-    (substantive,) = lazy.modules("moot.protocols", "substantive")
+    shown, substantive = lazy.modules("moot.protocols", "shown", "substantive")
 
 __all__ = [
     "CHAIRMAN",
@@ -335,23 +334,25 @@ async def synthesize(s: Session, task: str, outcome: Outcome, feedback: Sequence
     alias, why = chairman_for(s.aliases, outcome)
     step = f"{STEP}/{alias}"
     picked = outcome.final_answer
-    shown = (
+    quoted = (
         quote(
             "The picked answer",
-            anonymous(s, picked, f"{step}/picked"),
-            nonce=nonce(s, f"{step}/picked"),
+            shown.anonymous(s, picked, f"{step}/picked"),
+            nonce=shown.nonce(s, f"{step}/picked"),
             limit=MAX_QUOTE_CHARS,
         )
         if picked.strip()
         else "(none: the answers disagree; write the answer the material below best supports)"
     )
-    points = "\n".join(f"- {anonymous(s, x, f'{step}/{i}')}" for i, x in enumerate(feedback, 1))
+    points = "\n".join(
+        f"- {shown.anonymous(s, x, f'{step}/{i}')}" for i, x in enumerate(feedback, 1)
+    )
     said = (
-        quote("Feedback", points, nonce=nonce(s, f"{step}/feedback"), limit=MAX_QUOTE_CHARS)
+        quote("Feedback", points, nonce=shown.nonce(s, f"{step}/feedback"), limit=MAX_QUOTE_CHARS)
         if points
         else "(nothing: improve its wording and completeness only)"
     )
-    prompt = PROMPT.format(task=task, picked=shown, feedback=said)
+    prompt = PROMPT.format(task=task, picked=quoted, feedback=said)
     completion = await s.ask(alias, [Message(role="user", content=prompt)], step=step)
     row = read_answer(alias, step, completion, prompt, task)
     return settle(outcome, row, feedback=feedback, task=task, why=why)

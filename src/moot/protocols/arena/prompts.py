@@ -147,3 +147,34 @@ remaining_disagreements: N
 base_solution: Agent X or merged
 modifications: ...
 </verdict>"""
+
+
+# -- the same answers as JSON, for a model that enforces a schema (constrained decoding) ------
+# A small model that cannot keep to the tag format still fills a schema its decoder enforces, so
+# solve, revise and verify ask for these where the model enforces schemas, and parse either
+# shape (deliberation/parsing.py: parse_solution_any, parse_verdict_any). They are here, not
+# with the parsers, because the first request carries SOLUTION_SCHEMA: the parsers are loaded
+# while the models think (moot/lazy.py).
+SOLUTION_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "solution": {"type": "string", "minLength": 1},
+        "analysis": {"type": "string"},
+    },
+    "required": ["solution", "analysis"],
+    "additionalProperties": False,
+}
+
+VERDICT_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "decision": {"type": "string", "enum": ["CONSENSUS", "CONTINUE"]},
+        "convergence_score": {"type": "integer", "minimum": 1, "maximum": 10},
+        "remaining_disagreements": {"type": "integer", "minimum": 0},
+        # bounded, so a small model under constrained decoding closes the object in budget
+        "base_solution": {"type": "string", "maxLength": 60},
+        "modifications": {"type": "string", "maxLength": 400},
+    },
+    "required": ["decision", "convergence_score", "base_solution"],
+    "additionalProperties": False,
+}

@@ -28,31 +28,26 @@ from msgspec.structs import replace
 
 from moot import lazy
 from moot.deliberation.anonymize import quote
-from moot.deliberation.parsing import (
-    SOLUTION_SCHEMA,
-    VERDICT_SCHEMA,
-    JudgeVerdict,
-    extract_json,
-    parse_solution_any,
-    parse_verdict_any,
-)
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
 from moot.protocols.arena import prompts
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.state import State, label
-from moot.protocols.shown import anonymous, nonce
 from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estimate_tokens
 
 # What runs only once replies are in is loaded while the first asks are in flight (moot/lazy.py).
+# The first asks need neither the replies' parsing (their JSON schemas are in prompts.py) nor
+# the quoting of other agents' answers.
 if TYPE_CHECKING:
-    from moot.deliberation import markup, trust
-    from moot.protocols import codework, substantive
+    from moot.deliberation import markup, parsing, trust
+    from moot.protocols import codework, shown, substantive
     from moot.protocols.arena import outcome, weigh
 else:
-    markup, trust = lazy.modules("moot.deliberation", "markup", "trust")
-    codework, substantive = lazy.modules("moot.protocols", "codework", "substantive")
+    markup, parsing, trust = lazy.modules("moot.deliberation", "markup", "parsing", "trust")
+    codework, shown, substantive = lazy.modules(
+        "moot.protocols", "codework", "shown", "substantive"
+    )
     outcome, weigh = lazy.modules("moot.protocols.arena", "outcome", "weigh")
 
 __all__ = ["describe_round", "run"]
@@ -74,7 +69,7 @@ def _messages(s: Session, st: State, alias: str, prompt: str, step: str) -> list
     own = st.solutions.get(alias)
     context = prompts.FRESH_CONTEXT.format(
         task=st.task,
-        own=quote(label(alias), own, nonce=nonce(s, step + "/own"), limit=st.quote_limit)
+        own=quote(label(alias), own, nonce=shown.nonce(s, step + "/own"), limit=st.quote_limit)
         if own
         else "(none yet)",
     )
@@ -85,8 +80,8 @@ def _quoted(s: Session, st: State, texts: dict[str, str], order: list[str], step
     return "\n\n".join(
         quote(
             label(a),
-            anonymous(s, texts[a], f"{step}/{a}"),
-            nonce=nonce(s, f"{step}/{a}"),
+            shown.anonymous(s, texts[a], f"{step}/{a}"),
+            nonce=shown.nonce(s, f"{step}/{a}"),
             limit=st.quote_limit,
         )
         for a in order
@@ -107,7 +102,7 @@ def _parser(s: Session, st: State, messages: list[Message]) -> Callable[[str], t
     asked = [m.content for m in messages if m.role != "assistant"][-2:]
 
     def parse(text: str) -> tuple[str, str]:
-        solution, analysis = parse_solution_any(text)
+        solution, analysis = parsing.parse_solution_any(text)
         solution = markup.strip_markup(solution)
         problem = _no_answer(s, solution, asked, st.task)
         if problem is not None:
@@ -165,7 +160,7 @@ def _unparsed(text: str) -> tuple[str, str]:
     format (then that section's substance is what failed, and the whole reply, analysis and
     JSON braces included, must not pass for it), else the whole text."""
     try:
-        solution, analysis = parse_solution_any(text)
+        solution, analysis = parsing.parse_solution_any(text)
     except FormatError:
         return ("", "") if _schema_shaped(text) else (markup.strip_markup(text).strip(), "")
     return markup.strip_markup(solution).strip(), markup.strip_markup(analysis)
@@ -176,7 +171,7 @@ def _schema_shaped(text: str) -> bool:
     if not text.lstrip().startswith("{"):
         return False
     try:
-        return "solution" in extract_json(text)
+        return "solution" in parsing.extract_json(text)
     except FormatError:
         return False
 
@@ -224,7 +219,7 @@ async def _solve(s: Session, st: State) -> None:
                 step=Step.at(0, "solve", a),
                 reminder=prompts.FORMAT,
                 reask=st.opts.reask_on_bad_format,
-                json_schema=_schema(s, a, SOLUTION_SCHEMA),
+                json_schema=_schema(s, a, prompts.SOLUTION_SCHEMA),
             )
             for a in aliases
         )
@@ -293,7 +288,7 @@ async def _revise(s: Session, st: State, r: int, critiques: dict[str, str]) -> N
                 step=step,
                 reminder=prompts.REVISED_FORMAT,
                 reask=st.opts.reask_on_bad_format and not s.enforces_schema(a),
-                json_schema=_schema(s, a, SOLUTION_SCHEMA),
+                json_schema=_schema(s, a, prompts.SOLUTION_SCHEMA),
             )
             for a, msgs, step in asks
         )
@@ -316,7 +311,7 @@ async def _evidence(s: Session, st: State, r: int) -> str:
             quote(
                 f"command: {command} ({status})",
                 output or "(no output)",
-                nonce=nonce(s, Step.at(r, "check", str(index))),
+                nonce=shown.nonce(s, Step.at(r, "check", str(index))),
                 limit=st.quote_limit,
             )
         )
@@ -333,7 +328,7 @@ def rotating_judge(s: Session, st: State, r: int) -> str:
     return judge
 
 
-async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[JudgeVerdict]]:
+async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[parsing.JudgeVerdict]]:
     active = st.active
     judge = rotating_judge(s, st, r)
     step = Step.at(r, "verify", judge)
@@ -349,11 +344,11 @@ async def _verify(s: Session, st: State, r: int) -> tuple[str, Parsed[JudgeVerdi
         s,
         judge,
         _messages(s, st, judge, prompt, step),
-        parse_verdict_any,
+        parsing.parse_verdict_any,
         step=step,
         reminder=prompts.VERDICT_REMINDER,
         reask=st.opts.reask_on_bad_format,
-        json_schema=_schema(s, judge, VERDICT_SCHEMA),
+        json_schema=_schema(s, judge, prompts.VERDICT_SCHEMA),
     )
     if parsed.completion.ok:
         st.conversations[judge] = list(parsed.messages)
@@ -407,7 +402,7 @@ async def run(s: Session, task: str, opts: ArenaOptions) -> Outcome:
     if settled is not None:
         return settled
 
-    verdict: JudgeVerdict | None = None
+    verdict: parsing.JudgeVerdict | None = None
     judge: str | None = None
     last: ModelVerdict | None = None  # the verdict over the answers as they are now
     rounds = 0
