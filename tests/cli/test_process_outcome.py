@@ -253,9 +253,11 @@ def test_the_first_request_does_not_wait_for_what_judges_the_replies(
         "moot.text.safe",  # text with escape sequences or controls to remove
         *(["platformdirs"] if sys.platform == "linux" else []),
         # a reply's parsing and JSON repair (the solve's JSON schema is the arena's prompts'),
-        # other agents' answers quoted
+        # a failed call's retries, a time limit in words, other agents' answers quoted
         "moot.deliberation.parsing",
         "moot.text.jsonfix",
+        "moot.engine.retry",
+        "moot.models.durations",
         "moot.protocols.shown",
     ]
     assert [name for name in not_yet if name in seen["first"]] == []

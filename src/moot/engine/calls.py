@@ -23,16 +23,22 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
+from moot import lazy
 from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent
-from moot.engine.retry import Transient, retried
 from moot.errors import CacheError, ConfigError, Stopped
 from moot.models.base import CALL_CONTEXT, CallContext, runs_free
-from moot.models.durations import seconds_text
 from moot.types import Completion, Event, EventKind, FailureKind, Request, dump, parse_spec
 
-if TYPE_CHECKING:  # sqlite3 and the stores load only when a run has a cache
+# sqlite3 and the stores load only when a run has a cache; a failed call's retries and the
+# words of its time limit, while the first asks are in flight (moot/lazy.py).
+if TYPE_CHECKING:
+    from moot.engine import retry
     from moot.engine.cache import CacheHit, ResponseCache
+    from moot.models import durations
+else:
+    (retry,) = lazy.modules("moot.engine", "retry")
+    (durations,) = lazy.modules("moot.models", "durations")
 
 __all__ = ["ModelCalls", "Sleep", "deadline"]
 
@@ -165,7 +171,7 @@ class ModelCalls:
                 return None
             return Completion.error(
                 FailureKind.TIMEOUT,
-                f"the round's time limit of {seconds_text(ends[1])} ran out",
+                f"the round's time limit of {durations.seconds_text(ends[1])} ran out",
                 model=agent.spec,
             )
 
@@ -203,7 +209,7 @@ class ModelCalls:
                 except TimeoutError:
                     completion = Completion.error(
                         FailureKind.TIMEOUT,
-                        f"no answer within {seconds_text(guard)}",
+                        f"no answer within {durations.seconds_text(guard)}",
                         model=agent.spec,
                     )
                 except Exception as exc:  # a provider bug is a failed call, not a crash
@@ -216,7 +222,7 @@ class ModelCalls:
                     completion = replace(completion, latency=time.perf_counter() - started)
             if not completion.ok and completion.failure and completion.failure.transient:
                 if out_of_time() is None:
-                    raise Transient(completion)
+                    raise retry.Transient(completion)
             return completion
 
         def before_retry(tries: int, failed: Completion, wait: float) -> None:
@@ -232,8 +238,8 @@ class ModelCalls:
 
         try:
             completion = await once()
-        except Transient as first:  # engine/retry.py: attempts, total wait
-            completion = await retried(
+        except retry.Transient as first:  # engine/retry.py: attempts, total wait
+            completion = await retry.retried(
                 first, once, self._engine, sleep=self._sleep, before_retry=before_retry
             )
         update: dict[str, object] = {"attempts": attempts}

@@ -13,16 +13,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from msgspec import Struct
 
+from moot import lazy
 from moot.config import Limits
 from moot.engine.standing import active_seconds
 from moot.errors import LimitReached
-from moot.models.durations import seconds_text
 from moot.models.pricing import UNPRICED_USD_PER_TOKEN
 from moot.types import Event, Usage
+
+if TYPE_CHECKING:
+    from moot.models import durations
+else:
+    (durations,) = lazy.modules("moot.models", "durations")  # once a time limit is passed
 
 __all__ = ["ASSUMED_COMPLETION", "Budget", "Worst", "active_seconds", "worst_case"]
 
@@ -144,7 +149,10 @@ class Budget:
         if limits.timeout is not None:
             elapsed = self.elapsed()
             if elapsed >= limits.timeout:
-                spent, allowed = seconds_text(elapsed), seconds_text(limits.timeout)
+                spent, allowed = (
+                    durations.seconds_text(elapsed),
+                    durations.seconds_text(limits.timeout),
+                )
                 raise LimitReached(f"time limit reached: {spent} of {allowed} of running time")
 
 

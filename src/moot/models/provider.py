@@ -50,14 +50,14 @@ from msgspec import Struct
 
 from moot import lazy
 from moot.models.base import Capabilities
-from moot.models.durations import seconds_text
 from moot.models.pricing import Pricer
 from moot.types import Completion, FailureKind, ModelSettings, Request, Usage
 
 if TYPE_CHECKING:
-    from moot.models import classify
+    from moot.models import classify, durations
 else:
     (classify,) = lazy.modules("moot.models", "classify")  # on a failed call
+    (durations,) = lazy.modules("moot.models", "durations")  # on a call out of time
 
 __all__ = ["Provider", "ProviderError", "Reply"]
 
@@ -170,7 +170,7 @@ class Provider(ABC):
         except TimeoutError as exc:
             if self.guards_timeout:
                 error = ProviderError(
-                    FailureKind.TIMEOUT, f"no answer within {seconds_text(timeout)}"
+                    FailureKind.TIMEOUT, f"no answer within {durations.seconds_text(timeout)}"
                 )
             else:
                 error = self.classify(exc)
