@@ -94,6 +94,19 @@ def test_shorthands_are_read_at_any_depth() -> None:
     ]
 
 
+def test_a_wrong_value_inside_a_table_of_values_is_named_by_its_key() -> None:
+    found = lines(
+        {
+            "agents": [{"model": "x:y", "headers": {"A": 1, "B": "ok"}}],
+            "prices": {"openai:gpt-5": {"input": "cheap", "output": 1.0}},
+        }
+    )
+    assert found == [
+        "agents.0.headers.A: must be text, not a whole number",
+        "prices.openai:gpt-5.input: must be a number, not text",
+    ]
+
+
 def test_a_table_that_is_no_table_is_said_so() -> None:
     assert lines({"engine": 3}) == ["engine: must be a table, not a whole number"]
     assert lines({"agents": "openai:gpt-5"}) == ["agents: must be a list, not text"]

@@ -219,9 +219,16 @@ def _field_problems(annotation: Any, value: Any, loc: tuple[str | int, ...]) -> 
         found = list(_problems(inner, value, loc))
         yield from found or [Problem(loc, "invalid", value, _message(message))]
         return
-    item = _list_item(annotation)
-    if item is not None and isinstance(value, list) and "length" not in message.split(" - ")[0]:
+    whole = "length" in message.split(" - ")[0]  # the list's own size, not an item's problem
+    item = _container_item(annotation, list)
+    if item is not None and isinstance(value, list) and not whole:
         found = [p for i, v in enumerate(value) for p in _field_problems(item, v, (*loc, i))]
+        if found:
+            yield from found
+            return
+    item = _container_item(annotation, dict)
+    if item is not None and isinstance(value, Mapping) and not whole:
+        found = [p for k, v in value.items() for p in _field_problems(item, v, (*loc, str(k)))]
         if found:
             yield from found
             return
@@ -342,12 +349,13 @@ def _struct_in(annotation: Any) -> type[Any] | None:
     return None
 
 
-def _list_item(annotation: Any) -> Any | None:
-    """The item type of a list field (`list[AgentConfig]`, optional or bounded), if any."""
-    if get_origin(annotation) is list:
-        return get_args(annotation)[0]
+def _container_item(annotation: Any, kind: type) -> Any | None:
+    """The item type of a list field or the value type of a dict field (`kind`), optional or
+    bounded (`list[AgentConfig]`, `dict[str, str] | None`), if any."""
+    if get_origin(annotation) is kind:
+        return get_args(annotation)[-1]
     if get_origin(annotation) in (Annotated, Union) or type(annotation).__name__ == "UnionType":
-        found = (_list_item(arg) for arg in get_args(annotation))
+        found = (_container_item(arg, kind) for arg in get_args(annotation))
         return next((item for item in found if item is not None), None)
     return None
 
