@@ -17,6 +17,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
+from types import UnionType
 from typing import Annotated, Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origin
 
 import msgspec
@@ -326,27 +327,31 @@ def _types(annotation: Any) -> tuple[Any, ...]:
     return (annotation, *(t for arg in get_args(annotation) for t in _types(arg)))
 
 
+def _inner(annotation: Any) -> tuple[Any, ...]:
+    """What an `Annotated[...]` or a union (`X | None`) wraps; () for anything else."""
+    if get_origin(annotation) in (Annotated, Union) or isinstance(annotation, UnionType):
+        return get_args(annotation)
+    return ()
+
+
 def _metas(annotation: Any) -> Iterator[msgspec.Meta]:
-    if get_origin(annotation) is Annotated:
-        base, *extra = get_args(annotation)
-        yield from (m for m in extra if isinstance(m, msgspec.Meta))
-        yield from _metas(base)
-    elif get_origin(annotation) is Union or type(annotation).__name__ == "UnionType":
-        for arg in get_args(annotation):
+    for arg in _inner(annotation):
+        if isinstance(arg, msgspec.Meta):
+            yield arg
+        else:
             yield from _metas(arg)
+
+
+def _first(annotation: Any, find: Callable[[Any], Any | None]) -> Any | None:
+    """`find` of the first type an `Annotated` or a union wraps for which it finds anything."""
+    return next((f for f in map(find, _inner(annotation)) if f is not None), None)
 
 
 def _struct_in(annotation: Any) -> type[Any] | None:
     """The Struct a field holds directly (`Limits`, `AgentConfig | None`), if any."""
     if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
         return annotation
-    if get_origin(annotation) is Annotated or get_origin(annotation) is Union:
-        found = (_struct_in(arg) for arg in get_args(annotation))
-        return next((s for s in found if s is not None), None)
-    if type(annotation).__name__ == "UnionType":
-        found = (_struct_in(arg) for arg in get_args(annotation))
-        return next((s for s in found if s is not None), None)
-    return None
+    return _first(annotation, _struct_in)
 
 
 def _container_item(annotation: Any, kind: type) -> Any | None:
@@ -354,10 +359,7 @@ def _container_item(annotation: Any, kind: type) -> Any | None:
     bounded (`list[AgentConfig]`, `dict[str, str] | None`), if any."""
     if get_origin(annotation) is kind:
         return get_args(annotation)[-1]
-    if get_origin(annotation) in (Annotated, Union) or type(annotation).__name__ == "UnionType":
-        found = (_container_item(arg, kind) for arg in get_args(annotation))
-        return next((item for item in found if item is not None), None)
-    return None
+    return _first(annotation, lambda arg: _container_item(arg, kind))
 
 
 def _all_names(cls: type[Any] | None, depth: int = 0) -> set[str]:
