@@ -16,6 +16,7 @@ from moot.types import (
     Message,
     ModelFailure,
     RoundSummary,
+    Step,
     alias_label,
     dump,
     load,
@@ -186,3 +187,26 @@ def test_a_record_read_back_takes_what_pydantic_took() -> None:
     assert (read.attempts, read.cost, read.hit_max_tokens) == (2, 0.5, True)
     with pytest.raises(ValueError):
         load({"attempts": 2.5}, Completion)  # not a whole number: refused, as pydantic did
+
+
+@pytest.mark.parametrize(
+    ("step", "stage", "number", "prefix"),
+    [
+        ("r2/revise/agent_a", "round", 2, "r"),
+        ("r0/solve/agent_a/reask", "round", 0, "r"),
+        ("j1/score/judge_c", "judges", 1, "j"),
+        ("m12/judge/judge_a", "m", 12, "m"),  # a protocol's own letter
+        ("r07/x", "round", 7, "r"),
+        ("setup/x", "setup", None, ""),  # a free name: no number
+        ("R1/x", "R1", None, ""),  # not lowercase
+        ("r1a/x", "r1a", None, ""),  # the number is not the end of the head
+        ("12/x", "12", None, ""),  # no letter
+        ("é1/x", "é1", None, ""),  # a letter outside a to z
+        ("", "other", None, ""),
+    ],
+)
+def test_a_step_id_reads_its_stage_letter_and_number_from_its_head(
+    step: str, stage: str, number: int | None, prefix: str
+) -> None:
+    parsed = Step.parse(step)
+    assert (parsed.stage, parsed.number, parsed.prefix) == (stage, number, prefix)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from moot.engine.inbox import HumanNote, post
-from moot.engine.result import Result
 from moot.engine.store import find_session
 from moot.errors import ConfigError
 from moot.lifecycle.plan import load_run
@@ -29,6 +28,7 @@ from moot.lifecycle.run import RunResult, resume_async, run_sync, start_async
 from moot.lifecycle.specs import user_config
 
 if TYPE_CHECKING:
+    from moot.engine.result import Result
     from moot.lifecycle.replay import FINDING_RULE, ReplayReport, outcome_change, replay
 
 # Replay's names are imported on first use (`__getattr__` below): `moot run` never replays,

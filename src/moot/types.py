@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from enum import Enum, StrEnum
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
@@ -33,6 +32,7 @@ __all__ = [
     "Step",
     "Synthesis",
     "Usage",
+    "alias_for",
     "alias_label",
     "dump",
     "estimate_tokens",
@@ -260,10 +260,10 @@ class Event(Struct, forbid_unknown_fields=True):
             raise ValueError(str(exc)) from None
 
 
-_STAGE_HEAD = re.compile(r"([a-z]+)(\d+)")
 # Step prefixes and the stage each names: r2/revise/agent_a is round 2; j1/score/judge_a is a
 # court's first judge round. A protocol may use its own letters (m1/... for a match).
 STAGE_NAMES = {"r": "round", "j": "judges", "p": "plan", "t": "task"}
+_DIGITS = "0123456789"
 
 
 class Step(Struct, frozen=True):
@@ -290,12 +290,10 @@ class Step(Struct, frozen=True):
         phase = parts[1] if len(parts) > 1 else None
         alias = parts[2] if len(parts) > 2 else None
         rest = tuple(parts[3:])
-        match = _STAGE_HEAD.fullmatch(head)
-        if match:
-            letter = match.group(1)
-            return cls(
-                STAGE_NAMES.get(letter, letter), int(match.group(2)), phase, alias, rest, letter
-            )
+        letter = head.rstrip(_DIGITS)  # a head is lowercase letters, then a number
+        if letter != head and letter.isascii() and letter.isalpha() and letter.islower():
+            number = int(head[len(letter) :])
+            return cls(STAGE_NAMES.get(letter, letter), number, phase, alias, rest, letter)
         return cls(head or "other", None, phase, alias, rest, "")
 
     @property
@@ -346,6 +344,17 @@ class RoundSummary(_Frozen, frozen=True):
     @property
     def title(self) -> str:
         return stage_title(self.stage, self.round)
+
+
+def alias_for(index: int, role: str = "agent") -> str:
+    """agent_a, agent_b, ... agent_z, agent_aa, ... (judge_a, ... with role "judge")"""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    name = ""
+    index += 1
+    while index:
+        index, rem = divmod(index - 1, 26)
+        name = letters[rem] + name
+    return f"{role}_{name}"
 
 
 def alias_label(alias: str | None) -> str:

@@ -259,8 +259,9 @@ def adopting() -> Iterator[str]:
     """A protocol registered at run time: the vote's record under another name, whose script
     says a yes adopts the answer it supports."""
     vote = protocols.get("vote")
-    assert vote.script is not None
-    script = msgspec.structs.replace(vote.script, adopts_on_yes=True)
+    scripted = vote.scripted()  # named by its place in the record, imported when asked for
+    assert scripted is not None
+    script = msgspec.structs.replace(scripted, adopts_on_yes=True)
     protocols.register(msgspec.structs.replace(vote, name="adopting", script=script))
     yield "adopting"
     protocols.unregister("adopting")
@@ -275,7 +276,7 @@ def test_the_suite_runs_every_protocol_whose_record_scripts_a_persona(adopting: 
     yes_men = next(c for c in CASES if c.name == "yes-men")
     assert yes_men.truth_for(adopting) == "agree" and yes_men.truth_for("vote") == "disagree"
     assert SYCOPHANTS.truth_for(adopting) == "disagree"  # it does not revise
-    assert isinstance(protocols.get("court").script, Script)
+    assert isinstance(protocols.get("court").scripted(), Script)
     table = run_suite((adopting,), CASES[:1])
     assert [(r.protocol, r.case, r.label) for r in table.results] == [
         (adopting, "stubborn-numbers", "no_consensus")

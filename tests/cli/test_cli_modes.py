@@ -283,7 +283,7 @@ def test_a_custom_command_run_from_the_users_dirty_repository_leaves_it_unchange
 def test_the_human_pick_takes_the_agents_letter(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from moot.engine.session import read_choice
+    from moot.engine.choice import read_choice
 
     options = ["agent_a", "agent_b", "agent_c"]
     for answer, chosen in (("B\n", "agent_b"), ("b\n", "agent_b"), ("c\n", "agent_c")):

@@ -927,7 +927,7 @@ def test_the_choice_lists_agents_as_the_reports_name_them_and_takes_either_name(
     import asyncio
     import io
 
-    from moot.engine.session import read_choice
+    from moot.engine.choice import read_choice
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("Agent X\nagent b\n"))
     chosen = asyncio.run(read_choice("Which change do you pick?", ["agent_a", "agent_b"]))

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from moot.deliberation.anonymize import alias_for, neutralize, quote
+from moot.deliberation.anonymize import neutralize, quote
 from moot.deliberation.parsing import extract_json, extract_section, parse_solution, parse_verdict
 from moot.errors import FormatError
 from moot.text import jsonfix
+from moot.types import alias_for
 
 
 def test_section_ends_at_its_first_closing_tag() -> None:

@@ -23,7 +23,7 @@ _ABSTAIN = "I abstain: I will not answer this question."
 
 def script_of(protocol: str) -> Script:
     """The `script` of a protocol's record; a protocol without one is a ValueError."""
-    script = protocols.get(protocol).script
+    script = protocols.get(protocol).scripted()
     if script is None:
         raise ValueError(f"protocol {protocol!r} scripts no persona (its record has no script)")
     return script

@@ -21,9 +21,10 @@ __all__ = ["chooser", "shown"]
 
 def chooser(face: Face) -> Any:
     """A human choice on the terminal (a code task's pick), with the live view paused."""
-    from moot.engine.session import read_choice
 
     async def choose(prompt: str, options: Any) -> str | None:
+        from moot.engine.choice import read_choice  # a code task's pick: not a question's
+
         with face.paused():
             return await read_choice(prompt, options)
 

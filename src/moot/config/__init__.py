@@ -43,6 +43,7 @@ __all__ = [
     "read",
     "read_config_file",
     "role_tables",
+    "synthesis_enabled",
 ]
 
 DEFAULT_MODEL = "local:smollm2"
@@ -336,6 +337,14 @@ class RunConfig(Strict):
 
 
 _SHARED = tuple(name for name in field_names(RunConfig) if name != "sections")
+
+
+def synthesis_enabled(settings: SynthesisSettings | None, default: bool) -> bool:
+    """Whether a run asks for a chairman's synthesis: the `[synthesis]` table, else `default`
+    (the protocol's: on where its own last stage is a chairman, as the council's)."""
+    if settings is None or settings.enabled is None:
+        return default
+    return settings.enabled
 
 
 def shared_keys() -> tuple[str, ...]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import re
-import string
 from typing import NamedTuple
 
 from moot import lazy
@@ -15,7 +14,6 @@ __all__ = [
     "NEUTRAL",
     "RESERVED_TAGS",
     "Replacement",
-    "alias_for",
     "neutralize",
     "quote",
     "scrub_identity",
@@ -26,17 +24,6 @@ RESERVED_TAGS = ("solution", "analysis", "verdict", "critique", "quoted", "evide
 # What `quote` puts where it cut a long text; `markup.strip_markup` removes it from answers.
 CUT_MARK = "[... cut for length ...]"
 _TAG = lazy.pattern(r"<(\s*/?\s*(?:" + "|".join(RESERVED_TAGS) + r")\b)", re.IGNORECASE)
-
-
-def alias_for(index: int, role: str = "agent") -> str:
-    """agent_a, agent_b, ... agent_z, agent_aa, ... (judge_a, ... with role "judge")"""
-    letters = string.ascii_lowercase
-    name = ""
-    index += 1
-    while index:
-        index, rem = divmod(index - 1, 26)
-        name = letters[rem] + name
-    return f"{role}_{name}"
 
 
 def neutralize(text: str) -> str:

@@ -19,43 +19,32 @@ accepted (`ACCEPTED`), and that evidence is not raised again.
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from msgspec import Struct
 
 from moot import lazy
-from moot.engine.journal import UNSIGNED_ACCEPTED, Journal, canonical_json
+from moot.engine.journal import UNSIGNED_ACCEPTED, Journal
 from moot.engine.result import Result, unsealed
-from moot.engine.store import SessionFolder, read_json
+from moot.engine.store import SESSION_DIGEST, SessionFolder, read_json, session_digest
 from moot.errors import JournalError
 from moot.types import Event, EventKind
 
 __all__ = [
     "ACCEPTED",
-    "SESSION_DIGEST",
     "TAMPERED",
     "Evidence",
     "admit",
     "check_evidence",
-    "session_digest",
     "tampering",
 ]
 
-SESSION_DIGEST = "session_json_sha256"  # the begin event's key for session.json's digest
 ACCEPTED = "accepted_tampering"  # a warning's key: the evidence a resume went past knowingly
 TAMPERED = "tampered"
 
 # what the reports say of the journal they were computed from (JournalSeal.describe)
 _REPORT_HEAD = lazy.pattern(r"Computed from the journal: (\d+) events, last hash ([0-9a-f]{64})")
-
-
-def session_digest(content: Mapping[str, Any]) -> str:
-    """The SHA-256 of session.json's content, as the begin event records it."""
-    return hashlib.sha256(canonical_json(dict(content)).encode("utf-8")).hexdigest()
 
 
 class Evidence(Struct, frozen=True):

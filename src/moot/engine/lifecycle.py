@@ -22,15 +22,7 @@ from msgspec import Struct
 from moot import collector, lazy
 from moot.config import RunConfig, dump
 from moot.engine.journal import Journal
-from moot.engine.outage import describe, lost_asks, noted, outage, paused_without, retried_before
-from moot.engine.result import (
-    AgentUsage,
-    Result,
-    Status,
-    build_result,
-    exit_code_for,
-)
-from moot.engine.session import Agent, Chooser, Session, Sleep, Subscriber
+from moot.engine.session import Agent, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
 from moot.engine.store import (
     SessionFolder,
@@ -50,9 +42,15 @@ from moot.errors import (
 from moot.types import Event, EventKind, Outcome
 
 if TYPE_CHECKING:
+    from moot.engine import outage as outages
+    from moot.engine import result as results
     from moot.engine import seal
+    from moot.engine.choice import Chooser
+    from moot.engine.result import AgentUsage, Result, Status
 else:
+    (results,) = lazy.modules("moot.engine", "result")  # once the run has ended
     (seal,) = lazy.modules("moot.engine", "seal")  # at the end of a run
+    (outages,) = lazy.modules("moot.engine", "outage")  # once asks have failed
 
 # The cache and the code workspace are imported when a run uses them (sqlite3, git plumbing):
 # a question with no cache starts without them.
@@ -190,7 +188,7 @@ def _session(
 
 def _usage(session: Session) -> dict[str, AgentUsage]:
     return {
-        row.alias: AgentUsage(
+        row.alias: results.AgentUsage(
             model=agent.spec,
             prompt_tokens=row.usage.prompt_tokens,
             completion_tokens=row.usage.completion_tokens,
@@ -214,8 +212,9 @@ def _result(
     meta = session.meta
     end = last_end(session.journal.events)
     if outcome is not None and end is not None and end.kind == EventKind.FINISHED:
-        outcome = noted(outcome, end.data, folder.id)  # lost asks, a retry's earlier outcome
-    result = build_result(
+        # lost asks, a retry's earlier outcome
+        outcome = outages.noted(outcome, end.data, folder.id)
+    result = results.build_result(
         session_id=folder.id,
         protocol=meta["protocol"],
         task=meta["task"],
@@ -237,6 +236,20 @@ class Running(Struct):
     session: Session
     outcome: Outcome | None = None
     ended: Ended | None = None
+
+
+def retried_before(events: Iterable[Event]) -> dict[str, Any] | None:
+    """The outcome a `--retry-failed` resume replaces while no run has finished since (the
+    retry paused for an outage again, or was interrupted): every run until then records it in
+    its `run_started` event, and the run that finishes in its end event."""
+    for event in reversed(list(events)):
+        if event.kind == EventKind.FINISHED:
+            return None
+        if event.kind == EventKind.RUN_STARTED:
+            before = event.data.get("before")
+            if isinstance(before, dict):
+                return before
+    return None
 
 
 @contextlib.asynccontextmanager
@@ -295,10 +308,10 @@ async def running(
         if run.outcome is None:
             raise RuntimeError("a run's block ended without setting the protocol's outcome")
         status: Status
-        lost = lost_asks(journal.events, session.steps_reached)
-        if run.outcome.status != "consensus" and outage(lost):
+        lost = outages.lost_asks(journal.events, session.steps_reached)
+        if run.outcome.status != "consensus" and outages.outage(lost):
             # the failures, not the agents, decided it: wait for the provider, then ask again
-            status, message = "paused", paused_without(folder.id, run.outcome, lost)
+            status, message = "paused", outages.paused_without(folder.id, run.outcome, lost)
             session.record(
                 EventKind.STOPPED,
                 reason="outage",
@@ -327,11 +340,11 @@ async def running(
         message = _interrupted(folder.id, journal.events)
         session.record(EventKind.STOPPED, reason="interrupted", message=message)
     except ProtocolAborted as exc:
-        lost = lost_asks(journal.events, session.steps_reached)
-        if outage(lost):
+        lost = outages.lost_asks(journal.events, session.steps_reached)
+        if outages.outage(lost):
             status, message = (
                 "paused",
-                f"{exc}; every failure was transient ({describe(lost)}; a provider down or "
+                f"{exc}; every failure was transient ({outages.describe(lost)}; a provider down or "
                 f"refusing connections?): once it is back, continue with: "
                 f"moot resume {folder.id}",
             )
@@ -364,7 +377,7 @@ async def running(
     run.ended = Ended(
         folder,
         result,
-        exit_code_for(status),
+        results.exit_code_for(status),
         "\n".join(m for m in (message, tidied) if m) or None,
         session.calls_made,
         list(journal.events),

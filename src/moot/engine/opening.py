@@ -12,20 +12,22 @@ import platform
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from moot import lazy
 from moot.config import RunConfig
 from moot.engine.agent import Agent
-from moot.engine.evidence import SESSION_DIGEST, admit, session_digest
 from moot.engine.head import anchors
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.replies import masked
-from moot.engine.result import FORMAT_VERSION
 from moot.engine.store import (
+    FORMAT_VERSION,
+    SESSION_DIGEST,
     SessionFolder,
     atomic_write,
     folder_version,
     new_session_id,
+    session_digest,
     storage_error,
 )
 from moot.errors import JournalError, StorageError
@@ -33,7 +35,17 @@ from moot.models.keys import call_settings_masked, known_secrets, remember_confi
 from moot.types import Event, EventKind
 from moot.version import __version__
 
-__all__ = ["begin_meta", "current_format", "open_session", "reopen_session"]
+if TYPE_CHECKING:
+    from moot.engine import evidence
+else:
+    (evidence,) = lazy.modules("moot.engine", "evidence")  # a resume's check for tampering
+
+__all__ = [
+    "begin_meta",
+    "current_format",
+    "open_session",
+    "reopen_session",
+]
 
 
 def current_format(folder: SessionFolder) -> SessionFolder:
@@ -157,7 +169,7 @@ def reopen_session(
     accepted is journaled."""
     journal, repair = Journal.open(folder.events, key_from_env(), accept_unsigned=accept_unsigned)
     meta = begin_meta(journal, folder)
-    admit(folder, journal, accept_tampered=accept_tampered)
+    evidence.admit(folder, journal, accept_tampered=accept_tampered)
     if repair is not None:
         journal.append(
             Event(

@@ -35,7 +35,6 @@ __all__ = [
     "noted",
     "outage",
     "paused_without",
-    "retried_before",
 ]
 
 # How many agents a message names one by one.
@@ -150,17 +149,3 @@ def paused_without(session_id: str, outcome: Outcome, lost: Collection[Lost]) ->
         f"transient: once the provider is back, continue with: moot resume {session_id} "
         "(it asks the failed steps again)"
     )
-
-
-def retried_before(events: Iterable[Event]) -> dict[str, Any] | None:
-    """The outcome a `--retry-failed` resume replaces while no run has finished since (the
-    retry paused for an outage again, or was interrupted): every run until then records it in
-    its `run_started` event, and the run that finishes in its end event."""
-    for event in reversed(list(events)):
-        if event.kind == EventKind.FINISHED:
-            return None
-        if event.kind == EventKind.RUN_STARTED:
-            before = event.data.get("before")
-            if isinstance(before, dict):
-                return before
-    return None

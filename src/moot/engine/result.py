@@ -20,6 +20,7 @@ import msgspec
 from msgspec import Struct
 from msgspec.structs import replace
 
+from moot.engine.store import FORMAT_VERSION
 from moot.text import clean_text, plural, status_words
 from moot.types import (
     ChangeOfMind,
@@ -36,7 +37,6 @@ from moot.types import (
 )
 
 __all__ = [
-    "FORMAT_VERSION",
     "MISMATCH",
     "AgentUsage",
     "Check",
@@ -51,7 +51,6 @@ __all__ = [
 ]
 MISMATCH = "result does not match the journal"
 
-FORMAT_VERSION = 1
 Status = Literal["consensus", "no_consensus", "failed", "paused", "interrupted"]
 
 _EXIT_CODES: dict[str, int] = {

@@ -8,8 +8,8 @@ from msgspec.structs import replace
 
 from moot.engine.evidence import TAMPERED, tampering
 from moot.engine.journal import Journal, key_from_env
-from moot.engine.result import FORMAT_VERSION, MISMATCH, Result, unsealed
-from moot.engine.store import SessionFolder, folder_version
+from moot.engine.result import MISMATCH, Result, unsealed
+from moot.engine.store import FORMAT_VERSION, SessionFolder, folder_version
 from moot.errors import JournalError
 
 __all__ = ["check_result", "folder_result_problem", "result_problem", "seal_result"]

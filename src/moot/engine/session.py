@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from msgspec.structs import asdict
 
+from moot import lazy
 from moot.config import EngineConfig, Limits
 from moot.engine.agent import Agent
 from moot.engine.calls import ModelCalls, Sleep, deadline
-from moot.engine.choice import Chooser, read_choice
 from moot.engine.code_effects import CodeEffects, CodeTask
 from moot.engine.copies import FolderCopies
 from moot.engine.inbox import Inbox, with_notes
@@ -52,23 +52,26 @@ from moot.types import (
     parse_spec,
 )
 
-# Imported where a session uses them (a cache, a repository): a question starts without them.
+# Imported where a session uses them (a cache, a repository, a human's choice): a question
+# starts without them.
 if TYPE_CHECKING:
     from moot.code.workspace import CodeWorkspace
+    from moot.engine import choice
     from moot.engine.cache import ResponseCache
+    from moot.engine.choice import Chooser
     from moot.engine.shell import ShellResult
+else:
+    (choice,) = lazy.modules("moot.engine", "choice")
 
-# Agent, Chooser, Sleep and read_choice live in engine/agent.py, choice.py and calls.py (the
-# lifecycle, the library face and the CLI import them from here).
+# Agent and Sleep live in engine/agent.py and calls.py (the lifecycle and the library face
+# import them from here); a Chooser and the default one, `read_choice`, in engine/choice.py.
 __all__ = [
     "STOP_FILE",
     "Agent",
-    "Chooser",
     "Mode",
     "Session",
     "Sleep",
     "Subscriber",
-    "read_choice",
 ]
 
 T = TypeVar("T")
@@ -591,7 +594,7 @@ class Session(CodeTask, FolderCopies):
             return str(value) if value is not None else None
         if self.mode == "replay":
             raise ReplayIncomplete(step, "a choice")
-        chooser = self._chooser or read_choice
+        chooser = self._chooser or choice.read_choice
         picked = await chooser(prompt, list(options))
         if picked is not None and picked not in options:
             raise ValueError(f"the chooser returned {picked!r}, not one of {list(options)}")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import secrets
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +18,20 @@ from filelock import FileLock, Timeout
 from msgspec import Struct
 
 from moot import files
-from moot.engine.result import FORMAT_VERSION
+from moot.engine.lines import canonical_json
 from moot.errors import JournalLocked, SessionNotFound, StorageError
 from moot.files import LEGACY_HOME, moot_home
 
+# The session folder's format: its journal's records, session.json and result.json
+# (lifecycle/migrate.py upgrades an older folder).
+FORMAT_VERSION = 1
+# The begin event's key for the SHA-256 of session.json's content: the chain covers the file,
+# and an edit to it is tampering (engine/evidence.py).
+SESSION_DIGEST = "session_json_sha256"
+
 __all__ = [
+    "FORMAT_VERSION",
+    "SESSION_DIGEST",
     "SessionFolder",
     "atomic_write",
     "blocked",
@@ -32,11 +43,17 @@ __all__ = [
     "new_session_id",
     "read_json",
     "readable_root",
+    "session_digest",
     "sessions_root",
     "storage_error",
     "unusable_folders",
     "unwritable",
 ]
+
+
+def session_digest(content: Mapping[str, Any]) -> str:
+    """The SHA-256 of session.json's content, as the begin event records it."""
+    return hashlib.sha256(canonical_json(dict(content)).encode("utf-8")).hexdigest()
 
 
 def sessions_root() -> Path:

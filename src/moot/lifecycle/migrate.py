@@ -27,13 +27,21 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from moot.engine.evidence import SESSION_DIGEST, session_digest
 from moot.engine.head import HEAD_NAME, anchors
 from moot.engine.journal import Journal, key_from_env
-from moot.engine.result import FORMAT_VERSION, Result
+from moot.engine.result import Result
 from moot.engine.seal import seal_result
 from moot.engine.state import StateWriter
-from moot.engine.store import SessionFolder, atomic_write, find_session, folder_version, read_json
+from moot.engine.store import (
+    FORMAT_VERSION,
+    SESSION_DIGEST,
+    SessionFolder,
+    atomic_write,
+    find_session,
+    folder_version,
+    read_json,
+    session_digest,
+)
 from moot.errors import JournalError
 from moot.lifecycle.replay import replay
 from moot.report import write_reports

@@ -31,8 +31,8 @@ from moot.config import (
     read,
     read_config_file,
     shared_keys,
+    synthesis_enabled,
 )
-from moot.deliberation.anonymize import alias_for
 from moot.engine.lifecycle import storage_problem
 from moot.engine.session import Agent, Session
 from moot.errors import ConfigError, JournalError, WorkspaceError
@@ -48,15 +48,16 @@ from moot.lifecycle.specs import judge_as_agent, unknown_provider, user_config
 from moot.models.base import create_model
 from moot.models.keys import restore_call_settings
 from moot.models.pricing import suggest_spec
-from moot.protocols import synthesis
 from moot.protocols.definition import Flag, ProtocolDefinition, Role
 from moot.text import plural
-from moot.types import Outcome, estimate_tokens
+from moot.types import Outcome, alias_for, estimate_tokens
 
 if TYPE_CHECKING:
     from moot.lifecycle import keys
+    from moot.protocols import synthesis
 else:
     (keys,) = lazy.modules("moot.lifecycle", "keys")  # wrong options only
+    (synthesis,) = lazy.modules("moot.protocols", "synthesis")  # once the outcome is in
 
 if TYPE_CHECKING:
     from moot.engine.lifecycle import ProtocolFn
@@ -527,7 +528,7 @@ def asks_synthesis(plan: Plan) -> bool:
     never for a protocol that writes its own (the council's chairman), nor for a code task."""
     if plan.record.synthesizes or plan.config.code is not None:
         return False
-    return synthesis.enabled(plan.config.synthesis, default=False)
+    return synthesis_enabled(plan.config.synthesis, default=False)
 
 
 def protocol_fn(plan: Plan) -> ProtocolFn:

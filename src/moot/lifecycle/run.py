@@ -40,9 +40,7 @@ from moot.config import RunConfig, check_task, read_config_file
 from moot.engine import lifecycle, opening, startup
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended
-from moot.engine.outage import asked_steps, lost_asks
-from moot.engine.result import Result, exit_code_for
-from moot.engine.session import Agent, Chooser, Sleep, Subscriber
+from moot.engine.session import Agent, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
 from moot.errors import ConfigError, StorageError, WorkspaceError
 from moot.lifecycle import plan as plans
@@ -50,10 +48,16 @@ from moot.lifecycle.plan import Plan, participants, resolve
 from moot.types import Event, EventKind
 
 if TYPE_CHECKING:
+    from moot.engine import outage as outages
+    from moot.engine import result as results
     from moot.engine.cache import ResponseCache
+    from moot.engine.choice import Chooser
+    from moot.engine.result import Result
     from moot.lifecycle import reports
 else:
     (reports,) = lazy.modules("moot.lifecycle", "reports")  # once the outcome is known
+    (outages,) = lazy.modules("moot.engine", "outage")  # a resume's failed asks
+    (results,) = lazy.modules("moot.engine", "result")  # a finished run's, or a resume's
 
 __all__ = ["OnOutcome", "RunResult", "resume_async", "run_sync", "start_async"]
 
@@ -223,7 +227,9 @@ def _open_old(
     )
     retrying: dict[str, Any] | None = None
     if lifecycle.finished(journal):
-        if not (retry_failed and lost_asks(journal.events, asked_steps(journal.events))):
+        if not (
+            retry_failed and outages.lost_asks(journal.events, outages.asked_steps(journal.events))
+        ):
             journal.close()
             return None
         retrying = _finished_outcome(folder, journal)
@@ -252,7 +258,7 @@ def _finished_outcome(folder: SessionFolder, journal: Journal) -> dict[str, Any]
     status = end.data.get("status") if end is not None else None
     outcome: dict[str, Any] = {"status": status, "final_answer": None}
     try:
-        stored = Result.read(folder.result_json.read_text(encoding="utf-8"))
+        stored = results.Result.read(folder.result_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return outcome
     if stored.status == status:
@@ -338,7 +344,7 @@ def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None
 
     report = replay(folder.id, root=folder.path.parent)
     journal, _ = Journal.open(folder.events, key_from_env(), repair=False)
-    failed = len(lost_asks(journal.events, asked_steps(journal.events)))
+    failed = len(outages.lost_asks(journal.events, outages.asked_steps(journal.events)))
     hint = (
         f" ({failed} failed call{'s' if failed != 1 else ''} in it: "
         f"moot resume {folder.id} --retry-failed asks them again)"
@@ -349,7 +355,7 @@ def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None
         folder.id,
         folder.path,
         report.result,
-        exit_code_for(report.result.status),
+        results.exit_code_for(report.result.status),
         f"session {folder.id} had already finished; nothing was asked{hint}",
     )
     rebuild = report.identical is not True or not (

@@ -9,10 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from moot.config import AgentConfig, RunConfig
-from moot.deliberation.anonymize import alias_for
 from moot.protocols.definition import Projected, ReportSection
 from moot.text import one_line
-from moot.types import alias_label
+from moot.types import alias_for, alias_label
 
 __all__ = ["agents", "answer_texts", "cell", "fenced", "writer", "writer_section"]
 

@@ -19,6 +19,7 @@ and the rest (flags, hooks) only where a protocol differs from the default.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -225,8 +226,10 @@ class ProtocolDefinition(Struct, Generic[OptionsT], frozen=True):
     # such as files named outside the working folder; each as `dotted.path: message`.
     check: Callable[[Mapping[str, Any], Path], list[str]] | None = None
     # How its asks are answered for a scripted persona (protocols/scripting.py; `moot bench
-    # --suite adversarial` runs the protocols that have one).
-    script: Script | None = None
+    # --suite adversarial` runs the protocols that have one): a Script, or where one is
+    # ("package.module:NAME"), imported by `scripted()`: a run needs none, and importing the
+    # scripts cost every start 0.6 ms.
+    script: Script | str | None = None
     # The answer text a recorded agent reply stands for (reply, its prompt, position id -> text
     # of the answers read so far): "" when it holds none, None to read it as any reply (its
     # `<solution>` or answer field). `moot bench` reads journals with it where result.json has
@@ -244,6 +247,14 @@ class ProtocolDefinition(Struct, Generic[OptionsT], frozen=True):
     # Its own last stage is a chairman's synthesis (read and checked by protocols/synthesis.py),
     # on unless `[synthesis] enabled = false`: no synthesis is asked after it.
     synthesizes: bool = False
+
+    def scripted(self) -> Script | None:
+        """Its `script`, imported from the place the record names."""
+        if isinstance(self.script, str):
+            module, _, name = self.script.partition(":")
+            found: Script = getattr(importlib.import_module(module), name)
+            return found
+        return self.script
 
     @property
     def presets(self) -> tuple[str, ...]:

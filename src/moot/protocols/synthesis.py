@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from moot import lazy
-from moot.config import SynthesisSettings
 from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
 from moot.types import (
@@ -67,7 +66,6 @@ __all__ = [
     "STEP",
     "chairman_for",
     "default_feedback",
-    "enabled",
     "latest_replies",
     "read_answer",
     "settle",
@@ -148,13 +146,6 @@ def without_label_talk(text: str, labels: Sequence[str]) -> str:
     if not cut or not kept.strip():
         return text
     return "\n".join([kept, *tail]) if tail else kept
-
-
-def enabled(settings: SynthesisSettings | None, default: bool) -> bool:
-    """Whether a run asks for a synthesis: the `[synthesis]` table, else the default."""
-    if settings is None or settings.enabled is None:
-        return default
-    return settings.enabled
 
 
 def read_answer(

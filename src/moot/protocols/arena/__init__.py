@@ -4,16 +4,20 @@ consensus or the rounds run out."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from moot import lazy
 from moot.config import RunConfig
 from moot.protocols import definition
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.arena.projection import project
 from moot.protocols.arena.run import describe_round, run
-from moot.protocols.arena.scripting import SCRIPT
-from moot.protocols.synthesis import latest_replies
 from moot.types import Event
+
+if TYPE_CHECKING:
+    from moot.protocols import synthesis
+else:
+    (synthesis,) = lazy.modules("moot.protocols", "synthesis")  # once the outcome is in
 
 __all__ = ["PROTOCOL", "ArenaOptions"]
 
@@ -26,7 +30,7 @@ def _feedback(details: Mapping[str, Any], events: list[Event]) -> list[str]:
     out = []
     if mods and mods.lower().rstrip(".") not in ("none", "n/a", "-"):
         out.append(f"The judge's modifications to the base solution: {mods}")
-    return out + [f"Critique by {x}" for x in latest_replies(events, "evaluate")]
+    return out + [f"Critique by {x}" for x in synthesis.latest_replies(events, "evaluate")]
 
 
 def _participants(config: RunConfig, options: ArenaOptions) -> list[definition.Role]:
@@ -43,7 +47,7 @@ PROTOCOL = definition.ProtocolDefinition(
     participants=definition.Participants(_participants, min_agents=2),
     flags={definition.Flag.ROUNDS: "max_rounds", definition.Flag.VERIFY: "verify_commands"},
     code_tasks=True,
-    script=SCRIPT,
+    script="moot.protocols.arena.scripting:SCRIPT",
     feedback=_feedback,
     presentation=definition.Presentation(
         phase_titles={

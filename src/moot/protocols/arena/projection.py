@@ -6,10 +6,9 @@ budget, which run.py keeps within three quarters of the smallest context window
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.deliberation.anonymize import alias_for
 from moot.protocols.arena.options import ArenaOptions
 from moot.protocols.definition import Projected, Projection
-from moot.types import alias_label
+from moot.types import alias_for, alias_label
 
 __all__ = ["project"]
 

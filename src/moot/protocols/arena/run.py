@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from moot import lazy
-from moot.deliberation.anonymize import quote
 from moot.engine.session import Session
 from moot.engine.structured import Parsed, ask_parsed
 from moot.errors import FormatError, ProtocolAborted
@@ -40,11 +39,13 @@ from moot.types import Message, ModelVerdict, Outcome, RoundSummary, Step, estim
 # The first asks need neither the replies' parsing (their JSON schemas are in prompts.py) nor
 # the quoting of other agents' answers.
 if TYPE_CHECKING:
-    from moot.deliberation import markup, parsing, trust
+    from moot.deliberation import anonymize, markup, parsing, trust
     from moot.protocols import codework, shown, substantive
     from moot.protocols.arena import outcome, weigh
 else:
-    markup, parsing, trust = lazy.modules("moot.deliberation", "markup", "parsing", "trust")
+    anonymize, markup, parsing, trust = lazy.modules(
+        "moot.deliberation", "anonymize", "markup", "parsing", "trust"
+    )
     codework, shown, substantive = lazy.modules(
         "moot.protocols", "codework", "shown", "substantive"
     )
@@ -69,7 +70,9 @@ def _messages(s: Session, st: State, alias: str, prompt: str, step: str) -> list
     own = st.solutions.get(alias)
     context = prompts.FRESH_CONTEXT.format(
         task=st.task,
-        own=quote(label(alias), own, nonce=shown.nonce(s, step + "/own"), limit=st.quote_limit)
+        own=anonymize.quote(
+            label(alias), own, nonce=shown.nonce(s, step + "/own"), limit=st.quote_limit
+        )
         if own
         else "(none yet)",
     )
@@ -78,7 +81,7 @@ def _messages(s: Session, st: State, alias: str, prompt: str, step: str) -> list
 
 def _quoted(s: Session, st: State, texts: dict[str, str], order: list[str], step: str) -> str:
     return "\n\n".join(
-        quote(
+        anonymize.quote(
             label(a),
             shown.anonymous(s, texts[a], f"{step}/{a}"),
             nonce=shown.nonce(s, f"{step}/{a}"),
@@ -308,7 +311,7 @@ async def _evidence(s: Session, st: State, r: int) -> str:
         status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         output = (result.stdout + ("\n" + result.stderr if result.stderr else "")).strip()
         lines.append(
-            quote(
+            anonymize.quote(
                 f"command: {command} ({status})",
                 output or "(no output)",
                 nonce=shown.nonce(s, Step.at(r, "check", str(index))),

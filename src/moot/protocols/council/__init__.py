@@ -11,7 +11,6 @@ from moot.protocols.council.options import CouncilOptions
 from moot.protocols.council.outcome import describe_round
 from moot.protocols.council.ranking import LABELS
 from moot.protocols.council.run import run
-from moot.protocols.council.scripting import SCRIPT
 from moot.protocols.council.view import project, report_sections, status_lines
 
 __all__ = ["PROTOCOL", "CouncilOptions"]
@@ -47,5 +46,5 @@ PROTOCOL = definition.ProtocolDefinition(
         report_sections=report_sections,
     ),
     synthesizes=True,  # stage 3 is the chairman's synthesis
-    script=SCRIPT,
+    script="moot.protocols.council.scripting:SCRIPT",
 )

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from moot.config import SynthesisSettings, read
+from moot.config import SynthesisSettings, read, synthesis_enabled
 from moot.deliberation.anonymize import quote
 from moot.deliberation.finding import judge_answers
 from moot.deliberation.markup import strip_markup
@@ -44,7 +44,7 @@ from moot.protocols.council.options import CouncilOptions
 from moot.protocols.council.outcome import CHAIRMAN, Stages, describe_round, outcome
 from moot.protocols.council.ranking import LABELS, aggregate, parse_ranking
 from moot.protocols.shown import anonymous, labelled, nonce
-from moot.protocols.synthesis import enabled, read_answer
+from moot.protocols.synthesis import read_answer
 from moot.types import Message, Outcome, Step
 
 __all__ = ["run"]
@@ -72,7 +72,7 @@ async def run(s: Session, task: str, opts: CouncilOptions) -> Outcome:
         reasons={r["agent"]: plain_reason(r["problem"]) for r in answers if r["problem"]},
         task=task,
     ).numbered(1)  # the council's one round is its round 1 (`r1/...`, "Round 1" in reports)
-    chairs = enabled(_settings(s.meta), default=True)
+    chairs = synthesis_enabled(_settings(s.meta), default=True)
     chair = await _chair(s, task, valid, rankings, ranked, opts) if valid and chairs else None
     stages = Stages(s.meta, answers, rankings, ranked, chair, judgement)
     record, result = outcome(stages, task)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from moot.config import RunConfig
+from moot.config import RunConfig, synthesis_enabled
 from moot.protocols.answered import agents, answer_texts, cell, writer, writer_section
 from moot.protocols.council.options import CouncilOptions
 from moot.protocols.definition import Projection, ReportSection, completion_cap
-from moot.protocols.synthesis import CHAIRMAN, enabled
+from moot.protocols.synthesis import CHAIRMAN
 from moot.types import Event, EventKind, Step, alias_label
 
 __all__ = ["project", "report_sections", "status_lines"]
@@ -88,7 +88,7 @@ def project(config: RunConfig, options: CouncilOptions) -> Projection:
     quoted = [min(cap, options.max_quote_chars // 4) for cap in caps]
     lines = agents(config, 2, [PROMPT_TOKENS + sum(quoted) - q for q in quoted])
     chosen = options.chairman or (config.synthesis.chairman if config.synthesis else None)
-    if not enabled(config.synthesis, default=True):  # `[synthesis] enabled = false`
+    if not synthesis_enabled(config.synthesis, default=True):  # `[synthesis] enabled = false`
         return lines
     reasons = 60 * len(config.agents) * (len(config.agents) - 1)
     prompt = PROMPT_TOKENS + sum(quoted) + reasons

@@ -17,7 +17,6 @@ from moot.protocols.court.projection import project
 from moot.protocols.court.recorded import stands_for
 from moot.protocols.court.rounds import describe_round
 from moot.protocols.court.run import run
-from moot.protocols.court.scripting import SCRIPT
 from moot.protocols.synthesis import latest_replies
 from moot.text import summarize
 from moot.text.safe import terminal_safe
@@ -83,7 +82,7 @@ PROTOCOL = definition.ProtocolDefinition(
     default_task=lambda options: options.topic,
     sessions_root=_sessions_root,
     check=_check,
-    script=SCRIPT,
+    script="moot.protocols.court.scripting:SCRIPT",
     stands_for=stands_for,
     feedback=_feedback,
     rounds_needed=_rounds_needed,

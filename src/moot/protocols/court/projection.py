@@ -4,10 +4,9 @@ runs, and every answer is re-asked once (none in deterministic mode)."""
 from __future__ import annotations
 
 from moot.config import RunConfig
-from moot.deliberation.anonymize import alias_for
 from moot.protocols.court.options import CourtOptions
 from moot.protocols.definition import Projected, Projection
-from moot.types import alias_label
+from moot.types import alias_for, alias_label
 
 __all__ = ["project"]
 

@@ -10,7 +10,6 @@ from moot.protocols import definition
 from moot.protocols.moa.options import MoaOptions
 from moot.protocols.moa.outcome import describe_round
 from moot.protocols.moa.run import LABELS, run
-from moot.protocols.moa.scripting import SCRIPT
 from moot.protocols.moa.view import project, report_sections, status_lines
 
 __all__ = ["PROTOCOL", "MoaOptions"]
@@ -40,5 +39,5 @@ PROTOCOL = definition.ProtocolDefinition(
         status_lines=status_lines,
         report_sections=report_sections,
     ),
-    script=SCRIPT,
+    script="moot.protocols.moa.scripting:SCRIPT",
 )

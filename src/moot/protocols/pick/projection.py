@@ -6,10 +6,9 @@ choice calls no model."""
 from __future__ import annotations
 
 from moot.config import AgentConfig, RunConfig
-from moot.deliberation.anonymize import alias_for
 from moot.protocols.definition import Projected, Projection, completion_cap
 from moot.protocols.pick.options import PickOptions
-from moot.types import alias_label, parse_spec
+from moot.types import alias_for, alias_label, parse_spec
 
 __all__ = ["project"]
 

@@ -23,7 +23,6 @@ from moot.protocols.refine.code import run_code
 from moot.protocols.refine.options import RefineOptions
 from moot.protocols.refine.projection import project
 from moot.protocols.refine.run import run
-from moot.protocols.refine.scripting import SCRIPT
 from moot.protocols.refine.summary import describe_round, feedback
 from moot.types import Outcome
 
@@ -73,7 +72,7 @@ PROTOCOL = ProtocolDefinition(
     flags={Flag.ROUNDS: "max_passes", Flag.INPUT: "input", Flag.PRESET: "preset"},
     code_tasks=True,
     check=_check,
-    script=SCRIPT,
+    script="moot.protocols.refine.scripting:SCRIPT",
     feedback=feedback,  # the last critique and the judges' reasons
     rounds_needed=_rounds_needed,
 )

@@ -32,11 +32,10 @@ from collections.abc import Callable
 from functools import cache
 
 from moot.config import AgentConfig, RunConfig
-from moot.deliberation.anonymize import alias_for
 from moot.protocols.definition import Projected, Projection, completion_cap
 from moot.protocols.refine.cast import Cast, cast_pass
 from moot.protocols.refine.options import RefineOptions
-from moot.types import alias_label, parse_spec
+from moot.types import alias_for, alias_label, parse_spec
 
 __all__ = ["project"]
 

@@ -23,7 +23,6 @@ from moot.protocols.tournament.bracket import describe_round
 from moot.protocols.tournament.options import TournamentOptions
 from moot.protocols.tournament.projection import project
 from moot.protocols.tournament.run import run
-from moot.protocols.tournament.scripting import SCRIPT
 from moot.protocols.tournament.view import report_sections, turn_reading
 from moot.types import Event
 
@@ -60,7 +59,7 @@ PROTOCOL = ProtocolDefinition(
     participants=Participants(_participants, min_agents=2, max_agents=16),
     flags={Flag.SHUFFLE: "shuffle"},
     code_tasks=True,
-    script=SCRIPT,
+    script="moot.protocols.tournament.scripting:SCRIPT",
     feedback=_feedback,
     presentation=Presentation(report_sections=report_sections, turn_reading=turn_reading),
 )

@@ -8,10 +8,9 @@ the first agent winning every match (the seeding is drawn when the run starts)."
 from __future__ import annotations
 
 from moot.config import AgentConfig, RunConfig
-from moot.deliberation.anonymize import alias_for
 from moot.protocols.definition import Projected, Projection
 from moot.protocols.tournament.options import TournamentOptions
-from moot.types import alias_label
+from moot.types import alias_for, alias_label
 
 __all__ = ["project"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from moot.protocols.definition import Conduct, Flag, ProtocolDefinition
 from moot.protocols.vote.options import VoteOptions
 from moot.protocols.vote.run import describe_round, project, run
-from moot.protocols.vote.scripting import SCRIPT
 
 __all__ = ["PROTOCOL", "VoteOptions"]
 
@@ -15,5 +14,5 @@ PROTOCOL = ProtocolDefinition(
     options=VoteOptions,
     conduct=Conduct(run, describe_round, project),
     flags={Flag.SAMPLES: "samples"},
-    script=SCRIPT,
+    script="moot.protocols.vote.scripting:SCRIPT",
 )

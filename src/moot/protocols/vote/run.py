@@ -29,7 +29,6 @@ from typing import Any
 from msgspec.structs import replace
 
 from moot.config import RunConfig
-from moot.deliberation.anonymize import alias_for
 from moot.deliberation.answers import extract_answer
 from moot.deliberation.finding import Judgement, judge_answers
 from moot.deliberation.markup import strip_markup
@@ -38,7 +37,16 @@ from moot.deliberation.trust import plain_reason, tiny_note
 from moot.engine.session import Session
 from moot.protocols.definition import Projected, Projection
 from moot.protocols.vote.options import VoteOptions
-from moot.types import Completion, Finding, Message, Outcome, RoundSummary, Step, alias_label
+from moot.types import (
+    Completion,
+    Finding,
+    Message,
+    Outcome,
+    RoundSummary,
+    Step,
+    alias_for,
+    alias_label,
+)
 
 __all__ = ["PROMPT", "describe_round", "needed_for", "project", "run", "trust_statement"]
 
