@@ -6,6 +6,8 @@ flooded, however many agents call it."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -65,10 +67,21 @@ def test_one_endpoint_gets_no_more_connections_than_its_pool_allows(
     assert len({call.peer for call in server.calls}) == 3
 
 
-def test_agents_on_one_provider_share_one_warm_up_thread(server: ChatServer) -> None:
-    models = [create_model(f"openai-compat:{server.url}#m{index}") for index in range(12)]
-    threads = {id(getattr(model, "_warming", None)) for model in models}
-    assert len(threads) == 1 and getattr(models[0], "_warming", None) is not None
+def test_agents_on_an_http_endpoint_warm_up_without_a_thread(server: ChatServer) -> None:
+    """Issue 23: twelve agents on one server import httpx2 once, on the thread that makes them,
+    and start no thread: a plain http endpoint loads no certificates, and an import in a worker
+    thread beside the session's set-up cost some 80 ms of CPU in lock hand-overs. (A process of
+    its own: this one has imported httpx2 long ago.)"""
+    code = (
+        "import sys, threading\n"
+        "from moot.models.base import create_model\n"
+        f"models = [create_model('openai-compat:{server.url}#m' + str(i)) for i in range(12)]\n"
+        "print(threading.active_count(), 'httpx2' in sys.modules, 'httpcore2' in sys.modules)\n"
+    )
+    made = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert made.stdout.split() == ["1", "True", "True"]
 
 
 def test_a_rate_limited_agent_waits_as_long_as_the_server_asks(server: ChatServer) -> None:

@@ -151,21 +151,33 @@ def test_connection_key_and_concurrency_come_from_the_base() -> None:
     assert Narrow().capabilities.max_concurrency == 2
 
 
-def test_prepare_warms_up_once_in_a_worker_thread() -> None:
+def test_prepare_warms_up_once_on_the_calling_thread() -> None:
+    """Issue 23: an import in a worker thread beside the session's set-up took the
+    interpreter's lock back and forth some thousand times (80 ms of CPU) and sent the first
+    request no sooner; `prepare` imports where it is called."""
     model = Echo()
+    before = threading.active_count()
     model.prepare()
     model.prepare()
-    assert model._warming is not None
-    model._warming.join(5)
-    assert len(model.warmed) == 1 and model.warmed[0] != threading.current_thread().name
+    assert model.warmed == [threading.current_thread().name]
+    assert threading.active_count() == before
 
 
-def test_a_provider_without_a_warm_up_starts_no_thread() -> None:
+def test_a_warm_up_that_fails_is_left_to_the_first_call() -> None:
+    class Broken(Echo):
+        def warm_up(self) -> None:
+            raise ImportError("no such SDK")
+
+    model = Broken()
+    model.prepare()  # the first call does the same work, and reports what fails
+    assert ask(model).ok
+
+
+def test_a_provider_without_a_warm_up_still_answers() -> None:
     class Cold(Provider):
         async def send(self, request: Request, timeout: float) -> Reply:
             return Reply("", Usage())
 
     model = Cold("cold:x", ModelSettings(), Capabilities(), label="cold")
     model.prepare()
-    assert model._warming is None
     assert ask(model).cost is None  # no pricer: the cost is unknown, never a crash

@@ -164,9 +164,25 @@ def test_https_endpoints_load_the_bundle_once_for_all_agents(
     assert ca_loads == ["ca"]
     for model in models:
         model.prepare()  # warming up again finds the bundle loaded
+    http.ssl_in_background().join(30)
+    assert ca_loads == ["ca"]
+
+
+def test_an_https_endpoint_loads_its_bundle_in_one_worker_thread(
+    ca_loads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 23: the bundle loads in C without the interpreter's lock, so a worker thread runs
+    it beside the session's set-up; httpx2 is imported on the thread that makes the models."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-POOLKEY0123456789")
+    monkeypatch.setattr(http, "_SSL_THREAD", [])
+    wire = httpx2.MockTransport(lambda request: httpx2.Response(200, json=REPLY))
+    spec = Spec("openai", "gpt-5.4-mini")
+    models = [OpenAIChatModel(spec, ModelSettings(), transport=wire) for _ in range(3)]
     for model in models:
-        if model._warming is not None:
-            model._warming.join(30)
+        model.prepare()
+    loading = http.ssl_in_background()
+    assert loading.name == "moot-ssl" and http.ssl_in_background() is loading
+    loading.join(30)
     assert ca_loads == ["ca"]
 
 

@@ -6,7 +6,7 @@ will do.
 
 A provider registers a factory by name; its module is imported only when a model of that
 provider is created, so `moot --help` never pays for an SDK. `create_model` then calls the
-model's `prepare()`, if it has one, which starts its SDK import in a worker thread.
+model's `prepare()`, if it has one, which imports its SDK (moot/models/provider.py).
 
 The call context is the one seam between a running call and the journal: the Session sets it
 around `Model.complete`, and a provider that learns something it must not forget across a crash
@@ -264,8 +264,8 @@ def create_model(
 
         remember_config_secrets(settings.headers, settings.base_url)
     model = factory(parsed, settings or ModelSettings())
-    # Start its slow set-up (SDK import, certificate bundle) now, in a worker thread, so it
-    # overlaps the session's own set-up instead of delaying the first request.
+    # Its slow set-up now (an SDK import here, a certificate bundle in a worker thread), not
+    # in its first call.
     warm = getattr(model, "prepare", None)
     if prepare and callable(warm):
         warm()

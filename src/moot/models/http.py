@@ -8,12 +8,12 @@ loop, because a connection belongs to the loop that opened it.
 
 A plain http:// endpoint gets a client that loads no certificates at all (it speaks no TLS);
 should its server redirect to https, the request is refused rather than sent unverified.
-https endpoints share one default SSL context per process, which `warm()` can build in a
-worker thread ahead of the first call.
+https endpoints share one default SSL context per process, whose certificate bundle `warm()`
+loads in a worker thread ahead of the first call.
 
-httpx2 is imported on first use, so creating a model costs no import; `warm()` pays it early,
-with what httpx2 itself imports late (httpcore2 when a client is made, anyio's backend on the
-first connection).
+httpx2 is imported on first use, so creating a model for a config check costs no import;
+`warm()` pays it as a run makes its models, with what httpx2 itself imports late (httpcore2 when
+a client is made, anyio's backend on the first connection).
 
 `HttpProvider` is the set-up every provider of an HTTP API shares (base URL, network guard, key,
 context window, prices, its share of the endpoint), `SdkProvider` that of one calling through
@@ -58,8 +58,8 @@ __all__ = [
     "origin",
     "pool_size",
     "shown_url",
+    "ssl_in_background",
     "warm",
-    "warm_in_background",
 ]
 
 T = TypeVar("T")
@@ -107,10 +107,15 @@ def default_ssl_context() -> ssl.SSLContext:
 
 
 def warm(url: str) -> None:
-    """Do ahead of time what the first call to `url` needs: import httpx2, the connection
-    pool it imports when a client is made (httpcore2) and the async backend that pool loads on
-    its first connection; for https, load the certificate bundle. Blocking; meant for a worker
-    thread, where it overlaps the session's own set-up (its fsyncs release the GIL)."""
+    """Do ahead of time what the first call to `url` needs: import httpx2, the connection pool
+    it imports when a client is made (httpcore2) and the async backend that pool loads on its
+    first connection, here, on the calling thread; for https, start loading the certificate
+    bundle in a worker thread (`ssl_in_background`).
+
+    Loading the bundle runs in C without the interpreter's lock: beside the session's set-up,
+    on another core, its 70 ms cost the first request nothing. An import holds the lock: in a
+    worker thread beside the set-up it took it back and forth some thousand times, 80 ms of
+    CPU, and sent the first request no sooner (issue 23)."""
     import httpcore2  # noqa: F401
     import httpx2  # noqa: F401
 
@@ -118,32 +123,28 @@ def warm(url: str) -> None:
         import anyio._backends._asyncio  # noqa: F401
 
     if urlparse(url).scheme == "https":
-        default_ssl_context()
+        ssl_in_background()
 
 
-_WARMING: dict[str, threading.Thread] = {}
-_WARMING_LOCK = threading.Lock()
+_SSL_THREAD: list[threading.Thread] = []  # the one that loads the bundle, once started
+_SSL_THREAD_LOCK = threading.Lock()  # not _SSL_LOCK: the loading thread holds that one
 
 
-def warm_in_background(url: str) -> threading.Thread:
-    """`warm(url)` in a worker thread, started once per scheme in this process: twelve agents
-    on one server start one thread (and wait for one to start), not twelve."""
-    scheme = urlparse(url).scheme
-    with _WARMING_LOCK:
-        thread = _WARMING.get(scheme)
-        if thread is None:
-            # Not a daemon: an interpreter exiting mid-import could crash (as Provider.prepare).
-            thread = threading.Thread(
-                target=_warm_quietly, args=(url,), name=f"moot-warm-{scheme}", daemon=False
-            )
-            _WARMING[scheme] = thread
+def ssl_in_background() -> threading.Thread:
+    """`default_ssl_context()` in a worker thread, started once per process: twelve agents on
+    https endpoints load one bundle. Not a daemon: an interpreter exiting mid-load could crash;
+    at worst, exit waits for the bundle."""
+    with _SSL_THREAD_LOCK:
+        if not _SSL_THREAD:
+            thread = threading.Thread(target=_ssl_quietly, name="moot-ssl", daemon=False)
+            _SSL_THREAD.append(thread)
             thread.start()
-        return thread
+        return _SSL_THREAD[0]
 
 
-def _warm_quietly(url: str) -> None:
-    with contextlib.suppress(Exception):  # the first call does the same work, and reports it
-        warm(url)
+def _ssl_quietly() -> None:
+    with contextlib.suppress(Exception):  # the first https call does the same, and reports it
+        default_ssl_context()
 
 
 class _Shared(Struct):

@@ -25,7 +25,7 @@ from msgspec import Struct
 from moot import lazy
 from moot.errors import ConfigError
 from moot.models.base import Capabilities, ModelSettings, Spec, endpoint, runs_free
-from moot.models.http import Api, HttpProvider, json_object, warm_in_background
+from moot.models.http import Api, HttpProvider, json_object
 from moot.models.provider import ProviderError, Reply
 from moot.types import FailureKind, Request, Usage, estimate_tokens
 
@@ -144,10 +144,6 @@ class OpenAIChatModel(HttpProvider):
             if os.environ.get(variable):
                 self._headers[header] = os.environ[variable]
         self._headers.update(self.settings.headers)
-
-    def prepare(self) -> None:
-        # One warm-up thread per process and scheme, shared by every agent on this provider.
-        self._warming = warm_in_background(self.base_url)
 
     async def send(self, request: Request, timeout: float) -> Reply:
         while True:

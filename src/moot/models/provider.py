@@ -26,10 +26,11 @@ The contract, for a new provider (the llama.cpp one included):
   with `price`, and
   returns every failure as a redacted error completion: nothing escapes but cancellation and
   BaseExceptions.
-- `prepare()` starts `warm_up()` (an SDK import, a certificate bundle) in a worker thread so it
-  overlaps the session's own set-up; `create_model` calls it. Override `warm_up` only; several
-  models may run theirs at once, racing their first `send` (imports and `moot.models.http` are
-  safe for that).
+- `prepare()` runs `warm_up()` (an SDK import, httpx2's) once, on the calling thread, as the run
+  makes its models; `create_model` calls it. Override `warm_up` only. An import in a worker
+  thread beside the session's set-up took the interpreter's lock back and forth some thousand
+  times (80 ms of CPU) and sent the first request no sooner; only work that runs without the
+  lock goes to a thread (the certificate bundle: moot/models/http.py).
 - `aclose()` releases what the provider holds (its share of a connection pool).
 
 A provider of an HTTP API subclasses `HttpProvider` (moot/models/http.py) instead, which does
@@ -40,7 +41,7 @@ it writes `api()`, saying what it is, and the wire.
 from __future__ import annotations
 
 import asyncio
-import threading
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
@@ -108,7 +109,7 @@ class Provider(ABC):
             limit = settings.concurrency or self.default_max_concurrency
             capabilities = msgspec.structs.replace(capabilities, max_concurrency=limit)
         self.capabilities = capabilities
-        self._warming: threading.Thread | None = None
+        self._prepared = False
 
     # -- the one method a provider writes ----------------------------------------------------
     @abstractmethod
@@ -137,25 +138,19 @@ class Provider(ABC):
         return self.pricer.cost(usage) if self.pricer is not None else None
 
     def warm_up(self) -> None:  # noqa: B027 - a hook: doing nothing is the default
-        """Blocking set-up the first call needs (run in a worker thread by `prepare`)."""
+        """Set-up the first call needs, done ahead of it by `prepare`: an import, on the
+        calling thread; work that runs without the interpreter's lock (a certificate bundle)
+        may go to a worker thread of its own (moot/models/http.py)."""
 
     # -- what the engine calls -----------------------------------------------------------------
     def prepare(self) -> None:
-        """Start `warm_up` in the background and return at once; later calls do nothing."""
-        if self._warming is not None or type(self).warm_up is Provider.warm_up:
+        """Run `warm_up` once, here, as the run makes its models; later calls do nothing. A
+        failure is left to the first call, which does the same work and reports it."""
+        if self._prepared:
             return
-        # Not a daemon: an interpreter exiting mid-import could crash; at worst, exit waits
-        # for an import that creating the model used to pay up front anyway.
-        self._warming = threading.Thread(
-            target=self._warm_up_quietly, name=f"moot-warm-{self.label}", daemon=False
-        )
-        self._warming.start()
-
-    def _warm_up_quietly(self) -> None:
-        try:
+        self._prepared = True
+        with contextlib.suppress(Exception):
             self.warm_up()
-        except Exception:  # the first call does the same work, and reports what fails
-            return
 
     async def complete(self, request: Request) -> Completion:
         """Run one call. Failures are returned as error completions, never raised."""
