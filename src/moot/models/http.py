@@ -291,7 +291,7 @@ class HttpProvider(Provider):
     api's default, without a trailing slash; under tests a remote one is refused unless
     `transport` replaces the wire (`guard_network`); the key is read into `_key` (`read_key`);
     calls go through the endpoint's shared pool (`_endpoint`), which `aclose` lets go of;
-    `warm_up` warms the base URL's connection."""
+    `warm_up` imports what its first call needs (`warm`)."""
 
     def __init__(
         self,
@@ -347,7 +347,7 @@ class HttpProvider(Provider):
 
 class SdkProvider(HttpProvider, Generic[T]):
     """An HTTP provider that calls through its vendor's SDK (the module `sdk`, imported by
-    `warm_up` in the background or on the first call): one SDK client per event loop, made by
+    `warm_up` as the run makes its models, or on the first call): one SDK client per event loop, made by
     `new_client` on the endpoint's shared connection pool, which the clients do not own."""
 
     sdk: ClassVar[str]
