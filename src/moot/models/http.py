@@ -347,8 +347,9 @@ class HttpProvider(Provider):
 
 class SdkProvider(HttpProvider, Generic[T]):
     """An HTTP provider that calls through its vendor's SDK (the module `sdk`, imported by
-    `warm_up` as the run makes its models, or on the first call): one SDK client per event loop, made by
-    `new_client` on the endpoint's shared connection pool, which the clients do not own."""
+    `warm_up` as the run makes its models, or on the first call): one SDK client per event
+    loop, made by `new_client` on the endpoint's shared connection pool, which the clients do
+    not own."""
 
     sdk: ClassVar[str]
 
