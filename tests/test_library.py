@@ -7,6 +7,8 @@ import asyncio
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +117,21 @@ def test_run_takes_every_option_the_cli_takes() -> None:
     with pytest.raises(ConfigError, match="samples"):
         moot.run("x", models=Debate().specs(), samples=3)  # arena takes no --samples
     assert len(_sessions()) == 1  # a refused option makes no session
+
+
+def test_the_library_s_types_read_in_help_and_their_signatures() -> None:
+    """`help(moot.api.RunResult)` in a fresh interpreter: every field's type resolves. (A type
+    named only for the checker, under TYPE_CHECKING, made pydoc raise a NameError.)"""
+    code = (
+        "import inspect, pydoc\n"
+        "from moot.api import RunResult\n"
+        "from moot.engine.lifecycle import Ended\n"
+        "for kind in (RunResult, Ended):\n"
+        "    inspect.signature(kind)\n"
+        "    assert 'result' in pydoc.render_doc(kind)\n"
+        "print('ok')\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert shown.stdout.strip() == "ok", shown.stderr[-2000:]

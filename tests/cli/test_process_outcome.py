@@ -260,12 +260,11 @@ def test_the_first_request_does_not_wait_for_what_judges_the_replies(
         "moot.models.durations",
         "moot.protocols.shown",
         # the quoting and scrubbing of other agents' answers, a chairman's synthesis, an
-        # outage's account, the run's result and the evidence a resume checks, a human's
-        # choice, and the protocols' scripted personas (moot bench)
+        # outage's account, the evidence a resume checks, a human's choice, and the
+        # protocols' scripted personas (moot bench)
         "moot.deliberation.anonymize",
         "moot.protocols.synthesis",
         "moot.engine.outage",
-        "moot.engine.result",
         "moot.engine.evidence",
         "moot.engine.choice",
         "moot.protocols.scripting",

@@ -22,6 +22,9 @@ from msgspec import Struct
 from moot import collector, lazy
 from moot.config import RunConfig, dump
 from moot.engine.journal import Journal
+
+# Result names Ended's field: help() and inspect.signature() resolve it at run time.
+from moot.engine.result import AgentUsage, Result, Status, build_result, exit_code_for
 from moot.engine.session import Agent, Session, Sleep, Subscriber
 from moot.engine.state import StateWriter
 from moot.engine.store import (
@@ -43,12 +46,9 @@ from moot.types import Event, EventKind, Outcome
 
 if TYPE_CHECKING:
     from moot.engine import outage as outages
-    from moot.engine import result as results
     from moot.engine import seal
     from moot.engine.choice import Chooser
-    from moot.engine.result import AgentUsage, Result, Status
 else:
-    (results,) = lazy.modules("moot.engine", "result")  # once the run has ended
     (seal,) = lazy.modules("moot.engine", "seal")  # at the end of a run
     (outages,) = lazy.modules("moot.engine", "outage")  # once asks have failed
 
@@ -188,7 +188,7 @@ def _session(
 
 def _usage(session: Session) -> dict[str, AgentUsage]:
     return {
-        row.alias: results.AgentUsage(
+        row.alias: AgentUsage(
             model=agent.spec,
             prompt_tokens=row.usage.prompt_tokens,
             completion_tokens=row.usage.completion_tokens,
@@ -214,7 +214,7 @@ def _result(
     if outcome is not None and end is not None and end.kind == EventKind.FINISHED:
         # lost asks, a retry's earlier outcome
         outcome = outages.noted(outcome, end.data, folder.id)
-    result = results.build_result(
+    result = build_result(
         session_id=folder.id,
         protocol=meta["protocol"],
         task=meta["task"],
@@ -377,7 +377,7 @@ async def running(
     run.ended = Ended(
         folder,
         result,
-        results.exit_code_for(status),
+        exit_code_for(status),
         "\n".join(m for m in (message, tidied) if m) or None,
         session.calls_made,
         list(journal.events),

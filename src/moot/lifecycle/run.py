@@ -40,6 +40,9 @@ from moot.config import RunConfig, check_task, read_config_file
 from moot.engine import lifecycle, opening, startup
 from moot.engine.journal import Journal, key_from_env
 from moot.engine.lifecycle import Ended
+
+# Result names RunResult's field: help() and inspect.signature() resolve it at run time.
+from moot.engine.result import Result, exit_code_for
 from moot.engine.session import Agent, Sleep, Subscriber
 from moot.engine.store import SessionFolder, atomic_write, find_session, sessions_root
 from moot.errors import ConfigError, StorageError, WorkspaceError
@@ -49,15 +52,12 @@ from moot.types import Event, EventKind
 
 if TYPE_CHECKING:
     from moot.engine import outage as outages
-    from moot.engine import result as results
     from moot.engine.cache import ResponseCache
     from moot.engine.choice import Chooser
-    from moot.engine.result import Result
     from moot.lifecycle import reports
 else:
     (reports,) = lazy.modules("moot.lifecycle", "reports")  # once the outcome is known
     (outages,) = lazy.modules("moot.engine", "outage")  # a resume's failed asks
-    (results,) = lazy.modules("moot.engine", "result")  # a finished run's, or a resume's
 
 __all__ = ["OnOutcome", "RunResult", "resume_async", "run_sync", "start_async"]
 
@@ -258,7 +258,7 @@ def _finished_outcome(folder: SessionFolder, journal: Journal) -> dict[str, Any]
     status = end.data.get("status") if end is not None else None
     outcome: dict[str, Any] = {"status": status, "final_answer": None}
     try:
-        stored = results.Result.read(folder.result_json.read_text(encoding="utf-8"))
+        stored = Result.read(folder.result_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return outcome
     if stored.status == status:
@@ -355,7 +355,7 @@ def _already_finished(folder: SessionFolder, on_outcome: OnOutcome | None = None
         folder.id,
         folder.path,
         report.result,
-        results.exit_code_for(report.result.status),
+        exit_code_for(report.result.status),
         f"session {folder.id} had already finished; nothing was asked{hint}",
     )
     rebuild = report.identical is not True or not (
