@@ -46,8 +46,9 @@ instructions (its own line, where valgrind is installed) the instructions moot (
             moot's own part as a share of the floor's. Timed figures on these machines move by
             tens of milliseconds from run to run; the count moves by a few parts in a thousand,
             so it tells two commits apart where time cannot. It is not the target: it leaves out
-            the kernel's part (the file system calls of imports, page faults), and moot's
-            instructions run slower than the floor's, so its timed share is about twice this.
+            the kernel's part (the file system calls of imports, page faults) and what threads
+            cost each other: while a warm-up thread imported beside the set-up (until issue
+            23's last change), moot's timed share was about twice this; it is now about this.
             The floor with the collector off is counted too, with moot's share of it.
 
 Then `--repeat` more 3-agent, 1-round runs at that latency, each with a floor run: the
@@ -428,9 +429,8 @@ def main() -> None:
         counted = instructions(home, src)
         if counted is None:
             print("start-up share in instructions: not counted (valgrind is not installed)")
-        else:  # no target: the kernel's part (imports' file system calls, page faults) is not
-            # counted, and moot's instructions run slower than the floor's (more code, more
-            # memory touched): on this machine its timed share is about twice this figure's
+        else:  # no target: the kernel's part (imports' file system calls, page faults) and
+            # what threads cost each other are not counted
             mine, floor, bare = counted
             print(
                 f"start-up share in instructions (callgrind, to the first connect; user space "
