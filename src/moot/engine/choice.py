@@ -1,5 +1,6 @@
 """A human's choice among options (`Session.choose`): the `Chooser` a session reads it through,
-and the default one, `read_choice`, a line of standard input."""
+the default one, `read_choice`, a line of standard input, and `chosen`, which asks one and
+checks its pick."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from moot.types import alias_label
 
-__all__ = ["Chooser", "read_choice"]
+__all__ = ["Chooser", "chosen", "read_choice"]
 
 # (prompt, options) -> an option, or None (no choice made, left for later).
 Chooser = Callable[[str, Sequence[str]], Awaitable[str | None]]
@@ -49,3 +50,12 @@ async def read_choice(prompt: str, options: Sequence[str]) -> str | None:
         return None
 
     return await asyncio.to_thread(ask)
+
+
+async def chosen(chooser: Chooser | None, prompt: str, options: Sequence[str]) -> str | None:
+    """The choice `chooser` makes among `options` (by default `read_choice`'s); one that is
+    not among them is a ValueError."""
+    picked = await (chooser or read_choice)(prompt, list(options))
+    if picked is not None and picked not in options:
+        raise ValueError(f"the chooser returned {picked!r}, not one of {list(options)}")
+    return picked

@@ -56,12 +56,12 @@ from moot.types import (
 # starts without them.
 if TYPE_CHECKING:
     from moot.code.workspace import CodeWorkspace
-    from moot.engine import choice
+    from moot.engine import choice as choosing
     from moot.engine.cache import ResponseCache
     from moot.engine.choice import Chooser
     from moot.engine.shell import ShellResult
 else:
-    (choice,) = lazy.modules("moot.engine", "choice")
+    (choosing,) = lazy.modules("moot.engine", "choice")  # `choice` is a method here
 
 # Agent and Sleep live in engine/agent.py and calls.py (the lifecycle and the library face
 # import them from here); a Chooser and the default one, `read_choice`, in engine/choice.py.
@@ -594,9 +594,6 @@ class Session(CodeTask, FolderCopies):
             return str(value) if value is not None else None
         if self.mode == "replay":
             raise ReplayIncomplete(step, "a choice")
-        chooser = self._chooser or choice.read_choice
-        picked = await chooser(prompt, list(options))
-        if picked is not None and picked not in options:
-            raise ValueError(f"the chooser returned {picked!r}, not one of {list(options)}")
+        picked = await choosing.chosen(self._chooser, prompt, options)
         self._catch_up[step] = await self._commit("code", step, what="choice", result=picked)
         return picked
