@@ -40,12 +40,7 @@ if TYPE_CHECKING:
 else:
     (evidence,) = lazy.modules("moot.engine", "evidence")  # a resume's check for tampering
 
-__all__ = [
-    "begin_meta",
-    "current_format",
-    "open_session",
-    "reopen_session",
-]
+__all__ = ["begin_meta", "current_format", "open_session", "reopen_session"]
 
 
 def current_format(folder: SessionFolder) -> SessionFolder:
